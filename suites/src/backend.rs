@@ -1,0 +1,73 @@
+//! Backends provide the built-in suites for one kind of hardware (CPU now, CUDA beside it), so
+//! the runner asks a backend for `kernel`, `inference` or `collective` benchmarks and never
+//! knows how they are implemented.
+
+use crate::benchmark::Benchmark;
+
+/// The built-in suite kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SuiteKind {
+    Kernel,
+    Inference,
+    Collective,
+}
+
+impl SuiteKind {
+    pub const ALL: [SuiteKind; 3] = [
+        SuiteKind::Kernel,
+        SuiteKind::Inference,
+        SuiteKind::Collective,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SuiteKind::Kernel => "kernel",
+            SuiteKind::Inference => "inference",
+            SuiteKind::Collective => "collective",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SuiteKind> {
+        SuiteKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// Knobs the configuration passes to a built-in suite.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SuiteOptions {
+    /// Number of ranks (threads on the CPU, devices on a GPU) for collectives; `None` picks
+    /// the backend's default.
+    pub ranks: Option<usize>,
+    /// Upper bound on buffer and message sizes in bytes (bandwidth sweeps, collectives);
+    /// `None` keeps the backend's full sweep.
+    pub max_bytes: Option<u64>,
+}
+
+/// Why a backend could not provide a suite.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// The hardware or library is absent; the runner skips the suite with this line.
+    #[error("{backend} backend unavailable: {reason}")]
+    Unavailable {
+        backend: &'static str,
+        reason: String,
+    },
+    #[error("{backend} backend: {reason}")]
+    Failed {
+        backend: &'static str,
+        reason: String,
+    },
+}
+
+/// A provider of built-in suites for one kind of hardware.
+pub trait Backend {
+    /// `cpu`, `cuda`.
+    fn name(&self) -> &'static str;
+
+    /// The benchmarks of one suite kind, ready to sample.
+    fn benchmarks(
+        &self,
+        kind: SuiteKind,
+        options: &SuiteOptions,
+    ) -> Result<Vec<Box<dyn Benchmark>>, BackendError>;
+}

@@ -1,0 +1,130 @@
+//! The contract between a suite and the measurement engine: a benchmark times `iters`
+//! iterations of its work and says how a time per iteration becomes its reported measures.
+
+use std::collections::BTreeMap;
+
+use crate::schema::{Direction, Unit};
+
+/// Name and parameters of one benchmark within its suite.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BenchmarkId {
+    pub name: String,
+    pub params: BTreeMap<String, String>,
+}
+
+impl BenchmarkId {
+    pub fn new(name: &str, params: &[(&str, String)]) -> BenchmarkId {
+        BenchmarkId {
+            name: name.to_string(),
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        }
+    }
+
+    /// `name[k=v,…]`, as shown in tables and matched by filters.
+    pub fn display(&self) -> String {
+        if self.params.is_empty() {
+            return self.name.clone();
+        }
+        let p: Vec<String> = self
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        format!("{}[{}]", self.name, p.join(","))
+    }
+}
+
+/// How the engine should sample a benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SamplingHint {
+    /// Small, steady work: the engine batches iterations so one sample lasts long enough to
+    /// time precisely, and records the mean time per iteration of each batch.
+    Batched,
+    /// Latency-critical work whose distribution matters (p99, p99.9): one iteration per sample.
+    PerIteration,
+}
+
+/// How a measured time per iteration becomes a reported value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Conversion {
+    /// The time per iteration itself, in nanoseconds.
+    TimeNs,
+    /// `work_per_iter` units of work (flops, bytes, items) per iteration, reported per second
+    /// divided by `scale` (1e9 for GFLOP/s and GB/s, 1 for items/s).
+    Rate { work_per_iter: f64, scale: f64 },
+}
+
+impl Conversion {
+    /// Converts nanoseconds per iteration to the reported value.
+    pub fn apply(self, ns_per_iter: f64) -> f64 {
+        match self {
+            Conversion::TimeNs => ns_per_iter,
+            Conversion::Rate {
+                work_per_iter,
+                scale,
+            } => work_per_iter * 1e9 / ns_per_iter.max(f64::MIN_POSITIVE) / scale,
+        }
+    }
+}
+
+/// One reported measure of a benchmark.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricSpec {
+    pub measure: String,
+    pub unit: Unit,
+    pub direction: Direction,
+    pub conversion: Conversion,
+}
+
+impl MetricSpec {
+    /// Time per iteration in ns, lower is better.
+    pub fn time(measure: &str) -> MetricSpec {
+        MetricSpec {
+            measure: measure.to_string(),
+            unit: Unit::new(Unit::NANOSECONDS),
+            direction: Direction::LowerIsBetter,
+            conversion: Conversion::TimeNs,
+        }
+    }
+
+    /// A throughput: `work_per_iter / time`, reported in `unit` after dividing by `scale`.
+    pub fn rate(measure: &str, unit: &str, work_per_iter: f64, scale: f64) -> MetricSpec {
+        MetricSpec {
+            measure: measure.to_string(),
+            unit: Unit::new(unit),
+            direction: Direction::HigherIsBetter,
+            conversion: Conversion::Rate {
+                work_per_iter,
+                scale,
+            },
+        }
+    }
+}
+
+/// Why a benchmark could not produce a sample.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("benchmark setup failed: {0}")]
+    Setup(String),
+    #[error("result check failed: {0}")]
+    Validation(String),
+    #[error("backend error: {0}")]
+    Backend(String),
+}
+
+/// A benchmark the engine can sample. Implementations own their buffers and time themselves
+/// (wall clock on the CPU, device events on a GPU), so the engine never sees the clock source.
+pub trait Benchmark: Send {
+    fn id(&self) -> BenchmarkId;
+
+    fn sampling(&self) -> SamplingHint;
+
+    /// The measures this benchmark reports; the first is its primary one.
+    fn metrics(&self) -> Vec<MetricSpec>;
+
+    /// Runs `iters` iterations and returns the elapsed time in nanoseconds.
+    fn run(&mut self, iters: u64) -> Result<f64, BenchError>;
+}

@@ -1,0 +1,241 @@
+//! pitwall's own benchmark output format (`format = "pitwall-json"`, see docs/FORMATS.md): what
+//! a `command` suite prints so that pitwall keeps every raw sample it took.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+use crate::schema::{Direction, SCHEMA_V1, SampleMeta, Unit};
+
+/// A benchmark read from tool output, before it is given a suite name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedBenchmark {
+    pub name: String,
+    pub params: BTreeMap<String, String>,
+    pub measure: String,
+    pub unit: Unit,
+    pub direction: Direction,
+    pub samples: Vec<f64>,
+    pub sample_meta: Vec<SampleMeta>,
+    /// Set when the tool itself reports this benchmark as failed.
+    pub error: Option<String>,
+}
+
+/// Why output could not be read in a format. The caller adds the file or command at fault.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{format}: {position}{message}")]
+pub struct FormatError {
+    pub format: &'static str,
+    /// `line L, column C: ` or `benchmark N (name): `, possibly empty.
+    pub position: String,
+    pub message: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Doc {
+    schema: String,
+    benchmarks: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    name: String,
+    #[serde(default)]
+    params: BTreeMap<String, serde_json::Value>,
+    #[serde(default)]
+    measure: Option<String>,
+    #[serde(default)]
+    unit: Option<String>,
+    #[serde(default)]
+    direction: Option<String>,
+    #[serde(default)]
+    samples: Vec<f64>,
+    #[serde(default)]
+    sample_meta: Vec<SampleMeta>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+const FORMAT: &str = "pitwall-json";
+const TIME_UNITS: [&str; 4] = ["ns", "us", "ms", "s"];
+
+/// Parses pitwall JSON benchmark output.
+pub fn parse_pitwall_json(text: &str) -> Result<Vec<ParsedBenchmark>, FormatError> {
+    if text.trim().is_empty() {
+        return Err(err(
+            String::new(),
+            "empty output (expected a JSON document)".into(),
+        ));
+    }
+    let doc: Doc = serde_json::from_str(text).map_err(|e| {
+        err(
+            format!("line {}, column {}: ", e.line(), e.column()),
+            e.to_string(),
+        )
+    })?;
+    if doc.schema != SCHEMA_V1 {
+        return Err(err(
+            String::new(),
+            format!(
+                "unsupported schema `{}` (expected `{SCHEMA_V1}`)",
+                doc.schema
+            ),
+        ));
+    }
+    if doc.benchmarks.is_empty() {
+        return Err(err(String::new(), "no benchmarks in output".into()));
+    }
+    doc.benchmarks
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| convert(i, e))
+        .collect()
+}
+
+fn convert(index: usize, e: Entry) -> Result<ParsedBenchmark, FormatError> {
+    let at = format!("benchmark {index} ({}): ", e.name);
+    if e.name.trim().is_empty() {
+        return Err(err(format!("benchmark {index}: "), "empty name".into()));
+    }
+    let mut params = BTreeMap::new();
+    for (k, v) in e.params {
+        let text = match v {
+            serde_json::Value::String(s) => s,
+            serde_json::Value::Number(n) => n.to_string(),
+            serde_json::Value::Bool(b) => b.to_string(),
+            other => {
+                return Err(err(
+                    at,
+                    format!("parameter `{k}` must be a string, number or boolean, got {other}"),
+                ));
+            }
+        };
+        params.insert(k, text);
+    }
+    let unit = e.unit.unwrap_or_else(|| Unit::NANOSECONDS.to_string());
+    let direction = match e.direction.as_deref() {
+        None => Direction::LowerIsBetter,
+        Some(d) => Direction::parse(d).ok_or_else(|| {
+            err(
+                at.clone(),
+                format!("direction `{d}` is not one of lower_is_better, higher_is_better"),
+            )
+        })?,
+    };
+    if e.error.is_none() && e.samples.is_empty() {
+        return Err(err(at, "no samples (and no `error`)".into()));
+    }
+    if let Some(i) = e.samples.iter().position(|v| !v.is_finite()) {
+        return Err(err(at, format!("sample {i} is not a finite number")));
+    }
+    if TIME_UNITS.contains(&unit.as_str()) {
+        if let Some(i) = e.samples.iter().position(|v| *v < 0.0) {
+            return Err(err(
+                at,
+                format!("sample {i} is a negative time ({})", e.samples[i]),
+            ));
+        }
+    }
+    if !e.sample_meta.is_empty() && e.sample_meta.len() != e.samples.len() {
+        return Err(err(
+            at,
+            format!(
+                "{} sample_meta entries for {} samples",
+                e.sample_meta.len(),
+                e.samples.len()
+            ),
+        ));
+    }
+    Ok(ParsedBenchmark {
+        name: e.name,
+        params,
+        measure: e.measure.unwrap_or_else(|| "time".to_string()),
+        unit: Unit::new(unit),
+        direction,
+        samples: e.samples,
+        sample_meta: e.sample_meta,
+        error: e.error,
+    })
+}
+
+fn err(position: String, message: String) -> FormatError {
+    FormatError {
+        format: FORMAT,
+        position,
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_samples_params_and_defaults() {
+        let text = r#"{"schema":"pitwall/v1","benchmarks":[
+            {"name":"parse","params":{"size":1024,"fast":true,"mode":"x"},"samples":[3.0,2.5]},
+            {"name":"rate","measure":"throughput","unit":"items/s","direction":"higher","samples":[10]}]}"#;
+        let b = parse_pitwall_json(text).unwrap();
+        assert_eq!(b.len(), 2);
+        assert_eq!(b[0].params["size"], "1024");
+        assert_eq!(b[0].params["fast"], "true");
+        assert_eq!(b[0].unit.as_str(), "ns");
+        assert_eq!(b[0].measure, "time");
+        assert_eq!(b[0].samples, vec![3.0, 2.5]);
+        assert_eq!(b[1].direction, Direction::HigherIsBetter);
+        assert_eq!(b[1].unit.as_str(), "items/s");
+    }
+
+    #[test]
+    fn garbage_names_the_position() {
+        let e = parse_pitwall_json("{\"schema\": \"pitwall/v1\",\n \"benchmarks\": [oops]}")
+            .unwrap_err();
+        assert_eq!(e.format, "pitwall-json");
+        assert!(
+            e.to_string().starts_with("pitwall-json: line 2, column"),
+            "{e}"
+        );
+        let e = parse_pitwall_json("hello").unwrap_err();
+        assert!(e.to_string().contains("line 1, column 1"), "{e}");
+    }
+
+    #[test]
+    fn rejects_empty_negative_and_unknown() {
+        let empty = r#"{"schema":"pitwall/v1","benchmarks":[]}"#;
+        assert!(
+            parse_pitwall_json(empty)
+                .unwrap_err()
+                .message
+                .contains("no benchmarks")
+        );
+        let neg = r#"{"schema":"pitwall/v1","benchmarks":[{"name":"a","samples":[1,-2]}]}"#;
+        let e = parse_pitwall_json(neg).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("benchmark 0 (a): sample 1 is a negative time"),
+            "{e}"
+        );
+        let unknown =
+            r#"{"schema":"pitwall/v1","benchmarks":[{"name":"a","samples":[1],"colour":1}]}"#;
+        assert!(
+            parse_pitwall_json(unknown)
+                .unwrap_err()
+                .message
+                .contains("unknown field `colour`")
+        );
+        let nosamples = r#"{"schema":"pitwall/v1","benchmarks":[{"name":"a"}]}"#;
+        assert!(
+            parse_pitwall_json(nosamples)
+                .unwrap_err()
+                .message
+                .contains("no samples")
+        );
+        assert!(
+            parse_pitwall_json("  \n")
+                .unwrap_err()
+                .message
+                .contains("empty output")
+        );
+    }
+}

@@ -1,0 +1,471 @@
+//! Result schema v1: a run of one commit on one machine, holding every benchmark result with
+//! all its raw samples. This is what the store keeps and what `pitwall export` writes.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Tag of the versioned JSON documents (`pitwall export`, pitwall JSON benchmark output).
+pub const SCHEMA_V1: &str = "pitwall/v1";
+
+/// Whether smaller or larger values of a measure are better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Times, latencies: smaller is better.
+    LowerIsBetter,
+    /// Throughputs, bandwidths: larger is better.
+    HigherIsBetter,
+}
+
+impl Direction {
+    /// The stable text form used in JSON and the store.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::LowerIsBetter => "lower_is_better",
+            Direction::HigherIsBetter => "higher_is_better",
+        }
+    }
+
+    /// Parses the text form; also accepts the short forms `lower` and `higher`.
+    pub fn parse(s: &str) -> Option<Direction> {
+        match s {
+            "lower_is_better" | "lower" => Some(Direction::LowerIsBetter),
+            "higher_is_better" | "higher" => Some(Direction::HigherIsBetter),
+            _ => None,
+        }
+    }
+}
+
+/// Unit of a measure, as text (`ns`, `GFLOP/s`, `GB/s`, `items/s`, or a tool's own unit).
+///
+/// Units come from foreign tools too, so this is an open set; the constants name the ones the
+/// built-in suites use.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Unit(pub String);
+
+impl Unit {
+    pub const NANOSECONDS: &'static str = "ns";
+    pub const GFLOP_PER_S: &'static str = "GFLOP/s";
+    pub const GB_PER_S: &'static str = "GB/s";
+    pub const ITEMS_PER_S: &'static str = "items/s";
+
+    pub fn new(s: impl Into<String>) -> Unit {
+        Unit(s.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Unit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// State of a whole run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every benchmark produced results.
+    Complete,
+    /// Some benchmarks failed; the others' results are kept.
+    Partial,
+    /// No benchmark produced results.
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Complete => "complete",
+            RunStatus::Partial => "partial",
+            RunStatus::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        match s {
+            "complete" => Some(RunStatus::Complete),
+            "partial" => Some(RunStatus::Partial),
+            "failed" => Some(RunStatus::Failed),
+            _ => None,
+        }
+    }
+
+    /// The status a run gets from its results' statuses.
+    pub fn from_results(results: &[BenchmarkResult]) -> RunStatus {
+        let failed = results
+            .iter()
+            .filter(|r| r.status == ResultStatus::Failed)
+            .count();
+        if failed == 0 && !results.is_empty() {
+            RunStatus::Complete
+        } else if failed < results.len() {
+            RunStatus::Partial
+        } else {
+            RunStatus::Failed
+        }
+    }
+}
+
+/// State of one benchmark result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultStatus {
+    Ok,
+    Failed,
+}
+
+impl ResultStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResultStatus::Ok => "ok",
+            ResultStatus::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ResultStatus> {
+        match s {
+            "ok" => Some(ResultStatus::Ok),
+            "failed" => Some(ResultStatus::Failed),
+            _ => None,
+        }
+    }
+}
+
+/// What was known about the machine while one sample was taken (GPU clocks, throttling).
+/// Every field is optional: unknown is not zero.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SampleMeta {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_clock_mhz: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_clock_mhz: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature_c: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_w: Option<f64>,
+    /// NVML throttle-reasons bitmask (`nvmlClocksThrottleReasons`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttle_reasons: Option<u64>,
+    /// Set when the sample was taken while the device was throttled; such samples are kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub throttled: bool,
+}
+
+impl SampleMeta {
+    pub fn is_empty(&self) -> bool {
+        *self == SampleMeta::default()
+    }
+}
+
+/// One benchmark measure in a run: identity, unit, direction and every raw sample.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchmarkResult {
+    /// Suite name as configured (`kernel`, `toy`…).
+    pub suite: String,
+    /// Benchmark name within the suite (`gemm_f32`).
+    pub name: String,
+    /// Parameters as key/value (`n = "512"`); kept sorted by key.
+    #[serde(default)]
+    pub params: BTreeMap<String, String>,
+    /// What the samples measure (`time`, `throughput`, `busbw`…).
+    pub measure: String,
+    pub unit: Unit,
+    pub direction: Direction,
+    pub status: ResultStatus,
+    /// Why the benchmark failed (with the stderr tail of a command), when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Every raw sample, in the order taken.
+    pub samples: Vec<f64>,
+    /// Per-sample machine state, parallel to `samples`; empty when nothing was known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sample_meta: Vec<SampleMeta>,
+}
+
+impl BenchmarkResult {
+    /// `suite/name[k=v,…]/measure`: the key a benchmark is known by across runs.
+    pub fn key(&self) -> String {
+        let mut s = format!("{}/{}", self.suite, self.name);
+        if !self.params.is_empty() {
+            let p: Vec<String> = self
+                .params
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            s.push('[');
+            s.push_str(&p.join(","));
+            s.push(']');
+        }
+        s.push('/');
+        s.push_str(&self.measure);
+        s
+    }
+
+    /// A failed result with no samples.
+    pub fn failed(
+        suite: &str,
+        name: &str,
+        params: BTreeMap<String, String>,
+        error: String,
+    ) -> BenchmarkResult {
+        BenchmarkResult {
+            suite: suite.to_string(),
+            name: name.to_string(),
+            params,
+            measure: "time".to_string(),
+            unit: Unit::new(Unit::NANOSECONDS),
+            direction: Direction::LowerIsBetter,
+            status: ResultStatus::Failed,
+            error: Some(error),
+            samples: Vec::new(),
+            sample_meta: Vec::new(),
+        }
+    }
+}
+
+/// One GPU as the fingerprint records it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuInfo {
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+/// Environment fingerprint: what the results depend on besides the code.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    pub hostname: String,
+    pub os: String,
+    pub arch: String,
+    #[serde(default)]
+    pub kernel: String,
+    #[serde(default)]
+    pub cpu_model: String,
+    #[serde(default)]
+    pub logical_cpus: u32,
+    #[serde(default)]
+    pub memory_bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_governor: Option<String>,
+    #[serde(default)]
+    pub gpus: Vec<GpuInfo>,
+    /// pitwall's version and build profile.
+    #[serde(default)]
+    pub pitwall_version: String,
+    /// Selected environment variables (CUDA_*, NCCL_*, OMP_*…).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Anything else a backend or adapter knows (kept as structured data).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+/// A run: one commit (or the working tree) measured once on one machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    /// Time-ordered unique id (UUID v7 text).
+    pub id: String,
+    pub project: String,
+    /// Full commit sha, or `working tree` when not measuring a commit.
+    pub commit: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    /// RFC 3339 UTC.
+    pub finished_at: String,
+    /// SHA-256 of the effective configuration.
+    pub config_hash: String,
+    pub fingerprint: Fingerprint,
+    pub status: RunStatus,
+    pub results: Vec<BenchmarkResult>,
+}
+
+/// Marker for runs not tied to a commit.
+pub const WORKING_TREE: &str = "working tree";
+
+/// The versioned export document (`pitwall export` / `pitwall import`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportDoc {
+    pub schema: String,
+    pub runs: Vec<Run>,
+}
+
+/// Why a document could not be read as schema v1.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    #[error("not valid JSON for schema {SCHEMA_V1} at line {line}, column {column}: {source}")]
+    Json {
+        line: usize,
+        column: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("unsupported schema `{0}` (this pitwall reads `{SCHEMA_V1}`)")]
+    Version(String),
+    #[error("run {run}: {what}")]
+    Invalid { run: String, what: String },
+}
+
+impl ExportDoc {
+    pub fn new(runs: Vec<Run>) -> ExportDoc {
+        ExportDoc {
+            schema: SCHEMA_V1.to_string(),
+            runs,
+        }
+    }
+
+    /// Deterministic pretty JSON with a trailing newline: the same runs give the same bytes.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("schema types always serialize");
+        s.push('\n');
+        s
+    }
+
+    /// Reads and validates an export document.
+    pub fn from_json(text: &str) -> Result<ExportDoc, SchemaError> {
+        let doc: ExportDoc = serde_json::from_str(text).map_err(|e| SchemaError::Json {
+            line: e.line(),
+            column: e.column(),
+            source: e,
+        })?;
+        if doc.schema != SCHEMA_V1 {
+            return Err(SchemaError::Version(doc.schema));
+        }
+        for run in &doc.runs {
+            run.validate()?;
+        }
+        Ok(doc)
+    }
+}
+
+impl Run {
+    /// Checks what the type system cannot: finite samples, parallel metadata, known ids.
+    pub fn validate(&self) -> Result<(), SchemaError> {
+        let bad = |what: String| SchemaError::Invalid {
+            run: self.id.clone(),
+            what,
+        };
+        if self.id.trim().is_empty() {
+            return Err(bad("empty run id".into()));
+        }
+        for r in &self.results {
+            if let Some(i) = r.samples.iter().position(|v| !v.is_finite()) {
+                return Err(bad(format!(
+                    "{}: sample {i} is not a finite number",
+                    r.key()
+                )));
+            }
+            if !r.sample_meta.is_empty() && r.sample_meta.len() != r.samples.len() {
+                return Err(bad(format!(
+                    "{}: {} sample_meta entries for {} samples",
+                    r.key(),
+                    r.sample_meta.len(),
+                    r.samples.len()
+                )));
+            }
+            if r.status == ResultStatus::Ok && r.samples.is_empty() {
+                return Err(bad(format!("{}: status ok but no samples", r.key())));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(samples: Vec<f64>) -> BenchmarkResult {
+        BenchmarkResult {
+            suite: "kernel".into(),
+            name: "gemm_f32".into(),
+            params: BTreeMap::from([("n".to_string(), "64".to_string())]),
+            measure: "throughput".into(),
+            unit: Unit::new(Unit::GFLOP_PER_S),
+            direction: Direction::HigherIsBetter,
+            status: ResultStatus::Ok,
+            error: None,
+            samples,
+            sample_meta: Vec::new(),
+        }
+    }
+
+    fn run(results: Vec<BenchmarkResult>) -> Run {
+        Run {
+            id: "0190f0c0-0000-7000-8000-000000000000".into(),
+            project: "toy".into(),
+            commit: WORKING_TREE.into(),
+            branch: None,
+            started_at: "2026-12-02T10:00:00Z".into(),
+            finished_at: "2026-12-02T10:01:00Z".into(),
+            config_hash: "abc".into(),
+            fingerprint: Fingerprint::default(),
+            status: RunStatus::from_results(&results),
+            results,
+        }
+    }
+
+    #[test]
+    fn key_names_suite_params_and_measure() {
+        assert_eq!(result(vec![1.0]).key(), "kernel/gemm_f32[n=64]/throughput");
+    }
+
+    #[test]
+    fn export_round_trips_exactly() {
+        let samples = vec![0.1 + 0.2, 1e-300, 123456789.123456789, 5e-324, f64::MAX];
+        let doc = ExportDoc::new(vec![run(vec![result(samples)])]);
+        let text = doc.to_json();
+        let back = ExportDoc::from_json(&text).unwrap();
+        assert_eq!(back, doc);
+        assert_eq!(back.to_json(), text);
+    }
+
+    #[test]
+    fn status_follows_results() {
+        let mut failed = result(vec![]);
+        failed.status = ResultStatus::Failed;
+        assert_eq!(
+            RunStatus::from_results(&[result(vec![1.0])]),
+            RunStatus::Complete
+        );
+        assert_eq!(
+            RunStatus::from_results(&[result(vec![1.0]), failed.clone()]),
+            RunStatus::Partial
+        );
+        assert_eq!(RunStatus::from_results(&[failed]), RunStatus::Failed);
+        assert_eq!(RunStatus::from_results(&[]), RunStatus::Failed);
+    }
+
+    #[test]
+    fn rejects_other_schema_and_bad_samples() {
+        let text = ExportDoc::new(vec![])
+            .to_json()
+            .replace("pitwall/v1", "pitwall/v9");
+        assert!(
+            matches!(ExportDoc::from_json(&text), Err(SchemaError::Version(v)) if v == "pitwall/v9")
+        );
+        let mut r = run(vec![result(vec![1.0])]);
+        r.results[0].sample_meta = vec![SampleMeta::default(); 2];
+        assert!(
+            r.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("2 sample_meta entries for 1 samples")
+        );
+    }
+}
