@@ -1,1 +1,5 @@
-//! placeholder
+//! How pitwall measures and keeps results: configuration, the measurement engine, command
+//! suites, the result store and the `run` orchestration. The `pitwall` binary is a thin CLI
+//! over this library; only `src/cli*` sees clap.
+
+pub mod store;

@@ -1,0 +1,102 @@
+//! The result store: where runs are kept. A trait so SQLite (default) and PostgreSQL (shared)
+//! backends sit behind one interface; `open` picks one from a store URL.
+
+mod sqlite;
+mod url;
+
+pub use sqlite::SqliteStore;
+pub use url::StoreUrl;
+
+use pitwall_suites::{Run, RunStatus};
+
+/// One line of `pitwall runs`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunSummary {
+    pub id: String,
+    pub project: String,
+    pub commit: String,
+    pub branch: Option<String>,
+    pub started_at: String,
+    pub status: RunStatus,
+    pub results: usize,
+    pub failed_results: usize,
+}
+
+/// What happened to a run handed to `insert_run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InsertOutcome {
+    Inserted,
+    /// A run with this id and identical content was already stored (imports are idempotent).
+    AlreadyStored,
+}
+
+/// Store failures. Every variant names the store it concerns.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("invalid store url `{url}`: {reason}")]
+    BadUrl { url: String, reason: String },
+    #[error("store {store}: {backend} stores are not supported yet")]
+    Unsupported {
+        store: String,
+        backend: &'static str,
+    },
+    #[error("store {store}: cannot open: {source}")]
+    Open {
+        store: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("store {store}: schema version {found} is newer than this pitwall ({supported})")]
+    TooNew {
+        store: String,
+        found: i64,
+        supported: i64,
+    },
+    #[error("store {store}: no run matches `{id}`")]
+    NotFound { store: String, id: String },
+    #[error("store {store}: `{id}` matches several runs ({candidates}); give more characters")]
+    Ambiguous {
+        store: String,
+        id: String,
+        candidates: String,
+    },
+    #[error("store {store}: run {id} is already stored with different content")]
+    Conflict { store: String, id: String },
+    #[error("store {store}: stored data is corrupt: {what}")]
+    Corrupt { store: String, what: String },
+    #[error("store {store}: {source}")]
+    Backend {
+        store: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// Keeps runs. A run is stored whole or not at all.
+pub trait Store {
+    /// Human-readable location (path or URL without password), for messages.
+    fn describe(&self) -> String;
+
+    /// Stores a run and all its results and samples in one transaction.
+    fn insert_run(&mut self, run: &Run) -> Result<InsertOutcome, StoreError>;
+
+    /// Runs, newest first (by `started_at`, then id), at most `limit`.
+    fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>, StoreError>;
+
+    /// A run by full id, unique id prefix, or `latest`.
+    fn get_run(&self, id: &str) -> Result<Run, StoreError>;
+
+    /// Every run, oldest first, for export.
+    fn all_runs(&self) -> Result<Vec<Run>, StoreError>;
+}
+
+/// Opens (creating and migrating where needed) the store a URL names.
+pub fn open(url: &StoreUrl) -> Result<Box<dyn Store>, StoreError> {
+    match url {
+        StoreUrl::Sqlite(path) => Ok(Box::new(SqliteStore::open(path)?)),
+        StoreUrl::Postgres(u) => Err(StoreError::Unsupported {
+            store: StoreUrl::redact(u),
+            backend: "postgresql",
+        }),
+    }
+}
