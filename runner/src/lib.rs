@@ -2,4 +2,5 @@
 //! suites, the result store and the `run` orchestration. The `pitwall` binary is a thin CLI
 //! over this library; only `src/cli*` sees clap.
 
+pub mod config;
 pub mod store;

@@ -5,7 +5,8 @@
 use crate::benchmark::Benchmark;
 
 /// The built-in suite kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SuiteKind {
     Kernel,
     Inference,

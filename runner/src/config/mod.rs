@@ -1,0 +1,15 @@
+//! `pitwall.toml`: raw TOML (`raw`) is validated into a typed configuration (`model`);
+//! `load` reads files and turns every mistake into one line naming file, line and key.
+
+mod load;
+mod model;
+mod raw;
+
+pub use load::{ConfigError, DEFAULT_FILE, find_default, load_file, parse_str};
+pub use model::{
+    CommandSuite, Config, GithubConfig, OutputFormat, PinPolicy, PinningConfig, Project, Sampling,
+    SuiteConfig, SuiteSpec, Thresholds,
+};
+
+#[cfg(test)]
+mod tests;

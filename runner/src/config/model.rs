@@ -1,0 +1,225 @@
+//! The typed configuration the rest of pitwall uses, with the documented built-in defaults
+//! (docs/CONFIG.md). Serialisable so a run can record the hash of what it ran with.
+
+use pitwall_suites::SuiteKind;
+use pitwall_suites::backend::SuiteOptions;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Everything a run needs to know.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Config {
+    /// The file it came from; `None` for the built-in default.
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
+    pub project: Project,
+    /// Store URL from `[store] url`; `--store` and `PITWALL_STORE` take precedence.
+    pub store_url: Option<String>,
+    pub sampling: Sampling,
+    pub thresholds: Thresholds,
+    pub pinning: PinningConfig,
+    pub github: GithubConfig,
+    pub suites: Vec<SuiteConfig>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Project {
+    pub name: String,
+    /// Shell command run in the checkout before the suites.
+    pub build: Option<String>,
+}
+
+/// How the engine samples one benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Sampling {
+    /// Warm-up time before sampling starts.
+    pub warmup_s: f64,
+    pub min_samples: u32,
+    pub max_samples: u32,
+    /// Stop when the 95% interval of the median is within ± this fraction of it.
+    pub target_rel_ci: f64,
+    /// Stop (after `min_samples`) when this much time was spent sampling.
+    pub max_time_s: f64,
+    /// Hard wall-clock limit per benchmark; a command still running is killed.
+    pub timeout_s: f64,
+}
+
+impl Sampling {
+    /// Built-in defaults: 0.1 s warm-up, 10–100 000 samples, ±1%, 1 s budget, 120 s timeout.
+    pub const DEFAULT: Sampling = Sampling {
+        warmup_s: 0.1,
+        min_samples: 10,
+        max_samples: 100_000,
+        target_rel_ci: 0.01,
+        max_time_s: 1.0,
+        timeout_s: 120.0,
+    };
+
+    /// The inference suite needs ≥ 1000 per-pass samples for a p99.9.
+    pub const INFERENCE: Sampling = Sampling {
+        min_samples: 1000,
+        max_time_s: 3.0,
+        ..Sampling::DEFAULT
+    };
+
+    /// The built-in defaults of a suite kind (`None` for command suites).
+    pub fn for_kind(kind: Option<SuiteKind>) -> Sampling {
+        match kind {
+            Some(SuiteKind::Inference) => Sampling::INFERENCE,
+            _ => Sampling::DEFAULT,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Thresholds {
+    /// Smallest relative change reported as a regression or improvement, in percent.
+    pub regression_pct: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PinPolicy {
+    Require,
+    Prefer,
+    Off,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PinningConfig {
+    pub policy: PinPolicy,
+    pub cpus: Option<Vec<u32>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GithubConfig {
+    pub repo: Option<String>,
+    pub api_url: String,
+    /// Name of the environment variable holding the token (never the token itself).
+    pub token_env: String,
+    pub report_url: Option<String>,
+}
+
+/// Output formats a `command` suite can print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutputFormat {
+    /// pitwall JSON (docs/FORMATS.md): the command's own harness takes the samples.
+    PitwallJson,
+    /// pitwall times the whole command, one execution per sample (hyperfine-style).
+    WallTime,
+}
+
+impl OutputFormat {
+    pub const NAMES: &'static str = "pitwall-json, wall-time";
+
+    pub fn parse(s: &str) -> Option<OutputFormat> {
+        match s {
+            "pitwall-json" => Some(OutputFormat::PitwallJson),
+            "wall-time" => Some(OutputFormat::WallTime),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputFormat::PitwallJson => "pitwall-json",
+            OutputFormat::WallTime => "wall-time",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommandSuite {
+    pub command: String,
+    pub format: OutputFormat,
+    /// Directory to run in, relative to the checkout; the checkout itself by default.
+    pub workdir: Option<PathBuf>,
+    pub env: BTreeMap<String, String>,
+    /// How many times the command runs (pitwall-json); samples of all runs are kept.
+    pub runs: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum SuiteSpec {
+    Builtin {
+        kind: SuiteKind,
+        #[serde(skip)]
+        options: SuiteOptions,
+        ranks: Option<u32>,
+        max_bytes: Option<u64>,
+    },
+    Command(CommandSuite),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SuiteConfig {
+    pub name: String,
+    pub spec: SuiteSpec,
+    pub sampling: Sampling,
+    pub threshold_pct: Option<f64>,
+}
+
+impl SuiteConfig {
+    /// A built-in suite with its default sampling.
+    pub fn builtin(kind: SuiteKind) -> SuiteConfig {
+        SuiteConfig {
+            name: kind.as_str().to_string(),
+            spec: SuiteSpec::Builtin {
+                kind,
+                options: SuiteOptions::default(),
+                ranks: None,
+                max_bytes: None,
+            },
+            sampling: Sampling::for_kind(Some(kind)),
+            threshold_pct: None,
+        }
+    }
+}
+
+impl Config {
+    /// The documented default: all built-in suites, embedded SQLite store, `prefer` pinning.
+    pub fn builtin_default(project_name: &str) -> Config {
+        Config {
+            source: None,
+            project: Project {
+                name: project_name.to_string(),
+                build: None,
+            },
+            store_url: None,
+            sampling: Sampling::DEFAULT,
+            thresholds: Thresholds {
+                regression_pct: 2.0,
+            },
+            pinning: PinningConfig {
+                policy: PinPolicy::Prefer,
+                cpus: None,
+            },
+            github: GithubConfig::default(),
+            suites: SuiteKind::ALL
+                .into_iter()
+                .map(SuiteConfig::builtin)
+                .collect(),
+        }
+    }
+
+    /// SHA-256 over the canonical JSON of this configuration.
+    pub fn hash(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let json = serde_json::to_vec(self).expect("config always serializes");
+        let digest = Sha256::digest(&json);
+        digest.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+impl Default for GithubConfig {
+    fn default() -> Self {
+        GithubConfig {
+            repo: None,
+            api_url: "https://api.github.com".to_string(),
+            token_env: "GITHUB_TOKEN".to_string(),
+            report_url: None,
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! The configuration exactly as written: every table rejects unknown keys, and values that
+//! need checking keep their position in the file so errors can point at them.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    pub project: Option<RawProject>,
+    pub store: Option<RawStore>,
+    pub sampling: Option<Spanned<RawSampling>>,
+    pub thresholds: Option<RawThresholds>,
+    pub pinning: Option<RawPinning>,
+    pub github: Option<RawGithub>,
+    #[serde(default)]
+    pub suite: Vec<Spanned<RawSuite>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProject {
+    pub name: Option<String>,
+    pub build: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStore {
+    pub url: Option<String>,
+}
+
+/// Measurement settings; the same keys are accepted in `[sampling]` and in each `[[suite]]`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSampling {
+    pub warmup_s: Option<f64>,
+    pub min_samples: Option<u32>,
+    pub max_samples: Option<u32>,
+    pub target_ci_pct: Option<f64>,
+    pub max_time_s: Option<f64>,
+    pub timeout_s: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawThresholds {
+    pub regression_pct: Option<Spanned<f64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPinning {
+    pub policy: Option<Spanned<String>>,
+    pub cpus: Option<Spanned<Vec<u32>>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGithub {
+    pub repo: Option<Spanned<String>>,
+    pub api_url: Option<String>,
+    pub token_env: Option<String>,
+    pub report_url: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSuite {
+    pub name: Option<String>,
+    pub kind: Option<Spanned<String>>,
+    pub command: Option<String>,
+    pub format: Option<Spanned<String>>,
+    pub workdir: Option<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub runs: Option<u32>,
+    pub ranks: Option<u32>,
+    pub max_bytes: Option<u64>,
+    pub threshold_pct: Option<f64>,
+    // Sampling keys, as in `[sampling]`.
+    pub warmup_s: Option<f64>,
+    pub min_samples: Option<u32>,
+    pub max_samples: Option<u32>,
+    pub target_ci_pct: Option<f64>,
+    pub max_time_s: Option<f64>,
+    pub timeout_s: Option<f64>,
+}
+
+impl RawSuite {
+    pub fn sampling(&self) -> RawSampling {
+        RawSampling {
+            warmup_s: self.warmup_s,
+            min_samples: self.min_samples,
+            max_samples: self.max_samples,
+            target_ci_pct: self.target_ci_pct,
+            max_time_s: self.max_time_s,
+            timeout_s: self.timeout_s,
+        }
+    }
+}
+
+/// Valid keys per table, for `hint:` lines.
+pub fn valid_keys(section: &str) -> &'static str {
+    match section {
+        "" => "project, store, sampling, thresholds, pinning, github, suite",
+        "project" => "name, build",
+        "store" => "url",
+        "sampling" => "warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s",
+        "thresholds" => "regression_pct",
+        "pinning" => "policy, cpus",
+        "github" => "repo, api_url, token_env, report_url",
+        "suite" => {
+            "name, kind, command, format, workdir, env, runs, ranks, max_bytes, threshold_pct, \
+             warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s"
+        }
+        _ => "",
+    }
+}
