@@ -3,4 +3,5 @@
 //! over this library; only `src/cli*` sees clap.
 
 pub mod config;
+pub mod engine;
 pub mod store;

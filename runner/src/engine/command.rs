@@ -1,0 +1,249 @@
+//! Running a shell command the way a benchmark needs: in its own process group, with stdout
+//! captured, the tail of stderr kept for error messages, and a hard wall-clock timeout that
+//! kills the whole group (a shell's children included).
+
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use std::collections::BTreeMap;
+
+/// How much of stderr is kept for messages.
+const STDERR_TAIL_BYTES: usize = 4096;
+/// Upper bound on captured stdout (benchmark output, not logs).
+const STDOUT_MAX_BYTES: usize = 256 << 20;
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitKind {
+    Exited(i32),
+    Signalled(i32),
+    /// Still running at the timeout; its process group was killed.
+    TimedOut,
+}
+
+/// Everything pitwall keeps of one execution.
+#[derive(Debug, Clone)]
+pub struct CommandOutcome {
+    pub exit: ExitKind,
+    pub stdout: Vec<u8>,
+    /// Last few KiB of stderr, lossily decoded.
+    pub stderr_tail: String,
+    /// Wall time from spawn to exit, in nanoseconds.
+    pub elapsed_ns: f64,
+}
+
+impl CommandOutcome {
+    pub fn success(&self) -> bool {
+        self.exit == ExitKind::Exited(0)
+    }
+
+    /// One-line description of a failure, with the stderr tail.
+    pub fn failure_message(&self, command: &str, timeout_s: f64) -> String {
+        let what = match self.exit {
+            ExitKind::Exited(c) => format!("command `{command}` exited with status {c}"),
+            ExitKind::Signalled(s) => format!("command `{command}` was killed by signal {s}"),
+            ExitKind::TimedOut => {
+                format!(
+                    "command `{command}` timed out after {timeout_s}s and was killed with its process group"
+                )
+            }
+        };
+        let tail = self.stderr_tail.trim();
+        if tail.is_empty() {
+            what
+        } else {
+            let lines: Vec<&str> = tail
+                .lines()
+                .rev()
+                .take(5)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            format!("{what}; stderr tail: {}", lines.join(" | "))
+        }
+    }
+}
+
+/// Runs `command` with `sh -c` in `cwd`, killing its process group after `timeout`.
+pub fn run_command(
+    command: &str,
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+    timeout: Duration,
+) -> std::io::Result<CommandOutcome> {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .envs(env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let start = Instant::now();
+    let mut child = cmd.spawn()?;
+    let pgid = child.id() as i32;
+    let mut out = child.stdout.take().expect("stdout is piped");
+    let mut err = child.stderr.take().expect("stderr is piped");
+    let out_reader = thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = (&mut out)
+            .take(STDOUT_MAX_BYTES as u64)
+            .read_to_end(&mut buf);
+        // Drain the rest so the writer never blocks on a full pipe.
+        let _ = std::io::copy(&mut out, &mut std::io::sink());
+        buf
+    });
+    let err_reader = thread::spawn(move || {
+        let mut tail: Vec<u8> = Vec::new();
+        let mut chunk = [0u8; 8192];
+        while let Ok(n) = err.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            tail.extend_from_slice(&chunk[..n]);
+            if tail.len() > 2 * STDERR_TAIL_BYTES {
+                tail.drain(..tail.len() - STDERR_TAIL_BYTES);
+            }
+        }
+        if tail.len() > STDERR_TAIL_BYTES {
+            tail.drain(..tail.len() - STDERR_TAIL_BYTES);
+        }
+        String::from_utf8_lossy(&tail).into_owned()
+    });
+
+    let mut poll = Duration::from_micros(200);
+    let (exit, elapsed_ns) = loop {
+        if let Some(status) = child.try_wait()? {
+            let elapsed_ns = start.elapsed().as_nanos() as f64;
+            let exit = match (status.code(), status.signal()) {
+                (Some(c), _) => ExitKind::Exited(c),
+                (None, Some(s)) => ExitKind::Signalled(s),
+                (None, None) => ExitKind::Signalled(0),
+            };
+            break (exit, elapsed_ns);
+        }
+        if start.elapsed() >= timeout {
+            kill_group(pgid);
+            let _ = child.wait();
+            break (ExitKind::TimedOut, start.elapsed().as_nanos() as f64);
+        }
+        thread::sleep(poll);
+        poll = (poll * 2).min(Duration::from_millis(10));
+    };
+    // Whatever the shell left behind (background children holding the pipes) goes too.
+    kill_group(pgid);
+    let stdout = out_reader.join().unwrap_or_default();
+    let stderr_tail = err_reader.join().unwrap_or_default();
+    Ok(CommandOutcome {
+        exit,
+        stdout,
+        stderr_tail,
+        elapsed_ns,
+    })
+}
+
+fn kill_group(pgid: i32) {
+    // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(cmd: &str, timeout_ms: u64) -> CommandOutcome {
+        run_command(
+            cmd,
+            Path::new("."),
+            &BTreeMap::new(),
+            Duration::from_millis(timeout_ms),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn captures_stdout_status_and_stderr_tail() {
+        let o = run("echo out; echo err1 >&2; echo err2 >&2; exit 3", 10_000);
+        assert_eq!(o.exit, ExitKind::Exited(3));
+        assert_eq!(o.stdout, b"out\n");
+        assert_eq!(o.stderr_tail, "err1\nerr2\n");
+        assert_eq!(
+            o.failure_message("x", 1.0),
+            "command `x` exited with status 3; stderr tail: err1 | err2"
+        );
+    }
+
+    #[test]
+    fn env_and_cwd_are_applied() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = BTreeMap::from([("PW_TEST".to_string(), "42".to_string())]);
+        let o = run_command(
+            "echo $PW_TEST; pwd",
+            dir.path(),
+            &env,
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        let text = String::from_utf8(o.stdout).unwrap();
+        assert!(text.starts_with("42\n"));
+        assert!(
+            text.trim_end()
+                .ends_with(dir.path().file_name().unwrap().to_str().unwrap())
+        );
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_process_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("child.pid");
+        let cmd = format!("sleep 30 & echo $! > {}; wait", pidfile.display());
+        let start = Instant::now();
+        let o = run(&cmd, 300);
+        assert_eq!(o.exit, ExitKind::TimedOut);
+        assert!(start.elapsed() < Duration::from_secs(10));
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // The background sleep must be gone (reaped by init or a zombie at most briefly).
+        let mut alive = true;
+        for _ in 0..100 {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            if stat.is_empty() || stat.contains(") Z ") {
+                alive = false;
+                break;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive, "child {pid} of the timed-out command survived");
+        assert!(o.failure_message("c", 0.3).contains("timed out after 0.3s"));
+    }
+
+    #[test]
+    fn background_child_holding_stdout_does_not_hang_a_finished_command() {
+        let start = Instant::now();
+        let o = run("(sleep 30) & echo done", 20_000);
+        assert_eq!(o.exit, ExitKind::Exited(0));
+        assert_eq!(o.stdout, b"done\n");
+        assert!(start.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn large_stderr_keeps_only_the_tail() {
+        let o = run(
+            "i=0; while [ $i -lt 3000 ]; do echo line$i >&2; i=$((i+1)); done; echo last >&2",
+            20_000,
+        );
+        assert!(o.stderr_tail.len() <= STDERR_TAIL_BYTES);
+        assert!(o.stderr_tail.ends_with("last\n"));
+    }
+}

@@ -1,0 +1,14 @@
+//! The measurement engine: adaptive sampling of in-process benchmarks, running and timing
+//! external commands with a hard timeout, and turning both into stored results.
+
+mod command;
+mod observer;
+mod sampler;
+mod stop;
+mod suite;
+
+pub use command::{CommandOutcome, ExitKind, run_command};
+pub use observer::{NullObserver, RunObserver};
+pub use sampler::{SampleSet, sample_benchmark};
+pub use stop::{StopReason, StopRule};
+pub use suite::{SuiteOutcome, run_suite};

@@ -1,0 +1,296 @@
+//! Runs one configured suite to results: built-in suites through a backend and the sampler,
+//! `command` suites through `run_command` and an output format. Failures become failed
+//! results (with the reason) and never stop the other benchmarks.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use pitwall_suites::formats::parse_pitwall_json;
+use pitwall_suites::{
+    Backend, BackendError, Benchmark, BenchmarkResult, Direction, ResultStatus, Unit,
+};
+
+use super::command::run_command;
+use super::observer::RunObserver;
+use super::sampler::sample_benchmark;
+use super::stop::StopRule;
+use crate::config::{CommandSuite, OutputFormat, Sampling, SuiteConfig, SuiteSpec};
+
+/// What a suite produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuiteOutcome {
+    pub results: Vec<BenchmarkResult>,
+    /// Set when the suite could not run here at all (e.g. no GPU): one line saying why.
+    pub skipped: Option<String>,
+}
+
+/// Runs `suite` in `checkout`; `filter` keeps only benchmarks whose display name contains it.
+pub fn run_suite(
+    suite: &SuiteConfig,
+    backend: &dyn Backend,
+    checkout: &Path,
+    filter: Option<&str>,
+    observer: &dyn RunObserver,
+) -> SuiteOutcome {
+    match &suite.spec {
+        SuiteSpec::Builtin { kind, options, .. } => match backend.benchmarks(*kind, options) {
+            Ok(mut benches) => {
+                benches.retain(|b| filter.is_none_or(|f| b.id().display().contains(f)));
+                observer.suite_started(&suite.name, benches.len());
+                let results = benches
+                    .iter_mut()
+                    .flat_map(|b| run_builtin(&suite.name, b.as_mut(), &suite.sampling, observer))
+                    .collect();
+                observer.suite_finished(&suite.name);
+                SuiteOutcome {
+                    results,
+                    skipped: None,
+                }
+            }
+            Err(BackendError::Unavailable { backend, reason }) => {
+                let line = format!(
+                    "suite `{}` skipped: {backend} backend unavailable: {reason}",
+                    suite.name
+                );
+                observer.suite_skipped(&suite.name, &line);
+                SuiteOutcome {
+                    results: Vec::new(),
+                    skipped: Some(line),
+                }
+            }
+            Err(e) => {
+                let r =
+                    BenchmarkResult::failed(&suite.name, "suite", BTreeMap::new(), e.to_string());
+                SuiteOutcome {
+                    results: vec![r],
+                    skipped: None,
+                }
+            }
+        },
+        SuiteSpec::Command(cmd) => {
+            observer.suite_started(&suite.name, 0);
+            let results = match cmd.format {
+                OutputFormat::PitwallJson => {
+                    run_json_command(&suite.name, cmd, &suite.sampling, checkout, observer)
+                }
+                OutputFormat::WallTime => vec![run_wall_time(
+                    &suite.name,
+                    cmd,
+                    &suite.sampling,
+                    checkout,
+                    observer,
+                )],
+            };
+            observer.suite_finished(&suite.name);
+            SuiteOutcome {
+                results,
+                skipped: None,
+            }
+        }
+    }
+}
+
+fn run_builtin(
+    suite: &str,
+    bench: &mut dyn Benchmark,
+    sampling: &Sampling,
+    observer: &dyn RunObserver,
+) -> Vec<BenchmarkResult> {
+    let id = bench.id();
+    let display = id.display();
+    observer.benchmark_started(suite, &display);
+    let metrics = bench.metrics();
+    let rule = StopRule::from_sampling(sampling);
+    match sample_benchmark(bench, &rule, sampling.warmup_s) {
+        Ok(set) => {
+            observer.benchmark_finished(suite, &display, None);
+            metrics
+                .iter()
+                .map(|m| BenchmarkResult {
+                    suite: suite.to_string(),
+                    name: id.name.clone(),
+                    params: id.params.clone(),
+                    measure: m.measure.clone(),
+                    unit: m.unit.clone(),
+                    direction: m.direction,
+                    status: ResultStatus::Ok,
+                    error: None,
+                    samples: set
+                        .ns_per_iter
+                        .iter()
+                        .map(|ns| m.conversion.apply(*ns))
+                        .collect(),
+                    sample_meta: Vec::new(),
+                })
+                .collect()
+        }
+        Err(e) => {
+            let msg = format!("benchmark {display}: {e}");
+            observer.benchmark_finished(suite, &display, Some(&msg));
+            let mut r = BenchmarkResult::failed(suite, &id.name, id.params.clone(), msg);
+            if let Some(m) = metrics.first() {
+                r.measure = m.measure.clone();
+                r.unit = m.unit.clone();
+                r.direction = m.direction;
+            }
+            vec![r]
+        }
+    }
+}
+
+fn workdir(cmd: &CommandSuite, checkout: &Path) -> std::path::PathBuf {
+    cmd.workdir
+        .as_ref()
+        .map_or_else(|| checkout.to_path_buf(), |w| checkout.join(w))
+}
+
+/// Runs a pitwall-json command `runs` times, merging samples of the same benchmark.
+fn run_json_command(
+    suite: &str,
+    cmd: &CommandSuite,
+    sampling: &Sampling,
+    checkout: &Path,
+    observer: &dyn RunObserver,
+) -> Vec<BenchmarkResult> {
+    let deadline = Instant::now() + Duration::from_secs_f64(sampling.timeout_s);
+    let fail = |msg: String| {
+        observer.benchmark_finished(suite, "command", Some(&msg));
+        vec![BenchmarkResult::failed(
+            suite,
+            "command",
+            BTreeMap::new(),
+            msg,
+        )]
+    };
+    let mut results: Vec<BenchmarkResult> = Vec::new();
+    for _ in 0..cmd.runs {
+        observer.benchmark_started(suite, "command");
+        let left = deadline.saturating_duration_since(Instant::now());
+        let outcome = match run_command(&cmd.command, &workdir(cmd, checkout), &cmd.env, left) {
+            Ok(o) => o,
+            Err(e) => return fail(format!("cannot start command `{}`: {e}", cmd.command)),
+        };
+        if !outcome.success() {
+            return fail(outcome.failure_message(&cmd.command, sampling.timeout_s));
+        }
+        let text = String::from_utf8_lossy(&outcome.stdout);
+        let parsed = match parse_pitwall_json(&text) {
+            Ok(p) => p,
+            Err(e) => {
+                return fail(format!(
+                    "output of command `{}` is not valid: {e}",
+                    cmd.command
+                ));
+            }
+        };
+        for p in parsed {
+            let status = if p.error.is_some() {
+                ResultStatus::Failed
+            } else {
+                ResultStatus::Ok
+            };
+            let existing = results
+                .iter_mut()
+                .find(|r| r.name == p.name && r.params == p.params && r.measure == p.measure);
+            match existing {
+                Some(r) => {
+                    r.samples.extend(&p.samples);
+                    r.sample_meta.extend(p.sample_meta);
+                    if status == ResultStatus::Failed {
+                        r.status = status;
+                        r.error = p.error;
+                    }
+                }
+                None => results.push(BenchmarkResult {
+                    suite: suite.to_string(),
+                    name: p.name,
+                    params: p.params,
+                    measure: p.measure,
+                    unit: p.unit,
+                    direction: p.direction,
+                    status,
+                    error: p.error,
+                    samples: p.samples,
+                    sample_meta: p.sample_meta,
+                }),
+            }
+        }
+        observer.benchmark_finished(suite, "command", None);
+    }
+    for r in &mut results {
+        // Metadata only when every run supplied it, so it stays parallel to the samples.
+        if r.sample_meta.len() != r.samples.len() {
+            r.sample_meta.clear();
+        }
+    }
+    results
+}
+
+/// Times the whole command, one execution per sample, under the engine's stopping rule.
+fn run_wall_time(
+    suite: &str,
+    cmd: &CommandSuite,
+    sampling: &Sampling,
+    checkout: &Path,
+    observer: &dyn RunObserver,
+) -> BenchmarkResult {
+    let name = suite.to_string();
+    observer.benchmark_started(suite, &name);
+    let rule = StopRule::from_sampling(sampling);
+    let start = Instant::now();
+    let timeout = Duration::from_secs_f64(sampling.timeout_s);
+    let dir = workdir(cmd, checkout);
+    let exec = || -> Result<f64, String> {
+        let left = timeout.saturating_sub(start.elapsed());
+        let o = run_command(&cmd.command, &dir, &cmd.env, left)
+            .map_err(|e| format!("cannot start command `{}`: {e}", cmd.command))?;
+        if o.success() {
+            Ok(o.elapsed_ns)
+        } else {
+            Err(o.failure_message(&cmd.command, sampling.timeout_s))
+        }
+    };
+    let outcome = (|| -> Result<Vec<f64>, String> {
+        if sampling.warmup_s > 0.0 {
+            exec()?;
+            while start.elapsed().as_secs_f64() < sampling.warmup_s {
+                exec()?;
+            }
+        }
+        let sampling_start = Instant::now();
+        let mut samples = Vec::new();
+        let mut sorted: Vec<f64> = Vec::new();
+        loop {
+            let v = exec()?;
+            samples.push(v);
+            sorted.insert(sorted.partition_point(|x| *x < v), v);
+            // The hard timeout counts from the first warm-up execution.
+            let elapsed = sampling_start.elapsed().as_secs_f64();
+            if rule.decide(&sorted, elapsed).is_some() || start.elapsed() >= timeout {
+                return Ok(samples);
+            }
+        }
+    })();
+    match outcome {
+        Ok(samples) => {
+            observer.benchmark_finished(suite, &name, None);
+            BenchmarkResult {
+                suite: suite.to_string(),
+                name,
+                params: BTreeMap::new(),
+                measure: "time".to_string(),
+                unit: Unit::new(Unit::NANOSECONDS),
+                direction: Direction::LowerIsBetter,
+                status: ResultStatus::Ok,
+                error: None,
+                samples,
+                sample_meta: Vec::new(),
+            }
+        }
+        Err(msg) => {
+            observer.benchmark_finished(suite, &name, Some(&msg));
+            BenchmarkResult::failed(suite, &name, BTreeMap::new(), msg)
+        }
+    }
+}
