@@ -1,1 +1,9 @@
-//! placeholder
+//! How results are shown: text tables and JSON for the terminal and for machines now; HTML,
+//! Markdown and charts as they land. One `Exporter` per output format.
+
+pub mod exporter;
+pub mod number;
+pub mod table;
+
+pub use exporter::{Exporter, JsonExporter, OutputFormat, TableExporter, exporter_for};
+pub use table::Table;

@@ -4,4 +4,6 @@
 
 pub mod config;
 pub mod engine;
+pub mod fingerprint;
+pub mod run;
 pub mod store;

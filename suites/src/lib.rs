@@ -11,5 +11,5 @@ pub use backend::{Backend, BackendError, SuiteKind};
 pub use benchmark::{BenchError, Benchmark, BenchmarkId, Conversion, MetricSpec, SamplingHint};
 pub use schema::{
     BenchmarkResult, Direction, ExportDoc, Fingerprint, GpuInfo, ResultStatus, Run, RunStatus,
-    SCHEMA_V1, SampleMeta, SchemaError, Unit,
+    SCHEMA_V1, SampleMeta, SchemaError, Unit, WORKING_TREE,
 };

@@ -1,0 +1,273 @@
+//! Output formats of a finished run (`pitwall run --format`, `pitwall show --format`): a
+//! summary table for people and a stable JSON document for machines.
+
+use pitwall_stats::Summary;
+use pitwall_suites::{ResultStatus, Run};
+use serde::Serialize;
+
+use crate::number::{pct, sig};
+use crate::table::Table;
+
+/// The formats a run can be shown in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    Table,
+    Json,
+}
+
+/// Renders a run in one format.
+pub trait Exporter {
+    /// `skipped` lists suites that could not run here, one line each.
+    fn render(&self, run: &Run, skipped: &[String]) -> String;
+}
+
+/// The exporter for a format.
+pub fn exporter_for(format: OutputFormat) -> Box<dyn Exporter> {
+    match format {
+        OutputFormat::Table => Box::new(TableExporter),
+        OutputFormat::Json => Box::new(JsonExporter),
+    }
+}
+
+/// Human summary: one line per benchmark measure with median, interval and tail.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TableExporter;
+
+impl Exporter for TableExporter {
+    fn render(&self, run: &Run, skipped: &[String]) -> String {
+        let mut t = Table::new(&[
+            "SUITE",
+            "BENCHMARK",
+            "MEASURE",
+            ">N",
+            ">MEDIAN",
+            ">±CI",
+            ">P99",
+            "UNIT",
+            "STATUS",
+        ]);
+        let mut errors = Vec::new();
+        for r in &run.results {
+            let bench = display_name(&r.name, &r.params);
+            match (r.status, Summary::of(&r.samples)) {
+                (ResultStatus::Ok, Some(s)) => t.row(vec![
+                    r.suite.clone(),
+                    bench,
+                    r.measure.clone(),
+                    s.n.to_string(),
+                    sig(s.median, 4),
+                    s.ci_rel_half_width().map_or_else(|| "-".to_string(), pct),
+                    sig(s.p99, 4),
+                    r.unit.to_string(),
+                    "ok".to_string(),
+                ]),
+                _ => {
+                    let n = r.samples.len().to_string();
+                    t.row(vec![
+                        r.suite.clone(),
+                        bench.clone(),
+                        r.measure.clone(),
+                        n,
+                        "-".into(),
+                        "-".into(),
+                        "-".into(),
+                        r.unit.to_string(),
+                        "FAILED".into(),
+                    ]);
+                    errors.push(format!(
+                        "{}/{bench}: {}",
+                        r.suite,
+                        r.error.as_deref().unwrap_or("failed")
+                    ));
+                }
+            }
+        }
+        let mut out = format!(
+            "run {}  project {}  commit {}  status {}\n",
+            run.id,
+            run.project,
+            run.commit,
+            run.status.as_str()
+        );
+        if !t.is_empty() {
+            out.push('\n');
+            out.push_str(&t.render());
+        }
+        for line in skipped {
+            out.push_str(&format!("\nskipped: {line}"));
+        }
+        if !skipped.is_empty() {
+            out.push('\n');
+        }
+        if !errors.is_empty() {
+            out.push_str("\nfailures:\n");
+            for e in errors {
+                out.push_str(&format!("  {e}\n"));
+            }
+        }
+        out
+    }
+}
+
+fn display_name(name: &str, params: &std::collections::BTreeMap<String, String>) -> String {
+    if params.is_empty() {
+        return name.to_string();
+    }
+    let p: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{name}[{}]", p.join(","))
+}
+
+/// Machine summary: `{"run": {…}, "benchmarks": [{…, "median": …, "ci": [lo, hi]}], "skipped": […]}`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct JsonExporter;
+
+#[derive(Serialize)]
+struct JsonRun<'a> {
+    schema: &'static str,
+    run: RunHead<'a>,
+    benchmarks: Vec<JsonBench<'a>>,
+    skipped: &'a [String],
+}
+
+#[derive(Serialize)]
+struct RunHead<'a> {
+    id: &'a str,
+    project: &'a str,
+    commit: &'a str,
+    branch: Option<&'a str>,
+    started_at: &'a str,
+    finished_at: &'a str,
+    status: &'static str,
+    config_hash: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonBench<'a> {
+    suite: &'a str,
+    name: &'a str,
+    params: &'a std::collections::BTreeMap<String, String>,
+    measure: &'a str,
+    unit: &'a str,
+    direction: &'static str,
+    status: &'static str,
+    error: Option<&'a str>,
+    n: usize,
+    median: Option<f64>,
+    ci: Option<[f64; 2]>,
+    mean: Option<f64>,
+    min: Option<f64>,
+    max: Option<f64>,
+    p90: Option<f64>,
+    p99: Option<f64>,
+    p999: Option<f64>,
+}
+
+impl Exporter for JsonExporter {
+    fn render(&self, run: &Run, skipped: &[String]) -> String {
+        let benchmarks = run
+            .results
+            .iter()
+            .map(|r| {
+                let s = Summary::of(&r.samples);
+                JsonBench {
+                    suite: &r.suite,
+                    name: &r.name,
+                    params: &r.params,
+                    measure: &r.measure,
+                    unit: r.unit.as_str(),
+                    direction: r.direction.as_str(),
+                    status: r.status.as_str(),
+                    error: r.error.as_deref(),
+                    n: r.samples.len(),
+                    median: s.map(|s| s.median),
+                    ci: s.and_then(|s| s.median_ci).map(|(lo, hi)| [lo, hi]),
+                    mean: s.map(|s| s.mean),
+                    min: s.map(|s| s.min),
+                    max: s.map(|s| s.max),
+                    p90: s.map(|s| s.p90),
+                    p99: s.map(|s| s.p99),
+                    p999: s.map(|s| s.p999),
+                }
+            })
+            .collect();
+        let doc = JsonRun {
+            schema: pitwall_suites::SCHEMA_V1,
+            run: RunHead {
+                id: &run.id,
+                project: &run.project,
+                commit: &run.commit,
+                branch: run.branch.as_deref(),
+                started_at: &run.started_at,
+                finished_at: &run.finished_at,
+                status: run.status.as_str(),
+                config_hash: &run.config_hash,
+            },
+            benchmarks,
+            skipped,
+        };
+        let mut s = serde_json::to_string_pretty(&doc).expect("summary always serializes");
+        s.push('\n');
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pitwall_suites::{BenchmarkResult, Direction, Fingerprint, RunStatus, Unit};
+    use std::collections::BTreeMap;
+
+    fn sample_run() -> Run {
+        let ok = BenchmarkResult {
+            suite: "kernel".into(),
+            name: "gemm_f32".into(),
+            params: BTreeMap::from([("n".to_string(), "256".to_string())]),
+            measure: "throughput".into(),
+            unit: Unit::new("GFLOP/s"),
+            direction: Direction::HigherIsBetter,
+            status: ResultStatus::Ok,
+            error: None,
+            samples: (0..20).map(|i| 50.0 + f64::from(i) * 0.1).collect(),
+            sample_meta: vec![],
+        };
+        let failed = BenchmarkResult::failed(
+            "toy",
+            "command",
+            BTreeMap::new(),
+            "command `./bench` exited with status 2".into(),
+        );
+        let results = vec![ok, failed];
+        Run {
+            id: "0193a1b2-0000-7000-8000-000000000001".into(),
+            project: "toy".into(),
+            commit: "working tree".into(),
+            branch: None,
+            started_at: "2026-12-02T10:00:00.000000Z".into(),
+            finished_at: "2026-12-02T10:00:05.000000Z".into(),
+            config_hash: "ab".repeat(32),
+            fingerprint: Fingerprint::default(),
+            status: RunStatus::from_results(&results),
+            results,
+        }
+    }
+
+    #[test]
+    fn table_snapshot() {
+        let out = TableExporter.render(
+            &sample_run(),
+            &["suite `x` skipped: cuda backend unavailable: no driver".to_string()],
+        );
+        insta::assert_snapshot!(out);
+    }
+
+    #[test]
+    fn json_snapshot() {
+        let out = JsonExporter.render(&sample_run(), &[]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["benchmarks"][0]["median"], 50.95);
+        assert_eq!(v["benchmarks"][1]["status"], "failed");
+        insta::with_settings!({filters => vec![(r"[0-9a-f]{64}", "[hash]"), (r"\d{4}-\d\d-\d\dT[0-9:.]+Z", "[time]")]}, {
+            insta::assert_snapshot!(out);
+        });
+    }
+}

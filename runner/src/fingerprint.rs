@@ -1,0 +1,127 @@
+//! The environment fingerprint recorded with every run: what the results depend on besides
+//! the code. Read from a root directory (normally `/`) so tests can use a fake tree.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use pitwall_suites::Fingerprint;
+
+/// Environment variables that change benchmark behaviour, recorded by prefix.
+const ENV_PREFIXES: [&str; 7] = [
+    "CUDA_",
+    "NCCL_",
+    "OMP_",
+    "MKL_",
+    "OPENBLAS_",
+    "RAYON_",
+    "NVIDIA_",
+];
+
+/// Collects the fingerprint of this machine, reading files under `root`.
+pub fn collect(root: &Path, env: impl Iterator<Item = (String, String)>) -> Fingerprint {
+    let read = |p: &str| {
+        std::fs::read_to_string(root.join(p))
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    let cpuinfo = read("proc/cpuinfo").unwrap_or_default();
+    let cpu_model = cpuinfo
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            matches!(k.trim(), "model name" | "Model" | "cpu model").then(|| v.trim().to_string())
+        })
+        .unwrap_or_default();
+    let logical_cpus = cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("processor"))
+        .count() as u32;
+    let memory_bytes = read("proc/meminfo")
+        .and_then(|m| {
+            let line = m.lines().find(|l| l.starts_with("MemTotal:"))?.to_string();
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib * 1024)
+        })
+        .unwrap_or(0);
+    let env: BTreeMap<String, String> = env
+        .filter(|(k, _)| ENV_PREFIXES.iter().any(|p| k.starts_with(p)))
+        .collect();
+    Fingerprint {
+        hostname: read("proc/sys/kernel/hostname").unwrap_or_default(),
+        os: std::env::consts::OS.to_string(),
+        arch: std::env::consts::ARCH.to_string(),
+        kernel: read("proc/sys/kernel/osrelease").unwrap_or_default(),
+        cpu_model,
+        logical_cpus,
+        memory_bytes,
+        cpu_governor: read("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        gpus: Vec::new(),
+        pitwall_version: format!(
+            "{} ({})",
+            env!("CARGO_PKG_VERSION"),
+            if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            }
+        ),
+        env,
+        extra: BTreeMap::new(),
+    }
+}
+
+/// The fingerprint of the machine this process runs on.
+pub fn current() -> Fingerprint {
+    collect(Path::new("/"), std::env::vars())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_fake_tree() {
+        let root = tempfile::tempdir().unwrap();
+        let w = |p: &str, s: &str| {
+            let path = root.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, s).unwrap();
+        };
+        w(
+            "proc/cpuinfo",
+            "processor\t: 0\nmodel name\t: Fake CPU 9000\n\nprocessor\t: 1\nmodel name\t: Fake CPU 9000\n",
+        );
+        w("proc/meminfo", "MemTotal:       2048 kB\nMemFree: 1 kB\n");
+        w("proc/sys/kernel/hostname", "runner-7\n");
+        w("proc/sys/kernel/osrelease", "6.1.0-test\n");
+        w(
+            "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            "performance\n",
+        );
+        let env = vec![
+            ("CUDA_VISIBLE_DEVICES".to_string(), "0".to_string()),
+            ("HOME".to_string(), "/root".to_string()),
+            ("OMP_NUM_THREADS".to_string(), "4".to_string()),
+        ];
+        let f = collect(root.path(), env.into_iter());
+        assert_eq!(f.hostname, "runner-7");
+        assert_eq!(f.kernel, "6.1.0-test");
+        assert_eq!(f.cpu_model, "Fake CPU 9000");
+        assert_eq!(f.logical_cpus, 2);
+        assert_eq!(f.memory_bytes, 2048 * 1024);
+        assert_eq!(f.cpu_governor.as_deref(), Some("performance"));
+        assert_eq!(
+            f.env.keys().collect::<Vec<_>>(),
+            ["CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS"]
+        );
+    }
+
+    #[test]
+    fn missing_files_are_unknown_not_errors() {
+        let root = tempfile::tempdir().unwrap();
+        let f = collect(root.path(), std::iter::empty());
+        assert_eq!(f.cpu_model, "");
+        assert_eq!(f.memory_bytes, 0);
+        assert_eq!(f.cpu_governor, None);
+    }
+}
