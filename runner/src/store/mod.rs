@@ -1,7 +1,11 @@
 //! The result store: where runs are kept. A trait so SQLite (default) and PostgreSQL (shared)
 //! backends sit behind one interface; `open` picks one from a store URL.
 
+mod migrations;
 mod sqlite;
+mod sqlite_codec;
+#[cfg(test)]
+mod sqlite_tests;
 mod url;
 
 pub use sqlite::SqliteStore;
@@ -59,6 +63,12 @@ pub enum StoreError {
         store: String,
         id: String,
         candidates: String,
+    },
+    #[error("store {store}: cannot store {source}")]
+    Invalid {
+        store: String,
+        #[source]
+        source: pitwall_suites::SchemaError,
     },
     #[error("store {store}: run {id} is already stored with different content")]
     Conflict { store: String, id: String },

@@ -1,0 +1,170 @@
+//! Numbered schema migrations for the SQLite store, so a database written by an older pitwall is
+//! brought up to date (and one written by a newer pitwall is refused) instead of misread.
+//!
+//! The schema version lives in `PRAGMA user_version`: version N means `MIGRATIONS[..N]` have
+//! been applied. Migrations are applied inside one `BEGIN IMMEDIATE` transaction that re-reads
+//! the version after taking the write lock, so two processes opening a fresh file at the same
+//! moment do not both migrate: the second waits (busy timeout), then sees the new version.
+//! Never edit a released migration; append a new one.
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::StoreError;
+
+/// Migration 1: runs, their results and every raw sample.
+///
+/// * `results.ord` is the position of a result within its run (results come back in this
+///   order); `UNIQUE (run_id, ord)` also serves as the index behind `run_id` lookups and the
+///   cascade.
+/// * `samples.value` holds each sample as an 8-byte IEEE 754 double (storage class REAL,
+///   enforced by the CHECK). The column deliberately has no declared type: a `REAL` column has
+///   REAL affinity, and SQLite then writes integral doubles to disk as integers, which turns
+///   `-0.0` into `0.0` on the way back. Without affinity the double is kept bit for bit.
+/// * `*_json` columns hold serde_json text of the schema types; `samples.meta_json` is NULL for
+///   every sample of a result that has no per-sample metadata.
+/// * Enumerations (`status`, `direction`) are stored as their stable text forms and checked on
+///   read rather than with CHECK constraints, so adding a value later needs no table rebuild.
+const V1: &str = "
+CREATE TABLE runs (
+    id               TEXT PRIMARY KEY NOT NULL,
+    project          TEXT NOT NULL,
+    commit_sha       TEXT NOT NULL,
+    branch           TEXT,
+    started_at       TEXT NOT NULL,
+    finished_at      TEXT NOT NULL,
+    config_hash      TEXT NOT NULL,
+    status           TEXT NOT NULL,
+    fingerprint_json TEXT NOT NULL
+);
+CREATE INDEX runs_by_started_at ON runs (started_at, id);
+
+CREATE TABLE results (
+    id          INTEGER PRIMARY KEY,
+    run_id      TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    ord         INTEGER NOT NULL,
+    suite       TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    params_json TEXT NOT NULL,
+    measure     TEXT NOT NULL,
+    unit        TEXT NOT NULL,
+    direction   TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    error       TEXT,
+    UNIQUE (run_id, ord)
+);
+CREATE INDEX results_by_benchmark ON results (suite, name);
+
+CREATE TABLE samples (
+    result_id INTEGER NOT NULL REFERENCES results (id) ON DELETE CASCADE,
+    idx       INTEGER NOT NULL,
+    value     NOT NULL CHECK (typeof(value) = 'real'),
+    meta_json TEXT,
+    PRIMARY KEY (result_id, idx)
+) WITHOUT ROWID;
+";
+
+/// Every migration, in order. The schema version after applying `MIGRATIONS[..n]` is `n`.
+pub(super) const MIGRATIONS: &[&str] = &[V1];
+
+/// The schema version this pitwall writes.
+pub(super) fn latest_version() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// A migration script that SQLite rejected.
+#[derive(Debug, thiserror::Error)]
+#[error("applying schema migration {version}: {source}")]
+pub(super) struct MigrationError {
+    version: i64,
+    #[source]
+    source: rusqlite::Error,
+}
+
+/// The schema version recorded in the database (0 for a fresh file).
+pub(super) fn current_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.pragma_query_value(None, "user_version", |row| row.get(0))
+}
+
+/// Refuses a database written by a newer pitwall.
+pub(super) fn check_not_too_new(found: i64, store: &str) -> Result<(), StoreError> {
+    if found > latest_version() {
+        return Err(StoreError::TooNew {
+            store: store.to_string(),
+            found,
+            supported: latest_version(),
+        });
+    }
+    Ok(())
+}
+
+/// Brings the schema up to `latest_version()`. Returns how many migrations this call applied
+/// (0 when the database was already current, or another process migrated it first).
+pub(super) fn migrate(conn: &mut Connection, store: &str) -> Result<usize, StoreError> {
+    let backend = |e: rusqlite::Error| StoreError::Backend {
+        store: store.to_string(),
+        source: Box::new(e),
+    };
+    // Fast path: an up-to-date database needs no write lock at all.
+    let found = current_version(conn).map_err(backend)?;
+    check_not_too_new(found, store)?;
+    if found == latest_version() {
+        return Ok(0);
+    }
+
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(backend)?;
+    // Re-read under the write lock: another process may have migrated meanwhile.
+    let found = current_version(&tx).map_err(backend)?;
+    check_not_too_new(found, store)?;
+    let mut applied = 0;
+    for (i, script) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        let version = i as i64 + 1;
+        let fail = |source| StoreError::Backend {
+            store: store.to_string(),
+            source: Box::new(MigrationError { version, source }),
+        };
+        tx.execute_batch(script).map_err(fail)?;
+        // user_version is part of the database header, so it commits with the scripts.
+        tx.pragma_update(None, "user_version", version)
+            .map_err(fail)?;
+        applied += 1;
+    }
+    tx.commit().map_err(backend)?;
+    Ok(applied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrates_a_fresh_database_once() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        assert_eq!(current_version(&conn).unwrap(), 0);
+        assert_eq!(migrate(&mut conn, "mem").unwrap(), MIGRATIONS.len());
+        assert_eq!(current_version(&conn).unwrap(), latest_version());
+        assert_eq!(migrate(&mut conn, "mem").unwrap(), 0);
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(tables, ["results", "runs", "samples"]);
+    }
+
+    #[test]
+    fn refuses_newer_versions() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "user_version", latest_version() + 1)
+            .unwrap();
+        let err = migrate(&mut conn, "mem").unwrap_err();
+        assert!(
+            matches!(err, StoreError::TooNew { found, supported, .. }
+                if found == latest_version() + 1 && supported == latest_version()),
+            "{err:?}"
+        );
+    }
+}
