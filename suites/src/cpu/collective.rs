@@ -1,8 +1,466 @@
-//! Placeholder: the CPU collective suite (being written).
+//! The CPU `collective` suite: a real ring all-reduce across OS threads over shared memory,
+//! reported as nccl-tests' algbw and busbw, so collective regressions can be caught without GPUs.
 
+use std::hint::spin_loop;
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::thread::{self, JoinHandle};
+use std::time::Instant;
+
+use super::kernel::fits;
 use crate::backend::SuiteOptions;
-use crate::benchmark::Benchmark;
+use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use crate::schema::Unit;
 
-pub fn suite(_options: &SuiteOptions) -> Vec<Box<dyn Benchmark>> {
-    Vec::new()
+/// Message sizes measured, 8 B to 64 MiB.
+pub const MESSAGE_BYTES: [u64; 9] = [
+    8,
+    64,
+    512,
+    4 << 10,
+    32 << 10,
+    256 << 10,
+    2 << 20,
+    16 << 20,
+    64 << 20,
+];
+
+pub fn suite(options: &SuiteOptions) -> Vec<Box<dyn Benchmark>> {
+    let ranks = options.ranks.unwrap_or_else(default_ranks);
+    MESSAGE_BYTES
+        .iter()
+        .filter(|&&bytes| fits(options.max_bytes, bytes))
+        .map(|&bytes| Box::new(AllReduceBench::new(bytes, ranks)) as Box<dyn Benchmark>)
+        .collect()
+}
+
+/// min(available parallelism, 4), but at least 2 so there is a ring.
+pub fn default_ranks() -> usize {
+    thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 4)
+}
+
+/// nccl-tests' all-reduce bus bandwidth factor 2(n−1)/n: busbw = algbw × factor.
+pub fn bus_factor_allreduce(ranks: usize) -> f64 {
+    if ranks == 0 {
+        return 0.0;
+    }
+    2.0 * (ranks as f64 - 1.0) / ranks as f64
+}
+
+/// Elements of chunk `c` when `len` elements are split over `n` chunks as evenly as possible.
+fn chunk_range(len: usize, n: usize, c: usize) -> Range<usize> {
+    let (base, extra) = (len / n, len % n);
+    let start = c * base + c.min(extra);
+    start..start + base + usize::from(c < extra)
+}
+
+/// Rank `r`'s input element `i`: small integers, so every sum is exact in f32.
+fn input_value(rank: usize, i: usize) -> f32 {
+    ((i * 7 + rank * 13) % 61) as f32 - 30.0
+}
+
+/// A barrier for threads that spin briefly then yield, so ring steps stay cheap on idle cores
+/// and do not starve other ranks when threads outnumber cores.
+struct SpinBarrier {
+    parties: usize,
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl SpinBarrier {
+    fn new(parties: usize) -> SpinBarrier {
+        SpinBarrier {
+            parties,
+            arrived: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+        }
+    }
+
+    fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.parties {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::AcqRel);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            if spins < 2000 {
+                spins += 1;
+                spin_loop();
+            } else {
+                thread::yield_now();
+            }
+        }
+    }
+}
+
+/// What the bench asks of its workers; they sleep on a condvar between runs.
+struct Control {
+    generation: u64,
+    iters: u64,
+    exit: bool,
+}
+
+/// Buffers and synchronisation shared by the ranks. Each rank's buffers are split into `ranks`
+/// chunks, each behind its own lock; within one ring step no two ranks touch the same chunk
+/// mutably, so the locks are never contended and only make the sharing safe.
+struct Shared {
+    ranks: usize,
+    /// `input[rank][chunk]`, never written after setup (out-of-place all-reduce).
+    input: Vec<Vec<Vec<f32>>>,
+    /// `output[rank][chunk]`, each rank's result.
+    output: Vec<Vec<RwLock<Vec<f32>>>>,
+    step: SpinBarrier,
+    control: Mutex<Control>,
+    wake: Condvar,
+}
+
+impl Shared {
+    fn new(elements: usize, ranks: usize) -> Shared {
+        let input: Vec<Vec<Vec<f32>>> = (0..ranks)
+            .map(|r| {
+                (0..ranks)
+                    .map(|c| {
+                        chunk_range(elements, ranks, c)
+                            .map(|i| input_value(r, i))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        let output = input
+            .iter()
+            .map(|chunks| {
+                chunks
+                    .iter()
+                    .map(|c: &Vec<f32>| RwLock::new(vec![0.0; c.len()]))
+                    .collect()
+            })
+            .collect();
+        Shared {
+            ranks,
+            input,
+            output,
+            step: SpinBarrier::new(ranks),
+            control: Mutex::new(Control {
+                generation: 0,
+                iters: 0,
+                exit: false,
+            }),
+            wake: Condvar::new(),
+        }
+    }
+
+    /// Rank `rank`'s part of `iters` ring all-reduces: reduce-scatter, then all-gather, each in
+    /// ranks−1 steps in which every rank reads one chunk of its left neighbour.
+    fn all_reduce(&self, rank: usize, iters: u64) {
+        let n = self.ranks;
+        let prev = (rank + n - 1) % n;
+        let mine = &self.output[rank];
+        for _ in 0..iters {
+            if n == 1 {
+                for (dst, src) in mine.iter().zip(&self.input[rank]) {
+                    dst.write().unwrap().copy_from_slice(src);
+                }
+                continue;
+            }
+            // Reduce-scatter: at step s, chunk (rank−1−s) gains this rank's contribution; after
+            // the last step, chunk (rank+1) holds the sum over all ranks.
+            for s in 0..n - 1 {
+                let c = (rank + 2 * n - 1 - s) % n;
+                {
+                    let mut dst = mine[c].write().unwrap();
+                    let own = &self.input[rank][c];
+                    if s == 0 {
+                        add(&mut dst, own, &self.input[prev][c]);
+                    } else {
+                        add(&mut dst, own, &self.output[prev][c].read().unwrap());
+                    }
+                }
+                self.step.wait();
+            }
+            // All-gather: at step t, copy the complete chunk (rank−t) from the left neighbour.
+            for t in 0..n - 1 {
+                let c = (rank + n - t) % n;
+                {
+                    let mut dst = mine[c].write().unwrap();
+                    dst.copy_from_slice(&self.output[prev][c].read().unwrap());
+                }
+                self.step.wait();
+            }
+        }
+    }
+
+    /// Checks that every rank holds the elementwise sum of all inputs.
+    fn verify(&self) -> Result<(), BenchError> {
+        let n = self.ranks;
+        for (rank, chunks) in self.output.iter().enumerate() {
+            let elements = chunks.iter().map(|c| c.read().unwrap().len()).sum();
+            for (c, chunk) in chunks.iter().enumerate() {
+                let chunk = chunk.read().unwrap();
+                for (i, &got) in chunk_range(elements, n, c).zip(chunk.iter()) {
+                    let want: f32 = (0..n).map(|r| input_value(r, i)).sum();
+                    if got != want {
+                        return Err(BenchError::Validation(format!(
+                            "all-reduce over {n} ranks: rank {rank} element {i} is {got}, expected {want}"
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn add(dst: &mut [f32], a: &[f32], b: &[f32]) {
+    for ((d, x), y) in dst.iter_mut().zip(a).zip(b) {
+        *d = x + y;
+    }
+}
+
+fn worker(shared: Arc<Shared>, rank: usize) {
+    let mut seen = 0;
+    loop {
+        let iters = {
+            let mut control = shared.control.lock().unwrap();
+            while !control.exit && control.generation == seen {
+                control = shared.wake.wait(control).unwrap();
+            }
+            if control.exit {
+                return;
+            }
+            seen = control.generation;
+            control.iters
+        };
+        shared.step.wait();
+        shared.all_reduce(rank, iters);
+        shared.step.wait();
+    }
+}
+
+/// The ranks: the calling thread is rank 0, persistent workers are ranks 1..n.
+struct Ring {
+    shared: Arc<Shared>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+impl Ring {
+    fn start(elements: usize, ranks: usize) -> Result<Ring, BenchError> {
+        let mut ring = Ring {
+            shared: Arc::new(Shared::new(elements, ranks)),
+            workers: Vec::with_capacity(ranks - 1),
+        };
+        for rank in 1..ranks {
+            let shared = Arc::clone(&ring.shared);
+            let handle = thread::Builder::new()
+                .name(format!("pitwall-allreduce-{rank}"))
+                .spawn(move || worker(shared, rank))
+                .map_err(|e| BenchError::Setup(format!("spawning rank {rank}: {e}")))?;
+            ring.workers.push(handle);
+        }
+        Ok(ring)
+    }
+
+    /// Runs `iters` all-reduces on all ranks; nanoseconds from the barrier before the first
+    /// iteration to the barrier after the last.
+    fn run(&self, iters: u64) -> f64 {
+        {
+            let mut control = self.shared.control.lock().unwrap();
+            control.generation += 1;
+            control.iters = iters;
+        }
+        self.shared.wake.notify_all();
+        self.shared.step.wait();
+        let start = Instant::now();
+        self.shared.all_reduce(0, iters);
+        self.shared.step.wait();
+        start.elapsed().as_nanos() as f64
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        self.shared.control.lock().unwrap().exit = true;
+        self.shared.wake.notify_all();
+        for handle in self.workers.drain(..) {
+            // A worker that panicked has already stopped; nothing more to clean up.
+            let _ = handle.join();
+        }
+    }
+}
+
+/// Out-of-place ring all-reduce (sum, f32) of `bytes` across `ranks` threads.
+pub struct AllReduceBench {
+    bytes: u64,
+    ranks: usize,
+    ring: Option<Ring>,
+    verified: bool,
+}
+
+impl AllReduceBench {
+    /// `ranks` below 1 is taken as 1; buffers and threads are set up on the first run.
+    pub fn new(bytes: u64, ranks: usize) -> AllReduceBench {
+        AllReduceBench {
+            bytes,
+            ranks: ranks.max(1),
+            ring: None,
+            verified: false,
+        }
+    }
+}
+
+impl Benchmark for AllReduceBench {
+    fn id(&self) -> BenchmarkId {
+        BenchmarkId::new(
+            "allreduce_sum_f32",
+            &[
+                ("bytes", self.bytes.to_string()),
+                ("ranks", self.ranks.to_string()),
+            ],
+        )
+    }
+
+    fn sampling(&self) -> SamplingHint {
+        SamplingHint::Batched
+    }
+
+    fn metrics(&self) -> Vec<MetricSpec> {
+        let bytes = self.bytes as f64;
+        vec![
+            MetricSpec::rate("algbw", Unit::GB_PER_S, bytes, 1e9),
+            MetricSpec::rate(
+                "busbw",
+                Unit::GB_PER_S,
+                bytes * bus_factor_allreduce(self.ranks),
+                1e9,
+            ),
+        ]
+    }
+
+    fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
+        let elem_bytes = size_of::<f32>() as u64;
+        if self.bytes == 0 || self.bytes % elem_bytes != 0 {
+            return Err(BenchError::Setup(format!(
+                "message of {} bytes is not a whole, non-zero number of f32s",
+                self.bytes
+            )));
+        }
+        if self.ring.is_none() {
+            let elements = usize::try_from(self.bytes / elem_bytes)
+                .map_err(|e| BenchError::Setup(e.to_string()))?;
+            self.ring = Some(Ring::start(elements, self.ranks)?);
+        }
+        let ring = self.ring.as_ref().expect("started above");
+        let ns = ring.run(iters);
+        if !self.verified && iters > 0 {
+            ring.shared.verify()?;
+            self.verified = true;
+        }
+        Ok(ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::Direction;
+
+    #[test]
+    fn chunks_cover_uneven_and_tiny_messages() {
+        for (len, n) in [(2, 4), (3, 4), (0, 3), (1001, 3), (16, 4)] {
+            let ranges: Vec<_> = (0..n).map(|c| chunk_range(len, n, c)).collect();
+            assert_eq!(ranges[0].start, 0);
+            assert_eq!(ranges[n - 1].end, len);
+            for w in ranges.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+                assert!(w[0].len() + 1 >= w[1].len() && w[0].len() <= w[1].len() + 1);
+            }
+        }
+    }
+
+    #[test]
+    fn all_reduce_is_correct_for_ranks_and_sizes() {
+        for ranks in [1, 2, 3, 4] {
+            for bytes in [8, 12, 28, 4004, 1 << 20] {
+                let mut bench = AllReduceBench::new(bytes, ranks);
+                assert!(bench.run(1).unwrap() > 0.0, "ranks={ranks} bytes={bytes}");
+                assert!(bench.verified);
+                // Repeated runs stay correct: the input is never overwritten.
+                bench.run(3).unwrap();
+                bench.ring.as_ref().unwrap().shared.verify().unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn verify_catches_a_wrong_element() {
+        let mut bench = AllReduceBench::new(4004, 3);
+        bench.run(1).unwrap();
+        let shared = &bench.ring.as_ref().unwrap().shared;
+        shared.output[2][1].write().unwrap()[5] += 1.0;
+        assert!(matches!(shared.verify(), Err(BenchError::Validation(_))));
+    }
+
+    #[test]
+    fn bad_message_sizes_are_setup_errors() {
+        for bytes in [0, 6] {
+            let err = AllReduceBench::new(bytes, 2).run(1);
+            assert!(matches!(err, Err(BenchError::Setup(_))));
+        }
+    }
+
+    #[test]
+    fn bus_factor_and_metrics_follow_nccl_tests() {
+        assert_eq!(bus_factor_allreduce(4), 1.5);
+        assert_eq!(bus_factor_allreduce(2), 1.0);
+        assert_eq!(bus_factor_allreduce(1), 0.0);
+        let bench = AllReduceBench::new(1 << 20, 4);
+        assert_eq!(
+            bench.id().display(),
+            "allreduce_sum_f32[bytes=1048576,ranks=4]"
+        );
+        let m = bench.metrics();
+        assert_eq!(
+            (m[0].measure.as_str(), m[1].measure.as_str()),
+            ("algbw", "busbw")
+        );
+        for spec in &m {
+            assert_eq!(spec.unit, Unit::new("GB/s"));
+            assert_eq!(spec.direction, Direction::HigherIsBetter);
+        }
+        // 1 MiB in 1 ms: algbw 1.048576 GB/s, busbw 1.5 times that.
+        assert!((m[0].conversion.apply(1e6) - 1.048_576).abs() < 1e-12);
+        assert!((m[1].conversion.apply(1e6) - 1.572_864).abs() < 1e-12);
+    }
+
+    #[test]
+    fn dropping_benches_stops_their_workers() {
+        let mut handles = Vec::new();
+        for i in 0..20 {
+            let mut bench = AllReduceBench::new(64, 2 + i % 3);
+            bench.run(2).unwrap();
+            handles.push(Arc::downgrade(&bench.ring.as_ref().unwrap().shared));
+        }
+        // All benches above are dropped; workers hold clones of `shared` until they exit, so a
+        // live Weak would mean a leaked thread.
+        assert!(handles.iter().all(|w| w.upgrade().is_none()));
+        drop(AllReduceBench::new(64, 4));
+    }
+
+    #[test]
+    fn suite_uses_ranks_option_and_caps_messages() {
+        let opts = SuiteOptions {
+            ranks: Some(3),
+            max_bytes: Some(4096),
+        };
+        let ids: Vec<String> = suite(&opts).iter().map(|b| b.id().display()).collect();
+        assert_eq!(ids.len(), 4);
+        assert_eq!(ids[3], "allreduce_sum_f32[bytes=4096,ranks=3]");
+        assert!((2..=4).contains(&default_ranks()));
+        assert_eq!(suite(&SuiteOptions::default()).len(), MESSAGE_BYTES.len());
+    }
 }

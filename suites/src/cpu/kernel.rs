@@ -1,8 +1,446 @@
-//! Placeholder: the CPU kernel suite (being written).
+//! The CPU `kernel` suite: a compute-bound GEMM, STREAM-style bandwidth sweeps and a reduction,
+//! real work timed with the wall clock, so the pipeline has baselines on a machine without a GPU.
+
+use std::hint::black_box;
+use std::time::Instant;
 
 use crate::backend::SuiteOptions;
-use crate::benchmark::Benchmark;
+use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use crate::schema::Unit;
 
-pub fn suite(_options: &SuiteOptions) -> Vec<Box<dyn Benchmark>> {
-    Vec::new()
+const KIB: u64 = 1 << 10;
+const MIB: u64 = 1 << 20;
+
+pub fn suite(options: &SuiteOptions) -> Vec<Box<dyn Benchmark>> {
+    let mut out: Vec<Box<dyn Benchmark>> = Vec::new();
+    for n in GemmBench::SIZES {
+        if fits(options.max_bytes, GemmBench::footprint_bytes(n)) {
+            out.push(Box::new(GemmBench::new(n)));
+        }
+    }
+    for op in [StreamOp::Copy, StreamOp::Triad] {
+        for bytes in StreamBench::ARRAY_BYTES {
+            if fits(options.max_bytes, bytes * op.arrays()) {
+                out.push(Box::new(StreamBench::new(op, bytes)));
+            }
+        }
+    }
+    for bytes in ReductionBench::ARRAY_BYTES {
+        if fits(options.max_bytes, bytes) {
+            out.push(Box::new(ReductionBench::new(bytes)));
+        }
+    }
+    out
+}
+
+/// Whether a footprint of `bytes` is within the optional cap.
+pub(super) fn fits(max_bytes: Option<u64>, bytes: u64) -> bool {
+    max_bytes.is_none_or(|cap| bytes <= cap)
+}
+
+/// A small deterministic generator, so inputs are reproducible and never all zeros.
+pub(super) struct Lcg(u64);
+
+impl Lcg {
+    pub(super) fn new(seed: u64) -> Lcg {
+        Lcg(seed ^ 0x9E37_79B9_7F4A_7C15)
+    }
+
+    pub(super) fn next_u32(&mut self) -> u32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 32) as u32
+    }
+
+    /// Uniform in [-1, 1).
+    pub(super) fn next_f32(&mut self) -> f32 {
+        (self.next_u32() >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+    }
+}
+
+/// C (m×n) = A (m×k) · B (k×n) + beta·C, all contiguous row-major, single-threaded.
+pub(super) fn sgemm(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], beta: f32, c: &mut [f32]) {
+    assert!(a.len() >= m * k, "A holds {} of {}×{}", a.len(), m, k);
+    assert!(b.len() >= k * n, "B holds {} of {}×{}", b.len(), k, n);
+    assert!(c.len() >= m * n, "C holds {} of {}×{}", c.len(), m, n);
+    // SAFETY: the asserts keep every element matrixmultiply touches inside the three slices:
+    // row strides k, n, n with column stride 1 describe contiguous row-major matrices of the
+    // asserted sizes, and `c` is borrowed mutably so it aliases neither input.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            k as isize,
+            1,
+            b.as_ptr(),
+            n as isize,
+            1,
+            beta,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
+        );
+    }
+}
+
+/// f32 GEMM C = A·B on square n×n matrices.
+pub struct GemmBench {
+    n: usize,
+    buffers: Option<[Vec<f32>; 3]>,
+}
+
+impl GemmBench {
+    pub const SIZES: [usize; 4] = [64, 256, 512, 1024];
+
+    pub fn new(n: usize) -> GemmBench {
+        GemmBench { n, buffers: None }
+    }
+
+    /// Bytes of A, B and C together.
+    pub fn footprint_bytes(n: usize) -> u64 {
+        3 * (n * n * size_of::<f32>()) as u64
+    }
+
+    fn flops_per_iter(&self) -> f64 {
+        2.0 * (self.n as f64).powi(3)
+    }
+}
+
+impl Benchmark for GemmBench {
+    fn id(&self) -> BenchmarkId {
+        BenchmarkId::new("gemm_f32", &[("n", self.n.to_string())])
+    }
+
+    fn sampling(&self) -> SamplingHint {
+        SamplingHint::Batched
+    }
+
+    fn metrics(&self) -> Vec<MetricSpec> {
+        vec![MetricSpec::rate(
+            "throughput",
+            Unit::GFLOP_PER_S,
+            self.flops_per_iter(),
+            1e9,
+        )]
+    }
+
+    fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
+        let n = self.n;
+        let [a, b, c] = self.buffers.get_or_insert_with(|| {
+            let mut rng = Lcg::new(n as u64);
+            let a = (0..n * n).map(|_| rng.next_f32()).collect();
+            let b = (0..n * n).map(|_| rng.next_f32()).collect();
+            [a, b, vec![0.0; n * n]]
+        });
+        let start = Instant::now();
+        for _ in 0..iters {
+            sgemm(n, n, n, black_box(a), black_box(b), 0.0, c);
+            black_box(&mut *c);
+        }
+        Ok(start.elapsed().as_nanos() as f64)
+    }
+}
+
+/// The STREAM operations measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamOp {
+    /// b[i] = a[i]
+    Copy,
+    /// a[i] = b[i] + s·c[i]
+    Triad,
+}
+
+impl StreamOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            StreamOp::Copy => "stream_copy",
+            StreamOp::Triad => "stream_triad",
+        }
+    }
+
+    /// Arrays touched per iteration, as STREAM counts bytes moved.
+    pub fn arrays(self) -> u64 {
+        match self {
+            StreamOp::Copy => 2,
+            StreamOp::Triad => 3,
+        }
+    }
+}
+
+/// The scalar of STREAM's triad.
+pub const TRIAD_SCALAR: f64 = 3.0;
+
+fn triad(a: &mut [f64], b: &[f64], c: &[f64], s: f64) {
+    for ((x, y), z) in a.iter_mut().zip(b).zip(c) {
+        *x = y + s * z;
+    }
+}
+
+/// STREAM copy or triad over f64 arrays of `bytes` each.
+pub struct StreamBench {
+    op: StreamOp,
+    bytes: u64,
+    arrays: Option<[Vec<f64>; 3]>,
+}
+
+impl StreamBench {
+    /// Bytes per array, from L1-resident to DRAM-bound.
+    pub const ARRAY_BYTES: [u64; 4] = [16 * KIB, 256 * KIB, 4 * MIB, 64 * MIB];
+
+    pub fn new(op: StreamOp, bytes: u64) -> StreamBench {
+        StreamBench {
+            op,
+            bytes,
+            arrays: None,
+        }
+    }
+
+    fn len(&self) -> usize {
+        (self.bytes / size_of::<f64>() as u64) as usize
+    }
+}
+
+impl Benchmark for StreamBench {
+    fn id(&self) -> BenchmarkId {
+        BenchmarkId::new(self.op.name(), &[("bytes", self.bytes.to_string())])
+    }
+
+    fn sampling(&self) -> SamplingHint {
+        SamplingHint::Batched
+    }
+
+    fn metrics(&self) -> Vec<MetricSpec> {
+        let moved_bytes = (self.op.arrays() * self.bytes) as f64;
+        vec![MetricSpec::rate(
+            "bandwidth",
+            Unit::GB_PER_S,
+            moved_bytes,
+            1e9,
+        )]
+    }
+
+    fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
+        let (len, op) = (self.len(), self.op);
+        let [a, b, c] = self.arrays.get_or_insert_with(|| {
+            let c_len = if op == StreamOp::Triad { len } else { 0 };
+            [vec![1.0; len], vec![2.0; len], vec![0.5; c_len]]
+        });
+        let start = Instant::now();
+        match op {
+            StreamOp::Copy => {
+                for _ in 0..iters {
+                    b.copy_from_slice(black_box(a));
+                    black_box(&mut *b);
+                }
+            }
+            StreamOp::Triad => {
+                for _ in 0..iters {
+                    triad(a, black_box(b), black_box(c), black_box(TRIAD_SCALAR));
+                    black_box(&mut *a);
+                }
+            }
+        }
+        Ok(start.elapsed().as_nanos() as f64)
+    }
+}
+
+/// Sum of f64s with eight independent accumulators, so the loop vectorises and is bound by
+/// memory bandwidth rather than by the latency of one dependent add chain.
+pub(super) fn sum_f64(xs: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let chunks = xs.chunks_exact(8);
+    let tail: f64 = chunks.remainder().iter().sum();
+    for chunk in chunks {
+        for (a, x) in acc.iter_mut().zip(chunk) {
+            *a += x;
+        }
+    }
+    acc.iter().sum::<f64>() + tail
+}
+
+/// An array of small integers whose exact sum is known, so the f64 sum can be checked exactly.
+struct SumData {
+    data: Vec<f64>,
+    expected: i64,
+}
+
+impl SumData {
+    fn new(len: usize) -> SumData {
+        let mut rng = Lcg::new(len as u64);
+        let ints: Vec<i64> = (0..len)
+            .map(|_| i64::from(rng.next_u32() % 17) - 8)
+            .collect();
+        SumData {
+            data: ints.iter().map(|&x| x as f64).collect(),
+            expected: ints.iter().sum(),
+        }
+    }
+
+    fn validate(&self) -> Result<(), BenchError> {
+        let got = sum_f64(&self.data);
+        if got == self.expected as f64 {
+            Ok(())
+        } else {
+            Err(BenchError::Validation(format!(
+                "reduce_sum over {} elements gave {got}, expected {}",
+                self.data.len(),
+                self.expected
+            )))
+        }
+    }
+}
+
+/// Sum of an f64 array of `bytes`.
+pub struct ReductionBench {
+    bytes: u64,
+    data: Option<SumData>,
+}
+
+impl ReductionBench {
+    pub const ARRAY_BYTES: [u64; 2] = [256 * KIB, 64 * MIB];
+
+    pub fn new(bytes: u64) -> ReductionBench {
+        ReductionBench { bytes, data: None }
+    }
+}
+
+impl Benchmark for ReductionBench {
+    fn id(&self) -> BenchmarkId {
+        BenchmarkId::new("reduce_sum", &[("bytes", self.bytes.to_string())])
+    }
+
+    fn sampling(&self) -> SamplingHint {
+        SamplingHint::Batched
+    }
+
+    fn metrics(&self) -> Vec<MetricSpec> {
+        vec![MetricSpec::rate(
+            "bandwidth",
+            Unit::GB_PER_S,
+            self.bytes as f64,
+            1e9,
+        )]
+    }
+
+    fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
+        if self.data.is_none() {
+            let data = SumData::new((self.bytes / size_of::<f64>() as u64) as usize);
+            data.validate()?;
+            self.data = Some(data);
+        }
+        let data = &self.data.as_ref().expect("set above").data;
+        let start = Instant::now();
+        for _ in 0..iters {
+            black_box(sum_f64(black_box(data)));
+        }
+        Ok(start.elapsed().as_nanos() as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::Direction;
+
+    #[test]
+    fn gemm_matches_naive_triple_loop() {
+        for n in [1, 7, 17, 64] {
+            let mut bench = GemmBench::new(n);
+            assert!(bench.run(1).unwrap() > 0.0);
+            let [a, b, c] = bench.buffers.as_ref().unwrap();
+            assert!(a.iter().any(|&x| x != 0.0), "inputs must not be zeros");
+            for i in 0..n {
+                for j in 0..n {
+                    let want: f64 = (0..n)
+                        .map(|k| f64::from(a[i * n + k]) * f64::from(b[k * n + j]))
+                        .sum();
+                    let got = f64::from(c[i * n + j]);
+                    assert!((got - want).abs() < 1e-4 * (n as f64), "n={n} ({i},{j})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn gemm_metric_counts_two_n_cubed_flops() {
+        let m = GemmBench::new(256).metrics();
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].measure, "throughput");
+        assert_eq!(m[0].unit, Unit::new("GFLOP/s"));
+        assert_eq!(m[0].direction, Direction::HigherIsBetter);
+        // 2·256³ flops in 1 ms is 33.554432 GFLOP/s.
+        assert!((m[0].conversion.apply(1e6) - 33.554_432).abs() < 1e-9);
+        assert_eq!(GemmBench::footprint_bytes(512), 3 * 512 * 512 * 4);
+    }
+
+    #[test]
+    fn stream_triad_and_copy_compute_the_right_values() {
+        let (mut a, b, c) = (vec![0.0; 5], vec![1.0, 2.0, 3.0, 4.0, 5.0], vec![2.0; 5]);
+        triad(&mut a, &b, &c, TRIAD_SCALAR);
+        assert_eq!(a, vec![7.0, 8.0, 9.0, 10.0, 11.0]);
+
+        let mut t = StreamBench::new(StreamOp::Triad, 16 * KIB);
+        t.run(3).unwrap();
+        let [a, _, _] = t.arrays.as_ref().unwrap();
+        assert_eq!(a.len(), 2048);
+        assert!(a.iter().all(|&x| x == 2.0 + TRIAD_SCALAR * 0.5));
+
+        let mut cp = StreamBench::new(StreamOp::Copy, 16 * KIB);
+        cp.run(1).unwrap();
+        let [a, b, _] = cp.arrays.as_ref().unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn stream_counts_bytes_as_stream_does() {
+        let copy = StreamBench::new(StreamOp::Copy, MIB).metrics();
+        let triad = StreamBench::new(StreamOp::Triad, MIB).metrics();
+        assert_eq!(copy[0].unit, Unit::new("GB/s"));
+        assert_eq!(copy[0].direction, Direction::HigherIsBetter);
+        // 1 s per iteration: copy moves 2 MiB, triad 3 MiB.
+        assert!((copy[0].conversion.apply(1e9) - 2.0 * MIB as f64 / 1e9).abs() < 1e-12);
+        assert!((triad[0].conversion.apply(1e9) - 3.0 * MIB as f64 / 1e9).abs() < 1e-12);
+        let id = StreamBench::new(StreamOp::Triad, 4 * MIB).id();
+        assert_eq!(id.display(), "stream_triad[bytes=4194304]");
+    }
+
+    #[test]
+    fn reduction_sums_and_validates() {
+        let xs: Vec<f64> = (1..=21).map(f64::from).collect();
+        assert_eq!(sum_f64(&xs), 231.0);
+        assert_eq!(sum_f64(&[]), 0.0);
+
+        let mut data = SumData::new(1001);
+        assert!(data.data.iter().any(|&x| x != 0.0));
+        data.validate().unwrap();
+        data.data[500] += 1.0;
+        assert!(matches!(data.validate(), Err(BenchError::Validation(_))));
+
+        let mut bench = ReductionBench::new(256 * KIB);
+        assert!(bench.run(2).unwrap() > 0.0);
+        assert_eq!(bench.metrics()[0].measure, "bandwidth");
+    }
+
+    #[test]
+    fn suite_caps_footprints_by_max_bytes() {
+        let ids: Vec<String> = suite(&SuiteOptions {
+            max_bytes: Some(MIB),
+            ..Default::default()
+        })
+        .iter()
+        .map(|b| b.id().display())
+        .collect();
+        assert!(ids.contains(&"gemm_f32[n=256]".to_string()));
+        assert!(!ids.contains(&"gemm_f32[n=512]".to_string()));
+        assert!(ids.contains(&"stream_triad[bytes=262144]".to_string()));
+        assert!(!ids.contains(&"stream_copy[bytes=4194304]".to_string()));
+        assert!(ids.contains(&"reduce_sum[bytes=262144]".to_string()));
+        assert!(!ids.contains(&"reduce_sum[bytes=67108864]".to_string()));
+        assert_eq!(suite(&SuiteOptions::default()).len(), 4 + 8 + 2);
+    }
 }
