@@ -427,7 +427,7 @@ mod tests {
 
     #[test]
     fn export_round_trips_exactly() {
-        let samples = vec![0.1 + 0.2, 1e-300, 123456789.123456789, 5e-324, f64::MAX];
+        let samples = vec![0.1 + 0.2, 1e-300, 123_456_789.123_456_79, 5e-324, f64::MAX];
         let doc = ExportDoc::new(vec![run(vec![result(samples)])]);
         let text = doc.to_json();
         let back = ExportDoc::from_json(&text).unwrap();
