@@ -50,17 +50,20 @@ impl Exporter for TableExporter {
         for r in &run.results {
             let bench = display_name(&r.name, &r.params);
             match (r.status, Summary::of(&r.samples)) {
-                (ResultStatus::Ok, Some(s)) => t.row(vec![
-                    r.suite.clone(),
-                    bench,
-                    r.measure.clone(),
-                    s.n.to_string(),
-                    sig(s.median, 4),
-                    s.ci_rel_half_width().map_or_else(|| "-".to_string(), pct),
-                    sig(s.p99, 4),
-                    r.unit.to_string(),
-                    "ok".to_string(),
-                ]),
+                (ResultStatus::Ok, Some(s)) => {
+                    let (scale, unit) = human_unit(r.unit.as_str(), s.median);
+                    t.row(vec![
+                        r.suite.clone(),
+                        bench,
+                        r.measure.clone(),
+                        s.n.to_string(),
+                        sig(s.median / scale, 4),
+                        s.ci_rel_half_width().map_or_else(|| "-".to_string(), pct),
+                        sig(s.p99 / scale, 4),
+                        unit,
+                        "ok".to_string(),
+                    ])
+                }
                 _ => {
                     let n = r.samples.len().to_string();
                     t.row(vec![
@@ -107,6 +110,24 @@ impl Exporter for TableExporter {
         }
         out
     }
+}
+
+/// Shows nanosecond times in the largest unit that keeps the median ≥ 1 (ns, µs, ms, s).
+fn human_unit(unit: &str, median: f64) -> (f64, String) {
+    if unit != "ns" {
+        return (1.0, unit.to_string());
+    }
+    let m = median.abs();
+    let (scale, name) = if m >= 1e9 {
+        (1e9, "s")
+    } else if m >= 1e6 {
+        (1e6, "ms")
+    } else if m >= 1e3 {
+        (1e3, "µs")
+    } else {
+        (1.0, "ns")
+    };
+    (scale, name.to_string())
 }
 
 fn display_name(name: &str, params: &std::collections::BTreeMap<String, String>) -> String {

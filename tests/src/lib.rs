@@ -1,1 +1,144 @@
-//! placeholder
+//! Helpers for end-to-end tests: find the real `pitwall` binary and run it in a scratch
+//! directory with its own store, as a user would.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Path of the `pitwall` binary built by this `cargo test` (target/<profile>/pitwall).
+pub fn pitwall_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
+    let bin = dir.join("pitwall");
+    if !bin.exists() {
+        // `cargo test -p pitwall-e2e` alone does not build other packages' binaries.
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "pitwall-runner", "--bin", "pitwall"])
+            .status()
+            .expect("cargo build");
+        assert!(status.success(), "building pitwall failed");
+    }
+    bin
+}
+
+/// A scratch project directory with its own store.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        Sandbox {
+            dir: tempfile::Builder::new()
+                .prefix("pitwall-e2e")
+                .tempdir()
+                .expect("temp dir"),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes a file relative to the sandbox.
+    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let p = self.path().join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(&p, text).expect("write");
+        p
+    }
+
+    /// `pitwall ARGS` in the sandbox with a clean environment for pitwall's variables.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(pitwall_bin());
+        c.args(args)
+            .current_dir(self.path())
+            .env_remove("PITWALL_STORE")
+            .env_remove("PITWALL_FAULT_PAUSE_IN_TXN_MS");
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Out {
+        Out(self.cmd(args).output().expect("spawn pitwall"))
+    }
+
+    /// The default store file of this sandbox.
+    pub fn db(&self) -> PathBuf {
+        self.path().join(".pitwall/pitwall.db")
+    }
+
+    /// Opens the store file directly (read-only checks).
+    pub fn sqlite(&self) -> rusqlite::Connection {
+        rusqlite::Connection::open(self.db()).expect("open db")
+    }
+
+    pub fn count(&self, table: &str) -> i64 {
+        self.sqlite()
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .expect("count")
+    }
+}
+
+/// Output of one invocation, with readable assertions.
+pub struct Out(pub Output);
+
+impl Out {
+    pub fn code(&self) -> i32 {
+        self.0.status.code().unwrap_or(-1)
+    }
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.0.stdout).into_owned()
+    }
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.0.stderr).into_owned()
+    }
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.0.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", self.stdout()))
+    }
+    /// Asserts the exit code, showing both streams when it differs.
+    pub fn expect(self, code: i32) -> Out {
+        assert_eq!(
+            self.code(),
+            code,
+            "exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout(),
+            self.stderr()
+        );
+        self
+    }
+}
+
+/// A small, fast configuration of the three built-in suites (tiny sizes and budgets).
+pub const QUICK_BUILTINS: &str = r#"
+[project]
+name = "quick"
+
+[sampling]
+warmup_s = 0.0
+max_time_s = 0.05
+min_samples = 5
+
+[[suite]]
+kind = "kernel"
+max_bytes = 65536
+
+[[suite]]
+kind = "inference"
+min_samples = 20
+
+[[suite]]
+kind = "collective"
+ranks = 2
+max_bytes = 4096
+"#;

@@ -93,8 +93,7 @@ mod tests {
         }
         fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
             self.calls.push(iters);
-            let mut f = &mut self.per_iter_ns;
-            Ok((f.as_mut())(self.calls.len() as u64) * iters as f64)
+            Ok((self.per_iter_ns)(self.calls.len() as u64) * iters as f64)
         }
     }
 

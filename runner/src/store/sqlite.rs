@@ -164,6 +164,8 @@ fn fault_pause_in_txn() {
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
     {
+        // Tests wait for this line before killing the process.
+        eprintln!("fault hook: pausing {ms} ms inside the transaction");
         std::thread::sleep(Duration::from_millis(ms));
     }
 }

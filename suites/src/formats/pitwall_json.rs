@@ -69,9 +69,15 @@ pub fn parse_pitwall_json(text: &str) -> Result<Vec<ParsedBenchmark>, FormatErro
         ));
     }
     let doc: Doc = serde_json::from_str(text).map_err(|e| {
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        let message = e.to_string();
+        let message = message
+            .strip_suffix(&suffix)
+            .unwrap_or(&message)
+            .to_string();
         err(
             format!("line {}, column {}: ", e.line(), e.column()),
-            e.to_string(),
+            message,
         )
     })?;
     if doc.schema != SCHEMA_V1 {

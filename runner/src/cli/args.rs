@@ -1,0 +1,101 @@
+//! Raw arguments (clap derive). Kept apart from what the commands do with them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  ok
+  1  regression found (comparisons)
+  2  usage or configuration error (flags, pitwall.toml, input files, unknown run)
+  3  infrastructure failure (a benchmark failed or hung, build or store failure)";
+
+/// Reproducible benchmarks and regression detection for GPU machine-learning code.
+#[derive(Debug, Parser)]
+#[command(name = "pitwall", version, after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Result store: sqlite:PATH, a path, or postgres://… [default: sqlite:.pitwall/pitwall.db]
+    #[arg(long, global = true, env = "PITWALL_STORE", value_name = "URL")]
+    pub store: Option<String>,
+    /// Config file [default: ./pitwall.toml if present, else the built-in default]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// No progress output on stderr
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// Run the configured suites in the current directory and store the run
+    #[command(after_help = EXIT_CODES)]
+    Run(RunArgs),
+    /// List stored runs, newest first
+    Runs(RunsArgs),
+    /// Show one stored run
+    Show(ShowArgs),
+    /// Write stored runs as versioned JSON (schema pitwall/v1)
+    Export(ExportArgs),
+    /// Store runs from files written by `pitwall export`
+    Import(ImportArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Run only this suite (repeatable)
+    #[arg(long = "suite", value_name = "NAME")]
+    pub suites: Vec<String>,
+    /// Run only benchmarks whose name[params] contains TEXT
+    #[arg(long, value_name = "TEXT")]
+    pub bench: Option<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Show at most N runs
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Run id, unique id prefix (≥ 4 characters) or `latest`
+    pub run: String,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Runs to export (id, prefix or `latest`); all runs when none are given
+    pub runs: Vec<String>,
+    /// Write to FILE instead of standard output
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Files written by `pitwall export`
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}

@@ -1,0 +1,261 @@
+//! What each subcommand does: resolve config and store, call the library, print, and pick the
+//! exit code.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, anyhow};
+use clap::Parser;
+use pitwall_reports::{OutputFormat, Table, exporter_for};
+use pitwall_runner::config::{self, Config};
+use pitwall_runner::run::{RunRequest, execute};
+use pitwall_runner::store::{self, InsertOutcome, Store, StoreUrl};
+use pitwall_suites::cpu::CpuBackend;
+use pitwall_suites::{ExportDoc, RunStatus};
+
+use super::args::{Cli, Cmd, ExportArgs, Format, Global, ImportArgs, RunArgs, RunsArgs, ShowArgs};
+use super::exit::{self, Failure};
+use super::progress::Bars;
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            });
+        }
+    };
+    let result = match &cli.command {
+        Cmd::Run(a) => cmd_run(&cli.global, a),
+        Cmd::Runs(a) => cmd_runs(&cli.global, a),
+        Cmd::Show(a) => cmd_show(&cli.global, a),
+        Cmd::Export(a) => cmd_export(&cli.global, a),
+        Cmd::Import(a) => cmd_import(&cli.global, a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(f) => exit::report(f),
+    }
+}
+
+fn format(f: Format) -> OutputFormat {
+    match f {
+        Format::Table => OutputFormat::Table,
+        Format::Json => OutputFormat::Json,
+    }
+}
+
+/// `--config FILE`, else `./pitwall.toml`, else the built-in default.
+fn load_config(g: &Global) -> Result<Config, Failure> {
+    let cwd = std::env::current_dir()
+        .context("cannot read the working directory")
+        .map_err(Failure::infra)?;
+    let project = cwd.file_name().map_or_else(
+        || "pitwall".to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let path = match &g.config {
+        Some(p) => Some(p.clone()),
+        None => config::find_default(&cwd),
+    };
+    match path {
+        Some(p) => config::load_file(&p, &project).map_err(|e| Failure::usage(e.into())),
+        None => Ok(Config::builtin_default(&project)),
+    }
+}
+
+/// `--store`/`PITWALL_STORE`, else `[store] url`, else the default SQLite file.
+fn open_store(g: &Global, config: &Config) -> Result<Box<dyn Store>, Failure> {
+    let url = match (&g.store, &config.store_url) {
+        (Some(s), _) => StoreUrl::parse(s)
+            .context("--store")
+            .map_err(Failure::usage)?,
+        (None, Some(s)) => {
+            let file = config
+                .source
+                .as_deref()
+                .map_or("config".into(), |p: &Path| p.display().to_string());
+            StoreUrl::parse(s)
+                .with_context(|| format!("{file}: [store] url"))
+                .map_err(Failure::usage)?
+        }
+        (None, None) => StoreUrl::default_sqlite(),
+    };
+    store::open(&url).map_err(|e| Failure::from(anyhow::Error::new(e)))
+}
+
+fn cmd_run(g: &Global, a: &RunArgs) -> Result<u8, Failure> {
+    let config = load_config(g)?;
+    let mut store = open_store(g, &config)?;
+    let checkout = std::env::current_dir()
+        .context("cannot read the working directory")
+        .map_err(Failure::infra)?;
+    let request = RunRequest {
+        suites: a.suites.clone(),
+        filter: a.bench.clone(),
+    };
+    let bars = Bars::new(g.quiet);
+    let report = execute(&config, &request, &CpuBackend, &checkout, &bars)
+        .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+    let run = &report.run;
+    if run.results.is_empty() {
+        let msg = if a.bench.is_some() || !a.suites.is_empty() {
+            "no benchmark matched the selection (hint: check --suite and --bench)"
+        } else {
+            "no benchmark ran (every suite was skipped)"
+        };
+        for s in &report.skipped {
+            eprintln!("{s}");
+        }
+        return Err(Failure::usage(anyhow!(msg)));
+    }
+    store
+        .insert_run(run)
+        .with_context(|| format!("cannot store run {}", run.id))
+        .map_err(Failure::infra)?;
+    print!(
+        "{}",
+        exporter_for(format(a.format)).render(run, &report.skipped)
+    );
+    if !g.quiet {
+        eprintln!(
+            "stored run {} ({}) in {}",
+            run.id,
+            run.status.as_str(),
+            store.describe()
+        );
+    }
+    Ok(match run.status {
+        RunStatus::Complete => exit::OK,
+        RunStatus::Partial | RunStatus::Failed => exit::INFRA,
+    })
+}
+
+fn cmd_runs(g: &Global, a: &RunsArgs) -> Result<u8, Failure> {
+    let config = load_config(g)?;
+    let store = open_store(g, &config)?;
+    let runs = store
+        .list_runs(a.limit)
+        .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+    match a.format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&runs).expect("summaries serialize");
+            s.push('\n');
+            print!("{s}");
+        }
+        Format::Table => {
+            let mut t = Table::new(&[
+                "RUN", "STARTED", "PROJECT", "COMMIT", "STATUS", ">RESULTS", ">FAILED",
+            ]);
+            for r in &runs {
+                let commit = if r.commit.len() == 40 {
+                    r.commit[..12].to_string()
+                } else {
+                    r.commit.clone()
+                };
+                t.row(vec![
+                    r.id.clone(),
+                    r.started_at.clone(),
+                    r.project.clone(),
+                    commit,
+                    r.status.as_str().to_string(),
+                    r.results.to_string(),
+                    r.failed_results.to_string(),
+                ]);
+            }
+            if t.is_empty() {
+                eprintln!("no runs in {}", store.describe());
+            } else {
+                print!("{}", t.render());
+            }
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn cmd_show(g: &Global, a: &ShowArgs) -> Result<u8, Failure> {
+    let config = load_config(g)?;
+    let store = open_store(g, &config)?;
+    let run = store
+        .get_run(&a.run)
+        .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+    print!("{}", exporter_for(format(a.format)).render(&run, &[]));
+    Ok(exit::OK)
+}
+
+fn cmd_export(g: &Global, a: &ExportArgs) -> Result<u8, Failure> {
+    let config = load_config(g)?;
+    let store = open_store(g, &config)?;
+    let runs = if a.runs.is_empty() {
+        store
+            .all_runs()
+            .map_err(|e| Failure::from(anyhow::Error::new(e)))?
+    } else {
+        a.runs
+            .iter()
+            .map(|id| store.get_run(id))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| Failure::from(anyhow::Error::new(e)))?
+    };
+    let text = ExportDoc::new(runs).to_json();
+    match &a.out {
+        None => print!("{text}"),
+        Some(path) => write_atomically(path, &text)
+            .with_context(|| format!("cannot write {}", path.display()))
+            .map_err(Failure::infra)?,
+    }
+    Ok(exit::OK)
+}
+
+/// Writes through a temporary file and a rename, so a reader never sees half a file.
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let tmp: PathBuf = path.with_extension("pitwall-tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+fn cmd_import(g: &Global, a: &ImportArgs) -> Result<u8, Failure> {
+    let config = load_config(g)?;
+    // Read and validate every file before storing anything.
+    let mut docs = Vec::new();
+    for path in &a.files {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))
+            .map_err(Failure::usage)?;
+        let doc = ExportDoc::from_json(&text)
+            .with_context(|| {
+                format!(
+                    "{}: not a pitwall export (format pitwall/v1)",
+                    path.display()
+                )
+            })
+            .map_err(Failure::usage)?;
+        docs.push((path, doc));
+    }
+    let mut store = open_store(g, &config)?;
+    let (mut inserted, mut already) = (0, 0);
+    for (path, doc) in docs {
+        for run in &doc.runs {
+            match store
+                .insert_run(run)
+                .with_context(|| format!("{}: cannot import run {}", path.display(), run.id))
+                .map_err(Failure::from)?
+            {
+                InsertOutcome::Inserted => inserted += 1,
+                InsertOutcome::AlreadyStored => already += 1,
+            }
+        }
+    }
+    if !g.quiet {
+        eprintln!(
+            "imported {inserted} run(s), {already} already stored, into {}",
+            store.describe()
+        );
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,79 @@
+//! Documented exit codes and the mapping from errors to them.
+
+use std::process::ExitCode;
+
+use pitwall_runner::config::ConfigError;
+use pitwall_runner::run::RunError;
+use pitwall_runner::store::StoreError;
+
+/// Everything went as asked.
+pub const OK: u8 = 0;
+/// A regression was found (comparisons).
+#[allow(dead_code)]
+pub const REGRESSION: u8 = 1;
+/// Bad usage or configuration: flags, config file, input files, unknown run.
+pub const USAGE: u8 = 2;
+/// Infrastructure failure: a benchmark failed or hung, the build or the store failed.
+pub const INFRA: u8 = 3;
+
+/// An error with the exit code it maps to.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub error: anyhow::Error,
+}
+
+impl Failure {
+    pub fn usage(error: anyhow::Error) -> Failure {
+        Failure { code: USAGE, error }
+    }
+
+    pub fn infra(error: anyhow::Error) -> Failure {
+        Failure { code: INFRA, error }
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    /// Classifies by the root error: configuration and lookup mistakes are usage errors,
+    /// everything else is infrastructure.
+    fn from(error: anyhow::Error) -> Failure {
+        let usage = error.chain().any(|e| {
+            e.downcast_ref::<ConfigError>().is_some()
+                || matches!(
+                    e.downcast_ref::<RunError>(),
+                    Some(RunError::UnknownSuite { .. })
+                )
+                || matches!(
+                    e.downcast_ref::<StoreError>(),
+                    Some(
+                        StoreError::BadUrl { .. }
+                            | StoreError::Unsupported { .. }
+                            | StoreError::NotFound { .. }
+                            | StoreError::Ambiguous { .. }
+                            | StoreError::Invalid { .. }
+                            | StoreError::Conflict { .. }
+                    )
+                )
+        });
+        Failure {
+            code: if usage { USAGE } else { INFRA },
+            error,
+        }
+    }
+}
+
+/// Prints the error as one line (`error: outer: inner: root`) and returns its code.
+pub fn report(f: Failure) -> ExitCode {
+    let mut line = String::from("error: ");
+    let parts: Vec<String> = f.error.chain().map(|e| e.to_string()).collect();
+    // anyhow chains repeat the source's text when a variant embeds it; keep distinct parts.
+    let mut kept: Vec<&str> = Vec::new();
+    for p in &parts {
+        if !kept.iter().any(|k| k.contains(p.as_str())) {
+            kept.push(p);
+        }
+    }
+    line.push_str(&kept.join(": "));
+    eprintln!("{}", line.replace('\n', " "));
+    ExitCode::from(f.code)
+}

@@ -1,0 +1,9 @@
+//! The command-line layer: the only code that sees clap. Arguments become typed requests for
+//! the `pitwall_runner` library; errors become one line and a documented exit code.
+
+mod args;
+mod commands;
+mod exit;
+mod progress;
+
+pub use commands::main;

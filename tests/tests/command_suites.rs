@@ -1,0 +1,132 @@
+//! `command` suites: pitwall JSON output is stored with every sample; a command that fails,
+//! prints garbage or hangs is recorded as failed while the others are kept, and exit is 3.
+
+use std::time::{Duration, Instant};
+
+use pitwall_e2e::Sandbox;
+
+const GOOD: &str = r#"printf '{"schema":"pitwall/v1","benchmarks":[{"name":"parse","params":{"size":1024},"samples":[10.5,11.0,10.75]},{"name":"rate","measure":"throughput","unit":"items/s","direction":"higher","samples":[5,6]}]}'"#;
+
+fn config(extra: &str) -> String {
+    format!(
+        "[project]\nname = \"toy\"\n\n[[suite]]\nname = \"good\"\nkind = \"command\"\ncommand = '''{GOOD}'''\nruns = 2\n{extra}"
+    )
+}
+
+#[test]
+fn pitwall_json_samples_are_stored_exactly_and_merged_over_runs() {
+    let sb = Sandbox::new();
+    sb.write("pitwall.toml", &config(""));
+    sb.run(&["run"]).expect(0);
+    let doc: serde_json::Value =
+        serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0]["name"], "parse");
+    assert_eq!(results[0]["params"]["size"], "1024");
+    assert_eq!(
+        results[0]["samples"],
+        serde_json::json!([10.5, 11.0, 10.75, 10.5, 11.0, 10.75])
+    );
+    assert_eq!(results[1]["direction"], "higher_is_better");
+    assert_eq!(results[1]["unit"], "items/s");
+}
+
+#[test]
+fn failing_garbage_and_hanging_commands_are_recorded_and_others_kept() {
+    let sb = Sandbox::new();
+    let extra = r#"
+[[suite]]
+name = "crashes"
+kind = "command"
+command = "echo about to fail >&2; exit 7"
+
+[[suite]]
+name = "garbage"
+kind = "command"
+command = "echo 'this is not json'"
+
+[[suite]]
+name = "hangs"
+kind = "command"
+command = "sleep 60"
+timeout_s = 1
+
+[[suite]]
+name = "after"
+kind = "command"
+format = "wall-time"
+command = "true"
+max_time_s = 0.05
+min_samples = 3
+"#;
+    sb.write("pitwall.toml", &config(extra));
+    let start = Instant::now();
+    let out = sb.run(&["run", "--format", "json"]).expect(3);
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "the hang was not cut at its timeout"
+    );
+    let v = out.json();
+    assert_eq!(v["run"]["status"], "partial");
+    let by_suite = |s: &str| {
+        v["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["suite"] == s)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let crashed = &by_suite("crashes")[0];
+    assert_eq!(crashed["status"], "failed");
+    assert_eq!(
+        crashed["error"],
+        "command `echo about to fail >&2; exit 7` exited with status 7; stderr tail: about to fail"
+    );
+    let garbage = &by_suite("garbage")[0];
+    assert!(
+        garbage["error"]
+            .as_str()
+            .unwrap()
+            .contains("is not valid: pitwall-json: line 1, column 2: expected ident"),
+        "{garbage}"
+    );
+    let hung = &by_suite("hangs")[0];
+    assert!(
+        hung["error"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 1s and was killed"),
+        "{hung}"
+    );
+    assert_eq!(by_suite("good").len(), 2);
+    assert!(by_suite("good").iter().all(|b| b["status"] == "ok"));
+    let after = &by_suite("after")[0];
+    assert_eq!(after["status"], "ok");
+    assert!(after["n"].as_u64().unwrap() >= 3);
+
+    // Stored as partial with the good results intact.
+    let runs = sb.run(&["runs", "--format", "json"]).expect(0).json();
+    assert_eq!(runs[0]["status"], "partial");
+    assert_eq!(runs[0]["failed_results"], 3);
+    assert_eq!(runs[0]["results"], 6);
+    let shown = sb.run(&["show", "latest"]).expect(0).stdout();
+    assert!(
+        shown.contains("FAILED") && shown.contains("failures:"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn failing_build_command_stops_before_measuring() {
+    let sb = Sandbox::new();
+    sb.write("pitwall.toml", "[project]\nname = \"b\"\nbuild = \"echo compiler exploded >&2; exit 2\"\n\n[[suite]]\nname = \"t\"\nkind = \"command\"\nformat = \"wall-time\"\ncommand = \"true\"\n");
+    let e = sb.run(&["run"]).expect(3).stderr();
+    assert!(
+        e.contains("build command `echo compiler exploded >&2; exit 2` failed")
+            && e.contains("compiler exploded"),
+        "{e}"
+    );
+    assert!(!sb.db().exists() || sb.count("runs") == 0);
+}

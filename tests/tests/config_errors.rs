@@ -1,0 +1,82 @@
+//! Bad configuration reaches the user as one line naming file, line and key, with exit 2 and
+//! nothing stored.
+
+use pitwall_e2e::Sandbox;
+
+#[test]
+fn unknown_key_names_file_line_and_key() {
+    let sb = Sandbox::new();
+    sb.write(
+        "pitwall.toml",
+        "[project]\nname = \"x\"\n\n[[suite]]\nkind = \"kernel\"\ncolour = \"red\"\n",
+    );
+    let out = sb.run(&["run"]).expect(2);
+    let e = out.stderr();
+    assert_eq!(e.lines().count(), 1, "one line: {e}");
+    let cfg = sb.path().join("pitwall.toml");
+    assert!(
+        e.starts_with(&format!(
+            "error: {}:6:1: unknown key `colour` in [[suite]]",
+            cfg.display()
+        )),
+        "{e}"
+    );
+    assert!(e.contains("hint: valid keys in [[suite]] are"), "{e}");
+    assert!(!sb.db().exists(), "nothing stored, not even an empty store");
+}
+
+#[test]
+fn malformed_toml_and_wrong_types_exit_2() {
+    let sb = Sandbox::new();
+    let cfg = sb.write(
+        "custom.toml",
+        "[[suite]]\nkind = \"kernel\"\nmin_samples = \"ten\"\n",
+    );
+    let e = sb
+        .run(&["run", "--config", cfg.to_str().unwrap()])
+        .expect(2)
+        .stderr();
+    assert!(
+        e.contains("custom.toml:3:15: key `min_samples` in [[suite]]: invalid type"),
+        "{e}"
+    );
+    sb.write("pitwall.toml", "[project\nname=1");
+    let e = sb.run(&["run"]).expect(2).stderr();
+    assert!(e.contains("pitwall.toml:1:"), "{e}");
+    // Other commands read the config too (for [store] url) and refuse it the same way.
+    sb.run(&["runs"]).expect(2);
+}
+
+#[test]
+fn missing_config_file_and_bad_store_url() {
+    let sb = Sandbox::new();
+    let e = sb.run(&["run", "--config", "nope.toml"]).expect(2).stderr();
+    assert!(e.contains("cannot read config nope.toml"), "{e}");
+    let e = sb
+        .run(&["runs", "--store", "mysql://db/x"])
+        .expect(2)
+        .stderr();
+    assert!(
+        e.contains("--store") && e.contains("unknown scheme `mysql`"),
+        "{e}"
+    );
+    let out = sb
+        .cmd(&["runs"])
+        .env("PITWALL_STORE", "postgres://u:secret@h/db")
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("postgresql stores are not supported yet") && !e.contains("secret"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unsupported_format_names_supported_ones() {
+    let sb = Sandbox::new();
+    sb.write("pitwall.toml", "[[suite]]\nname = \"toy\"\nkind = \"command\"\ncommand = \"./bench --json\"\nformat = \"google-benchmark\"\n");
+    let e = sb.run(&["run"]).expect(2).stderr();
+    assert!(e.contains("pitwall.toml:5:10: suite `toy`: format `google-benchmark` is not supported; hint: supported formats: pitwall-json, wall-time"), "{e}");
+}

@@ -1,0 +1,206 @@
+//! The store under stress: export → import round-trips byte for byte, bad imports store
+//! nothing, a process killed with SIGKILL mid-write leaves a valid database with no half run,
+//! and two `pitwall run` processes writing at once both succeed.
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+
+use pitwall_e2e::Sandbox;
+
+const TINY: &str = "[project]\nname = \"tiny\"\n\n[[suite]]\nname = \"t\"\nkind = \"command\"\nformat = \"wall-time\"\ncommand = \"true\"\nwarmup_s = 0\nmax_time_s = 0.05\nmin_samples = 5\n";
+
+#[test]
+fn export_import_round_trips_byte_for_byte() {
+    let a = Sandbox::new();
+    a.write("pitwall.toml", TINY);
+    a.run(&["run", "--quiet"]).expect(0);
+    a.run(&["run", "--quiet"]).expect(0);
+    let first = a.run(&["export"]).expect(0).stdout();
+    let file = a.write("export.json", &first);
+
+    let b = Sandbox::new();
+    let out = b.run(&["import", file.to_str().unwrap()]).expect(0);
+    assert!(
+        out.stderr().contains("imported 2 run(s), 0 already stored"),
+        "{}",
+        out.stderr()
+    );
+    let second = b.run(&["export", "-o", "again.json"]).expect(0);
+    assert_eq!(second.stdout(), "");
+    let again = std::fs::read_to_string(b.path().join("again.json")).unwrap();
+    assert_eq!(
+        again, first,
+        "export → import → export must be byte-identical"
+    );
+    // Importing again is idempotent.
+    let out = b.run(&["import", file.to_str().unwrap()]).expect(0);
+    assert!(
+        out.stderr().contains("imported 0 run(s), 2 already stored"),
+        "{}",
+        out.stderr()
+    );
+    assert_eq!(b.count("runs"), 2);
+}
+
+#[test]
+fn garbage_imports_store_nothing() {
+    let sb = Sandbox::new();
+    let good = {
+        let a = Sandbox::new();
+        a.write("pitwall.toml", TINY);
+        a.run(&["run", "--quiet"]).expect(0);
+        a.run(&["export"]).expect(0).stdout()
+    };
+    let good_file = sb.write("good.json", &good);
+    let truncated = sb.write("truncated.json", &good[..good.len() / 2]);
+    let e = sb
+        .run(&[
+            "import",
+            good_file.to_str().unwrap(),
+            truncated.to_str().unwrap(),
+        ])
+        .expect(2)
+        .stderr();
+    assert!(
+        e.contains("truncated.json: not a pitwall export") && e.contains("line"),
+        "{e}"
+    );
+    assert!(
+        !sb.db().exists() || sb.count("runs") == 0,
+        "nothing stored when any file is bad"
+    );
+    let nan = sb.write(
+        "nan.json",
+        &good.replacen("\"samples\": [", "\"samples\": [-1e999, ", 1),
+    );
+    sb.run(&["import", nan.to_str().unwrap()]).expect(2);
+    let wrong = sb.write("other.json", "{\"schema\": \"pitwall/v2\", \"runs\": []}");
+    let e = sb
+        .run(&["import", wrong.to_str().unwrap()])
+        .expect(2)
+        .stderr();
+    assert!(e.contains("unsupported schema `pitwall/v2`"), "{e}");
+}
+
+/// A large export document (one run, many samples) so the insert takes a while.
+fn big_export(id: &str) -> String {
+    let samples: Vec<String> = (0..200_000).map(|i| format!("{}.5", i % 977)).collect();
+    format!(
+        r#"{{"schema":"pitwall/v1","runs":[{{"id":"{id}","project":"big","commit":"working tree","started_at":"2026-12-02T10:00:00Z","finished_at":"2026-12-02T10:00:01Z","config_hash":"x","fingerprint":{{"hostname":"h","os":"linux","arch":"x86_64"}},"status":"complete","results":[{{"suite":"s","name":"a","measure":"time","unit":"ns","direction":"lower_is_better","status":"ok","samples":[{s}]}},{{"suite":"s","name":"b","measure":"time","unit":"ns","direction":"lower_is_better","status":"ok","samples":[{s}]}}]}}]}}"#,
+        s = samples.join(",")
+    )
+}
+
+#[test]
+fn sigkill_mid_write_leaves_a_valid_store_without_half_runs() {
+    let sb = Sandbox::new();
+    // One run already stored must survive.
+    sb.write("pitwall.toml", TINY);
+    sb.run(&["run", "--quiet"]).expect(0);
+    let file = sb.write(
+        "big.json",
+        &big_export("01900000-0000-7000-8000-00000000beef"),
+    );
+
+    let mut child = sb
+        .cmd(&["import", file.to_str().unwrap()])
+        .env("PITWALL_FAULT_PAUSE_IN_TXN_MS", "30000")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let line = lines.next().expect("hook line").unwrap();
+    assert!(
+        line.contains("pausing 30000 ms inside the transaction"),
+        "{line}"
+    );
+    // The process is now inside the write transaction with every row written but uncommitted.
+    child.kill().unwrap(); // SIGKILL
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+
+    let conn = sb.sqlite();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    assert_eq!(sb.count("runs"), 1, "only the earlier run");
+    let orphans: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM samples WHERE result_id NOT IN (SELECT id FROM results)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(orphans, 0);
+    drop(conn);
+    let runs = sb.run(&["runs", "--format", "json"]).expect(0).json();
+    assert_eq!(runs.as_array().unwrap().len(), 1);
+    // The same import now succeeds whole.
+    sb.run(&["import", "--quiet", file.to_str().unwrap()])
+        .expect(0);
+    assert_eq!(sb.count("runs"), 2);
+    assert_eq!(
+        sb.count("samples") as usize,
+        400_000
+            + sb.run(&["export"]).expect(0).json()["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["project"] == "tiny")
+                .map(|r| r["results"][0]["samples"].as_array().unwrap().len())
+                .sum::<usize>()
+    );
+}
+
+#[test]
+fn two_concurrent_runs_are_both_stored() {
+    let sb = Sandbox::new();
+    sb.write("pitwall.toml", TINY);
+    // Both processes start together and commit while the other holds the database.
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            sb.cmd(&["run", "--quiet"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // And two imports of big runs at once (long write transactions) also both land.
+    let f1 = sb.write(
+        "a.json",
+        &big_export("01900000-0000-7000-8000-0000000000a1"),
+    );
+    let f2 = sb.write(
+        "b.json",
+        &big_export("01900000-0000-7000-8000-0000000000b2"),
+    );
+    let imports: Vec<_> = [f1, f2]
+        .iter()
+        .map(|f| {
+            sb.cmd(&["import", "--quiet", f.to_str().unwrap()])
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in imports {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(sb.count("runs"), 4);
+}
