@@ -103,6 +103,9 @@ struct Control {
     generation: u64,
     iters: u64,
     exit: bool,
+    /// Generation whose all-reduces rank 0 has finished timing, and how long they took.
+    done: u64,
+    elapsed_ns: f64,
 }
 
 /// Buffers and synchronisation shared by the ranks. Each rank's buffers are split into `ranks`
@@ -117,6 +120,7 @@ struct Shared {
     step: SpinBarrier,
     control: Mutex<Control>,
     wake: Condvar,
+    finished: Condvar,
 }
 
 impl Shared {
@@ -150,8 +154,11 @@ impl Shared {
                 generation: 0,
                 iters: 0,
                 exit: false,
+                done: 0,
+                elapsed_ns: 0.0,
             }),
             wake: Condvar::new(),
+            finished: Condvar::new(),
         }
     }
 
@@ -222,7 +229,10 @@ fn add(dst: &mut [f32], a: &[f32], b: &[f32]) {
     }
 }
 
-fn worker(shared: Arc<Shared>, rank: usize) {
+fn worker(shared: Arc<Shared>, rank: usize, cpu: Option<usize>) {
+    if let Some(cpu) = cpu {
+        pin_current_thread(cpu);
+    }
     let mut seen = 0;
     loop {
         let iters = {
@@ -237,48 +247,81 @@ fn worker(shared: Arc<Shared>, rank: usize) {
             control.iters
         };
         shared.step.wait();
+        let start = Instant::now();
         shared.all_reduce(rank, iters);
         shared.step.wait();
+        if rank == 0 {
+            let elapsed_ns = start.elapsed().as_nanos() as f64;
+            let mut control = shared.control.lock().unwrap();
+            control.done = seen;
+            control.elapsed_ns = elapsed_ns;
+            shared.finished.notify_all();
+        }
     }
 }
 
-/// The ranks: the calling thread is rank 0, persistent workers are ranks 1..n.
+/// The CPUs this process may run on, in order.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most its size into it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+    }
+}
+
+/// Pins the calling thread to one CPU (best effort: a refusal leaves it unpinned).
+fn pin_current_thread(cpu: usize) {
+    // SAFETY: as above; pid 0 means the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// The ranks: one persistent worker thread per rank; the calling thread only waits.
 struct Ring {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
 }
 
 impl Ring {
+    /// Starts one worker thread per rank. When there are at least as many allowed CPUs as
+    /// ranks, rank r is pinned to the r-th allowed CPU, so ranks never share a core (as NCCL
+    /// runs one rank per GPU); the calling thread only waits.
     fn start(elements: usize, ranks: usize) -> Result<Ring, BenchError> {
         let mut ring = Ring {
             shared: Arc::new(Shared::new(elements, ranks)),
-            workers: Vec::with_capacity(ranks - 1),
+            workers: Vec::with_capacity(ranks),
         };
-        for rank in 1..ranks {
+        let cpus = allowed_cpus();
+        for rank in 0..ranks {
             let shared = Arc::clone(&ring.shared);
+            let cpu = (cpus.len() >= ranks).then(|| cpus[rank]);
             let handle = thread::Builder::new()
                 .name(format!("pitwall-allreduce-{rank}"))
-                .spawn(move || worker(shared, rank))
+                .spawn(move || worker(shared, rank, cpu))
                 .map_err(|e| BenchError::Setup(format!("spawning rank {rank}: {e}")))?;
             ring.workers.push(handle);
         }
         Ok(ring)
     }
 
-    /// Runs `iters` all-reduces on all ranks; nanoseconds from the barrier before the first
-    /// iteration to the barrier after the last.
+    /// Runs `iters` all-reduces on all ranks; nanoseconds, timed by rank 0, from the barrier
+    /// before the first iteration to the barrier after the last (nccl-tests style).
     fn run(&self, iters: u64) -> f64 {
-        {
-            let mut control = self.shared.control.lock().unwrap();
-            control.generation += 1;
-            control.iters = iters;
-        }
+        let mut control = self.shared.control.lock().unwrap();
+        control.generation += 1;
+        control.iters = iters;
+        let generation = control.generation;
         self.shared.wake.notify_all();
-        self.shared.step.wait();
-        let start = Instant::now();
-        self.shared.all_reduce(0, iters);
-        self.shared.step.wait();
-        start.elapsed().as_nanos() as f64
+        while control.done != generation {
+            control = self.shared.finished.wait(control).unwrap();
+        }
+        control.elapsed_ns
     }
 }
 
