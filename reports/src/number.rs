@@ -32,7 +32,7 @@ mod tests {
         assert_eq!(sig(0.012345, 4), "0.01235");
         assert_eq!(sig(12.0, 4), "12.00");
         assert_eq!(sig(0.0, 4), "0");
-        assert_eq!(sig(-3.14159, 3), "-3.14");
+        assert_eq!(sig(-4.56789, 3), "-4.57");
         assert_eq!(sig(1e20, 3), "1.00e20");
         assert_eq!(pct(0.0123), "1.2%");
     }

@@ -57,7 +57,7 @@ pub fn load_file(path: &Path, default_project: &str) -> Result<Config, ConfigErr
 /// Parses config text; `file` is only used in messages.
 pub fn parse_str(text: &str, file: &str, default_project: &str) -> Result<Config, ConfigError> {
     let ctx = Ctx { text, file };
-    let raw: RawConfig = toml::from_str(text).map_err(|e| ctx.from_toml(&e))?;
+    let raw: RawConfig = toml::from_str(text).map_err(|e| ctx.toml_error(&e))?;
     ctx.validate(raw, default_project)
 }
 
@@ -112,7 +112,7 @@ impl Ctx<'_> {
         (!key.is_empty() && !key.starts_with('[')).then(|| key.to_string())
     }
 
-    fn from_toml(&self, e: &toml::de::Error) -> ConfigError {
+    fn toml_error(&self, e: &toml::de::Error) -> ConfigError {
         let span = e.span().unwrap_or(0..0);
         let message = e.message().trim().replace('\n', "; ");
         let section = self.section_at(span.start);
@@ -169,10 +169,18 @@ impl Ctx<'_> {
         let github = self.github(raw.github.unwrap_or_default())?;
 
         let suites = if raw.suite.is_empty() {
-            SuiteKind::ALL
-                .into_iter()
-                .map(SuiteConfig::builtin)
-                .collect()
+            let mut suites = Vec::new();
+            for kind in SuiteKind::ALL {
+                let mut suite = SuiteConfig::builtin(kind);
+                suite.sampling = self.sampling(
+                    suite.sampling,
+                    &file_sampling,
+                    sampling_span.clone(),
+                    "[sampling]",
+                )?;
+                suites.push(suite);
+            }
+            suites
         } else {
             let mut seen = BTreeSet::new();
             let mut out = Vec::new();

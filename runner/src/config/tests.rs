@@ -80,6 +80,17 @@ fn sampling_precedence_builtin_then_file_then_suite() {
 }
 
 #[test]
+fn file_sampling_applies_to_the_default_suites() {
+    let c = parse("[sampling]\nmax_time_s = 0.25\n").unwrap();
+    assert_eq!(c.suites.len(), 3);
+    assert!(c.suites.iter().all(|s| s.sampling.max_time_s == 0.25));
+    assert_eq!(
+        c.suites[1].sampling.min_samples, 1000,
+        "inference keeps its own floor"
+    );
+}
+
+#[test]
 fn unknown_key_names_file_line_key_and_valid_keys() {
     let e = err("[project]\nname = \"x\"\n\n[[suite]]\nkind = \"kernel\"\ncolour = \"red\"\n");
     assert!(

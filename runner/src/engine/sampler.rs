@@ -40,7 +40,7 @@ pub fn sample_benchmark(
         let ns = bench.run(iters)?;
         let v = ns / iters as f64;
         samples.push(v);
-        let pos = sorted.partition_point(|x| *x < v);
+        let pos = sorted.partition_point(|x| *x <= v);
         sorted.insert(pos, v);
         if let Some(stop) = rule.decide(&sorted, start.elapsed().as_secs_f64()) {
             return Ok(SampleSet {

@@ -264,7 +264,7 @@ fn run_wall_time(
         loop {
             let v = exec()?;
             samples.push(v);
-            sorted.insert(sorted.partition_point(|x| *x < v), v);
+            sorted.insert(sorted.partition_point(|x| *x <= v), v);
             // The hard timeout counts from the first warm-up execution.
             let elapsed = sampling_start.elapsed().as_secs_f64();
             if rule.decide(&sorted, elapsed).is_some() || start.elapsed() >= timeout {
