@@ -8,9 +8,9 @@
 //! Two shapes, each at N = 100, 1 000 and 10 000 samples (throughput = N elements, so
 //! criterion reports time per sample):
 //! - `constant`: every sample is 1000 ns and `min_samples = max_samples = N`; `decide` stops
-//!   on `max_samples` and never reaches the CI computation. Because the sampler inserts at
-//!   `partition_point(|x| *x < v)`, an equal value goes in *front* of its equals, so here every
-//!   insert is at index 0 and moves the whole vector: the worst case of the sorted insert.
+//!   on `max_samples` and never reaches the CI computation. The sampler inserts at
+//!   `partition_point(|x| *x <= v)`, so an equal value goes *after* its equals: every insert
+//!   here is an append (this case once was the worst case, with the insert at index 0).
 //! - `varying`: samples are pseudo-random in [1000, 1100) ns, `min_samples = 6` and a target
 //!   no interval can meet, so every sample from the 6th on computes the CI, and inserts land
 //!   at random positions (average memmove of n/2 elements).
