@@ -1,6 +1,7 @@
 //! Pure statistics over `&[f64]` (no I/O): summaries and intervals now; A/B verdicts and
 //! change-point detection build on them.
 
+pub mod changepoint;
 pub mod summary;
 
 pub use summary::{

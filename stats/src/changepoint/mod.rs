@@ -1,0 +1,10 @@
+//! Change-point detection over benchmark histories and its evaluation metrics.
+
+mod detect;
+mod edivisive;
+pub mod metrics;
+mod steptest;
+#[cfg(test)]
+mod tests;
+
+pub use detect::{ChangePoint, DetectConfig, detect};

@@ -1,0 +1,1 @@
+//! Tests of `detect` on the behaviours users asked for.
