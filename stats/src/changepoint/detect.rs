@@ -22,18 +22,18 @@ use super::steptest::{StepTest, step_test};
 use crate::summary::median;
 
 /// Settings of [`detect`]. The defaults are the values used for every series in pitwall's
-/// evaluation (`stats/eval/README.md`): chosen once on the TCPD series and the synthetic
-/// benchmark histories together, not per series.
+/// evaluation (`stats/eval/README.md`): one setting for all series, chosen by a small grid
+/// (window, test window, effect floors, autocorrelation cap) scored on the TCPD series and the
+/// synthetic benchmark histories together, not per series.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DetectConfig {
-    /// Length of the E-divisive windows; consecutive windows overlap by half. Default 50
-    /// (Otava's default).
+    /// Length of the E-divisive windows; consecutive windows overlap by half. Default 30.
     pub window: usize,
     /// Fewest points a segment may have; change points closer than this are merged.
     /// Default 5.
     pub min_segment: usize,
     /// Most points on each side of a change point that its test uses. Bounds the cost and
-    /// makes change points independent of data far away. Default 50.
+    /// makes change points independent of data far away. Default 100.
     pub test_window: usize,
     /// Significance level of the final (merge) step. Default 0.001 (Otava's default).
     pub max_p_value: f64,
@@ -52,20 +52,27 @@ pub struct DetectConfig {
     /// Winsorising constant: residuals are clipped at this many robust standard deviations
     /// before the test. Default 2.5.
     pub clip: f64,
+    /// Largest lag-1 autocorrelation of the residuals that the test corrects for (variance
+    /// inflated by (1 + ρ)/(1 − ρ), degrees of freedom shrunk to the effective sample size;
+    /// Bayley & Hammersley, "The effective number of independent observations in an
+    /// autocorrelated time series", JRSS Suppl. 8(2), 1946). 0 treats the noise as independent.
+    /// Default 0.5.
+    pub max_autocorrelation: f64,
 }
 
 impl Default for DetectConfig {
     fn default() -> Self {
         DetectConfig {
-            window: 50,
+            window: 30,
             min_segment: 5,
-            test_window: 50,
+            test_window: 100,
             max_p_value: 0.001,
             weak_p_value: 0.01,
             min_effect: 2.0,
             min_rel_change: 0.01,
             detrend: true,
             clip: 2.5,
+            max_autocorrelation: 0.5,
         }
     }
 }
@@ -109,7 +116,7 @@ fn evaluate(x: &[f64], prev: usize, tau: usize, next: usize, cfg: &DetectConfig)
     let w = cfg.test_window.max(cfg.min_segment).max(2);
     let left = &x[prev.max(tau.saturating_sub(w))..tau];
     let right = &x[tau..next.min(tau + w)];
-    let test = step_test(left, right, cfg.detrend, cfg.clip);
+    let test = step_test(left, right, cfg.detrend, cfg.clip, cfg.max_autocorrelation);
     let rel_change = match (median(left), median(right)) {
         (Some(a), Some(b)) => rel(a, b).abs(),
         _ => 0.0,

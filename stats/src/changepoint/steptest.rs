@@ -74,7 +74,12 @@ fn fit<const K: usize>(design: &[[f64; K]], y: &[f64]) -> Option<([f64; K], f64)
     Some((beta, inv_last))
 }
 
-fn step_test_k<const K: usize>(design: &[[f64; K]], y: &[f64], clip: f64) -> Option<StepTest> {
+fn step_test_k<const K: usize>(
+    design: &[[f64; K]],
+    y: &[f64],
+    clip: f64,
+    max_rho: f64,
+) -> Option<StepTest> {
     let n = y.len();
     if n <= K {
         return None;
@@ -102,13 +107,22 @@ fn step_test_k<const K: usize>(design: &[[f64; K]], y: &[f64], clip: f64) -> Opt
         }
         (beta, inv_last) = fit(design, &work)?;
     }
-    let rss: f64 = design
+    let resid: Vec<f64> = design
         .iter()
         .zip(&work)
-        .map(|(r, w)| (w - predict(&beta, r)).powi(2))
-        .sum();
-    let df = (n - K) as f64;
-    let var = rss / df;
+        .map(|(r, w)| w - predict(&beta, r))
+        .collect();
+    let rss: f64 = resid.iter().map(|r| r * r).sum();
+    // Serial correlation: inflate the variance by (1 + ρ)/(1 − ρ) and shrink the degrees of
+    // freedom to the effective sample size, ρ the lag-1 autocorrelation of the residuals.
+    let rho = if rss > 0.0 {
+        (resid.windows(2).map(|w| w[0] * w[1]).sum::<f64>() / rss).clamp(0.0, max_rho)
+    } else {
+        0.0
+    };
+    let inflation = (1.0 + rho) / (1.0 - rho);
+    let df = ((n as f64 / inflation) - K as f64).max(1.0);
+    let var = rss / (n - K) as f64 * inflation;
     let step = beta[K - 1];
     let se = (var * inv_last).sqrt();
     let p_value = if !(se > 1e-12 * step.abs().max(1e-300)) {
@@ -128,7 +142,13 @@ fn step_test_k<const K: usize>(design: &[[f64; K]], y: &[f64], clip: f64) -> Opt
 /// Test for a level step between `left` and `right` (adjacent, in time order). With `detrend`
 /// a common linear trend is fitted too. `clip` is the winsorising constant c (in σ̂). `None`
 /// when either side is empty or the fit is degenerate.
-pub(crate) fn step_test(left: &[f64], right: &[f64], detrend: bool, clip: f64) -> Option<StepTest> {
+pub(crate) fn step_test(
+    left: &[f64],
+    right: &[f64],
+    detrend: bool,
+    clip: f64,
+    max_rho: f64,
+) -> Option<StepTest> {
     if left.is_empty() || right.is_empty() {
         return None;
     }
@@ -143,10 +163,10 @@ pub(crate) fn step_test(left: &[f64], right: &[f64], detrend: bool, clip: f64) -
         let design: Vec<[f64; 3]> = (0..y.len())
             .map(|i| [1.0, (i as f64 - mid) / n, is_right(i)])
             .collect();
-        step_test_k(&design, &y, clip)
+        step_test_k(&design, &y, clip, max_rho)
     } else {
         let design: Vec<[f64; 2]> = (0..y.len()).map(|i| [1.0, is_right(i)]).collect();
-        step_test_k(&design, &y, clip)
+        step_test_k(&design, &y, clip, max_rho)
     }
 }
 
@@ -164,7 +184,7 @@ mod tests {
         let left: Vec<f64> = (0..30).map(|i| 10.0 + 0.1 * noise(i)).collect();
         let right: Vec<f64> = (30..60).map(|i| 12.0 + 0.1 * noise(i)).collect();
         for detrend in [false, true] {
-            let t = step_test(&left, &right, detrend, 2.5).unwrap();
+            let t = step_test(&left, &right, detrend, 2.5, 0.0).unwrap();
             assert!(t.p_value < 1e-10, "{t:?}");
             assert!((t.step - 2.0).abs() < 0.1);
         }
@@ -173,9 +193,9 @@ mod tests {
     #[test]
     fn a_pure_trend_is_not_a_step_when_detrending() {
         let y: Vec<f64> = (0..60).map(|i| 100.0 + i as f64 + 0.5 * noise(i)).collect();
-        let t = step_test(&y[..30], &y[30..], true, 2.5).unwrap();
+        let t = step_test(&y[..30], &y[30..], true, 2.5, 0.0).unwrap();
         assert!(t.p_value > 0.01, "{t:?}");
-        let t = step_test(&y[..30], &y[30..], false, 2.5).unwrap();
+        let t = step_test(&y[..30], &y[30..], false, 2.5, 0.0).unwrap();
         assert!(t.p_value < 1e-6);
     }
 
@@ -184,17 +204,17 @@ mod tests {
         let mut y: Vec<f64> = (0..40).map(|i| 10.0 + 0.1 * noise(i)).collect();
         y[25] = 30.0;
         y[27] = 25.0;
-        let t = step_test(&y[..20], &y[20..], true, 2.5).unwrap();
+        let t = step_test(&y[..20], &y[20..], true, 2.5, 0.0).unwrap();
         assert!(t.p_value > 0.01, "{t:?}");
     }
 
     #[test]
     fn constant_and_degenerate_input() {
-        let t = step_test(&[1.0; 5], &[1.0; 5], true, 2.5).unwrap();
+        let t = step_test(&[1.0; 5], &[1.0; 5], true, 2.5, 0.0).unwrap();
         assert_eq!(t.p_value, 1.0);
-        let t = step_test(&[1.0; 5], &[2.0; 5], false, 2.5).unwrap();
+        let t = step_test(&[1.0; 5], &[2.0; 5], false, 2.5, 0.0).unwrap();
         assert_eq!(t.p_value, 0.0);
-        assert!(step_test(&[], &[1.0], true, 2.5).is_none());
-        assert!(step_test(&[1.0], &[2.0], true, 2.5).is_none());
+        assert!(step_test(&[], &[1.0], true, 2.5, 0.0).is_none());
+        assert!(step_test(&[1.0], &[2.0], true, 2.5, 0.0).is_none());
     }
 }
