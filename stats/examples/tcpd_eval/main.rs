@@ -198,4 +198,17 @@ fn main() {
         "detect time {:.4} s (wall {:.3} s)",
         detect_seconds, wall_seconds
     );
+    // Scale: 100,000 points of a benchmark-like history (the synthetic histories end to end).
+    let long: Vec<f64> = set
+        .iter()
+        .flat_map(|s| s.series.iter().copied())
+        .cycle()
+        .take(100_000)
+        .collect();
+    let t0 = Instant::now();
+    let found = detect(&long, &cfg).len();
+    println!(
+        "100000 points: {found} change points in {:.3} s",
+        t0.elapsed().as_secs_f64()
+    );
 }

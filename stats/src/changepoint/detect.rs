@@ -136,7 +136,7 @@ impl Verdict {
         let Some(t) = self.test else {
             return Some((3, 0.0));
         };
-        if !(t.p_value <= p) {
+        if t.p_value.is_nan() || t.p_value > p {
             return Some((2, t.p_value));
         }
         let effect = if t.scale > 0.0 {

@@ -40,8 +40,9 @@ fn solve<const K: usize>(mut a: [[f64; K]; K], mut b: [f64; K]) -> Option<[f64; 
         b.swap(col, piv);
         for row in col + 1..K {
             let f = a[row][col] / a[col][col];
-            for k in col..K {
-                a[row][k] -= f * a[col][k];
+            let pivot_row = a[col];
+            for (dst, src) in a[row][col..].iter_mut().zip(&pivot_row[col..]) {
+                *dst -= f * src;
             }
             b[row] -= f * b[col];
         }
@@ -125,7 +126,7 @@ fn step_test_k<const K: usize>(
     let var = rss / (n - K) as f64 * inflation;
     let step = beta[K - 1];
     let se = (var * inv_last).sqrt();
-    let p_value = if !(se > 1e-12 * step.abs().max(1e-300)) {
+    let p_value = if se.is_nan() || se <= 1e-12 * step.abs().max(1e-300) {
         if step.abs() > 0.0 { 0.0 } else { 1.0 }
     } else {
         let t = (step / se).abs();
