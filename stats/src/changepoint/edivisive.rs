@@ -126,6 +126,40 @@ mod tests {
         assert!((4..=6).contains(&tau));
     }
 
+    /// Q̂ straight from Matteson & James eq. 6–7 on the ranks, for one split.
+    fn q_direct(x: &[f64], tau: usize) -> f64 {
+        let r = ranks(x);
+        let (a, b) = r.split_at(tau);
+        let (m, n) = (a.len() as f64, b.len() as f64);
+        let cross: f64 = a
+            .iter()
+            .flat_map(|u| b.iter().map(move |v| (u - v).abs()))
+            .sum();
+        let within = |s: &[f64]| -> f64 {
+            let k = s.len() as f64;
+            let sum: f64 = s
+                .iter()
+                .flat_map(|u| s.iter().map(move |v| (u - v).abs()))
+                .sum();
+            if k < 2.0 { 0.0 } else { sum / (k * (k - 1.0)) }
+        };
+        m * n / (m + n) * (2.0 * cross / (m * n) - within(a) - within(b))
+    }
+
+    #[test]
+    fn incremental_q_matches_the_direct_formula() {
+        let x = [
+            3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0, 8.0, 9.0, 7.0,
+        ];
+        let (tau, q) = best_split(&x, 2).unwrap();
+        let best = (2..=x.len() - 2)
+            .map(|t| (t, q_direct(&x, t)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap();
+        assert_eq!(tau, best.0);
+        assert!((q - best.1).abs() < 1e-9, "{q} vs {best:?}");
+    }
+
     #[test]
     fn windows_are_anchored_at_zero() {
         assert_eq!(window_starts(100, 50, 5), vec![0, 25, 50]);
