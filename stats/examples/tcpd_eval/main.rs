@@ -89,6 +89,8 @@ fn apply_set(cfg: &mut DetectConfig, kv: &str) {
         "detrend" => cfg.detrend = v == "true",
         "clip" => cfg.clip = f(v),
         "max_autocorrelation" => cfg.max_autocorrelation = f(v),
+        "kink_min_effect" => cfg.kink_min_effect = f(v),
+        "kink_p_factor" => cfg.kink_p_factor = f(v),
         _ => panic!("unknown DetectConfig field {k}"),
     }
 }

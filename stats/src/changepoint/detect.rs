@@ -18,7 +18,7 @@
 use serde::Serialize;
 
 use super::edivisive::{best_split, window_starts};
-use super::steptest::{StepTest, step_test};
+use super::steptest::{StepTest, best_kink, kink_test, step_test};
 use crate::summary::median;
 
 /// Settings of [`detect`]. The defaults are the values used for every series in pitwall's
@@ -58,6 +58,17 @@ pub struct DetectConfig {
     /// autocorrelated time series", JRSS Suppl. 8(2), 1946). 0 treats the noise as independent.
     /// Default 0.5.
     pub max_autocorrelation: f64,
+    /// Smallest change of slope that counts as a change on its own (a "kink", tested by
+    /// `kink_test` against the same straight-line null as the step test), as the deviation
+    /// it builds up over the shorter side of the test window, in robust standard deviations of
+    /// the residuals. `f64::INFINITY` turns the kink test off. Default off (`f64::INFINITY`):
+    /// at 16 it lifts TCPD F1 to 0.754 but two throttling spikes near a window end can pass as
+    /// a kink (`throttling_spikes_alone_raise_no_alarm` fails); see `stats/eval/README.md`.
+    pub kink_min_effect: f64,
+    /// The kink test's significance level, as a multiple of the step test's (both in the
+    /// split and in the merge step): the hinge is placed where it fits best, so its p-value
+    /// needs a stricter bar. Default 0.01.
+    pub kink_p_factor: f64,
 }
 
 impl Default for DetectConfig {
@@ -73,6 +84,8 @@ impl Default for DetectConfig {
             detrend: true,
             clip: 2.5,
             max_autocorrelation: 0.5,
+            kink_min_effect: f64::INFINITY,
+            kink_p_factor: 0.01,
         }
     }
 }
@@ -110,18 +123,97 @@ struct Verdict {
     test: Option<StepTest>,
     /// |after/before − 1| of the test windows' medians.
     rel_change: f64,
+    /// Change-of-slope test at `tau` over the same window, when enabled.
+    kink: Option<StepTest>,
+    /// Deviation the slope change builds up over the shorter side, relative to the median
+    /// before, and the length of that side.
+    kink_rel_change: f64,
+    kink_arm: f64,
 }
 
 fn evaluate(x: &[f64], prev: usize, tau: usize, next: usize, cfg: &DetectConfig) -> Verdict {
     let w = cfg.test_window.max(cfg.min_segment).max(2);
-    let left = &x[prev.max(tau.saturating_sub(w))..tau];
-    let right = &x[tau..next.min(tau + w)];
+    let lo = prev.max(tau.saturating_sub(w));
+    let hi = next.min(tau + w);
+    let left = &x[lo..tau];
+    let right = &x[tau..hi];
     let test = step_test(left, right, cfg.detrend, cfg.clip, cfg.max_autocorrelation);
-    let rel_change = match (median(left), median(right)) {
+    let before = median(left);
+    let rel_change = match (before, median(right)) {
         (Some(a), Some(b)) => rel(a, b).abs(),
         _ => 0.0,
     };
-    Verdict { test, rel_change }
+    let kink_arm = left.len().min(right.len()) as f64;
+    // The kink test only matters where the step test does not already pass at the strict
+    // level (which implies the weak one).
+    let step_passes = failure(
+        test,
+        |t| t.step.abs() / t.scale,
+        rel_change,
+        cfg.max_p_value.max(cfg.weak_p_value),
+        cfg.min_effect,
+        cfg.min_rel_change,
+        1.0,
+    )
+    .is_none()
+        && failure(
+            test,
+            |t| t.step.abs() / t.scale,
+            rel_change,
+            cfg.max_p_value.min(cfg.weak_p_value),
+            cfg.min_effect,
+            cfg.min_rel_change,
+            1.0,
+        )
+        .is_none();
+    let (kink, kink_rel_change) = if cfg.kink_min_effect.is_finite() && !step_passes {
+        let k = kink_test(&x[lo..hi], tau - lo, cfg.clip, cfg.max_autocorrelation);
+        let r = match (k, before) {
+            (Some(k), Some(a)) if a != 0.0 => (k.step * kink_arm / a).abs(),
+            (Some(_), Some(_)) => f64::INFINITY,
+            _ => 0.0,
+        };
+        (k, r)
+    } else {
+        (None, 0.0)
+    };
+    Verdict {
+        test,
+        rel_change,
+        kink,
+        kink_rel_change,
+        kink_arm,
+    }
+}
+
+/// `None` when a test result passes at level `p` with effect `effect(t)` ≥ `min_effect` and
+/// relative change ≥ `min_rel`; otherwise a key, larger for worse points: failing the test
+/// ranks by p-value above failing only the effect-size floors, then by the smaller of the
+/// effect times `unit` and the relative change in multiples of `min_rel`.
+fn failure(
+    t: Option<StepTest>,
+    effect: impl Fn(&StepTest) -> f64,
+    rel_change: f64,
+    p: f64,
+    min_effect: f64,
+    min_rel: f64,
+    unit: f64,
+) -> Option<(u8, f64)> {
+    let Some(t) = t else {
+        return Some((3, 0.0));
+    };
+    if t.p_value.is_nan() || t.p_value > p {
+        return Some((2, t.p_value));
+    }
+    let effect = if t.scale > 0.0 {
+        effect(&t)
+    } else {
+        f64::INFINITY
+    };
+    if effect < min_effect || rel_change < min_rel {
+        return Some((1, -(effect * unit).min(rel_change / min_rel.max(1e-300))));
+    }
+    None
 }
 
 impl Verdict {
@@ -130,27 +222,54 @@ impl Verdict {
         self.badness(p, cfg).is_none()
     }
 
-    /// `None` when the change point passes; otherwise a key, larger for worse points:
-    /// failing the test ranks by p-value above failing only the effect-size floors.
+    /// `None` when the change point passes as a level step or as a kink; otherwise the
+    /// smaller of the two failure keys (see `failure`).
     fn badness(&self, p: f64, cfg: &DetectConfig) -> Option<(u8, f64)> {
-        let Some(t) = self.test else {
-            return Some((3, 0.0));
-        };
-        if t.p_value.is_nan() || t.p_value > p {
-            return Some((2, t.p_value));
+        let step = failure(
+            self.test,
+            |t| t.step.abs() / t.scale,
+            self.rel_change,
+            p,
+            cfg.min_effect,
+            cfg.min_rel_change,
+            1.0,
+        )?;
+        if !cfg.kink_min_effect.is_finite() {
+            return Some(step);
         }
-        let effect = if t.scale > 0.0 {
-            t.step.abs() / t.scale
+        let kink = failure(
+            self.kink,
+            |t| t.step.abs() * self.kink_arm / t.scale,
+            self.kink_rel_change,
+            p * cfg.kink_p_factor,
+            cfg.kink_min_effect,
+            cfg.min_rel_change,
+            cfg.min_effect / cfg.kink_min_effect,
+        )?;
+        Some(if (kink.0, kink.1) < (step.0, step.1) {
+            kink
         } else {
-            f64::INFINITY
-        };
-        if effect < cfg.min_effect || self.rel_change < cfg.min_rel_change {
-            return Some((
-                1,
-                -effect.min(self.rel_change / cfg.min_rel_change.max(1e-300)),
-            ));
+            step
+        })
+    }
+
+    /// p-value of the test that accepts the point (the step test unless only the kink passes).
+    fn p_value(&self, p: f64, cfg: &DetectConfig) -> f64 {
+        let step_p = self.test.map_or(1.0, |t| t.p_value);
+        let step_ok = failure(
+            self.test,
+            |t| t.step.abs() / t.scale,
+            self.rel_change,
+            p,
+            cfg.min_effect,
+            cfg.min_rel_change,
+            1.0,
+        )
+        .is_none();
+        match self.kink {
+            Some(k) if !step_ok => k.p_value.min(step_p),
+            _ => step_p,
         }
-        None
     }
 }
 
@@ -167,10 +286,23 @@ fn weak_points(x: &[f64], cfg: &DetectConfig) -> Vec<(usize, f64)> {
             let Some((rel_tau, _)) = best_split(&x[s..e], min_seg) else {
                 continue;
             };
-            let tau = s + rel_tau;
-            let v = evaluate(x, s, tau, e, cfg);
-            if v.passes(cfg.weak_p_value, cfg) {
-                found.push((tau, v.test.map_or(1.0, |t| t.p_value)));
+            let mut taus = vec![s + rel_tau];
+            if cfg.kink_min_effect.is_finite()
+                && e - s >= 2 * min_seg
+                && let Some(k) = best_kink(&x[s..e], min_seg, e - s - min_seg)
+                && k != rel_tau
+            {
+                taus.push(s + k);
+            }
+            let mut split = None;
+            for tau in taus {
+                let v = evaluate(x, s, tau, e, cfg);
+                if v.passes(cfg.weak_p_value, cfg) {
+                    found.push((tau, v.p_value(cfg.weak_p_value, cfg)));
+                    split.get_or_insert(tau);
+                }
+            }
+            if let Some(tau) = split {
                 stack.push((s, tau));
                 stack.push((tau, e));
             }
@@ -248,7 +380,7 @@ pub fn detect(series: &[f64], config: &DetectConfig) -> Vec<ChangePoint> {
                 before,
                 after,
                 rel_change: rel(before, after),
-                p_value: verdicts[i].test.map_or(1.0, |t| t.p_value),
+                p_value: verdicts[i].p_value(config.max_p_value, config),
             }
         })
         .collect()

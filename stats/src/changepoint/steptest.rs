@@ -171,6 +171,97 @@ pub(crate) fn step_test(
     }
 }
 
+/// Design of the kink regression (intercept, centred time, centred hinge at `tau`), on a time
+/// axis scaled by the length.
+fn kink_design(len: usize, tau: usize) -> Vec<[f64; 3]> {
+    let n = len as f64;
+    let mid = (n - 1.0) / 2.0;
+    let hinge = |i: usize| i.saturating_sub(tau) as f64 / n;
+    let hinge_mean = (0..len).map(hinge).sum::<f64>() / n;
+    (0..len)
+        .map(|i| [1.0, (i as f64 - mid) / n, hinge(i) - hinge_mean])
+        .collect()
+}
+
+/// The hinge τ ∈ [lo, hi] whose plain least-squares kink fit (intercept, time, (t − τ)₊; no
+/// winsorising) leaves the smallest residual sum of squares: a cheap way to place the hinge
+/// before it is tested. O(len + hi − lo) with suffix sums. Ties: the smaller τ.
+pub(crate) fn best_kink(y: &[f64], lo: usize, hi: usize) -> Option<usize> {
+    let len = y.len();
+    if len < 4 || lo > hi || hi >= len {
+        return None;
+    }
+    let n = len as f64;
+    let centre = median(y)?;
+    let y: Vec<f64> = y.iter().map(|v| v - centre).collect();
+    // Time on [0, 1); sums for the intercept and time columns.
+    let t = |i: usize| i as f64 / n;
+    let (mut s_t, mut s_tt, mut s_y, mut s_ty, mut s_yy) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for (i, &yi) in y.iter().enumerate() {
+        s_t += t(i);
+        s_tt += t(i) * t(i);
+        s_y += yi;
+        s_ty += t(i) * yi;
+        s_yy += yi * yi;
+    }
+    // Suffix sums over i ≥ τ of 1, t, t², y, t·y, built from the end.
+    let (mut c0, mut c1, mut c2, mut cy, mut cty) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    let mut best: Option<(usize, f64)> = None;
+    for tau in (lo..len).rev() {
+        let ti = t(tau);
+        c0 += 1.0;
+        c1 += ti;
+        c2 += ti * ti;
+        cy += y[tau];
+        cty += ti * y[tau];
+        if tau > hi {
+            continue;
+        }
+        // Hinge h_i = t_i − t_τ for i ≥ τ.
+        let s_h = c1 - ti * c0;
+        let s_th = c2 - ti * c1;
+        let s_hh = c2 - 2.0 * ti * c1 + ti * ti * c0;
+        let s_hy = cty - ti * cy;
+        let xtx = [[n, s_t, s_h], [s_t, s_tt, s_th], [s_h, s_th, s_hh]];
+        let xty = [s_y, s_ty, s_hy];
+        let Some(beta) = solve(xtx, xty) else {
+            continue;
+        };
+        let rss = s_yy - (0..3).map(|k| beta[k] * xty[k]).sum::<f64>();
+        if !rss.is_nan() && best.is_none_or(|(_, r)| rss <= r) {
+            best = Some((tau, rss));
+        }
+    }
+    best.map(|(tau, _)| tau)
+}
+
+/// Test for a change of slope at `tau` in `y` (a "kink"): the coefficient c of
+/// y_t = a + b·t + q·t² + c·(t − τ)₊ + ε, fitted, winsorised and autocorrelation-corrected
+/// exactly as the step test. The null keeps a quadratic term so that smooth curvature (an
+/// exponential decay, a slowly bending trend) is not read as a kink; only a bend sharper than a
+/// parabola over the window counts. The returned `step` is c, the change of slope per point.
+/// `None` when either side has fewer than two points or the fit is degenerate.
+pub(crate) fn kink_test(y: &[f64], tau: usize, clip: f64, max_rho: f64) -> Option<StepTest> {
+    if tau < 2 || y.len() < tau + 2 {
+        return None;
+    }
+    let centre = median(y)?;
+    let y: Vec<f64> = y.iter().map(|v| v - centre).collect();
+    let n = y.len() as f64;
+    let mid = (n - 1.0) / 2.0;
+    let design: Vec<[f64; 4]> = kink_design(y.len(), tau)
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let u = (i as f64 - mid) / n;
+            [r[0], r[1], u * u - 1.0 / 12.0, r[2]]
+        })
+        .collect();
+    let mut t = step_test_k(&design, &y, clip, max_rho)?;
+    t.step /= n;
+    Some(t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,5 +308,39 @@ mod tests {
         assert_eq!(t.p_value, 0.0);
         assert!(step_test(&[], &[1.0], true, 2.5, 0.0).is_none());
         assert!(step_test(&[1.0], &[2.0], true, 2.5, 0.0).is_none());
+    }
+
+    #[test]
+    fn finds_a_clear_kink() {
+        // Flat for 30 points, then rising 0.2 per point: no level step at the kink.
+        let y: Vec<f64> = (0..60)
+            .map(|i| 10.0 + 0.2 * (i as f64 - 30.0).max(0.0) + 0.3 * noise(i))
+            .collect();
+        let t = kink_test(&y, 30, 2.5, 0.5).unwrap();
+        assert!(t.p_value < 1e-10, "{t:?}");
+        assert!((t.step - 0.2).abs() < 0.02, "{t:?}");
+        // A kink far from the true one fits worse than the true one.
+        let off = kink_test(&y, 10, 2.5, 0.5).unwrap();
+        assert!(off.p_value > t.p_value);
+        assert_eq!(best_kink(&y, 5, 55), Some(30));
+    }
+
+    #[test]
+    fn a_straight_noisy_trend_has_no_kink() {
+        for seed in 0..20u64 {
+            let y: Vec<f64> = (0..80)
+                .map(|i| 50.0 + 0.5 * i as f64 + 2.0 * noise(i + 1000 * seed as usize))
+                .collect();
+            for tau in [10, 40, 70] {
+                let t = kink_test(&y, tau, 2.5, 0.5).unwrap();
+                assert!(t.p_value > 1e-3, "seed {seed} tau {tau}: {t:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn degenerate_kink_input() {
+        assert!(kink_test(&[1.0, 2.0, 3.0], 1, 2.5, 0.5).is_none());
+        assert!(best_kink(&[1.0, 2.0], 0, 1).is_none());
     }
 }
