@@ -134,7 +134,12 @@ fn main() {
         let v = args.get(i + 1).cloned().unwrap_or_default();
         match args[i].as_str() {
             "--trials" => trials = v.parse().expect("--trials N"),
-            "--seeds" => seeds = v.split(',').map(|s| s.parse().expect("--seeds a,b")).collect(),
+            "--seeds" => {
+                seeds = v
+                    .split(',')
+                    .map(|s| s.parse().expect("--seeds a,b"))
+                    .collect()
+            }
             "--out" => out = v,
             other => panic!("unknown argument {other}"),
         }

@@ -110,7 +110,9 @@ pub fn ratio_of_medians_ci(
         }
     }
     if resamples < 10 || !(level > 0.0 && level < 1.0) {
-        return Err(AbError::BadParameter("bootstrap needs ≥ 10 resamples and 0 < level < 1"));
+        return Err(AbError::BadParameter(
+            "bootstrap needs ≥ 10 resamples and 0 < level < 1",
+        ));
     }
     let mut bb = base.to_vec();
     let mut cb = cand.to_vec();

@@ -60,7 +60,11 @@ const MAX_EXACT_CELLS: usize = 1 << 20;
 /// Mann-Whitney U test of `x` against `y` with SciPy's `method="auto"` choice.
 ///
 /// Errors when either sample is empty or contains a non-finite value.
-pub fn mann_whitney_u(x: &[f64], y: &[f64], alternative: Alternative) -> Result<MwuResult, AbError> {
+pub fn mann_whitney_u(
+    x: &[f64],
+    y: &[f64],
+    alternative: Alternative,
+) -> Result<MwuResult, AbError> {
     check(x)?;
     check(y)?;
     let (n1, n2) = (x.len(), y.len());
