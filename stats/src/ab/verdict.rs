@@ -106,7 +106,7 @@ impl Default for AbConfig {
             threshold: 0.02,
             alpha: 0.05,
             bootstrap_resamples: 2000,
-            seed: 0x5EED_0F_A11_0F_AB,
+            seed: 0x0005_EED0_FA11_0FAB,
             min_samples: 5,
         }
     }
@@ -197,7 +197,7 @@ fn screen(samples: &[f64], higher_is_better: bool) -> Vec<f64> {
         *b = (s - m).abs();
     }
     let mad = median_in_place(&mut buf);
-    if !(mad > 0.0) {
+    if mad.is_nan() || mad <= 0.0 {
         return samples.to_vec();
     }
     let limit = SLOW_OUTLIER_SIGMAS * MAD_TO_SIGMA * mad;
