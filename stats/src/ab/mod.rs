@@ -1,0 +1,19 @@
+//! A/B comparison of a candidate against a baseline, benchmark by benchmark: rank and t tests,
+//! false-discovery control, a bootstrap interval of the median ratio, and the verdict built on
+//! them.
+
+pub mod bh;
+pub mod bootstrap;
+pub mod error;
+pub mod hodges_lehmann;
+pub mod mwu;
+pub mod verdict;
+pub mod welch;
+
+pub use bh::benjamini_hochberg;
+pub use bootstrap::{RatioCi, Xoshiro256, ratio_of_medians_ci};
+pub use error::AbError;
+pub use hodges_lehmann::{hodges_lehmann, hodges_lehmann_ratio};
+pub use mwu::{Alternative, MwuMethod, MwuResult, mann_whitney_u};
+pub use verdict::{AbConfig, Comparison, PairInput, Verdict, compare_all};
+pub use welch::{WelchResult, welch_t_test};
