@@ -1,6 +1,8 @@
 //! How results are shown: text tables and JSON for the terminal and for machines now; HTML,
 //! Markdown and charts as they land. One `Exporter` per output format.
 
+pub mod compare;
+pub mod detect;
 pub mod exporter;
 pub mod number;
 pub mod table;

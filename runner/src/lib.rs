@@ -2,8 +2,11 @@
 //! suites, the result store and the `run` orchestration. The `pitwall` binary is a thin CLI
 //! over this library; only `src/cli*` sees clap.
 
+pub mod compare;
 pub mod config;
+pub mod detect;
 pub mod engine;
 pub mod fingerprint;
 pub mod run;
+pub mod source;
 pub mod store;

@@ -47,6 +47,11 @@ pub enum Cmd {
     Export(ExportArgs),
     /// Store runs from files written by `pitwall export`
     Import(ImportArgs),
+    /// Compare two runs or result files benchmark by benchmark (exit 1 on a regression)
+    #[command(after_help = EXIT_CODES)]
+    Compare(CompareArgs),
+    /// Find change points in series files or in stored history
+    Detect(DetectArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -98,4 +103,39 @@ pub struct ImportArgs {
     /// Files written by `pitwall export`
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CompareFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Baseline: run id, id prefix, `latest`, commit sha prefix, or a results file
+    #[arg(long, value_name = "SRC")]
+    pub baseline: String,
+    /// Candidate: same forms as --baseline
+    #[arg(long, value_name = "SRC")]
+    pub candidate: String,
+    /// Smallest change that counts, in percent [default: per suite, else [thresholds], else 2]
+    #[arg(long, value_name = "PCT")]
+    pub threshold: Option<f64>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+}
+
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("input").required(true).args(["series", "benchmark"]))]
+pub struct DetectArgs {
+    /// Series file: CSV with a `value` header and one number per line, or a JSON array
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub series: Vec<PathBuf>,
+    /// Stored benchmark measures whose key (suite/name[params]/measure) contains PATTERN
+    #[arg(long, value_name = "PATTERN")]
+    pub benchmark: Option<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
 }

@@ -6,14 +6,21 @@ use std::process::ExitCode;
 
 use anyhow::{Context, anyhow};
 use clap::Parser;
+use pitwall_reports::detect::{DetectedChange, SeriesDetection, SeriesSource};
 use pitwall_reports::{OutputFormat, Table, exporter_for};
 use pitwall_runner::config::{self, Config};
 use pitwall_runner::run::{RunRequest, execute};
 use pitwall_runner::store::{self, InsertOutcome, Store, StoreUrl};
+use pitwall_runner::{compare, detect, source};
+use pitwall_stats::ab::AbConfig;
+use pitwall_stats::changepoint::{self, DetectConfig};
 use pitwall_suites::cpu::CpuBackend;
 use pitwall_suites::{ExportDoc, RunStatus};
 
-use super::args::{Cli, Cmd, ExportArgs, Format, Global, ImportArgs, RunArgs, RunsArgs, ShowArgs};
+use super::args::{
+    Cli, Cmd, CompareArgs, CompareFormat, DetectArgs, ExportArgs, Format, Global, ImportArgs,
+    RunArgs, RunsArgs, ShowArgs,
+};
 use super::exit::{self, Failure};
 use super::progress::Bars;
 
@@ -36,6 +43,8 @@ pub fn main() -> ExitCode {
         Cmd::Show(a) => cmd_show(&cli.global, a),
         Cmd::Export(a) => cmd_export(&cli.global, a),
         Cmd::Import(a) => cmd_import(&cli.global, a),
+        Cmd::Compare(a) => cmd_compare(&cli.global, a),
+        Cmd::Detect(a) => cmd_detect(&cli.global, a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -257,5 +266,125 @@ fn cmd_import(g: &Global, a: &ImportArgs) -> Result<u8, Failure> {
             store.describe()
         );
     }
+    Ok(exit::OK)
+}
+
+fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<u8, Failure> {
+    if let Some(t) = a.threshold {
+        if !(t > 0.0 && t.is_finite()) {
+            return Err(Failure::usage(anyhow!(
+                "--threshold {t}: must be a positive percentage (hint: --threshold 2 means ±2%)"
+            )));
+        }
+    }
+    let config = load_config(g)?;
+    let store = open_store(g, &config)?;
+    let baseline = resolve_side("--baseline", &a.baseline, store.as_ref())?;
+    let candidate = resolve_side("--candidate", &a.candidate, store.as_ref())?;
+    let report = compare::compare(
+        &baseline,
+        &candidate,
+        &config,
+        a.threshold,
+        &AbConfig::default(),
+    );
+    if report.benchmarks.is_empty() && report.failed.is_empty() {
+        return Err(Failure::usage(anyhow!(
+            "{} and {} have no benchmark in common (hint: compare runs of the same suites)",
+            baseline.label,
+            candidate.label
+        )));
+    }
+    let text = match a.format {
+        CompareFormat::Table => pitwall_reports::compare::render_table(&report),
+        CompareFormat::Json => pitwall_reports::compare::render_json(&report),
+        CompareFormat::Markdown => pitwall_reports::compare::render_markdown(&report),
+    };
+    print!("{text}");
+    Ok(if report.has_regression() {
+        exit::REGRESSION
+    } else {
+        exit::OK
+    })
+}
+
+/// A comparison side; a store that fails is infrastructure, anything else the user's input.
+fn resolve_side(flag: &str, spec: &str, store: &dyn Store) -> Result<source::Side, Failure> {
+    source::resolve(spec, store).map_err(|e| match e {
+        source::SourceError::Store(inner) => {
+            Failure::from(anyhow::Error::new(inner).context(flag.to_string()))
+        }
+        other => Failure::usage(anyhow::Error::new(other).context(flag.to_string())),
+    })
+}
+
+fn cmd_detect(g: &Global, a: &DetectArgs) -> Result<u8, Failure> {
+    let config = DetectConfig::default();
+    let mut out = Vec::new();
+    if !a.series.is_empty() {
+        // Read every file first, so a bad one fails before any output.
+        let mut series = Vec::new();
+        for path in &a.series {
+            series.push((
+                path,
+                detect::read_series_file(path).map_err(|e| Failure::usage(e.into()))?,
+            ));
+        }
+        for (path, values) in series {
+            let changes = changepoint::detect(&values, &config)
+                .into_iter()
+                .map(|change| DetectedChange {
+                    change,
+                    commit_before: None,
+                    commit_after: None,
+                    run_after: None,
+                })
+                .collect();
+            out.push(SeriesDetection {
+                source: SeriesSource::File(path.display().to_string()),
+                points: values.len(),
+                changes,
+            });
+        }
+    }
+    if let Some(pattern) = &a.benchmark {
+        let cfg = load_config(g)?;
+        let store = open_store(g, &cfg)?;
+        let histories = detect::detect_history(store.as_ref(), pattern, &config)
+            .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+        if histories.is_empty() {
+            return Err(Failure::usage(anyhow!(
+                "no stored benchmark matches `{pattern}` in {}",
+                store.describe()
+            )));
+        }
+        for h in histories {
+            let changes = h
+                .change_points
+                .iter()
+                .map(|c| DetectedChange {
+                    change: c.clone(),
+                    commit_before: c.index.checked_sub(1).map(|i| h.points[i].commit.clone()),
+                    commit_after: h.points.get(c.index).map(|p| p.commit.clone()),
+                    run_after: h.points.get(c.index).map(|p| p.run.clone()),
+                })
+                .collect();
+            out.push(SeriesDetection {
+                source: SeriesSource::Benchmark {
+                    key: h.key,
+                    unit: h.unit,
+                },
+                points: h.points.len(),
+                changes,
+            });
+        }
+    }
+    print!(
+        "{}",
+        match a.format {
+            Format::Table => pitwall_reports::detect::render_table(&out),
+            Format::Json => pitwall_reports::detect::render_json_lines(&out),
+        }
+    );
     Ok(exit::OK)
 }

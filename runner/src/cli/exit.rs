@@ -9,7 +9,6 @@ use pitwall_runner::store::StoreError;
 /// Everything went as asked.
 pub const OK: u8 = 0;
 /// A regression was found (comparisons).
-#[allow(dead_code)]
 pub const REGRESSION: u8 = 1;
 /// Bad usage or configuration: flags, config file, input files, unknown run.
 pub const USAGE: u8 = 2;

@@ -1,0 +1,330 @@
+//! Rendering of an A/B comparison (`pitwall compare`): a table for terminals, JSON for
+//! machines and Markdown for pull-request comments. A simple verdict first, details after.
+
+use std::collections::BTreeMap;
+
+use pitwall_stats::ab::{Comparison, Verdict};
+use serde::Serialize;
+
+use crate::number::{pct, sig};
+use crate::table::Table;
+
+/// One compared benchmark measure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ComparedBenchmark {
+    pub suite: String,
+    pub name: String,
+    pub params: BTreeMap<String, String>,
+    pub measure: String,
+    pub unit: String,
+    pub higher_is_better: bool,
+    #[serde(flatten)]
+    pub comparison: Comparison,
+}
+
+impl ComparedBenchmark {
+    /// `suite/name[k=v]/measure` (the suite is left out for bare result files).
+    pub fn key(&self) -> String {
+        let mut s = if self.suite.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{}/{}", self.suite, self.name)
+        };
+        if !self.params.is_empty() {
+            let p: Vec<String> = self
+                .params
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            s.push_str(&format!("[{}]", p.join(",")));
+        }
+        s.push('/');
+        s.push_str(&self.measure);
+        s
+    }
+
+    /// Relative change in the "worse" direction: +5% means 5% worse, whatever the direction.
+    pub fn worse_by(&self) -> f64 {
+        let r = self.comparison.ratio;
+        if self.higher_is_better {
+            1.0 / r - 1.0
+        } else {
+            r - 1.0
+        }
+    }
+}
+
+/// A whole comparison, ready to render.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ComparisonReport {
+    pub baseline: String,
+    pub candidate: String,
+    pub benchmarks: Vec<ComparedBenchmark>,
+    /// Keys present (and ok) on one side only.
+    pub only_baseline: Vec<String>,
+    pub only_candidate: Vec<String>,
+    /// Keys that failed on either side (not compared).
+    pub failed: Vec<String>,
+}
+
+/// Counts per verdict.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct VerdictCounts {
+    pub regression: usize,
+    pub improvement: usize,
+    pub unchanged: usize,
+    pub inconclusive: usize,
+}
+
+impl ComparisonReport {
+    pub fn counts(&self) -> VerdictCounts {
+        let mut c = VerdictCounts::default();
+        for b in &self.benchmarks {
+            match b.comparison.verdict {
+                Verdict::Regression => c.regression += 1,
+                Verdict::Improvement => c.improvement += 1,
+                Verdict::Unchanged => c.unchanged += 1,
+                Verdict::Inconclusive => c.inconclusive += 1,
+            }
+        }
+        c
+    }
+
+    pub fn has_regression(&self) -> bool {
+        self.counts().regression > 0
+    }
+
+    /// The regression that is worst by relative change.
+    pub fn worst_regression(&self) -> Option<&ComparedBenchmark> {
+        self.benchmarks
+            .iter()
+            .filter(|b| b.comparison.verdict == Verdict::Regression)
+            .max_by(|a, b| a.worse_by().total_cmp(&b.worse_by()))
+    }
+
+    /// `2 regressions, 1 improvement, 30 unchanged, 3 inconclusive; worst: … +8.1%`.
+    pub fn summary_line(&self) -> String {
+        let c = self.counts();
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut s = format!(
+            "{}, {}, {} unchanged, {} inconclusive",
+            plural(c.regression, "regression", "regressions"),
+            plural(c.improvement, "improvement", "improvements"),
+            c.unchanged,
+            c.inconclusive
+        );
+        if let Some(w) = self.worst_regression() {
+            s.push_str(&format!(
+                "; worst: {} {}",
+                w.key(),
+                signed_pct(w.worse_by())
+            ));
+        }
+        s
+    }
+}
+
+fn signed_pct(fraction: f64) -> String {
+    let p = pct(fraction);
+    if fraction > 0.0 { format!("+{p}") } else { p }
+}
+
+/// Change as a signed percentage of the median (candidate vs baseline), as measured.
+fn change(b: &ComparedBenchmark) -> String {
+    signed_pct(b.comparison.ratio - 1.0)
+}
+
+fn interval(b: &ComparedBenchmark) -> String {
+    let (lo, hi) = b.comparison.ci;
+    format!("[{}, {}]", signed_pct(lo - 1.0), signed_pct(hi - 1.0))
+}
+
+fn p_value(p: f64) -> String {
+    if p < 1e-4 {
+        "<0.0001".to_string()
+    } else {
+        sig(p, 2)
+    }
+}
+
+/// Terminal table: every benchmark, regressions first.
+pub fn render_table(r: &ComparisonReport) -> String {
+    let mut out = format!("baseline:  {}\ncandidate: {}\n\n", r.baseline, r.candidate);
+    let mut t = Table::new(&[
+        "BENCHMARK",
+        ">BASE",
+        ">CAND",
+        "UNIT",
+        ">CHANGE",
+        ">95% CI",
+        ">Q",
+        "VERDICT",
+    ]);
+    for b in ordered(r) {
+        let c = &b.comparison;
+        t.row(vec![
+            b.key(),
+            sig(c.base_median, 4),
+            sig(c.cand_median, 4),
+            b.unit.clone(),
+            change(b),
+            interval(b),
+            p_value(c.q_value),
+            verdict_text(b),
+        ]);
+    }
+    if !t.is_empty() {
+        out.push_str(&t.render());
+        out.push('\n');
+    }
+    for (label, keys) in [
+        ("only in baseline", &r.only_baseline),
+        ("only in candidate", &r.only_candidate),
+        ("failed, not compared", &r.failed),
+    ] {
+        if !keys.is_empty() {
+            out.push_str(&format!("{label}: {}\n", keys.join(", ")));
+        }
+    }
+    out.push_str(&format!("summary: {}\n", r.summary_line()));
+    out
+}
+
+fn verdict_text(b: &ComparedBenchmark) -> String {
+    match (b.comparison.verdict, b.comparison.more_samples) {
+        (Verdict::Inconclusive, Some(n)) => format!("inconclusive (~{n} samples/side needed)"),
+        (v, _) => v.as_str().to_string(),
+    }
+}
+
+/// Regressions (worst first), improvements, inconclusive, unchanged.
+fn ordered(r: &ComparisonReport) -> Vec<&ComparedBenchmark> {
+    let rank = |v: Verdict| match v {
+        Verdict::Regression => 0,
+        Verdict::Improvement => 1,
+        Verdict::Inconclusive => 2,
+        Verdict::Unchanged => 3,
+    };
+    let mut v: Vec<&ComparedBenchmark> = r.benchmarks.iter().collect();
+    v.sort_by(|a, b| {
+        rank(a.comparison.verdict)
+            .cmp(&rank(b.comparison.verdict))
+            .then(b.worse_by().total_cmp(&a.worse_by()))
+    });
+    v
+}
+
+#[derive(Serialize)]
+struct JsonBench<'a> {
+    key: String,
+    #[serde(flatten)]
+    bench: &'a ComparedBenchmark,
+}
+
+#[derive(Serialize)]
+struct JsonDoc<'a> {
+    baseline: &'a str,
+    candidate: &'a str,
+    summary: String,
+    counts: VerdictCounts,
+    benchmarks: Vec<JsonBench<'a>>,
+    only_baseline: &'a [String],
+    only_candidate: &'a [String],
+    failed: &'a [String],
+}
+
+/// `{"benchmarks": [{"name": …, "verdict": …, "ratio": …, "ci": [lo, hi], "p_value": …}], …}`.
+pub fn render_json(r: &ComparisonReport) -> String {
+    let doc = JsonDoc {
+        baseline: &r.baseline,
+        candidate: &r.candidate,
+        summary: r.summary_line(),
+        counts: r.counts(),
+        benchmarks: r
+            .benchmarks
+            .iter()
+            .map(|b| JsonBench {
+                key: b.key(),
+                bench: b,
+            })
+            .collect(),
+        only_baseline: &r.only_baseline,
+        only_candidate: &r.only_candidate,
+        failed: &r.failed,
+    };
+    let mut s = serde_json::to_string_pretty(&doc).expect("comparison serializes");
+    s.push('\n');
+    s
+}
+
+/// Markdown for a pull-request comment: summary line, changed benchmarks, the rest folded.
+pub fn render_markdown(r: &ComparisonReport) -> String {
+    let mut out = String::from("### pitwall: benchmark comparison\n\n");
+    out.push_str(&format!("**{}**\n\n", escape_md(&r.summary_line())));
+    out.push_str(&format!(
+        "Baseline: {}  \nCandidate: {}\n\n",
+        escape_md(&r.baseline),
+        escape_md(&r.candidate)
+    ));
+    let header = "| benchmark | baseline | candidate | change | 95% CI | verdict |\n|---|---:|---:|---:|---:|---|\n";
+    let row = |b: &ComparedBenchmark| {
+        format!(
+            "| `{}` | {} {} | {} {} | {} | {} | {} |\n",
+            b.key().replace('`', "'"),
+            sig(b.comparison.base_median, 4),
+            escape_md(&b.unit),
+            sig(b.comparison.cand_median, 4),
+            escape_md(&b.unit),
+            change(b),
+            interval(b),
+            verdict_text(b)
+        )
+    };
+    let (changed, rest): (Vec<&ComparedBenchmark>, Vec<&ComparedBenchmark>) =
+        ordered(r).into_iter().partition(|b| {
+            matches!(
+                b.comparison.verdict,
+                Verdict::Regression | Verdict::Improvement
+            )
+        });
+    if !changed.is_empty() {
+        out.push_str(header);
+        for b in &changed {
+            out.push_str(&row(b));
+        }
+        out.push('\n');
+    }
+    if !rest.is_empty() {
+        out.push_str(&format!(
+            "<details><summary>{} other benchmarks</summary>\n\n{header}",
+            rest.len()
+        ));
+        for b in &rest {
+            out.push_str(&row(b));
+        }
+        out.push_str("\n</details>\n");
+    }
+    for (label, keys) in [
+        ("Only in baseline", &r.only_baseline),
+        ("Only in candidate", &r.only_candidate),
+        ("Failed, not compared", &r.failed),
+    ] {
+        if !keys.is_empty() {
+            let list: Vec<String> = keys
+                .iter()
+                .map(|k| format!("`{}`", k.replace('`', "'")))
+                .collect();
+            out.push_str(&format!("\n{label}: {}\n", list.join(", ")));
+        }
+    }
+    out
+}
+
+/// Escapes characters that Markdown or HTML would interpret in table cells.
+fn escape_md(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "\\|")
+}

@@ -1,0 +1,134 @@
+//! Rendering of change points (`pitwall detect`): a table for people and one JSON object per
+//! series per line for machines.
+
+use pitwall_stats::changepoint::ChangePoint;
+use serde::Serialize;
+
+use crate::number::{pct, sig};
+use crate::table::Table;
+
+/// Where a series came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SeriesSource {
+    /// A series file given with `--series`.
+    File(String),
+    /// A stored benchmark measure (its key) with its unit.
+    Benchmark { key: String, unit: String },
+}
+
+/// A change point with, for stored history, the commits around it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DetectedChange {
+    #[serde(flatten)]
+    pub change: ChangePoint,
+    /// Last commit of the old regime (stored history only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_before: Option<String>,
+    /// First commit of the new regime (stored history only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_after: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_after: Option<String>,
+}
+
+/// The change points of one series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeriesDetection {
+    pub source: SeriesSource,
+    pub points: usize,
+    pub changes: Vec<DetectedChange>,
+}
+
+#[derive(Serialize)]
+struct JsonLine<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    benchmark: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unit: Option<&'a str>,
+    points: usize,
+    change_points: &'a [DetectedChange],
+}
+
+/// One JSON object per series, one per line.
+pub fn render_json_lines(series: &[SeriesDetection]) -> String {
+    let mut out = String::new();
+    for s in series {
+        let (file, benchmark, unit) = match &s.source {
+            SeriesSource::File(f) => (Some(f.as_str()), None, None),
+            SeriesSource::Benchmark { key, unit } => {
+                (None, Some(key.as_str()), Some(unit.as_str()))
+            }
+        };
+        let line = JsonLine {
+            file,
+            benchmark,
+            unit,
+            points: s.points,
+            change_points: &s.changes,
+        };
+        out.push_str(&serde_json::to_string(&line).expect("detection serializes"));
+        out.push('\n');
+    }
+    out
+}
+
+/// A table of every change point, then the series without any.
+pub fn render_table(series: &[SeriesDetection]) -> String {
+    let mut t = Table::new(&[
+        "SERIES", ">POINTS", ">INDEX", ">BEFORE", ">AFTER", ">CHANGE", ">P", "COMMITS",
+    ]);
+    let mut quiet = Vec::new();
+    for s in series {
+        let name = match &s.source {
+            SeriesSource::File(f) => f.clone(),
+            SeriesSource::Benchmark { key, unit } => format!("{key} ({unit})"),
+        };
+        if s.changes.is_empty() {
+            quiet.push(name);
+            continue;
+        }
+        for c in &s.changes {
+            let commits = match (&c.commit_before, &c.commit_after) {
+                (Some(b), Some(a)) => format!("{}..{}", short(b), short(a)),
+                (None, Some(a)) => short(a).to_string(),
+                _ => "-".to_string(),
+            };
+            let change = c.change.rel_change;
+            t.row(vec![
+                name.clone(),
+                s.points.to_string(),
+                c.change.index.to_string(),
+                sig(c.change.before, 4),
+                sig(c.change.after, 4),
+                if change > 0.0 {
+                    format!("+{}", pct(change))
+                } else {
+                    pct(change)
+                },
+                sig(c.change.p_value, 2),
+                commits,
+            ]);
+        }
+    }
+    let mut out = String::new();
+    if !t.is_empty() {
+        out.push_str(&t.render());
+    }
+    if !quiet.is_empty() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&format!("no change points: {}\n", quiet.join(", ")));
+    }
+    out
+}
+
+fn short(commit: &str) -> &str {
+    if commit.len() == 40 && commit.chars().all(|c| c.is_ascii_hexdigit()) {
+        &commit[..12]
+    } else {
+        commit
+    }
+}

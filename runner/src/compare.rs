@@ -1,0 +1,135 @@
+//! `pitwall compare`: pairs the benchmarks of two sides by suite, name, parameters and measure,
+//! applies each one's threshold, and asks the statistics for verdicts.
+
+use std::collections::BTreeMap;
+
+use pitwall_reports::compare::{ComparedBenchmark, ComparisonReport};
+use pitwall_stats::ab::{AbConfig, PairInput, compare_all};
+use pitwall_suites::{BenchmarkResult, Direction, ResultStatus};
+
+use crate::config::Config;
+use crate::source::{FILE_SUITE, Side};
+
+/// Threshold for a benchmark in percent: `--threshold`, else its suite's `threshold_pct`, else
+/// `[thresholds] regression_pct`.
+fn threshold_pct(config: &Config, override_pct: Option<f64>, suite: &str) -> f64 {
+    override_pct
+        .or_else(|| {
+            config
+                .suites
+                .iter()
+                .find(|s| s.name == suite)
+                .and_then(|s| s.threshold_pct)
+        })
+        .unwrap_or(config.thresholds.regression_pct)
+}
+
+type Key = (String, BTreeMap<String, String>, String);
+
+fn key(r: &BenchmarkResult) -> Key {
+    (r.name.clone(), r.params.clone(), r.measure.clone())
+}
+
+fn display(r: &BenchmarkResult) -> String {
+    let mut s = if r.suite.is_empty() {
+        r.name.clone()
+    } else {
+        format!("{}/{}", r.suite, r.name)
+    };
+    if !r.params.is_empty() {
+        let p: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        s.push_str(&format!("[{}]", p.join(",")));
+    }
+    format!("{s}/{}", r.measure)
+}
+
+/// Finds the candidate result matching `b`: same suite (unless either side is a bare file),
+/// name, parameters and measure.
+fn find<'a>(b: &BenchmarkResult, cands: &'a [BenchmarkResult], used: &[bool]) -> Option<usize> {
+    let k = key(b);
+    cands.iter().enumerate().position(|(i, c)| {
+        !used[i]
+            && key(c) == k
+            && (c.suite == b.suite || c.suite == FILE_SUITE || b.suite == FILE_SUITE)
+    })
+}
+
+/// Compares two sides. `override_pct` is `--threshold`.
+pub fn compare(
+    baseline: &Side,
+    candidate: &Side,
+    config: &Config,
+    override_pct: Option<f64>,
+    ab: &AbConfig,
+) -> ComparisonReport {
+    let mut used = vec![false; candidate.results.len()];
+    let mut pairs: Vec<(&BenchmarkResult, &BenchmarkResult, f64)> = Vec::new();
+    let mut only_baseline = Vec::new();
+    let mut failed = Vec::new();
+    for b in &baseline.results {
+        match find(b, &candidate.results, &used) {
+            Some(i) => {
+                used[i] = true;
+                let c = &candidate.results[i];
+                if b.status == ResultStatus::Failed
+                    || c.status == ResultStatus::Failed
+                    || b.samples.is_empty()
+                    || c.samples.is_empty()
+                {
+                    failed.push(display(b));
+                } else {
+                    let suite = if b.suite.is_empty() {
+                        &c.suite
+                    } else {
+                        &b.suite
+                    };
+                    pairs.push((b, c, threshold_pct(config, override_pct, suite) / 100.0));
+                }
+            }
+            None if b.status == ResultStatus::Failed => failed.push(display(b)),
+            None => only_baseline.push(display(b)),
+        }
+    }
+    let only_candidate = candidate
+        .results
+        .iter()
+        .zip(&used)
+        .filter(|(_, u)| !**u)
+        .map(|(c, _)| display(c))
+        .collect();
+    let inputs: Vec<PairInput<'_>> = pairs
+        .iter()
+        .map(|(b, c, thr)| PairInput {
+            base: &b.samples,
+            cand: &c.samples,
+            higher_is_better: c.direction == Direction::HigherIsBetter,
+            threshold: Some(*thr),
+        })
+        .collect();
+    let comparisons = compare_all(&inputs, ab);
+    let benchmarks = pairs
+        .iter()
+        .zip(comparisons)
+        .map(|((b, c, _), comparison)| ComparedBenchmark {
+            suite: if b.suite.is_empty() {
+                c.suite.clone()
+            } else {
+                b.suite.clone()
+            },
+            name: b.name.clone(),
+            params: b.params.clone(),
+            measure: b.measure.clone(),
+            unit: c.unit.to_string(),
+            higher_is_better: c.direction == Direction::HigherIsBetter,
+            comparison,
+        })
+        .collect();
+    ComparisonReport {
+        baseline: baseline.label.clone(),
+        candidate: candidate.label.clone(),
+        benchmarks,
+        only_baseline,
+        only_candidate,
+        failed,
+    }
+}

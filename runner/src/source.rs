@@ -1,0 +1,149 @@
+//! Where the two sides of a comparison come from: a stored run (id, unique prefix, `latest`,
+//! or a commit sha prefix) or a results file (a `pitwall export` of one run, or pitwall JSON
+//! benchmark output).
+
+use std::path::Path;
+
+use pitwall_suites::formats::parse_pitwall_json;
+use pitwall_suites::{BenchmarkResult, ExportDoc, ResultStatus, Run};
+
+use crate::store::{Store, StoreError};
+
+/// Suite recorded for benchmarks read from a bare pitwall JSON file (which has no suite);
+/// pairing ignores the suite when either side has this one.
+pub const FILE_SUITE: &str = "";
+
+/// Results of one side of a comparison, with a label saying where they came from.
+#[derive(Debug, Clone)]
+pub struct Side {
+    /// `run 0193…` or `file a.json`.
+    pub label: String,
+    /// The run when the side is a stored or exported run (fingerprint, commit).
+    pub run: Option<Run>,
+    pub results: Vec<BenchmarkResult>,
+}
+
+/// Why a source could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error("{spec}: cannot read file: {source}")]
+    Read {
+        spec: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{spec}: not a pitwall export or pitwall JSON benchmark output ({detail})")]
+    Format { spec: String, detail: String },
+    #[error(
+        "{spec}: the file holds {count} runs; compare one run (hint: pitwall export RUN -o FILE)"
+    )]
+    ManyRuns { spec: String, count: usize },
+    #[error("`{spec}` is neither a file, a stored run nor a stored commit ({detail})")]
+    NotFound { spec: String, detail: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Resolves a source: an existing file first, then a run in the store, then a commit.
+pub fn resolve(spec: &str, store: &dyn Store) -> Result<Side, SourceError> {
+    let path = Path::new(spec);
+    if path.is_file() {
+        return read_file(spec, path);
+    }
+    match store.get_run(spec) {
+        Ok(run) => {
+            let label = format!("run {}", run.id);
+            return Ok(Side {
+                label,
+                results: run.results.clone(),
+                run: Some(run),
+            });
+        }
+        Err(StoreError::NotFound { .. }) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let hexish = spec.len() >= 4 && spec.chars().all(|c| c.is_ascii_hexdigit());
+    if hexish {
+        let runs = store.list_runs(None)?;
+        // Newest first: the latest run of that commit.
+        if let Some(summary) = runs
+            .iter()
+            .find(|r| r.commit.starts_with(&spec.to_ascii_lowercase()))
+        {
+            let run = store.get_run(&summary.id)?;
+            let label = format!("commit {} (run {})", short(&run.commit), run.id);
+            return Ok(Side {
+                label,
+                results: run.results.clone(),
+                run: Some(run),
+            });
+        }
+    }
+    Err(SourceError::NotFound {
+        spec: spec.to_string(),
+        detail: format!("looked in {}", store.describe()),
+    })
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+/// Reads a results file: an export of one run, or pitwall JSON benchmark output.
+pub fn read_file(spec: &str, path: &Path) -> Result<Side, SourceError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SourceError::Read {
+        spec: spec.to_string(),
+        source,
+    })?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| SourceError::Format {
+            spec: spec.to_string(),
+            detail: format!("invalid JSON at line {}, column {}", e.line(), e.column()),
+        })?;
+    if value.get("runs").is_some() {
+        let doc = ExportDoc::from_json(&text).map_err(|e| SourceError::Format {
+            spec: spec.to_string(),
+            detail: e.to_string(),
+        })?;
+        if doc.runs.len() != 1 {
+            return Err(SourceError::ManyRuns {
+                spec: spec.to_string(),
+                count: doc.runs.len(),
+            });
+        }
+        let run = doc.runs.into_iter().next().expect("one run");
+        return Ok(Side {
+            label: format!("file {spec} (run {})", run.id),
+            results: run.results.clone(),
+            run: Some(run),
+        });
+    }
+    let parsed = parse_pitwall_json(&text).map_err(|e| SourceError::Format {
+        spec: spec.to_string(),
+        detail: e.to_string(),
+    })?;
+    let results = parsed
+        .into_iter()
+        .map(|p| BenchmarkResult {
+            suite: FILE_SUITE.to_string(),
+            name: p.name,
+            params: p.params,
+            measure: p.measure,
+            unit: p.unit,
+            direction: p.direction,
+            status: if p.error.is_some() {
+                ResultStatus::Failed
+            } else {
+                ResultStatus::Ok
+            },
+            error: p.error,
+            samples: p.samples,
+            sample_meta: p.sample_meta,
+        })
+        .collect();
+    Ok(Side {
+        label: format!("file {spec}"),
+        run: None,
+        results,
+    })
+}
