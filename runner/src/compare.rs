@@ -45,7 +45,7 @@ fn display(r: &BenchmarkResult) -> String {
 
 /// Finds the candidate result matching `b`: same suite (unless either side is a bare file),
 /// name, parameters and measure.
-fn find<'a>(b: &BenchmarkResult, cands: &'a [BenchmarkResult], used: &[bool]) -> Option<usize> {
+fn find(b: &BenchmarkResult, cands: &[BenchmarkResult], used: &[bool]) -> Option<usize> {
     let k = key(b);
     cands.iter().enumerate().position(|(i, c)| {
         !used[i]

@@ -4,23 +4,32 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// Path of the `pitwall` binary built by this `cargo test` (target/<profile>/pitwall).
+/// Path of the `pitwall` binary of this build (target/<profile>/pitwall), brought up to date
+/// once per test process: `cargo test -p pitwall-e2e` alone would otherwise run a stale one.
 pub fn pitwall_bin() -> PathBuf {
+    static BUILD: std::sync::Once = std::sync::Once::new();
     let exe = std::env::current_exe().expect("test binary path");
     let dir = exe
         .parent()
         .and_then(Path::parent)
         .expect("target/<profile>");
-    let bin = dir.join("pitwall");
-    if !bin.exists() {
-        // `cargo test -p pitwall-e2e` alone does not build other packages' binaries.
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "pitwall-runner", "--bin", "pitwall"])
-            .status()
-            .expect("cargo build");
+    BUILD.call_once(|| {
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args([
+            "build",
+            "--quiet",
+            "-p",
+            "pitwall-runner",
+            "--bin",
+            "pitwall",
+        ]);
+        if dir.file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        let status = cmd.status().expect("cargo build");
         assert!(status.success(), "building pitwall failed");
-    }
-    bin
+    });
+    dir.join("pitwall")
 }
 
 /// A scratch project directory with its own store.

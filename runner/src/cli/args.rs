@@ -121,7 +121,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "SRC")]
     pub candidate: String,
     /// Smallest change that counts, in percent [default: per suite, else [thresholds], else 2]
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     pub threshold: Option<f64>,
     #[arg(long, value_enum, default_value = "table")]
     pub format: CompareFormat,
