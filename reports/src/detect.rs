@@ -107,7 +107,11 @@ pub fn render_table(series: &[SeriesDetection]) -> String {
                 } else {
                     pct(change)
                 },
-                sig(c.change.p_value, 2),
+                if c.change.p_value < 1e-4 {
+                    "<0.0001".to_string()
+                } else {
+                    sig(c.change.p_value, 2)
+                },
                 commits,
             ]);
         }
@@ -130,5 +134,68 @@ fn short(commit: &str) -> &str {
         &commit[..12]
     } else {
         commit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cp(index: usize, before: f64, after: f64) -> ChangePoint {
+        ChangePoint {
+            index,
+            before,
+            after,
+            rel_change: after / before - 1.0,
+            p_value: 1e-6,
+        }
+    }
+
+    fn series() -> Vec<SeriesDetection> {
+        vec![
+            SeriesDetection {
+                source: SeriesSource::File("step.csv".into()),
+                points: 120,
+                changes: vec![DetectedChange {
+                    change: cp(60, 100.0, 130.0),
+                    commit_before: None,
+                    commit_after: None,
+                    run_after: None,
+                }],
+            },
+            SeriesDetection {
+                source: SeriesSource::Benchmark {
+                    key: "kernel/gemm_f32[n=64]/throughput".into(),
+                    unit: "GFLOP/s".into(),
+                },
+                points: 40,
+                changes: vec![DetectedChange {
+                    change: cp(25, 190.0, 171.0),
+                    commit_before: Some("a".repeat(40)),
+                    commit_after: Some("b".repeat(40)),
+                    run_after: Some("0190-run".into()),
+                }],
+            },
+            SeriesDetection {
+                source: SeriesSource::File("flat.json".into()),
+                points: 50,
+                changes: vec![],
+            },
+        ]
+    }
+
+    #[test]
+    fn table_snapshot() {
+        insta::assert_snapshot!(render_table(&series()));
+    }
+
+    #[test]
+    fn json_lines_snapshot() {
+        let out = render_json_lines(&series());
+        assert_eq!(out.lines().count(), 3);
+        for line in out.lines() {
+            serde_json::from_str::<serde_json::Value>(line).unwrap();
+        }
+        insta::assert_snapshot!(out);
     }
 }

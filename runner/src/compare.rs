@@ -90,13 +90,14 @@ pub fn compare(
             None => only_baseline.push(display(b)),
         }
     }
-    let only_candidate = candidate
-        .results
-        .iter()
-        .zip(&used)
-        .filter(|(_, u)| !**u)
-        .map(|(c, _)| display(c))
-        .collect();
+    let mut only_candidate = Vec::new();
+    for (c, _) in candidate.results.iter().zip(&used).filter(|(_, u)| !**u) {
+        if c.status == ResultStatus::Failed {
+            failed.push(display(c));
+        } else {
+            only_candidate.push(display(c));
+        }
+    }
     let inputs: Vec<PairInput<'_>> = pairs
         .iter()
         .map(|(b, c, thr)| PairInput {
