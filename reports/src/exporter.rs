@@ -268,6 +268,9 @@ mod tests {
             config_hash: "ab".repeat(32),
             fingerprint: Fingerprint::default(),
             status: RunStatus::from_results(&results),
+            commit_info: None,
+            error: None,
+            pair: None,
             results,
         }
     }

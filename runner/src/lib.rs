@@ -10,3 +10,4 @@ pub mod fingerprint;
 pub mod run;
 pub mod source;
 pub mod store;
+pub mod git;

@@ -1,17 +1,23 @@
-//! One `pitwall run`: the optional build step, then every selected suite, gathered into a
-//! `Run` with its fingerprint and config hash. Storing it is the caller's job.
+//! One `pitwall run`: the build step (cached per commit), then every selected suite, gathered
+//! into a `Run` with its fingerprint and config hash; for `--base/--head`, both sides measured
+//! in interleaved rounds so drift on the host cancels. Storing is the caller's job.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use pitwall_suites::{Backend, Run, RunStatus, WORKING_TREE};
+use pitwall_suites::{
+    Backend, BenchmarkResult, CommitInfo, Fingerprint, PairInfo, PairRole, ResultStatus, Run,
+    RunStatus, SampleMeta, WORKING_TREE,
+};
 
 use crate::config::Config;
-use crate::engine::{RunObserver, run_command, run_suite};
+use crate::engine::{run_command, run_suite, RunObserver};
 use crate::fingerprint;
 
 /// Limit on the build command.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(3600);
+/// Lines of a failed build's output kept in the error and the stored run.
+const BUILD_LOG_LINES: usize = 20;
 
 /// What to run.
 #[derive(Debug, Clone, Default)]
@@ -20,6 +26,32 @@ pub struct RunRequest {
     pub suites: Vec<String>,
     /// Keep only benchmarks whose `name[params]` contains this text.
     pub filter: Option<String>,
+}
+
+/// What is measured: a directory and the commit it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub checkout: PathBuf,
+    /// Full sha, or `working tree`.
+    pub commit: String,
+    pub branch: Option<String>,
+    pub commit_info: Option<CommitInfo>,
+}
+
+impl Target {
+    /// The working directory as it is (not a commit).
+    pub fn working_tree(dir: &Path) -> Target {
+        Target { checkout: dir.to_path_buf(), commit: WORKING_TREE.to_string(), branch: None, commit_info: None }
+    }
+
+    /// `commit 0123456789ab` or `the working tree`, for messages.
+    pub fn describe(&self) -> String {
+        if self.commit == WORKING_TREE {
+            "the working tree".to_string()
+        } else {
+            format!("commit {}", &self.commit[..self.commit.len().min(12)])
+        }
+    }
 }
 
 /// A finished run and the suites that were skipped (one line each).
@@ -34,77 +66,198 @@ pub struct RunReport {
 pub enum RunError {
     #[error("unknown suite `{name}` (hint: configured suites are {known})")]
     UnknownSuite { name: String, known: String },
-    #[error("build command `{command}` failed: {detail}")]
-    Build { command: String, detail: String },
+    #[error("{target}: build command `{command}` failed: {detail}")]
+    Build { target: String, command: String, detail: String },
 }
 
-/// Runs the build and the selected suites in `checkout`.
-pub fn execute(
-    config: &Config,
-    request: &RunRequest,
-    backend: &dyn Backend,
-    checkout: &Path,
-    observer: &dyn RunObserver,
-) -> Result<RunReport, RunError> {
+/// Whether the build ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildOutcome {
+    NotConfigured,
+    Built,
+    /// A build of this commit with the same command already succeeded.
+    Cached,
+}
+
+/// Runs `[project] build` in the target. With a `marker` file (per commit), a successful build
+/// is remembered and skipped next time unless `rebuild`.
+pub fn build(config: &Config, target: &Target, marker: Option<&Path>, rebuild: bool) -> Result<BuildOutcome, RunError> {
+    let Some(command) = &config.project.build else {
+        return Ok(BuildOutcome::NotConfigured);
+    };
+    if let Some(m) = marker {
+        if !rebuild && std::fs::read_to_string(m).is_ok_and(|c| c == *command) {
+            return Ok(BuildOutcome::Cached);
+        }
+        let _ = std::fs::remove_file(m);
+    }
+    let fail = |detail: String| RunError::Build { target: target.describe(), command: command.clone(), detail };
+    let outcome = run_command(command, &target.checkout, &Default::default(), BUILD_TIMEOUT)
+        .map_err(|e| fail(format!("cannot start: {e}")))?;
+    if !outcome.success() {
+        let out = String::from_utf8_lossy(&outcome.stdout);
+        let log: Vec<&str> = out.lines().chain(outcome.stderr_tail.lines()).collect();
+        let tail = log[log.len().saturating_sub(BUILD_LOG_LINES)..].join("\n");
+        let status = outcome.failure_message(command, BUILD_TIMEOUT.as_secs_f64());
+        let status = status.split("; stderr tail").next().unwrap_or(&status).to_string();
+        return Err(fail(format!("{status}; log tail:\n{tail}")));
+    }
+    if let Some(m) = marker {
+        let _ = std::fs::write(m, command);
+    }
+    Ok(BuildOutcome::Built)
+}
+
+fn check_suites(config: &Config, request: &RunRequest) -> Result<(), RunError> {
     let known: Vec<&str> = config.suites.iter().map(|s| s.name.as_str()).collect();
     for name in &request.suites {
         if !known.contains(&name.as_str()) {
-            return Err(RunError::UnknownSuite {
-                name: name.clone(),
-                known: known.join(", "),
-            });
+            return Err(RunError::UnknownSuite { name: name.clone(), known: known.join(", ") });
         }
     }
-    if let Some(build) = &config.project.build {
-        let outcome =
-            run_command(build, checkout, &Default::default(), BUILD_TIMEOUT).map_err(|e| {
-                RunError::Build {
-                    command: build.clone(),
-                    detail: e.to_string(),
-                }
-            })?;
-        if !outcome.success() {
-            return Err(RunError::Build {
-                command: build.clone(),
-                detail: outcome.failure_message(build, BUILD_TIMEOUT.as_secs_f64()),
-            });
-        }
-    }
+    Ok(())
+}
+
+/// Runs the selected suites once in `target` (build it first with [`build`]).
+pub fn execute(config: &Config, request: &RunRequest, backend: &dyn Backend, target: &Target, observer: &dyn RunObserver) -> Result<RunReport, RunError> {
+    let mut reports = execute_interleaved(config, request, backend, std::slice::from_ref(target), 1, observer)?;
+    Ok(reports.remove(0))
+}
+
+/// Measures every target in `rounds` interleaved rounds (t0, t1, t0, t1, …), merging each
+/// benchmark's samples over the rounds; one run per target, in the order given.
+pub fn execute_interleaved(
+    config: &Config,
+    request: &RunRequest,
+    backend: &dyn Backend,
+    targets: &[Target],
+    rounds: u32,
+    observer: &dyn RunObserver,
+) -> Result<Vec<RunReport>, RunError> {
+    check_suites(config, request)?;
     let started_at = now_rfc3339();
     let fingerprint = fingerprint::current();
-    let mut results = Vec::new();
-    let mut skipped = Vec::new();
-    for suite in &config.suites {
-        if !request.suites.is_empty() && !request.suites.contains(&suite.name) {
-            continue;
+    let mut results: Vec<Vec<BenchmarkResult>> = vec![Vec::new(); targets.len()];
+    let mut skipped: Vec<Vec<String>> = vec![Vec::new(); targets.len()];
+    for round in 0..rounds.max(1) {
+        for (t, target) in targets.iter().enumerate() {
+            for suite in &config.suites {
+                if !request.suites.is_empty() && !request.suites.contains(&suite.name) {
+                    continue;
+                }
+                let outcome = run_suite(suite, backend, &target.checkout, request.filter.as_deref(), observer);
+                merge(&mut results[t], outcome.results);
+                if round == 0 {
+                    skipped[t].extend(outcome.skipped);
+                }
+            }
         }
-        let outcome = run_suite(
-            suite,
-            backend,
-            checkout,
-            request.filter.as_deref(),
-            observer,
-        );
-        results.extend(outcome.results);
-        skipped.extend(outcome.skipped);
     }
-    let run = Run {
+    let pair_id = (targets.len() == 2).then(|| uuid::Uuid::now_v7().to_string());
+    Ok(targets
+        .iter()
+        .zip(results.into_iter().zip(skipped))
+        .enumerate()
+        .map(|(i, (target, (results, skipped)))| {
+            let pair = pair_id.as_ref().map(|id| PairInfo {
+                id: id.clone(),
+                role: if i == 0 { PairRole::Base } else { PairRole::Head },
+                rounds: rounds.max(1),
+            });
+            let mut run = new_run(config, target, fingerprint.clone(), &started_at, results);
+            run.pair = pair;
+            RunReport { run, skipped }
+        })
+        .collect())
+}
+
+/// A run of `target` with these results, finished now.
+fn new_run(config: &Config, target: &Target, fingerprint: Fingerprint, started_at: &str, results: Vec<BenchmarkResult>) -> Run {
+    Run {
         id: uuid::Uuid::now_v7().to_string(),
         project: config.project.name.clone(),
-        commit: WORKING_TREE.to_string(),
-        branch: None,
-        started_at,
+        commit: target.commit.clone(),
+        branch: target.branch.clone(),
+        started_at: started_at.to_string(),
         finished_at: now_rfc3339(),
         config_hash: config.hash(),
         fingerprint,
         status: RunStatus::from_results(&results),
+        commit_info: target.commit_info.clone(),
+        error: None,
+        pair: None,
         results,
-    };
-    Ok(RunReport { run, skipped })
+    }
+}
+
+/// The stored record of a target whose build failed: status failed, no results, the log tail.
+pub fn failed_build_run(config: &Config, target: &Target, error: &RunError) -> Run {
+    let now = now_rfc3339();
+    let mut run = new_run(config, target, fingerprint::current(), &now, Vec::new());
+    run.error = Some(error.to_string());
+    run
+}
+
+/// Adds one round's results: same benchmark measure → samples appended; a failure in any
+/// round marks the result failed.
+fn merge(into: &mut Vec<BenchmarkResult>, round: Vec<BenchmarkResult>) {
+    for r in round {
+        let Some(existing) = into.iter_mut().find(|e| e.suite == r.suite && e.name == r.name && e.params == r.params && e.measure == r.measure) else {
+            into.push(r);
+            continue;
+        };
+        if !r.sample_meta.is_empty() || !existing.sample_meta.is_empty() {
+            // Keep the metadata parallel to the samples when only some rounds had it.
+            existing.sample_meta.resize(existing.samples.len(), SampleMeta::default());
+            let mut meta = r.sample_meta;
+            meta.resize(r.samples.len(), SampleMeta::default());
+            existing.sample_meta.extend(meta);
+        }
+        existing.samples.extend(r.samples);
+        if r.status == ResultStatus::Failed {
+            existing.status = ResultStatus::Failed;
+            existing.error = r.error;
+        }
+    }
 }
 
 /// Current UTC time, RFC 3339 with microseconds.
 pub fn now_rfc3339() -> String {
     let ts = jiff::Timestamp::now();
     format!("{:.6}", ts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pitwall_suites::{Direction, Unit};
+
+    fn result(name: &str, samples: Vec<f64>, status: ResultStatus) -> BenchmarkResult {
+        BenchmarkResult {
+            suite: "s".into(),
+            name: name.into(),
+            params: Default::default(),
+            measure: "time".into(),
+            unit: Unit::new("ns"),
+            direction: Direction::LowerIsBetter,
+            status,
+            error: (status == ResultStatus::Failed).then(|| "boom".to_string()),
+            samples,
+            sample_meta: vec![],
+        }
+    }
+
+    #[test]
+    fn merge_appends_rounds_and_keeps_failures() {
+        let mut acc = Vec::new();
+        merge(&mut acc, vec![result("a", vec![1.0, 2.0], ResultStatus::Ok), result("b", vec![5.0], ResultStatus::Ok)]);
+        let mut with_meta = result("a", vec![3.0], ResultStatus::Ok);
+        with_meta.sample_meta = vec![SampleMeta { throttled: true, ..Default::default() }];
+        merge(&mut acc, vec![with_meta, result("b", vec![], ResultStatus::Failed)]);
+        assert_eq!(acc[0].samples, vec![1.0, 2.0, 3.0]);
+        assert_eq!(acc[0].sample_meta.len(), 3);
+        assert!(acc[0].sample_meta[2].throttled && !acc[0].sample_meta[0].throttled);
+        assert_eq!(acc[1].status, ResultStatus::Failed);
+        assert_eq!(acc[1].error.as_deref(), Some("boom"));
+    }
 }

@@ -291,7 +291,45 @@ pub struct Run {
     pub config_hash: String,
     pub fingerprint: Fingerprint,
     pub status: RunStatus,
+    /// Author, date and subject of `commit`, when it is a commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_info: Option<CommitInfo>,
+    /// Why the run produced no results (e.g. the tail of a failed build's log).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Set when the run is one side of an interleaved base/head measurement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair: Option<PairInfo>,
     pub results: Vec<BenchmarkResult>,
+}
+
+/// Who made a commit, when, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommitInfo {
+    pub author: String,
+    /// RFC 3339 author date.
+    pub date: String,
+    pub subject: String,
+}
+
+/// Which side of an interleaved comparison a run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PairRole {
+    Base,
+    Head,
+}
+
+/// Links the two runs of `pitwall run --base REV --head REV`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairInfo {
+    /// Shared by both runs of the pair.
+    pub id: String,
+    pub role: PairRole,
+    /// Number of interleaved rounds (base, head, base, head, …).
+    pub rounds: u32,
 }
 
 /// Marker for runs not tied to a commit.
@@ -416,6 +454,9 @@ mod tests {
             config_hash: "abc".into(),
             fingerprint: Fingerprint::default(),
             status: RunStatus::from_results(&results),
+            commit_info: None,
+            error: None,
+            pair: None,
             results,
         }
     }

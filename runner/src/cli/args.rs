@@ -70,6 +70,24 @@ pub struct RunArgs {
     pub bench: Option<String>,
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
+    /// Measure these commits (sha, branch, tag, HEAD~2…), each in a cached worktree (repeatable)
+    #[arg(long = "commit", value_name = "REV", num_args = 1.., conflicts_with_all = ["base", "head"])]
+    pub commits: Vec<String>,
+    /// Baseline commit of an interleaved A/B measurement (with --head)
+    #[arg(long, value_name = "REV", requires = "head")]
+    pub base: Option<String>,
+    /// Candidate commit of an interleaved A/B measurement (with --base)
+    #[arg(long, value_name = "REV", requires = "base")]
+    pub head: Option<String>,
+    /// Interleaved rounds for --base/--head (base, head, base, head, …)
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
+    /// Rebuild (and recreate the worktree of) each commit even if a build is cached
+    #[arg(long)]
+    pub rebuild: bool,
+    /// The git repository holding the commits [default: the one containing the working directory]
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -115,11 +133,14 @@ pub enum CompareFormat {
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Baseline: run id, id prefix, `latest`, commit sha prefix, or a results file
-    #[arg(long, value_name = "SRC")]
-    pub baseline: String,
+    #[arg(long, value_name = "SRC", requires = "candidate", conflicts_with = "pair")]
+    pub baseline: Option<String>,
     /// Candidate: same forms as --baseline
-    #[arg(long, value_name = "SRC")]
-    pub candidate: String,
+    #[arg(long, value_name = "SRC", requires = "baseline", conflicts_with = "pair")]
+    pub candidate: Option<String>,
+    /// The two runs of an interleaved `pitwall run --base --head` (pair id or `latest`)
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "latest")]
+    pub pair: Option<String>,
     /// Smallest change that counts, in percent [default: per suite, else [thresholds], else 2]
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     pub threshold: Option<f64>,

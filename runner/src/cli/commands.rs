@@ -9,7 +9,10 @@ use clap::Parser;
 use pitwall_reports::detect::{DetectedChange, SeriesDetection, SeriesSource};
 use pitwall_reports::{OutputFormat, Table, exporter_for};
 use pitwall_runner::config::{self, Config};
-use pitwall_runner::run::{RunRequest, execute};
+use pitwall_runner::git::Repo;
+use pitwall_runner::run::{
+    BuildOutcome, RunReport, RunRequest, Target, build, execute, execute_interleaved, failed_build_run,
+};
 use pitwall_runner::store::{self, InsertOutcome, Store, StoreUrl};
 use pitwall_runner::{compare, detect, source};
 use pitwall_stats::ab::AbConfig;
@@ -101,16 +104,25 @@ fn open_store(g: &Global, config: &Config) -> Result<Box<dyn Store>, Failure> {
 fn cmd_run(g: &Global, a: &RunArgs) -> Result<u8, Failure> {
     let config = load_config(g)?;
     let mut store = open_store(g, &config)?;
-    let checkout = std::env::current_dir()
-        .context("cannot read the working directory")
-        .map_err(Failure::infra)?;
-    let request = RunRequest {
-        suites: a.suites.clone(),
-        filter: a.bench.clone(),
-    };
+    let cwd = std::env::current_dir().context("cannot read the working directory").map_err(Failure::infra)?;
+    let request = RunRequest { suites: a.suites.clone(), filter: a.bench.clone() };
     let bars = Bars::new(g.quiet);
-    let report = execute(&config, &request, &CpuBackend, &checkout, &bars)
-        .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+    if a.base.is_some() || !a.commits.is_empty() {
+        return run_commits(g, a, &config, store.as_mut(), &cwd, &request, &bars);
+    }
+    let mut target = Target::working_tree(&cwd);
+    if let Ok(repo) = Repo::discover(&cwd) {
+        if let Some((_, branch, _)) = repo.head_state() {
+            target.branch = branch;
+        }
+    }
+    build(&config, &target, None, true).map_err(|e| Failure::infra(e.into()))?;
+    let report = execute(&config, &request, &CpuBackend, &target, &bars).map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+    store_and_print(g, a, store.as_mut(), &report)
+}
+
+/// Stores a finished run and prints it; the exit code follows its status.
+fn store_and_print(g: &Global, a: &RunArgs, store: &mut dyn Store, report: &RunReport) -> Result<u8, Failure> {
     let run = &report.run;
     if run.results.is_empty() {
         let msg = if a.bench.is_some() || !a.suites.is_empty() {
@@ -123,26 +135,101 @@ fn cmd_run(g: &Global, a: &RunArgs) -> Result<u8, Failure> {
         }
         return Err(Failure::usage(anyhow!(msg)));
     }
-    store
-        .insert_run(run)
-        .with_context(|| format!("cannot store run {}", run.id))
-        .map_err(Failure::infra)?;
-    print!(
-        "{}",
-        exporter_for(format(a.format)).render(run, &report.skipped)
-    );
+    store.insert_run(run).with_context(|| format!("cannot store run {}", run.id)).map_err(Failure::infra)?;
+    print!("{}", exporter_for(format(a.format)).render(run, &report.skipped));
     if !g.quiet {
-        eprintln!(
-            "stored run {} ({}) in {}",
-            run.id,
-            run.status.as_str(),
-            store.describe()
-        );
+        eprintln!("stored run {} ({}) in {}", run.id, run.status.as_str(), store.describe());
     }
     Ok(match run.status {
         RunStatus::Complete => exit::OK,
         RunStatus::Partial | RunStatus::Failed => exit::INFRA,
     })
+}
+
+/// `--commit REV…` and `--base REV --head REV`: exact commits in cached worktrees.
+fn run_commits(
+    g: &Global,
+    a: &RunArgs,
+    config: &Config,
+    store: &mut dyn Store,
+    cwd: &Path,
+    request: &RunRequest,
+    bars: &Bars,
+) -> Result<u8, Failure> {
+    let repo = Repo::discover(a.repo.as_deref().unwrap_or(cwd)).map_err(|e| Failure::usage(e.into()))?;
+    let revs: Vec<&str> = match (&a.base, &a.head) {
+        (Some(b), Some(h)) => vec![b, h],
+        _ => a.commits.iter().map(String::as_str).collect(),
+    };
+    // Resolve every revision before measuring anything.
+    let commits = revs.iter().map(|r| repo.resolve(r)).collect::<Result<Vec<_>, _>>().map_err(|e| Failure::usage(e.into()))?;
+    let cache = repo.root().join(".pitwall").join("worktrees");
+    let mut targets = Vec::new();
+    let mut code = exit::OK;
+    for c in &commits {
+        let checkout = repo.checkout(c, &cache, a.rebuild).map_err(|e| Failure::infra(anyhow::Error::new(e)))?;
+        let target = Target { checkout: checkout.path, commit: c.sha.clone(), branch: c.branch.clone(), commit_info: Some(c.info.clone()) };
+        let marker = cache.join(format!("{}.build", c.sha));
+        match build(config, &target, Some(&marker), a.rebuild) {
+            Ok(outcome) => {
+                if !g.quiet && outcome == BuildOutcome::Cached {
+                    eprintln!("{}: build cached (hint: --rebuild forces it)", target.describe());
+                }
+                targets.push(target);
+            }
+            Err(e) => {
+                // Keep the failure with its log tail, then go on with the other commits.
+                let run = failed_build_run(config, &target, &e);
+                store.insert_run(&run).with_context(|| format!("cannot store run {}", run.id)).map_err(Failure::infra)?;
+                eprintln!("error: {e}");
+                eprintln!("stored failed run {} for {} in {}", run.id, target.describe(), store.describe());
+                code = exit::INFRA;
+            }
+        }
+    }
+    if a.base.is_some() {
+        if targets.len() < 2 {
+            return Ok(exit::INFRA);
+        }
+        let reports = execute_interleaved(config, request, &CpuBackend, &targets, a.rounds, bars).map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+        if reports.iter().any(|r| r.run.results.is_empty()) {
+            return Err(Failure::usage(anyhow!("no benchmark matched the selection (hint: check --suite and --bench)")));
+        }
+        for report in &reports {
+            store.insert_run(&report.run).with_context(|| format!("cannot store run {}", report.run.id)).map_err(Failure::infra)?;
+        }
+        let pair = reports[0].run.pair.as_ref().map(|p| p.id.clone()).unwrap_or_default();
+        if !g.quiet {
+            eprintln!(
+                "stored base run {} and head run {} (pair {pair}, {} rounds) in {}",
+                reports[0].run.id,
+                reports[1].run.id,
+                a.rounds,
+                store.describe()
+            );
+        }
+        let side = |r: &RunReport, role: &str| source::Side {
+            label: format!("{role} {} (run {})", &r.run.commit[..12], r.run.id),
+            results: r.run.results.clone(),
+            run: Some(r.run.clone()),
+        };
+        let report = compare::compare(&side(&reports[0], "base"), &side(&reports[1], "head"), config, None, &AbConfig::default());
+        print!("{}", pitwall_reports::compare::render_table(&report));
+        let partial = reports.iter().any(|r| r.run.status != RunStatus::Complete);
+        return Ok(if partial || code != exit::OK {
+            exit::INFRA
+        } else if report.has_regression() {
+            exit::REGRESSION
+        } else {
+            exit::OK
+        });
+    }
+    for target in &targets {
+        let report = execute(config, request, &CpuBackend, target, bars).map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+        let c = store_and_print(g, a, store, &report)?;
+        code = code.max(c);
+    }
+    Ok(code)
 }
 
 fn cmd_runs(g: &Global, a: &RunsArgs) -> Result<u8, Failure> {
@@ -279,8 +366,13 @@ fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<u8, Failure> {
     }
     let config = load_config(g)?;
     let store = open_store(g, &config)?;
-    let baseline = resolve_side("--baseline", &a.baseline, store.as_ref())?;
-    let candidate = resolve_side("--candidate", &a.candidate, store.as_ref())?;
+    let (baseline, candidate) = match (&a.baseline, &a.candidate) {
+        (Some(b), Some(c)) => (resolve_side("--baseline", b, store.as_ref())?, resolve_side("--candidate", c, store.as_ref())?),
+        _ => {
+            let pair = a.pair.as_deref().unwrap_or("latest");
+            source::resolve_pair(pair, store.as_ref()).context("--pair").map_err(Failure::usage)?
+        }
+    };
     let report = compare::compare(
         &baseline,
         &candidate,

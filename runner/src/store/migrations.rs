@@ -63,8 +63,21 @@ CREATE TABLE samples (
 ) WITHOUT ROWID;
 ";
 
+/// Migration 2: what a run of an exact commit carries besides its results: the commit's
+/// author/date/subject (`commit_info_json`), a run-level error such as a failed build's log tail
+/// (`error`), and the link between the two runs of an interleaved base/head measurement
+/// (`pair_json`, with `pair_id` indexed so a pair is found without parsing JSON).
+const V2: &str = "
+ALTER TABLE runs ADD COLUMN commit_info_json TEXT;
+ALTER TABLE runs ADD COLUMN error TEXT;
+ALTER TABLE runs ADD COLUMN pair_json TEXT;
+ALTER TABLE runs ADD COLUMN pair_id TEXT;
+CREATE INDEX runs_by_pair ON runs (pair_id);
+CREATE INDEX runs_by_commit ON runs (commit_sha);
+";
+
 /// Every migration, in order. The schema version after applying `MIGRATIONS[..n]` is `n`.
-pub(super) const MIGRATIONS: &[&str] = &[V1];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The schema version this pitwall writes.
 pub(super) fn latest_version() -> i64 {

@@ -24,6 +24,9 @@ pub struct RunSummary {
     pub status: RunStatus,
     pub results: usize,
     pub failed_results: usize,
+    /// Shared by the two runs of an interleaved base/head measurement.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pair_id: Option<String>,
 }
 
 /// What happened to a run handed to `insert_run`.

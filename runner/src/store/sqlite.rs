@@ -202,8 +202,9 @@ impl Store for SqliteStore {
         }
         tx.prepare_cached(
             "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
-                               config_hash, status, fingerprint_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                               config_hash, status, fingerprint_json, commit_info_json, error,
+                               pair_json, pair_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         )
         .and_then(|mut s| {
             s.execute(params![
@@ -216,6 +217,10 @@ impl Store for SqliteStore {
                 run.config_hash,
                 run.status.as_str(),
                 to_json(&run.fingerprint),
+                run.commit_info.as_ref().map(to_json),
+                run.error,
+                run.pair.as_ref().map(to_json),
+                run.pair.as_ref().map(|p| p.id.clone()),
             ])
         })
         .map_err(&be)?;
@@ -272,7 +277,8 @@ impl Store for SqliteStore {
                 "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
                         (SELECT count(*) FROM results x WHERE x.run_id = r.id),
                         (SELECT count(*) FROM results x
-                          WHERE x.run_id = r.id AND x.status = 'failed')
+                          WHERE x.run_id = r.id AND x.status = 'failed'),
+                        r.pair_id
                  FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?1",
             )
             .map_err(&be)?;
@@ -287,12 +293,13 @@ impl Store for SqliteStore {
                     r.get::<_, String>(5)?,
                     r.get::<_, i64>(6)?,
                     r.get::<_, i64>(7)?,
+                    r.get::<_, Option<String>>(8)?,
                 ))
             })
             .map_err(&be)?;
         let mut out = Vec::new();
         for row in rows {
-            let (id, project, commit, branch, started_at, status, results, failed) =
+            let (id, project, commit, branch, started_at, status, results, failed, pair_id) =
                 row.map_err(&be)?;
             let status = RunStatus::parse(&status).ok_or_else(|| StoreError::Corrupt {
                 store: store.clone(),
@@ -307,6 +314,7 @@ impl Store for SqliteStore {
                 status,
                 results: results as usize,
                 failed_results: failed as usize,
+                pair_id,
             });
         }
         Ok(out)

@@ -59,7 +59,7 @@ pub(super) fn load_run(
     let mut stmt = conn
         .prepare_cached(
             "SELECT project, commit_sha, branch, started_at, finished_at, config_hash, status,
-                    fingerprint_json
+                    fingerprint_json, commit_info_json, error, pair_json
              FROM runs WHERE id = ?1",
         )
         .map_err(&be)?;
@@ -74,14 +74,22 @@ pub(super) fn load_run(
                 r.get::<_, String>(5)?,
                 r.get::<_, String>(6)?,
                 r.get::<_, String>(7)?,
+                r.get::<_, Option<String>>(8)?,
+                r.get::<_, Option<String>>(9)?,
+                r.get::<_, Option<String>>(10)?,
             ))
         })
         .optional()
         .map_err(&be)?;
-    let Some((project, commit, branch, started_at, finished_at, config_hash, status, fp)) = row
+    let Some((project, commit, branch, started_at, finished_at, config_hash, status, fp, ci, error, pair)) =
+        row
     else {
         return Ok(None);
     };
+    let commit_info = ci
+        .map(|text| parse_json(store, || format!("run {id}: commit_info_json"), &text))
+        .transpose()?;
+    let pair = pair.map(|text| parse_json(store, || format!("run {id}: pair_json"), &text)).transpose()?;
     let status = RunStatus::parse(&status)
         .ok_or_else(|| corrupt(store, format!("run {id}: unknown run status `{status}`")))?;
     let fingerprint: Fingerprint =
@@ -96,6 +104,9 @@ pub(super) fn load_run(
         config_hash,
         fingerprint,
         status,
+        commit_info,
+        error,
+        pair,
         results: load_results(conn, store, id)?,
     }))
 }

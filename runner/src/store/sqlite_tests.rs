@@ -43,6 +43,9 @@ fn run(id: &str, started_at: &str, results: Vec<BenchmarkResult>) -> Run {
         config_hash: "c0ffee".into(),
         fingerprint: Fingerprint::default(),
         status: RunStatus::from_results(&results),
+        commit_info: None,
+        error: None,
+        pair: None,
         results,
     }
 }
@@ -97,6 +100,17 @@ pub(super) fn rich_run() -> Run {
         "2026-12-02T10:00:00Z",
         vec![with_meta, time, failed],
     );
+    r.commit_info = Some(pitwall_suites::CommitInfo {
+        author: "Ada <ada@example.com>".into(),
+        date: "2026-12-01T09:30:00+01:00".into(),
+        subject: "speed up \"gemm\" | tiles".into(),
+    });
+    r.error = Some("partial: build warning".into());
+    r.pair = Some(pitwall_suites::PairInfo {
+        id: "0190f0c0-0000-7000-8000-0000000000aa".into(),
+        role: pitwall_suites::PairRole::Head,
+        rounds: 3,
+    });
     r.fingerprint = Fingerprint {
         hostname: "box".into(),
         os: "linux".into(),
