@@ -91,6 +91,7 @@ fn apply_set(cfg: &mut DetectConfig, kv: &str) {
         "max_autocorrelation" => cfg.max_autocorrelation = f(v),
         "kink_min_effect" => cfg.kink_min_effect = f(v),
         "kink_p_factor" => cfg.kink_p_factor = f(v),
+        "robust_start" => cfg.robust_start = v == "true",
         _ => panic!("unknown DetectConfig field {k}"),
     }
 }

@@ -75,11 +75,58 @@ fn fit<const K: usize>(design: &[[f64; K]], y: &[f64]) -> Option<([f64; K], f64)
     Some((beta, inv_last))
 }
 
+/// Median of `buf` in O(n), reordering it; 0 for an empty slice.
+fn median_in_place(buf: &mut [f64]) -> f64 {
+    let n = buf.len();
+    if n == 0 {
+        return 0.0;
+    }
+    let (left, m, _) = buf.select_nth_unstable_by(n / 2, f64::total_cmp);
+    let upper = *m;
+    if n % 2 == 1 {
+        upper
+    } else {
+        (left.iter().copied().fold(f64::NEG_INFINITY, f64::max) + upper) / 2.0
+    }
+}
+
+/// Theil's line through `y` against its index: the slope is the median of the slopes of the
+/// ⌊m/2⌋ disjoint pairs (i, i + ⌈m/2⌉) (the "abbreviated" form of H. Theil, "A rank-invariant
+/// method of linear and polynomial regression analysis", Proc. KNAW 53, 1950; the all-pairs
+/// median is Sen's, JASA 63, 1968), the intercept the median of y_i − slope·i. Each outlier
+/// spoils one pair, so fewer than a quarter of the points cannot move it. Returns
+/// (intercept, slope); slope 0 for fewer than two points.
+pub(crate) fn theil_line(y: &[f64], buf: &mut Vec<f64>) -> (f64, f64) {
+    let m = y.len();
+    let h = m - m / 2;
+    buf.clear();
+    buf.extend((0..m / 2).map(|i| (y[i + h] - y[i]) / h as f64));
+    let slope = median_in_place(buf);
+    buf.clear();
+    buf.extend(y.iter().enumerate().map(|(i, v)| v - slope * i as f64));
+    (median_in_place(buf), slope)
+}
+
+/// Robust fitted values to start the winsorising from: a separate Theil line on each side of
+/// `split`. Both the step model and the kink model are special cases of two free lines, so a
+/// real step or kink leaves small residuals against this start, while a spike, which cannot
+/// move either line, is clipped before any least-squares fit sees it.
+pub(crate) fn robust_start(y: &[f64], split: usize) -> Vec<f64> {
+    let mut buf = Vec::with_capacity(y.len());
+    let mut out = Vec::with_capacity(y.len());
+    for side in [&y[..split], &y[split..]] {
+        let (a, b) = theil_line(side, &mut buf);
+        out.extend((0..side.len()).map(|i| a + b * i as f64));
+    }
+    out
+}
+
 fn step_test_k<const K: usize>(
     design: &[[f64; K]],
     y: &[f64],
     clip: f64,
     max_rho: f64,
+    start: Option<&[f64]>,
 ) -> Option<StepTest> {
     let n = y.len();
     if n <= K {
@@ -87,18 +134,29 @@ fn step_test_k<const K: usize>(
     }
     let predict =
         |beta: &[f64; K], row: &[f64; K]| -> f64 { (0..K).map(|i| beta[i] * row[i]).sum() };
-    let (mut beta, mut inv_last) = fit(design, y)?;
     let mut work = y.to_vec();
+    let mut abs = vec![0.0; n];
+    // Robust start: winsorise against the given fitted values (see `robust_start`) before the
+    // first least-squares fit, so outliers cannot bend the fit that later rounds clip against.
+    if let Some(start) = start {
+        for ((a, yi), f) in abs.iter_mut().zip(y).zip(start) {
+            *a = (yi - f).abs();
+        }
+        let s = 1.4826 * median_in_place(&mut abs);
+        if s > 0.0 && s.is_finite() {
+            for ((w, yi), f) in work.iter_mut().zip(y).zip(start) {
+                *w = yi.clamp(f - clip * s, f + clip * s);
+            }
+        }
+    }
+    let (mut beta, mut inv_last) = fit(design, &work)?;
     let mut scale = 0.0;
     // Two rounds of winsorising are enough for the outlier fractions seen in practice.
     for _ in 0..2 {
-        let resid: Vec<f64> = design
-            .iter()
-            .zip(y)
-            .map(|(r, yi)| yi - predict(&beta, r))
-            .collect();
-        let abs: Vec<f64> = resid.iter().map(|r| r.abs()).collect();
-        scale = 1.4826 * median(&abs).unwrap_or(0.0);
+        for ((a, row), yi) in abs.iter_mut().zip(design).zip(y) {
+            *a = (yi - predict(&beta, row)).abs();
+        }
+        scale = 1.4826 * median_in_place(&mut abs);
         if scale <= 0.0 || !scale.is_finite() {
             break;
         }
@@ -149,6 +207,7 @@ pub(crate) fn step_test(
     detrend: bool,
     clip: f64,
     max_rho: f64,
+    robust: bool,
 ) -> Option<StepTest> {
     if left.is_empty() || right.is_empty() {
         return None;
@@ -160,14 +219,15 @@ pub(crate) fn step_test(
     let n = y.len() as f64;
     let mid = (n - 1.0) / 2.0;
     let is_right = |i: usize| if i >= left.len() { 1.0 } else { 0.0 };
+    let start = robust.then(|| robust_start(&y, left.len()));
     if detrend {
         let design: Vec<[f64; 3]> = (0..y.len())
             .map(|i| [1.0, (i as f64 - mid) / n, is_right(i)])
             .collect();
-        step_test_k(&design, &y, clip, max_rho)
+        step_test_k(&design, &y, clip, max_rho, start.as_deref())
     } else {
         let design: Vec<[f64; 2]> = (0..y.len()).map(|i| [1.0, is_right(i)]).collect();
-        step_test_k(&design, &y, clip, max_rho)
+        step_test_k(&design, &y, clip, max_rho, start.as_deref())
     }
 }
 
@@ -241,7 +301,13 @@ pub(crate) fn best_kink(y: &[f64], lo: usize, hi: usize) -> Option<usize> {
 /// exponential decay, a slowly bending trend) is not read as a kink; only a bend sharper than a
 /// parabola over the window counts. The returned `step` is c, the change of slope per point.
 /// `None` when either side has fewer than two points or the fit is degenerate.
-pub(crate) fn kink_test(y: &[f64], tau: usize, clip: f64, max_rho: f64) -> Option<StepTest> {
+pub(crate) fn kink_test(
+    y: &[f64],
+    tau: usize,
+    clip: f64,
+    max_rho: f64,
+    robust: bool,
+) -> Option<StepTest> {
     if tau < 2 || y.len() < tau + 2 {
         return None;
     }
@@ -257,7 +323,8 @@ pub(crate) fn kink_test(y: &[f64], tau: usize, clip: f64, max_rho: f64) -> Optio
             [r[0], r[1], u * u - 1.0 / 12.0, r[2]]
         })
         .collect();
-    let mut t = step_test_k(&design, &y, clip, max_rho)?;
+    let start = robust.then(|| robust_start(&y, tau));
+    let mut t = step_test_k(&design, &y, clip, max_rho, start.as_deref())?;
     t.step /= n;
     Some(t)
 }
@@ -276,7 +343,7 @@ mod tests {
         let left: Vec<f64> = (0..30).map(|i| 10.0 + 0.1 * noise(i)).collect();
         let right: Vec<f64> = (30..60).map(|i| 12.0 + 0.1 * noise(i)).collect();
         for detrend in [false, true] {
-            let t = step_test(&left, &right, detrend, 2.5, 0.0).unwrap();
+            let t = step_test(&left, &right, detrend, 2.5, 0.0, true).unwrap();
             assert!(t.p_value < 1e-10, "{t:?}");
             assert!((t.step - 2.0).abs() < 0.1);
         }
@@ -285,9 +352,9 @@ mod tests {
     #[test]
     fn a_pure_trend_is_not_a_step_when_detrending() {
         let y: Vec<f64> = (0..60).map(|i| 100.0 + i as f64 + 0.5 * noise(i)).collect();
-        let t = step_test(&y[..30], &y[30..], true, 2.5, 0.0).unwrap();
+        let t = step_test(&y[..30], &y[30..], true, 2.5, 0.0, true).unwrap();
         assert!(t.p_value > 0.01, "{t:?}");
-        let t = step_test(&y[..30], &y[30..], false, 2.5, 0.0).unwrap();
+        let t = step_test(&y[..30], &y[30..], false, 2.5, 0.0, true).unwrap();
         assert!(t.p_value < 1e-6);
     }
 
@@ -296,18 +363,18 @@ mod tests {
         let mut y: Vec<f64> = (0..40).map(|i| 10.0 + 0.1 * noise(i)).collect();
         y[25] = 30.0;
         y[27] = 25.0;
-        let t = step_test(&y[..20], &y[20..], true, 2.5, 0.0).unwrap();
+        let t = step_test(&y[..20], &y[20..], true, 2.5, 0.0, true).unwrap();
         assert!(t.p_value > 0.01, "{t:?}");
     }
 
     #[test]
     fn constant_and_degenerate_input() {
-        let t = step_test(&[1.0; 5], &[1.0; 5], true, 2.5, 0.0).unwrap();
+        let t = step_test(&[1.0; 5], &[1.0; 5], true, 2.5, 0.0, true).unwrap();
         assert_eq!(t.p_value, 1.0);
-        let t = step_test(&[1.0; 5], &[2.0; 5], false, 2.5, 0.0).unwrap();
+        let t = step_test(&[1.0; 5], &[2.0; 5], false, 2.5, 0.0, true).unwrap();
         assert_eq!(t.p_value, 0.0);
-        assert!(step_test(&[], &[1.0], true, 2.5, 0.0).is_none());
-        assert!(step_test(&[1.0], &[2.0], true, 2.5, 0.0).is_none());
+        assert!(step_test(&[], &[1.0], true, 2.5, 0.0, true).is_none());
+        assert!(step_test(&[1.0], &[2.0], true, 2.5, 0.0, true).is_none());
     }
 
     #[test]
@@ -316,11 +383,11 @@ mod tests {
         let y: Vec<f64> = (0..60)
             .map(|i| 10.0 + 0.2 * (i as f64 - 30.0).max(0.0) + 0.3 * noise(i))
             .collect();
-        let t = kink_test(&y, 30, 2.5, 0.5).unwrap();
+        let t = kink_test(&y, 30, 2.5, 0.5, true).unwrap();
         assert!(t.p_value < 1e-10, "{t:?}");
         assert!((t.step - 0.2).abs() < 0.02, "{t:?}");
         // A kink far from the true one fits worse than the true one.
-        let off = kink_test(&y, 10, 2.5, 0.5).unwrap();
+        let off = kink_test(&y, 10, 2.5, 0.5, true).unwrap();
         assert!(off.p_value > t.p_value);
         assert_eq!(best_kink(&y, 5, 55), Some(30));
     }
@@ -332,7 +399,7 @@ mod tests {
                 .map(|i| 50.0 + 0.5 * i as f64 + 2.0 * noise(i + 1000 * seed as usize))
                 .collect();
             for tau in [10, 40, 70] {
-                let t = kink_test(&y, tau, 2.5, 0.5).unwrap();
+                let t = kink_test(&y, tau, 2.5, 0.5, true).unwrap();
                 assert!(t.p_value > 1e-3, "seed {seed} tau {tau}: {t:?}");
             }
         }
@@ -340,7 +407,42 @@ mod tests {
 
     #[test]
     fn degenerate_kink_input() {
-        assert!(kink_test(&[1.0, 2.0, 3.0], 1, 2.5, 0.5).is_none());
+        assert!(kink_test(&[1.0, 2.0, 3.0], 1, 2.5, 0.5, true).is_none());
         assert!(best_kink(&[1.0, 2.0], 0, 1).is_none());
+    }
+
+    #[test]
+    fn theil_line_is_not_bent_by_spikes() {
+        let mut y: Vec<f64> = (0..40)
+            .map(|i| 5.0 + 0.3 * i as f64 + 0.1 * noise(i))
+            .collect();
+        // Eight spikes (20%), two of them at the end where least squares has most leverage.
+        for i in [3, 9, 17, 22, 30, 35, 38, 39] {
+            y[i] += 100.0;
+        }
+        let (a, b) = theil_line(&y, &mut Vec::new());
+        assert!((b - 0.3).abs() < 0.02, "slope {b}");
+        assert!((a - 5.0).abs() < 0.2, "intercept {a}");
+        assert_eq!(theil_line(&[2.0], &mut Vec::new()), (2.0, 0.0));
+    }
+
+    #[test]
+    fn robust_start_keeps_spikes_out_of_the_kink_fit() {
+        // Flat, with two large spikes among the last ten points: the plain start bends the
+        // hinge fit towards them; the robust start clips them first.
+        let mut y: Vec<f64> = (0..110).map(|i| 100.0 + noise(i)).collect();
+        y[104] = 171.0;
+        y[106] = 206.0;
+        let robust = kink_test(&y, 100, 2.5, 0.5, true).unwrap();
+        let plain = kink_test(&y, 100, 2.5, 0.5, false).unwrap();
+        let effect = |t: StepTest| t.step.abs() * 10.0 / t.scale;
+        assert!(effect(robust) < 3.0, "{robust:?}");
+        assert!(effect(plain) > effect(robust), "{plain:?} vs {robust:?}");
+        // A real kink is kept: the start fits two free lines, so it does not clip the bend.
+        let k: Vec<f64> = (0..110)
+            .map(|i| 100.0 + noise(i) + 2.0 * (i as f64 - 100.0).max(0.0))
+            .collect();
+        let t = kink_test(&k, 100, 2.5, 0.5, true).unwrap();
+        assert!((t.step - 2.0).abs() < 0.2 && t.p_value < 1e-6, "{t:?}");
     }
 }
