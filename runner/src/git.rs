@@ -30,14 +30,24 @@ pub struct Checkout {
 /// Git failures, each naming the revision or worktree at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
-    #[error("{dir} is not inside a git repository (hint: run pitwall in the repository, or pass --repo DIR)")]
+    #[error(
+        "{dir} is not inside a git repository (hint: run pitwall in the repository, or pass --repo DIR)"
+    )]
     NotARepo { dir: String },
-    #[error("unknown revision `{rev}` (hint: check the name, or fetch it first: git fetch origin {rev})")]
+    #[error(
+        "unknown revision `{rev}` (hint: check the name, or fetch it first: git fetch origin {rev})"
+    )]
     BadRev { rev: String },
     #[error("revision `{rev}` is not a commit")]
     NotACommit { rev: String },
-    #[error("worktree for commit {sha} at {path} is dirty ({detail}) (hint: pass --rebuild to recreate it)")]
-    DirtyWorktree { sha: String, path: String, detail: String },
+    #[error(
+        "worktree for commit {sha} at {path} is dirty ({detail}) (hint: pass --rebuild to recreate it)"
+    )]
+    DirtyWorktree {
+        sha: String,
+        path: String,
+        detail: String,
+    },
     #[error("commit {sha}: cannot check out into {path}: {source}")]
     Checkout {
         sha: String,
@@ -66,8 +76,15 @@ impl std::fmt::Debug for Repo {
 impl Repo {
     /// The repository containing `dir`.
     pub fn discover(dir: &Path) -> Result<Repo, GitError> {
-        let repo = Repository::discover(dir).map_err(|_| GitError::NotARepo { dir: dir.display().to_string() })?;
-        let root = repo.workdir().map(Path::to_path_buf).ok_or_else(|| GitError::NotARepo { dir: dir.display().to_string() })?;
+        let repo = Repository::discover(dir).map_err(|_| GitError::NotARepo {
+            dir: dir.display().to_string(),
+        })?;
+        let root = repo
+            .workdir()
+            .map(Path::to_path_buf)
+            .ok_or_else(|| GitError::NotARepo {
+                dir: dir.display().to_string(),
+            })?;
         Ok(Repo { repo, root })
     }
 
@@ -78,26 +95,48 @@ impl Repo {
 
     /// Resolves a revision (sha, prefix, branch, tag, `HEAD~2`…) to a commit.
     pub fn resolve(&self, rev: &str) -> Result<ResolvedCommit, GitError> {
-        let obj = self.repo.revparse_single(rev).map_err(|_| GitError::BadRev { rev: rev.to_string() })?;
-        let commit = obj.peel_to_commit().map_err(|_| GitError::NotACommit { rev: rev.to_string() })?;
+        let obj = self
+            .repo
+            .revparse_single(rev)
+            .map_err(|_| GitError::BadRev {
+                rev: rev.to_string(),
+            })?;
+        let commit = obj.peel_to_commit().map_err(|_| GitError::NotACommit {
+            rev: rev.to_string(),
+        })?;
         let branch = if self.repo.find_branch(rev, BranchType::Local).is_ok() {
             Some(rev.to_string())
         } else if rev == "HEAD" {
-            self.repo.head().ok().filter(|h| h.is_branch()).and_then(|h| h.shorthand().ok().map(str::to_string))
+            self.repo
+                .head()
+                .ok()
+                .filter(|h| h.is_branch())
+                .and_then(|h| h.shorthand().ok().map(str::to_string))
         } else {
             None
         };
         let author = commit.author();
         let when = author.when();
         let date = jiff::Timestamp::from_second(when.seconds())
-            .map(|t| t.to_zoned(jiff::tz::TimeZone::fixed(jiff::tz::Offset::from_seconds(when.offset_minutes() * 60).unwrap_or(jiff::tz::Offset::UTC))).strftime("%Y-%m-%dT%H:%M:%S%:z").to_string())
+            .map(|t| {
+                t.to_zoned(jiff::tz::TimeZone::fixed(
+                    jiff::tz::Offset::from_seconds(when.offset_minutes() * 60)
+                        .unwrap_or(jiff::tz::Offset::UTC),
+                ))
+                .strftime("%Y-%m-%dT%H:%M:%S%:z")
+                .to_string()
+            })
             .unwrap_or_default();
         Ok(ResolvedCommit {
             rev: rev.to_string(),
             sha: commit.id().to_string(),
             branch,
             info: CommitInfo {
-                author: format!("{} <{}>", author.name().unwrap_or(""), author.email().unwrap_or("")),
+                author: format!(
+                    "{} <{}>",
+                    author.name().unwrap_or(""),
+                    author.email().unwrap_or("")
+                ),
                 date,
                 subject: commit.summary().ok().flatten().unwrap_or("").to_string(),
             },
@@ -108,13 +147,25 @@ impl Repo {
     pub fn head_state(&self) -> Option<(String, Option<String>, bool)> {
         let head = self.repo.head().ok()?;
         let sha = head.peel_to_commit().ok()?.id().to_string();
-        let branch = head.is_branch().then(|| head.shorthand().ok().map(str::to_string)).flatten();
-        Some((sha, branch, !tracked_changes(&self.repo).unwrap_or_default().is_empty()))
+        let branch = head
+            .is_branch()
+            .then(|| head.shorthand().ok().map(str::to_string))
+            .flatten();
+        Some((
+            sha,
+            branch,
+            !tracked_changes(&self.repo).unwrap_or_default().is_empty(),
+        ))
     }
 
     /// Checks `commit` out, detached, into `cache_dir/<sha>`, reusing a clean existing one.
     /// With `recreate`, an existing worktree is removed first.
-    pub fn checkout(&self, commit: &ResolvedCommit, cache_dir: &Path, recreate: bool) -> Result<Checkout, GitError> {
+    pub fn checkout(
+        &self,
+        commit: &ResolvedCommit,
+        cache_dir: &Path,
+        recreate: bool,
+    ) -> Result<Checkout, GitError> {
         let sha = &commit.sha;
         let path = cache_dir.join(sha);
         let name = format!("pitwall-{}", &sha[..12]);
@@ -122,18 +173,38 @@ impl Repo {
             self.remove_worktree(&name, &path);
         }
         if path.exists() {
-            let wt = Repository::open(&path).map_err(|e| GitError::Checkout { sha: sha.clone(), path: path.display().to_string(), source: e })?;
-            let head = wt.head().ok().and_then(|h| h.target()).map(|o| o.to_string());
+            let wt = Repository::open(&path).map_err(|e| GitError::Checkout {
+                sha: sha.clone(),
+                path: path.display().to_string(),
+                source: e,
+            })?;
+            let head = wt
+                .head()
+                .ok()
+                .and_then(|h| h.target())
+                .map(|o| o.to_string());
             if head.as_deref() != Some(sha.as_str()) {
-                return Err(GitError::DirtyWorktree { sha: sha.clone(), path: path.display().to_string(), detail: format!("HEAD is {}", head.unwrap_or_else(|| "unborn".into())) });
+                return Err(GitError::DirtyWorktree {
+                    sha: sha.clone(),
+                    path: path.display().to_string(),
+                    detail: format!("HEAD is {}", head.unwrap_or_else(|| "unborn".into())),
+                });
             }
             let changed = tracked_changes(&wt)?;
             if !changed.is_empty() {
-                return Err(GitError::DirtyWorktree { sha: sha.clone(), path: path.display().to_string(), detail: format!("changed: {}", changed.join(", ")) });
+                return Err(GitError::DirtyWorktree {
+                    sha: sha.clone(),
+                    path: path.display().to_string(),
+                    detail: format!("changed: {}", changed.join(", ")),
+                });
             }
             return Ok(Checkout { path, reused: true });
         }
-        std::fs::create_dir_all(cache_dir).map_err(|e| GitError::Checkout { sha: sha.clone(), path: path.display().to_string(), source: git2::Error::from_str(&e.to_string()) })?;
+        std::fs::create_dir_all(cache_dir).map_err(|e| GitError::Checkout {
+            sha: sha.clone(),
+            path: path.display().to_string(),
+            source: git2::Error::from_str(&e.to_string()),
+        })?;
         // Keep pitwall's cache out of the user's `git status`.
         if let Some(pitwall_dir) = cache_dir.parent() {
             let ignore = pitwall_dir.join(".gitignore");
@@ -147,7 +218,11 @@ impl Repo {
                 let _ = old.prune(Some(git2::WorktreePruneOptions::new().working_tree(true)));
             }
         }
-        let err = |e: git2::Error| GitError::Checkout { sha: sha.clone(), path: path.display().to_string(), source: e };
+        let err = |e: git2::Error| GitError::Checkout {
+            sha: sha.clone(),
+            path: path.display().to_string(),
+            source: e,
+        };
         let oid = Oid::from_str(sha).map_err(err)?;
         let target = self.repo.find_commit(oid).map_err(err)?;
         // libgit2 adds worktrees on a branch; add on a temporary one, detach, then delete it.
@@ -159,18 +234,26 @@ impl Repo {
         self.repo.worktree(&name, &path, Some(&opts)).map_err(err)?;
         let wt = Repository::open(&path).map_err(err)?;
         wt.set_head_detached(oid).map_err(err)?;
-        wt.checkout_head(Some(git2::build::CheckoutBuilder::new().force())).map_err(err)?;
+        wt.checkout_head(Some(git2::build::CheckoutBuilder::new().force()))
+            .map_err(err)?;
         branch.delete().map_err(err)?;
         if path.join(".gitmodules").exists() {
             init_submodules(sha, &path)?;
         }
-        Ok(Checkout { path, reused: false })
+        Ok(Checkout {
+            path,
+            reused: false,
+        })
     }
 
     fn remove_worktree(&self, name: &str, path: &Path) {
         let _ = std::fs::remove_dir_all(path);
         if let Ok(wt) = self.repo.find_worktree(name) {
-            let _ = wt.prune(Some(git2::WorktreePruneOptions::new().valid(true).working_tree(true)));
+            let _ = wt.prune(Some(
+                git2::WorktreePruneOptions::new()
+                    .valid(true)
+                    .working_tree(true),
+            ));
         }
     }
 }
@@ -179,9 +262,15 @@ impl Repo {
 /// builds create them).
 fn tracked_changes(repo: &Repository) -> Result<Vec<String>, GitError> {
     let mut opts = StatusOptions::new();
-    opts.include_untracked(false).include_ignored(false).exclude_submodules(true);
+    opts.include_untracked(false)
+        .include_ignored(false)
+        .exclude_submodules(true);
     let statuses = repo.statuses(Some(&mut opts))?;
-    Ok(statuses.iter().filter_map(|s| s.path().ok().map(str::to_string)).take(5).collect())
+    Ok(statuses
+        .iter()
+        .filter_map(|s| s.path().ok().map(str::to_string))
+        .take(5)
+        .collect())
 }
 
 /// `git submodule update --init --recursive` in the worktree (libgit2 here has no transport for
@@ -191,10 +280,18 @@ fn init_submodules(sha: &str, path: &Path) -> Result<(), GitError> {
         .args(["submodule", "update", "--init", "--recursive"])
         .current_dir(path)
         .output()
-        .map_err(|e| GitError::Submodules { sha: sha.to_string(), detail: format!("cannot run git: {e} (hint: install git for repositories with submodules)") })?;
+        .map_err(|e| GitError::Submodules {
+            sha: sha.to_string(),
+            detail: format!(
+                "cannot run git: {e} (hint: install git for repositories with submodules)"
+            ),
+        })?;
     if !out.status.success() {
         let tail = String::from_utf8_lossy(&out.stderr);
-        return Err(GitError::Submodules { sha: sha.to_string(), detail: tail.lines().last().unwrap_or("").to_string() });
+        return Err(GitError::Submodules {
+            sha: sha.to_string(),
+            detail: tail.lines().last().unwrap_or("").to_string(),
+        });
     }
     Ok(())
 }

@@ -7,7 +7,7 @@ pub mod config;
 pub mod detect;
 pub mod engine;
 pub mod fingerprint;
+pub mod git;
 pub mod run;
 pub mod source;
 pub mod store;
-pub mod git;

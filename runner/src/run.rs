@@ -11,7 +11,7 @@ use pitwall_suites::{
 };
 
 use crate::config::Config;
-use crate::engine::{run_command, run_suite, RunObserver};
+use crate::engine::{RunObserver, run_command, run_suite};
 use crate::fingerprint;
 
 /// Limit on the build command.
@@ -41,7 +41,12 @@ pub struct Target {
 impl Target {
     /// The working directory as it is (not a commit).
     pub fn working_tree(dir: &Path) -> Target {
-        Target { checkout: dir.to_path_buf(), commit: WORKING_TREE.to_string(), branch: None, commit_info: None }
+        Target {
+            checkout: dir.to_path_buf(),
+            commit: WORKING_TREE.to_string(),
+            branch: None,
+            commit_info: None,
+        }
     }
 
     /// `commit 0123456789ab` or `the working tree`, for messages.
@@ -67,7 +72,11 @@ pub enum RunError {
     #[error("unknown suite `{name}` (hint: configured suites are {known})")]
     UnknownSuite { name: String, known: String },
     #[error("{target}: build command `{command}` failed: {detail}")]
-    Build { target: String, command: String, detail: String },
+    Build {
+        target: String,
+        command: String,
+        detail: String,
+    },
 }
 
 /// Whether the build ran.
@@ -81,7 +90,12 @@ pub enum BuildOutcome {
 
 /// Runs `[project] build` in the target. With a `marker` file (per commit), a successful build
 /// is remembered and skipped next time unless `rebuild`.
-pub fn build(config: &Config, target: &Target, marker: Option<&Path>, rebuild: bool) -> Result<BuildOutcome, RunError> {
+pub fn build(
+    config: &Config,
+    target: &Target,
+    marker: Option<&Path>,
+    rebuild: bool,
+) -> Result<BuildOutcome, RunError> {
     let Some(command) = &config.project.build else {
         return Ok(BuildOutcome::NotConfigured);
     };
@@ -91,15 +105,28 @@ pub fn build(config: &Config, target: &Target, marker: Option<&Path>, rebuild: b
         }
         let _ = std::fs::remove_file(m);
     }
-    let fail = |detail: String| RunError::Build { target: target.describe(), command: command.clone(), detail };
-    let outcome = run_command(command, &target.checkout, &Default::default(), BUILD_TIMEOUT)
-        .map_err(|e| fail(format!("cannot start: {e}")))?;
+    let fail = |detail: String| RunError::Build {
+        target: target.describe(),
+        command: command.clone(),
+        detail,
+    };
+    let outcome = run_command(
+        command,
+        &target.checkout,
+        &Default::default(),
+        BUILD_TIMEOUT,
+    )
+    .map_err(|e| fail(format!("cannot start: {e}")))?;
     if !outcome.success() {
         let out = String::from_utf8_lossy(&outcome.stdout);
         let log: Vec<&str> = out.lines().chain(outcome.stderr_tail.lines()).collect();
         let tail = log[log.len().saturating_sub(BUILD_LOG_LINES)..].join("\n");
         let status = outcome.failure_message(command, BUILD_TIMEOUT.as_secs_f64());
-        let status = status.split("; stderr tail").next().unwrap_or(&status).to_string();
+        let status = status
+            .split("; stderr tail")
+            .next()
+            .unwrap_or(&status)
+            .to_string();
         return Err(fail(format!("{status}; log tail:\n{tail}")));
     }
     if let Some(m) = marker {
@@ -112,15 +139,31 @@ fn check_suites(config: &Config, request: &RunRequest) -> Result<(), RunError> {
     let known: Vec<&str> = config.suites.iter().map(|s| s.name.as_str()).collect();
     for name in &request.suites {
         if !known.contains(&name.as_str()) {
-            return Err(RunError::UnknownSuite { name: name.clone(), known: known.join(", ") });
+            return Err(RunError::UnknownSuite {
+                name: name.clone(),
+                known: known.join(", "),
+            });
         }
     }
     Ok(())
 }
 
 /// Runs the selected suites once in `target` (build it first with [`build`]).
-pub fn execute(config: &Config, request: &RunRequest, backend: &dyn Backend, target: &Target, observer: &dyn RunObserver) -> Result<RunReport, RunError> {
-    let mut reports = execute_interleaved(config, request, backend, std::slice::from_ref(target), 1, observer)?;
+pub fn execute(
+    config: &Config,
+    request: &RunRequest,
+    backend: &dyn Backend,
+    target: &Target,
+    observer: &dyn RunObserver,
+) -> Result<RunReport, RunError> {
+    let mut reports = execute_interleaved(
+        config,
+        request,
+        backend,
+        std::slice::from_ref(target),
+        1,
+        observer,
+    )?;
     Ok(reports.remove(0))
 }
 
@@ -145,7 +188,13 @@ pub fn execute_interleaved(
                 if !request.suites.is_empty() && !request.suites.contains(&suite.name) {
                     continue;
                 }
-                let outcome = run_suite(suite, backend, &target.checkout, request.filter.as_deref(), observer);
+                let outcome = run_suite(
+                    suite,
+                    backend,
+                    &target.checkout,
+                    request.filter.as_deref(),
+                    observer,
+                );
                 merge(&mut results[t], outcome.results);
                 if round == 0 {
                     skipped[t].extend(outcome.skipped);
@@ -161,7 +210,11 @@ pub fn execute_interleaved(
         .map(|(i, (target, (results, skipped)))| {
             let pair = pair_id.as_ref().map(|id| PairInfo {
                 id: id.clone(),
-                role: if i == 0 { PairRole::Base } else { PairRole::Head },
+                role: if i == 0 {
+                    PairRole::Base
+                } else {
+                    PairRole::Head
+                },
                 rounds: rounds.max(1),
             });
             let mut run = new_run(config, target, fingerprint.clone(), &started_at, results);
@@ -172,7 +225,13 @@ pub fn execute_interleaved(
 }
 
 /// A run of `target` with these results, finished now.
-fn new_run(config: &Config, target: &Target, fingerprint: Fingerprint, started_at: &str, results: Vec<BenchmarkResult>) -> Run {
+fn new_run(
+    config: &Config,
+    target: &Target,
+    fingerprint: Fingerprint,
+    started_at: &str,
+    results: Vec<BenchmarkResult>,
+) -> Run {
     Run {
         id: uuid::Uuid::now_v7().to_string(),
         project: config.project.name.clone(),
@@ -202,13 +261,17 @@ pub fn failed_build_run(config: &Config, target: &Target, error: &RunError) -> R
 /// round marks the result failed.
 fn merge(into: &mut Vec<BenchmarkResult>, round: Vec<BenchmarkResult>) {
     for r in round {
-        let Some(existing) = into.iter_mut().find(|e| e.suite == r.suite && e.name == r.name && e.params == r.params && e.measure == r.measure) else {
+        let Some(existing) = into.iter_mut().find(|e| {
+            e.suite == r.suite && e.name == r.name && e.params == r.params && e.measure == r.measure
+        }) else {
             into.push(r);
             continue;
         };
         if !r.sample_meta.is_empty() || !existing.sample_meta.is_empty() {
             // Keep the metadata parallel to the samples when only some rounds had it.
-            existing.sample_meta.resize(existing.samples.len(), SampleMeta::default());
+            existing
+                .sample_meta
+                .resize(existing.samples.len(), SampleMeta::default());
             let mut meta = r.sample_meta;
             meta.resize(r.samples.len(), SampleMeta::default());
             existing.sample_meta.extend(meta);
@@ -250,10 +313,22 @@ mod tests {
     #[test]
     fn merge_appends_rounds_and_keeps_failures() {
         let mut acc = Vec::new();
-        merge(&mut acc, vec![result("a", vec![1.0, 2.0], ResultStatus::Ok), result("b", vec![5.0], ResultStatus::Ok)]);
+        merge(
+            &mut acc,
+            vec![
+                result("a", vec![1.0, 2.0], ResultStatus::Ok),
+                result("b", vec![5.0], ResultStatus::Ok),
+            ],
+        );
         let mut with_meta = result("a", vec![3.0], ResultStatus::Ok);
-        with_meta.sample_meta = vec![SampleMeta { throttled: true, ..Default::default() }];
-        merge(&mut acc, vec![with_meta, result("b", vec![], ResultStatus::Failed)]);
+        with_meta.sample_meta = vec![SampleMeta {
+            throttled: true,
+            ..Default::default()
+        }];
+        merge(
+            &mut acc,
+            vec![with_meta, result("b", vec![], ResultStatus::Failed)],
+        );
         assert_eq!(acc[0].samples, vec![1.0, 2.0, 3.0]);
         assert_eq!(acc[0].sample_meta.len(), 3);
         assert!(acc[0].sample_meta[2].throttled && !acc[0].sample_meta[0].throttled);

@@ -155,21 +155,44 @@ pub fn resolve_pair(spec: &str, store: &dyn Store) -> Result<(Side, Side), Sourc
     let pair_id = if spec == "latest" {
         runs.iter().find_map(|r| r.pair_id.clone())
     } else {
-        let ids: std::collections::BTreeSet<&String> = runs.iter().filter_map(|r| r.pair_id.as_ref()).filter(|p| p.starts_with(spec)).collect();
+        let ids: std::collections::BTreeSet<&String> = runs
+            .iter()
+            .filter_map(|r| r.pair_id.as_ref())
+            .filter(|p| p.starts_with(spec))
+            .collect();
         (ids.len() == 1).then(|| ids.into_iter().next().expect("one").clone())
     };
     let not_found = || SourceError::NotFound {
         spec: spec.to_string(),
-        detail: format!("no interleaved pair in {} (hint: pitwall run --base REV --head REV)", store.describe()),
+        detail: format!(
+            "no interleaved pair in {} (hint: pitwall run --base REV --head REV)",
+            store.describe()
+        ),
     };
     let pair_id = pair_id.ok_or_else(not_found)?;
     let mut base = None;
     let mut head = None;
-    for summary in runs.iter().filter(|r| r.pair_id.as_deref() == Some(pair_id.as_str())) {
+    for summary in runs
+        .iter()
+        .filter(|r| r.pair_id.as_deref() == Some(pair_id.as_str()))
+    {
         let run = store.get_run(&summary.id)?;
         let role = run.pair.as_ref().map(|p| p.role);
-        let label = format!("{} {} (run {})", if role == Some(pitwall_suites::PairRole::Base) { "base" } else { "head" }, short(&run.commit), run.id);
-        let side = Side { label, results: run.results.clone(), run: Some(run) };
+        let label = format!(
+            "{} {} (run {})",
+            if role == Some(pitwall_suites::PairRole::Base) {
+                "base"
+            } else {
+                "head"
+            },
+            short(&run.commit),
+            run.id
+        );
+        let side = Side {
+            label,
+            results: run.results.clone(),
+            run: Some(run),
+        };
         match role {
             Some(pitwall_suites::PairRole::Base) => base = Some(side),
             _ => head = Some(side),

@@ -10,6 +10,6 @@ pub mod schema;
 pub use backend::{Backend, BackendError, SuiteKind};
 pub use benchmark::{BenchError, Benchmark, BenchmarkId, Conversion, MetricSpec, SamplingHint};
 pub use schema::{
-    BenchmarkResult, CommitInfo, Direction, ExportDoc, Fingerprint, GpuInfo, PairInfo, PairRole, ResultStatus, Run, RunStatus,
-    SCHEMA_V1, SampleMeta, SchemaError, Unit, WORKING_TREE,
+    BenchmarkResult, CommitInfo, Direction, ExportDoc, Fingerprint, GpuInfo, PairInfo, PairRole,
+    ResultStatus, Run, RunStatus, SCHEMA_V1, SampleMeta, SchemaError, Unit, WORKING_TREE,
 };

@@ -133,10 +133,20 @@ pub enum CompareFormat {
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Baseline: run id, id prefix, `latest`, commit sha prefix, or a results file
-    #[arg(long, value_name = "SRC", requires = "candidate", conflicts_with = "pair")]
+    #[arg(
+        long,
+        value_name = "SRC",
+        requires = "candidate",
+        conflicts_with = "pair"
+    )]
     pub baseline: Option<String>,
     /// Candidate: same forms as --baseline
-    #[arg(long, value_name = "SRC", requires = "baseline", conflicts_with = "pair")]
+    #[arg(
+        long,
+        value_name = "SRC",
+        requires = "baseline",
+        conflicts_with = "pair"
+    )]
     pub candidate: Option<String>,
     /// The two runs of an interleaved `pitwall run --base --head` (pair id or `latest`)
     #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "latest")]

@@ -11,7 +11,8 @@ use pitwall_reports::{OutputFormat, Table, exporter_for};
 use pitwall_runner::config::{self, Config};
 use pitwall_runner::git::Repo;
 use pitwall_runner::run::{
-    BuildOutcome, RunReport, RunRequest, Target, build, execute, execute_interleaved, failed_build_run,
+    BuildOutcome, RunReport, RunRequest, Target, build, execute, execute_interleaved,
+    failed_build_run,
 };
 use pitwall_runner::store::{self, InsertOutcome, Store, StoreUrl};
 use pitwall_runner::{compare, detect, source};
@@ -96,7 +97,14 @@ fn open_store(g: &Global, config: &Config) -> Result<Box<dyn Store>, Failure> {
                 .with_context(|| format!("{file}: [store] url"))
                 .map_err(Failure::usage)?
         }
-        (None, None) => StoreUrl::default_sqlite(),
+        (None, None) => {
+            // pitwall's own directory ignores itself, so it never shows in `git status`.
+            let dir = Path::new(".pitwall");
+            if std::fs::create_dir_all(dir).is_ok() && !dir.join(".gitignore").exists() {
+                let _ = std::fs::write(dir.join(".gitignore"), "*\n");
+            }
+            StoreUrl::default_sqlite()
+        }
     };
     store::open(&url).map_err(|e| Failure::from(anyhow::Error::new(e)))
 }
@@ -104,8 +112,13 @@ fn open_store(g: &Global, config: &Config) -> Result<Box<dyn Store>, Failure> {
 fn cmd_run(g: &Global, a: &RunArgs) -> Result<u8, Failure> {
     let config = load_config(g)?;
     let mut store = open_store(g, &config)?;
-    let cwd = std::env::current_dir().context("cannot read the working directory").map_err(Failure::infra)?;
-    let request = RunRequest { suites: a.suites.clone(), filter: a.bench.clone() };
+    let cwd = std::env::current_dir()
+        .context("cannot read the working directory")
+        .map_err(Failure::infra)?;
+    let request = RunRequest {
+        suites: a.suites.clone(),
+        filter: a.bench.clone(),
+    };
     let bars = Bars::new(g.quiet);
     if a.base.is_some() || !a.commits.is_empty() {
         return run_commits(g, a, &config, store.as_mut(), &cwd, &request, &bars);
@@ -117,12 +130,18 @@ fn cmd_run(g: &Global, a: &RunArgs) -> Result<u8, Failure> {
         }
     }
     build(&config, &target, None, true).map_err(|e| Failure::infra(e.into()))?;
-    let report = execute(&config, &request, &CpuBackend, &target, &bars).map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+    let report = execute(&config, &request, &CpuBackend, &target, &bars)
+        .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
     store_and_print(g, a, store.as_mut(), &report)
 }
 
 /// Stores a finished run and prints it; the exit code follows its status.
-fn store_and_print(g: &Global, a: &RunArgs, store: &mut dyn Store, report: &RunReport) -> Result<u8, Failure> {
+fn store_and_print(
+    g: &Global,
+    a: &RunArgs,
+    store: &mut dyn Store,
+    report: &RunReport,
+) -> Result<u8, Failure> {
     let run = &report.run;
     if run.results.is_empty() {
         let msg = if a.bench.is_some() || !a.suites.is_empty() {
@@ -135,10 +154,21 @@ fn store_and_print(g: &Global, a: &RunArgs, store: &mut dyn Store, report: &RunR
         }
         return Err(Failure::usage(anyhow!(msg)));
     }
-    store.insert_run(run).with_context(|| format!("cannot store run {}", run.id)).map_err(Failure::infra)?;
-    print!("{}", exporter_for(format(a.format)).render(run, &report.skipped));
+    store
+        .insert_run(run)
+        .with_context(|| format!("cannot store run {}", run.id))
+        .map_err(Failure::infra)?;
+    print!(
+        "{}",
+        exporter_for(format(a.format)).render(run, &report.skipped)
+    );
     if !g.quiet {
-        eprintln!("stored run {} ({}) in {}", run.id, run.status.as_str(), store.describe());
+        eprintln!(
+            "stored run {} ({}) in {}",
+            run.id,
+            run.status.as_str(),
+            store.describe()
+        );
     }
     Ok(match run.status {
         RunStatus::Complete => exit::OK,
@@ -156,33 +186,56 @@ fn run_commits(
     request: &RunRequest,
     bars: &Bars,
 ) -> Result<u8, Failure> {
-    let repo = Repo::discover(a.repo.as_deref().unwrap_or(cwd)).map_err(|e| Failure::usage(e.into()))?;
+    let repo =
+        Repo::discover(a.repo.as_deref().unwrap_or(cwd)).map_err(|e| Failure::usage(e.into()))?;
     let revs: Vec<&str> = match (&a.base, &a.head) {
         (Some(b), Some(h)) => vec![b, h],
         _ => a.commits.iter().map(String::as_str).collect(),
     };
     // Resolve every revision before measuring anything.
-    let commits = revs.iter().map(|r| repo.resolve(r)).collect::<Result<Vec<_>, _>>().map_err(|e| Failure::usage(e.into()))?;
+    let commits = revs
+        .iter()
+        .map(|r| repo.resolve(r))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Failure::usage(e.into()))?;
     let cache = repo.root().join(".pitwall").join("worktrees");
     let mut targets = Vec::new();
     let mut code = exit::OK;
     for c in &commits {
-        let checkout = repo.checkout(c, &cache, a.rebuild).map_err(|e| Failure::infra(anyhow::Error::new(e)))?;
-        let target = Target { checkout: checkout.path, commit: c.sha.clone(), branch: c.branch.clone(), commit_info: Some(c.info.clone()) };
+        let checkout = repo
+            .checkout(c, &cache, a.rebuild)
+            .map_err(|e| Failure::infra(anyhow::Error::new(e)))?;
+        let target = Target {
+            checkout: checkout.path,
+            commit: c.sha.clone(),
+            branch: c.branch.clone(),
+            commit_info: Some(c.info.clone()),
+        };
         let marker = cache.join(format!("{}.build", c.sha));
         match build(config, &target, Some(&marker), a.rebuild) {
             Ok(outcome) => {
                 if !g.quiet && outcome == BuildOutcome::Cached {
-                    eprintln!("{}: build cached (hint: --rebuild forces it)", target.describe());
+                    eprintln!(
+                        "{}: build cached (hint: --rebuild forces it)",
+                        target.describe()
+                    );
                 }
                 targets.push(target);
             }
             Err(e) => {
                 // Keep the failure with its log tail, then go on with the other commits.
                 let run = failed_build_run(config, &target, &e);
-                store.insert_run(&run).with_context(|| format!("cannot store run {}", run.id)).map_err(Failure::infra)?;
+                store
+                    .insert_run(&run)
+                    .with_context(|| format!("cannot store run {}", run.id))
+                    .map_err(Failure::infra)?;
                 eprintln!("error: {e}");
-                eprintln!("stored failed run {} for {} in {}", run.id, target.describe(), store.describe());
+                eprintln!(
+                    "stored failed run {} for {} in {}",
+                    run.id,
+                    target.describe(),
+                    store.describe()
+                );
                 code = exit::INFRA;
             }
         }
@@ -191,14 +244,25 @@ fn run_commits(
         if targets.len() < 2 {
             return Ok(exit::INFRA);
         }
-        let reports = execute_interleaved(config, request, &CpuBackend, &targets, a.rounds, bars).map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+        let reports = execute_interleaved(config, request, &CpuBackend, &targets, a.rounds, bars)
+            .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
         if reports.iter().any(|r| r.run.results.is_empty()) {
-            return Err(Failure::usage(anyhow!("no benchmark matched the selection (hint: check --suite and --bench)")));
+            return Err(Failure::usage(anyhow!(
+                "no benchmark matched the selection (hint: check --suite and --bench)"
+            )));
         }
         for report in &reports {
-            store.insert_run(&report.run).with_context(|| format!("cannot store run {}", report.run.id)).map_err(Failure::infra)?;
+            store
+                .insert_run(&report.run)
+                .with_context(|| format!("cannot store run {}", report.run.id))
+                .map_err(Failure::infra)?;
         }
-        let pair = reports[0].run.pair.as_ref().map(|p| p.id.clone()).unwrap_or_default();
+        let pair = reports[0]
+            .run
+            .pair
+            .as_ref()
+            .map(|p| p.id.clone())
+            .unwrap_or_default();
         if !g.quiet {
             eprintln!(
                 "stored base run {} and head run {} (pair {pair}, {} rounds) in {}",
@@ -213,7 +277,13 @@ fn run_commits(
             results: r.run.results.clone(),
             run: Some(r.run.clone()),
         };
-        let report = compare::compare(&side(&reports[0], "base"), &side(&reports[1], "head"), config, None, &AbConfig::default());
+        let report = compare::compare(
+            &side(&reports[0], "base"),
+            &side(&reports[1], "head"),
+            config,
+            None,
+            &AbConfig::default(),
+        );
         print!("{}", pitwall_reports::compare::render_table(&report));
         let partial = reports.iter().any(|r| r.run.status != RunStatus::Complete);
         return Ok(if partial || code != exit::OK {
@@ -225,7 +295,8 @@ fn run_commits(
         });
     }
     for target in &targets {
-        let report = execute(config, request, &CpuBackend, target, bars).map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+        let report = execute(config, request, &CpuBackend, target, bars)
+            .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
         let c = store_and_print(g, a, store, &report)?;
         code = code.max(c);
     }
@@ -367,10 +438,15 @@ fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<u8, Failure> {
     let config = load_config(g)?;
     let store = open_store(g, &config)?;
     let (baseline, candidate) = match (&a.baseline, &a.candidate) {
-        (Some(b), Some(c)) => (resolve_side("--baseline", b, store.as_ref())?, resolve_side("--candidate", c, store.as_ref())?),
+        (Some(b), Some(c)) => (
+            resolve_side("--baseline", b, store.as_ref())?,
+            resolve_side("--candidate", c, store.as_ref())?,
+        ),
         _ => {
             let pair = a.pair.as_deref().unwrap_or("latest");
-            source::resolve_pair(pair, store.as_ref()).context("--pair").map_err(Failure::usage)?
+            source::resolve_pair(pair, store.as_ref())
+                .context("--pair")
+                .map_err(Failure::usage)?
         }
     };
     let report = compare::compare(

@@ -81,15 +81,28 @@ pub(super) fn load_run(
         })
         .optional()
         .map_err(&be)?;
-    let Some((project, commit, branch, started_at, finished_at, config_hash, status, fp, ci, error, pair)) =
-        row
+    let Some((
+        project,
+        commit,
+        branch,
+        started_at,
+        finished_at,
+        config_hash,
+        status,
+        fp,
+        ci,
+        error,
+        pair,
+    )) = row
     else {
         return Ok(None);
     };
     let commit_info = ci
         .map(|text| parse_json(store, || format!("run {id}: commit_info_json"), &text))
         .transpose()?;
-    let pair = pair.map(|text| parse_json(store, || format!("run {id}: pair_json"), &text)).transpose()?;
+    let pair = pair
+        .map(|text| parse_json(store, || format!("run {id}: pair_json"), &text))
+        .transpose()?;
     let status = RunStatus::parse(&status)
         .ok_or_else(|| corrupt(store, format!("run {id}: unknown run status `{status}`")))?;
     let fingerprint: Fingerprint =
