@@ -7,7 +7,7 @@
 //! SIGKILL, power loss and other uncatchable ends. `nvidia-smi -rgc` undoes a lock by hand.
 
 use std::io;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once, OnceLock};
 
 use super::types::{ClockMode, GpuError, Nvml};
@@ -215,6 +215,8 @@ fn install() -> io::Result<()> {
         // SAFETY: fcntl(2) on descriptors we just created; children must not inherit them.
         unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
     }
+    // SAFETY: as above. The handler must never block on a full pipe.
+    unsafe { libc::fcntl(fds[1], libc::F_SETFL, libc::O_NONBLOCK) };
     let read_fd = fds[0];
     std::thread::Builder::new()
         .name("pitwall-clock-restore".into())
@@ -235,10 +237,24 @@ fn install() -> io::Result<()> {
     Ok(())
 }
 
-/// The signal handler: async-signal-safe (one `write(2)` of one byte; errno preserved).
+/// Set by the first SIGINT/SIGTERM; a second one does not wait for the restore.
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+/// The signal handler: async-signal-safe (atomics, `write(2)`, `signal(2)`, `raise(3)`; errno
+/// preserved). The first signal asks the restore thread to restore and re-raise; a second one
+/// (say a restore hung on a wedged driver and the user presses Ctrl-C again) dies at once with
+/// the default action, leaving the clocks as they are.
 extern "C" fn on_signal(signo: libc::c_int) {
     let fd = PIPE_WRITE.load(Ordering::SeqCst);
     if fd < 0 {
+        return;
+    }
+    if SIGNALLED.swap(true, Ordering::SeqCst) {
+        // SAFETY: signal(2) and raise(3) are async-signal-safe.
+        unsafe {
+            libc::signal(signo, libc::SIG_DFL);
+            libc::raise(signo);
+        }
         return;
     }
     let byte = signo as u8;
