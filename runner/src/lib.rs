@@ -8,6 +8,7 @@ pub mod detect;
 pub mod engine;
 pub mod fingerprint;
 pub mod git;
+pub mod gpu;
 pub mod run;
 pub mod source;
 pub mod store;

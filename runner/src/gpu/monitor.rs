@@ -1,0 +1,184 @@
+//! `ClockMonitor`: samples NVML state (clocks, temperature, power, throttle reasons) on a
+//! background thread so that each benchmark sample can be annotated with the conditions it ran
+//! under (`SampleMeta`), and a throttled sample can be told from a slow one.
+
+use std::collections::VecDeque;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use pitwall_suites::SampleMeta;
+
+use super::types::{ClockReading, Nvml, THROTTLE_SLOWDOWN_MASK};
+
+/// Readings kept: 65 536 at the usual 10 ms period is about 11 minutes of history.
+pub const RING_CAPACITY: usize = 65_536;
+
+/// Timestamped readings, oldest first, bounded (the oldest are dropped).
+#[derive(Debug, Clone)]
+pub struct ReadingLog {
+    readings: VecDeque<(Instant, ClockReading)>,
+    capacity: usize,
+}
+
+impl ReadingLog {
+    pub fn new(capacity: usize) -> Self {
+        ReadingLog {
+            readings: VecDeque::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Appends a reading taken at `at` (readings must come in time order).
+    pub fn push(&mut self, at: Instant, reading: ClockReading) {
+        if self.readings.len() == self.capacity {
+            self.readings.pop_front();
+        }
+        self.readings.push_back((at, reading));
+    }
+
+    pub fn len(&self) -> usize {
+        self.readings.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.readings.is_empty()
+    }
+
+    /// Summarises the readings taken in `[start, end]`: lowest SM and memory clocks, highest
+    /// temperature and power, the OR of all throttle reasons, and `throttled` when any of them
+    /// is in `THROTTLE_SLOWDOWN_MASK`. When no reading fell inside (a sample shorter than the
+    /// period), the reading nearest the interval stands in. Empty log: empty `SampleMeta`.
+    pub fn meta_between(&self, start: Instant, end: Instant) -> SampleMeta {
+        let (start, end) = if start <= end {
+            (start, end)
+        } else {
+            (end, start)
+        };
+        let lo = self.readings.partition_point(|(t, _)| *t < start);
+        let hi = self.readings.partition_point(|(t, _)| *t <= end);
+        let inside: Vec<&ClockReading> = if lo < hi {
+            self.readings.range(lo..hi).map(|(_, r)| r).collect()
+        } else {
+            // lo == hi: the readings just before and just after the interval are candidates.
+            let before = lo
+                .checked_sub(1)
+                .and_then(|i| self.readings.get(i))
+                .map(|(t, r)| (start - *t, r));
+            let after = self.readings.get(lo).map(|(t, r)| (*t - end, r));
+            match (before, after) {
+                (Some(b), Some(a)) => vec![if a.0 < b.0 { a.1 } else { b.1 }],
+                (Some((_, r)), None) | (None, Some((_, r))) => vec![r],
+                (None, None) => return SampleMeta::default(),
+            }
+        };
+        summarise(&inside)
+    }
+}
+
+fn summarise(readings: &[&ClockReading]) -> SampleMeta {
+    let max_f64 = |f: fn(&ClockReading) -> f64| {
+        readings
+            .iter()
+            .map(|r| f(r))
+            .filter(|v| v.is_finite())
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+    };
+    let bits = readings
+        .iter()
+        .fold(0u64, |acc, r| acc | r.throttle_reasons);
+    SampleMeta {
+        sm_clock_mhz: readings.iter().map(|r| r.sm_mhz).min(),
+        mem_clock_mhz: readings.iter().map(|r| r.mem_mhz).min(),
+        temperature_c: max_f64(|r| r.temperature_c),
+        power_w: max_f64(|r| r.power_w),
+        throttle_reasons: Some(bits),
+        throttled: bits & THROTTLE_SLOWDOWN_MASK != 0,
+    }
+}
+
+/// A background thread reading one GPU every `period` into a `ReadingLog`. Stops on Drop.
+pub struct ClockMonitor {
+    log: Arc<Mutex<ReadingLog>>,
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+    index: u32,
+}
+
+impl std::fmt::Debug for ClockMonitor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClockMonitor")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClockMonitor {
+    /// Starts reading GPU `index` every `period` (10 ms is a good default: an NVML query costs
+    /// tens of microseconds). Failed reads are skipped; each reading is stamped with the time
+    /// just before the query.
+    pub fn start(
+        nvml: Arc<dyn Nvml>,
+        index: u32,
+        period: Duration,
+    ) -> std::io::Result<ClockMonitor> {
+        let log = Arc::new(Mutex::new(ReadingLog::new(RING_CAPACITY)));
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread_log = Arc::clone(&log);
+        let thread = std::thread::Builder::new()
+            .name(format!("pitwall-gpu{index}-monitor"))
+            .spawn(move || {
+                loop {
+                    let at = Instant::now();
+                    if let Ok(reading) = nvml.read_clocks(index) {
+                        thread_log
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(at, reading);
+                    }
+                    match stopped.recv_timeout(period) {
+                        Err(RecvTimeoutError::Timeout) => continue,
+                        Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
+                    }
+                }
+            })?;
+        Ok(ClockMonitor {
+            log,
+            stop: Some(stop),
+            thread: Some(thread),
+            index,
+        })
+    }
+
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// See `ReadingLog::meta_between`.
+    pub fn meta_between(&self, start: Instant, end: Instant) -> SampleMeta {
+        self.log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .meta_between(start, end)
+    }
+
+    /// A copy of the readings so far (for a run-level summary or a debug dump).
+    pub fn snapshot(&self) -> ReadingLog {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// How many readings are held.
+    pub fn readings(&self) -> usize {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}
+
+impl Drop for ClockMonitor {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

@@ -1,0 +1,470 @@
+//! Tests of the GPU module through the `Nvml` trait, with fakes: no GPU needed. The SIGTERM
+//! and SIGINT tests re-run this test binary as a child that holds a clock lock on a `FileNvml`.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use super::*;
+
+/// Guard tests share the process-wide registry of active locks (and `restore_all_active`
+/// drains all of it), so they run one at a time.
+fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn shared(fake: &FakeNvml) -> Arc<dyn Nvml> {
+    Arc::new(fake.clone())
+}
+
+fn reading(sm_mhz: u32, throttle_reasons: u64) -> ClockReading {
+    ClockReading {
+        sm_mhz,
+        mem_mhz: 3201,
+        temperature_c: 50.0,
+        power_w: 300.0,
+        throttle_reasons,
+    }
+}
+
+#[test]
+fn lock_then_drop_restores() {
+    let _s = serial();
+    let fake = FakeNvml::new();
+    {
+        let guard =
+            ClockGuard::acquire(shared(&fake), 0, ClockMode::Lock { sm_mhz: Some(1980) }).unwrap();
+        assert_eq!(guard.locked_mhz(), Some(1980));
+        assert_eq!(fake.locked(0), Some((1980, 1980)));
+        assert_eq!(active_count(), 1);
+    }
+    assert_eq!(
+        fake.clock_calls(),
+        ["set_locked_clocks(0, 1980, 1980)", "reset_locked_clocks(0)"]
+    );
+    assert_eq!(fake.locked(0), None);
+    assert_eq!(active_count(), 0);
+}
+
+#[test]
+fn lock_without_clock_uses_the_base_clock() {
+    let _s = serial();
+    let fake = FakeNvml::new();
+    let guard = ClockGuard::acquire(shared(&fake), 0, ClockMode::Lock { sm_mhz: None }).unwrap();
+    assert_eq!(guard.locked_mhz(), Some(1755));
+    guard.restore().unwrap();
+    assert_eq!(
+        fake.clock_calls(),
+        ["set_locked_clocks(0, 1755, 1755)", "reset_locked_clocks(0)"]
+    );
+}
+
+#[test]
+fn lock_without_base_clock_asks_for_one() {
+    let _s = serial();
+    let device = GpuDevice {
+        base_sm_mhz: None,
+        ..fake_device(0)
+    };
+    let fake = FakeNvml::new().with_devices(vec![device]);
+    let e = ClockGuard::acquire(shared(&fake), 0, ClockMode::Lock { sm_mhz: None })
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no default applications clock")
+            && e.contains("hint: give the clock explicitly (lock:<MHz>, e.g. lock:1485)"),
+        "{e}"
+    );
+    assert!(fake.clock_calls().is_empty());
+}
+
+#[test]
+fn lock_unsupported_fails_with_a_hint_and_touches_nothing() {
+    let _s = serial();
+    let fake = FakeNvml::new().without_lock_support();
+    let e =
+        ClockGuard::acquire(shared(&fake), 0, ClockMode::Lock { sm_mhz: Some(1500) }).unwrap_err();
+    assert!(
+        matches!(e, GpuError::LockUnsupported { index: 0, .. }),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .contains("hint: clock locking needs a Volta or newer"),
+        "{e}"
+    );
+    assert!(fake.clock_calls().is_empty());
+    assert_eq!(active_count(), 0);
+}
+
+#[test]
+fn lock_denied_says_root_is_needed_and_registers_nothing() {
+    let _s = serial();
+    let fake = FakeNvml::new().denying_lock();
+    let e = ClockGuard::acquire(shared(&fake), 0, ClockMode::Lock { sm_mhz: Some(1500) })
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("hint: locking clocks needs root") && e.contains("persistence mode"),
+        "{e}"
+    );
+    assert!(e.contains("fake: NO_PERMISSION"), "cause kept: {e}");
+    assert_eq!(fake.clock_calls(), ["set_locked_clocks(0, 1500, 1500)"]);
+    assert_eq!(active_count(), 0);
+}
+
+#[test]
+fn lock_above_the_maximum_or_on_a_missing_device_is_refused() {
+    let _s = serial();
+    let fake = FakeNvml::new();
+    let e =
+        ClockGuard::acquire(shared(&fake), 0, ClockMode::Lock { sm_mhz: Some(2500) }).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            GpuError::ClockOutOfRange {
+                requested: 2500,
+                max: 1980,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let e =
+        ClockGuard::acquire(shared(&fake), 3, ClockMode::Lock { sm_mhz: Some(1500) }).unwrap_err();
+    assert!(
+        matches!(e, GpuError::NoDevice { index: 3, count: 1 }),
+        "{e:?}"
+    );
+    assert!(fake.clock_calls().is_empty());
+}
+
+#[test]
+fn observe_and_off_never_set_or_reset() {
+    let _s = serial();
+    let fake = FakeNvml::new();
+    for mode in [ClockMode::Observe, ClockMode::Off] {
+        let guard = ClockGuard::acquire(shared(&fake), 0, mode).unwrap();
+        assert_eq!(guard.locked_mhz(), None);
+        drop(guard);
+    }
+    assert!(fake.calls().is_empty(), "{:?}", fake.calls());
+}
+
+#[test]
+fn panic_while_locked_restores() {
+    let _s = serial();
+    let fake = FakeNvml::new();
+    let nvml = shared(&fake);
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let _guard = ClockGuard::acquire(nvml, 0, ClockMode::Lock { sm_mhz: Some(1600) }).unwrap();
+        panic!("benchmark blew up while clocks were locked");
+    }));
+    assert!(outcome.is_err());
+    assert_eq!(
+        fake.clock_calls(),
+        ["set_locked_clocks(0, 1600, 1600)", "reset_locked_clocks(0)"]
+    );
+    assert_eq!(active_count(), 0);
+}
+
+#[test]
+fn restore_all_active_resets_every_lock_once() {
+    let _s = serial();
+    let fake = FakeNvml::new().with_devices(vec![fake_device(0), fake_device(1)]);
+    let a = ClockGuard::acquire(shared(&fake), 0, ClockMode::Lock { sm_mhz: Some(1500) }).unwrap();
+    let b = ClockGuard::acquire(shared(&fake), 1, ClockMode::Lock { sm_mhz: None }).unwrap();
+    let restored = restore_all_active();
+    assert_eq!(
+        restored
+            .iter()
+            .map(|(i, r)| (*i, r.is_ok()))
+            .collect::<Vec<_>>(),
+        [(0, true), (1, true)]
+    );
+    assert_eq!((fake.locked(0), fake.locked(1)), (None, None));
+    drop(a);
+    drop(b);
+    // The guards saw they had been restored already: no second reset.
+    assert_eq!(
+        fake.clock_calls(),
+        [
+            "set_locked_clocks(0, 1500, 1500)",
+            "set_locked_clocks(1, 1755, 1755)",
+            "reset_locked_clocks(0)",
+            "reset_locked_clocks(1)"
+        ]
+    );
+}
+
+#[test]
+fn failed_restore_is_reported_by_restore() {
+    let _s = serial();
+    let fake = FakeNvml::new().failing_reset();
+    let guard =
+        ClockGuard::acquire(shared(&fake), 0, ClockMode::Lock { sm_mhz: Some(1500) }).unwrap();
+    let e = guard.restore().unwrap_err().to_string();
+    assert!(
+        e.contains("nvmlDeviceResetGpuLockedClocks failed on GPU 0: fake: UNKNOWN"),
+        "{e}"
+    );
+    assert_eq!(active_count(), 0);
+}
+
+#[test]
+fn clock_mode_parses_and_prints() {
+    for (text, mode) in [
+        ("lock", ClockMode::Lock { sm_mhz: None }),
+        ("lock:1410", ClockMode::Lock { sm_mhz: Some(1410) }),
+        ("observe", ClockMode::Observe),
+        ("off", ClockMode::Off),
+    ] {
+        assert_eq!(text.parse::<ClockMode>().unwrap(), mode);
+        assert_eq!(mode.to_string(), text);
+    }
+    let e = "lock:fast".parse::<ClockMode>().unwrap_err();
+    assert!(
+        e.contains("hint: use lock, lock:<MHz>, observe or off"),
+        "{e}"
+    );
+    assert!("lock:0".parse::<ClockMode>().is_err());
+}
+
+#[test]
+fn slowdown_mask_counts_thermal_and_power_but_not_policy() {
+    for bit in [0x04, 0x08, 0x20, 0x40, 0x80] {
+        assert!(is_slowdown(bit), "{bit:#x}");
+    }
+    // idle, applications/locked clocks, sync boost, display clock.
+    for bit in [0x01, 0x02, 0x10, 0x100] {
+        assert!(!is_slowdown(bit), "{bit:#x}");
+    }
+}
+
+#[test]
+fn meta_between_flags_the_throttled_interval_only() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut log = ReadingLog::new(100);
+    for ms in 0..10 {
+        // 40–59 ms: SW thermal slowdown at a lower clock; always the locked-clocks bit (0x02).
+        let r = if (4..6).contains(&ms) {
+            reading(1400, 0x02 | 0x20)
+        } else {
+            reading(1980, 0x02)
+        };
+        log.push(at(ms * 10), r);
+    }
+    let hot = log.meta_between(at(35), at(65));
+    assert!(hot.throttled);
+    assert_eq!(hot.throttle_reasons, Some(0x22));
+    assert_eq!(hot.sm_clock_mhz, Some(1400));
+    assert_eq!(hot.mem_clock_mhz, Some(3201));
+    assert_eq!((hot.temperature_c, hot.power_w), (Some(50.0), Some(300.0)));
+    let cool = log.meta_between(at(0), at(35));
+    assert!(!cool.throttled);
+    assert_eq!(
+        (cool.sm_clock_mhz, cool.throttle_reasons),
+        (Some(1980), Some(0x02))
+    );
+    assert!(!log.meta_between(at(60), at(95)).throttled);
+    // No reading inside: the nearest one stands in (41 ms is nearer the 40 ms reading).
+    assert!(log.meta_between(at(41), at(42)).throttled);
+    assert!(!log.meta_between(at(500), at(600)).throttled);
+    assert!(ReadingLog::new(4).meta_between(at(0), at(10)).is_empty());
+}
+
+#[test]
+fn reading_log_drops_the_oldest_beyond_capacity() {
+    let t0 = Instant::now();
+    let mut log = ReadingLog::new(3);
+    for i in 0..5u32 {
+        log.push(
+            t0 + Duration::from_millis(u64::from(i)),
+            reading(1000 + i, 0),
+        );
+    }
+    assert_eq!(log.len(), 3);
+    assert_eq!(
+        log.meta_between(t0, t0 + Duration::from_secs(1))
+            .sm_clock_mhz,
+        Some(1002)
+    );
+}
+
+#[test]
+fn monitor_reads_in_the_background_and_stops_on_drop() {
+    let mut script: Vec<ClockReading> = (0..5).map(|_| reading(1980, 0)).collect();
+    script.push(reading(1300, 0x08)); // HW slowdown once, then normal again
+    script.extend((0..5).map(|_| reading(1980, 0)));
+    let fake = FakeNvml::new().with_readings(0, script);
+    let start = Instant::now();
+    let monitor = ClockMonitor::start(shared(&fake), 0, Duration::from_millis(1)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fake.reads() < 12 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let meta = monitor.meta_between(start, Instant::now());
+    assert!(meta.throttled, "{meta:?}");
+    assert_eq!(meta.sm_clock_mhz, Some(1300));
+    assert_eq!(meta.throttle_reasons, Some(0x08));
+    assert!(monitor.readings() >= 12);
+    drop(monitor);
+    let reads = fake.reads();
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(fake.reads(), reads, "the thread stopped");
+}
+
+#[test]
+fn file_nvml_keeps_state_in_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nvml.json");
+    let nvml = FileNvml::open(&path).unwrap();
+    assert_eq!(nvml.devices().unwrap(), [fake_device(0)]);
+    nvml.set_locked_clocks(0, 1500, 1500).unwrap();
+    assert_eq!(nvml.read_clocks(0).unwrap().sm_mhz, 1500);
+    // Another handle (another process, in the end-to-end test) sees the same state.
+    let other = FileNvml::open(&path).unwrap();
+    assert_eq!(other.load().unwrap().locked.get(&0), Some(&(1500, 1500)));
+    other.reset_locked_clocks(0).unwrap();
+    let state = nvml.load().unwrap();
+    assert!(state.locked.is_empty());
+    assert_eq!(
+        state.calls,
+        [
+            "devices()",
+            "set_locked_clocks(0, 1500, 1500)",
+            "reset_locked_clocks(0)"
+        ]
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers, ["nvml.json"], "no temporary file left behind");
+    assert!(matches!(
+        nvml.read_clocks(7),
+        Err(GpuError::NoDevice { index: 7, .. })
+    ));
+}
+
+#[test]
+fn file_nvml_reports_a_broken_file_with_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nvml.json");
+    std::fs::write(&path, "{ not json").unwrap();
+    let e = FileNvml::open(&path).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!("fake nvml state file {}: ", path.display())),
+        "{e}"
+    );
+    assert!(e.contains("hint: PITWALL_FAKE_NVML is a test hook"), "{e}");
+}
+
+#[test]
+fn load_nvml_without_a_driver_is_unavailable_not_a_panic() {
+    let outcome = load_real_nvml();
+    if !Path::new("/dev/nvidiactl").exists() {
+        let e = outcome
+            .err()
+            .expect("no NVIDIA driver here, yet NVML loaded");
+        assert!(matches!(e, GpuError::Unavailable { .. }), "{e:?}");
+        assert!(e.to_string().starts_with("nvml is not available: "), "{e}");
+    }
+    if std::env::var_os(FAKE_NVML_ENV).is_none() && !Path::new("/dev/nvidiactl").exists() {
+        assert!(matches!(load_nvml(), Err(GpuError::Unavailable { .. })));
+    }
+}
+
+/// Environment variable that turns `sigterm_child_helper` into the child of the signal tests.
+const CHILD_ENV: &str = "PITWALL_GPU_SIGNAL_CHILD";
+
+/// Not a test on its own: the signal tests re-run this binary with only this test selected and
+/// `CHILD_ENV` naming a `FileNvml` file. It locks the clocks, says it is ready, and waits to be
+/// killed. Without the variable it returns at once.
+#[test]
+fn sigterm_child_helper() {
+    let Some(path) = std::env::var_os(CHILD_ENV) else {
+        return;
+    };
+    let nvml: Arc<dyn Nvml> = Arc::new(FileNvml::open(Path::new(&path)).unwrap());
+    let _guard = ClockGuard::acquire(nvml, 0, ClockMode::Lock { sm_mhz: Some(1500) }).unwrap();
+    let mut ready = path.clone();
+    ready.push(".ready");
+    std::fs::write(ready, "locked\n").unwrap();
+    std::thread::sleep(Duration::from_secs(60));
+    panic!("the parent test never sent the signal");
+}
+
+fn signal_restores_in_a_child_process(signo: i32) {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nvml.json");
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "gpu::tests::sigterm_child_helper",
+            "--exact",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(CHILD_ENV, &path)
+        .env_remove(FAKE_NVML_ENV)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let ready = dir.path().join("nvml.json.ready");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !ready.exists() {
+        if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            panic!(
+                "the child never locked the clocks (status {:?})",
+                child.wait()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let locked = FileNvml::open(&path).unwrap().load().unwrap();
+    assert_eq!(locked.locked.get(&0), Some(&(1500, 1500)));
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signo) }, 0);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the child did not die of signal {signo}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(
+        status.signal(),
+        Some(signo),
+        "killed by the re-raised signal: {status:?}"
+    );
+    let state = FileNvml::open(&path).unwrap().load().unwrap();
+    assert!(state.locked.is_empty(), "clocks restored: {state:?}");
+    assert_eq!(
+        state.calls,
+        [
+            "devices()",
+            "set_locked_clocks(0, 1500, 1500)",
+            "reset_locked_clocks(0)"
+        ]
+    );
+}
+
+#[test]
+fn sigterm_restores_clocks_then_dies_of_sigterm() {
+    signal_restores_in_a_child_process(libc::SIGTERM);
+}
+
+#[test]
+fn sigint_restores_clocks_then_dies_of_sigint() {
+    signal_restores_in_a_child_process(libc::SIGINT);
+}
