@@ -7,6 +7,7 @@ pub mod config;
 pub mod detect;
 pub mod engine;
 pub mod fingerprint;
+pub mod machine;
 pub mod run;
 pub mod source;
 pub mod store;
