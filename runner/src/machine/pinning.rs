@@ -215,28 +215,30 @@ fn gpu_candidates(
     let numa = sysfs.read(&format!("{dir}/numa_node"));
     let local_path = format!("{dir}/local_cpulist");
     let local = cpulist_at(sysfs, &local_path)?;
-    if numa.is_none() && local.is_none() {
-        return Err(PinError::GpuNotFound { bdf });
-    }
-    let node = numa
-        .and_then(|n| n.parse::<i64>().ok())
-        .and_then(|n| u32::try_from(n).ok());
-    match (node, local) {
-        (Some(node), Some(local)) => Ok((local, Some(node), format!("local_cpulist of GPU {bdf}"))),
-        (Some(node), None) => {
-            let path = format!("sys/devices/system/node/node{node}/cpulist");
-            let cpus = cpulist_at(sysfs, &path)?.ok_or(PinError::Unreadable { path })?;
-            Ok((
-                cpus,
-                Some(node),
-                format!("cpus of NUMA node {node} of GPU {bdf}"),
-            ))
-        }
-        (None, _) => Ok((
+    let numa: Option<i64> = numa.and_then(|n| n.parse().ok());
+    let origin = format!("local_cpulist of GPU {bdf}");
+    match (numa, local) {
+        (Some(-1), _) => Ok((
             online.to_vec(),
             None,
             format!("all online cpus (GPU {bdf} reports no NUMA node)"),
         )),
+        (Some(n), Some(local)) => Ok((local, u32::try_from(n).ok(), origin)),
+        (Some(n), None) => {
+            let path = format!("sys/devices/system/node/node{n}/cpulist");
+            let cpus = cpulist_at(sysfs, &path)?.ok_or(PinError::Unreadable { path })?;
+            Ok((
+                cpus,
+                u32::try_from(n).ok(),
+                format!("cpus of NUMA node {n} of GPU {bdf}"),
+            ))
+        }
+        // No readable numa_node: the local cpus still say where the GPU is.
+        (None, Some(local)) => {
+            let node = node_holding(sysfs, &local);
+            Ok((local, node, origin))
+        }
+        (None, None) => Err(PinError::GpuNotFound { bdf }),
     }
 }
 

@@ -117,6 +117,14 @@ fn gpu_without_local_cpulist_uses_its_node() {
 }
 
 #[test]
+fn gpu_without_numa_node_file_uses_its_local_cpus() {
+    let t = FakeTree::two_nodes();
+    t.file("sys/bus/pci/devices/0000:5e:00.0/local_cpulist", "0-3,8-11");
+    let plan = plan_pinning(&t.sysfs(), Some("0000:5e:00.0"), None, 1).unwrap();
+    assert_eq!((plan.cpus, plan.numa_node), (vec![3], Some(0)));
+}
+
+#[test]
 fn configured_cpus_win_over_the_gpu() {
     let t = FakeTree::two_nodes();
     let plan = plan_pinning(&t.sysfs(), Some("0000:3b:00.0"), Some(&[3, 1, 3]), 2).unwrap();
