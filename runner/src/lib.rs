@@ -9,6 +9,7 @@ pub mod engine;
 pub mod fingerprint;
 pub mod git;
 pub mod gpu;
+pub mod machine;
 pub mod run;
 pub mod source;
 pub mod store;
