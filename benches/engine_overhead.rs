@@ -94,7 +94,7 @@ fn engine(c: &mut Criterion) {
         g.bench_with_input(CId::new("constant", n), &n, |b, &n| {
             let r = rule(n, n);
             b.iter(|| {
-                let s = sample_benchmark(&mut Null::constant(), &r, 0.0).unwrap();
+                let s = sample_benchmark(&mut Null::constant(), &r, 0.0, None).unwrap();
                 debug_assert_eq!(s.stop, StopReason::MaxSamples);
                 black_box(s)
             });
@@ -102,7 +102,7 @@ fn engine(c: &mut Criterion) {
         g.bench_with_input(CId::new("varying", n), &n, |b, &n| {
             let r = rule(6, n);
             b.iter(|| {
-                let s = sample_benchmark(&mut Null::varying(), &r, 0.0).unwrap();
+                let s = sample_benchmark(&mut Null::varying(), &r, 0.0, None).unwrap();
                 debug_assert_eq!(s.stop, StopReason::MaxSamples);
                 black_box(s)
             });

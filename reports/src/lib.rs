@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod detect;
+pub mod env;
 pub mod exporter;
 pub mod number;
 pub mod table;

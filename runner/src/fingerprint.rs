@@ -70,6 +70,30 @@ pub fn collect(root: &Path, env: impl Iterator<Item = (String, String)>) -> Fing
     }
 }
 
+/// Compilers that shape the results: the one that built pitwall, and the C and CUDA
+/// compilers a project build would use (first line of `--version`; absent when not installed).
+pub fn toolchain() -> serde_json::Value {
+    let first_line = |cmd: &str, last: bool| -> Option<String> {
+        let out = std::process::Command::new(cmd)
+            .arg("--version")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = if last {
+            text.lines().rev().find(|l| !l.trim().is_empty())
+        } else {
+            text.lines().next()
+        };
+        line.map(|l| l.trim().to_string())
+    };
+    serde_json::json!({
+        "rustc": env!("PITWALL_RUSTC_VERSION"),
+        "cc": first_line("cc", false),
+        "nvcc": first_line("nvcc", true),
+    })
+}
+
 /// The fingerprint of the machine this process runs on.
 pub fn current() -> Fingerprint {
     collect(Path::new("/"), std::env::vars())

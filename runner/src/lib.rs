@@ -11,5 +11,6 @@ pub mod git;
 pub mod gpu;
 pub mod machine;
 pub mod run;
+pub mod setup;
 pub mod source;
 pub mod store;

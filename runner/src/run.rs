@@ -13,6 +13,7 @@ use pitwall_suites::{
 use crate::config::Config;
 use crate::engine::{RunObserver, run_command, run_suite};
 use crate::fingerprint;
+use crate::setup::RunEnvironment;
 
 /// Limit on the build command.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(3600);
@@ -135,7 +136,8 @@ pub fn build(
     Ok(BuildOutcome::Built)
 }
 
-fn check_suites(config: &Config, request: &RunRequest) -> Result<(), RunError> {
+/// Fails on a `--suite` name that is not configured.
+pub fn check_suites(config: &Config, request: &RunRequest) -> Result<(), RunError> {
     let known: Vec<&str> = config.suites.iter().map(|s| s.name.as_str()).collect();
     for name in &request.suites {
         if !known.contains(&name.as_str()) {
@@ -154,6 +156,7 @@ pub fn execute(
     request: &RunRequest,
     backend: &dyn Backend,
     target: &Target,
+    env: &RunEnvironment,
     observer: &dyn RunObserver,
 ) -> Result<RunReport, RunError> {
     let mut reports = execute_interleaved(
@@ -162,6 +165,7 @@ pub fn execute(
         backend,
         std::slice::from_ref(target),
         1,
+        env,
         observer,
     )?;
     Ok(reports.remove(0))
@@ -175,11 +179,12 @@ pub fn execute_interleaved(
     backend: &dyn Backend,
     targets: &[Target],
     rounds: u32,
+    env: &RunEnvironment,
     observer: &dyn RunObserver,
 ) -> Result<Vec<RunReport>, RunError> {
     check_suites(config, request)?;
     let started_at = now_rfc3339();
-    let fingerprint = fingerprint::current();
+    let fingerprint = env.fingerprint.clone();
     let mut results: Vec<Vec<BenchmarkResult>> = vec![Vec::new(); targets.len()];
     let mut skipped: Vec<Vec<String>> = vec![Vec::new(); targets.len()];
     for round in 0..rounds.max(1) {
@@ -194,6 +199,7 @@ pub fn execute_interleaved(
                     &target.checkout,
                     request.filter.as_deref(),
                     observer,
+                    env.meta_source(),
                 );
                 merge(&mut results[t], outcome.results);
                 if round == 0 {

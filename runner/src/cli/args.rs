@@ -52,6 +52,14 @@ pub enum Cmd {
     Compare(CompareArgs),
     /// Find change points in series files or in stored history
     Detect(DetectArgs),
+    /// Print the environment fingerprint and the host and GPU checks (changes nothing)
+    Env(EnvArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EnvArgs {
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -10,20 +10,24 @@ use pitwall_reports::detect::{DetectedChange, SeriesDetection, SeriesSource};
 use pitwall_reports::{OutputFormat, Table, exporter_for};
 use pitwall_runner::config::{self, Config};
 use pitwall_runner::git::Repo;
+use pitwall_runner::gpu::load_nvml;
+use pitwall_runner::machine::{DirSysfs, ProcessAffinity};
 use pitwall_runner::run::{
-    BuildOutcome, RunReport, RunRequest, Target, build, execute, execute_interleaved,
+    BuildOutcome, RunReport, RunRequest, Target, build, check_suites, execute, execute_interleaved,
     failed_build_run,
 };
+use pitwall_runner::setup::{Mode, RunEnvironment};
 use pitwall_runner::store::{self, InsertOutcome, Store, StoreUrl};
 use pitwall_runner::{compare, detect, source};
 use pitwall_stats::ab::AbConfig;
 use pitwall_stats::changepoint::{self, DetectConfig};
 use pitwall_suites::cpu::CpuBackend;
 use pitwall_suites::{ExportDoc, RunStatus};
+use std::sync::Arc;
 
 use super::args::{
-    Cli, Cmd, CompareArgs, CompareFormat, DetectArgs, ExportArgs, Format, Global, ImportArgs,
-    RunArgs, RunsArgs, ShowArgs,
+    Cli, Cmd, CompareArgs, CompareFormat, DetectArgs, EnvArgs, ExportArgs, Format, Global,
+    ImportArgs, RunArgs, RunsArgs, ShowArgs,
 };
 use super::exit::{self, Failure};
 use super::progress::Bars;
@@ -49,6 +53,7 @@ pub fn main() -> ExitCode {
         Cmd::Import(a) => cmd_import(&cli.global, a),
         Cmd::Compare(a) => cmd_compare(&cli.global, a),
         Cmd::Detect(a) => cmd_detect(&cli.global, a),
+        Cmd::Env(a) => cmd_env(&cli.global, a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -120,6 +125,7 @@ fn cmd_run(g: &Global, a: &RunArgs) -> Result<u8, Failure> {
         filter: a.bench.clone(),
     };
     let bars = Bars::new(g.quiet);
+    check_suites(&config, &request).map_err(|e| Failure::usage(e.into()))?;
     if a.base.is_some() || !a.commits.is_empty() {
         return run_commits(g, a, &config, store.as_mut(), &cwd, &request, &bars);
     }
@@ -130,9 +136,40 @@ fn cmd_run(g: &Global, a: &RunArgs) -> Result<u8, Failure> {
         }
     }
     build(&config, &target, None, true).map_err(|e| Failure::infra(e.into()))?;
-    let report = execute(&config, &request, &CpuBackend, &target, &bars)
+    let env = prepare_env(&config, g)?;
+    let report = execute(&config, &request, &CpuBackend, &target, &env, &bars)
         .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
     store_and_print(g, a, store.as_mut(), &report)
+}
+
+/// Pins this process, applies the clock policy and starts GPU monitoring; prints what is not
+/// as it should be. Keep the result alive while measuring.
+fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment, Failure> {
+    let nvml = load_nvml().map(Arc::from);
+    let env = RunEnvironment::prepare(
+        config,
+        Path::new("/"),
+        &DirSysfs::real(),
+        &ProcessAffinity,
+        nvml,
+        Mode::Apply,
+    )
+    .map_err(|e| Failure::infra(e.into()))?;
+    if !g.quiet {
+        if let Some(reason) = env
+            .fingerprint
+            .extra
+            .get("gpu")
+            .and_then(|g| g.get("reason"))
+            .and_then(|r| r.as_str())
+        {
+            eprintln!("no GPU: {reason}; GPU monitoring skipped, CPU suites only");
+        }
+        for w in &env.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    Ok(env)
 }
 
 /// Stores a finished run and prints it; the exit code follows its status.
@@ -244,8 +281,10 @@ fn run_commits(
         if targets.len() < 2 {
             return Ok(exit::INFRA);
         }
-        let reports = execute_interleaved(config, request, &CpuBackend, &targets, a.rounds, bars)
-            .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+        let env = prepare_env(config, g)?;
+        let reports =
+            execute_interleaved(config, request, &CpuBackend, &targets, a.rounds, &env, bars)
+                .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
         if reports.iter().any(|r| r.run.results.is_empty()) {
             return Err(Failure::usage(anyhow!(
                 "no benchmark matched the selection (hint: check --suite and --bench)"
@@ -294,8 +333,9 @@ fn run_commits(
             exit::OK
         });
     }
+    let env = prepare_env(config, g)?;
     for target in &targets {
-        let report = execute(config, request, &CpuBackend, target, bars)
+        let report = execute(config, request, &CpuBackend, target, &env, bars)
             .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
         let c = store_and_print(g, a, store, &report)?;
         code = code.max(c);
@@ -554,5 +594,34 @@ fn cmd_detect(g: &Global, a: &DetectArgs) -> Result<u8, Failure> {
             Format::Json => pitwall_reports::detect::render_json_lines(&out),
         }
     );
+    Ok(exit::OK)
+}
+
+fn cmd_env(g: &Global, a: &EnvArgs) -> Result<u8, Failure> {
+    let config = load_config(g)?;
+    let nvml = load_nvml().map(Arc::from);
+    let env = RunEnvironment::prepare(
+        &config,
+        Path::new("/"),
+        &DirSysfs::real(),
+        &ProcessAffinity,
+        nvml,
+        Mode::Inspect,
+    )
+    .map_err(|e| Failure::infra(e.into()))?;
+    match a.format {
+        Format::Json => {
+            let doc =
+                serde_json::json!({ "fingerprint": env.fingerprint, "warnings": env.warnings });
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&doc).expect("fingerprint serializes")
+            );
+        }
+        Format::Table => print!(
+            "{}",
+            pitwall_reports::env::render_env(&env.fingerprint, &env.warnings)
+        ),
+    }
     Ok(exit::OK)
 }

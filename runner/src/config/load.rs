@@ -167,6 +167,7 @@ impl Ctx<'_> {
 
         let pinning = self.pinning(raw.pinning.unwrap_or_default())?;
         let github = self.github(raw.github.unwrap_or_default())?;
+        let gpu = self.gpu(raw.gpu.unwrap_or_default())?;
 
         let suites = if raw.suite.is_empty() {
             let mut suites = Vec::new();
@@ -209,6 +210,7 @@ impl Ctx<'_> {
             thresholds,
             pinning,
             github,
+            gpu,
             suites,
         })
     }
@@ -295,6 +297,34 @@ impl Ctx<'_> {
             None => None,
         };
         Ok(PinningConfig { policy, cpus })
+    }
+
+    fn gpu(&self, g: super::raw::RawGpu) -> Result<super::model::GpuConfig, ConfigError> {
+        let mut out = super::model::GpuConfig::default();
+        if let Some(d) = g.device {
+            out.device = d;
+        }
+        if let Some(c) = g.clocks {
+            out.clocks = c.get_ref().parse().map_err(|e: String| {
+                let (msg, hint) = e
+                    .split_once("; hint: ")
+                    .map_or((e.clone(), None), |(m, h)| {
+                        (m.to_string(), Some(h.to_string()))
+                    });
+                self.at(c.span(), format!("[gpu] {msg}"), hint)
+            })?;
+        }
+        if let Some(p) = g.monitor_period_ms {
+            if *p.get_ref() == 0 {
+                return Err(self.at(
+                    p.span(),
+                    "[gpu] monitor_period_ms must be at least 1".into(),
+                    None,
+                ));
+            }
+            out.monitor_period_ms = *p.get_ref();
+        }
+        Ok(out)
     }
 
     fn github(&self, g: super::raw::RawGithub) -> Result<GithubConfig, ConfigError> {

@@ -7,8 +7,8 @@ mod raw;
 
 pub use load::{ConfigError, DEFAULT_FILE, find_default, load_file, parse_str};
 pub use model::{
-    CommandSuite, Config, GithubConfig, OutputFormat, PinPolicy, PinningConfig, Project, Sampling,
-    SuiteConfig, SuiteSpec, Thresholds,
+    CommandSuite, Config, GithubConfig, GpuConfig, OutputFormat, PinPolicy, PinningConfig, Project,
+    Sampling, SuiteConfig, SuiteSpec, Thresholds,
 };
 
 #[cfg(test)]

@@ -20,7 +20,29 @@ pub struct Config {
     pub thresholds: Thresholds,
     pub pinning: PinningConfig,
     pub github: GithubConfig,
+    pub gpu: GpuConfig,
     pub suites: Vec<SuiteConfig>,
+}
+
+/// Which GPU a run uses and what pitwall does with its clocks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpuConfig {
+    /// NVML device index.
+    pub device: u32,
+    /// `lock` (base clock), `lock:<MHz>`, `observe` (read only, the default) or `off`.
+    pub clocks: crate::gpu::ClockMode,
+    /// How often clocks, temperature, power and throttle reasons are read during a run.
+    pub monitor_period_ms: u64,
+}
+
+impl Default for GpuConfig {
+    fn default() -> Self {
+        GpuConfig {
+            device: 0,
+            clocks: crate::gpu::ClockMode::Observe,
+            monitor_period_ms: 10,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -197,6 +219,7 @@ impl Config {
                 cpus: None,
             },
             github: GithubConfig::default(),
+            gpu: GpuConfig::default(),
             suites: SuiteKind::ALL
                 .into_iter()
                 .map(SuiteConfig::builtin)

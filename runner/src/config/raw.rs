@@ -14,8 +14,17 @@ pub struct RawConfig {
     pub thresholds: Option<RawThresholds>,
     pub pinning: Option<RawPinning>,
     pub github: Option<RawGithub>,
+    pub gpu: Option<RawGpu>,
     #[serde(default)]
     pub suite: Vec<Spanned<RawSuite>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGpu {
+    pub device: Option<u32>,
+    pub clocks: Option<Spanned<String>>,
+    pub monitor_period_ms: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -104,7 +113,8 @@ impl RawSuite {
 /// Valid keys per table, for `hint:` lines.
 pub fn valid_keys(section: &str) -> &'static str {
     match section {
-        "" => "project, store, sampling, thresholds, pinning, github, suite",
+        "" => "project, store, sampling, thresholds, pinning, github, gpu, suite",
+        "gpu" => "device, clocks, monitor_period_ms",
         "project" => "name, build",
         "store" => "url",
         "sampling" => "warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s",

@@ -185,6 +185,22 @@ fn semantic_errors() {
 }
 
 #[test]
+fn gpu_table() {
+    use crate::gpu::ClockMode;
+    let c = parse("").unwrap();
+    assert_eq!(c.gpu.clocks, ClockMode::Observe);
+    let c = parse("[gpu]\ndevice = 1\nclocks = \"lock:1755\"\nmonitor_period_ms = 5\n").unwrap();
+    assert_eq!(
+        (c.gpu.device, c.gpu.clocks, c.gpu.monitor_period_ms),
+        (1, ClockMode::Lock { sm_mhz: Some(1755) }, 5)
+    );
+    let e = err("[gpu]\nclocks = \"fast\"\n");
+    assert!(e.starts_with("pitwall.toml:2:10: [gpu] clock mode `fast` is not valid; hint: use lock, lock:<MHz>, observe or off"), "{e}");
+    let e = err("[gpu]\nclock = \"lock\"\n");
+    assert!(e.contains("unknown key `clock` in [gpu]; hint: valid keys in [gpu] are device, clocks, monitor_period_ms"), "{e}");
+}
+
+#[test]
 fn hash_changes_with_content() {
     let a = parse("[[suite]]\nkind = \"kernel\"\n").unwrap();
     let b = parse("[[suite]]\nkind = \"kernel\"\nmin_samples = 11\n").unwrap();

@@ -2,12 +2,14 @@
 //! external commands with a hard timeout, and turning both into stored results.
 
 mod command;
+mod meta;
 mod observer;
 mod sampler;
 mod stop;
 mod suite;
 
 pub use command::{CommandOutcome, ExitKind, run_command};
+pub use meta::SampleMetaSource;
 pub use observer::{NullObserver, RunObserver};
 pub use sampler::{SampleSet, sample_benchmark};
 pub use stop::{StopReason, StopRule};

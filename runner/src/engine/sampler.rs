@@ -3,7 +3,9 @@
 
 use std::time::Instant;
 
-use pitwall_suites::{BenchError, Benchmark, SamplingHint};
+use pitwall_suites::{BenchError, Benchmark, SampleMeta, SamplingHint};
+
+use super::meta::SampleMetaSource;
 
 use super::stop::{StopReason, StopRule};
 
@@ -16,6 +18,8 @@ const MAX_BATCH: u64 = 1 << 30;
 #[derive(Debug, Clone, PartialEq)]
 pub struct SampleSet {
     pub ns_per_iter: Vec<f64>,
+    /// Machine state per sample, parallel to `ns_per_iter`; empty without a source.
+    pub meta: Vec<SampleMeta>,
     pub iters_per_sample: u64,
     pub stop: StopReason,
 }
@@ -25,6 +29,7 @@ pub fn sample_benchmark(
     bench: &mut dyn Benchmark,
     rule: &StopRule,
     warmup_s: f64,
+    meta_source: Option<&dyn SampleMetaSource>,
 ) -> Result<SampleSet, BenchError> {
     let est_ns = warm_up(bench, warmup_s)?;
     let iters = match bench.sampling() {
@@ -35,9 +40,14 @@ pub fn sample_benchmark(
     };
     let start = Instant::now();
     let mut samples = Vec::new();
+    let mut meta = Vec::new();
     let mut sorted: Vec<f64> = Vec::new();
     loop {
+        let t0 = Instant::now();
         let ns = bench.run(iters)?;
+        if let Some(source) = meta_source {
+            meta.push(source.meta_between(t0, Instant::now()));
+        }
         let v = ns / iters as f64;
         samples.push(v);
         let pos = sorted.partition_point(|x| *x <= v);
@@ -45,6 +55,7 @@ pub fn sample_benchmark(
         if let Some(stop) = rule.decide(&sorted, start.elapsed().as_secs_f64()) {
             return Ok(SampleSet {
                 ns_per_iter: samples,
+                meta,
                 iters_per_sample: iters,
                 stop,
             });
@@ -114,7 +125,7 @@ mod tests {
             hint: SamplingHint::Batched,
             calls: vec![],
         };
-        let s = sample_benchmark(&mut b, &rule(10, 1000), 0.0).unwrap();
+        let s = sample_benchmark(&mut b, &rule(10, 1000), 0.0, None).unwrap();
         assert_eq!(s.ns_per_iter.len(), 10);
         assert_eq!(s.stop, StopReason::Converged);
         assert_eq!(s.iters_per_sample, 2000, "2 ms / 1 µs");
@@ -128,11 +139,38 @@ mod tests {
             hint: SamplingHint::PerIteration,
             calls: vec![],
         };
-        let s = sample_benchmark(&mut b, &rule(10, 40), 0.0).unwrap();
+        let s = sample_benchmark(&mut b, &rule(10, 40), 0.0, None).unwrap();
         assert_eq!(s.stop, StopReason::MaxSamples);
         assert_eq!(s.ns_per_iter.len(), 40);
         assert_eq!(s.iters_per_sample, 1);
         assert!(b.calls.iter().skip(1).all(|i| *i == 1));
+    }
+
+    #[test]
+    fn every_sample_gets_the_machine_state_of_its_interval() {
+        struct Throttled(std::cell::Cell<u32>);
+        impl SampleMetaSource for Throttled {
+            fn meta_between(&self, start: Instant, end: Instant) -> SampleMeta {
+                assert!(end >= start);
+                let n = self.0.get();
+                self.0.set(n + 1);
+                SampleMeta {
+                    sm_clock_mhz: Some(1980 - n),
+                    throttled: n == 2,
+                    ..Default::default()
+                }
+            }
+        }
+        let source = Throttled(std::cell::Cell::new(0));
+        let mut b = Scripted {
+            per_iter_ns: Box::new(|_| 1000.0),
+            hint: SamplingHint::Batched,
+            calls: vec![],
+        };
+        let s = sample_benchmark(&mut b, &rule(10, 1000), 0.0, Some(&source)).unwrap();
+        assert_eq!(s.meta.len(), s.ns_per_iter.len());
+        assert_eq!(s.meta[0].sm_clock_mhz, Some(1980));
+        assert!(s.meta[2].throttled && !s.meta[3].throttled);
     }
 
     #[test]
@@ -152,7 +190,7 @@ mod tests {
                 Err(BenchError::Validation("wrong sum".into()))
             }
         }
-        let e = sample_benchmark(&mut Failing, &rule(10, 40), 0.0).unwrap_err();
+        let e = sample_benchmark(&mut Failing, &rule(10, 40), 0.0, None).unwrap_err();
         assert_eq!(e.to_string(), "result check failed: wrong sum");
     }
 }

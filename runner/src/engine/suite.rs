@@ -12,6 +12,7 @@ use pitwall_suites::{
 };
 
 use super::command::run_command;
+use super::meta::SampleMetaSource;
 use super::observer::RunObserver;
 use super::sampler::sample_benchmark;
 use super::stop::StopRule;
@@ -32,6 +33,7 @@ pub fn run_suite(
     checkout: &Path,
     filter: Option<&str>,
     observer: &dyn RunObserver,
+    meta: Option<&dyn SampleMetaSource>,
 ) -> SuiteOutcome {
     match &suite.spec {
         SuiteSpec::Builtin { kind, options, .. } => match backend.benchmarks(*kind, options) {
@@ -40,7 +42,9 @@ pub fn run_suite(
                 observer.suite_started(&suite.name, benches.len());
                 let results = benches
                     .iter_mut()
-                    .flat_map(|b| run_builtin(&suite.name, b.as_mut(), &suite.sampling, observer))
+                    .flat_map(|b| {
+                        run_builtin(&suite.name, b.as_mut(), &suite.sampling, observer, meta)
+                    })
                     .collect();
                 observer.suite_finished(&suite.name);
                 SuiteOutcome {
@@ -80,6 +84,7 @@ pub fn run_suite(
                     &suite.sampling,
                     checkout,
                     observer,
+                    meta,
                 )],
             };
             observer.suite_finished(&suite.name);
@@ -96,13 +101,14 @@ fn run_builtin(
     bench: &mut dyn Benchmark,
     sampling: &Sampling,
     observer: &dyn RunObserver,
+    meta: Option<&dyn SampleMetaSource>,
 ) -> Vec<BenchmarkResult> {
     let id = bench.id();
     let display = id.display();
     observer.benchmark_started(suite, &display);
     let metrics = bench.metrics();
     let rule = StopRule::from_sampling(sampling);
-    match sample_benchmark(bench, &rule, sampling.warmup_s) {
+    match sample_benchmark(bench, &rule, sampling.warmup_s, meta) {
         Ok(set) => {
             observer.benchmark_finished(suite, &display, None);
             metrics
@@ -121,7 +127,7 @@ fn run_builtin(
                         .iter()
                         .map(|ns| m.conversion.apply(*ns))
                         .collect(),
-                    sample_meta: Vec::new(),
+                    sample_meta: set.meta.clone(),
                 })
                 .collect()
         }
@@ -234,6 +240,7 @@ fn run_wall_time(
     sampling: &Sampling,
     checkout: &Path,
     observer: &dyn RunObserver,
+    meta: Option<&dyn SampleMetaSource>,
 ) -> BenchmarkResult {
     let name = suite.to_string();
     observer.benchmark_started(suite, &name);
@@ -251,6 +258,7 @@ fn run_wall_time(
             Err(o.failure_message(&cmd.command, sampling.timeout_s))
         }
     };
+    let mut sample_meta = Vec::new();
     let outcome = (|| -> Result<Vec<f64>, String> {
         if sampling.warmup_s > 0.0 {
             exec()?;
@@ -262,7 +270,11 @@ fn run_wall_time(
         let mut samples = Vec::new();
         let mut sorted: Vec<f64> = Vec::new();
         loop {
+            let t0 = Instant::now();
             let v = exec()?;
+            if let Some(source) = meta {
+                sample_meta.push(source.meta_between(t0, Instant::now()));
+            }
             samples.push(v);
             sorted.insert(sorted.partition_point(|x| *x <= v), v);
             // The hard timeout counts from the first warm-up execution.
@@ -285,7 +297,7 @@ fn run_wall_time(
                 status: ResultStatus::Ok,
                 error: None,
                 samples,
-                sample_meta: Vec::new(),
+                sample_meta,
             }
         }
         Err(msg) => {

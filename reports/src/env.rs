@@ -1,0 +1,196 @@
+//! The environment fingerprint for people (`pitwall env`): the facts that decide whether two
+//! runs are comparable, then the host checks, then what should be fixed.
+
+use pitwall_suites::Fingerprint;
+use serde_json::Value;
+
+use crate::table::Table;
+
+fn text(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => "-".to_string(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// Renders the fingerprint and warnings as aligned text.
+pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
+    let mut t = Table::new(&["FACT", "VALUE"]);
+    let mut row = |k: &str, v: String| t.row(vec![k.to_string(), v]);
+    row("host", fp.hostname.clone());
+    row("os", format!("{} {} ({})", fp.os, fp.kernel, fp.arch));
+    row(
+        "cpu",
+        format!("{} ({} logical cpus)", fp.cpu_model, fp.logical_cpus),
+    );
+    row(
+        "memory",
+        format!("{:.1} GiB", fp.memory_bytes as f64 / (1u64 << 30) as f64),
+    );
+    row(
+        "governor",
+        fp.cpu_governor.clone().unwrap_or_else(|| "-".into()),
+    );
+    row("pitwall", fp.pitwall_version.clone());
+    if let Some(tc) = fp.extra.get("toolchain") {
+        for k in ["rustc", "cc", "nvcc"] {
+            row(k, text(tc.get(k)));
+        }
+    }
+    if fp.gpus.is_empty() {
+        let reason = fp
+            .extra
+            .get("gpu")
+            .and_then(|g| g.get("reason"))
+            .and_then(Value::as_str)
+            .unwrap_or("none found");
+        row("gpu", format!("none ({reason})"));
+    }
+    for (i, g) in fp.gpus.iter().enumerate() {
+        let e = |k: &str| text(g.extra.get(k));
+        row(
+            &format!("gpu {i}"),
+            format!(
+                "{} driver {} uuid {}",
+                g.model,
+                g.driver.clone().unwrap_or_default(),
+                g.uuid.clone().unwrap_or_default()
+            ),
+        );
+        row(
+            &format!("gpu {i} pci"),
+            format!(
+                "{} gen {} x{} numa {}",
+                e("pci_bus_id"),
+                e("pcie_gen"),
+                e("pcie_width"),
+                e("numa_node")
+            ),
+        );
+        row(
+            &format!("gpu {i} clocks"),
+            format!(
+                "max sm {} MHz, base sm {} MHz, max mem {} MHz, power limit {} W",
+                e("max_sm_mhz"),
+                e("base_sm_mhz"),
+                e("max_mem_mhz"),
+                e("power_limit_w")
+            ),
+        );
+        row(
+            &format!("gpu {i} state"),
+            format!(
+                "persistence {}, ecc {}, cuda driver {}, nvlink peers {}",
+                e("persistence_mode"),
+                e("ecc_enabled"),
+                e("cuda_driver_version"),
+                e("nvlink_peers")
+            ),
+        );
+    }
+    if let Some(c) = fp.extra.get("clocks") {
+        row(
+            "clock policy",
+            format!(
+                "{} (device {}, locked sm {})",
+                text(c.get("mode")),
+                text(c.get("device")),
+                text(c.get("locked_sm_mhz"))
+            ),
+        );
+    }
+    if let Some(p) = fp.extra.get("pinning") {
+        let plan = p.get("plan");
+        let detail = match plan {
+            Some(plan) => format!(
+                "cpus {} numa {} ({})",
+                text(plan.get("cpus")),
+                text(plan.get("numa_node")),
+                text(plan.get("source"))
+            ),
+            None => text(p.get("error")),
+        };
+        row("pinning", format!("{}: {detail}", text(p.get("policy"))));
+    }
+    for (k, v) in &fp.env {
+        row(&format!("env {k}"), v.clone());
+    }
+    let mut out = t.render();
+    if let Some(Value::Array(checks)) = fp.extra.get("host_checks") {
+        let mut c = Table::new(&["CHECK", "VALUE", "OK", "ADVICE"]);
+        for check in checks {
+            let ok = check.get("ok").and_then(Value::as_bool).unwrap_or(true);
+            let value = text(check.get("value"));
+            let ok_text = if value == "unknown" {
+                "?"
+            } else if ok {
+                "yes"
+            } else {
+                "NO"
+            };
+            c.row(vec![
+                text(check.get("name")),
+                value,
+                ok_text.to_string(),
+                text(check.get("advice")),
+            ]);
+        }
+        out.push('\n');
+        out.push_str(&c.render());
+    }
+    if !warnings.is_empty() {
+        out.push_str("\nwarnings:\n");
+        for w in warnings {
+            out.push_str(&format!("  {w}\n"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pitwall_suites::GpuInfo;
+    use serde_json::json;
+
+    #[test]
+    fn env_snapshot() {
+        let mut fp = Fingerprint {
+            hostname: "runner-1".into(),
+            os: "linux".into(),
+            arch: "x86_64".into(),
+            kernel: "6.8.0".into(),
+            cpu_model: "Example CPU".into(),
+            logical_cpus: 64,
+            memory_bytes: 512 << 30,
+            cpu_governor: Some("performance".into()),
+            pitwall_version: "0.1.0 (release)".into(),
+            ..Default::default()
+        };
+        fp.gpus.push(GpuInfo {
+            model: "NVIDIA H200".into(),
+            uuid: Some("GPU-1234".into()),
+            driver: Some("580.65.06".into()),
+            extra: [
+                ("pci_bus_id", json!("0000:3b:00.0")),
+                ("numa_node", json!(0)),
+                ("persistence_mode", json!(true)),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        });
+        fp.extra.insert(
+            "clocks".into(),
+            json!({"mode": "observe", "device": 0, "locked_sm_mhz": null}),
+        );
+        fp.extra.insert("pinning".into(), json!({"policy": "prefer", "plan": {"cpus": [2, 3], "numa_node": 0, "source": "local_cpulist of GPU 0000:3b:00.0"}}));
+        fp.extra.insert("host_checks".into(), json!([{"name": "cpu_governor", "value": "powersave", "ok": false, "advice": "cpupower frequency-set -g performance"}, {"name": "smt", "value": "unknown", "ok": true, "advice": null}]));
+        fp.env.insert("CUDA_VISIBLE_DEVICES".into(), "0".into());
+        insta::assert_snapshot!(render_env(
+            &fp,
+            &["gpu 0: clocks are not locked (observe mode)".to_string()]
+        ));
+    }
+}
