@@ -65,6 +65,12 @@ pub struct ComparisonReport {
     pub only_candidate: Vec<String>,
     /// Keys that failed on either side (not compared).
     pub failed: Vec<String>,
+    /// Environment fields that differ between the sides and matter (`gpu model: A vs B`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub env_mismatch: Vec<String>,
+    /// The environments differ and `--allow-env-mismatch` was not given: verdicts are shown
+    /// but the comparison does not count.
+    pub incomparable: bool,
 }
 
 /// Counts per verdict.
@@ -91,7 +97,22 @@ impl ComparisonReport {
     }
 
     pub fn has_regression(&self) -> bool {
-        self.counts().regression > 0
+        !self.incomparable && self.counts().regression > 0
+    }
+
+    /// A line saying the environments differ, when they do.
+    pub fn mismatch_line(&self) -> Option<String> {
+        if self.env_mismatch.is_empty() {
+            return None;
+        }
+        let what = self.env_mismatch.join("; ");
+        Some(if self.incomparable {
+            format!(
+                "INCOMPARABLE: the environments differ ({what}); hint: compare runs from the same machine setup, or pass --allow-env-mismatch"
+            )
+        } else {
+            format!("warning: the environments differ ({what})")
+        })
     }
 
     /// The regression that is worst by relative change.
@@ -105,6 +126,12 @@ impl ComparisonReport {
     /// `2 regressions, 1 improvement, 30 unchanged, 3 inconclusive; worst: … +8.1%`.
     pub fn summary_line(&self) -> String {
         let c = self.counts();
+        if self.incomparable {
+            return format!(
+                "incomparable: environments differ ({})",
+                self.env_mismatch.join("; ")
+            );
+        }
         let plural =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let mut s = format!(
@@ -147,6 +174,10 @@ fn p_value(p: f64) -> String {
 /// Terminal table: every benchmark, regressions first.
 pub fn render_table(r: &ComparisonReport) -> String {
     let mut out = format!("baseline:  {}\ncandidate: {}\n\n", r.baseline, r.candidate);
+    if let Some(line) = r.mismatch_line() {
+        out.push_str(&line);
+        out.push_str("\n\n");
+    }
     let mut t = Table::new(&[
         "BENCHMARK",
         ">BASE",
@@ -228,6 +259,8 @@ struct JsonDoc<'a> {
     only_baseline: &'a [String],
     only_candidate: &'a [String],
     failed: &'a [String],
+    env_mismatch: &'a [String],
+    incomparable: bool,
 }
 
 /// `{"benchmarks": [{"name": …, "verdict": …, "ratio": …, "ci": [lo, hi], "p_value": …}], …}`.
@@ -248,6 +281,8 @@ pub fn render_json(r: &ComparisonReport) -> String {
         only_baseline: &r.only_baseline,
         only_candidate: &r.only_candidate,
         failed: &r.failed,
+        env_mismatch: &r.env_mismatch,
+        incomparable: r.incomparable,
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("comparison serializes");
     s.push('\n');
@@ -258,6 +293,9 @@ pub fn render_json(r: &ComparisonReport) -> String {
 pub fn render_markdown(r: &ComparisonReport) -> String {
     let mut out = String::from("### pitwall: benchmark comparison\n\n");
     out.push_str(&format!("**{}**\n\n", escape_md(&r.summary_line())));
+    if let Some(line) = r.mismatch_line() {
+        out.push_str(&format!("> {}\n\n", escape_md(&line)));
+    }
     out.push_str(&format!(
         "Baseline: {}  \nCandidate: {}\n\n",
         escape_md(&r.baseline),
@@ -405,6 +443,8 @@ mod tests {
             only_baseline: vec!["toy/gone/time".into()],
             only_candidate: vec![],
             failed: vec!["toy/broken/time".into()],
+            env_mismatch: vec![],
+            incomparable: false,
         }
     }
 

@@ -54,6 +54,15 @@ fn find(b: &BenchmarkResult, cands: &[BenchmarkResult], used: &[bool]) -> Option
     })
 }
 
+/// How a comparison treats the environment and throttled samples.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompareOptions {
+    /// Compare even when the fingerprints differ in fields that matter.
+    pub allow_env_mismatch: bool,
+    /// Leave out samples flagged as taken while the GPU was throttled.
+    pub exclude_throttled: bool,
+}
+
 /// Compares two sides. `override_pct` is `--threshold`.
 pub fn compare(
     baseline: &Side,
@@ -61,6 +70,7 @@ pub fn compare(
     config: &Config,
     override_pct: Option<f64>,
     ab: &AbConfig,
+    options: CompareOptions,
 ) -> ComparisonReport {
     let mut used = vec![false; candidate.results.len()];
     let mut pairs: Vec<(&BenchmarkResult, &BenchmarkResult, f64)> = Vec::new();
@@ -98,16 +108,34 @@ pub fn compare(
             only_candidate.push(display(c));
         }
     }
+    let keep = |r: &BenchmarkResult| -> Vec<f64> {
+        if !options.exclude_throttled || r.sample_meta.is_empty() {
+            return r.samples.clone();
+        }
+        r.samples
+            .iter()
+            .zip(&r.sample_meta)
+            .filter(|(_, m)| !m.throttled)
+            .map(|(v, _)| *v)
+            .collect()
+    };
+    let kept: Vec<(Vec<f64>, Vec<f64>)> =
+        pairs.iter().map(|(b, c, _)| (keep(b), keep(c))).collect();
     let inputs: Vec<PairInput<'_>> = pairs
         .iter()
-        .map(|(b, c, thr)| PairInput {
-            base: &b.samples,
-            cand: &c.samples,
+        .zip(&kept)
+        .map(|((_, c, thr), (base, cand))| PairInput {
+            base,
+            cand,
             higher_is_better: c.direction == Direction::HigherIsBetter,
             threshold: Some(*thr),
         })
         .collect();
     let comparisons = compare_all(&inputs, ab);
+    let env_mismatch = match (&baseline.run, &candidate.run) {
+        (Some(a), Some(b)) => crate::fingerprint::differences(&a.fingerprint, &b.fingerprint),
+        _ => Vec::new(),
+    };
     let benchmarks = pairs
         .iter()
         .zip(comparisons)
@@ -132,5 +160,7 @@ pub fn compare(
         only_baseline,
         only_candidate,
         failed,
+        incomparable: !env_mismatch.is_empty() && !options.allow_env_mismatch,
+        env_mismatch,
     }
 }

@@ -94,6 +94,67 @@ pub fn toolchain() -> serde_json::Value {
     })
 }
 
+/// The fields that make two runs incomparable when they differ: hardware (CPU model and
+/// count, GPU models and drivers), the clock policy, and pitwall's build profile (built-in
+/// suites run at debug speed in a debug build). Hostnames, kernels and environment variables
+/// are recorded but do not block a comparison. One line per difference: `what: a vs b`.
+pub fn differences(a: &Fingerprint, b: &Fingerprint) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut check = |what: &str, x: String, y: String| {
+        if x != y {
+            out.push(format!("{what}: {x} vs {y}"));
+        }
+    };
+    check("arch", a.arch.clone(), b.arch.clone());
+    check("cpu model", a.cpu_model.clone(), b.cpu_model.clone());
+    check(
+        "logical cpus",
+        a.logical_cpus.to_string(),
+        b.logical_cpus.to_string(),
+    );
+    let gpus = |f: &Fingerprint| {
+        let mut m: Vec<String> = f.gpus.iter().map(|g| g.model.clone()).collect();
+        m.sort();
+        if m.is_empty() {
+            "none".to_string()
+        } else {
+            m.join(", ")
+        }
+    };
+    check("gpu model", gpus(a), gpus(b));
+    let drivers = |f: &Fingerprint| {
+        let mut d: Vec<String> = f.gpus.iter().filter_map(|g| g.driver.clone()).collect();
+        d.sort();
+        d.dedup();
+        d.join(", ")
+    };
+    check("gpu driver", drivers(a), drivers(b));
+    let clocks = |f: &Fingerprint| {
+        f.extra
+            .get("clocks")
+            .and_then(|c| c.get("mode"))
+            .and_then(|m| m.as_str())
+            .unwrap_or("unknown")
+            .to_string()
+    };
+    if !a.gpus.is_empty() || !b.gpus.is_empty() {
+        check("gpu clock policy", clocks(a), clocks(b));
+    }
+    let profile = |f: &Fingerprint| {
+        let v = &f.pitwall_version;
+        if v.contains("(debug)") {
+            "debug"
+        } else if v.contains("(release)") {
+            "release"
+        } else {
+            "unknown"
+        }
+        .to_string()
+    };
+    check("pitwall build", profile(a), profile(b));
+    out
+}
+
 /// The fingerprint of the machine this process runs on.
 pub fn current() -> Fingerprint {
     collect(Path::new("/"), std::env::vars())
@@ -138,6 +199,47 @@ mod tests {
             f.env.keys().collect::<Vec<_>>(),
             ["CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS"]
         );
+    }
+
+    #[test]
+    fn differences_name_the_fields_that_matter() {
+        let mut a = Fingerprint {
+            cpu_model: "EPYC".into(),
+            logical_cpus: 64,
+            pitwall_version: "0.1.0 (release)".into(),
+            hostname: "a".into(),
+            ..Default::default()
+        };
+        let mut b = Fingerprint {
+            hostname: "b".into(),
+            kernel: "other".into(),
+            ..a.clone()
+        };
+        assert!(
+            differences(&a, &b).is_empty(),
+            "hostname and kernel do not matter"
+        );
+        a.gpus.push(pitwall_suites::GpuInfo {
+            model: "NVIDIA H200".into(),
+            driver: Some("580".into()),
+            ..Default::default()
+        });
+        b.gpus.push(pitwall_suites::GpuInfo {
+            model: "NVIDIA H100".into(),
+            driver: Some("580".into()),
+            ..Default::default()
+        });
+        b.pitwall_version = "0.1.0 (debug)".into();
+        assert_eq!(
+            differences(&a, &b),
+            [
+                "gpu model: NVIDIA H200 vs NVIDIA H100",
+                "pitwall build: release vs debug"
+            ]
+        );
+        a.extra
+            .insert("clocks".into(), serde_json::json!({"mode": "lock"}));
+        assert!(differences(&a, &b).contains(&"gpu clock policy: lock vs unknown".to_string()));
     }
 
     #[test]

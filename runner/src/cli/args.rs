@@ -164,6 +164,12 @@ pub struct CompareArgs {
     pub threshold: Option<f64>,
     #[arg(long, value_enum, default_value = "table")]
     pub format: CompareFormat,
+    /// Compare even when the environments differ (GPU model, driver, clock policy, CPU…)
+    #[arg(long)]
+    pub allow_env_mismatch: bool,
+    /// Leave out samples taken while the GPU was throttled
+    #[arg(long)]
+    pub exclude_throttled: bool,
 }
 
 #[derive(Debug, Args)]

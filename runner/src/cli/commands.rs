@@ -145,6 +145,9 @@ fn cmd_run(g: &Global, a: &RunArgs) -> Result<u8, Failure> {
 /// Pins this process, applies the clock policy and starts GPU monitoring; prints what is not
 /// as it should be. Keep the result alive while measuring.
 fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment, Failure> {
+    // On SIGINT/SIGTERM: kill running benchmark commands, restore clocks, then die.
+    pitwall_runner::gpu::on_terminate(pitwall_runner::engine::kill_running_commands);
+    pitwall_runner::gpu::install_signal_handler().map_err(|e| Failure::infra(e.into()))?;
     let nvml = load_nvml().map(Arc::from);
     let env = RunEnvironment::prepare(
         config,
@@ -172,6 +175,14 @@ fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment, Failure> {
     Ok(env)
 }
 
+/// A run interrupted by SIGINT/SIGTERM is not stored: wait here for the signal to end the
+/// process once the clocks are restored.
+fn halt_if_terminating() {
+    while pitwall_runner::gpu::terminating() {
+        std::thread::park();
+    }
+}
+
 /// Stores a finished run and prints it; the exit code follows its status.
 fn store_and_print(
     g: &Global,
@@ -179,6 +190,7 @@ fn store_and_print(
     store: &mut dyn Store,
     report: &RunReport,
 ) -> Result<u8, Failure> {
+    halt_if_terminating();
     let run = &report.run;
     if run.results.is_empty() {
         let msg = if a.bench.is_some() || !a.suites.is_empty() {
@@ -290,6 +302,7 @@ fn run_commits(
                 "no benchmark matched the selection (hint: check --suite and --bench)"
             )));
         }
+        halt_if_terminating();
         for report in &reports {
             store
                 .insert_run(&report.run)
@@ -322,6 +335,7 @@ fn run_commits(
             config,
             None,
             &AbConfig::default(),
+            compare::CompareOptions::default(),
         );
         print!("{}", pitwall_reports::compare::render_table(&report));
         let partial = reports.iter().any(|r| r.run.status != RunStatus::Complete);
@@ -495,6 +509,10 @@ fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<u8, Failure> {
         &config,
         a.threshold,
         &AbConfig::default(),
+        compare::CompareOptions {
+            allow_env_mismatch: a.allow_env_mismatch,
+            exclude_throttled: a.exclude_throttled,
+        },
     );
     if report.benchmarks.is_empty() && report.failed.is_empty() {
         return Err(Failure::usage(anyhow!(
@@ -509,6 +527,12 @@ fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<u8, Failure> {
         CompareFormat::Markdown => pitwall_reports::compare::render_markdown(&report),
     };
     print!("{text}");
+    if report.incomparable {
+        return Err(Failure::usage(anyhow!(
+            "the runs are incomparable: {} (hint: --allow-env-mismatch compares anyway)",
+            report.env_mismatch.join("; ")
+        )));
+    }
     Ok(if report.has_regression() {
         exit::REGRESSION
     } else {

@@ -88,6 +88,9 @@ pub fn run_command(
     let start = Instant::now();
     let mut child = cmd.spawn()?;
     let pgid = child.id() as i32;
+    if let Ok(mut g) = RUNNING_GROUPS.lock() {
+        g.push(pgid);
+    }
     let mut out = child.stdout.take().expect("stdout is piped");
     let mut err = child.stderr.take().expect("stderr is piped");
     let out_reader = thread::spawn(move || {
@@ -138,6 +141,9 @@ pub fn run_command(
     };
     // Whatever the shell left behind (background children holding the pipes) goes too.
     kill_group(pgid);
+    if let Ok(mut g) = RUNNING_GROUPS.lock() {
+        g.retain(|p| *p != pgid);
+    }
     let stdout = out_reader.join().unwrap_or_default();
     let stderr_tail = err_reader.join().unwrap_or_default();
     Ok(CommandOutcome {
@@ -146,6 +152,17 @@ pub fn run_command(
         stderr_tail,
         elapsed_ns,
     })
+}
+
+/// Process groups of commands running now, so a terminating pitwall can take them along.
+static RUNNING_GROUPS: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+/// Kills every running command's process group (on SIGINT/SIGTERM of pitwall itself).
+pub fn kill_running_commands() {
+    let groups = RUNNING_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
+    for pgid in groups {
+        kill_group(pgid);
+    }
 }
 
 fn kill_group(pgid: i32) {

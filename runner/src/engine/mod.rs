@@ -8,7 +8,7 @@ mod sampler;
 mod stop;
 mod suite;
 
-pub use command::{CommandOutcome, ExitKind, run_command};
+pub use command::{CommandOutcome, ExitKind, kill_running_commands, run_command};
 pub use meta::SampleMetaSource;
 pub use observer::{NullObserver, RunObserver};
 pub use sampler::{SampleSet, sample_benchmark};

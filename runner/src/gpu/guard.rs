@@ -293,7 +293,36 @@ fn restore_thread(read_fd: libc::c_int) {
 }
 
 /// Restores every active lock, then ends the process by `signo` with its default action.
+/// Other cleanups to run on SIGINT/SIGTERM before the clocks are restored (e.g. killing the
+/// process groups of running benchmark commands).
+static TERMINATE_HOOKS: Mutex<Vec<fn()>> = Mutex::new(Vec::new());
+
+/// Registers a cleanup for SIGINT/SIGTERM (runs once, on the restore thread, not in the
+/// signal handler). Call `install_signal_handler` too.
+pub fn on_terminate(hook: fn()) {
+    TERMINATE_HOOKS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(hook);
+}
+
+/// Set once pitwall is dying of SIGINT/SIGTERM: nothing may be stored any more.
+static TERMINATING: AtomicBool = AtomicBool::new(false);
+
+/// Whether pitwall is dying of SIGINT/SIGTERM (results of an interrupted run are not stored).
+pub fn terminating() -> bool {
+    TERMINATING.load(Ordering::SeqCst)
+}
+
 fn die_restored(signo: i32) -> ! {
+    TERMINATING.store(true, Ordering::SeqCst);
+    let hooks = TERMINATE_HOOKS
+        .lock()
+        .map(|h| h.clone())
+        .unwrap_or_default();
+    for hook in hooks {
+        hook();
+    }
     for (index, outcome) in restore_all_active() {
         if let Err(e) = outcome {
             eprintln!(

@@ -15,7 +15,8 @@ mod tests;
 pub use fake::{FakeNvml, fake_device, idle_reading};
 pub use file_fake::{FileNvml, FileNvmlState};
 pub use guard::{
-    ClockGuard, RESTORE_SIGNALS, active_count, install_signal_handler, restore_all_active,
+    ClockGuard, RESTORE_SIGNALS, active_count, install_signal_handler, on_terminate,
+    restore_all_active, terminating,
 };
 pub use monitor::{ClockMonitor, RING_CAPACITY, ReadingLog};
 pub use real::{FAKE_NVML_ENV, RealNvml, load_nvml, load_real_nvml};

@@ -1,0 +1,269 @@
+//! GPU clock control and monitoring end to end, with the real binary and NVML replaced by the
+//! file-backed fake (`PITWALL_FAKE_NVML`): lock → run → restore, restore after SIGTERM with
+//! the running benchmark command killed too, throttled samples flagged and excludable, and the
+//! fingerprint check of `pitwall compare`.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use pitwall_e2e::Sandbox;
+use serde_json::{Value, json};
+
+fn state(path: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+const WALL: &str = "[[suite]]\nname = \"t\"\nkind = \"command\"\nformat = \"wall-time\"\ncommand = \"true\"\nwarmup_s = 0\nmax_time_s = 0.05\nmin_samples = 5\n";
+
+#[test]
+fn locked_clocks_are_restored_and_every_sample_carries_gpu_state() {
+    let sb = Sandbox::new();
+    sb.write(
+        "pitwall.toml",
+        &format!("[gpu]\nclocks = \"lock\"\nmonitor_period_ms = 2\n\n{WALL}"),
+    );
+    let nvml = sb.path().join("nvml.json");
+    let out = sb
+        .cmd(&["run", "--format", "json"])
+        .env("PITWALL_FAKE_NVML", &nvml)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let st = state(&nvml);
+    assert_eq!(st["locked"], json!({}), "clocks restored: {st}");
+    let calls: Vec<&str> = st["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    let set = calls
+        .iter()
+        .position(|c| c.starts_with("set_locked_clocks(0,"))
+        .expect("locked");
+    let reset = calls
+        .iter()
+        .position(|c| *c == "reset_locked_clocks(0)")
+        .expect("reset");
+    assert!(set < reset, "{calls:?}");
+    let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
+    let run = &doc["runs"][0];
+    assert_eq!(run["fingerprint"]["gpus"].as_array().unwrap().len(), 1);
+    let locked = run["fingerprint"]["extra"]["clocks"]["locked_sm_mhz"]
+        .as_u64()
+        .expect("locked clock recorded");
+    assert_eq!(run["fingerprint"]["extra"]["clocks"]["mode"], "lock");
+    let r = &run["results"][0];
+    let meta = r["sample_meta"].as_array().unwrap();
+    assert_eq!(
+        meta.len(),
+        r["samples"].as_array().unwrap().len(),
+        "one state per sample"
+    );
+    assert!(
+        meta.iter()
+            .all(|m| m["sm_clock_mhz"].as_u64() == Some(locked)),
+        "{meta:?}"
+    );
+}
+
+#[test]
+fn sigterm_restores_clocks_and_kills_the_running_benchmark() {
+    let sb = Sandbox::new();
+    let pidfile = sb.path().join("bench.pid");
+    sb.write(
+        "pitwall.toml",
+        &format!(
+            "[gpu]\nclocks = \"lock\"\n\n[[suite]]\nname = \"slow\"\nkind = \"command\"\ncommand = \"echo $$ > {}; sleep 60\"\ntimeout_s = 120\n",
+            pidfile.display()
+        ),
+    );
+    let nvml = sb.path().join("nvml.json");
+    let mut child = sb
+        .cmd(&["run", "--quiet"])
+        .env("PITWALL_FAKE_NVML", &nvml)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !pidfile.exists()
+        || std::fs::read_to_string(&pidfile)
+            .unwrap_or_default()
+            .trim()
+            .is_empty()
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "benchmark never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_ne!(state(&nvml)["locked"], json!({}), "locked while running");
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.signal(),
+        Some(libc::SIGTERM),
+        "dies of SIGTERM after restoring"
+    );
+    let st = state(&nvml);
+    assert_eq!(st["locked"], json!({}), "restored: {st}");
+    assert_eq!(
+        st["calls"].as_array().unwrap().last().unwrap(),
+        "reset_locked_clocks(0)"
+    );
+    let bench: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let mut gone = false;
+    for _ in 0..100 {
+        let stat = std::fs::read_to_string(format!("/proc/{bench}/stat")).unwrap_or_default();
+        if stat.is_empty() || stat.contains(") Z ") {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(gone, "the benchmark command {bench} outlived pitwall");
+    // Nothing half-written: the interrupted run is simply not stored.
+    assert!(!sb.db().exists() || sb.count("runs") == 0);
+}
+
+#[test]
+fn throttled_samples_are_flagged_and_can_be_excluded() {
+    let sb = Sandbox::new();
+    sb.write(
+        "pitwall.toml",
+        &format!("[gpu]\nmonitor_period_ms = 2\n\n{WALL}"),
+    );
+    let nvml = sb.path().join("nvml.json");
+    // A device that reports HW slowdown (0x8) on every reading.
+    let mut st = json!({"devices": [], "readings": {"0": {"sm_mhz": 900, "mem_mhz": 2619, "temperature_c": 91.0, "power_w": 700.0, "throttle_reasons": 8}}});
+    sb.cmd(&["env"])
+        .env("PITWALL_FAKE_NVML", &nvml)
+        .output()
+        .unwrap();
+    st["devices"] = state(&nvml)["devices"].clone();
+    std::fs::write(&nvml, st.to_string()).unwrap();
+    let out = sb
+        .cmd(&["run", "--format", "json"])
+        .env("PITWALL_FAKE_NVML", &nvml)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("clocks are not locked (observe mode)"),
+        "{stderr}"
+    );
+    let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
+    let meta = doc["runs"][0]["results"][0]["sample_meta"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(
+        !meta.is_empty()
+            && meta
+                .iter()
+                .all(|m| m["throttled"] == true && m["throttle_reasons"] == 8),
+        "{meta:?}"
+    );
+    // Every sample throttled: excluding them leaves too few samples to decide.
+    let id = doc["runs"][0]["id"].as_str().unwrap();
+    let v = sb
+        .run(&[
+            "compare",
+            "--baseline",
+            id,
+            "--candidate",
+            id,
+            "--exclude-throttled",
+            "--format",
+            "json",
+        ])
+        .expect(0)
+        .json();
+    assert_eq!(v["benchmarks"][0]["verdict"], "inconclusive", "{v}");
+    assert!(
+        v["benchmarks"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("too few samples (0 baseline, 0 candidate)"),
+        "{v}"
+    );
+    let v = sb
+        .run(&[
+            "compare",
+            "--baseline",
+            id,
+            "--candidate",
+            id,
+            "--format",
+            "json",
+        ])
+        .expect(0)
+        .json();
+    assert!(v["benchmarks"][0]["base_n"].as_u64().unwrap() >= 5);
+    assert!(
+        !v["benchmarks"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("too few samples"),
+        "{v}"
+    );
+}
+
+#[test]
+fn runs_from_different_environments_are_incomparable_unless_allowed() {
+    let sb = Sandbox::new();
+    sb.write("pitwall.toml", WALL);
+    sb.run(&["run", "--quiet"]).expect(0);
+    let nvml = sb.path().join("nvml.json");
+    let out = sb
+        .cmd(&["run", "--quiet"])
+        .env("PITWALL_FAKE_NVML", &nvml)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let runs = sb.run(&["runs", "--format", "json"]).expect(0).json();
+    let (newer, older) = (
+        runs[0]["id"].as_str().unwrap(),
+        runs[1]["id"].as_str().unwrap(),
+    );
+    let out = sb
+        .run(&["compare", "--baseline", older, "--candidate", newer])
+        .expect(2);
+    assert!(
+        out.stdout()
+            .contains("INCOMPARABLE: the environments differ (gpu model: none vs"),
+        "{}",
+        out.stdout()
+    );
+    assert!(
+        out.stderr().contains("--allow-env-mismatch"),
+        "{}",
+        out.stderr()
+    );
+    sb.run(&[
+        "compare",
+        "--baseline",
+        older,
+        "--candidate",
+        newer,
+        "--allow-env-mismatch",
+    ])
+    .expect(0);
+}
