@@ -211,3 +211,14 @@ fn hash_changes_with_content() {
     assert_ne!(a.hash(), b.hash());
     assert_eq!(a.hash().len(), 64);
 }
+
+#[test]
+fn the_documented_full_example_parses() {
+    let doc = include_str!("../../../docs/CONFIG.md");
+    let start = doc.find("## A full example").expect("section");
+    let block = &doc[start..];
+    let body = &block[block.find("```toml\n").expect("toml block") + 8..];
+    let toml = &body[..body.find("```").expect("end of block")];
+    let c = parse(toml).unwrap_or_else(|e| panic!("docs/CONFIG.md example: {e}"));
+    assert!(!c.suites.is_empty());
+}
