@@ -1,0 +1,169 @@
+//! The set of formats pitwall reads: their names (`format = "…"`, `--input-format`), dispatch
+//! to each reader, and auto-detection for formats that are unambiguous.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::pitwall_json::{FormatError, ParsedBenchmark};
+
+/// What a reader produced from one tool output.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ParsedRun {
+    pub benchmarks: Vec<ParsedBenchmark>,
+    /// What the tool knew about the machine (Google Benchmark's context, nvbench's devices…);
+    /// goes into the run's fingerprint under `extra.<format>`.
+    pub context: BTreeMap<String, serde_json::Value>,
+    /// What the format cannot tell (e.g. "summary values only: no raw samples").
+    pub notes: Vec<String>,
+}
+
+impl ParsedRun {
+    pub fn new(benchmarks: Vec<ParsedBenchmark>) -> ParsedRun {
+        ParsedRun {
+            benchmarks,
+            ..ParsedRun::default()
+        }
+    }
+}
+
+/// Where the output is: text (stdout, a file) or a directory (`target/criterion`).
+#[derive(Debug, Clone, Copy)]
+pub enum Input<'a> {
+    Text(&'a str),
+    Dir(&'a Path),
+}
+
+/// Every format pitwall reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InputFormat {
+    PitwallJson,
+    GoogleBenchmark,
+    Criterion,
+    CargoCriterion,
+    Nvbench,
+    NcclTests,
+    Hyperfine,
+    PytestBenchmark,
+    MlperfLoadgen,
+    Bmf,
+}
+
+impl InputFormat {
+    pub const ALL: [InputFormat; 10] = [
+        InputFormat::PitwallJson,
+        InputFormat::GoogleBenchmark,
+        InputFormat::Criterion,
+        InputFormat::CargoCriterion,
+        InputFormat::Nvbench,
+        InputFormat::NcclTests,
+        InputFormat::Hyperfine,
+        InputFormat::PytestBenchmark,
+        InputFormat::MlperfLoadgen,
+        InputFormat::Bmf,
+    ];
+
+    /// The name used in `format = "…"` and `--input-format`.
+    pub fn name(self) -> &'static str {
+        match self {
+            InputFormat::PitwallJson => "pitwall-json",
+            InputFormat::GoogleBenchmark => "google-benchmark",
+            InputFormat::Criterion => "criterion",
+            InputFormat::CargoCriterion => "cargo-criterion",
+            InputFormat::Nvbench => "nvbench",
+            InputFormat::NcclTests => "nccl-tests",
+            InputFormat::Hyperfine => "hyperfine",
+            InputFormat::PytestBenchmark => "pytest-benchmark",
+            InputFormat::MlperfLoadgen => "mlperf-loadgen",
+            InputFormat::Bmf => "bmf",
+        }
+    }
+
+    pub fn parse_name(s: &str) -> Option<InputFormat> {
+        InputFormat::ALL.into_iter().find(|f| f.name() == s)
+    }
+
+    /// All names, comma-separated, for hints.
+    pub fn names() -> String {
+        InputFormat::ALL.map(InputFormat::name).join(", ")
+    }
+
+    /// Whether the format is read from a directory rather than text.
+    pub fn reads_dir(self) -> bool {
+        self == InputFormat::Criterion
+    }
+}
+
+/// Reads `input` as `format`.
+pub fn parse(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatError> {
+    let text = |input: Input<'_>| -> Result<String, FormatError> {
+        match input {
+            Input::Text(t) => Ok(t.to_string()),
+            Input::Dir(d) => Err(FormatError {
+                format: format.name(),
+                position: String::new(),
+                message: format!(
+                    "{} is a directory; this format is read from a file or stdout",
+                    d.display()
+                ),
+            }),
+        }
+    };
+    match format {
+        InputFormat::PitwallJson => Ok(ParsedRun::new(super::parse_pitwall_json(&text(input)?)?)),
+        InputFormat::GoogleBenchmark => super::google_benchmark::parse(&text(input)?),
+        InputFormat::Criterion => match input {
+            Input::Dir(d) => super::criterion_dir::parse_dir(d),
+            Input::Text(_) => Err(FormatError {
+                format: format.name(),
+                position: String::new(),
+                message: "criterion results are a directory (target/criterion); for JSON lines use cargo-criterion".into(),
+            }),
+        },
+        InputFormat::CargoCriterion => super::cargo_criterion::parse(&text(input)?),
+        InputFormat::Nvbench => super::nvbench::parse(&text(input)?),
+        InputFormat::NcclTests => super::nccl_tests::parse(&text(input)?),
+        InputFormat::Hyperfine => super::hyperfine::parse(&text(input)?),
+        InputFormat::PytestBenchmark => super::pytest_benchmark::parse(&text(input)?),
+        InputFormat::MlperfLoadgen => super::mlperf_loadgen::parse(&text(input)?),
+        InputFormat::Bmf => super::bmf::parse(&text(input)?),
+    }
+}
+
+/// The format of `text` when it is unambiguous, by each reader's own signature check.
+pub fn detect(text: &str) -> Option<InputFormat> {
+    let candidates: Vec<InputFormat> = [
+        (InputFormat::PitwallJson, looks_like_pitwall_json(text)),
+        (
+            InputFormat::GoogleBenchmark,
+            super::google_benchmark::looks_like(text),
+        ),
+        (
+            InputFormat::CargoCriterion,
+            super::cargo_criterion::looks_like(text),
+        ),
+        (InputFormat::Nvbench, super::nvbench::looks_like(text)),
+        (InputFormat::NcclTests, super::nccl_tests::looks_like(text)),
+        (InputFormat::Hyperfine, super::hyperfine::looks_like(text)),
+        (
+            InputFormat::PytestBenchmark,
+            super::pytest_benchmark::looks_like(text),
+        ),
+        (
+            InputFormat::MlperfLoadgen,
+            super::mlperf_loadgen::looks_like(text),
+        ),
+        (InputFormat::Bmf, super::bmf::looks_like(text)),
+    ]
+    .into_iter()
+    .filter_map(|(f, yes)| yes.then_some(f))
+    .collect();
+    (candidates.len() == 1).then(|| candidates[0])
+}
+
+fn looks_like_pitwall_json(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| {
+        v.get("schema").and_then(|s| s.as_str()) == Some(crate::schema::SCHEMA_V1)
+            && v.get("benchmarks").is_some()
+    })
+}
