@@ -187,6 +187,10 @@ pub fn execute_interleaved(
     let fingerprint = env.fingerprint.clone();
     let mut results: Vec<Vec<BenchmarkResult>> = vec![Vec::new(); targets.len()];
     let mut skipped: Vec<Vec<String>> = vec![Vec::new(); targets.len()];
+    let mut extras: Vec<(
+        std::collections::BTreeMap<String, serde_json::Value>,
+        Vec<String>,
+    )> = vec![Default::default(); targets.len()];
     for round in 0..rounds.max(1) {
         for (t, target) in targets.iter().enumerate() {
             for suite in &config.suites {
@@ -204,6 +208,8 @@ pub fn execute_interleaved(
                 merge(&mut results[t], outcome.results);
                 if round == 0 {
                     skipped[t].extend(outcome.skipped);
+                    extras[t].0.extend(outcome.context);
+                    extras[t].1.extend(outcome.notes);
                 }
             }
         }
@@ -223,7 +229,19 @@ pub fn execute_interleaved(
                 },
                 rounds: rounds.max(1),
             });
-            let mut run = new_run(config, target, fingerprint.clone(), &started_at, results);
+            let mut fp = fingerprint.clone();
+            let (context, notes) = std::mem::take(&mut extras[i]);
+            if !context.is_empty() {
+                fp.extra.insert(
+                    "tool_context".into(),
+                    serde_json::to_value(context).unwrap_or_default(),
+                );
+            }
+            if !notes.is_empty() {
+                fp.extra
+                    .insert("format_notes".into(), serde_json::json!(notes));
+            }
+            let mut run = new_run(config, target, fp, &started_at, results);
             run.pair = pair;
             RunReport { run, skipped }
         })

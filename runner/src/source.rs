@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use pitwall_suites::formats::parse_pitwall_json;
+use pitwall_suites::formats::{self, Input, InputFormat, ParsedRun};
 use pitwall_suites::{BenchmarkResult, ExportDoc, ResultStatus, Run};
 
 use crate::store::{Store, StoreError};
@@ -32,7 +32,7 @@ pub enum SourceError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{spec}: not a pitwall export or pitwall JSON benchmark output ({detail})")]
+    #[error("{spec}: cannot read results: {detail}")]
     Format { spec: String, detail: String },
     #[error(
         "{spec}: the file holds {count} runs; compare one run (hint: pitwall export RUN -o FILE)"
@@ -44,11 +44,16 @@ pub enum SourceError {
     Store(#[from] StoreError),
 }
 
-/// Resolves a source: an existing file first, then a run in the store, then a commit.
-pub fn resolve(spec: &str, store: &dyn Store) -> Result<Side, SourceError> {
+/// Resolves a source: an existing file (or criterion directory) first, then a run in the
+/// store, then a commit. `format` names a file's format when it cannot be detected.
+pub fn resolve(
+    spec: &str,
+    store: &dyn Store,
+    format: Option<InputFormat>,
+) -> Result<Side, SourceError> {
     let path = Path::new(spec);
-    if path.is_file() {
-        return read_file(spec, path);
+    if path.is_file() || path.is_dir() {
+        return read_file(spec, path, format);
     }
     match store.get_run(spec) {
         Ok(run) => {
@@ -89,43 +94,103 @@ fn short(commit: &str) -> &str {
     &commit[..commit.len().min(12)]
 }
 
-/// Reads a results file: an export of one run, or pitwall JSON benchmark output.
-pub fn read_file(spec: &str, path: &Path) -> Result<Side, SourceError> {
+/// Reads a results file: an export of one run, or any benchmark output format pitwall reads
+/// (named, or detected when unambiguous); a directory is read as criterion's `target/criterion`.
+pub fn read_file(
+    spec: &str,
+    path: &Path,
+    format: Option<InputFormat>,
+) -> Result<Side, SourceError> {
+    let parsed = read_results(spec, path, format)?;
+    match parsed {
+        FileResults::Runs(runs) if runs.len() != 1 => Err(SourceError::ManyRuns {
+            spec: spec.to_string(),
+            count: runs.len(),
+        }),
+        FileResults::Runs(mut runs) => {
+            let run = runs.remove(0);
+            Ok(Side {
+                label: format!("file {spec} (run {})", run.id),
+                results: run.results.clone(),
+                run: Some(run),
+            })
+        }
+        FileResults::Parsed(format, parsed) => Ok(Side {
+            label: format!("file {spec} ({})", format.name()),
+            run: None,
+            results: to_results(FILE_SUITE, parsed),
+        }),
+    }
+}
+
+/// What a results file holds.
+#[derive(Debug)]
+pub enum FileResults {
+    /// A `pitwall export` (validated runs).
+    Runs(Vec<Run>),
+    /// Another tool's output, read in this format.
+    Parsed(InputFormat, ParsedRun),
+}
+
+/// Reads a results file or directory without storing anything.
+pub fn read_results(
+    spec: &str,
+    path: &Path,
+    format: Option<InputFormat>,
+) -> Result<FileResults, SourceError> {
+    let bad = |detail: String| SourceError::Format {
+        spec: spec.to_string(),
+        detail,
+    };
+    if path.is_dir() {
+        let format = format.unwrap_or(InputFormat::Criterion);
+        return formats::parse(format, Input::Dir(path))
+            .map(|p| FileResults::Parsed(format, p))
+            .map_err(|e| bad(e.to_string()));
+    }
     let text = std::fs::read_to_string(path).map_err(|source| SourceError::Read {
         spec: spec.to_string(),
         source,
     })?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| SourceError::Format {
-            spec: spec.to_string(),
-            detail: format!("invalid JSON at line {}, column {}", e.line(), e.column()),
-        })?;
-    if value.get("runs").is_some() {
-        let doc = ExportDoc::from_json(&text).map_err(|e| SourceError::Format {
-            spec: spec.to_string(),
-            detail: e.to_string(),
-        })?;
-        if doc.runs.len() != 1 {
-            return Err(SourceError::ManyRuns {
-                spec: spec.to_string(),
-                count: doc.runs.len(),
-            });
+    // An export (even a damaged one, so its error names the line) is recognised by its keys.
+    if format.is_none()
+        && text.contains("\"runs\"")
+        && text.contains(
+            pitwall_suites::SCHEMA_V1
+                .split('/')
+                .next()
+                .unwrap_or("pitwall"),
+        )
+    {
+        let is_export = serde_json::from_str::<serde_json::Value>(&text)
+            .map_or(true, |v| v.get("runs").is_some());
+        if is_export {
+            let doc = ExportDoc::from_json(&text)
+                .map_err(|e| bad(format!("not a valid pitwall export: {e}")))?;
+            return Ok(FileResults::Runs(doc.runs));
         }
-        let run = doc.runs.into_iter().next().expect("one run");
-        return Ok(Side {
-            label: format!("file {spec} (run {})", run.id),
-            results: run.results.clone(),
-            run: Some(run),
-        });
     }
-    let parsed = parse_pitwall_json(&text).map_err(|e| SourceError::Format {
-        spec: spec.to_string(),
-        detail: e.to_string(),
-    })?;
-    let results = parsed
+    let format = match format.or_else(|| formats::detect(&text)) {
+        Some(f) => f,
+        None => {
+            return Err(bad(format!(
+                "format not recognised (hint: name it with --input-format, one of {})",
+                InputFormat::names()
+            )));
+        }
+    };
+    formats::parse(format, Input::Text(&text))
+        .map(|p| FileResults::Parsed(format, p))
+        .map_err(|e| bad(e.to_string()))
+}
+
+/// Benchmark results for parsed tool output, under `suite`.
+pub fn to_results(suite: &str, parsed: ParsedRun) -> Vec<BenchmarkResult> {
+    parsed
+        .benchmarks
         .into_iter()
         .map(|p| BenchmarkResult {
-            suite: FILE_SUITE.to_string(),
+            suite: suite.to_string(),
             name: p.name,
             params: p.params,
             measure: p.measure,
@@ -140,12 +205,7 @@ pub fn read_file(spec: &str, path: &Path) -> Result<Side, SourceError> {
             samples: p.samples,
             sample_meta: p.sample_meta,
         })
-        .collect();
-    Ok(Side {
-        label: format!("file {spec}"),
-        run: None,
-        results,
-    })
+        .collect()
 }
 
 /// The base and head runs of an interleaved measurement: a pair id (or unique prefix) or

@@ -219,7 +219,7 @@ fn bad_sources_are_usage_errors() {
         .stderr();
     assert!(
         e.contains("--baseline")
-            && e.contains("garbage.json: not a pitwall export or pitwall JSON"),
+            && e.contains("garbage.json: cannot read results: format not recognised"),
         "{e}"
     );
     let e = sb

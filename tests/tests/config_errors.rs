@@ -76,7 +76,7 @@ fn missing_config_file_and_bad_store_url() {
 #[test]
 fn unsupported_format_names_supported_ones() {
     let sb = Sandbox::new();
-    sb.write("pitwall.toml", "[[suite]]\nname = \"toy\"\nkind = \"command\"\ncommand = \"./bench --json\"\nformat = \"google-benchmark\"\n");
+    sb.write("pitwall.toml", "[[suite]]\nname = \"toy\"\nkind = \"command\"\ncommand = \"./bench --json\"\nformat = \"gbench\"\n");
     let e = sb.run(&["run"]).expect(2).stderr();
-    assert!(e.contains("pitwall.toml:5:10: suite `toy`: format `google-benchmark` is not supported; hint: supported formats: pitwall-json, wall-time"), "{e}");
+    assert!(e.contains("pitwall.toml:5:10: suite `toy`: format `gbench` is not supported; hint: supported formats: pitwall-json, google-benchmark, criterion, cargo-criterion, nvbench, nccl-tests, hyperfine, pytest-benchmark, mlperf-loadgen, bmf, wall-time"), "{e}");
 }

@@ -62,7 +62,8 @@ fn garbage_imports_store_nothing() {
         .expect(2)
         .stderr();
     assert!(
-        e.contains("truncated.json: not a pitwall export") && e.contains("line"),
+        e.contains("truncated.json: cannot read results: not a valid pitwall export")
+            && e.contains("line"),
         "{e}"
     );
     assert!(

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use pitwall_suites::formats::InputFormat;
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -126,9 +127,18 @@ pub struct ExportArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// Files written by `pitwall export`
+    /// Files written by `pitwall export`, or other tools' results (a directory for criterion)
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// Format of other tools' results [default: detected]
+    #[arg(long, value_name = "FORMAT", value_parser = parse_input_format)]
+    pub input_format: Option<InputFormat>,
+    /// Suite name for imported tool results [default: the format's name]
+    #[arg(long, value_name = "NAME")]
+    pub suite: Option<String>,
+    /// Commit the imported tool results belong to [default: none, "working tree"]
+    #[arg(long, value_name = "SHA")]
+    pub commit: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -170,6 +180,14 @@ pub struct CompareArgs {
     /// Leave out samples taken while the GPU was throttled
     #[arg(long)]
     pub exclude_throttled: bool,
+    /// Format of result files given as SRC [default: detected]
+    #[arg(long, value_name = "FORMAT", value_parser = parse_input_format)]
+    pub input_format: Option<InputFormat>,
+}
+
+fn parse_input_format(s: &str) -> Result<InputFormat, String> {
+    InputFormat::parse_name(s)
+        .ok_or_else(|| format!("unknown format `{s}`; one of {}", InputFormat::names()))
 }
 
 #[derive(Debug, Args)]

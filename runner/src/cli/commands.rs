@@ -22,6 +22,7 @@ use pitwall_runner::{compare, detect, source};
 use pitwall_stats::ab::AbConfig;
 use pitwall_stats::changepoint::{self, DetectConfig};
 use pitwall_suites::cpu::CpuBackend;
+use pitwall_suites::formats::InputFormat;
 use pitwall_suites::{ExportDoc, RunStatus};
 use std::sync::Arc;
 
@@ -445,23 +446,21 @@ fn cmd_import(g: &Global, a: &ImportArgs) -> Result<u8, Failure> {
     // Read and validate every file before storing anything.
     let mut docs = Vec::new();
     for path in &a.files {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))
-            .map_err(Failure::usage)?;
-        let doc = ExportDoc::from_json(&text)
-            .with_context(|| {
-                format!(
-                    "{}: not a pitwall export (format pitwall/v1)",
-                    path.display()
-                )
-            })
-            .map_err(Failure::usage)?;
-        docs.push((path, doc));
+        let spec = path.display().to_string();
+        let runs = match source::read_results(&spec, path, a.input_format)
+            .map_err(|e| Failure::usage(e.into()))?
+        {
+            source::FileResults::Runs(runs) => runs,
+            source::FileResults::Parsed(format, parsed) => {
+                vec![imported_run(&config, a, &spec, format, parsed)]
+            }
+        };
+        docs.push((path, runs));
     }
     let mut store = open_store(g, &config)?;
     let (mut inserted, mut already) = (0, 0);
-    for (path, doc) in docs {
-        for run in &doc.runs {
+    for (path, runs) in docs {
+        for run in &runs {
             match store
                 .insert_run(run)
                 .with_context(|| format!("{}: cannot import run {}", path.display(), run.id))
@@ -481,6 +480,54 @@ fn cmd_import(g: &Global, a: &ImportArgs) -> Result<u8, Failure> {
     Ok(exit::OK)
 }
 
+/// A run for another tool's results: measured elsewhere, so the fingerprint holds only what
+/// the tool said about its machine.
+fn imported_run(
+    config: &Config,
+    a: &ImportArgs,
+    spec: &str,
+    format: InputFormat,
+    parsed: pitwall_suites::formats::ParsedRun,
+) -> pitwall_suites::Run {
+    let now = pitwall_runner::run::now_rfc3339();
+    let mut fingerprint = pitwall_suites::Fingerprint::default();
+    fingerprint.extra.insert(
+        "imported_from".into(),
+        serde_json::json!({ "file": spec, "format": format.name() }),
+    );
+    if !parsed.context.is_empty() {
+        fingerprint.extra.insert(
+            "tool_context".into(),
+            serde_json::json!({ format.name(): parsed.context }),
+        );
+    }
+    if !parsed.notes.is_empty() {
+        fingerprint
+            .extra
+            .insert("format_notes".into(), serde_json::json!(parsed.notes));
+    }
+    let suite = a.suite.clone().unwrap_or_else(|| format.name().to_string());
+    let results = source::to_results(&suite, parsed);
+    pitwall_suites::Run {
+        id: uuid::Uuid::now_v7().to_string(),
+        project: config.project.name.clone(),
+        commit: a
+            .commit
+            .clone()
+            .unwrap_or_else(|| pitwall_suites::WORKING_TREE.to_string()),
+        branch: None,
+        started_at: now.clone(),
+        finished_at: now,
+        config_hash: config.hash(),
+        fingerprint,
+        status: pitwall_suites::RunStatus::from_results(&results),
+        commit_info: None,
+        error: None,
+        pair: None,
+        results,
+    }
+}
+
 fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<u8, Failure> {
     if let Some(t) = a.threshold {
         if !(t > 0.0 && t.is_finite()) {
@@ -493,8 +540,8 @@ fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<u8, Failure> {
     let store = open_store(g, &config)?;
     let (baseline, candidate) = match (&a.baseline, &a.candidate) {
         (Some(b), Some(c)) => (
-            resolve_side("--baseline", b, store.as_ref())?,
-            resolve_side("--candidate", c, store.as_ref())?,
+            resolve_side("--baseline", b, store.as_ref(), a.input_format)?,
+            resolve_side("--candidate", c, store.as_ref(), a.input_format)?,
         ),
         _ => {
             let pair = a.pair.as_deref().unwrap_or("latest");
@@ -541,8 +588,13 @@ fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<u8, Failure> {
 }
 
 /// A comparison side; a store that fails is infrastructure, anything else the user's input.
-fn resolve_side(flag: &str, spec: &str, store: &dyn Store) -> Result<source::Side, Failure> {
-    source::resolve(spec, store).map_err(|e| match e {
+fn resolve_side(
+    flag: &str,
+    spec: &str,
+    store: &dyn Store,
+    format: Option<InputFormat>,
+) -> Result<source::Side, Failure> {
+    source::resolve(spec, store, format).map_err(|e| match e {
         source::SourceError::Store(inner) => {
             Failure::from(anyhow::Error::new(inner).context(flag.to_string()))
         }

@@ -408,6 +408,7 @@ impl Ctx<'_> {
                     ("workdir", s.workdir.is_some()),
                     ("env", !s.env.is_empty()),
                     ("runs", s.runs.is_some()),
+                    ("output", s.output.is_some()),
                 ] {
                     if set {
                         return Err(self.at(
@@ -440,12 +441,12 @@ impl Ctx<'_> {
                     ));
                 };
                 let format = match &s.format {
-                    None => OutputFormat::PitwallJson,
+                    None => OutputFormat::PITWALL_JSON,
                     Some(f) => OutputFormat::parse(f.get_ref()).ok_or_else(|| {
                         self.at(
                             f.span(),
                             format!("{label}: format `{}` is not supported", f.get_ref()),
-                            Some(format!("supported formats: {}", OutputFormat::NAMES)),
+                            Some(format!("supported formats: {}", OutputFormat::names())),
                         )
                     })?,
                 };
@@ -453,6 +454,22 @@ impl Ctx<'_> {
                     return Err(self.at(
                         span,
                         format!("{label}: ranks and max_bytes apply only to built-in suites"),
+                        None,
+                    ));
+                }
+                if format == OutputFormat::Parsed(pitwall_suites::formats::InputFormat::Criterion)
+                    && s.output.is_none()
+                {
+                    return Err(self.at(
+                        span,
+                        format!("{label}: format `criterion` reads a directory"),
+                        Some("add output = \"target/criterion\"".into()),
+                    ));
+                }
+                if format == OutputFormat::WallTime && s.output.is_some() {
+                    return Err(self.at(
+                        span,
+                        format!("{label}: `output` does not apply to format `wall-time`"),
                         None,
                     ));
                 }
@@ -465,6 +482,7 @@ impl Ctx<'_> {
                     workdir: s.workdir.map(PathBuf::from),
                     env: s.env.clone(),
                     runs: s.runs.unwrap_or(1),
+                    output: s.output.map(PathBuf::from),
                 })
             }
         };

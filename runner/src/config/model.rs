@@ -123,30 +123,41 @@ pub struct GithubConfig {
     pub report_url: Option<String>,
 }
 
-/// Output formats a `command` suite can print.
+/// How a `command` suite's results are obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OutputFormat {
-    /// pitwall JSON (docs/FORMATS.md): the command's own harness takes the samples.
-    PitwallJson,
+    /// The command's own harness takes the samples; its output is read in this format.
+    Parsed(pitwall_suites::formats::InputFormat),
     /// pitwall times the whole command, one execution per sample (hyperfine-style).
     WallTime,
 }
 
 impl OutputFormat {
-    pub const NAMES: &'static str = "pitwall-json, wall-time";
+    /// pitwall JSON, the default.
+    pub const PITWALL_JSON: OutputFormat =
+        OutputFormat::Parsed(pitwall_suites::formats::InputFormat::PitwallJson);
+
+    /// Every accepted name, for hints.
+    pub fn names() -> String {
+        format!(
+            "{}, wall-time",
+            pitwall_suites::formats::InputFormat::names()
+        )
+    }
 
     pub fn parse(s: &str) -> Option<OutputFormat> {
         match s {
-            "pitwall-json" => Some(OutputFormat::PitwallJson),
             "wall-time" => Some(OutputFormat::WallTime),
-            _ => None,
+            other => {
+                pitwall_suites::formats::InputFormat::parse_name(other).map(OutputFormat::Parsed)
+            }
         }
     }
 
     pub fn as_str(self) -> &'static str {
         match self {
-            OutputFormat::PitwallJson => "pitwall-json",
+            OutputFormat::Parsed(f) => f.name(),
             OutputFormat::WallTime => "wall-time",
         }
     }
@@ -159,8 +170,11 @@ pub struct CommandSuite {
     /// Directory to run in, relative to the checkout; the checkout itself by default.
     pub workdir: Option<PathBuf>,
     pub env: BTreeMap<String, String>,
-    /// How many times the command runs (pitwall-json); samples of all runs are kept.
+    /// How many times the command runs (parsed formats); samples of all runs are kept.
     pub runs: u32,
+    /// Where the command writes its results (a file, or a directory for `criterion`),
+    /// relative to the working directory; stdout when unset.
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

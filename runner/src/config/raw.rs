@@ -85,6 +85,7 @@ pub struct RawSuite {
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     pub runs: Option<u32>,
+    pub output: Option<String>,
     pub ranks: Option<u32>,
     pub max_bytes: Option<u64>,
     pub threshold_pct: Option<f64>,
@@ -122,7 +123,7 @@ pub fn valid_keys(section: &str) -> &'static str {
         "pinning" => "policy, cpus",
         "github" => "repo, api_url, token_env, report_url",
         "suite" => {
-            "name, kind, command, format, workdir, env, runs, ranks, max_bytes, threshold_pct, \
+            "name, kind, command, format, output, workdir, env, runs, ranks, max_bytes, threshold_pct, \
              warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s"
         }
         _ => "",

@@ -41,7 +41,7 @@ min_samples = 20
         panic!("not a command suite")
     };
     assert_eq!(cmd.command, "./bench --json");
-    assert_eq!(cmd.format, OutputFormat::PitwallJson);
+    assert_eq!(cmd.format, OutputFormat::PITWALL_JSON);
     assert_eq!(cmd.env["OMP_NUM_THREADS"], "1");
     assert_eq!(c.suites[0].sampling.timeout_s, 5.0);
     assert_eq!(c.suites[1].name, "kernel");
@@ -145,15 +145,14 @@ fn semantic_errors() {
         e.contains("suite `t`: kind = \"command\" needs `command`"),
         "{e}"
     );
-    let e = err(
-        "[[suite]]\nname = \"t\"\nkind = \"command\"\ncommand = \"x\"\nformat = \"google-benchmark\"\n",
-    );
+    let e =
+        err("[[suite]]\nname = \"t\"\nkind = \"command\"\ncommand = \"x\"\nformat = \"gbench\"\n");
     assert!(
-        e.starts_with("pitwall.toml:5:10: suite `t`: format `google-benchmark` is not supported"),
+        e.starts_with("pitwall.toml:5:10: suite `t`: format `gbench` is not supported"),
         "{e}"
     );
     assert!(
-        e.contains("hint: supported formats: pitwall-json, wall-time"),
+        e.contains("hint: supported formats: pitwall-json, google-benchmark, criterion"),
         "{e}"
     );
     let e = err("[[suite]]\nkind = \"kernel\"\ncommand = \"x\"\n");

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use pitwall_suites::formats::parse_pitwall_json;
+use pitwall_suites::formats::{self, Input, InputFormat};
 use pitwall_suites::{
     Backend, BackendError, Benchmark, BenchmarkResult, Direction, ResultStatus, Unit,
 };
@@ -24,6 +24,10 @@ pub struct SuiteOutcome {
     pub results: Vec<BenchmarkResult>,
     /// Set when the suite could not run here at all (e.g. no GPU): one line saying why.
     pub skipped: Option<String>,
+    /// What a tool's output said about the machine, by format name (for the fingerprint).
+    pub context: BTreeMap<String, serde_json::Value>,
+    /// What a format cannot tell (e.g. summary values only), one line each.
+    pub notes: Vec<String>,
 }
 
 /// Runs `suite` in `checkout`; `filter` keeps only benchmarks whose display name contains it.
@@ -50,6 +54,8 @@ pub fn run_suite(
                 SuiteOutcome {
                     results,
                     skipped: None,
+                    context: BTreeMap::new(),
+                    notes: Vec::new(),
                 }
             }
             Err(BackendError::Unavailable { backend, reason }) => {
@@ -61,6 +67,8 @@ pub fn run_suite(
                 SuiteOutcome {
                     results: Vec::new(),
                     skipped: Some(line),
+                    context: BTreeMap::new(),
+                    notes: Vec::new(),
                 }
             }
             Err(e) => {
@@ -69,15 +77,24 @@ pub fn run_suite(
                 SuiteOutcome {
                     results: vec![r],
                     skipped: None,
+                    context: BTreeMap::new(),
+                    notes: Vec::new(),
                 }
             }
         },
         SuiteSpec::Command(cmd) => {
             observer.suite_started(&suite.name, 0);
+            let mut extras = (BTreeMap::new(), Vec::new());
             let results = match cmd.format {
-                OutputFormat::PitwallJson => {
-                    run_json_command(&suite.name, cmd, &suite.sampling, checkout, observer)
-                }
+                OutputFormat::Parsed(format) => run_parsed_command(
+                    &suite.name,
+                    cmd,
+                    format,
+                    &suite.sampling,
+                    checkout,
+                    observer,
+                    &mut extras,
+                ),
                 OutputFormat::WallTime => vec![run_wall_time(
                     &suite.name,
                     cmd,
@@ -91,6 +108,8 @@ pub fn run_suite(
             SuiteOutcome {
                 results,
                 skipped: None,
+                context: extras.0,
+                notes: extras.1,
             }
         }
     }
@@ -152,12 +171,14 @@ fn workdir(cmd: &CommandSuite, checkout: &Path) -> std::path::PathBuf {
 }
 
 /// Runs a pitwall-json command `runs` times, merging samples of the same benchmark.
-fn run_json_command(
+fn run_parsed_command(
     suite: &str,
     cmd: &CommandSuite,
+    format: InputFormat,
     sampling: &Sampling,
     checkout: &Path,
     observer: &dyn RunObserver,
+    extras: &mut (BTreeMap<String, serde_json::Value>, Vec<String>),
 ) -> Vec<BenchmarkResult> {
     let deadline = Instant::now() + Duration::from_secs_f64(sampling.timeout_s);
     let fail = |msg: String| {
@@ -180,17 +201,53 @@ fn run_json_command(
         if !outcome.success() {
             return fail(outcome.failure_message(&cmd.command, sampling.timeout_s));
         }
-        let text = String::from_utf8_lossy(&outcome.stdout);
-        let parsed = match parse_pitwall_json(&text) {
-            Ok(p) => p,
-            Err(e) => {
-                return fail(format!(
-                    "output of command `{}` is not valid: {e}",
-                    cmd.command
-                ));
+        let dir = workdir(cmd, checkout);
+        let parsed = match &cmd.output {
+            None => {
+                let text = String::from_utf8_lossy(&outcome.stdout);
+                formats::parse(format, Input::Text(&text))
+                    .map_err(|e| format!("output of command `{}` is not valid: {e}", cmd.command))
             }
+            Some(out) if format.reads_dir() => formats::parse(format, Input::Dir(&dir.join(out)))
+                .map_err(|e| {
+                    format!(
+                        "{} (written by `{}`) is not valid: {e}",
+                        out.display(),
+                        cmd.command
+                    )
+                }),
+            Some(out) => match std::fs::read_to_string(dir.join(out)) {
+                Ok(text) => formats::parse(format, Input::Text(&text)).map_err(|e| {
+                    format!(
+                        "{} (written by `{}`) is not valid: {e}",
+                        out.display(),
+                        cmd.command
+                    )
+                }),
+                Err(e) => Err(format!(
+                    "cannot read {} after `{}`: {e}",
+                    out.display(),
+                    cmd.command
+                )),
+            },
         };
-        for p in parsed {
+        let parsed = match parsed {
+            Ok(p) => p,
+            Err(msg) => return fail(msg),
+        };
+        if !parsed.context.is_empty() {
+            extras.0.insert(
+                format.name().to_string(),
+                serde_json::to_value(&parsed.context).unwrap_or_default(),
+            );
+        }
+        for note in parsed.notes {
+            let line = format!("suite `{suite}` ({}): {note}", format.name());
+            if !extras.1.contains(&line) {
+                extras.1.push(line);
+            }
+        }
+        for p in parsed.benchmarks {
             let status = if p.error.is_some() {
                 ResultStatus::Failed
             } else {
