@@ -13,7 +13,10 @@
 //! - segments shorter than `min_segment` are never produced, and candidates closer than that
 //!   are merged (the stronger one survives);
 //! - a change must also be large: at least `min_effect` robust standard deviations and
-//!   `min_rel_change` relative to the level before it.
+//!   `min_rel_change` relative to the level before it;
+//! - on smooth series (positively autocorrelated first differences, `slope_change_z`) the
+//!   same detection also runs on the first differences, so a change of slope (a peak, a
+//!   levelling-off) is found where no level step is.
 
 use serde::Serialize;
 
@@ -75,6 +78,18 @@ pub struct DetectConfig {
     /// so outliers cannot bend the first fit. Default false: it scored lower on TCPD
     /// (`stats/eval/README.md`).
     pub robust_start: bool,
+    /// Also detect changes of slope on smooth series: when the lag-1 autocorrelation r₁ of the
+    /// first differences exceeds `slope_change_z`/√(n − 1) (a one-sided large-sample test of
+    /// positively autocorrelated increments; under independent increments r₁ is approximately
+    /// normal with standard deviation 1/√(n − 1), Bartlett 1946), the split/merge detection is
+    /// run again on the first differences and its change points (the first point after the
+    /// slope changed) are added wherever no level change point lies within `min_segment`.
+    /// Measurement noise around a level gives r₁ ≈ −0.5 and a random walk r₁ ≈ 0, so the pass
+    /// is only taken on series whose local slope persists (macro-economic series, slow
+    /// warm-ups). The decision is made once for the whole series, so for a series near the
+    /// threshold appending data can switch the pass on or off. `f64::INFINITY` turns it off.
+    /// Default 1.645 (one-sided 5%); see `stats/eval/README.md`.
+    pub slope_change_z: f64,
 }
 
 impl Default for DetectConfig {
@@ -93,6 +108,7 @@ impl Default for DetectConfig {
             kink_min_effect: f64::INFINITY,
             kink_p_factor: 0.01,
             robust_start: false,
+            slope_change_z: 1.645,
         }
     }
 }
@@ -423,6 +439,78 @@ pub fn detect(series: &[f64], config: &DetectConfig) -> Vec<ChangePoint> {
     if n < 2 * min_seg {
         return Vec::new();
     }
+    let mut found = level_changes(series, config);
+    if n > 2 * min_seg
+        && config.slope_change_z.is_finite()
+        && increment_autocorrelation(series) > config.slope_change_z / ((n - 1) as f64).sqrt()
+    {
+        let diffs: Vec<f64> = series.windows(2).map(|w| w[1] - w[0]).collect();
+        let mut added = Vec::new();
+        for (i, p) in level_changes(&diffs, config) {
+            // diffs[i] = series[i + 1] − series[i]: the new slope starts at point i + 1.
+            let tau = i + 1;
+            if tau >= min_seg
+                && n - tau >= min_seg
+                && found.iter().all(|&(k, _)| k.abs_diff(tau) >= min_seg)
+            {
+                added.push((tau, p));
+            }
+        }
+        found.extend(added);
+        found.sort_by_key(|&(k, _)| k);
+    }
+    let mut prev = 0;
+    found
+        .iter()
+        .enumerate()
+        .map(|(i, &(index, p_value))| {
+            let next = found.get(i + 1).map_or(n, |&(k, _)| k);
+            let before = median(&series[prev..index]).unwrap_or(0.0);
+            let after = median(&series[index..next]).unwrap_or(0.0);
+            prev = index;
+            ChangePoint {
+                index,
+                before,
+                after,
+                rel_change: rel(before, after),
+                p_value,
+            }
+        })
+        .collect()
+}
+
+/// Lag-1 autocorrelation of the first differences of `x` (about their mean); 0 when there
+/// are fewer than three points or the differences are constant. About −0.5 for independent
+/// noise around a level, 0 for a random walk, near 1 for a smooth curve.
+pub(crate) fn increment_autocorrelation(x: &[f64]) -> f64 {
+    if x.len() < 3 {
+        return 0.0;
+    }
+    let d = |i: usize| x[i + 1] - x[i];
+    let m = (x[x.len() - 1] - x[0]) / (x.len() - 1) as f64;
+    let mut num = 0.0;
+    let mut den = 0.0;
+    for i in 0..x.len() - 1 {
+        let a = d(i) - m;
+        den += a * a;
+        if i + 2 < x.len() {
+            num += a * (d(i + 1) - m);
+        }
+    }
+    if den > 0.0 && den.is_finite() {
+        num / den
+    } else {
+        0.0
+    }
+}
+
+/// Level change points of `series` by split and merge: (index, p-value), sorted by index.
+fn level_changes(series: &[f64], config: &DetectConfig) -> Vec<(usize, f64)> {
+    let n = series.len();
+    let min_seg = config.min_segment.max(2);
+    if n < 2 * min_seg {
+        return Vec::new();
+    }
     let mut cps = thin(weak_points(series, config), n, min_seg);
     // Merge step: drop the worst failing change point, re-test its neighbours, repeat.
     let bounds = |cps: &[usize], i: usize| {
@@ -457,18 +545,8 @@ pub fn detect(series: &[f64], config: &DetectConfig) -> Vec<ChangePoint> {
             }
         }
     }
-    (0..cps.len())
-        .map(|i| {
-            let (prev, next) = bounds(&cps, i);
-            let before = median(&series[prev..cps[i]]).unwrap_or(0.0);
-            let after = median(&series[cps[i]..next]).unwrap_or(0.0);
-            ChangePoint {
-                index: cps[i],
-                before,
-                after,
-                rel_change: rel(before, after),
-                p_value: verdicts[i].p_value(config.max_p_value, config),
-            }
-        })
+    cps.iter()
+        .zip(&verdicts)
+        .map(|(&i, v)| (i, v.p_value(config.max_p_value, config)))
         .collect()
 }

@@ -228,3 +228,65 @@ fn otava_single_series_case() {
         .collect();
     assert_eq!(indices(&x), vec![10]);
 }
+
+#[test]
+fn increment_autocorrelation_separates_level_noise_random_walks_and_smooth_curves() {
+    use super::detect::increment_autocorrelation;
+    let mut rng = Rng(11);
+    // Independent noise around a level: increments e_{t+1} − e_t have lag-1 correlation −1/2.
+    let iid: Vec<f64> = (0..4000).map(|_| 10.0 + rng.normal()).collect();
+    let r = increment_autocorrelation(&iid);
+    assert!((r + 0.5).abs() < 0.05, "iid {r}");
+    // A random walk: independent increments.
+    let mut level = 0.0;
+    let walk: Vec<f64> = (0..4000)
+        .map(|_| {
+            level += rng.normal();
+            level
+        })
+        .collect();
+    let r = increment_autocorrelation(&walk);
+    assert!(r.abs() < 0.05, "walk {r}");
+    // A smooth curve with a little noise: the local slope persists.
+    let smooth: Vec<f64> = (0..60)
+        .map(|i| (i as f64 / 10.0).sin() * 100.0 + 0.05 * rng.normal())
+        .collect();
+    let r = increment_autocorrelation(&smooth);
+    assert!(r > 0.9, "smooth {r}");
+    // Level shifts with benchmark-like noise stay far below the threshold of the slope pass.
+    let x = steps(3, &[(100, 10.0), (100, 12.0)], 0.01);
+    assert!(increment_autocorrelation(&x) < 0.0);
+    assert_eq!(increment_autocorrelation(&[1.0, 2.0]), 0.0);
+    assert_eq!(increment_autocorrelation(&[1.0, 2.0, 3.0, 4.0]), 0.0);
+    assert_eq!(increment_autocorrelation(&[5.0; 10]), 0.0);
+}
+
+#[test]
+fn finds_a_peak_on_a_smooth_series_by_its_change_of_slope() {
+    // Rises 2 per point for 30 points, then falls 3 per point: no level step anywhere, and the
+    // residuals of a level-step fit are one long hump that the level test (rightly) discounts.
+    let mut rng = Rng(12);
+    let x: Vec<f64> = (0..56)
+        .map(|i| {
+            let t = i as f64;
+            100.0
+                + if i < 30 {
+                    2.0 * t
+                } else {
+                    60.0 - 3.0 * (t - 30.0)
+                }
+                + 0.3 * rng.normal()
+        })
+        .collect();
+    let cps = detect(&x, &DetectConfig::default());
+    assert!(cps.iter().any(|c| c.index.abs_diff(30) <= 2), "{cps:?}");
+    let off = DetectConfig {
+        slope_change_z: f64::INFINITY,
+        ..DetectConfig::default()
+    };
+    let level_only = detect(&x, &off);
+    assert!(
+        !level_only.iter().any(|c| c.index.abs_diff(30) <= 2),
+        "{level_only:?}"
+    );
+}
