@@ -22,7 +22,6 @@ use crate::schema::{Direction, Unit};
 
 const FORMAT: &str = "nccl-tests";
 
-/// The note every nccl-tests run carries.
 pub const SUMMARY_NOTE: &str = "nccl-tests: summary values only (each an average over the \
      test's iterations): comparisons are summary-based";
 
