@@ -1,20 +1,500 @@
-//! Placeholder: the nccl_tests reader (being written).
+//! nccl-tests reader (`format = "nccl-tests"`): the table that `all_reduce_perf` and the other
+//! nccl-tests binaries print, or the JSON they write with `-J <file>` (nccl-tests' `src/util.cu`:
+//! `writeResultHeader`, `writeBenchmarkLinePreamble`, `writeBenchmarkLineBody`).
+//!
+//! Each row (one message size) gives, for `placement` = `out-of-place` and `in-place`, three
+//! benchmarks named after the test (`# Collective test starting: <name>`, or the first JSON
+//! argument's file name; `nccl` when neither is there) with parameters `size` (bytes), `type`,
+//! `redop`, `root` (only when a root applies) and `placement`: `time` (µs → ns, lower is
+//! better; `cpu_time` under `-C`), `algbw` and `busbw` (GB/s, higher is better). A `#wrong` count above zero fails that placement's results; `N/A` (validation
+//! off) does not. Each value is nccl-tests' own average over `iters` runs, so results are one
+//! summary sample each, and a note says so; rows repeated for the same key (`-N` cycles) add
+//! samples. The header's `nThread …` line and the devices go into the context.
 
-use super::pitwall_json::FormatError;
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::bmf::{kind, parse_json};
+use super::pitwall_json::{FormatError, ParsedBenchmark};
 use super::registry::ParsedRun;
+use crate::schema::{Direction, Unit};
 
 const FORMAT: &str = "nccl-tests";
 
-/// Reads nccl_tests output.
-pub fn parse(_text: &str) -> Result<ParsedRun, FormatError> {
-    Err(FormatError {
-        format: FORMAT,
-        position: String::new(),
-        message: "not implemented yet".into(),
+pub const SUMMARY_NOTE: &str = "nccl-tests: summary values only (each an average over the \
+     test's iterations): comparisons are summary-based";
+
+/// One placement of one row: time (µs), algbw, busbw (GB/s), wrong elements (None: N/A).
+struct Perf {
+    time_us: f64,
+    algbw: f64,
+    busbw: f64,
+    wrong: Option<f64>,
+}
+
+/// Reads nccl-tests output, text or `-J` JSON.
+pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
+    if text.trim_start().starts_with('{') {
+        parse_json_output(text)
+    } else {
+        parse_text(text)
+    }
+}
+
+fn parse_text(text: &str) -> Result<ParsedRun, FormatError> {
+    let mut run = ParsedRun::default();
+    let mut name = "nccl".to_string();
+    let mut time_measure = "time";
+    let mut keys = 5;
+    let mut rows = 0;
+    let mut devices = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let at = format!("line {}: ", n + 1);
+        if let Some(h) = line.strip_prefix('#') {
+            let h = h.trim();
+            if let Some(t) = h.strip_prefix("Collective test starting:") {
+                name = t.trim().to_string();
+            } else if h.starts_with("nThread ") {
+                run.context.insert("config".into(), Value::String(h.into()));
+            } else if h.starts_with("nccl-tests version") {
+                run.context
+                    .insert("version".into(), Value::String(h.into()));
+            } else if h.starts_with("Rank ") {
+                devices.push(Value::String(h.into()));
+            } else if h.starts_with("size ") {
+                let cols: Vec<&str> = h.split_whitespace().collect();
+                let first = cols.iter().position(|c| *c == "time" || *c == "cputime");
+                keys = first.unwrap_or(5);
+                if cols.contains(&"cputime") {
+                    time_measure = "cpu_time";
+                }
+            }
+            continue;
+        }
+        let tokens: Vec<&str> = line.split_whitespace().collect();
+        // Data rows start with the size in bytes; NCCL's own log lines and blanks do not.
+        if tokens.first().is_none_or(|t| t.parse::<u64>().is_err()) {
+            if line.contains("NCCL failure") || line.contains("CUDA failure") {
+                run.notes.push(format!("nccl-tests: {}", line.trim()));
+            }
+            continue;
+        }
+        if tokens.len() < keys + 4 {
+            return Err(err(
+                at,
+                format!("row has {} columns (truncated?)", tokens.len()),
+            ));
+        }
+        let num = |i: usize, what: &str| -> Result<f64, FormatError> {
+            let v = tokens[i].parse::<f64>().ok().filter(|x| x.is_finite());
+            match v {
+                Some(x) if x >= 0.0 => Ok(x),
+                _ => Err(err(
+                    at.clone(),
+                    format!("{what} `{}` is not a non-negative number", tokens[i]),
+                )),
+            }
+        };
+        let perf = |i: usize| -> Result<Perf, FormatError> {
+            let wrong = match tokens[i + 3] {
+                "N/A" => None,
+                _ => Some(num(i + 3, "#wrong")?),
+            };
+            Ok(Perf {
+                time_us: num(i, "time")?,
+                algbw: num(i + 1, "algbw")?,
+                busbw: num(i + 2, "busbw")?,
+                wrong,
+            })
+        };
+        let size = tokens[0].to_string();
+        let col = |i: usize| tokens.get(i).copied().unwrap_or("").to_string();
+        let (ty, redop, root) = (
+            col(2),
+            col(3),
+            if keys >= 5 { col(4) } else { String::new() },
+        );
+        // Trace replay leaves out-of-place blank: only the in-place columns follow the keys.
+        let (oop, ip) = if tokens.len() < keys + 8 {
+            (None, perf(keys)?)
+        } else {
+            (Some(perf(keys)?), perf(keys + 4)?)
+        };
+        let key = Key {
+            name: &name,
+            size: &size,
+            ty: &ty,
+            redop: &redop,
+            root: &root,
+        };
+        for (placement, p) in [("out-of-place", oop.as_ref()), ("in-place", Some(&ip))] {
+            if let Some(p) = p {
+                add(&mut run.benchmarks, &key, time_measure, placement, p);
+            }
+        }
+        rows += 1;
+    }
+    if rows == 0 {
+        return Err(err(
+            String::new(),
+            "no result rows (not nccl-tests output, or the test stopped before its first size)"
+                .into(),
+        ));
+    }
+    if !devices.is_empty() {
+        run.context.insert("devices".into(), Value::Array(devices));
+    }
+    run.notes.insert(0, SUMMARY_NOTE.into());
+    Ok(run)
+}
+
+fn parse_json_output(text: &str) -> Result<ParsedRun, FormatError> {
+    let root = parse_json(FORMAT, text)?;
+    let Some(results) = root.get("results").and_then(Value::as_array) else {
+        return Err(err(
+            String::new(),
+            "not nccl-tests JSON: no `results` list (is this another format?)".into(),
+        ));
+    };
+    let name = root
+        .pointer("/args/0")
+        .and_then(Value::as_str)
+        .and_then(|a| a.rsplit('/').next())
+        .filter(|a| !a.is_empty())
+        .unwrap_or("nccl")
+        .to_string();
+    let mut run = ParsedRun::default();
+    for (index, r) in results.iter().enumerate() {
+        let size = r.get("size").and_then(Value::as_u64);
+        let at = format!(
+            "benchmark {index} ({name} size={}): ",
+            size.map_or("?".into(), |s| s.to_string())
+        );
+        let size = size.ok_or_else(|| err(at.clone(), "`size` must be a whole number".into()))?;
+        let text = |k: &str| {
+            r.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        };
+        let (ty, redop, root_s) = (text("type"), text("redop"), text("root"));
+        let size = size.to_string();
+        let key = Key {
+            name: &name,
+            size: &size,
+            ty: &ty,
+            redop: &redop,
+            root: &root_s,
+        };
+        let mut any = false;
+        for (field, placement) in [("out_of_place", "out-of-place"), ("in_place", "in-place")] {
+            let p = match r.get(field) {
+                None | Some(Value::Null) => continue,
+                Some(p) => p,
+            };
+            let time_measure = if p.get("cpu_time").is_some() {
+                "cpu_time"
+            } else {
+                "time"
+            };
+            let num = |k: &str| -> Result<f64, FormatError> {
+                let v = p
+                    .get(k)
+                    .ok_or_else(|| err(at.clone(), format!("{field}: missing `{k}`")))?;
+                v.as_f64()
+                    .filter(|x| x.is_finite() && *x >= 0.0)
+                    .ok_or_else(|| {
+                        err(
+                            at.clone(),
+                            format!(
+                                "{field}: `{k}` must be a non-negative number, got {}",
+                                kind(v)
+                            ),
+                        )
+                    })
+            };
+            let wrong = match p.get("nwrong") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(num("nwrong")?),
+            };
+            let perf = Perf {
+                time_us: num(time_measure)?,
+                algbw: num("alg_bw")?,
+                busbw: num("bus_bw")?,
+                wrong,
+            };
+            add(&mut run.benchmarks, &key, time_measure, placement, &perf);
+            any = true;
+        }
+        if !any {
+            return Err(err(
+                at,
+                "neither `out_of_place` nor `in_place` results".into(),
+            ));
+        }
+    }
+    if run.benchmarks.is_empty() {
+        return Err(err(String::new(), "no results in output".into()));
+    }
+    for key in ["config", "nccl_version", "version"] {
+        if let Some(v) = root.get(key) {
+            run.context.insert(key.into(), v.clone());
+        }
+    }
+    run.notes.push(SUMMARY_NOTE.into());
+    if root.pointer("/out_of_bounds/okay").and_then(Value::as_bool) == Some(false) {
+        run.notes
+            .push("nccl-tests: out-of-bounds values reported (see failed results)".into());
+    }
+    for e in root
+        .get("errors")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(e) = e.as_str().filter(|e| !e.is_empty()) {
+            run.notes.push(format!("nccl-tests: error: {e}"));
+        }
+    }
+    Ok(run)
+}
+
+struct Key<'a> {
+    name: &'a str,
+    size: &'a str,
+    ty: &'a str,
+    redop: &'a str,
+    root: &'a str,
+}
+
+/// Adds one placement's three measures, as new benchmarks or as further samples of equal keys.
+fn add(out: &mut Vec<ParsedBenchmark>, key: &Key<'_>, time: &str, placement: &str, p: &Perf) {
+    let mut params = BTreeMap::new();
+    params.insert("size".to_string(), key.size.to_string());
+    params.insert("type".to_string(), key.ty.to_string());
+    params.insert("redop".to_string(), key.redop.to_string());
+    if !key.root.is_empty() && key.root != "-1" {
+        params.insert("root".to_string(), key.root.to_string());
+    }
+    params.insert("placement".to_string(), placement.to_string());
+    let error = p
+        .wrong
+        .filter(|w| *w > 0.0)
+        .map(|w| format!("{placement}: {w} wrong elements (#wrong)"));
+    for (measure, unit, direction, value) in [
+        (
+            time,
+            Unit::NANOSECONDS,
+            Direction::LowerIsBetter,
+            p.time_us * 1e3,
+        ),
+        ("algbw", Unit::GB_PER_S, Direction::HigherIsBetter, p.algbw),
+        ("busbw", Unit::GB_PER_S, Direction::HigherIsBetter, p.busbw),
+    ] {
+        if let Some(b) = out
+            .iter_mut()
+            .find(|b| b.measure == measure && b.params == params)
+        {
+            b.samples.push(value);
+            if b.error.is_none() {
+                b.error.clone_from(&error);
+            }
+            continue;
+        }
+        out.push(ParsedBenchmark {
+            name: key.name.to_string(),
+            params: params.clone(),
+            measure: measure.to_string(),
+            unit: Unit::new(unit),
+            direction,
+            samples: vec![value],
+            sample_meta: Vec::new(),
+            error: error.clone(),
+        });
+    }
+}
+
+/// Whether `text` is nccl-tests output: its table header (`# … size … algbw … busbw`) or its
+/// `-J` JSON (`results` with `nccl_version` or `config.ngpus`).
+pub fn looks_like(text: &str) -> bool {
+    if text.trim_start().starts_with('{') {
+        return serde_json::from_str::<Value>(text).is_ok_and(|v| {
+            v.get("results").is_some_and(Value::is_array)
+                && (v.get("nccl_version").is_some() || v.pointer("/config/ngpus").is_some())
+        });
+    }
+    text.lines().any(|l| {
+        l.starts_with('#') && l.contains(" size ") && l.contains("algbw") && l.contains("busbw")
     })
 }
 
-/// Whether `text` is unmistakably this format.
-pub fn looks_like(_text: &str) -> bool {
-    false
+fn err(position: String, message: String) -> FormatError {
+    FormatError {
+        format: FORMAT,
+        position,
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = include_str!("../../../tests/fixtures/nccl-tests/all_reduce_perf.txt");
+    const WRONG: &str = include_str!("../../../tests/fixtures/nccl-tests/all_reduce_wrong.txt");
+    const JSON: &str = include_str!("../../../tests/fixtures/nccl-tests/all_reduce_perf.json");
+
+    fn find<'a>(run: &'a ParsedRun, size: &str, placement: &str, m: &str) -> &'a ParsedBenchmark {
+        run.benchmarks
+            .iter()
+            .find(|b| {
+                b.params["size"] == size && b.params["placement"] == placement && b.measure == m
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn reads_the_text_table() {
+        let run = parse(TEXT).unwrap();
+        // 8 B … 128 MiB by factors of 2: 25 sizes × 2 placements × 3 measures.
+        assert_eq!(run.benchmarks.len(), 150);
+        let t = find(&run, "134217728", "out-of-place", "time");
+        assert_eq!(t.name, "all_reduce_perf");
+        assert_eq!(
+            (t.unit.as_str(), t.direction),
+            ("ns", Direction::LowerIsBetter)
+        );
+        assert_eq!([&t.params["type"], &t.params["redop"]], ["float", "sum"]);
+        assert!(!t.params.contains_key("root"));
+        let busbw = find(&run, "134217728", "in-place", "busbw");
+        assert_eq!(
+            (busbw.unit.as_str(), busbw.direction),
+            ("GB/s", Direction::HigherIsBetter)
+        );
+        assert_eq!(
+            find(&run, "8", "out-of-place", "time").samples,
+            vec![19_500.0]
+        );
+        assert!(
+            run.benchmarks
+                .iter()
+                .all(|b| b.samples.len() == 1 && b.error.is_none())
+        );
+        assert_eq!(run.notes, vec![SUMMARY_NOTE.to_string()]);
+        assert!(run.context["config"].as_str().unwrap().contains("nGpus 8"));
+        assert_eq!(run.context["devices"].as_array().unwrap().len(), 8);
+    }
+
+    #[test]
+    fn wrong_elements_fail_that_placement() {
+        let run = parse(WRONG).unwrap();
+        assert_eq!(run.benchmarks.len(), 5 * 6);
+        let failed: Vec<_> = run
+            .benchmarks
+            .iter()
+            .filter(|b| b.error.is_some())
+            .collect();
+        assert_eq!(failed.len(), 3);
+        assert!(
+            failed
+                .iter()
+                .all(|b| b.params["size"] == "1048576" && b.params["placement"] == "in-place")
+        );
+        assert_eq!(
+            failed[0].error.as_deref(),
+            Some("in-place: 3 wrong elements (#wrong)")
+        );
+        assert!(
+            find(&run, "1048576", "out-of-place", "busbw")
+                .error
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn reads_the_json_output() {
+        let run = parse(JSON).unwrap();
+        assert_eq!(run.benchmarks.len(), 5 * 6);
+        let t = find(&run, "4194304", "out-of-place", "time");
+        assert_eq!(t.name, "all_reduce_perf");
+        let raw: Value = serde_json::from_str(JSON).unwrap();
+        let us = raw["results"][4]["out_of_place"]["time"].as_f64().unwrap();
+        assert!((t.samples[0] - us * 1e3).abs() < 1e-9);
+        assert_eq!(
+            run.benchmarks.iter().filter(|b| b.error.is_some()).count(),
+            3
+        );
+        assert!(run.notes.iter().any(|n| n.contains("out-of-bounds")));
+        assert_eq!(run.context["nccl_version"], 22703);
+    }
+
+    #[test]
+    fn repeated_rows_add_samples_and_na_is_not_a_failure() {
+        let row = "        1024           256     float     sum      -1    19.50    0.05    0.09    N/A    19.51    0.05    0.09    N/A";
+        let text = format!("# Collective test starting: x\n{row}\n{row}\n");
+        let run = parse(&text).unwrap();
+        assert_eq!(run.benchmarks.len(), 6);
+        assert!(
+            run.benchmarks
+                .iter()
+                .all(|b| b.samples.len() == 2 && b.error.is_none())
+        );
+        assert_eq!(run.benchmarks[0].name, "x");
+        let run = parse(&format!("{row}\n")).unwrap();
+        assert_eq!(run.benchmarks[0].name, "nccl");
+    }
+
+    #[test]
+    fn looks_like_only_nccl_tests() {
+        assert!(looks_like(TEXT) && looks_like(WRONG) && looks_like(JSON));
+        for other in [
+            include_str!("../../../tests/fixtures/bmf/bencher-docs-example.json"),
+            include_str!("../../../tests/fixtures/nvbench/reduce.json"),
+            include_str!("../../../tests/fixtures/cargo-criterion/messages.jsonl"),
+            include_str!("../../../tests/fixtures/mlperf-loadgen/offline_valid.txt"),
+        ] {
+            assert!(!looks_like(other), "{}", &other[..other.len().min(60)]);
+        }
+    }
+
+    #[test]
+    fn bad_input_is_an_error_with_position() {
+        let cut: String = TEXT
+            .lines()
+            .take(19)
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+            + &TEXT.lines().nth(19).unwrap()[..60];
+        let e = parse(&cut).unwrap_err();
+        assert_eq!(e.position, "line 20: ", "{e}");
+        assert!(e.message.contains("truncated"), "{e}");
+        let bad = |cell: &str| {
+            format!(
+                "          64            16     float     sum      -1    {cell}    0.00    0.01       0    19.50    0.00    0.01       0\n"
+            )
+        };
+        for cell in ["nan", "-19.5", "fast"] {
+            let e = parse(&bad(cell)).unwrap_err();
+            assert_eq!(e.position, "line 1: ", "{cell}");
+            assert!(e.message.contains("not a non-negative number"), "{e}");
+        }
+        let e = parse(&TEXT[..TEXT.find("#       size").unwrap()]).unwrap_err();
+        assert!(e.message.contains("no result rows"), "{e}");
+        let e = parse(&JSON[..JSON.len() / 2]).unwrap_err();
+        assert!(e.position.starts_with("line "), "{e}");
+        let e = parse(include_str!("../../../tests/fixtures/bmf/multi.json")).unwrap_err();
+        assert!(e.message.contains("another format"), "{e}");
+        let e =
+            parse(r#"{"results":[{"size":8,"out_of_place":{"time":"x","alg_bw":1,"bus_bw":1}}]}"#)
+                .unwrap_err();
+        assert_eq!(e.position, "benchmark 0 (nccl size=8): ");
+        let e =
+            parse(r#"{"results":[{"size":8,"out_of_place":null,"in_place":null}]}"#).unwrap_err();
+        assert!(e.message.contains("neither"), "{e}");
+        let e = parse(r#"{"results":[]}"#).unwrap_err();
+        assert!(e.message.contains("no results"), "{e}");
+        assert!(parse("").unwrap_err().message.contains("no result rows"));
+    }
 }
