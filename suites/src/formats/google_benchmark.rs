@@ -410,7 +410,7 @@ mod tests {
             format!("{params:?}"),
             r#"{"arg0": "8", "arg1": "16", "len": "64"}"#
         );
-        // Before run_type (≤1.4): aggregates are known by their name only.
+        // Hand-written, as versions without run_type wrote it: aggregates known by name only.
         let old = r#"{"context":{},"benchmarks":[
             {"name":"BM_a/2/repeats:2","iterations":1,"real_time":1,"cpu_time":1,"time_unit":"ms"},
             {"name":"BM_a/2/repeats:2","iterations":1,"real_time":3,"cpu_time":1,"time_unit":"ms"},

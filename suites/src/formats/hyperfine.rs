@@ -2,10 +2,10 @@
 //!
 //! The name is the `command` as hyperfine wrote it (parameters already substituted); a
 //! `--parameter-scan`/`-L` value goes into params too. Measures: `time` (wall clock per run, ns)
-//! and, where hyperfine records it per run (`memory_usage_byte`, 1.19+), `memory` (B). `user` and
-//! `system` are only means, so they are not read. A non-zero (or missing: killed by a signal)
-//! exit code in `exit_codes` (kept with `-i`) sets `error`. Files without `times` (hyperfine
-//! before 1.7) give the mean as one summary sample and a note.
+//! and, where hyperfine records it per run (`memory_usage_byte`, newer versions), `memory` (B).
+//! `user` and `system` are only means, so they are not read. A non-zero (or missing: killed by a
+//! signal) exit code in `exit_codes` (kept with `-i`) sets `error`. Files without `times` (old
+//! versions; which ones was not checked) give the mean as one summary sample and a note.
 //!
 //! Also home of the JSON helpers the Google Benchmark and pytest-benchmark readers share.
 
@@ -124,7 +124,7 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
     }
     if !summary_only.is_empty() {
         run.notes.push(format!(
-            "no per-run `times` (hyperfine before 1.7?) for {}: the mean is used as a single summary sample, so comparisons for them are summary-based",
+            "no per-run `times` (an old hyperfine?) for {}: the mean is used as a single summary sample, so comparisons for them are summary-based",
             summary_only.join(", ")
         ));
     }
@@ -353,7 +353,7 @@ mod tests {
             Some("command failed in 3 of 3 runs (exit code 3)")
         );
         assert_eq!(b.samples.len(), 3);
-        // Hand-written: hyperfine < 1.7 had no `times`; 1.19+ has `memory_usage_byte` per run.
+        // Hand-written: old versions had no `times`; newer ones have `memory_usage_byte` per run.
         let old = r#"{"results":[{"command":"a","mean":0.5,"stddev":0.1},
             {"command":"b","mean":1,"times":[1,2],"exit_codes":[0,null],"memory_usage_byte":[10,12]}]}"#;
         let r = parse(old).unwrap();
