@@ -33,17 +33,35 @@ fn python_helper_output_is_stored_with_every_sample() {
     let out = sb.run(&["run", "--format", "json"]).expect(3);
     let v = out.json();
     let benches = v["benchmarks"].as_array().unwrap();
-    let find = |n: &str| benches.iter().find(|b| b["name"] == n).unwrap_or_else(|| panic!("{n} in {v}"));
+    let find = |n: &str| {
+        benches
+            .iter()
+            .find(|b| b["name"] == n)
+            .unwrap_or_else(|| panic!("{n} in {v}"))
+    };
     let sum = find("sum");
     assert_eq!(sum["status"], "ok");
     assert_eq!(sum["params"]["n"], "2000");
     assert_eq!(sum["unit"], "ns");
-    assert!(sum["n"].as_u64().unwrap() >= 12, "min_samples honoured: {sum}");
+    assert!(
+        sum["n"].as_u64().unwrap() >= 12,
+        "min_samples honoured: {sum}"
+    );
     assert!(sum["median"].as_f64().unwrap() > 0.0);
     let broken = find("broken");
     assert_eq!(broken["status"], "failed");
     assert_eq!(broken["error"], "RuntimeError: kernel launch failed");
     let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
-    let stored = doc["runs"][0]["results"].as_array().unwrap().iter().find(|r| r["name"] == "sum").unwrap().clone();
-    assert_eq!(stored["samples"].as_array().unwrap().len() as u64, sum["n"].as_u64().unwrap(), "every raw sample kept");
+    let stored = doc["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "sum")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        stored["samples"].as_array().unwrap().len() as u64,
+        sum["n"].as_u64().unwrap(),
+        "every raw sample kept"
+    );
 }

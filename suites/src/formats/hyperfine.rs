@@ -9,14 +9,14 @@
 //!
 //! Also home of the JSON helpers the Google Benchmark and pytest-benchmark readers share.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::pitwall_json::{FormatError, ParsedBenchmark};
+use super::json_util::{bench, kind, read_json, time_value, top_array};
+use super::pitwall_json::FormatError;
 use super::registry::ParsedRun;
-use crate::schema::{Direction, Unit};
+use crate::schema::Unit;
 
 const FORMAT: &str = "hyperfine";
 
@@ -152,157 +152,11 @@ fn err(position: String, message: String) -> FormatError {
     }
 }
 
-// ---- JSON helpers shared with the Google Benchmark and pytest-benchmark readers ----
-
-/// Parses `text` as JSON as these tools write it: Google Benchmark and Python's `json` write bare
-/// `NaN`/`Infinity`, which are read as `null` (a later check rejects them where a number is
-/// needed). Syntax errors name the line and column (a column after a `NaN` on the same line is
-/// one too far).
-pub(super) fn read_json(format: &'static str, text: &str) -> Result<Value, FormatError> {
-    if text.trim().is_empty() {
-        return Err(FormatError {
-            format,
-            position: String::new(),
-            message: "empty output (expected a JSON document)".into(),
-        });
-    }
-    serde_json::from_str(&non_finite_to_null(text)).map_err(|e| {
-        let message = e.to_string();
-        let suffix = format!(" at line {} column {}", e.line(), e.column());
-        FormatError {
-            format,
-            position: format!("line {}, column {}: ", e.line(), e.column()),
-            message: message
-                .strip_suffix(&suffix)
-                .unwrap_or(&message)
-                .to_string(),
-        }
-    })
-}
-
-fn non_finite_to_null(text: &str) -> Cow<'_, str> {
-    if !["NaN", "Infinity"].iter().any(|w| text.contains(w)) {
-        return Cow::Borrowed(text);
-    }
-    let (mut out, mut in_string, mut escaped, mut rest) =
-        (String::with_capacity(text.len()), false, false, text);
-    while let Some(c) = rest.chars().next() {
-        if !in_string {
-            if let Some(w) = ["-Infinity", "Infinity", "NaN"]
-                .into_iter()
-                .find(|w| rest.starts_with(w))
-            {
-                out.push_str("null");
-                out.extend(std::iter::repeat_n(' ', w.len().saturating_sub(4)));
-                rest = &rest[w.len()..];
-                continue;
-            }
-        }
-        match c {
-            _ if escaped => escaped = false,
-            '\\' if in_string => escaped = true,
-            '"' => in_string = !in_string,
-            _ => {}
-        }
-        out.push(c);
-        rest = &rest[c.len_utf8()..];
-    }
-    Cow::Owned(out)
-}
-
-/// The top-level object and its array `key`, which must not be empty. An object without
-/// `signature` (a key the format always has) but with another format's key is named as that.
-pub(super) fn top_array<'a>(
-    format: &'static str,
-    doc: &'a Value,
-    key: &str,
-    signature: &str,
-) -> Result<Top<'a>, FormatError> {
-    let fail = |message: String| FormatError {
-        format,
-        position: String::new(),
-        message,
-    };
-    let obj = doc
-        .as_object()
-        .ok_or_else(|| fail(format!("expected a JSON object, got {}", kind(doc))))?;
-    let other = [
-        ("results", "hyperfine"),
-        ("machine_info", "pytest-benchmark"),
-        ("context", "google-benchmark"),
-        ("schema", "pitwall-json"),
-    ]
-    .into_iter()
-    .find(|(k, f)| *f != format && obj.contains_key(*k));
-    match (obj.get(key), other) {
-        (_, Some((k, other))) if !obj.contains_key(signature) => Err(fail(format!(
-            "this is {other} output (it has `{k}`), not {format}"
-        ))),
-        (None, _) => Err(fail(format!("no `{key}` in the JSON object"))),
-        (Some(Value::Array(a)), _) if !a.is_empty() => Ok((obj, a)),
-        (Some(_), _) => Err(fail(format!(
-            "no benchmarks in output (`{key}` must be a non-empty array)"
-        ))),
-    }
-}
-
-pub(super) type Top<'a> = (&'a Map<String, Value>, &'a Vec<Value>);
-
-/// A time measure, or other lower-is-better one.
-pub(super) fn bench(
-    name: &str,
-    params: &BTreeMap<String, String>,
-    measure: &str,
-    unit: &str,
-    samples: Vec<f64>,
-    error: Option<String>,
-) -> ParsedBenchmark {
-    let (name, params, measure, unit) = (
-        name.to_string(),
-        params.clone(),
-        measure.to_string(),
-        Unit::new(unit),
-    );
-    let (direction, sample_meta) = (Direction::LowerIsBetter, Vec::new());
-    ParsedBenchmark {
-        name,
-        params,
-        measure,
-        unit,
-        direction,
-        samples,
-        sample_meta,
-        error,
-    }
-}
-
-/// A time in a tool's own unit: a finite, non-negative number.
-pub(super) fn time_value(v: &Value, what: &str) -> Result<f64, String> {
-    match v.as_f64() {
-        Some(t) if t.is_finite() && t >= 0.0 => Ok(t),
-        Some(t) => Err(format!("`{what}` is a negative time ({t})")),
-        None if v.is_null() => Err(format!(
-            "`{what}` is not a finite number (NaN, Infinity or null)"
-        )),
-        None => Err(format!("`{what}` must be a number, got {}", kind(v))),
-    }
-}
-
-/// A short description of a JSON value for messages.
-pub(super) fn kind(v: &Value) -> String {
-    match v {
-        Value::String(s) if s.len() <= 40 => format!("the string {v}"),
-        Value::String(_) => "a string".into(),
-        Value::Array(_) => "an array".into(),
-        Value::Object(_) => "an object".into(),
-        other => other.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::formats::{InputFormat, detect};
+    use crate::schema::Direction;
 
     const SLEEPS: &str = include_str!("../../../tests/fixtures/hyperfine/sleeps.json");
     const SCAN: &str = include_str!("../../../tests/fixtures/hyperfine/parameter-scan.json");

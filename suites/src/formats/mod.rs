@@ -7,6 +7,7 @@ pub mod cargo_criterion;
 pub mod criterion_dir;
 pub mod google_benchmark;
 pub mod hyperfine;
+mod json_util;
 pub mod mlperf_loadgen;
 pub mod nccl_tests;
 pub mod nvbench;
