@@ -86,7 +86,7 @@ fn a_command_suite_in_every_format_runs_from_pitwall_toml() {
     let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
     let extra = &doc["runs"][0]["fingerprint"]["extra"];
     assert_eq!(
-        extra["tool_context"]["google-benchmark"]["google_benchmark"]["num_cpus"], 2,
+        extra["tool_context"]["google-benchmark"]["num_cpus"], 2,
         "{extra}"
     );
     let notes = extra["format_notes"].as_array().unwrap();

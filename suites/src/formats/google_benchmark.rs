@@ -32,8 +32,8 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
     let doc = read_json(FORMAT, text)?;
     let (obj, entries) = top_array(FORMAT, &doc, "benchmarks", "context")?;
     let mut run = ParsedRun::default();
-    if let Some(c) = obj.get("context") {
-        run.context.insert("google_benchmark".into(), c.clone());
+    if let Some(Value::Object(c)) = obj.get("context") {
+        run.context.extend(c.clone());
     }
     // Group the entries by benchmark instance, in order of first appearance.
     let mut groups: Vec<Group> = Vec::new();
@@ -360,7 +360,7 @@ mod tests {
         assert_eq!(fails.error.as_deref(), Some("device not available"));
         assert!(r.benchmarks.iter().all(|b| b.sample_meta.is_empty()));
         assert_eq!(r.benchmarks.iter().filter(|b| b.error.is_some()).count(), 1);
-        let ctx = &r.context["google_benchmark"];
+        let ctx = &r.context;
         assert_eq!(
             (ctx["host_name"].as_str(), ctx["num_cpus"].as_u64()),
             (Some("vm"), Some(2))

@@ -29,10 +29,7 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
         .into_iter()
         .filter_map(|k| Some((k.to_string(), obj.get(k)?.clone())))
         .collect();
-    if !context.is_empty() {
-        run.context
-            .insert("pytest_benchmark".into(), Value::Object(context));
-    }
+    run.context.extend(context);
     let mut summary_only = Vec::new();
     for (i, b) in entries.iter().enumerate() {
         let name = ["fullname", "name"].iter().find_map(|k| b.get(k)?.as_str());
@@ -171,7 +168,7 @@ mod tests {
         // 5.787600002804538e-06 s per iteration (10 iterations a round).
         assert!((r.benchmarks[0].samples[0] - 5787.600002804538).abs() < 1e-6);
         assert!((r.benchmarks[1].samples[0] - 65177.00012409477).abs() < 1e-6);
-        let ctx = &r.context["pytest_benchmark"];
+        let ctx = &r.context;
         assert_eq!(ctx["machine_info"]["node"], "vm");
         assert_eq!(ctx["machine_info"]["cpu"]["count"], 2);
         assert_eq!(ctx["commit_info"]["project"], "pyb");
