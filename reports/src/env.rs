@@ -38,6 +38,11 @@ pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
             row(k, text(tc.get(k)));
         }
     }
+    if let Some(Value::Object(libs)) = fp.extra.get("cuda_libraries") {
+        for (k, v) in libs {
+            row(k, text(Some(v)));
+        }
+    }
     if fp.gpus.is_empty() {
         let reason = fp
             .extra

@@ -5,6 +5,7 @@
 mod fake;
 mod file_fake;
 mod guard;
+mod libs;
 mod monitor;
 mod real;
 mod types;
@@ -18,6 +19,7 @@ pub use guard::{
     ClockGuard, RESTORE_SIGNALS, active_count, install_signal_handler, on_terminate,
     restore_all_active, terminating,
 };
+pub use libs::cuda_library_versions;
 pub use monitor::{ClockMonitor, RING_CAPACITY, ReadingLog};
 pub use real::{FAKE_NVML_ENV, RealNvml, load_nvml, load_real_nvml};
 pub use types::{

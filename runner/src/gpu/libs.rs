@@ -1,0 +1,134 @@
+//! Versions of the CUDA libraries a GPU benchmark links (runtime, cuBLAS, NVRTC, NCCL), read
+//! by loading each library at run time and asking it, so the fingerprint records them on a GPU
+//! machine and the binary still runs everywhere (an absent library is simply not listed).
+
+use std::collections::BTreeMap;
+use std::ffi::{CString, c_char, c_int, c_void};
+
+/// A library handle from dlopen; closed on drop.
+struct Lib(*mut c_void);
+
+impl Lib {
+    /// The first of `names` that loads.
+    fn open(names: &[&str]) -> Option<(Lib, String)> {
+        names.iter().find_map(|name| {
+            let c = CString::new(*name).ok()?;
+            // SAFETY: dlopen with a valid C string; RTLD_LAZY | RTLD_LOCAL keeps it private.
+            let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL) };
+            (!h.is_null()).then(|| (Lib(h), name.to_string()))
+        })
+    }
+
+    fn symbol(&self, name: &str) -> Option<*mut c_void> {
+        let c = CString::new(name).ok()?;
+        // SAFETY: dlsym on a live handle with a valid C string.
+        let p = unsafe { libc::dlsym(self.0, c.as_ptr() as *const c_char) };
+        (!p.is_null()).then_some(p)
+    }
+}
+
+impl Drop for Lib {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from dlopen and is closed once.
+        unsafe {
+            libc::dlclose(self.0);
+        }
+    }
+}
+
+/// `{"cuda_runtime": "12.4", "cublas": "12.4.5", "nvrtc": "12.4", "nccl": "2.21.5"}` for the
+/// libraries found (each entry also names the file it came from).
+pub fn cuda_library_versions() -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    if let Some((lib, file)) = Lib::open(&[
+        "libcudart.so",
+        "libcudart.so.13",
+        "libcudart.so.12",
+        "libcudart.so.11.0",
+    ]) {
+        if let Some(f) = lib.symbol("cudaRuntimeGetVersion") {
+            // SAFETY: cudaError_t cudaRuntimeGetVersion(int*), documented CUDA runtime API.
+            let f: extern "C" fn(*mut c_int) -> c_int = unsafe { std::mem::transmute(f) };
+            let mut v: c_int = 0;
+            if f(&mut v) == 0 {
+                out.insert(
+                    "cuda_runtime".into(),
+                    format!("{}.{} ({file})", v / 1000, (v % 1000) / 10),
+                );
+            }
+        }
+    }
+    if let Some((lib, file)) = Lib::open(&[
+        "libcublas.so",
+        "libcublas.so.13",
+        "libcublas.so.12",
+        "libcublas.so.11",
+    ]) {
+        if let Some(f) = lib.symbol("cublasGetProperty") {
+            // SAFETY: cublasStatus_t cublasGetProperty(libraryPropertyType, int*); 0/1/2 =
+            // MAJOR_VERSION/MINOR_VERSION/PATCH_LEVEL.
+            let f: extern "C" fn(c_int, *mut c_int) -> c_int = unsafe { std::mem::transmute(f) };
+            let mut parts = [0 as c_int; 3];
+            if (0..3).all(|i| f(i as c_int, &mut parts[i]) == 0) {
+                out.insert(
+                    "cublas".into(),
+                    format!("{}.{}.{} ({file})", parts[0], parts[1], parts[2]),
+                );
+            }
+        }
+    }
+    if let Some((lib, file)) = Lib::open(&[
+        "libnvrtc.so",
+        "libnvrtc.so.13",
+        "libnvrtc.so.12",
+        "libnvrtc.so.11.2",
+    ]) {
+        if let Some(f) = lib.symbol("nvrtcVersion") {
+            // SAFETY: nvrtcResult nvrtcVersion(int* major, int* minor).
+            let f: extern "C" fn(*mut c_int, *mut c_int) -> c_int =
+                unsafe { std::mem::transmute(f) };
+            let (mut major, mut minor) = (0, 0);
+            if f(&mut major, &mut minor) == 0 {
+                out.insert("nvrtc".into(), format!("{major}.{minor} ({file})"));
+            }
+        }
+    }
+    if let Some((lib, file)) = Lib::open(&["libnccl.so.2", "libnccl.so"]) {
+        if let Some(f) = lib.symbol("ncclGetVersion") {
+            // SAFETY: ncclResult_t ncclGetVersion(int*); code = major*10000 + minor*100 + patch
+            // since NCCL 2.9 (major*1000 + minor*100 + patch before).
+            let f: extern "C" fn(*mut c_int) -> c_int = unsafe { std::mem::transmute(f) };
+            let mut v: c_int = 0;
+            if f(&mut v) == 0 {
+                let (major, minor, patch) = if v >= 10000 {
+                    (v / 10000, (v % 10000) / 100, v % 100)
+                } else {
+                    (v / 1000, (v % 1000) / 100, v % 100)
+                };
+                out.insert("nccl".into(), format!("{major}.{minor}.{patch} ({file})"));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_libraries_are_not_listed_and_nothing_panics() {
+        // This machine has no CUDA: the probe must come back empty, not fail.
+        let v = cuda_library_versions();
+        for (k, v) in &v {
+            assert!(v.contains(".so"), "{k} = {v} names its file");
+        }
+    }
+
+    #[test]
+    fn a_present_library_without_the_symbol_is_skipped() {
+        let (lib, _) = Lib::open(&["libc.so.6"]).expect("libc loads");
+        assert!(lib.symbol("cudaRuntimeGetVersion").is_none());
+        assert!(lib.symbol("strlen").is_some());
+    }
+}
