@@ -66,7 +66,7 @@ check() {
 
 check "$report/index.html" index 1 'class="spark"'
 grep -q 'data-ready="1"' "$profile/index.dom" || fail "index: filter script did not run (no data-ready on <body>)"
-bench=$(find "$report/bench" -name '*.html' | sort | head -n 1)
+bench=$(find "$report/bench" -name '*.html' | sort | sed -n 1p)
 if [[ -z "$bench" ]]; then
     fail "no benchmark page under $report/bench"
 else
