@@ -1,0 +1,143 @@
+//! The comparison page: verdict table (regressions first), side-by-side box plots of the two
+//! sides' raw samples, found in the report's runs by the run id in each side's label (only the
+//! medians are drawn when the samples are not among the runs), and environment differences.
+
+use std::collections::BTreeMap;
+
+use pitwall_stats::ab::Verdict;
+use pitwall_suites::Run;
+use serde::Serialize;
+
+use super::model::Series;
+use super::pages::signed_pct;
+use super::svg::{self, Five};
+use crate::compare::{ComparedBenchmark, ComparisonReport};
+use crate::number::sig;
+
+#[derive(Debug, Serialize)]
+pub(crate) struct CompareRow {
+    pub key: String,
+    pub slug: Option<String>,
+    pub base: String,
+    pub cand: String,
+    pub unit: String,
+    pub change: String,
+    pub interval: String,
+    pub q_value: String,
+    pub verdict: &'static str,
+    pub reason: String,
+    pub boxes: String,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct ComparePage {
+    pub title: String,
+    pub baseline: String,
+    pub candidate: String,
+    pub summary: String,
+    pub incomparable: bool,
+    pub env_mismatch: Vec<String>,
+    pub rows: Vec<CompareRow>,
+    pub only_baseline: Vec<String>,
+    pub only_candidate: Vec<String>,
+    pub failed: Vec<String>,
+    pub samples_missing: usize,
+}
+
+/// The run a comparison side's label names (`run <id>`, `commit … (run <id>)`), newest first.
+fn side_run<'a>(label: &str, runs: &'a [Run]) -> Option<&'a Run> {
+    runs.iter()
+        .rev()
+        .find(|r| !r.id.is_empty() && label.contains(&r.id))
+}
+
+fn side_samples<'a>(run: Option<&'a Run>, b: &ComparedBenchmark) -> Option<&'a [f64]> {
+    run?.results
+        .iter()
+        .find(|r| {
+            (b.suite.is_empty() || r.suite == b.suite)
+                && r.name == b.name
+                && r.params == b.params
+                && r.measure == b.measure
+        })
+        .map(|r| r.samples.as_slice())
+}
+
+fn verdict_rank(v: Verdict) -> u8 {
+    match v {
+        Verdict::Regression => 0,
+        Verdict::Improvement => 1,
+        Verdict::Inconclusive => 2,
+        Verdict::Unchanged => 3,
+    }
+}
+
+pub(crate) fn compare(
+    title: &str,
+    r: &ComparisonReport,
+    series: &[Series],
+    runs: &[Run],
+) -> ComparePage {
+    let slugs: BTreeMap<&str, &str> = series
+        .iter()
+        .map(|s| (s.key.as_str(), s.slug.as_str()))
+        .collect();
+    let (base_run, cand_run) = (side_run(&r.baseline, runs), side_run(&r.candidate, runs));
+    let mut ordered: Vec<&ComparedBenchmark> = r.benchmarks.iter().collect();
+    ordered.sort_by(|a, b| {
+        verdict_rank(a.comparison.verdict)
+            .cmp(&verdict_rank(b.comparison.verdict))
+            .then(b.worse_by().total_cmp(&a.worse_by()))
+    });
+    let mut missing = 0;
+    let rows = ordered
+        .into_iter()
+        .map(|b| {
+            let c = &b.comparison;
+            let mut five = |run, median, n| match side_samples(run, b).and_then(Five::of) {
+                Some(f) => f,
+                None => {
+                    missing += 1;
+                    Five::median_only(median, n)
+                }
+            };
+            let base = five(base_run, c.base_median, c.base_n);
+            let cand = five(cand_run, c.cand_median, c.cand_n);
+            let key = b.key();
+            CompareRow {
+                slug: slugs.get(key.as_str()).map(|s| s.to_string()),
+                key,
+                base: sig(c.base_median, 4),
+                cand: sig(c.cand_median, 4),
+                unit: b.unit.clone(),
+                change: signed_pct(c.ratio - 1.0),
+                interval: format!(
+                    "[{}, {}]",
+                    signed_pct(c.ci.0 - 1.0),
+                    signed_pct(c.ci.1 - 1.0)
+                ),
+                q_value: if c.q_value < 1e-4 {
+                    "<0.0001".into()
+                } else {
+                    sig(c.q_value, 2)
+                },
+                verdict: c.verdict.as_str(),
+                reason: c.reason.clone(),
+                boxes: svg::boxes(base, cand, &b.unit),
+            }
+        })
+        .collect();
+    ComparePage {
+        title: title.to_string(),
+        baseline: r.baseline.clone(),
+        candidate: r.candidate.clone(),
+        summary: r.summary_line(),
+        incomparable: r.incomparable,
+        env_mismatch: r.env_mismatch.clone(),
+        rows,
+        only_baseline: r.only_baseline.clone(),
+        only_candidate: r.only_candidate.clone(),
+        failed: r.failed.clone(),
+        samples_missing: missing,
+    }
+}

@@ -1,0 +1,14 @@
+//! Static HTML site for runs and comparisons: an index of every benchmark measure with trend
+//! sparklines and change points, one page per benchmark, one per comparison and one for the
+//! environments. Self-contained: inline SVG, one CSS file, no CDN, works from `file://`.
+
+mod compare_page;
+mod model;
+mod pages;
+mod site;
+mod svg;
+pub mod synthetic;
+#[cfg(test)]
+mod tests;
+
+pub use site::{HtmlError, ReportInput, SiteSummary, write_site};

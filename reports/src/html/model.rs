@@ -1,0 +1,203 @@
+//! Per-benchmark histories built from runs: one point per run (median, its 95% interval,
+//! the raw min–max spread, throttling), change points over the medians, and stable slugs.
+
+use std::collections::BTreeMap;
+
+use pitwall_stats::changepoint::{ChangePoint, DetectConfig, detect};
+use pitwall_stats::median_ci;
+use pitwall_suites::{Direction, ResultStatus, Run};
+
+/// One run's view of one benchmark measure.
+#[derive(Debug, Clone)]
+pub(crate) struct Point {
+    /// Index of the run in the input (oldest first).
+    pub run: usize,
+    pub median: f64,
+    /// 95% interval of the median (`None` with fewer than 6 samples).
+    pub ci: Option<(f64, f64)>,
+    pub min: f64,
+    pub max: f64,
+    pub n: usize,
+    /// Samples flagged as taken while the device was throttled.
+    pub throttled: usize,
+}
+
+/// The history of one benchmark measure (`suite/name[params]/measure`).
+#[derive(Debug, Clone)]
+pub(crate) struct Series {
+    pub key: String,
+    pub slug: String,
+    pub suite: String,
+    pub name: String,
+    pub params: BTreeMap<String, String>,
+    pub measure: String,
+    pub unit: String,
+    pub direction: Direction,
+    pub points: Vec<Point>,
+    /// Change points over the per-run medians (indices into `points`).
+    pub changes: Vec<ChangePoint>,
+}
+
+impl Series {
+    /// `name[k=v,…]`: what a row shows next to the suite.
+    pub fn label(&self) -> String {
+        if self.params.is_empty() {
+            return self.name.clone();
+        }
+        let p: Vec<String> = self
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        format!("{}[{}]", self.name, p.join(","))
+    }
+
+    /// Whether a relative change of the median makes this measure worse.
+    pub fn is_worse(&self, rel_change: f64) -> bool {
+        match self.direction {
+            Direction::LowerIsBetter => rel_change > 0.0,
+            Direction::HigherIsBetter => rel_change < 0.0,
+        }
+    }
+}
+
+/// Builds one series per benchmark measure, sorted by key. Failed results and results without
+/// samples are left out; when a run holds the same key twice, the first one counts.
+pub(crate) fn collect(runs: &[Run]) -> Vec<Series> {
+    let mut by_key: BTreeMap<String, Series> = BTreeMap::new();
+    let mut sorted: Vec<f64> = Vec::new();
+    for (ri, run) in runs.iter().enumerate() {
+        for r in &run.results {
+            if r.status != ResultStatus::Ok || r.samples.is_empty() {
+                continue;
+            }
+            let key = r.key();
+            let series = by_key.entry(key.clone()).or_insert_with(|| Series {
+                slug: slug(&key),
+                key,
+                suite: r.suite.clone(),
+                name: r.name.clone(),
+                params: r.params.clone(),
+                measure: r.measure.clone(),
+                unit: r.unit.to_string(),
+                direction: r.direction,
+                points: Vec::new(),
+                changes: Vec::new(),
+            });
+            if series.points.last().is_some_and(|p| p.run == ri) {
+                continue;
+            }
+            sorted.clear();
+            sorted.extend(r.samples.iter().copied().filter(|v| v.is_finite()));
+            if sorted.is_empty() {
+                continue;
+            }
+            sorted.sort_by(f64::total_cmp);
+            let n = sorted.len();
+            let median = pitwall_stats::quantile_sorted(&sorted, 0.5).unwrap_or(f64::NAN);
+            series.points.push(Point {
+                run: ri,
+                median,
+                ci: median_ci(&sorted),
+                min: sorted[0],
+                max: sorted[n - 1],
+                n,
+                throttled: r.sample_meta.iter().filter(|m| m.throttled).count(),
+            });
+        }
+    }
+    let config = DetectConfig::default();
+    let mut out: Vec<Series> = by_key
+        .into_values()
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    for s in &mut out {
+        let medians: Vec<f64> = s.points.iter().map(|p| p.median).collect();
+        s.changes = detect(&medians, &config);
+    }
+    out
+}
+
+/// File-name-safe, stable slug of a key: lower-case alphanumerics and dashes (at most 60),
+/// then 8 hex digits of a hash of the whole key so that distinct keys never share a page.
+pub(crate) fn slug(key: &str) -> String {
+    let mut s = String::new();
+    for c in key.chars() {
+        if c.is_ascii_alphanumeric() {
+            s.push(c.to_ascii_lowercase());
+        } else if !s.ends_with('-') && !s.is_empty() {
+            s.push('-');
+        }
+        if s.len() >= 60 {
+            break;
+        }
+    }
+    let s = s.trim_end_matches('-');
+    format!("{s}-{:08x}", fnv1a(key))
+}
+
+/// 32-bit FNV-1a: small, stable across versions and platforms.
+fn fnv1a(s: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in s.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+/// First 10 characters of a commit (the whole text when it is not a sha).
+pub(crate) fn short_commit(commit: &str) -> &str {
+    if commit.len() >= 12 && commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+        &commit[..10]
+    } else {
+        commit
+    }
+}
+
+/// A parameter value as a number (`4096`, `1.5`, `64K`, `1M`, `2G` with binary multiples).
+pub(crate) fn numeric_param(v: &str) -> Option<f64> {
+    let v = v.trim();
+    let (digits, mult) = match v.chars().last()? {
+        'k' | 'K' => (&v[..v.len() - 1], 1024.0),
+        'm' | 'M' => (&v[..v.len() - 1], 1024.0 * 1024.0),
+        'g' | 'G' => (&v[..v.len() - 1], 1024.0 * 1024.0 * 1024.0),
+        _ => (v, 1.0),
+    };
+    let x: f64 = digits.parse().ok()?;
+    x.is_finite().then_some(x * mult)
+}
+
+#[cfg(test)]
+mod unit_tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_safe_and_distinct() {
+        let a = slug("kernel/gemm[n=512]/time");
+        let b = slug("kernel/gemm[n=512]/time ");
+        assert!(a.starts_with("kernel-gemm-n-512-time-"), "{a}");
+        assert_ne!(a, b);
+        let evil = slug("<script>alert(1)</script>/../../x");
+        assert!(
+            evil.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'),
+            "{evil}"
+        );
+        assert!(slug(&"x".repeat(500)).len() <= 69);
+    }
+
+    #[test]
+    fn numeric_params() {
+        assert_eq!(numeric_param("4096"), Some(4096.0));
+        assert_eq!(numeric_param("64K"), Some(65536.0));
+        assert_eq!(numeric_param("1.5"), Some(1.5));
+        assert_eq!(numeric_param("f32"), None);
+        assert_eq!(numeric_param(""), None);
+    }
+
+    #[test]
+    fn short_commits() {
+        assert_eq!(short_commit(&"ab".repeat(20)), "ababababab");
+        assert_eq!(short_commit("working tree"), "working tree");
+    }
+}

@@ -1,0 +1,377 @@
+//! What each page shows, as plain serializable structs built from the runs: the templates
+//! only lay these out. Charts arrive here as finished (escaped) SVG strings.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use pitwall_suites::{Direction, Fingerprint, Run};
+use serde::Serialize;
+
+use super::model::{Series, numeric_param, short_commit};
+use super::svg::{self, SweepPoint};
+use crate::compare::ComparisonReport;
+use crate::number::{pct, sig};
+
+/// Rows of the recent-runs table on a benchmark page.
+const RECENT_RUNS: usize = 20;
+
+pub(crate) fn signed_pct(fraction: f64) -> String {
+    let p = pct(fraction);
+    if fraction > 0.0 { format!("+{p}") } else { p }
+}
+
+fn subject(run: &Run) -> String {
+    run.commit_info
+        .as_ref()
+        .map(|c| c.subject.clone())
+        .unwrap_or_default()
+}
+
+/// A change point as a row shows it.
+#[derive(Debug, Serialize)]
+pub(crate) struct ChangeView {
+    pub change: String,
+    pub class: &'static str,
+    pub before: String,
+    pub after: String,
+    pub from: String,
+    pub from_subject: String,
+    pub to: String,
+    pub to_subject: String,
+    pub p_value: String,
+}
+
+fn change_view(
+    s: &Series,
+    cp: &pitwall_stats::changepoint::ChangePoint,
+    runs: &[Run],
+) -> ChangeView {
+    let from = &runs[s.points[cp.index - 1].run];
+    let to = &runs[s.points[cp.index].run];
+    ChangeView {
+        change: signed_pct(cp.rel_change),
+        class: if s.is_worse(cp.rel_change) {
+            "worse"
+        } else {
+            "better"
+        },
+        before: sig(cp.before, 4),
+        after: sig(cp.after, 4),
+        from: short_commit(&from.commit).to_string(),
+        from_subject: subject(from),
+        to: short_commit(&to.commit).to_string(),
+        to_subject: subject(to),
+        p_value: sig(cp.p_value, 2),
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct IndexRow {
+    pub slug: String,
+    pub suite: String,
+    pub label: String,
+    pub measure: String,
+    pub unit: String,
+    pub latest: String,
+    pub runs: usize,
+    pub spark: String,
+    pub change: Option<ChangeView>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct CompareLink {
+    pub n: usize,
+    pub title: String,
+    pub summary: String,
+    pub regressions: usize,
+    pub incomparable: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct IndexPage {
+    pub rows: Vec<IndexRow>,
+    pub suites: Vec<String>,
+    pub comparisons: Vec<CompareLink>,
+    pub runs: usize,
+    pub latest_worse: usize,
+    pub latest_better: usize,
+}
+
+pub(crate) fn index(
+    series: &[Series],
+    runs: &[Run],
+    comparisons: &[(String, ComparisonReport)],
+) -> IndexPage {
+    let rows: Vec<IndexRow> = series
+        .iter()
+        .map(|s| IndexRow {
+            slug: s.slug.clone(),
+            suite: s.suite.clone(),
+            label: s.label(),
+            measure: s.measure.clone(),
+            unit: s.unit.clone(),
+            latest: s
+                .points
+                .last()
+                .map(|p| sig(p.median, 4))
+                .unwrap_or_default(),
+            runs: s.points.len(),
+            spark: svg::sparkline(s),
+            change: s.changes.last().map(|cp| change_view(s, cp, runs)),
+        })
+        .collect();
+    let worse = rows
+        .iter()
+        .filter(|r| r.change.as_ref().is_some_and(|c| c.class == "worse"))
+        .count();
+    IndexPage {
+        suites: series
+            .iter()
+            .map(|s| s.suite.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+        comparisons: comparisons
+            .iter()
+            .enumerate()
+            .map(|(i, (title, r))| CompareLink {
+                n: i + 1,
+                title: title.clone(),
+                summary: r.summary_line(),
+                regressions: r.counts().regression,
+                incomparable: r.incomparable,
+            })
+            .collect(),
+        runs: runs.len(),
+        latest_worse: worse,
+        latest_better: rows.iter().filter(|r| r.change.is_some()).count() - worse,
+        rows,
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct RunRow {
+    pub commit: String,
+    pub subject: String,
+    pub started_at: String,
+    pub median: String,
+    pub ci: String,
+    pub spread: String,
+    pub n: usize,
+    pub throttled: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct SweepView {
+    pub param: String,
+    pub chart: String,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct BenchPage {
+    pub key: String,
+    pub suite: String,
+    pub label: String,
+    pub measure: String,
+    pub unit: String,
+    pub better: &'static str,
+    pub chart: String,
+    pub changes: Vec<ChangeView>,
+    pub sweeps: Vec<SweepView>,
+    pub recent: Vec<RunRow>,
+    pub runs: usize,
+    pub throttled_runs: usize,
+}
+
+/// Groups series by suite, name and measure (the candidates for parameter sweeps).
+pub(crate) fn sweep_groups(series: &[Series]) -> BTreeMap<(&str, &str, &str), Vec<usize>> {
+    let mut g: BTreeMap<(&str, &str, &str), Vec<usize>> = BTreeMap::new();
+    for (i, s) in series.iter().enumerate() {
+        g.entry((&s.suite, &s.name, &s.measure))
+            .or_default()
+            .push(i);
+    }
+    g
+}
+
+/// One chart per numeric parameter of `s` along which at least two benchmarks differ while
+/// every other parameter matches.
+fn sweeps(s: &Series, series: &[Series], group: &[usize]) -> Vec<SweepView> {
+    let mut out = Vec::new();
+    for (k, v) in &s.params {
+        if numeric_param(v).is_none() {
+            continue;
+        }
+        let mut pts: Vec<SweepPoint> = group
+            .iter()
+            .map(|&j| &series[j])
+            .filter(|t| {
+                t.params.len() == s.params.len()
+                    && t.params
+                        .iter()
+                        .all(|(tk, tv)| tk == k || s.params.get(tk) == Some(tv))
+            })
+            .filter_map(|t| {
+                let tv = t.params.get(k)?;
+                Some(SweepPoint {
+                    x: numeric_param(tv)?,
+                    y: t.points.last()?.median,
+                    label: tv.clone(),
+                    current: t.key == s.key,
+                })
+            })
+            .collect();
+        if pts.len() < 2 {
+            continue;
+        }
+        pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+        out.push(SweepView {
+            param: k.clone(),
+            chart: svg::sweep(&pts, k, &s.unit),
+        });
+    }
+    out
+}
+
+pub(crate) fn bench(s: &Series, series: &[Series], group: &[usize], runs: &[Run]) -> BenchPage {
+    let recent = s
+        .points
+        .iter()
+        .rev()
+        .take(RECENT_RUNS)
+        .map(|p| {
+            let run = &runs[p.run];
+            RunRow {
+                commit: short_commit(&run.commit).to_string(),
+                subject: subject(run),
+                started_at: run.started_at.clone(),
+                median: sig(p.median, 4),
+                ci: p
+                    .ci
+                    .map(|(a, b)| format!("{} – {}", sig(a, 4), sig(b, 4)))
+                    .unwrap_or_else(|| "n < 6".into()),
+                spread: format!("{} – {}", sig(p.min, 4), sig(p.max, 4)),
+                n: p.n,
+                throttled: p.throttled,
+            }
+        })
+        .collect();
+    BenchPage {
+        key: s.key.clone(),
+        suite: s.suite.clone(),
+        label: s.label(),
+        measure: s.measure.clone(),
+        unit: s.unit.clone(),
+        better: match s.direction {
+            Direction::LowerIsBetter => "lower is better",
+            Direction::HigherIsBetter => "higher is better",
+        },
+        chart: svg::history(s, runs),
+        changes: s
+            .changes
+            .iter()
+            .rev()
+            .map(|cp| change_view(s, cp, runs))
+            .collect(),
+        sweeps: sweeps(s, series, group),
+        recent,
+        runs: s.points.len(),
+        throttled_runs: s.points.iter().filter(|p| p.throttled > 0).count(),
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct EnvField {
+    pub name: String,
+    pub value: String,
+    /// The value differs between the environments shown.
+    pub differs: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct EnvView {
+    pub run_id: String,
+    pub commit: String,
+    pub started_at: String,
+    pub runs: usize,
+    pub fields: Vec<EnvField>,
+}
+
+fn flatten(f: &Fingerprint) -> Vec<(String, String)> {
+    let mut v = vec![
+        ("hostname".to_string(), f.hostname.clone()),
+        ("os".into(), f.os.clone()),
+        ("arch".into(), f.arch.clone()),
+        ("kernel".into(), f.kernel.clone()),
+        ("cpu model".into(), f.cpu_model.clone()),
+        ("logical cpus".into(), f.logical_cpus.to_string()),
+        (
+            "memory".into(),
+            format!("{:.1} GiB", f.memory_bytes as f64 / (1u64 << 30) as f64),
+        ),
+        (
+            "cpu governor".into(),
+            f.cpu_governor.clone().unwrap_or_default(),
+        ),
+        ("pitwall".into(), f.pitwall_version.clone()),
+    ];
+    for (i, g) in f.gpus.iter().enumerate() {
+        v.push((format!("gpu {i} model"), g.model.clone()));
+        v.push((
+            format!("gpu {i} driver"),
+            g.driver.clone().unwrap_or_default(),
+        ));
+        v.push((format!("gpu {i} uuid"), g.uuid.clone().unwrap_or_default()));
+        for (k, x) in &g.extra {
+            v.push((format!("gpu {i} {k}"), x.to_string()));
+        }
+    }
+    v.extend(f.env.iter().map(|(k, x)| (format!("env {k}"), x.clone())));
+    v.extend(f.extra.iter().map(|(k, x)| (k.clone(), x.to_string())));
+    v
+}
+
+/// The latest run of every distinct fingerprint, newest first, with the fields that differ
+/// between them marked.
+pub(crate) fn envs(runs: &[Run]) -> Vec<EnvView> {
+    let mut seen: Vec<(&Fingerprint, usize)> = Vec::new();
+    let mut views: Vec<EnvView> = Vec::new();
+    for run in runs.iter().rev() {
+        if let Some(s) = seen.iter_mut().find(|(f, _)| **f == run.fingerprint) {
+            views[s.1].runs += 1;
+            continue;
+        }
+        seen.push((&run.fingerprint, views.len()));
+        views.push(EnvView {
+            run_id: run.id.clone(),
+            commit: short_commit(&run.commit).to_string(),
+            started_at: run.started_at.clone(),
+            runs: 1,
+            fields: flatten(&run.fingerprint)
+                .into_iter()
+                .map(|(name, value)| EnvField {
+                    name,
+                    value,
+                    differs: false,
+                })
+                .collect(),
+        });
+    }
+    // A field differs when its values disagree or when some environments lack it.
+    let mut values: BTreeMap<String, (BTreeSet<String>, usize)> = BTreeMap::new();
+    for v in &views {
+        for f in &v.fields {
+            let e = values.entry(f.name.clone()).or_default();
+            e.0.insert(f.value.clone());
+            e.1 += 1;
+        }
+    }
+    let total = views.len();
+    for v in &mut views {
+        for f in &mut v.fields {
+            f.differs = values
+                .get(&f.name)
+                .is_some_and(|(set, n)| set.len() > 1 || *n < total);
+        }
+    }
+    views
+}

@@ -1,0 +1,172 @@
+//! `write_site`: renders every page with minijinja templates embedded at build time
+//! (autoescaping on, as every template name ends in `.html`) and writes the static site.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use minijinja::value::Serde;
+use minijinja::{Environment, UndefinedBehavior, Value, context};
+use pitwall_suites::Run;
+
+use super::compare_page;
+use super::model;
+use super::pages;
+use crate::compare::ComparisonReport;
+
+/// Everything a report is made from.
+#[derive(Debug, Clone, Copy)]
+pub struct ReportInput<'a> {
+    /// Project name shown in titles.
+    pub project: &'a str,
+    /// Runs, oldest first.
+    pub runs: &'a [Run],
+    /// Comparisons to render, each with a title; one page each (`compare/<n>.html`, from 1).
+    pub comparisons: &'a [(String, ComparisonReport)],
+    /// When the report was made (shown as given).
+    pub generated_at: &'a str,
+}
+
+/// What `write_site` wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SiteSummary {
+    /// HTML pages written.
+    pub pages: usize,
+    /// Size of `index.html` in bytes.
+    pub index_bytes: u64,
+    /// Benchmark measures (one page each).
+    pub benchmarks: usize,
+}
+
+/// Why the site could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum HtmlError {
+    #[error("template {template}: {source}")]
+    Template {
+        template: &'static str,
+        #[source]
+        source: minijinja::Error,
+    },
+    #[error("cannot write {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+const TEMPLATES: [(&str, &str); 5] = [
+    ("base.html", include_str!("../../../templates/base.html")),
+    ("index.html", include_str!("../../../templates/index.html")),
+    ("bench.html", include_str!("../../../templates/bench.html")),
+    (
+        "compare.html",
+        include_str!("../../../templates/compare.html"),
+    ),
+    ("env.html", include_str!("../../../templates/env.html")),
+];
+
+const STYLE_CSS: &str = include_str!("../../../templates/assets/style.css");
+const FILTER_JS: &str = include_str!("../../../templates/assets/filter.js");
+
+fn environment() -> Result<Environment<'static>, HtmlError> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    for (name, source) in TEMPLATES {
+        env.add_template(name, source)
+            .map_err(|source| HtmlError::Template {
+                template: name,
+                source,
+            })?;
+    }
+    Ok(env)
+}
+
+fn render(env: &Environment<'_>, template: &'static str, ctx: Value) -> Result<String, HtmlError> {
+    env.get_template(template)
+        .and_then(|t| t.render(ctx))
+        .map_err(|source| HtmlError::Template { template, source })
+}
+
+fn write(path: PathBuf, text: &str) -> Result<u64, HtmlError> {
+    fs::write(&path, text).map_err(|source| HtmlError::Io { path, source })?;
+    Ok(text.len() as u64)
+}
+
+fn mkdir(path: PathBuf) -> Result<(), HtmlError> {
+    fs::create_dir_all(&path).map_err(|source| HtmlError::Io { path, source })
+}
+
+/// Writes `index.html`, `bench/<slug>.html` per benchmark measure, `compare/<n>.html` per
+/// comparison, `env.html` and `assets/style.css` under `out_dir` (created when missing).
+/// Pages of benchmarks that no longer exist are not removed.
+pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary, HtmlError> {
+    for sub in ["", "bench", "compare", "assets"] {
+        mkdir(out_dir.join(sub))?;
+    }
+    let env = environment()?;
+    let series = model::collect(input.runs);
+    let page = |root: &str, title: &str| {
+        context! {
+            project => input.project,
+            generated_at => input.generated_at,
+            root => root,
+            title => title,
+        }
+    };
+    let mut pages_written = 0;
+
+    let index = pages::index(&series, input.runs, input.comparisons);
+    let html = render(
+        &env,
+        "index.html",
+        context! { page => Serde(&index), filter_js => FILTER_JS, ..page("", "benchmarks") },
+    )?;
+    let index_bytes = write(out_dir.join("index.html"), &html)?;
+    pages_written += 1;
+
+    let groups = pages::sweep_groups(&series);
+    for s in &series {
+        let group = &groups[&(s.suite.as_str(), s.name.as_str(), s.measure.as_str())];
+        let bench = pages::bench(s, &series, group, input.runs);
+        let html = render(
+            &env,
+            "bench.html",
+            context! { page => Serde(&bench), ..page("../", &s.key) },
+        )?;
+        write(
+            out_dir.join("bench").join(format!("{}.html", s.slug)),
+            &html,
+        )?;
+        pages_written += 1;
+    }
+
+    for (i, (title, report)) in input.comparisons.iter().enumerate() {
+        let cmp = compare_page::compare(title, report, &series, input.runs);
+        let html = render(
+            &env,
+            "compare.html",
+            context! { page => Serde(&cmp), ..page("../", title) },
+        )?;
+        write(
+            out_dir.join("compare").join(format!("{}.html", i + 1)),
+            &html,
+        )?;
+        pages_written += 1;
+    }
+
+    let envs = pages::envs(input.runs);
+    let html = render(
+        &env,
+        "env.html",
+        context! { envs => Serde(&envs), ..page("", "environments") },
+    )?;
+    write(out_dir.join("env.html"), &html)?;
+    pages_written += 1;
+    write(out_dir.join("assets").join("style.css"), STYLE_CSS)?;
+
+    Ok(SiteSummary {
+        pages: pages_written,
+        index_bytes,
+        benchmarks: series.len(),
+    })
+}

@@ -1,0 +1,214 @@
+//! Site tests: page structure and counts, escaping of untrusted names and subjects, and
+//! snapshots of the index and one benchmark page for a small deterministic input.
+
+use super::synthetic;
+use super::{ReportInput, write_site};
+use pitwall_suites::Run;
+
+/// 16 measures (two suites, sweeps over `size`) × 30 runs, one renamed to a script tag, one
+/// commit subject with markup, and a comparison across a GPU change.
+fn input_runs() -> Vec<Run> {
+    let mut runs = synthetic::runs(16, 30, 8);
+    for run in &mut runs {
+        run.results[3].name = "<script>alert(1)</script>".into();
+    }
+    runs[29].commit_info.as_mut().unwrap().subject = "fix <b>bold</b> & \"quoted\"".into();
+    runs
+}
+
+fn render(runs: &[Run]) -> (tempfile::TempDir, super::SiteSummary) {
+    let comparisons = vec![(
+        "first vs last".to_string(),
+        synthetic::comparison(&runs[0], &runs[runs.len() - 1]),
+    )];
+    let dir = tempfile::tempdir().unwrap();
+    let input = ReportInput {
+        project: "demo <p>",
+        runs,
+        comparisons: &comparisons,
+        generated_at: "2026-12-02T10:00:00Z",
+    };
+    let summary = write_site(&input, dir.path()).unwrap();
+    (dir, summary)
+}
+
+fn read(dir: &tempfile::TempDir, rel: &str) -> String {
+    std::fs::read_to_string(dir.path().join(rel)).unwrap()
+}
+
+fn bench_pages(dir: &tempfile::TempDir) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir.path().join("bench"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn writes_every_page() {
+    let runs = input_runs();
+    let (dir, summary) = render(&runs);
+    assert_eq!(summary.benchmarks, 16);
+    assert_eq!(summary.pages, 16 + 1 + 1 + 1);
+    assert_eq!(bench_pages(&dir).len(), 16);
+    for f in [
+        "index.html",
+        "env.html",
+        "compare/1.html",
+        "assets/style.css",
+    ] {
+        assert!(dir.path().join(f).is_file(), "{f} missing");
+    }
+    let index = read(&dir, "index.html");
+    assert_eq!(summary.index_bytes, index.len() as u64);
+    assert_eq!(index.matches("<tr data-suite=").count(), 16);
+    assert_eq!(index.matches(r#"<svg class="spark""#).count(), 16);
+    for page in bench_pages(&dir) {
+        assert!(
+            index.contains(&format!(r#"href="bench/{page}""#)),
+            "{page} not linked"
+        );
+    }
+    // No remote resources anywhere: the site works from file:// without a network.
+    for f in ["index.html", "env.html", "compare/1.html"] {
+        let html = read(&dir, f);
+        assert!(
+            !html.contains("http://") && !html.contains("https://"),
+            "{f}"
+        );
+        assert!(html.contains("assets/style.css"));
+    }
+}
+
+#[test]
+fn benchmark_page_has_history_bands_change_points_and_sweep() {
+    let runs = input_runs();
+    let (dir, _) = render(&runs);
+    // Measure 0 steps by 10% at run 20 (see `synthetic::runs`).
+    let page = bench_pages(&dir)
+        .into_iter()
+        .find(|p| p.starts_with("kernel-gemm0-size-64-"))
+        .unwrap();
+    let html = read(&dir, &format!("bench/{page}"));
+    let history = &html[html.find(r#"id="history""#).unwrap()..];
+    let history = &history[..history.find("</svg>").unwrap()];
+    assert_eq!(
+        history.matches("<circle ").count(),
+        30,
+        "one marker per run"
+    );
+    let sweep = &html[html.find(r#"class="chart sweep""#).unwrap()..];
+    let sweep = &sweep[..sweep.find("</svg>").unwrap()];
+    // sizes 64..8192 of gemm0, less the one renamed to a script tag.
+    assert_eq!(sweep.matches("<circle ").count(), 7);
+    assert_eq!(sweep.matches(r#"class="pt cur""#).count(), 1);
+    assert!(html.contains(r#"<path class="spread""#) && html.contains(r#"<path class="ci""#));
+    assert!(
+        html.contains(r#"<g class="cp worse">"#),
+        "the step is marked"
+    );
+    // Verdict first, with the magnitude (about +10%) and the commit range.
+    let latest = html.split("Latest change: <strong>+").nth(1).unwrap();
+    let magnitude: f64 = latest[..latest.find('%').unwrap()].parse().unwrap();
+    assert!((8.0..12.0).contains(&magnitude), "{magnitude}");
+    assert!(html.contains("<title>change between "));
+    assert!(
+        html.contains(r#"class="pt thr""#),
+        "throttled run drawn apart"
+    );
+    assert!(html.contains("Latest median by size"));
+    assert!(html.contains("change number 20"), "subject shown");
+}
+
+#[test]
+fn untrusted_text_is_escaped() {
+    let runs = input_runs();
+    let (dir, _) = render(&runs);
+    let mut all =
+        read(&dir, "index.html") + &read(&dir, "compare/1.html") + &read(&dir, "env.html");
+    for p in bench_pages(&dir) {
+        all += &read(&dir, &format!("bench/{p}"));
+    }
+    assert!(
+        !all.contains("<script>alert(1)"),
+        "benchmark name must be text"
+    );
+    assert!(all.contains("&lt;script&gt;alert(1)&lt;"));
+    assert!(!all.contains("<b>bold</b>"), "commit subject must be text");
+    assert!(!all.contains("demo <p>"), "project name must be text");
+    // The only script is the index filter.
+    assert_eq!(all.matches("<script>").count(), 1);
+}
+
+#[test]
+fn comparison_page_orders_regressions_first_and_shows_mismatch() {
+    let mut runs = input_runs();
+    let last = runs.len() - 1;
+    runs[last].fingerprint.gpus[0].model = "H200".into();
+    let (dir, _) = render(&runs);
+    let html = read(&dir, "compare/1.html");
+    let first_reg = html.find(r#"<tr class="regression">"#).unwrap();
+    let first_unch = html.find(r#"<tr class="unchanged">"#).unwrap();
+    assert!(first_reg < first_unch);
+    assert!(html.contains(r#"class="mismatch""#) && html.contains("gpu model: H100 vs H200"));
+    assert_eq!(html.matches(r#"<svg class="boxes""#).count(), 16);
+    assert!(
+        !html.contains("show the median only"),
+        "samples found in the runs"
+    );
+    let env = read(&dir, "env.html");
+    assert_eq!(env.matches("<table class=\"env\">").count(), 2);
+    assert!(env.contains(r#"<tr class="differs"><th>gpu 0 model</th><td>H200</td>"#));
+}
+
+#[test]
+fn empty_input_still_writes_a_site() {
+    let (dir, summary) = render_empty();
+    assert_eq!(summary.benchmarks, 0);
+    assert_eq!(summary.pages, 2);
+    assert!(read(&dir, "index.html").contains("0 benchmark measures over 0 runs"));
+}
+
+fn render_empty() -> (tempfile::TempDir, super::SiteSummary) {
+    let dir = tempfile::tempdir().unwrap();
+    let input = ReportInput {
+        project: "p",
+        runs: &[],
+        comparisons: &[],
+        generated_at: "t",
+    };
+    let s = write_site(&input, dir.path()).unwrap();
+    (dir, s)
+}
+
+fn snapshot_filters() -> Vec<(&'static str, &'static str)> {
+    vec![
+        (r"\b[0-9a-f]{40}\b", "[sha]"),
+        (r"\b[0-9a-f]{10}\b", "[short-sha]"),
+        (r"-[0-9a-f]{8}\.html", "-[hash].html"),
+        (r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", "[time]"),
+    ]
+}
+
+#[test]
+fn index_snapshot() {
+    let runs: Vec<Run> = synthetic::runs(4, 12, 6);
+    let (dir, _) = render(&runs);
+    insta::with_settings!({ filters => snapshot_filters() }, {
+        insta::assert_snapshot!(read(&dir, "index.html"));
+    });
+}
+
+#[test]
+fn benchmark_page_snapshot() {
+    let runs: Vec<Run> = synthetic::runs(4, 12, 6);
+    let (dir, _) = render(&runs);
+    let page = bench_pages(&dir)
+        .into_iter()
+        .find(|p| p.starts_with("kernel-gemm0-size-64-"))
+        .unwrap();
+    insta::with_settings!({ filters => snapshot_filters() }, {
+        insta::assert_snapshot!(read(&dir, &format!("bench/{page}")));
+    });
+}

@@ -1,0 +1,66 @@
+//! Renders a small synthetic site into a temporary directory and loads it in headless
+//! Chromium with `tests/browser/check_report.sh`. Skipped, with a message, only when no
+//! Chromium is installed (CI installs Debian's `chromium`).
+
+use std::path::Path;
+use std::process::Command;
+
+use pitwall_reports::html::{ReportInput, synthetic, write_site};
+
+fn chromium() -> Option<String> {
+    if let Ok(c) = std::env::var("CHROMIUM") {
+        return Some(c);
+    }
+    [
+        "chromium",
+        "chromium-browser",
+        "google-chrome-stable",
+        "google-chrome",
+    ]
+    .into_iter()
+    .find(|c| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {c} >/dev/null 2>&1")])
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+    .map(str::to_string)
+}
+
+#[test]
+fn report_renders_in_headless_chromium() {
+    if chromium().is_none() {
+        eprintln!(
+            "SKIPPED report_renders_in_headless_chromium: chromium is not installed (apt-get install -y chromium)"
+        );
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let runs = synthetic::runs(24, 40, 10);
+    let comparisons = vec![(
+        "first vs last".to_string(),
+        synthetic::comparison(&runs[0], &runs[39]),
+    )];
+    let dir = tempfile::tempdir().unwrap();
+    let input = ReportInput {
+        project: "browser-test",
+        runs: &runs,
+        comparisons: &comparisons,
+        generated_at: "now",
+    };
+    write_site(&input, dir.path()).unwrap();
+    let shots = root.join("target").join("browser");
+    let out = Command::new("bash")
+        .arg(root.join("tests/browser/check_report.sh"))
+        .arg(dir.path())
+        .arg(&shots)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "browser check failed:\n{text}");
+    assert!(shots.join("index.png").is_file() && shots.join("bench.png").is_file());
+}
