@@ -55,6 +55,15 @@ pub enum Cmd {
     Detect(DetectArgs),
     /// Print the environment fingerprint and the host and GPU checks (changes nothing)
     Env(EnvArgs),
+    /// Write the static HTML report of the stored history
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Output directory [default: .pitwall/report]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -79,6 +88,9 @@ pub struct RunArgs {
     pub bench: Option<String>,
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
+    /// Do not write the HTML report after the run
+    #[arg(long)]
+    pub no_report: bool,
     /// Measure these commits (sha, branch, tag, HEAD~2…), each in a cached worktree (repeatable)
     #[arg(long = "commit", value_name = "REV", num_args = 1.., conflicts_with_all = ["base", "head"])]
     pub commits: Vec<String>,

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use super::args::{
     Cli, Cmd, CompareArgs, CompareFormat, DetectArgs, EnvArgs, ExportArgs, Format, Global,
-    ImportArgs, RunArgs, RunsArgs, ShowArgs,
+    ImportArgs, ReportArgs, RunArgs, RunsArgs, ShowArgs,
 };
 use super::exit::{self, Failure};
 use super::progress::Bars;
@@ -55,6 +55,7 @@ pub fn main() -> ExitCode {
         Cmd::Compare(a) => cmd_compare(&cli.global, a),
         Cmd::Detect(a) => cmd_detect(&cli.global, a),
         Cmd::Env(a) => cmd_env(&cli.global, a),
+        Cmd::Report(a) => cmd_report(&cli.global, a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -219,6 +220,14 @@ fn store_and_print(
             run.status.as_str(),
             store.describe()
         );
+    }
+    if !a.no_report {
+        let out = PathBuf::from(REPORT_DIR);
+        match load_config(g).and_then(|config| write_report(&config, store, &out)) {
+            Ok(_) if !g.quiet => eprintln!("report: {}", out.join("index.html").display()),
+            Ok(_) => {}
+            Err(f) => eprintln!("warning: report not written: {:#}", f.error),
+        }
     }
     Ok(match run.status {
         RunStatus::Complete => exit::OK,
@@ -700,4 +709,43 @@ fn cmd_env(g: &Global, a: &EnvArgs) -> Result<u8, Failure> {
         ),
     }
     Ok(exit::OK)
+}
+
+/// Default report directory.
+const REPORT_DIR: &str = ".pitwall/report";
+
+fn cmd_report(g: &Global, a: &ReportArgs) -> Result<u8, Failure> {
+    let config = load_config(g)?;
+    let store = open_store(g, &config)?;
+    let out = a.out.clone().unwrap_or_else(|| PathBuf::from(REPORT_DIR));
+    let summary = write_report(&config, store.as_ref(), &out)?;
+    println!("{}", out.join("index.html").display());
+    if !g.quiet {
+        eprintln!("report: {} pages, {} benchmarks, index {} KiB", summary.pages, summary.benchmarks, summary.index_bytes / 1024);
+    }
+    Ok(exit::OK)
+}
+
+/// Writes the HTML report of every stored run, with the latest interleaved pair (or else the
+/// two latest runs) as its comparison.
+fn write_report(config: &Config, store: &dyn Store, out: &Path) -> Result<pitwall_reports::html::SiteSummary, Failure> {
+    let runs = store.all_runs().map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+    let mut comparisons = Vec::new();
+    let sides = match source::resolve_pair("latest", store) {
+        Ok(pair) => Some(("latest base/head pair".to_string(), pair)),
+        Err(_) if runs.len() >= 2 => {
+            let side = |r: &pitwall_suites::Run| source::Side { label: format!("run {}", r.id), results: r.results.clone(), run: Some(r.clone()) };
+            Some(("latest run vs the one before".to_string(), (side(&runs[runs.len() - 2]), side(&runs[runs.len() - 1]))))
+        }
+        Err(_) => None,
+    };
+    if let Some((title, (base, head))) = sides {
+        let report = compare::compare(&base, &head, config, None, &AbConfig::default(), compare::CompareOptions { allow_env_mismatch: true, exclude_throttled: false });
+        if !report.benchmarks.is_empty() {
+            comparisons.push((title, report));
+        }
+    }
+    let generated_at = pitwall_runner::run::now_rfc3339();
+    let input = pitwall_reports::html::ReportInput { project: &config.project.name, runs: &runs, comparisons: &comparisons, generated_at: &generated_at };
+    pitwall_reports::html::write_site(&input, out).with_context(|| format!("cannot write the report to {}", out.display())).map_err(Failure::infra)
 }
