@@ -232,16 +232,24 @@ fn code(s: &str) -> String {
 ///
 /// HTML-significant characters and the Markdown punctuation that could split a cell, start a
 /// code span, emphasis or a link become character references (which GFM never treats as
-/// syntax); line breaks become spaces; `@` gets a word joiner so it cannot mention anyone.
+/// syntax; an `_` inside a word is left alone); line breaks become spaces; `@` gets a word joiner so it cannot mention anyone.
 /// Text longer than 200 characters is cut with `…`.
 pub fn escape_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
-    for (i, ch) in s.chars().enumerate() {
+    let chars: Vec<char> = s.chars().take(MAX_CELL_CHARS + 1).collect();
+    for (i, &ch) in chars.iter().enumerate() {
         if i == MAX_CELL_CHARS {
             out.push('…');
             break;
         }
+        let alnum = |j: Option<usize>| {
+            j.and_then(|j| chars.get(j))
+                .is_some_and(|c| c.is_alphanumeric())
+        };
         match ch {
+            // Between two letters or digits `_` can neither open nor close emphasis; names
+            // are full of those, so they stay readable and short.
+            '_' if alnum(i.checked_sub(1)) && alnum(Some(i + 1)) => out.push('_'),
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
