@@ -178,6 +178,17 @@ fn retry_after_429_waits_and_creates_one() {
 }
 
 #[test]
+fn rate_limit_reset_within_the_budget_is_waited_out() {
+    let server = Server::start();
+    server.fail_next("GET", Fault::RateLimitReset { secs: 1 });
+    let gh = client(&server);
+    let t = Instant::now();
+    assert!(gh.list_issue_comments(1, 1).unwrap().is_empty());
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
 fn rate_limit_reset_beyond_the_budget_fails_fast() {
     let server = Server::start();
     server.fail_next("GET", Fault::RateLimitReset { secs: 3600 });
