@@ -9,6 +9,8 @@ use serde::Serialize;
 use crate::number::{pct, sig};
 use crate::table::Table;
 
+pub use crate::github::comment::{CommentOptions, MARKER, render_pr_comment};
+
 /// One compared benchmark measure.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ComparedBenchmark {
@@ -154,11 +156,11 @@ fn signed_pct(fraction: f64) -> String {
 }
 
 /// Change as a signed percentage of the median (candidate vs baseline), as measured.
-fn change(b: &ComparedBenchmark) -> String {
+pub(crate) fn change(b: &ComparedBenchmark) -> String {
     signed_pct(b.comparison.ratio - 1.0)
 }
 
-fn interval(b: &ComparedBenchmark) -> String {
+pub(crate) fn interval(b: &ComparedBenchmark) -> String {
     let (lo, hi) = b.comparison.ci;
     format!("[{}, {}]", signed_pct(lo - 1.0), signed_pct(hi - 1.0))
 }
@@ -218,7 +220,7 @@ pub fn render_table(r: &ComparisonReport) -> String {
     out
 }
 
-fn verdict_text(b: &ComparedBenchmark) -> String {
+pub(crate) fn verdict_text(b: &ComparedBenchmark) -> String {
     match (b.comparison.verdict, b.comparison.more_samples) {
         (Verdict::Inconclusive, Some(n)) => format!("inconclusive (~{n} samples/side needed)"),
         (v, _) => v.as_str().to_string(),
@@ -226,7 +228,7 @@ fn verdict_text(b: &ComparedBenchmark) -> String {
 }
 
 /// Regressions (worst first), improvements, inconclusive, unchanged.
-fn ordered(r: &ComparisonReport) -> Vec<&ComparedBenchmark> {
+pub(crate) fn ordered(r: &ComparisonReport) -> Vec<&ComparedBenchmark> {
     let rank = |v: Verdict| match v {
         Verdict::Regression => 0,
         Verdict::Improvement => 1,
@@ -305,7 +307,7 @@ pub fn render_markdown(r: &ComparisonReport) -> String {
     let row = |b: &ComparedBenchmark| {
         format!(
             "| `{}` | {} {} | {} {} | {} | {} | {} |\n",
-            b.key().replace('`', "'"),
+            code_in_table(&b.key()),
             sig(b.comparison.base_median, 4),
             escape_md(&b.unit),
             sig(b.comparison.cand_median, 4),
@@ -353,6 +355,14 @@ pub fn render_markdown(r: &ComparisonReport) -> String {
         }
     }
     out
+}
+
+/// Text for a code span inside a GFM table cell: a backtick would end the span and a bare `|`
+/// (also one after a backslash) would split the cell, so both are neutralised.
+fn code_in_table(s: &str) -> String {
+    s.replace('`', "'")
+        .replace('\\', "\\\\")
+        .replace('|', "\\|")
 }
 
 /// Escapes characters that Markdown or HTML would interpret in table cells.

@@ -5,6 +5,7 @@ pub mod compare;
 pub mod detect;
 pub mod env;
 pub mod exporter;
+pub mod github;
 pub mod html;
 pub mod number;
 pub mod table;

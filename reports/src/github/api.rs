@@ -1,0 +1,326 @@
+//! What pitwall needs from GitHub ([`GithubApi`]), the sticky comment and the commit status
+//! built on it, the errors, and [`Secret`], the token wrapper that never prints.
+//!
+//! No error message ever contains the token: it is not a field of any variant, text that
+//! GitHub sends back is passed through [`redact`] before it is stored, and `Secret`'s
+//! `Debug`/`Display` print `***`.
+
+use std::fmt;
+use std::time::Duration;
+
+use pitwall_stats::ab::Verdict;
+use serde::{Deserialize, Serialize};
+
+use super::comment::MARKER;
+use crate::compare::ComparisonReport;
+
+/// An API token. `Debug` and `Display` print `***`; only [`Secret::expose`] gives the value.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// Reads the token from the environment variable `var` (usually `GITHUB_TOKEN`).
+    pub fn from_env(var: &str) -> Result<Self, GithubError> {
+        match std::env::var(var) {
+            Ok(v) if !v.trim().is_empty() => Ok(Self(v.trim().to_string())),
+            _ => Err(GithubError::MissingToken {
+                token_var: var.to_string(),
+            }),
+        }
+    }
+
+    /// The token itself, for the `Authorization` header and nothing else.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// Replaces every occurrence of the token in `text` (say, a server echoing a header back).
+pub(crate) fn redact(text: &str, token: &Secret) -> String {
+    let t = token.expose();
+    if t.is_empty() {
+        text.to_string()
+    } else {
+        text.replace(t, "***")
+    }
+}
+
+/// What went wrong talking to GitHub. Each message names what to check.
+#[derive(Debug, thiserror::Error)]
+pub enum GithubError {
+    #[error(
+        "{token_var} is not set or empty; hint: export a token with pull-requests: write and statuses: write"
+    )]
+    MissingToken { token_var: String },
+
+    #[error("invalid github configuration: {what}")]
+    Config { what: String },
+
+    #[error(
+        "github token rejected (401) while trying to {action}; hint: check {token_var} (expired, revoked or mistyped)"
+    )]
+    TokenRejected { action: String, token_var: String },
+
+    #[error(
+        "token lacks permission to {action} (403: {message}); hint: it needs pull-requests: write (or issues: write) for comments and statuses: write for commit statuses"
+    )]
+    Forbidden { action: String, message: String },
+
+    #[error(
+        "not found (404) while trying to {action}: repository {repo} or {target} not found, or the token cannot see it; hint: check the repository name and the token's repository access"
+    )]
+    NotFound {
+        action: String,
+        repo: String,
+        target: String,
+    },
+
+    #[error(
+        "github rate limit while trying to {action}: next attempt allowed in {wait:?}, beyond the retry budget of {budget:?}; hint: try again later or raise max_total"
+    )]
+    RateLimited {
+        action: String,
+        wait: Duration,
+        budget: Duration,
+    },
+
+    #[error(
+        "gave up trying to {action} after {attempts} attempts in {elapsed:?} (retry budget {budget:?})"
+    )]
+    RetriesExhausted {
+        action: String,
+        attempts: u32,
+        elapsed: Duration,
+        budget: Duration,
+        #[source]
+        last: Box<GithubError>,
+    },
+
+    #[error("github answered {status} while trying to {action}: {message}")]
+    Status {
+        action: String,
+        status: u16,
+        message: String,
+    },
+
+    #[error("could not reach github while trying to {action}")]
+    Transport {
+        action: String,
+        #[source]
+        source: reqwest::Error,
+    },
+
+    #[error("unexpected response body from github while trying to {action}")]
+    Decode {
+        action: String,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl GithubError {
+    /// Whether trying again later can help (server errors, rate limits, network trouble).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            GithubError::Status { status, .. } => *status >= 500 || *status == 429,
+            GithubError::Transport { .. } | GithubError::RateLimited { .. } => true,
+            GithubError::RetriesExhausted { last, .. } => last.is_transient(),
+            _ => false,
+        }
+    }
+}
+
+/// An issue (or pull-request) comment as GitHub returns it; fields pitwall does not use are
+/// ignored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IssueComment {
+    pub id: u64,
+    #[serde(default)]
+    pub body: Option<String>,
+    #[serde(default)]
+    pub html_url: Option<String>,
+}
+
+impl IssueComment {
+    /// Whether this is a pitwall comparison comment (the marker opens the body).
+    pub fn is_pitwall(&self) -> bool {
+        self.body
+            .as_deref()
+            .is_some_and(|b| b.trim_start().starts_with(MARKER))
+    }
+}
+
+/// State of the commit status pitwall posts.
+///
+/// GitHub's commit statuses know `success`, `failure`, `error` and `pending`, no "neutral".
+/// [`StatusState::Neutral`] (inconclusive or incomparable) is sent as `success` with a
+/// description that starts with `inconclusive:` or `incomparable:`: `pending` would never
+/// resolve and block a required check forever, and `error`/`failure` would fail a pull
+/// request on evidence that does not show a regression. Teams that want such runs to block
+/// can require a re-run instead; the comment says why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusState {
+    Success,
+    Failure,
+    Neutral,
+}
+
+impl StatusState {
+    /// The `state` field sent to GitHub.
+    pub fn api_state(self) -> &'static str {
+        match self {
+            StatusState::Success | StatusState::Neutral => "success",
+            StatusState::Failure => "failure",
+        }
+    }
+
+    /// Failure on a regression that counts; neutral when the environments are incomparable,
+    /// nothing was compared, or some benchmark is inconclusive; success otherwise.
+    pub fn for_report(report: &ComparisonReport) -> Self {
+        if report.has_regression() {
+            StatusState::Failure
+        } else if report.incomparable
+            || report.benchmarks.is_empty()
+            || report
+                .benchmarks
+                .iter()
+                .any(|b| b.comparison.verdict == Verdict::Inconclusive)
+        {
+            StatusState::Neutral
+        } else {
+            StatusState::Success
+        }
+    }
+}
+
+/// The GitHub calls pitwall makes; [`super::HttpGithub`] is the real one.
+pub trait GithubApi {
+    /// One page (1-based, 100 per page) of the comments on issue or pull request `pr`.
+    fn list_issue_comments(&self, pr: u64, page: u32) -> Result<Vec<IssueComment>, GithubError>;
+    fn create_issue_comment(&self, pr: u64, body: &str) -> Result<IssueComment, GithubError>;
+    fn update_issue_comment(&self, id: u64, body: &str) -> Result<IssueComment, GithubError>;
+    fn create_status(
+        &self,
+        sha: &str,
+        state: StatusState,
+        description: &str,
+        target_url: Option<&str>,
+        context: &str,
+    ) -> Result<(), GithubError>;
+}
+
+/// Page size used for listing comments; a shorter page is the last one.
+pub const PER_PAGE: usize = 100;
+/// Pages looked at before giving up on finding an earlier comment (10,000 comments).
+const MAX_PAGES: u32 = 100;
+/// The `context` of pitwall's commit status.
+pub const STATUS_CONTEXT: &str = "pitwall/benchmarks";
+/// GitHub's limit on a status description, in characters.
+pub const MAX_DESCRIPTION_CHARS: usize = 140;
+
+/// What [`publish_comment`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommentOutcome {
+    Created(u64),
+    Updated(u64),
+}
+
+/// pitwall's earliest comment on `pr`, looking through every page.
+pub fn find_pitwall_comment(
+    api: &dyn GithubApi,
+    pr: u64,
+) -> Result<Option<IssueComment>, GithubError> {
+    for page in 1..=MAX_PAGES {
+        let comments = api.list_issue_comments(pr, page)?;
+        let short = comments.len() < PER_PAGE;
+        if let Some(c) = comments.into_iter().find(IssueComment::is_pitwall) {
+            return Ok(Some(c));
+        }
+        if short {
+            break;
+        }
+    }
+    Ok(None)
+}
+
+/// Posts `body` as pitwall's one comment on `pr`: updates the earlier pitwall comment (found
+/// by [`MARKER`]) or creates one. The marker is put first when `body` lacks it.
+pub fn publish_comment(
+    api: &dyn GithubApi,
+    pr: u64,
+    body: &str,
+) -> Result<CommentOutcome, GithubError> {
+    let body = if body.trim_start().starts_with(MARKER) {
+        body.to_string()
+    } else {
+        format!("{MARKER}\n{body}")
+    };
+    match find_pitwall_comment(api, pr)? {
+        Some(existing) => {
+            if existing.body.as_deref() == Some(body.as_str()) {
+                return Ok(CommentOutcome::Updated(existing.id));
+            }
+            let c = api.update_issue_comment(existing.id, &body)?;
+            Ok(CommentOutcome::Updated(c.id))
+        }
+        None => {
+            let c = api.create_issue_comment(pr, &body)?;
+            Ok(CommentOutcome::Created(c.id))
+        }
+    }
+}
+
+/// The status description for `report`: its summary line, marked when neutral, cut to
+/// GitHub's 140 characters.
+pub fn status_description(report: &ComparisonReport) -> String {
+    let summary = report.summary_line();
+    let text = match StatusState::for_report(report) {
+        StatusState::Neutral if !summary.starts_with("incomparable") => {
+            format!("inconclusive: {summary}")
+        }
+        _ => summary,
+    };
+    truncate_chars(&text, MAX_DESCRIPTION_CHARS)
+}
+
+/// Sets the `pitwall/benchmarks` status of commit `sha` from `report`.
+pub fn publish_status(
+    api: &dyn GithubApi,
+    sha: &str,
+    report: &ComparisonReport,
+    target_url: Option<&str>,
+) -> Result<(), GithubError> {
+    api.create_status(
+        sha,
+        StatusState::for_report(report),
+        &status_description(report),
+        target_url,
+        STATUS_CONTEXT,
+    )
+}
+
+/// At most `max` characters, the last one `…` when cut.
+pub(crate) fn truncate_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}

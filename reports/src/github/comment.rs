@@ -1,0 +1,322 @@
+//! The sticky pull-request comment: a hidden marker, a one-line verdict, the changed
+//! benchmarks as a table, the rest folded, warnings, and a size bound that GitHub accepts.
+//!
+//! Everything that comes from the benchmarks (names, parameters, units, run labels, commit
+//! subjects) is untrusted: it is escaped so that it can neither split a table cell, open an
+//! HTML tag, start a code span or a link, nor mention a user.
+
+use pitwall_stats::ab::Verdict;
+
+use crate::compare::{
+    ComparedBenchmark, ComparisonReport, change, interval, ordered, verdict_text,
+};
+use crate::number::sig;
+
+/// First line of every pitwall comment; [`crate::github::publish_comment`] finds its earlier
+/// comment by it.
+pub const MARKER: &str = "<!-- pitwall:comparison -->";
+
+/// GitHub refuses comment bodies longer than this many characters.
+pub const GITHUB_COMMENT_LIMIT: usize = 65_536;
+
+/// Longest piece of untrusted text shown in one place, in characters.
+const MAX_CELL_CHARS: usize = 200;
+/// Keys listed per "only in baseline" / "failed" line before "and N more".
+const MAX_LISTED_KEYS: usize = 20;
+
+/// How [`render_pr_comment`] renders.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommentOptions {
+    /// Link to the full (HTML) report, when one is published.
+    pub report_url: Option<String>,
+    /// How many samples were flagged throttled on either side.
+    pub throttled_samples: usize,
+    /// Upper bound on the body, in bytes (bytes ≥ characters, so it also bounds characters).
+    pub max_bytes: usize,
+}
+
+impl Default for CommentOptions {
+    fn default() -> Self {
+        Self {
+            report_url: None,
+            throttled_samples: 0,
+            max_bytes: GITHUB_COMMENT_LIMIT,
+        }
+    }
+}
+
+const TABLE_HEADER: &str = "| benchmark | baseline | candidate | change | ratio | 95% CI | verdict |\n|---|---:|---:|---:|---:|---:|---|\n";
+
+/// Markdown for the sticky PR comment; never longer than `opts.max_bytes`.
+///
+/// When the whole comparison does not fit, rows are dropped from the folded section first,
+/// then from the changed table (worst regressions are kept longest), and a note says how many
+/// benchmarks are not shown.
+pub fn render_pr_comment(report: &ComparisonReport, opts: &CommentOptions) -> String {
+    let (changed, rest): (Vec<&ComparedBenchmark>, Vec<&ComparedBenchmark>) =
+        ordered(report).into_iter().partition(|b| {
+            matches!(
+                b.comparison.verdict,
+                Verdict::Regression | Verdict::Improvement
+            )
+        });
+    let changed_rows: Vec<String> = changed.iter().map(|b| row(b)).collect();
+    let rest_rows: Vec<String> = rest.iter().map(|b| row(b)).collect();
+    let head = head(report, opts);
+    let tail = tail(report, opts);
+    let total = changed_rows.len() + rest_rows.len();
+
+    // Room for the rows: everything else is fixed except the note, sized for the worst case.
+    let fixed = head.len()
+        + tail.len()
+        + 2 * (TABLE_HEADER.len() + 1)
+        + details_open(rest_rows.len()).len()
+        + DETAILS_CLOSE.len()
+        + omitted_note(total, opts).len();
+    let mut budget = opts.max_bytes.saturating_sub(fixed);
+    let all_fit = changed_rows
+        .iter()
+        .chain(&rest_rows)
+        .map(String::len)
+        .sum::<usize>()
+        + fixed
+        - omitted_note(total, opts).len()
+        <= opts.max_bytes;
+    let take = |rows: &[String], budget: &mut usize| -> usize {
+        let mut n = 0;
+        for r in rows {
+            if r.len() > *budget {
+                break;
+            }
+            *budget -= r.len();
+            n += 1;
+        }
+        n
+    };
+    let (n_changed, n_rest) = if all_fit {
+        (changed_rows.len(), rest_rows.len())
+    } else {
+        let n_changed = take(&changed_rows, &mut budget);
+        let n_rest = if n_changed == changed_rows.len() {
+            take(&rest_rows, &mut budget)
+        } else {
+            0
+        };
+        (n_changed, n_rest)
+    };
+
+    let mut out = head;
+    if n_changed > 0 {
+        out.push_str(TABLE_HEADER);
+        for r in &changed_rows[..n_changed] {
+            out.push_str(r);
+        }
+        out.push('\n');
+    }
+    if n_rest > 0 {
+        out.push_str(&details_open(rest_rows.len()));
+        out.push_str(TABLE_HEADER);
+        for r in &rest_rows[..n_rest] {
+            out.push_str(r);
+        }
+        out.push_str(DETAILS_CLOSE);
+    }
+    let hidden = total - n_changed - n_rest;
+    if hidden > 0 {
+        out.push_str(&omitted_note(hidden, opts));
+    }
+    out.push_str(&tail);
+    clamp(out, opts.max_bytes)
+}
+
+const DETAILS_CLOSE: &str = "\n</details>\n\n";
+
+fn details_open(n: usize) -> String {
+    format!("<details><summary>{n} other benchmarks (unchanged or inconclusive)</summary>\n\n")
+}
+
+fn omitted_note(hidden: usize, opts: &CommentOptions) -> String {
+    let see = match opts.report_url.as_deref().and_then(link_target) {
+        Some(url) => format!("[the full report]({url})"),
+        None => "the full report".to_string(),
+    };
+    format!("_… {hidden} more benchmarks not shown; see {see}._\n\n")
+}
+
+/// Marker, title, verdict line, warnings, sides.
+fn head(r: &ComparisonReport, opts: &CommentOptions) -> String {
+    let mut out = format!("{MARKER}\n### pitwall: benchmark comparison\n\n");
+    out.push_str(&format!("**{}**\n\n", escape_text(&r.summary_line())));
+    if !r.env_mismatch.is_empty() {
+        let what = escape_text(&r.env_mismatch.join("; "));
+        if r.incomparable {
+            out.push_str(&format!(
+                "> [!CAUTION]\n> **Incomparable:** the environments differ ({what}). The verdicts below do not count; hint: compare runs from the same machine setup, or pass `--allow-env-mismatch`.\n\n"
+            ));
+        } else {
+            out.push_str(&format!(
+                "> [!WARNING]\n> The environments differ ({what}).\n\n"
+            ));
+        }
+    }
+    if opts.throttled_samples > 0 {
+        let n = opts.throttled_samples;
+        out.push_str(&format!(
+            "> [!WARNING]\n> {n} {} flagged as throttled (clock, power or thermal limits); those timings may be slow and the comparison less reliable.\n\n",
+            if n == 1 { "sample was" } else { "samples were" }
+        ));
+    }
+    out.push_str(&format!(
+        "Baseline: {}<br>\nCandidate: {}\n\n",
+        escape_text(&r.baseline),
+        escape_text(&r.candidate)
+    ));
+    out
+}
+
+/// Keys compared on one side only or failed, and the report link.
+fn tail(r: &ComparisonReport, opts: &CommentOptions) -> String {
+    let mut out = String::new();
+    for (label, keys) in [
+        ("Only in baseline", &r.only_baseline),
+        ("Only in candidate", &r.only_candidate),
+        ("Failed, not compared", &r.failed),
+    ] {
+        if keys.is_empty() {
+            continue;
+        }
+        let mut list: Vec<String> = keys.iter().take(MAX_LISTED_KEYS).map(|k| code(k)).collect();
+        if keys.len() > MAX_LISTED_KEYS {
+            list.push(format!("and {} more", keys.len() - MAX_LISTED_KEYS));
+        }
+        out.push_str(&format!(
+            "{label} ({}): {}\n\n",
+            keys.len(),
+            list.join(", ")
+        ));
+    }
+    if let Some(url) = &opts.report_url {
+        match link_target(url) {
+            Some(target) => out.push_str(&format!("[Full report]({target})\n")),
+            None => out.push_str(&format!("Full report: {}\n", code(url))),
+        }
+    }
+    out
+}
+
+fn row(b: &ComparedBenchmark) -> String {
+    let c = &b.comparison;
+    let unit = escape_text(&b.unit);
+    let verdict = match c.verdict {
+        Verdict::Regression => "**regression**".to_string(),
+        _ => escape_text(&verdict_text(b)),
+    };
+    format!(
+        "| {} | {} {unit} | {} {unit} | {} | {}× | {} | {verdict} |\n",
+        code(&b.key()),
+        sig(c.base_median, 4),
+        sig(c.cand_median, 4),
+        change(b),
+        sig(c.ratio, 4),
+        interval(b),
+    )
+}
+
+/// Untrusted text as inline code that cannot end early (`<` is escaped, so `</code>` cannot
+/// appear inside).
+fn code(s: &str) -> String {
+    format!("<code>{}</code>", escape_text(s))
+}
+
+/// Escapes untrusted text for a Markdown table cell or paragraph on GitHub.
+///
+/// HTML-significant characters and the Markdown punctuation that could split a cell, start a
+/// code span, emphasis or a link become character references (which GFM never treats as
+/// syntax; an `_` inside a word is left alone); line breaks become spaces; `@` gets a word joiner so it cannot mention anyone.
+/// Text longer than 200 characters is cut with `…`.
+pub fn escape_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    let chars: Vec<char> = s.chars().take(MAX_CELL_CHARS + 1).collect();
+    for (i, &ch) in chars.iter().enumerate() {
+        if i == MAX_CELL_CHARS {
+            out.push('…');
+            break;
+        }
+        let alnum = |j: Option<usize>| {
+            j.and_then(|j| chars.get(j))
+                .is_some_and(|c| c.is_alphanumeric())
+        };
+        match ch {
+            // Between two letters or digits `_` can neither open nor close emphasis; names
+            // are full of those, so they stay readable and short.
+            '_' if alnum(i.checked_sub(1)) && alnum(Some(i + 1)) => out.push('_'),
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '|' => out.push_str("&#124;"),
+            '`' => out.push_str("&#96;"),
+            '\\' => out.push_str("&#92;"),
+            '*' => out.push_str("&#42;"),
+            '_' => out.push_str("&#95;"),
+            '~' => out.push_str("&#126;"),
+            '[' => out.push_str("&#91;"),
+            ']' => out.push_str("&#93;"),
+            '!' => out.push_str("&#33;"),
+            '@' => out.push_str("@\u{2060}"),
+            '\r' | '\n' | '\t' => out.push(' '),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A link target for `[text](target)`, or `None` when `url` is not plain http(s).
+fn link_target(url: &str) -> Option<String> {
+    let lower = url.to_ascii_lowercase();
+    if !(lower.starts_with("https://") || lower.starts_with("http://")) {
+        return None;
+    }
+    let mut out = String::with_capacity(url.len());
+    for ch in url.chars() {
+        match ch {
+            '(' => out.push_str("%28"),
+            ')' => out.push_str("%29"),
+            '<' => out.push_str("%3C"),
+            '>' => out.push_str("%3E"),
+            '"' => out.push_str("%22"),
+            '\'' => out.push_str("%27"),
+            '`' => out.push_str("%60"),
+            '\\' => out.push_str("%5C"),
+            '|' => out.push_str("%7C"),
+            '[' => out.push_str("%5B"),
+            ']' => out.push_str("%5D"),
+            c if c.is_whitespace() || c.is_control() => {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("%{b:02X}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+/// Last resort when even the fixed parts exceed `max`: cut at a character boundary.
+fn clamp(mut s: String, max: usize) -> String {
+    if s.len() <= max {
+        return s;
+    }
+    const CUT: &str = "\n\n_… cut to fit GitHub's comment limit._\n";
+    let mut end = max.saturating_sub(CUT.len());
+    while end > 0 && !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s.truncate(end);
+    if s.len() + CUT.len() <= max {
+        s.push_str(CUT);
+    }
+    s
+}

@@ -1,0 +1,454 @@
+//! [`HttpGithub`]: the GitHub REST implementation of [`GithubApi`] over blocking reqwest,
+//! with bounded retries.
+//!
+//! Server errors (5xx), network errors and rate limits (403/429 with `Retry-After`, or
+//! `x-ratelimit-remaining: 0` with `x-ratelimit-reset`) are retried with exponential backoff
+//! until [`GithubConfig::max_total`] would be exceeded. Creating a comment is made idempotent:
+//! before a create is sent again, the comments are listed and a comment that the first
+//! attempt may have created is used instead.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use reqwest::Method;
+use reqwest::blocking::Client;
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+
+use super::api::{
+    GithubApi, GithubError, IssueComment, PER_PAGE, Secret, StatusState, redact, truncate_chars,
+};
+
+/// Where and how to reach GitHub.
+#[derive(Debug, Clone)]
+pub struct GithubConfig {
+    /// `https://api.github.com`, a GitHub Enterprise `https://host/api/v3`, or a test server.
+    pub api_url: String,
+    /// `owner/name`.
+    pub repo: String,
+    pub token: Secret,
+    /// Bound on the time spent retrying one call (default 60 s).
+    pub max_total: Duration,
+    /// The variable the token came from, named in errors (default `GITHUB_TOKEN`).
+    pub token_var: String,
+    /// First backoff delay; it doubles per attempt up to 30 s (default 1 s).
+    pub backoff_base: Duration,
+    /// Timeout of one HTTP request (default 30 s).
+    pub request_timeout: Duration,
+}
+
+impl GithubConfig {
+    pub fn new(api_url: impl Into<String>, repo: impl Into<String>, token: Secret) -> Self {
+        Self {
+            api_url: api_url.into(),
+            repo: repo.into(),
+            token,
+            max_total: Duration::from_secs(60),
+            token_var: "GITHUB_TOKEN".to_string(),
+            backoff_base: Duration::from_secs(1),
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// GitHub asks to wait at least a minute after a secondary rate limit without `Retry-After`.
+const SECONDARY_LIMIT_WAIT: Duration = Duration::from_secs(60);
+
+/// GitHub over HTTP.
+#[derive(Debug)]
+pub struct HttpGithub {
+    config: GithubConfig,
+    base: String,
+    client: Client,
+}
+
+/// One request, described for errors.
+struct Req {
+    action: String,
+    target: String,
+    method: Method,
+    url: String,
+    body: Option<Value>,
+}
+
+enum Step {
+    Done(String),
+    Fatal(GithubError),
+    Retry {
+        err: GithubError,
+        wait: Option<Duration>,
+    },
+}
+
+enum Sent {
+    Body(String),
+    Recovered(IssueComment),
+}
+
+type Recover<'a> = &'a dyn Fn(Instant) -> Result<Option<IssueComment>, GithubError>;
+
+impl HttpGithub {
+    /// Checks the configuration and builds the client (installing the ring TLS provider as
+    /// the process default when none is installed yet).
+    pub fn new(config: GithubConfig) -> Result<Self, GithubError> {
+        let bad = |what: String| Err(GithubError::Config { what });
+        let base = config.api_url.trim_end_matches('/').to_string();
+        if !(base.starts_with("https://") || base.starts_with("http://")) {
+            return bad(format!(
+                "api url {:?} is not http(s); hint: use https://api.github.com or https://HOST/api/v3",
+                config.api_url
+            ));
+        }
+        let parts: Vec<&str> = config.repo.split('/').collect();
+        let part_ok = |p: &str| {
+            !p.is_empty()
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        };
+        if parts.len() != 2 || !parts.iter().all(|p| part_ok(p)) {
+            return bad(format!(
+                "repository {:?} is not owner/name; hint: e.g. GITHUB_REPOSITORY=octo/pitwall",
+                config.repo
+            ));
+        }
+        if config.token.expose().trim().is_empty() {
+            return Err(GithubError::MissingToken {
+                token_var: config.token_var.clone(),
+            });
+        }
+        let mut auth = HeaderValue::from_str(&format!("Bearer {}", config.token.expose()))
+            .map_err(|_| GithubError::Config {
+                what: format!(
+                    "the token in {} has characters not allowed in an HTTP header",
+                    config.token_var
+                ),
+            })?;
+        auth.set_sensitive(true);
+        let mut headers = HeaderMap::new();
+        headers.insert(AUTHORIZATION, auth);
+        headers.insert(
+            ACCEPT,
+            HeaderValue::from_static("application/vnd.github+json"),
+        );
+        headers.insert(
+            "X-GitHub-Api-Version",
+            HeaderValue::from_static("2022-11-28"),
+        );
+        // Err means a provider is installed already, which is what is needed.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = Client::builder()
+            .default_headers(headers)
+            .user_agent(concat!("pitwall/", env!("CARGO_PKG_VERSION")))
+            .timeout(config.request_timeout)
+            .build()
+            .map_err(|source| GithubError::Transport {
+                action: "build the http client".to_string(),
+                source,
+            })?;
+        Ok(Self {
+            config,
+            base,
+            client,
+        })
+    }
+
+    pub fn config(&self) -> &GithubConfig {
+        &self.config
+    }
+
+    fn repo_url(&self, rest: &str) -> String {
+        format!("{}/repos/{}/{rest}", self.base, self.config.repo)
+    }
+
+    fn backoff(&self, attempt: u32) -> Duration {
+        let factor = 2u32.saturating_pow(attempt.saturating_sub(1).min(16));
+        self.config
+            .backoff_base
+            .saturating_mul(factor)
+            .min(MAX_BACKOFF)
+    }
+
+    /// Sends `req` until it succeeds, fails for good, or `deadline` would be passed.
+    fn send(
+        &self,
+        req: &Req,
+        deadline: Instant,
+        recover: Option<Recover<'_>>,
+    ) -> Result<Sent, GithubError> {
+        let start = Instant::now();
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            if attempt > 1
+                && let Some(recover) = recover
+                && let Some(found) = recover(deadline)?
+            {
+                return Ok(Sent::Recovered(found));
+            }
+            let (err, wait) = match self.once(req) {
+                Step::Done(body) => return Ok(Sent::Body(body)),
+                Step::Fatal(e) => return Err(e),
+                Step::Retry { err, wait } => {
+                    let wait = wait.unwrap_or_else(|| self.backoff(attempt));
+                    (err, wait)
+                }
+            };
+            if Instant::now() + wait > deadline {
+                return Err(match err {
+                    GithubError::RateLimited { .. } => GithubError::RateLimited {
+                        action: req.action.clone(),
+                        wait,
+                        budget: self.config.max_total,
+                    },
+                    last => GithubError::RetriesExhausted {
+                        action: req.action.clone(),
+                        attempts: attempt,
+                        elapsed: start.elapsed(),
+                        budget: self.config.max_total,
+                        last: Box::new(last),
+                    },
+                });
+            }
+            std::thread::sleep(wait);
+        }
+    }
+
+    fn once(&self, req: &Req) -> Step {
+        let transport = |source: reqwest::Error| GithubError::Transport {
+            action: req.action.clone(),
+            source,
+        };
+        let mut rb = self.client.request(req.method.clone(), &req.url);
+        if let Some(body) = &req.body {
+            rb = rb.json(body);
+        }
+        let resp = match rb.send() {
+            Ok(r) => r,
+            Err(e) => {
+                return Step::Retry {
+                    err: transport(e),
+                    wait: None,
+                };
+            }
+        };
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let body = match resp.text() {
+            Ok(b) => b,
+            Err(e) => {
+                return Step::Retry {
+                    err: transport(e),
+                    wait: None,
+                };
+            }
+        };
+        if (200..300).contains(&status) {
+            return Step::Done(body);
+        }
+        let message = redact(&github_message(&body), &self.config.token);
+        let action = req.action.clone();
+        let rate_limited = GithubError::RateLimited {
+            action: action.clone(),
+            wait: Duration::ZERO,
+            budget: self.config.max_total,
+        };
+        match status {
+            401 => Step::Fatal(GithubError::TokenRejected {
+                action,
+                token_var: self.config.token_var.clone(),
+            }),
+            403 | 429 => match rate_limit_wait(&headers) {
+                Some(wait) => Step::Retry {
+                    err: rate_limited,
+                    wait: Some(wait),
+                },
+                None if message.to_ascii_lowercase().contains("rate limit") => Step::Retry {
+                    err: rate_limited,
+                    wait: Some(SECONDARY_LIMIT_WAIT),
+                },
+                None if status == 429 => Step::Retry {
+                    err: rate_limited,
+                    wait: None,
+                },
+                None => Step::Fatal(GithubError::Forbidden { action, message }),
+            },
+            404 => Step::Fatal(GithubError::NotFound {
+                action,
+                repo: self.config.repo.clone(),
+                target: req.target.clone(),
+            }),
+            500..=599 => Step::Retry {
+                err: GithubError::Status {
+                    action,
+                    status,
+                    message,
+                },
+                wait: None,
+            },
+            _ => Step::Fatal(GithubError::Status {
+                action,
+                status,
+                message,
+            }),
+        }
+    }
+
+    fn list_page(
+        &self,
+        pr: u64,
+        page: u32,
+        deadline: Instant,
+    ) -> Result<Vec<IssueComment>, GithubError> {
+        let req = Req {
+            action: format!("list comments of pull request {pr}"),
+            target: format!("pull request {pr}"),
+            method: Method::GET,
+            url: self.repo_url(&format!(
+                "issues/{pr}/comments?per_page={PER_PAGE}&page={page}"
+            )),
+            body: None,
+        };
+        decode(&req, self.send(&req, deadline, None)?)
+    }
+
+    /// After a failed create: the comment the failed attempt may have made (a pitwall comment
+    /// when `body` is one, else one with the same body), brought up to date.
+    fn find_created(
+        &self,
+        pr: u64,
+        body: &str,
+        deadline: Instant,
+    ) -> Result<Option<IssueComment>, GithubError> {
+        let wanted = IssueComment {
+            id: 0,
+            body: Some(body.to_string()),
+            html_url: None,
+        };
+        for page in 1..=100 {
+            let comments = self.list_page(pr, page, deadline)?;
+            let short = comments.len() < PER_PAGE;
+            let found = comments.into_iter().find(|c| {
+                c.body.as_deref() == Some(body) || (wanted.is_pitwall() && c.is_pitwall())
+            });
+            if let Some(c) = found {
+                if c.body.as_deref() == Some(body) {
+                    return Ok(Some(c));
+                }
+                return self.update_issue_comment(c.id, body).map(Some);
+            }
+            if short {
+                break;
+            }
+        }
+        Ok(None)
+    }
+
+    fn deadline(&self) -> Instant {
+        Instant::now() + self.config.max_total
+    }
+}
+
+fn decode<T: serde::de::DeserializeOwned>(req: &Req, sent: Sent) -> Result<T, GithubError> {
+    let body = match sent {
+        Sent::Body(b) => b,
+        Sent::Recovered(c) => serde_json::to_string(&c).expect("comment serializes"),
+    };
+    serde_json::from_str(&body).map_err(|source| GithubError::Decode {
+        action: req.action.clone(),
+        source,
+    })
+}
+
+/// GitHub's `{"message": …}`, or the start of the body; at most 200 characters.
+fn github_message(body: &str) -> String {
+    let msg = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("message")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| body.trim().to_string());
+    let msg = if msg.is_empty() {
+        "no message".to_string()
+    } else {
+        msg
+    };
+    truncate_chars(&msg.replace(['\r', '\n'], " "), 200)
+}
+
+/// How long GitHub asks to wait: `Retry-After` seconds, or until `x-ratelimit-reset` when
+/// `x-ratelimit-remaining` is 0.
+fn rate_limit_wait(headers: &HeaderMap) -> Option<Duration> {
+    let num = |name: &str| -> Option<u64> { headers.get(name)?.to_str().ok()?.trim().parse().ok() };
+    if let Some(secs) = num("retry-after") {
+        return Some(Duration::from_secs(secs));
+    }
+    if num("x-ratelimit-remaining") == Some(0) {
+        let reset = num("x-ratelimit-reset")?;
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        return Some(Duration::from_secs(reset.saturating_sub(now)));
+    }
+    None
+}
+
+impl GithubApi for HttpGithub {
+    fn list_issue_comments(&self, pr: u64, page: u32) -> Result<Vec<IssueComment>, GithubError> {
+        self.list_page(pr, page, self.deadline())
+    }
+
+    fn create_issue_comment(&self, pr: u64, body: &str) -> Result<IssueComment, GithubError> {
+        let req = Req {
+            action: format!("comment on pull request {pr}"),
+            target: format!("pull request {pr}"),
+            method: Method::POST,
+            url: self.repo_url(&format!("issues/{pr}/comments")),
+            body: Some(json!({ "body": body })),
+        };
+        let recover = |deadline: Instant| self.find_created(pr, body, deadline);
+        decode(&req, self.send(&req, self.deadline(), Some(&recover))?)
+    }
+
+    fn update_issue_comment(&self, id: u64, body: &str) -> Result<IssueComment, GithubError> {
+        let req = Req {
+            action: format!("update comment {id}"),
+            target: format!("comment {id}"),
+            method: Method::PATCH,
+            url: self.repo_url(&format!("issues/comments/{id}")),
+            body: Some(json!({ "body": body })),
+        };
+        decode(&req, self.send(&req, self.deadline(), None)?)
+    }
+
+    fn create_status(
+        &self,
+        sha: &str,
+        state: StatusState,
+        description: &str,
+        target_url: Option<&str>,
+        context: &str,
+    ) -> Result<(), GithubError> {
+        if sha.is_empty() || !sha.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(GithubError::Config {
+                what: format!(
+                    "commit {sha:?} is not a hexadecimal sha; hint: pass the full commit id"
+                ),
+            });
+        }
+        let mut body = json!({
+            "state": state.api_state(),
+            "description": truncate_chars(description, super::api::MAX_DESCRIPTION_CHARS),
+            "context": context,
+        });
+        if let Some(url) = target_url {
+            body["target_url"] = json!(url);
+        }
+        let req = Req {
+            action: format!("set the status of commit {sha}"),
+            target: format!("commit {sha}"),
+            method: Method::POST,
+            url: self.repo_url(&format!("statuses/{sha}")),
+            body: Some(body),
+        };
+        self.send(&req, self.deadline(), None).map(|_| ())
+    }
+}

@@ -1,0 +1,232 @@
+//! The sticky PR comment: its layout (snapshots), escaping of untrusted text, and the size
+//! bound with 2,000 benchmarks.
+
+use std::collections::BTreeMap;
+
+use pitwall_reports::compare::{ComparedBenchmark, ComparisonReport, render_markdown};
+use pitwall_reports::github::{CommentOptions, MARKER, escape_text, render_pr_comment};
+use pitwall_stats::ab::{Comparison, Verdict};
+
+fn bench(name: &str, verdict: Verdict, ratio: f64) -> ComparedBenchmark {
+    ComparedBenchmark {
+        suite: "toy".into(),
+        name: name.into(),
+        params: BTreeMap::from([("size".to_string(), "64".to_string())]),
+        measure: "time".into(),
+        unit: "ns".into(),
+        higher_is_better: false,
+        comparison: Comparison {
+            verdict,
+            ratio,
+            ci: (ratio - 0.02, ratio + 0.02),
+            p_value: 0.001,
+            q_value: 0.002,
+            welch_p: 0.001,
+            hodges_lehmann: (ratio - 1.0) * 100.0,
+            base_median: 100.0,
+            cand_median: 100.0 * ratio,
+            base_n: 20,
+            cand_n: 20,
+            threshold: 0.02,
+            more_samples: (verdict == Verdict::Inconclusive).then_some(60),
+            reason: String::new(),
+        },
+    }
+}
+
+fn report(benchmarks: Vec<ComparedBenchmark>) -> ComparisonReport {
+    ComparisonReport {
+        baseline: "commit 0190abc (main)".into(),
+        candidate: "commit 77ee001 \"speed up <parse>\"".into(),
+        benchmarks,
+        only_baseline: vec!["toy/gone/time".into()],
+        only_candidate: vec![],
+        failed: vec!["toy/broken/time".into()],
+        env_mismatch: vec![],
+        incomparable: false,
+    }
+}
+
+fn typical() -> ComparisonReport {
+    report(vec![
+        bench("parse", Verdict::Regression, 1.15),
+        bench("lex", Verdict::Regression, 1.04),
+        bench("emit", Verdict::Improvement, 0.9),
+        bench("steady", Verdict::Unchanged, 1.001),
+        bench("short", Verdict::Inconclusive, 1.03),
+    ])
+}
+
+fn table_rows(md: &str) -> Vec<&str> {
+    md.lines().filter(|l| l.starts_with("| <code>")).collect()
+}
+
+#[test]
+fn typical_comment_snapshot() {
+    let opts = CommentOptions {
+        report_url: Some("https://ci.example/runs/12/report.html".into()),
+        throttled_samples: 3,
+        ..CommentOptions::default()
+    };
+    let md = render_pr_comment(&typical(), &opts);
+    assert!(md.starts_with(&format!("{MARKER}\n")));
+    insta::assert_snapshot!(md);
+}
+
+#[test]
+fn mismatch_and_incomparable_snapshot() {
+    let mut r = typical();
+    r.env_mismatch = vec!["gpu model: H100 vs H200".into()];
+    let warned = render_pr_comment(&r, &CommentOptions::default());
+    assert!(warned.contains("> [!WARNING]\n> The environments differ (gpu model: H100 vs H200)."));
+    r.incomparable = true;
+    let md = render_pr_comment(&r, &CommentOptions::default());
+    assert!(md.contains("**Incomparable:**"), "{md}");
+    insta::assert_snapshot!(md);
+}
+
+#[test]
+fn untrusted_names_cannot_break_the_table_or_inject_html() {
+    let evil =
+        "a|b</code><script>alert(1)</script>`x`\\|[link](http://evil) @team *b* _i_\n| new row |";
+    let mut r = report(vec![
+        bench(evil, Verdict::Regression, 1.2),
+        bench(evil, Verdict::Unchanged, 1.0),
+    ]);
+    r.candidate = "commit subject </details><img src=x onerror=alert(1)>".into();
+    r.only_baseline = vec![evil.into()];
+    let opts = CommentOptions {
+        report_url: Some("https://ci.example/r) [x](javascript:alert(1)".into()),
+        ..CommentOptions::default()
+    };
+    let md = render_pr_comment(&r, &opts);
+    for bad in [
+        "<script",
+        "<img",
+        "</details><img",
+        "`",
+        "@team",
+        "[link]",
+        "*b*",
+        "_i_",
+    ] {
+        assert!(!md.contains(bad), "{bad:?} survived:\n{md}");
+    }
+    let rows = table_rows(&md);
+    assert_eq!(rows.len(), 2, "{md}");
+    for row in rows {
+        // 7 columns: exactly 8 cell separators, none escaped away or added.
+        assert_eq!(row.matches('|').count(), 8, "{row}");
+        assert_eq!(row.matches("<code>").count(), 1, "{row}");
+        assert_eq!(row.matches("</code>").count(), 1, "{row}");
+    }
+    assert!(
+        md.contains("[Full report](https://ci.example/r%29%20%5Bx%5D%28javascript:alert%281%29)"),
+        "{md}"
+    );
+    let not_http = CommentOptions {
+        report_url: Some("javascript:alert(1)".into()),
+        ..CommentOptions::default()
+    };
+    let md = render_pr_comment(&r, &not_http);
+    assert!(!md.contains("](javascript"), "{md}");
+    assert!(
+        md.contains("Full report: <code>javascript:alert(1)</code>"),
+        "{md}"
+    );
+}
+
+#[test]
+fn escape_text_cuts_long_text_and_flattens_lines() {
+    let long = "x".repeat(500);
+    let e = escape_text(&long);
+    assert_eq!(e.chars().count(), 201);
+    assert!(e.ends_with('…'));
+    assert_eq!(escape_text("a\nb\r\tc\u{7}"), "a b  c");
+}
+
+#[test]
+fn two_thousand_benchmarks_drop_folded_rows_first() {
+    let mut v = Vec::new();
+    for i in 0..100 {
+        v.push(bench(
+            &format!("kernel_{i:04}_with_a_fairly_long_name"),
+            Verdict::Regression,
+            1.1 + i as f64 * 1e-3,
+        ));
+    }
+    for i in 0..1900 {
+        v.push(bench(
+            &format!("steady_{i:04}_with_a_fairly_long_name"),
+            Verdict::Unchanged,
+            1.0,
+        ));
+    }
+    let opts = CommentOptions {
+        report_url: Some("https://ci.example/report.html".into()),
+        ..CommentOptions::default()
+    };
+    let md = render_pr_comment(&report(v), &opts);
+    assert!(md.len() <= 65_536, "{}", md.len());
+    let rows = table_rows(&md);
+    let regressions = rows.iter().filter(|r| r.contains("**regression**")).count();
+    assert_eq!(regressions, 100, "every changed row is kept");
+    let hidden = 2000 - rows.len();
+    assert!(hidden > 0);
+    assert!(
+        md.contains(&format!("_… {hidden} more benchmarks not shown; see [the full report](https://ci.example/report.html)._")),
+        "{hidden}"
+    );
+    assert!(md.contains("<details><summary>1900 other benchmarks"));
+    // The worst regression survives: rows are ordered worst first.
+    assert!(rows[0].contains("kernel_0099"), "{}", rows[0]);
+    assert!(
+        md.len() > 60_000,
+        "the budget is used, not wasted: {}",
+        md.len()
+    );
+}
+
+#[test]
+fn two_thousand_regressions_drop_changed_rows_after_the_folded_ones() {
+    let v = (0..2000)
+        .map(|i| {
+            bench(
+                &format!("kernel_{i:04}_with_a_fairly_long_name"),
+                Verdict::Regression,
+                1.1 + i as f64 * 1e-4,
+            )
+        })
+        .collect();
+    let md = render_pr_comment(&report(v), &CommentOptions::default());
+    assert!(md.len() <= 65_536);
+    let shown = table_rows(&md).len();
+    assert!(shown > 100 && shown < 2000, "{shown}");
+    assert!(md.contains(&format!(
+        "_… {} more benchmarks not shown; see the full report._",
+        2000 - shown
+    )));
+    assert!(!md.contains("<details>"));
+    assert!(table_rows(&md)[0].contains("kernel_1999"));
+}
+
+#[test]
+fn a_tiny_limit_is_still_respected() {
+    for max in [0, 50, 300, 1000] {
+        let opts = CommentOptions {
+            max_bytes: max,
+            ..CommentOptions::default()
+        };
+        let md = render_pr_comment(&typical(), &opts);
+        assert!(md.len() <= max, "{max}: {}", md.len());
+    }
+}
+
+#[test]
+fn legacy_markdown_keeps_pipes_inside_their_cell() {
+    let md = render_markdown(&report(vec![bench("a|b\\|c", Verdict::Regression, 1.2)]));
+    let row = md.lines().find(|l| l.starts_with("| `")).unwrap();
+    // Unescaped separators only: 7 of them for 6 columns.
+    let bare = row.replace("\\\\", "").replace("\\|", "");
+    assert_eq!(bare.matches('|').count(), 7, "{row}");
+}

@@ -1,0 +1,320 @@
+//! A small real HTTP/1.1 server that emulates the GitHub endpoints pitwall uses, keeps the
+//! comments it is given, records every request, and can be scripted to fail.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+use serde_json::{Value, json};
+
+pub const REPO: &str = "octo/bench";
+
+/// A scripted failure, used once by the next request that matches `method`.
+#[derive(Debug, Clone)]
+pub enum Fault {
+    /// Answer 502 without doing anything.
+    BadGatewayBefore,
+    /// Do the work, then answer 502 (the client cannot know it succeeded).
+    BadGatewayAfter,
+    /// 429 with `Retry-After: secs`.
+    TooManyRequests { retry_after: u64 },
+    /// 403 with `x-ratelimit-remaining: 0` and a reset `secs` from now.
+    RateLimitReset { secs: u64 },
+    /// 403 without rate-limit headers.
+    Forbidden,
+}
+
+#[derive(Debug, Clone)]
+pub struct Comment {
+    pub id: u64,
+    pub pr: u64,
+    pub body: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    pub authorization: Option<String>,
+    pub accept: Option<String>,
+    pub api_version: Option<String>,
+    pub user_agent: Option<String>,
+}
+
+#[derive(Debug, Default)]
+pub struct State {
+    pub comments: Vec<Comment>,
+    pub statuses: Vec<(String, Value)>,
+    pub requests: Vec<Recorded>,
+    pub faults: VecDeque<(String, Fault)>,
+    /// Every request is answered 401.
+    pub always_401: bool,
+    /// 403 rate-limit answers echo this into their message (tests redaction).
+    pub echo: Option<String>,
+    next_id: u64,
+}
+
+pub struct Server {
+    pub url: String,
+    pub state: Arc<Mutex<State>>,
+}
+
+impl Server {
+    pub fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let state = Arc::new(Mutex::new(State {
+            next_id: 1000,
+            ..State::default()
+        }));
+        let shared = Arc::clone(&state);
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || handle(stream, &shared));
+            }
+        });
+        Self { url, state }
+    }
+
+    /// The next request with `method` fails with `fault`.
+    pub fn fail_next(&self, method: &str, fault: Fault) {
+        self.state
+            .lock()
+            .unwrap()
+            .faults
+            .push_back((method.to_string(), fault));
+    }
+
+    /// Adds `n` comments that are not pitwall's to `pr`.
+    pub fn seed(&self, pr: u64, n: usize) {
+        let mut s = self.state.lock().unwrap();
+        for i in 0..n {
+            let id = s.next_id;
+            s.next_id += 1;
+            s.comments.push(Comment {
+                id,
+                pr,
+                body: format!("looks good {i}"),
+            });
+        }
+    }
+
+    pub fn add_comment(&self, pr: u64, body: &str) -> u64 {
+        let mut s = self.state.lock().unwrap();
+        let id = s.next_id;
+        s.next_id += 1;
+        s.comments.push(Comment {
+            id,
+            pr,
+            body: body.to_string(),
+        });
+        id
+    }
+
+    pub fn comments_on(&self, pr: u64) -> Vec<Comment> {
+        let s = self.state.lock().unwrap();
+        s.comments.iter().filter(|c| c.pr == pr).cloned().collect()
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.state.lock().unwrap().requests.clone()
+    }
+}
+
+fn comment_json(c: &Comment) -> Value {
+    json!({
+        "id": c.id,
+        "body": c.body,
+        "html_url": format!("https://github.example/{REPO}/pull/{}#issuecomment-{}", c.pr, c.id),
+        "user": {"login": "pitwall-bot"},
+    })
+}
+
+fn handle(mut stream: TcpStream, state: &Mutex<State>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_string();
+    let target = parts.next().unwrap_or("").to_string();
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" || h == "\n" {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+        }
+    }
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
+    let len: usize = header("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0u8; len];
+    reader.read_exact(&mut body).unwrap();
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    let (code, extra, reply) = respond(state, &method, path, query, &body, &header);
+    let reply = reply.to_string();
+    let reason = match code {
+        200 => "OK",
+        201 => "Created",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        502 => "Bad Gateway",
+        _ => "Whatever",
+    };
+    let mut head = format!(
+        "HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+        reply.len()
+    );
+    for (k, v) in extra {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(reply.as_bytes());
+    let _ = stream.flush();
+}
+
+type Reply = (u16, Vec<(String, String)>, Value);
+
+fn respond(
+    state: &Mutex<State>,
+    method: &str,
+    path: &str,
+    query: &str,
+    body: &Value,
+    header: &dyn Fn(&str) -> Option<String>,
+) -> Reply {
+    let mut s = state.lock().unwrap();
+    s.requests.push(Recorded {
+        method: method.to_string(),
+        path: format!("{path}?{query}"),
+        authorization: header("authorization"),
+        accept: header("accept"),
+        api_version: header("x-github-api-version"),
+        user_agent: header("user-agent"),
+    });
+    if s.always_401 {
+        return (401, vec![], json!({"message": "Bad credentials"}));
+    }
+    let fault = match s.faults.iter().position(|(m, _)| m == method) {
+        Some(i) => s.faults.remove(i).map(|(_, f)| f),
+        None => None,
+    };
+    match &fault {
+        Some(Fault::BadGatewayBefore) => return (502, vec![], json!({"message": "bad gateway"})),
+        Some(Fault::TooManyRequests { retry_after }) => {
+            return (
+                429,
+                vec![("Retry-After".into(), retry_after.to_string())],
+                json!({"message": "slow down"}),
+            );
+        }
+        Some(Fault::RateLimitReset { secs }) => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs();
+            let echo = s.echo.clone().unwrap_or_default();
+            return (
+                403,
+                vec![
+                    ("x-ratelimit-remaining".into(), "0".into()),
+                    ("x-ratelimit-reset".into(), (now + secs).to_string()),
+                ],
+                json!({"message": format!("API rate limit exceeded {echo}")}),
+            );
+        }
+        Some(Fault::Forbidden) => {
+            let echo = s.echo.clone().unwrap_or_default();
+            return (
+                403,
+                vec![],
+                json!({"message": format!("Resource not accessible by integration {echo}")}),
+            );
+        }
+        _ => {}
+    }
+    let (code, extra, reply) = route(&mut s, method, path, query, body);
+    if matches!(fault, Some(Fault::BadGatewayAfter)) && code < 300 {
+        return (502, vec![], json!({"message": "bad gateway"}));
+    }
+    (code, extra, reply)
+}
+
+fn route(s: &mut State, method: &str, path: &str, query: &str, body: &Value) -> Reply {
+    let not_found = (404, vec![], json!({"message": "Not Found"}));
+    let Some(rest) = path.strip_prefix(&format!("/repos/{REPO}/")) else {
+        return not_found;
+    };
+    let seg: Vec<&str> = rest.split('/').collect();
+    let param = |name: &str| -> Option<usize> {
+        query
+            .split('&')
+            .filter_map(|kv| kv.split_once('='))
+            .find(|(k, _)| *k == name)
+            .and_then(|(_, v)| v.parse().ok())
+    };
+    match (method, seg.as_slice()) {
+        ("GET", ["issues", n, "comments"]) => {
+            let pr: u64 = n.parse().unwrap();
+            let page = param("page").unwrap_or(1).max(1);
+            let per_page = param("per_page").unwrap_or(30).min(100);
+            let list: Vec<Value> = s
+                .comments
+                .iter()
+                .filter(|c| c.pr == pr)
+                .skip((page - 1) * per_page)
+                .take(per_page)
+                .map(comment_json)
+                .collect();
+            (200, vec![], Value::Array(list))
+        }
+        ("POST", ["issues", n, "comments"]) => {
+            let pr: u64 = n.parse().unwrap();
+            let id = s.next_id;
+            s.next_id += 1;
+            let c = Comment {
+                id,
+                pr,
+                body: body["body"].as_str().unwrap_or("").to_string(),
+            };
+            s.comments.push(c.clone());
+            (201, vec![], comment_json(&c))
+        }
+        ("PATCH", ["issues", "comments", id]) => {
+            let id: u64 = id.parse().unwrap();
+            match s.comments.iter_mut().find(|c| c.id == id) {
+                Some(c) => {
+                    c.body = body["body"].as_str().unwrap_or("").to_string();
+                    let c = c.clone();
+                    (200, vec![], comment_json(&c))
+                }
+                None => not_found,
+            }
+        }
+        ("POST", ["statuses", sha]) => {
+            s.statuses.push((sha.to_string(), body.clone()));
+            (201, vec![], json!({"id": 1, "state": body["state"]}))
+        }
+        _ => not_found,
+    }
+}
