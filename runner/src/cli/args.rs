@@ -57,6 +57,61 @@ pub enum Cmd {
     Env(EnvArgs),
     /// Write the static HTML report of the stored history
     Report(ReportArgs),
+    /// Post the comparison as the sticky pull-request comment and a commit status
+    #[command(after_help = EXIT_CODES)]
+    Comment(CommentArgs),
+    /// The pull-request job: measure --base and --head interleaved, store, report, comment
+    #[command(after_help = EXIT_CODES)]
+    Ci(CiArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GithubArgs {
+    /// Pull request number
+    #[arg(long, value_name = "N")]
+    pub pr: u64,
+    /// Repository OWNER/NAME [default: [github] repo, else $GITHUB_REPOSITORY]
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: Option<String>,
+    /// API base URL [default: [github] api_url, else $GITHUB_API_URL, else https://api.github.com]
+    #[arg(long, value_name = "URL")]
+    pub api_url: Option<String>,
+    /// Link to the full HTML report in the comment [default: [github] report_url]
+    #[arg(long, value_name = "URL")]
+    pub report_url: Option<String>,
+    /// Commit to set the status on [default: the candidate's commit]
+    #[arg(long, value_name = "SHA")]
+    pub sha: Option<String>,
+    /// Print the comment instead of publishing it
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CommentArgs {
+    #[command(flatten)]
+    pub github: GithubArgs,
+    /// Baseline SRC (as for compare) [default: the latest --base/--head pair]
+    #[arg(long, value_name = "SRC", requires = "candidate")]
+    pub baseline: Option<String>,
+    /// Candidate SRC
+    #[arg(long, value_name = "SRC", requires = "baseline")]
+    pub candidate: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CiArgs {
+    #[command(flatten)]
+    pub github: GithubArgs,
+    /// Base commit of the pull request (its merge base or target branch)
+    #[arg(long, value_name = "REV")]
+    pub base: String,
+    /// Head commit of the pull request
+    #[arg(long, value_name = "REV")]
+    pub head: String,
+    /// Interleaved rounds
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
 }
 
 #[derive(Debug, Args)]

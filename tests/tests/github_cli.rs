@@ -1,0 +1,165 @@
+//! `pitwall comment` and `pitwall ci` against a real local HTTP server standing in for the
+//! GitHub API: one sticky comment updated in place, a commit status, retries that post exactly
+//! one comment, and a rejected token that exits 3 without the token appearing anywhere.
+
+#[path = "../../reports/tests/github_support/mod.rs"]
+mod github_support;
+
+use std::path::Path;
+use std::process::Command;
+
+use github_support::{Fault, REPO, Server};
+use pitwall_e2e::{Out, Sandbox};
+
+const TOKEN: &str = "ghp_s3cr3t_t0k3n_value";
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "Ada")
+        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+        .env("GIT_COMMITTER_NAME", "Ada")
+        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A repository whose head commit makes the benchmark 40% slower.
+fn repo(sb: &Sandbox) -> (String, String) {
+    sb.write("level.txt", "100\n");
+    sb.write(
+        "bench.sh",
+        "l=$(cat level.txt)\nprintf '{\"schema\":\"pitwall/v1\",\"benchmarks\":[{\"name\":\"work\",\"samples\":[%s.1,%s.2,%s.3,%s.4,%s.5,%s.6,%s.7,%s.8]}]}' $l $l $l $l $l $l $l $l\n",
+    );
+    sb.write("pitwall.toml", "[project]\nname = \"pr\"\n\n[github]\nrepo = \"octo/bench\"\n\n[[suite]]\nname = \"toy\"\nkind = \"command\"\ncommand = \"sh bench.sh\"\n");
+    git(sb.path(), &["init", "-q", "-b", "main"]);
+    git(sb.path(), &["add", "-A"]);
+    git(sb.path(), &["commit", "-q", "-m", "base"]);
+    let base = git(sb.path(), &["rev-parse", "HEAD"]);
+    sb.write("level.txt", "140\n");
+    git(sb.path(), &["commit", "-q", "-am", "slower"]);
+    (base, git(sb.path(), &["rev-parse", "HEAD"]))
+}
+
+fn gh(sb: &Sandbox, server: &Server, args: &[&str]) -> Out {
+    let mut all = args.to_vec();
+    all.extend(["--api-url", server.url.as_str()]);
+    Out(sb.cmd(&all).env("GITHUB_TOKEN", TOKEN).output().unwrap())
+}
+
+#[test]
+fn ci_measures_comments_once_and_sets_the_status() {
+    let sb = Sandbox::new();
+    let (base, head) = repo(&sb);
+    let server = Server::start();
+    let out = gh(
+        &sb,
+        &server,
+        &[
+            "ci", "--base", &base, "--head", &head, "--pr", "7", "--rounds", "2",
+        ],
+    )
+    .expect(1);
+    assert!(out.stdout().contains("1 regression"), "{}", out.stdout());
+    assert!(
+        sb.path().join(".pitwall/report/index.html").exists(),
+        "report written"
+    );
+    let comments = server.comments_on(7);
+    assert_eq!(comments.len(), 1);
+    assert!(
+        comments[0].body.starts_with("<!-- pitwall:comparison -->"),
+        "{}",
+        comments[0].body
+    );
+    assert!(comments[0].body.contains("regression"));
+    {
+        let state = server.state.lock().unwrap();
+        assert_eq!(state.statuses.len(), 1);
+        assert_eq!(state.statuses[0].0, head);
+        assert_eq!(state.statuses[0].1["state"], "failure");
+        let auth = state
+            .requests
+            .iter()
+            .filter_map(|r| r.authorization.clone())
+            .next()
+            .unwrap();
+        assert_eq!(auth, format!("Bearer {TOKEN}"));
+    }
+    // A second publication updates the same comment (sticky), never a second one.
+    gh(&sb, &server, &["comment", "--pr", "7"]).expect(1);
+    assert_eq!(server.comments_on(7).len(), 1);
+    assert_eq!(server.comments_on(7)[0].id, comments[0].id);
+}
+
+#[test]
+fn retries_on_502_and_429_post_exactly_one_comment() {
+    let sb = Sandbox::new();
+    let (base, head) = repo(&sb);
+    sb.run(&[
+        "run", "--quiet", "--base", &base, "--head", &head, "--rounds", "1",
+    ])
+    .expect(1);
+    let server = Server::start();
+    server.fail_next("POST", Fault::BadGatewayAfter);
+    server.fail_next("POST", Fault::TooManyRequests { retry_after: 1 });
+    gh(&sb, &server, &["comment", "--pr", "9"]).expect(1);
+    assert_eq!(
+        server.comments_on(9).len(),
+        1,
+        "exactly one comment after retries"
+    );
+}
+
+#[test]
+fn rejected_token_exits_3_without_leaking_it() {
+    let sb = Sandbox::new();
+    let (base, head) = repo(&sb);
+    sb.run(&[
+        "run", "--quiet", "--base", &base, "--head", &head, "--rounds", "1",
+    ])
+    .expect(1);
+    let server = Server::start();
+    server.state.lock().unwrap().always_401 = true;
+    let out = gh(&sb, &server, &["comment", "--pr", "3"]).expect(3);
+    let (stdout, stderr) = (out.stdout(), out.stderr());
+    assert!(stderr.contains("GITHUB_TOKEN"), "{stderr}");
+    assert!(
+        !stdout.contains(TOKEN) && !stderr.contains(TOKEN),
+        "token leaked: {stdout}{stderr}"
+    );
+    assert!(server.comments_on(3).is_empty());
+    // No token at all is a usage error naming the variable.
+    let out = Out(sb
+        .cmd(&["comment", "--pr", "3", "--api-url", &server.url])
+        .env_remove("GITHUB_TOKEN")
+        .output()
+        .unwrap());
+    let e = out.stderr();
+    assert_eq!(out.code(), 2, "{e}");
+    assert!(e.contains("GITHUB_TOKEN"), "{e}");
+    let _ = REPO;
+}
+
+#[test]
+fn dry_run_prints_the_comment() {
+    let sb = Sandbox::new();
+    let (base, head) = repo(&sb);
+    sb.run(&[
+        "run", "--quiet", "--base", &base, "--head", &head, "--rounds", "1",
+    ])
+    .expect(1);
+    let out = Out(sb
+        .cmd(&["comment", "--pr", "1", "--dry-run"])
+        .output()
+        .unwrap())
+    .expect(1);
+    assert!(
+        out.stdout().starts_with("<!-- pitwall:comparison -->"),
+        "{}",
+        out.stdout()
+    );
+}
