@@ -27,22 +27,7 @@ pub struct ComparedBenchmark {
 impl ComparedBenchmark {
     /// `suite/name[k=v]/measure` (the suite is left out for bare result files).
     pub fn key(&self) -> String {
-        let mut s = if self.suite.is_empty() {
-            self.name.clone()
-        } else {
-            format!("{}/{}", self.suite, self.name)
-        };
-        if !self.params.is_empty() {
-            let p: Vec<String> = self
-                .params
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            s.push_str(&format!("[{}]", p.join(",")));
-        }
-        s.push('/');
-        s.push_str(&self.measure);
-        s
+        pitwall_suites::schema::benchmark_key(&self.suite, &self.name, &self.params, &self.measure)
     }
 
     /// Relative change in the "worse" direction: +5% means 5% worse, whatever the direction.

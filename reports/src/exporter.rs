@@ -2,6 +2,7 @@
 //! summary table for people and a stable JSON document for machines.
 
 use pitwall_stats::Summary;
+use pitwall_suites::schema::display_name;
 use pitwall_suites::{ResultStatus, Run};
 use serde::Serialize;
 
@@ -128,14 +129,6 @@ fn human_unit(unit: &str, median: f64) -> (f64, String) {
         (1.0, "ns")
     };
     (scale, name.to_string())
-}
-
-fn display_name(name: &str, params: &std::collections::BTreeMap<String, String>) -> String {
-    if params.is_empty() {
-        return name.to_string();
-    }
-    let p: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!("{name}[{}]", p.join(","))
 }
 
 /// Machine summary: `{"run": {…}, "benchmarks": [{…, "median": …, "ci": [lo, hi]}], "skipped": […]}`.

@@ -31,16 +31,7 @@ fn key(r: &BenchmarkResult) -> Key {
 }
 
 fn display(r: &BenchmarkResult) -> String {
-    let mut s = if r.suite.is_empty() {
-        r.name.clone()
-    } else {
-        format!("{}/{}", r.suite, r.name)
-    };
-    if !r.params.is_empty() {
-        let p: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        s.push_str(&format!("[{}]", p.join(",")));
-    }
-    format!("{s}/{}", r.measure)
+    r.key()
 }
 
 /// Finds the candidate result matching `b`: same suite (unless either side is a bare file),

@@ -25,15 +25,7 @@ impl BenchmarkId {
 
     /// `name[k=v,…]`, as shown in tables and matched by filters.
     pub fn display(&self) -> String {
-        if self.params.is_empty() {
-            return self.name.clone();
-        }
-        let p: Vec<String> = self
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        format!("{}[{}]", self.name, p.join(","))
+        crate::schema::display_name(&self.name, &self.params)
     }
 }
 

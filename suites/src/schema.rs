@@ -190,23 +190,35 @@ pub struct BenchmarkResult {
     pub sample_meta: Vec<SampleMeta>,
 }
 
+/// `name[k=v,…]` (just `name` without parameters): how a benchmark is shown and filtered.
+pub fn display_name(name: &str, params: &BTreeMap<String, String>) -> String {
+    if params.is_empty() {
+        return name.to_string();
+    }
+    let p: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{name}[{}]", p.join(","))
+}
+
+/// `suite/name[k=v,…]/measure` (the suite left out when empty, as for bare result files): the
+/// key a benchmark measure is known by across runs.
+pub fn benchmark_key(
+    suite: &str,
+    name: &str,
+    params: &BTreeMap<String, String>,
+    measure: &str,
+) -> String {
+    let shown = display_name(name, params);
+    if suite.is_empty() {
+        format!("{shown}/{measure}")
+    } else {
+        format!("{suite}/{shown}/{measure}")
+    }
+}
+
 impl BenchmarkResult {
     /// `suite/name[k=v,…]/measure`: the key a benchmark is known by across runs.
     pub fn key(&self) -> String {
-        let mut s = format!("{}/{}", self.suite, self.name);
-        if !self.params.is_empty() {
-            let p: Vec<String> = self
-                .params
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            s.push('[');
-            s.push_str(&p.join(","));
-            s.push(']');
-        }
-        s.push('/');
-        s.push_str(&self.measure);
-        s
+        benchmark_key(&self.suite, &self.name, &self.params, &self.measure)
     }
 
     /// A failed result with no samples.

@@ -41,15 +41,7 @@ pub(crate) struct Series {
 impl Series {
     /// `name[k=v,…]`: what a row shows next to the suite.
     pub fn label(&self) -> String {
-        if self.params.is_empty() {
-            return self.name.clone();
-        }
-        let p: Vec<String> = self
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        format!("{}[{}]", self.name, p.join(","))
+        pitwall_suites::schema::display_name(&self.name, &self.params)
     }
 
     /// Whether a relative change of the median makes this measure worse.
