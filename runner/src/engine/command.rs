@@ -91,6 +91,11 @@ pub fn run_command(
     if let Ok(mut g) = RUNNING_GROUPS.lock() {
         g.push(pgid);
     }
+    // pitwall may have been told to terminate between the spawn and the registration above:
+    // the terminate hook reads the list after setting the flag, so one of the two sees the other.
+    if crate::gpu::terminating() {
+        kill_group(pgid);
+    }
     let mut out = child.stdout.take().expect("stdout is piped");
     let mut err = child.stderr.take().expect("stderr is piped");
     let out_reader = thread::spawn(move || {
