@@ -38,6 +38,13 @@ pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
             row(k, text(tc.get(k)));
         }
     }
+    if let Some(Value::Object(nodes)) = fp.extra.get("numa_nodes") {
+        let layout: Vec<String> = nodes
+            .iter()
+            .map(|(n, c)| format!("{n}: {}", text(Some(c))))
+            .collect();
+        row("numa", layout.join(", "));
+    }
     if let Some(Value::Object(libs)) = fp.extra.get("cuda_libraries") {
         for (k, v) in libs {
             row(k, text(Some(v)));

@@ -159,6 +159,22 @@ impl RunEnvironment {
             "host_checks".into(),
             serde_json::to_value(&checks).unwrap_or_default(),
         );
+        // NUMA layout: each node's CPUs.
+        let numa: serde_json::Map<String, serde_json::Value> = sysfs
+            .list("sys/devices/system/node")
+            .into_iter()
+            .filter(|n| {
+                n.len() > 4 && n.starts_with("node") && n[4..].chars().all(|c| c.is_ascii_digit())
+            })
+            .filter_map(|n| {
+                let cpus = sysfs.read(&format!("sys/devices/system/node/{n}/cpulist"))?;
+                Some((n, json!(cpus)))
+            })
+            .collect();
+        if !numa.is_empty() {
+            fp.extra
+                .insert("numa_nodes".into(), serde_json::Value::Object(numa));
+        }
         if !pinned_cpus.is_empty() {
             fp.extra
                 .insert("cpus".into(), json!(format_cpulist(&pinned_cpus)));

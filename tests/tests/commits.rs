@@ -233,3 +233,28 @@ fn interleaved_base_head_is_a_linked_pair_and_compare_uses_it() {
     let pair = base["pair"]["id"].as_str().unwrap();
     sb.run(&["compare", "--pair", &pair[..13]]).expect(1);
 }
+
+#[test]
+fn a_dirty_cached_worktree_is_refused_with_a_hint() {
+    let sb = Sandbox::new();
+    let shas = repo(&sb);
+    sb.run(&["run", "--quiet", "--commit", &shas[0]]).expect(0);
+    let wt = sb.path().join(".pitwall/worktrees").join(&shas[0]);
+    std::fs::write(wt.join("level.txt"), "999\n").unwrap();
+    let e = sb.run(&["run", "--commit", &shas[0]]).expect(3).stderr();
+    assert!(
+        e.contains(&format!("worktree for commit {}", shas[0]))
+            && e.contains("level.txt")
+            && e.contains("--rebuild"),
+        "{e}"
+    );
+    sb.run(&["run", "--quiet", "--commit", &shas[0], "--rebuild"])
+        .expect(0);
+    assert_eq!(
+        std::fs::read_to_string(wt.join("level.txt"))
+            .unwrap()
+            .trim(),
+        "100",
+        "recreated clean"
+    );
+}
