@@ -1,0 +1,287 @@
+//! `pitwall run`: the working tree or exact commits, the machine set up around the measurement,
+//! storing and printing the runs.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, anyhow};
+use pitwall_reports::exporter_for;
+use pitwall_runner::config::Config;
+use pitwall_runner::git::Repo;
+use pitwall_runner::gpu::load_nvml;
+use pitwall_runner::machine::{DirSysfs, ProcessAffinity};
+use pitwall_runner::run::{
+    BuildOutcome, RunReport, RunRequest, Target, build, check_suites, execute, execute_interleaved,
+    failed_build_run,
+};
+use pitwall_runner::setup::{Mode, RunEnvironment};
+use pitwall_runner::store::Store;
+use pitwall_runner::{compare, source};
+use pitwall_stats::ab::AbConfig;
+use pitwall_suites::RunStatus;
+use pitwall_suites::cpu::CpuBackend;
+use std::sync::Arc;
+
+use super::args::{Global, RunArgs};
+use super::commands::{format, load_config, open_store};
+use super::exit::{self, Failure};
+use super::progress::Bars;
+use super::publish_cmd::{REPORT_DIR, write_report};
+
+pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<u8, Failure> {
+    let config = load_config(g)?;
+    let mut store = open_store(g, &config)?;
+    let cwd = std::env::current_dir()
+        .context("cannot read the working directory")
+        .map_err(Failure::infra)?;
+    let request = RunRequest {
+        suites: a.suites.clone(),
+        filter: a.bench.clone(),
+    };
+    let bars = Bars::new(g.quiet);
+    check_suites(&config, &request).map_err(|e| Failure::usage(e.into()))?;
+    if a.base.is_some() || !a.commits.is_empty() {
+        return run_commits(g, a, &config, store.as_mut(), &cwd, &request, &bars);
+    }
+    let mut target = Target::working_tree(&cwd);
+    if let Ok(repo) = Repo::discover(&cwd) {
+        if let Some((_, branch, _)) = repo.head_state() {
+            target.branch = branch;
+        }
+    }
+    build(&config, &target, None, true).map_err(|e| Failure::infra(e.into()))?;
+    let env = prepare_env(&config, g)?;
+    let report = execute(&config, &request, &CpuBackend, &target, &env, &bars)
+        .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+    store_and_print(g, a, store.as_mut(), &report)
+}
+
+/// Pins this process, applies the clock policy and starts GPU monitoring; prints what is not
+/// as it should be. Keep the result alive while measuring.
+pub(super) fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment, Failure> {
+    // On SIGINT/SIGTERM: kill running benchmark commands, restore clocks, then die.
+    pitwall_runner::gpu::on_terminate(pitwall_runner::engine::kill_running_commands);
+    pitwall_runner::gpu::install_signal_handler().map_err(|e| Failure::infra(e.into()))?;
+    let nvml = load_nvml().map(Arc::from);
+    let env = RunEnvironment::prepare(
+        config,
+        Path::new("/"),
+        &DirSysfs::real(),
+        &ProcessAffinity,
+        nvml,
+        Mode::Apply,
+    )
+    .map_err(|e| Failure::infra(e.into()))?;
+    if !g.quiet {
+        if let Some(reason) = env
+            .fingerprint
+            .extra
+            .get("gpu")
+            .and_then(|g| g.get("reason"))
+            .and_then(|r| r.as_str())
+        {
+            eprintln!("no GPU: {reason}; GPU monitoring skipped, CPU suites only");
+        }
+        for w in &env.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    Ok(env)
+}
+
+/// A run interrupted by SIGINT/SIGTERM is not stored: wait here for the signal to end the
+/// process once the clocks are restored.
+pub(super) fn halt_if_terminating() {
+    while pitwall_runner::gpu::terminating() {
+        std::thread::park();
+    }
+}
+
+/// Stores a finished run and prints it; the exit code follows its status.
+pub(super) fn store_and_print(
+    g: &Global,
+    a: &RunArgs,
+    store: &mut dyn Store,
+    report: &RunReport,
+) -> Result<u8, Failure> {
+    halt_if_terminating();
+    let run = &report.run;
+    if run.results.is_empty() {
+        let msg = if a.bench.is_some() || !a.suites.is_empty() {
+            "no benchmark matched the selection (hint: check --suite and --bench)"
+        } else {
+            "no benchmark ran (every suite was skipped)"
+        };
+        for s in &report.skipped {
+            eprintln!("{s}");
+        }
+        return Err(Failure::usage(anyhow!(msg)));
+    }
+    store
+        .insert_run(run)
+        .with_context(|| format!("cannot store run {}", run.id))
+        .map_err(Failure::infra)?;
+    print!(
+        "{}",
+        exporter_for(format(a.format)).render(run, &report.skipped)
+    );
+    if !g.quiet {
+        eprintln!(
+            "stored run {} ({}) in {}",
+            run.id,
+            run.status.as_str(),
+            store.describe()
+        );
+    }
+    if !a.no_report {
+        let out = PathBuf::from(REPORT_DIR);
+        match load_config(g).and_then(|config| write_report(&config, store, &out)) {
+            Ok(_) if !g.quiet => eprintln!("report: {}", out.join("index.html").display()),
+            Ok(_) => {}
+            Err(f) => eprintln!("warning: report not written: {:#}", f.error),
+        }
+    }
+    Ok(match run.status {
+        RunStatus::Complete => exit::OK,
+        RunStatus::Partial | RunStatus::Failed => exit::INFRA,
+    })
+}
+
+/// `--commit REV…` and `--base REV --head REV`: exact commits in cached worktrees.
+pub(super) fn run_commits(
+    g: &Global,
+    a: &RunArgs,
+    config: &Config,
+    store: &mut dyn Store,
+    cwd: &Path,
+    request: &RunRequest,
+    bars: &Bars,
+) -> Result<u8, Failure> {
+    let repo =
+        Repo::discover(a.repo.as_deref().unwrap_or(cwd)).map_err(|e| Failure::usage(e.into()))?;
+    let revs: Vec<&str> = match (&a.base, &a.head) {
+        (Some(b), Some(h)) => vec![b, h],
+        _ => a.commits.iter().map(String::as_str).collect(),
+    };
+    // Resolve every revision before measuring anything.
+    let commits = revs
+        .iter()
+        .map(|r| repo.resolve(r))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Failure::usage(e.into()))?;
+    let cache = repo.root().join(".pitwall").join("worktrees");
+    let mut targets = Vec::new();
+    let mut code = exit::OK;
+    for c in &commits {
+        let checkout = repo
+            .checkout(c, &cache, a.rebuild)
+            .map_err(|e| Failure::infra(anyhow::Error::new(e)))?;
+        let target = Target {
+            checkout: checkout.path,
+            commit: c.sha.clone(),
+            branch: c.branch.clone(),
+            commit_info: Some(c.info.clone()),
+        };
+        let marker = cache.join(format!("{}.build", c.sha));
+        match build(config, &target, Some(&marker), a.rebuild) {
+            Ok(outcome) => {
+                if !g.quiet && outcome == BuildOutcome::Cached {
+                    eprintln!(
+                        "{}: build cached (hint: --rebuild forces it)",
+                        target.describe()
+                    );
+                }
+                targets.push(target);
+            }
+            Err(e) => {
+                // Keep the failure with its log tail, then go on with the other commits.
+                let run = failed_build_run(config, &target, &e);
+                store
+                    .insert_run(&run)
+                    .with_context(|| format!("cannot store run {}", run.id))
+                    .map_err(Failure::infra)?;
+                eprintln!("error: {e}");
+                eprintln!(
+                    "stored failed run {} for {} in {}",
+                    run.id,
+                    target.describe(),
+                    store.describe()
+                );
+                code = exit::INFRA;
+            }
+        }
+    }
+    if a.base.is_some() {
+        if targets.len() < 2 {
+            return Ok(exit::INFRA);
+        }
+        let env = prepare_env(config, g)?;
+        let reports =
+            execute_interleaved(config, request, &CpuBackend, &targets, a.rounds, &env, bars)
+                .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+        if reports.iter().any(|r| r.run.results.is_empty()) {
+            return Err(Failure::usage(anyhow!(
+                "no benchmark matched the selection (hint: check --suite and --bench)"
+            )));
+        }
+        halt_if_terminating();
+        for report in &reports {
+            store
+                .insert_run(&report.run)
+                .with_context(|| format!("cannot store run {}", report.run.id))
+                .map_err(Failure::infra)?;
+        }
+        let pair = reports[0]
+            .run
+            .pair
+            .as_ref()
+            .map(|p| p.id.clone())
+            .unwrap_or_default();
+        if !g.quiet {
+            eprintln!(
+                "stored base run {} and head run {} (pair {pair}, {} rounds) in {}",
+                reports[0].run.id,
+                reports[1].run.id,
+                a.rounds,
+                store.describe()
+            );
+        }
+        let side = |r: &RunReport, role: &str| source::Side {
+            label: format!("{role} {} (run {})", &r.run.commit[..12], r.run.id),
+            results: r.run.results.clone(),
+            run: Some(r.run.clone()),
+        };
+        let report = compare::compare(
+            &side(&reports[0], "base"),
+            &side(&reports[1], "head"),
+            config,
+            None,
+            &AbConfig::default(),
+            compare::CompareOptions::default(),
+        );
+        print!("{}", pitwall_reports::compare::render_table(&report));
+        if !a.no_report {
+            let out = PathBuf::from(REPORT_DIR);
+            match write_report(config, store, &out) {
+                Ok(_) if !g.quiet => eprintln!("report: {}", out.join("index.html").display()),
+                Ok(_) => {}
+                Err(f) => eprintln!("warning: report not written: {:#}", f.error),
+            }
+        }
+        let partial = reports.iter().any(|r| r.run.status != RunStatus::Complete);
+        return Ok(if partial || code != exit::OK {
+            exit::INFRA
+        } else if report.has_regression() {
+            exit::REGRESSION
+        } else {
+            exit::OK
+        });
+    }
+    let env = prepare_env(config, g)?;
+    for target in &targets {
+        let report = execute(config, request, &CpuBackend, target, &env, bars)
+            .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+        let c = store_and_print(g, a, store, &report)?;
+        code = code.max(c);
+    }
+    Ok(code)
+}
