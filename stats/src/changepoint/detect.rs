@@ -178,9 +178,9 @@ fn evaluate(
     let hi = next.min(tau + w);
     let left = &x[lo..tau];
     let right = &x[tau..hi];
-    if tests == Tests::Kink {
-        let before = median(left);
-        let kink_arm = left.len().min(right.len()) as f64;
+    let kink_arm = left.len().min(right.len()) as f64;
+    // The kink test at `tau` and its change over the shorter arm, relative to the left median.
+    let kink_here = |before: Option<f64>| {
         let k = kink_test(
             &x[lo..hi],
             tau - lo,
@@ -193,6 +193,10 @@ fn evaluate(
             (Some(_), Some(_)) => f64::INFINITY,
             _ => 0.0,
         };
+        (k, r)
+    };
+    if tests == Tests::Kink {
+        let (k, r) = kink_here(median(left));
         return Verdict {
             test: None,
             rel_change: 0.0,
@@ -214,7 +218,6 @@ fn evaluate(
         (Some(a), Some(b)) => rel(a, b).abs(),
         _ => 0.0,
     };
-    let kink_arm = left.len().min(right.len()) as f64;
     // The kink test only matters where the step test does not already pass at the strict
     // level (which implies the weak one).
     let step_passes = failure(
@@ -239,19 +242,7 @@ fn evaluate(
         .is_none();
     let (kink, kink_rel_change) =
         if tests == Tests::Both && cfg.kink_min_effect.is_finite() && !step_passes {
-            let k = kink_test(
-                &x[lo..hi],
-                tau - lo,
-                cfg.clip,
-                cfg.max_autocorrelation,
-                cfg.robust_start,
-            );
-            let r = match (k, before) {
-                (Some(k), Some(a)) if a != 0.0 => (k.step * kink_arm / a).abs(),
-                (Some(_), Some(_)) => f64::INFINITY,
-                _ => 0.0,
-            };
-            (k, r)
+            kink_here(before)
         } else {
             (None, 0.0)
         };
