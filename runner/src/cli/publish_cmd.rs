@@ -54,7 +54,7 @@ pub(super) fn write_report(
                 run: Some(r.clone()),
             };
             Some((
-                "latest run vs the one before".to_string(),
+                "latest run vs the one before (separate runs: noise between runs is not in the samples; `pitwall run --base --head` interleaves)".to_string(),
                 (side(&runs[runs.len() - 2]), side(&runs[runs.len() - 1])),
             ))
         }
