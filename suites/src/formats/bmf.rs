@@ -184,11 +184,7 @@ pub(super) fn kind(v: &Value) -> &'static str {
 }
 
 fn err(position: String, message: String) -> FormatError {
-    FormatError {
-        format: FORMAT,
-        position,
-        message,
-    }
+    FormatError::new(FORMAT, position, message)
 }
 
 #[cfg(test)]

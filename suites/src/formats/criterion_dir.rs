@@ -224,11 +224,7 @@ fn throughput(v: Option<&Value>) -> Result<Option<(f64, &'static str)>, String> 
 }
 
 fn err(position: String, message: String) -> FormatError {
-    FormatError {
-        format: FORMAT,
-        position,
-        message,
-    }
+    FormatError::new(FORMAT, position, message)
 }
 
 #[cfg(test)]

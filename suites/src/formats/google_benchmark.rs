@@ -276,12 +276,7 @@ fn counter_kind(name: &str) -> (&'static str, Direction) {
 }
 
 fn err(position: impl Into<String>, message: impl Into<String>) -> FormatError {
-    let (position, message) = (position.into(), message.into());
-    FormatError {
-        format: FORMAT,
-        position,
-        message,
-    }
+    FormatError::new(FORMAT, position, message)
 }
 
 #[cfg(test)]

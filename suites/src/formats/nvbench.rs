@@ -261,11 +261,7 @@ pub fn looks_like(text: &str) -> bool {
 }
 
 fn err(position: String, message: String) -> FormatError {
-    FormatError {
-        format: FORMAT,
-        position,
-        message,
-    }
+    FormatError::new(FORMAT, position, message)
 }
 
 #[cfg(test)]

@@ -30,6 +30,22 @@ pub struct FormatError {
     pub message: String,
 }
 
+impl FormatError {
+    /// An error of reader `format` at `position` (`line L, column C: `, `benchmark N (name): `
+    /// or empty).
+    pub fn new(
+        format: &'static str,
+        position: impl Into<String>,
+        message: impl Into<String>,
+    ) -> FormatError {
+        FormatError {
+            format,
+            position: position.into(),
+            message: message.into(),
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Doc {
@@ -166,11 +182,7 @@ fn convert(index: usize, e: Entry) -> Result<ParsedBenchmark, FormatError> {
 }
 
 fn err(position: String, message: String) -> FormatError {
-    FormatError {
-        format: FORMAT,
-        position,
-        message,
-    }
+    FormatError::new(FORMAT, position, message)
 }
 
 #[cfg(test)]
