@@ -214,6 +214,9 @@ pub fn execute_interleaved(
             }
         }
     }
+    let monitor = env
+        .monitor_health()
+        .map(|h| serde_json::to_value(h).unwrap_or_default());
     let pair_id = (targets.len() == 2).then(|| uuid::Uuid::now_v7().to_string());
     Ok(targets
         .iter()
@@ -230,6 +233,9 @@ pub fn execute_interleaved(
                 rounds: rounds.max(1),
             });
             let mut fp = fingerprint.clone();
+            if let Some(m) = &monitor {
+                fp.extra.insert("gpu_monitor".into(), m.clone());
+            }
             let (context, notes) = std::mem::take(&mut extras[i]);
             if !context.is_empty() {
                 fp.extra.insert(

@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::config::{Config, PinPolicy};
 use crate::engine::SampleMetaSource;
 use crate::fingerprint;
-use crate::gpu::{ClockGuard, ClockMode, ClockMonitor, GpuDevice, GpuError, Nvml};
+use crate::gpu::{ClockGuard, ClockMode, ClockMonitor, GpuDevice, GpuError, MonitorHealth, Nvml};
 use crate::machine::{
     Affinity, PinError, Sysfs, UNKNOWN, apply_pinning, format_cpulist, host_checks, plan_pinning,
 };
@@ -218,6 +218,11 @@ impl RunEnvironment {
     /// The per-sample GPU state source, when a GPU is monitored.
     pub fn meta_source(&self) -> Option<&dyn SampleMetaSource> {
         self.monitor.as_ref().map(|m| m as &dyn SampleMetaSource)
+    }
+
+    /// How the GPU monitor has fared so far, when a GPU is monitored.
+    pub fn monitor_health(&self) -> Option<MonitorHealth> {
+        self.monitor.as_ref().map(ClockMonitor::health)
     }
 
     /// Stops monitoring and restores the clocks, reporting a failed restore.

@@ -169,7 +169,16 @@ fn throttled_samples_are_flagged_and_can_be_excluded() {
         stderr.contains("clocks are not locked (observe mode)"),
         "{stderr}"
     );
+    assert!(
+        stderr.contains("gpu 0 monitor: ") && stderr.contains(" readings every 2 ms, 0 failed"),
+        "{stderr}"
+    );
     let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
+    let health = &doc["runs"][0]["fingerprint"]["extra"]["gpu_monitor"];
+    assert!(
+        health["readings"].as_u64().unwrap() > 0 && health["failed"] == 0,
+        "{health}"
+    );
     let meta = doc["runs"][0]["results"][0]["sample_meta"]
         .as_array()
         .unwrap()

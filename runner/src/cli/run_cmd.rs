@@ -52,6 +52,7 @@ pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<u8, Failure> {
     let env = prepare_env(&config, g)?;
     let report = execute(&config, &request, &CpuBackend, &target, &env, &bars)
         .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+    print_monitor_health(&env, g);
     store_and_print(g, a, store.as_mut(), &report)
 }
 
@@ -86,6 +87,16 @@ pub(super) fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment,
         }
     }
     Ok(env)
+}
+
+/// After measuring: one line on how the GPU monitor fared (a warning when reads failed, so a
+/// run without per-sample GPU state says why).
+pub(super) fn print_monitor_health(env: &RunEnvironment, g: &Global) {
+    match env.monitor_health() {
+        Some(h) if h.failed > 0 => eprintln!("warning: {}", h.summary()),
+        Some(h) if !g.quiet => eprintln!("{}", h.summary()),
+        _ => {}
+    }
 }
 
 /// A run interrupted by SIGINT/SIGTERM is not stored: wait here for the signal to end the
@@ -218,6 +229,7 @@ pub(super) fn run_commits(
         let reports =
             execute_interleaved(config, request, &CpuBackend, &targets, a.rounds, &env, bars)
                 .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+        print_monitor_health(&env, g);
         if reports.iter().any(|r| r.run.results.is_empty()) {
             return Err(Failure::usage(anyhow!(
                 "no benchmark matched the selection (hint: check --suite and --bench)"
@@ -280,6 +292,7 @@ pub(super) fn run_commits(
     for target in &targets {
         let report = execute(config, request, &CpuBackend, target, &env, bars)
             .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+        print_monitor_health(&env, g);
         let c = store_and_print(g, a, store, &report)?;
         code = code.max(c);
     }

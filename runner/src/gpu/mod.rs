@@ -20,7 +20,7 @@ pub use guard::{
     restore_all_active, terminating,
 };
 pub use libs::cuda_library_versions;
-pub use monitor::{ClockMonitor, RING_CAPACITY, ReadingLog};
+pub use monitor::{ClockMonitor, MonitorHealth, RING_CAPACITY, ReadingLog};
 pub use real::{FAKE_NVML_ENV, RealNvml, load_nvml, load_real_nvml};
 pub use types::{
     ClockMode, ClockReading, GpuDevice, GpuError, Nvml, THROTTLE_SLOWDOWN_MASK, is_slowdown,

@@ -295,6 +295,39 @@ fn reading_log_drops_the_oldest_beyond_capacity() {
 }
 
 #[test]
+fn monitor_health_counts_reads_failures_and_query_cost() {
+    let fake = FakeNvml::new();
+    let good = ClockMonitor::start(shared(&fake), 0, Duration::from_millis(1)).unwrap();
+    // Device 7 does not exist: every read fails with NVML's answer.
+    let bad = ClockMonitor::start(shared(&fake), 7, Duration::from_millis(1)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (good.health().readings < 5 || bad.health().failed < 5) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let (g, b) = (good.health(), bad.health());
+    assert!(
+        g.readings >= 5 && g.failed == 0 && g.first_error.is_none(),
+        "{g:?}"
+    );
+    assert_eq!((g.device, g.period_ms), (0, 1));
+    assert!(
+        g.query_us_mean > 0.0 && g.query_us_max >= g.query_us_mean,
+        "{g:?}"
+    );
+    assert_eq!(b.readings, 0, "{b:?}");
+    assert!(b.failed >= 5);
+    let err = b.first_error.clone().unwrap();
+    assert!(err.contains('7'), "{err}");
+    let line = b.summary();
+    assert!(
+        line.starts_with("gpu 7 monitor: 0 readings every 1 ms, "),
+        "{line}"
+    );
+    assert!(line.contains("failed") && line.contains(&err), "{line}");
+    assert_eq!(bad.readings(), 0, "failed reads are not logged");
+}
+
+#[test]
 fn monitor_reads_in_the_background_and_stops_on_drop() {
     let mut script: Vec<ClockReading> = (0..5).map(|_| reading(1980, 0)).collect();
     script.push(reading(1300, 0x08)); // HW slowdown once, then normal again
