@@ -1,18 +1,74 @@
 #!/usr/bin/env bash
-# The device check for a lent GPU machine (see DEVELOPERS.md): build, show what NVML reports,
-# and run a short observe-mode measurement so per-sample GPU state is real. Never locks clocks
-# or changes any setting of the card. Prints a short table; writes files under $OUT if set.
+# The device check for a lent GPU machine (DEVELOPERS.md, issue 4): what NVML reports through
+# `pitwall env`, set beside nvidia-smi's own answers, and a short observe-mode run with a GPU
+# load beside it so the per-sample GPU state (clocks, temperature, power, throttle bits) and the
+# monitor's cost are real readings. Never locks clocks or changes any setting of the card.
+#
+# The lent machine has no Rust toolchain and no network: run ci/gpu-stage.sh here first, then
+# the device tool with command "bash ci/gpu-check.sh", carry [".gpu"], timeout_s 420.
+# Without a GPU (or with PITWALL_FAKE_NVML) it runs the same steps, as a rehearsal.
+# Writes everything under $OUT (or /tmp/pitwall-gpu-check) and prints a short table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-/tmp/pitwall-gpu-check}"
 mkdir -p "$out"
+export PITWALL_NO_PROGRESS=1
 
-cargo build --release --quiet
-bin=target/release/pitwall
+bin="${PITWALL_BIN:-}"
+if [ -z "$bin" ] && [ -x .gpu/pitwall ]; then
+  bin=.gpu/pitwall
+elif [ -z "$bin" ]; then
+  command -v cargo >/dev/null || { echo "error: no .gpu/pitwall and no cargo (hint: run ci/gpu-stage.sh and carry .gpu)" >&2; exit 2; }
+  cargo build --release --quiet -p pitwall-runner
+  bin=target/release/pitwall
+fi
+echo "== $("$bin" --version) on $(hostname), $(date -u +%FT%TZ)"
+
+# The CUDA libraries of the Python image (torch's wheels) are not on the loader path by
+# default; a user's runner would put the ones its benchmarks use there.
+if command -v python3 >/dev/null; then
+  libs=$(python3 - <<'PY' 2>/dev/null || true
+import glob, site
+dirs = []
+for sp in site.getsitepackages():
+    dirs += sorted(glob.glob(sp + "/nvidia/*/lib")) + sorted(glob.glob(sp + "/nvidia/cu*/lib"))
+print(":".join(dict.fromkeys(dirs)))
+PY
+)
+  [ -n "$libs" ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$libs"
+fi
+
+echo "== nvidia-smi (for cross-checking pitwall's readings)"
+if command -v nvidia-smi >/dev/null; then
+  q=name,uuid,driver_version,pci.bus_id,vbios_version,pcie.link.gen.current,pcie.link.width.current,clocks.sm,clocks.mem,clocks.max.sm,clocks.default_applications.graphics,temperature.gpu,power.draw,power.limit,persistence_mode,ecc.mode.current
+  nvidia-smi --query-gpu=$q --format=csv | tee "$out/nvidia-smi.csv" || true
+  nvidia-smi topo -m > "$out/topo.txt" 2>&1 || true
+  nvidia-smi -q > "$out/nvidia-smi-q.txt" 2>&1 || true
+else
+  echo "(no nvidia-smi here)" | tee "$out/nvidia-smi.csv"
+fi
 
 echo "== pitwall env"
 "$bin" env | tee "$out/env.txt"
 "$bin" env --format json > "$out/env.json"
+
+# A GPU load for the run's duration, so the monitor sees clocks and power move; it also shows
+# up as "another process on the GPU" in the run's warnings, which is one of the checks.
+load_pid=""
+if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  timeout 40 python3 - <<'PY' &
+import time, torch
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+end = time.time() + 35
+while time.time() < end:
+    for _ in range(20):
+        a @ a
+    torch.cuda.synchronize()
+    time.sleep(0.3)  # leave idle gaps so clocks move both ways
+PY
+  load_pid=$!
+  sleep 5  # CUDA context up before pitwall looks at the GPU's processes
+fi
 
 cfg="$out/gpu-check.toml"
 cat > "$cfg" <<'TOML'
@@ -24,7 +80,7 @@ clocks = "observe"     # never lock clocks on a lent card
 monitor_period_ms = 10
 
 [sampling]
-max_time_s = 0.5
+max_time_s = 1.0
 
 [[suite]]
 kind = "kernel"
@@ -35,19 +91,38 @@ kind = "inference"
 min_samples = 200
 TOML
 
-echo "== observe-mode run (CPU suites, GPU monitored)"
-"$bin" run --config "$cfg" --store "sqlite:$out/pitwall.db" | tee "$out/run.txt"
+echo "== observe-mode run (CPU suites, GPU monitored every 10 ms)"
+"$bin" run --config "$cfg" --store "sqlite:$out/pitwall.db" --no-report 2>&1 | tee "$out/run.txt"
 "$bin" export --store "sqlite:$out/pitwall.db" -o "$out/export.json"
-python3 - "$out/export.json" <<'PY'
+[ -n "$load_pid" ] && { kill "$load_pid" 2>/dev/null || true; wait "$load_pid" 2>/dev/null || true; }
+
+python3 - "$out/export.json" "$out/env.json" <<'PY'
 import json, sys
 run = json.load(open(sys.argv[1]))["runs"][-1]
-print("gpus:", [g["model"] for g in run["fingerprint"]["gpus"]])
-print(f'{"benchmark":<40} {"samples":>7} {"min sm MHz":>10} {"max temp C":>10} {"throttled":>9}')
+env = json.load(open(sys.argv[2]))
+fp = run["fingerprint"]
+print("== pitwall's view")
+for g in fp.get("gpus", []):
+    x = g.get("extra", {})
+    print(f'gpu {x.get("index")}: {g["model"]} driver {g.get("driver")} bus {x.get("pci_bus_id")} '
+          f'numa {x.get("numa_node")} pcie gen{x.get("pcie_gen")} x{x.get("pcie_width")} '
+          f'power limit {x.get("power_limit_w")} W max sm {x.get("max_sm_mhz")} MHz '
+          f'persistence {x.get("persistence_mode")} ecc {x.get("ecc_enabled")} '
+          f'nvlink peers {len(x.get("nvlink_peers", []))} other processes {x.get("other_processes")}')
+if not fp.get("gpus"):
+    print("gpus: none;", fp.get("extra", {}).get("gpu"))
+print("cuda libraries:", fp.get("extra", {}).get("cuda_libraries") or env.get("extra", {}).get("cuda_libraries"))
+print("pinning:", json.dumps(fp.get("extra", {}).get("pinning")))
+print("monitor:", json.dumps(fp.get("extra", {}).get("gpu_monitor")))
+print(f'{"benchmark":<44} {"samples":>7} {"sm MHz min-max":>15} {"max temp C":>10} {"max W":>7} {"throttled":>9}')
 for r in run["results"]:
     meta = r.get("sample_meta", [])
-    sm = [m["sm_clock_mhz"] for m in meta if "sm_clock_mhz" in m]
-    temp = [m["temperature_c"] for m in meta if "temperature_c" in m]
+    sm = [m["sm_clock_mhz"] for m in meta if m.get("sm_clock_mhz") is not None]
+    temp = [m["temperature_c"] for m in meta if m.get("temperature_c") is not None]
+    power = [m["power_w"] for m in meta if m.get("power_w") is not None]
     thr = sum(1 for m in meta if m.get("throttled"))
-    name = r["name"] + str(r.get("params", {}))
-    print(f'{name[:40]:<40} {len(r["samples"]):>7} {min(sm) if sm else "-":>10} {max(temp) if temp else "-":>10} {thr:>9}')
+    name = (r["name"] + " " + ",".join(f"{k}={v}" for k, v in r.get("params", {}).items()))[:44]
+    rng = f"{min(sm)}-{max(sm)}" if sm else "-"
+    print(f'{name:<44} {len(r["samples"]):>7} {rng:>15} {max(temp) if temp else "-":>10} '
+          f'{round(max(power)) if power else "-":>7} {thr:>9}')
 PY

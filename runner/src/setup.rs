@@ -71,6 +71,10 @@ impl RunEnvironment {
         let mut warnings = Vec::new();
         fp.extra
             .insert("toolchain".into(), fingerprint::toolchain());
+        let libs = crate::gpu::cuda_library_versions();
+        if !libs.is_empty() {
+            fp.extra.insert("cuda_libraries".into(), json!(libs));
+        }
 
         // The GPU: facts for the fingerprint and the checks only NVML can make.
         let (nvml, device) = match nvml {

@@ -276,3 +276,70 @@ fn runs_from_different_environments_are_incomparable_unless_allowed() {
     ])
     .expect(0);
 }
+
+/// The CUDA library versions in the fingerprint come from the libraries the loader finds:
+/// stand-ins built from tests/fixtures/fake_cuda and put on LD_LIBRARY_PATH are loaded and
+/// asked, and `pitwall env` and a stored run both carry what they answered.
+#[test]
+fn cuda_library_versions_come_from_the_libraries_on_the_loader_path() {
+    let sb = Sandbox::new();
+    let libs = sb.path().join("cuda-libs");
+    std::fs::create_dir_all(&libs).unwrap();
+    let src =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fake_cuda/fake_cuda.c");
+    for name in [
+        "libcudart.so.12",
+        "libcublas.so.12",
+        "libnvrtc.so.12",
+        "libnccl.so.2",
+    ] {
+        let ok = std::process::Command::new("cc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(libs.join(name))
+            .arg(&src)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "cc builds {name}");
+    }
+    let env = sb
+        .cmd(&["env", "--format", "json"])
+        .env("LD_LIBRARY_PATH", &libs)
+        .output()
+        .unwrap();
+    assert!(
+        env.status.success(),
+        "{}",
+        String::from_utf8_lossy(&env.stderr)
+    );
+    let fp: Value = serde_json::from_slice(&env.stdout).unwrap();
+    let got = &fp["fingerprint"]["extra"]["cuda_libraries"];
+    assert_eq!(got["cuda_runtime"], "12.4 (libcudart.so.12)", "{fp}");
+    assert_eq!(got["cublas"], "12.4.5 (libcublas.so.12)");
+    assert_eq!(got["nvrtc"], "12.4 (libnvrtc.so.12)");
+    assert_eq!(got["nccl"], "2.21.5 (libnccl.so.2)");
+    let text = sb
+        .cmd(&["env"])
+        .env("LD_LIBRARY_PATH", &libs)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("2.21.5"), "{text}");
+
+    sb.write("pitwall.toml", WALL);
+    let run = sb
+        .cmd(&["run", "--no-report"])
+        .env("LD_LIBRARY_PATH", &libs)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
+    assert_eq!(
+        doc["runs"][0]["fingerprint"]["extra"]["cuda_libraries"]["nccl"],
+        "2.21.5 (libnccl.so.2)"
+    );
+}
