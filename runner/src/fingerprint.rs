@@ -139,6 +139,29 @@ pub fn differences(a: &Fingerprint, b: &Fingerprint) -> Vec<String> {
     };
     if !a.gpus.is_empty() || !b.gpus.is_empty() {
         check("gpu clock policy", clocks(a), clocks(b));
+        // ECC costs memory bandwidth and a lower power limit caps clocks under load; either
+        // moves results by more than a typical threshold. Unknown on either side: no claim.
+        let per_gpu = |f: &Fingerprint, key: &str| -> Option<String> {
+            let vals: Option<Vec<String>> = f
+                .gpus
+                .iter()
+                .map(|g| {
+                    g.extra
+                        .get(key)
+                        .filter(|v| !v.is_null())
+                        .map(|v| v.to_string())
+                })
+                .collect();
+            vals.filter(|v| !v.is_empty()).map(|v| v.join(", "))
+        };
+        for (what, key) in [
+            ("gpu ecc", "ecc_enabled"),
+            ("gpu power limit W", "power_limit_w"),
+        ] {
+            if let (Some(x), Some(y)) = (per_gpu(a, key), per_gpu(b, key)) {
+                check(what, x, y);
+            }
+        }
     }
     let profile = |f: &Fingerprint| {
         let v = &f.pitwall_version;
@@ -163,6 +186,7 @@ pub fn current() -> Fingerprint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn reads_a_fake_tree() {
@@ -240,6 +264,28 @@ mod tests {
         a.extra
             .insert("clocks".into(), serde_json::json!({"mode": "lock"}));
         assert!(differences(&a, &b).contains(&"gpu clock policy: lock vs unknown".to_string()));
+
+        // Same model, different ECC state and power limit: both named; unknown on one side
+        // (an older run, a driver that does not say) is not a difference.
+        b.gpus[0].model = "NVIDIA H200".into();
+        b.pitwall_version = a.pitwall_version.clone();
+        b.extra = a.extra.clone();
+        assert!(differences(&a, &b).is_empty());
+        a.gpus[0].extra.insert("ecc_enabled".into(), json!(true));
+        assert!(differences(&a, &b).is_empty(), "unknown on one side");
+        b.gpus[0].extra.insert("ecc_enabled".into(), json!(false));
+        a.gpus[0].extra.insert("power_limit_w".into(), json!(700.0));
+        b.gpus[0].extra.insert("power_limit_w".into(), json!(500.0));
+        assert_eq!(
+            differences(&a, &b),
+            [
+                "gpu ecc: true vs false",
+                "gpu power limit W: 700.0 vs 500.0"
+            ]
+        );
+        b.gpus[0].extra.insert("ecc_enabled".into(), json!(true));
+        b.gpus[0].extra.insert("power_limit_w".into(), json!(700.0));
+        assert!(differences(&a, &b).is_empty());
     }
 
     #[test]
