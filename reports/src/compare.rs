@@ -52,6 +52,9 @@ pub struct ComparisonReport {
     pub only_candidate: Vec<String>,
     /// Keys that failed on either side (not compared).
     pub failed: Vec<String>,
+    /// Keys the tool skipped on either side (and failed on neither); not compared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
     /// Environment fields that differ between the sides and matter (`gpu model: A vs B`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub env_mismatch: Vec<String>,
@@ -196,6 +199,7 @@ pub fn render_table(r: &ComparisonReport) -> String {
         ("only in baseline", &r.only_baseline),
         ("only in candidate", &r.only_candidate),
         ("failed, not compared", &r.failed),
+        ("skipped by the tool", &r.skipped),
     ] {
         if !keys.is_empty() {
             out.push_str(&format!("{label}: {}\n", keys.join(", ")));
@@ -246,6 +250,8 @@ struct JsonDoc<'a> {
     only_baseline: &'a [String],
     only_candidate: &'a [String],
     failed: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    skipped: &'a [String],
     env_mismatch: &'a [String],
     incomparable: bool,
 }
@@ -268,6 +274,7 @@ pub fn render_json(r: &ComparisonReport) -> String {
         only_baseline: &r.only_baseline,
         only_candidate: &r.only_candidate,
         failed: &r.failed,
+        skipped: &r.skipped,
         env_mismatch: &r.env_mismatch,
         incomparable: r.incomparable,
     };
@@ -330,6 +337,7 @@ pub fn render_markdown(r: &ComparisonReport) -> String {
         ("Only in baseline", &r.only_baseline),
         ("Only in candidate", &r.only_candidate),
         ("Failed, not compared", &r.failed),
+        ("Skipped by the tool", &r.skipped),
     ] {
         if !keys.is_empty() {
             let list: Vec<String> = keys
@@ -438,6 +446,7 @@ mod tests {
             only_baseline: vec!["toy/gone/time".into()],
             only_candidate: vec![],
             failed: vec!["toy/broken/time".into()],
+            skipped: vec!["toy/needs_gpu/time".into()],
             env_mismatch: vec![],
             incomparable: false,
         }

@@ -76,12 +76,22 @@ impl Exporter for TableExporter {
                         "-".into(),
                         "-".into(),
                         r.unit.to_string(),
-                        "FAILED".into(),
+                        if r.status == ResultStatus::Skipped {
+                            "skipped"
+                        } else {
+                            "FAILED"
+                        }
+                        .into(),
                     ]);
+                    let default = if r.status == ResultStatus::Skipped {
+                        "skipped"
+                    } else {
+                        "failed"
+                    };
                     errors.push(format!(
                         "{}/{bench}: {}",
                         r.suite,
-                        r.error.as_deref().unwrap_or("failed")
+                        r.error.as_deref().unwrap_or(default)
                     ));
                 }
             }

@@ -42,6 +42,7 @@ fn report(benchmarks: Vec<ComparedBenchmark>) -> ComparisonReport {
         only_baseline: vec!["toy/gone/time".into()],
         only_candidate: vec![],
         failed: vec!["toy/broken/time".into()],
+        skipped: vec!["toy/needs_gpu/time".into()],
         env_mismatch: vec![],
         incomparable: false,
     }

@@ -70,6 +70,7 @@ fn report(levels: &[(&str, f64, f64)]) -> ComparisonReport {
         only_baseline: vec![],
         only_candidate: vec![],
         failed: vec![],
+        skipped: vec![],
         env_mismatch: vec![],
         incomparable: false,
     }

@@ -67,16 +67,18 @@ pub fn compare(
     let mut pairs: Vec<(&BenchmarkResult, &BenchmarkResult, f64)> = Vec::new();
     let mut only_baseline = Vec::new();
     let mut failed = Vec::new();
+    let mut skipped = Vec::new();
+    let is = |r: &BenchmarkResult, s: ResultStatus| r.status == s;
     for b in &baseline.results {
         match find(b, &candidate.results, &used) {
             Some(i) => {
                 used[i] = true;
                 let c = &candidate.results[i];
-                if b.status == ResultStatus::Failed
-                    || c.status == ResultStatus::Failed
-                    || b.samples.is_empty()
-                    || c.samples.is_empty()
-                {
+                if is(b, ResultStatus::Failed) || is(c, ResultStatus::Failed) {
+                    failed.push(display(b));
+                } else if is(b, ResultStatus::Skipped) || is(c, ResultStatus::Skipped) {
+                    skipped.push(display(b));
+                } else if b.samples.is_empty() || c.samples.is_empty() {
                     failed.push(display(b));
                 } else {
                     let suite = if b.suite.is_empty() {
@@ -87,14 +89,17 @@ pub fn compare(
                     pairs.push((b, c, threshold_pct(config, override_pct, suite) / 100.0));
                 }
             }
-            None if b.status == ResultStatus::Failed => failed.push(display(b)),
+            None if is(b, ResultStatus::Failed) => failed.push(display(b)),
+            None if is(b, ResultStatus::Skipped) => skipped.push(display(b)),
             None => only_baseline.push(display(b)),
         }
     }
     let mut only_candidate = Vec::new();
     for (c, _) in candidate.results.iter().zip(&used).filter(|(_, u)| !**u) {
-        if c.status == ResultStatus::Failed {
+        if is(c, ResultStatus::Failed) {
             failed.push(display(c));
+        } else if is(c, ResultStatus::Skipped) {
+            skipped.push(display(c));
         } else {
             only_candidate.push(display(c));
         }
@@ -151,6 +156,7 @@ pub fn compare(
         only_baseline,
         only_candidate,
         failed,
+        skipped,
         incomparable: !env_mismatch.is_empty() && !options.allow_env_mismatch,
         env_mismatch,
     }

@@ -307,10 +307,13 @@ fn merge(into: &mut Vec<BenchmarkResult>, round: Vec<BenchmarkResult>) {
             existing.sample_meta.extend(meta);
         }
         existing.samples.extend(r.samples);
-        if r.status == ResultStatus::Failed {
-            existing.status = ResultStatus::Failed;
-            existing.error = r.error;
+        let combined = existing.status.combine(r.status);
+        if combined == ResultStatus::Ok {
+            existing.error = None;
+        } else if combined != existing.status {
+            existing.error = r.error.or(existing.error.take());
         }
+        existing.status = combined;
     }
 }
 

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use pitwall_suites::formats::{self, Input, InputFormat, ParsedRun};
-use pitwall_suites::{BenchmarkResult, ExportDoc, ResultStatus, Run};
+use pitwall_suites::{BenchmarkResult, ExportDoc, Run};
 
 use crate::store::{Store, StoreError};
 
@@ -190,18 +190,14 @@ pub fn to_results(suite: &str, parsed: ParsedRun) -> Vec<BenchmarkResult> {
         .benchmarks
         .into_iter()
         .map(|p| BenchmarkResult {
+            status: p.status(),
+            error: p.reason(),
             suite: suite.to_string(),
             name: p.name,
             params: p.params,
             measure: p.measure,
             unit: p.unit,
             direction: p.direction,
-            status: if p.error.is_some() {
-                ResultStatus::Failed
-            } else {
-                ResultStatus::Ok
-            },
-            error: p.error,
             samples: p.samples,
             sample_meta: p.sample_meta,
         })

@@ -118,6 +118,14 @@ class Bench:
         self.benchmarks.append(entry)
         return samples
 
+    def skip(self, name, reason, params=None):
+        """Records `name` as skipped on purpose (e.g. "no CUDA device"): stored with status
+        skipped, it neither fails the run nor is compared."""
+        self.benchmarks.append({"name": name, "measure": "time", "unit": "ns",
+                                "direction": "lower_is_better",
+                                "params": {str(k): str(v) for k, v in (params or {}).items()},
+                                "skipped": str(reason)})
+
     def to_json(self):
         return json.dumps({"schema": SCHEMA, "benchmarks": self.benchmarks})
 
@@ -146,4 +154,7 @@ if __name__ == "__main__":
     if torch is not None:
         a = torch.randn(2048, 2048, device="cuda")
         bench.run("matmul_f32", lambda: a @ a, params={"n": 2048}, cuda=True)
+    else:
+        bench.skip("matmul_f32", "no CUDA device (PyTorch with CUDA not available)",
+                   params={"n": 2048})
     bench.emit()

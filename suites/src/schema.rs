@@ -118,6 +118,10 @@ impl RunStatus {
 pub enum ResultStatus {
     Ok,
     Failed,
+    /// The tool skipped it on purpose (nvbench's `is_skipped`, Google Benchmark's `SkipWithMessage`,
+    /// pitwall JSON's `skipped`): no samples, `error` holds the reason, and it does not make the run
+    /// partial.
+    Skipped,
 }
 
 impl ResultStatus {
@@ -125,6 +129,7 @@ impl ResultStatus {
         match self {
             ResultStatus::Ok => "ok",
             ResultStatus::Failed => "failed",
+            ResultStatus::Skipped => "skipped",
         }
     }
 
@@ -132,7 +137,19 @@ impl ResultStatus {
         match s {
             "ok" => Some(ResultStatus::Ok),
             "failed" => Some(ResultStatus::Failed),
+            "skipped" => Some(ResultStatus::Skipped),
             _ => None,
+        }
+    }
+
+    /// The status of one benchmark measured several times (rounds, repeated commands): failed
+    /// if any time failed, else ok if any time gave samples, else skipped.
+    pub fn combine(self, other: ResultStatus) -> ResultStatus {
+        use ResultStatus::*;
+        match (self, other) {
+            (Failed, _) | (_, Failed) => Failed,
+            (Ok, _) | (_, Ok) => Ok,
+            (Skipped, Skipped) => Skipped,
         }
     }
 }
@@ -180,7 +197,7 @@ pub struct BenchmarkResult {
     pub unit: Unit,
     pub direction: Direction,
     pub status: ResultStatus,
-    /// Why the benchmark failed (with the stderr tail of a command), when it did.
+    /// Why the benchmark failed (with the stderr tail of a command) or was skipped, when it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Every raw sample, in the order taken.
@@ -500,8 +517,40 @@ mod tests {
             RunStatus::from_results(&[result(vec![1.0]), failed.clone()]),
             RunStatus::Partial
         );
-        assert_eq!(RunStatus::from_results(&[failed]), RunStatus::Failed);
+        assert_eq!(
+            RunStatus::from_results(&[failed.clone()]),
+            RunStatus::Failed
+        );
         assert_eq!(RunStatus::from_results(&[]), RunStatus::Failed);
+        // A skip is the tool's decision, not a failure.
+        let mut skipped = result(vec![]);
+        skipped.status = ResultStatus::Skipped;
+        assert_eq!(
+            RunStatus::from_results(&[result(vec![1.0]), skipped.clone()]),
+            RunStatus::Complete
+        );
+        assert_eq!(
+            RunStatus::from_results(&[skipped.clone(), failed]),
+            RunStatus::Partial
+        );
+        assert_eq!(ResultStatus::parse("skipped"), Some(ResultStatus::Skipped));
+        assert_eq!(ResultStatus::Skipped.as_str(), "skipped");
+    }
+
+    #[test]
+    fn combined_status_of_repeated_measurements() {
+        use ResultStatus::*;
+        for (a, b, want) in [
+            (Ok, Ok, Ok),
+            (Ok, Skipped, Ok),
+            (Skipped, Ok, Ok),
+            (Skipped, Skipped, Skipped),
+            (Failed, Ok, Failed),
+            (Skipped, Failed, Failed),
+            (Ok, Failed, Failed),
+        ] {
+            assert_eq!(a.combine(b), want, "{a:?} + {b:?}");
+        }
     }
 
     #[test]

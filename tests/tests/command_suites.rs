@@ -130,3 +130,56 @@ fn failing_build_command_stops_before_measuring() {
     );
     assert!(!sb.db().exists() || sb.count("runs") == 0);
 }
+
+/// A benchmark the tool skips on purpose (pitwall JSON `skipped`, as nvbench and Google
+/// Benchmark can say) is stored as skipped, shown as such, and neither fails the run nor is
+/// compared; the store keeps the status through export and import.
+#[test]
+fn skipped_benchmarks_are_kept_as_skipped_not_failed() {
+    let sb = Sandbox::new();
+    let skips = r#"printf '{"schema":"pitwall/v1","benchmarks":[{"name":"cpu","samples":[10,11,12,10,11,12,10,11,12,10]},{"name":"gpu","skipped":"no GPU on this runner"}]}'"#;
+    sb.write(
+        "pitwall.toml",
+        &format!(
+            "[[suite]]\nname = \"s\"\nkind = \"command\"\ncommand = '''{skips}'''\nruns = 2\n"
+        ),
+    );
+    let out = sb.run(&["run", "--no-report"]).expect(0);
+    let table = out.stdout();
+    assert!(table.contains("status complete"), "{table}");
+    let gpu_row = table.lines().find(|l| l.contains(" gpu ")).unwrap();
+    assert!(gpu_row.trim_end().ends_with("skipped"), "{gpu_row}");
+    assert!(table.contains("s/gpu: no GPU on this runner"), "{table}");
+
+    let doc: serde_json::Value =
+        serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
+    let gpu = &doc["runs"][0]["results"][1];
+    assert_eq!(gpu["status"], "skipped", "{gpu}");
+    assert_eq!(gpu["error"], "no GPU on this runner");
+    assert_eq!(doc["runs"][0]["status"], "complete");
+
+    sb.run(&["run", "--no-report"]).expect(0);
+    let cmp = sb
+        .run(&[
+            "compare",
+            "--baseline",
+            doc["runs"][0]["id"].as_str().unwrap(),
+            "--candidate",
+            "latest",
+            "--format",
+            "json",
+        ])
+        .expect(0)
+        .json();
+    assert_eq!(cmp["skipped"], serde_json::json!(["s/gpu/time"]), "{cmp}");
+    assert_eq!(cmp["failed"], serde_json::json!([]));
+    assert_eq!(cmp["benchmarks"].as_array().unwrap().len(), 1);
+
+    // Export → import into a fresh store keeps the status.
+    let file = sb.write("export.json", &sb.run(&["export"]).expect(0).stdout());
+    let other = Sandbox::new();
+    other.run(&["import", file.to_str().unwrap()]).expect(0);
+    let back: serde_json::Value =
+        serde_json::from_str(&other.run(&["export"]).expect(0).stdout()).unwrap();
+    assert_eq!(back["runs"][0]["results"][1]["status"], "skipped");
+}

@@ -38,8 +38,8 @@ fn a_command_suite_in_every_format_runs_from_pitwall_toml() {
         fixture("criterion")
     ));
     sb.write("pitwall.toml", &toml);
-    // Failures the tools themselves report are recorded as failed, so the run exits 3:
-    // Google Benchmark's BM_fails (SkipWithError) and nvbench's skipped state.
+    // Failures the tools themselves report are recorded as failed, so the run exits 3: Google
+    // Benchmark's BM_fails (SkipWithError). nvbench's skipped state is recorded as skipped.
     let v = sb.run(&["run", "--format", "json"]).expect(3).json();
     let benches = v["benchmarks"].as_array().unwrap();
     for (format, _, min) in CASES
@@ -57,14 +57,16 @@ fn a_command_suite_in_every_format_runs_from_pitwall_toml() {
         if *format == "google-benchmark" {
             assert_eq!(failed.len(), 1, "{failed:?}");
             assert_eq!(failed[0]["name"], "BM_fails");
+            assert_eq!(failed[0]["status"], "failed");
             assert_eq!(failed[0]["error"], "device not available");
         } else if *format == "nvbench" {
             assert!(!failed.is_empty(), "{ours:?}");
             assert!(
-                failed.iter().all(|b| b["error"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with("skipped by nvbench")),
+                failed.iter().all(|b| b["status"] == "skipped"
+                    && b["error"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("skipped by nvbench")),
                 "{failed:?}"
             );
         } else {

@@ -1,6 +1,7 @@
 //! The Python helper (`suites/python/pitwall_bench.py`) end to end: a user's benchmark script
 //! emits pitwall JSON with every raw sample, read by a `command` suite like any other output;
-//! a benchmark that raises is recorded as failed while the others are kept.
+//! a benchmark that raises is recorded as failed while the others are kept, and one the script
+//! skips (no GPU) is recorded as skipped.
 
 use pitwall_e2e::Sandbox;
 use serde_json::Value;
@@ -16,6 +17,7 @@ data = list(range(2000))
 bench.run("sum", lambda: sum(data), params={"n": 2000}, max_time_s=0.2, min_samples=12)
 bench.run("sorted", lambda: sorted(data), params={"n": 2000}, max_time_s=0.2)
 bench.run("broken", boom)
+bench.skip("matmul", "no CUDA device", params={"n": 4096})
 bench.emit()
 "#;
 
@@ -51,6 +53,10 @@ fn python_helper_output_is_stored_with_every_sample() {
     let broken = find("broken");
     assert_eq!(broken["status"], "failed");
     assert_eq!(broken["error"], "RuntimeError: kernel launch failed");
+    let skipped = find("matmul");
+    assert_eq!(skipped["status"], "skipped");
+    assert_eq!(skipped["error"], "no CUDA device");
+    assert_eq!(skipped["params"]["n"], "4096");
     let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
     let stored = doc["runs"][0]["results"]
         .as_array()

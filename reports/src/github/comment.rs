@@ -181,6 +181,7 @@ fn tail(r: &ComparisonReport, opts: &CommentOptions) -> String {
         ("Only in baseline", &r.only_baseline),
         ("Only in candidate", &r.only_candidate),
         ("Failed, not compared", &r.failed),
+        ("Skipped by the tool", &r.skipped),
     ] {
         if keys.is_empty() {
             continue;

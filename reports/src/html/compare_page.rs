@@ -41,6 +41,7 @@ pub(crate) struct ComparePage {
     pub only_baseline: Vec<String>,
     pub only_candidate: Vec<String>,
     pub failed: Vec<String>,
+    pub skipped: Vec<String>,
     pub samples_missing: usize,
 }
 
@@ -138,6 +139,7 @@ pub(crate) fn compare(
         only_baseline: r.only_baseline.clone(),
         only_candidate: r.only_candidate.clone(),
         failed: r.failed.clone(),
+        skipped: r.skipped.clone(),
         samples_missing: missing,
     }
 }

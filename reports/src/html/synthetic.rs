@@ -194,6 +194,7 @@ pub fn comparison(base: &Run, cand: &Run) -> ComparisonReport {
         only_baseline: Vec::new(),
         only_candidate: Vec::new(),
         failed: Vec::new(),
+        skipped: Vec::new(),
         incomparable: false,
         env_mismatch,
     }

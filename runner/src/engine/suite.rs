@@ -248,11 +248,8 @@ fn run_parsed_command(
             }
         }
         for p in parsed.benchmarks {
-            let status = if p.error.is_some() {
-                ResultStatus::Failed
-            } else {
-                ResultStatus::Ok
-            };
+            let status = p.status();
+            let reason = p.reason();
             let existing = results
                 .iter_mut()
                 .find(|r| r.name == p.name && r.params == p.params && r.measure == p.measure);
@@ -260,10 +257,13 @@ fn run_parsed_command(
                 Some(r) => {
                     r.samples.extend(&p.samples);
                     r.sample_meta.extend(p.sample_meta);
-                    if status == ResultStatus::Failed {
-                        r.status = status;
-                        r.error = p.error;
+                    let combined = r.status.combine(status);
+                    if combined == ResultStatus::Ok {
+                        r.error = None;
+                    } else if combined != r.status {
+                        r.error = reason.or(r.error.take());
                     }
+                    r.status = combined;
                 }
                 None => results.push(BenchmarkResult {
                     suite: suite.to_string(),
@@ -273,7 +273,7 @@ fn run_parsed_command(
                     unit: p.unit,
                     direction: p.direction,
                     status,
-                    error: p.error,
+                    error: reason,
                     samples: p.samples,
                     sample_meta: p.sample_meta,
                 }),

@@ -116,6 +116,7 @@ fn convert(
         samples: vec![value],
         sample_meta: Vec::new(),
         error: None,
+        skipped: None,
     })
 }
 

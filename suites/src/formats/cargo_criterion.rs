@@ -133,6 +133,7 @@ fn convert(index: usize, msg: &Value, out: &mut Vec<ParsedBenchmark>) -> Result<
         samples,
         sample_meta: Vec::new(),
         error: None,
+        skipped: None,
     };
     let throughput = match msg.get("throughput") {
         None | Some(Value::Null) => None,

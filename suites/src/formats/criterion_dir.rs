@@ -173,6 +173,7 @@ fn read_one(
         samples,
         sample_meta: Vec::new(),
         error: None,
+        skipped: None,
     };
     let throughput = throughput(id.get("throughput")).map_err(|m| err(at.clone(), m))?;
     out.push(time.clone());

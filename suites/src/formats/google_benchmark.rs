@@ -93,7 +93,7 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
             }
             (true, None) => continue, // only spread or complexity (BigO/RMS) aggregates
         };
-        let mut error = None;
+        let mut error: Option<(String, bool)> = None;
         let mut measures: Vec<(String, &str, Direction, Vec<f64>)> = Vec::new();
         for (at, e) in chosen {
             if let Some(message) = run_error(e).map_err(|m| err(at.clone(), m))? {
@@ -107,19 +107,27 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
                 }
             }
         }
+        // A skip marks the benchmark skipped only when no repetition has timings.
+        let (failed, skipped) = match error {
+            Some((m, true)) if measures.is_empty() => (None, Some(m)),
+            Some((m, true)) => (Some(format!("skipped: {m}")), None),
+            Some((m, false)) => (Some(m), None),
+            None => (None, None),
+        };
         if measures.is_empty() {
-            run.benchmarks.push(bench(
+            let b = bench(
                 &name,
                 &params,
                 "time",
                 Unit::NANOSECONDS,
                 Vec::new(),
-                error,
-            ));
+                failed,
+            );
+            run.benchmarks.push(ParsedBenchmark { skipped, ..b });
             continue;
         }
         for (measure, unit, direction, samples) in measures {
-            let b = bench(&name, &params, &measure, unit, samples, error.clone());
+            let b = bench(&name, &params, &measure, unit, samples, failed.clone());
             run.benchmarks.push(ParsedBenchmark { direction, ..b });
         }
     }
@@ -236,11 +244,12 @@ fn read_run(
     Ok(out)
 }
 
-/// The error of a run that failed or was skipped, if it did.
-fn run_error(e: &Map<String, Value>) -> Result<Option<String>, String> {
-    for (flag, message, prefix) in [
-        ("error_occurred", "error_message", ""),
-        ("skipped", "skip_message", "skipped: "),
+/// Why a run has no timings: `(message, false)` for `SkipWithError` (`error_occurred`),
+/// `(message, true)` for `SkipWithMessage` (`skipped`, Google Benchmark 1.8+).
+fn run_error(e: &Map<String, Value>) -> Result<Option<(String, bool)>, String> {
+    for (flag, message, skipped) in [
+        ("error_occurred", "error_message", false),
+        ("skipped", "skip_message", true),
     ] {
         match e.get(flag) {
             None | Some(Value::Bool(false)) => {}
@@ -249,7 +258,7 @@ fn run_error(e: &Map<String, Value>) -> Result<Option<String>, String> {
                     .get(message)
                     .and_then(Value::as_str)
                     .unwrap_or("(no message)");
-                return Ok(Some(format!("{prefix}{m}")));
+                return Ok(Some((m.to_string(), skipped)));
             }
             Some(v) => return Err(format!("`{flag}` must be true or false, got {}", kind(v))),
         }
@@ -418,7 +427,9 @@ mod tests {
             [1e6, 3e6]
         );
         let skipped = get(&r, "BM_b", "time ns lower_is_better 0");
-        assert_eq!(skipped.error.as_deref(), Some("skipped: no GPU"));
+        assert_eq!(skipped.error, None);
+        assert_eq!(skipped.skipped.as_deref(), Some("no GPU"));
+        assert_eq!(skipped.status(), crate::schema::ResultStatus::Skipped);
         get(&r, "BM_c", "max_bytes_used B lower_is_better 1");
         assert_eq!(r.notes, ["1 counter values were NaN and were left out"]);
         assert_eq!(

@@ -129,6 +129,7 @@ pub(super) fn bench(
         samples,
         sample_meta,
         error,
+        skipped: None,
     }
 }
 

@@ -156,6 +156,7 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
             samples: vec![x],
             sample_meta: Vec::new(),
             error: error.clone(),
+            skipped: None,
         })
         .collect();
     if !params.is_empty() {

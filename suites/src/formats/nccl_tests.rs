@@ -312,6 +312,7 @@ fn add(out: &mut Vec<ParsedBenchmark>, key: &Key<'_>, time: &str, placement: &st
             samples: vec![value],
             sample_meta: Vec::new(),
             error: error.clone(),
+            skipped: None,
         });
     }
 }

@@ -15,7 +15,7 @@
 //!
 //! Each is a single summary sample (a mean over the state's samples). nvbench writes the raw
 //! sample times only to binary files (`--jsonbin`, summary `nv/json/bin:nv/cold/sample_times`),
-//! which a text reader does not open: the run's notes say so. A skipped state becomes a failed
+//! which a text reader does not open: the run's notes say so. A skipped state becomes a skipped
 //! `gpu_time` result carrying the skip reason. The `devices` section goes into the context.
 
 use std::collections::BTreeMap;
@@ -156,7 +156,7 @@ fn read_state(
         };
         params.insert(k.to_string(), text);
     }
-    let make = |measure: &str, unit: &str, direction, samples, error| ParsedBenchmark {
+    let make = |measure: &str, unit: &str, direction, samples, skipped| ParsedBenchmark {
         name: name.to_string(),
         params: params.clone(),
         measure: measure.to_string(),
@@ -164,20 +164,20 @@ fn read_state(
         direction,
         samples,
         sample_meta: Vec::new(),
-        error,
+        error: None,
+        skipped,
     };
     if state.get("is_skipped").and_then(Value::as_bool) == Some(true) {
         let reason = state
             .get("skip_reason")
             .and_then(Value::as_str)
             .unwrap_or("no reason given");
-        let error = Some(format!("skipped by nvbench: {reason}"));
         out.push(make(
             "gpu_time",
             Unit::NANOSECONDS,
             Direction::LowerIsBetter,
             vec![],
-            error,
+            Some(format!("skipped by nvbench: {reason}")),
         ));
         return Ok(0);
     }
@@ -309,13 +309,15 @@ mod tests {
         for m in ["cpu_time", "batch_gpu_time", "item_rate"] {
             assert_eq!(reduce.iter().filter(|b| b.measure == m).count(), 4, "{m}");
         }
-        let skipped = run.benchmarks.iter().find(|b| b.error.is_some()).unwrap();
+        assert!(run.benchmarks.iter().all(|b| b.error.is_none()));
+        let skipped = run.benchmarks.iter().find(|b| b.skipped.is_some()).unwrap();
         assert_eq!(skipped.name, "copy");
         assert_eq!(skipped.params["BlockSize"], "2048");
         assert!(skipped.samples.is_empty());
+        assert_eq!(skipped.status(), crate::schema::ResultStatus::Skipped);
         assert!(
             skipped
-                .error
+                .skipped
                 .as_deref()
                 .unwrap()
                 .contains("exceeds the device")

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-use crate::schema::{Direction, SCHEMA_V1, SampleMeta, Unit};
+use crate::schema::{Direction, ResultStatus, SCHEMA_V1, SampleMeta, Unit};
 
 /// A benchmark read from tool output, before it is given a suite name.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +18,26 @@ pub struct ParsedBenchmark {
     pub sample_meta: Vec<SampleMeta>,
     /// Set when the tool itself reports this benchmark as failed.
     pub error: Option<String>,
+    /// Set (to the tool's reason) when the tool skipped this benchmark on purpose.
+    pub skipped: Option<String>,
+}
+
+impl ParsedBenchmark {
+    /// Skipped wins over failed: a tool that skips says why in both fields.
+    pub fn status(&self) -> ResultStatus {
+        if self.skipped.is_some() {
+            ResultStatus::Skipped
+        } else if self.error.is_some() {
+            ResultStatus::Failed
+        } else {
+            ResultStatus::Ok
+        }
+    }
+
+    /// The reason stored with the result: the skip reason, else the error.
+    pub fn reason(&self) -> Option<String> {
+        self.skipped.clone().or_else(|| self.error.clone())
+    }
 }
 
 /// Why output could not be read in a format. The caller adds the file or command at fault.
@@ -71,6 +91,8 @@ struct Entry {
     sample_meta: Vec<SampleMeta>,
     #[serde(default)]
     error: Option<String>,
+    #[serde(default)]
+    skipped: Option<String>,
 }
 
 const FORMAT: &str = "pitwall-json";
@@ -145,8 +167,11 @@ fn convert(index: usize, e: Entry) -> Result<ParsedBenchmark, FormatError> {
             )
         })?,
     };
-    if e.error.is_none() && e.samples.is_empty() {
-        return Err(err(at, "no samples (and no `error`)".into()));
+    if e.error.is_none() && e.skipped.is_none() && e.samples.is_empty() {
+        return Err(err(at, "no samples (and no `error` or `skipped`)".into()));
+    }
+    if e.skipped.is_some() && !e.samples.is_empty() {
+        return Err(err(at, "`skipped` with samples".into()));
     }
     if let Some(i) = e.samples.iter().position(|v| !v.is_finite()) {
         return Err(err(at, format!("sample {i} is not a finite number")));
@@ -178,6 +203,7 @@ fn convert(index: usize, e: Entry) -> Result<ParsedBenchmark, FormatError> {
         samples: e.samples,
         sample_meta: e.sample_meta,
         error: e.error,
+        skipped: e.skipped,
     })
 }
 
@@ -216,6 +242,29 @@ mod tests {
         );
         let e = parse_pitwall_json("hello").unwrap_err();
         assert!(e.to_string().contains("line 1, column 1"), "{e}");
+    }
+
+    #[test]
+    fn skipped_needs_no_samples_and_allows_none() {
+        let doc = r#"{"schema":"pitwall/v1","benchmarks":[{"name":"a","samples":[1]},{"name":"gpu","skipped":"no GPU"}]}"#;
+        let b = parse_pitwall_json(doc).unwrap();
+        assert_eq!(b[0].status(), ResultStatus::Ok);
+        assert_eq!(b[1].status(), ResultStatus::Skipped);
+        assert_eq!(b[1].reason().as_deref(), Some("no GPU"));
+        assert_eq!(b[1].error, None);
+        let both =
+            r#"{"schema":"pitwall/v1","benchmarks":[{"name":"a","skipped":"x","samples":[1]}]}"#;
+        let e = parse_pitwall_json(both).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "pitwall-json: benchmark 0 (a): `skipped` with samples"
+        );
+        let failed = r#"{"schema":"pitwall/v1","benchmarks":[{"name":"a","error":"oom"}]}"#;
+        let b = parse_pitwall_json(failed).unwrap();
+        assert_eq!(
+            (b[0].status(), b[0].reason().as_deref()),
+            (ResultStatus::Failed, Some("oom"))
+        );
     }
 
     #[test]
