@@ -100,6 +100,13 @@ pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
                 e("nvlink_peers")
             ),
         );
+        if let Some(Value::Object(topo)) = g.extra.get("topology") {
+            let links: Vec<String> = topo
+                .iter()
+                .map(|(other, how)| format!("gpu {other} {}", text(Some(how))))
+                .collect();
+            row(&format!("gpu {i} topology"), links.join(", "));
+        }
     }
     if let Some(c) = fp.extra.get("clocks") {
         row(
@@ -188,6 +195,7 @@ mod tests {
                 ("pci_bus_id", json!("0000:3b:00.0")),
                 ("numa_node", json!(0)),
                 ("persistence_mode", json!(true)),
+                ("topology", json!({"1": "NV18", "2": "SYS"})),
             ]
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))

@@ -343,3 +343,42 @@ fn cuda_library_versions_come_from_the_libraries_on_the_loader_path() {
         "2.21.5 (libnccl.so.2)"
     );
 }
+
+/// GPU-to-GPU topology, as the NVML backend reports it, reaches the fingerprint and `pitwall env`.
+#[test]
+fn gpu_topology_is_recorded_and_shown() {
+    let sb = Sandbox::new();
+    let nvml = sb.path().join("nvml.json");
+    sb.cmd(&["env"])
+        .env("PITWALL_FAKE_NVML", &nvml)
+        .output()
+        .unwrap();
+    let mut st = state(&nvml);
+    let mut second = st["devices"][0].clone();
+    second["index"] = json!(1);
+    second["pci_bus_id"] = json!("00000000:18:00.0");
+    second["topology"] = json!({"0": "NV18"});
+    st["devices"][0]["topology"] = json!({"1": "NV18"});
+    st["devices"].as_array_mut().unwrap().push(second);
+    std::fs::write(&nvml, st.to_string()).unwrap();
+    let out = sb
+        .cmd(&["env", "--format", "json"])
+        .env("PITWALL_FAKE_NVML", &nvml)
+        .output()
+        .unwrap();
+    let fp: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        fp["fingerprint"]["gpus"][1]["extra"]["topology"]["0"], "NV18",
+        "{fp}"
+    );
+    let text = sb
+        .cmd(&["env"])
+        .env("PITWALL_FAKE_NVML", &nvml)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("gpu 0 topology") && text.contains("gpu 1 NV18"),
+        "{text}"
+    );
+}

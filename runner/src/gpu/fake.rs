@@ -28,6 +28,7 @@ pub fn fake_device(index: u32) -> GpuDevice {
         other_processes: Vec::new(),
         numa_node: Some(0),
         nvlink_peers: Vec::new(),
+        topology: BTreeMap::new(),
     }
 }
 

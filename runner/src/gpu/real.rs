@@ -1,11 +1,14 @@
 //! The `Nvml` trait over the real NVIDIA Management Library (nvml-wrapper, which loads
 //! `libnvidia-ml.so.1` at run time), and `load_nvml`, the one entry point that picks a backend.
-//! Nothing here runs in this crate's tests: the machines that build pitwall have no GPU.
+//! Only the pure helpers here run in this crate's tests: the machines that build pitwall have
+//! no GPU (ci/gpu-check.sh exercises the rest on a lent one).
 
 use std::path::Path;
 
 use nvml_wrapper::Nvml as NvmlLib;
-use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
+use std::collections::BTreeMap;
+
+use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor, TopologyLevel};
 use nvml_wrapper::enums::device::{DeviceArchitecture, GpuLockedClocksSetting};
 use nvml_wrapper::error::NvmlError;
 
@@ -136,22 +139,71 @@ impl RealNvml {
             ecc_enabled: d.is_ecc_enabled().ok().map(|s| s.currently_enabled),
             other_processes,
             numa_node,
-            nvlink_peers: nvlink_peers(&d),
+            nvlink_peers: {
+                let mut peers = nvlink_remotes(&d);
+                peers.sort();
+                peers.dedup();
+                peers
+            },
+            topology: BTreeMap::new(),
             pci_bus_id: bus_id,
         })
     }
+
+    /// Fills each device's `topology`: direct NVLinks counted per peer, else the closest
+    /// common PCIe ancestor NVML reports (`nvmlDeviceGetTopologyCommonAncestor`).
+    fn fill_topology(&self, devices: &mut [GpuDevice]) {
+        let bus_ids: Vec<(u32, String)> = devices
+            .iter()
+            .map(|d| (d.index, d.pci_bus_id.clone()))
+            .collect();
+        for dev in devices.iter_mut() {
+            let Ok(d) = self.device(dev.index) else {
+                continue;
+            };
+            let remotes = nvlink_remotes(&d);
+            for (other, other_bus) in &bus_ids {
+                if *other == dev.index {
+                    continue;
+                }
+                let links = remotes.iter().filter(|r| *r == other_bus).count();
+                let level = self
+                    .device(*other)
+                    .ok()
+                    .and_then(|o| d.topology_common_ancestor(o).ok());
+                if let Some(label) = topology_label(links, level) {
+                    dev.topology.insert(other.to_string(), label);
+                }
+            }
+        }
+    }
 }
 
-/// Remote PCI bus ids of the active NVLinks (GPUs, or NVSwitches on HGX boards).
-fn nvlink_peers(d: &nvml_wrapper::Device<'_>) -> Vec<String> {
-    let mut peers: Vec<String> = (0..NVLINK_MAX_LINKS)
+/// `nvidia-smi topo -m`'s word for a GPU pair: `NV<links>` when they share NVLinks, else the
+/// PCIe level; `None` when NVML told neither.
+pub(crate) fn topology_label(nvlinks: usize, level: Option<TopologyLevel>) -> Option<String> {
+    if nvlinks > 0 {
+        return Some(format!("NV{nvlinks}"));
+    }
+    Some(
+        match level? {
+            TopologyLevel::Internal | TopologyLevel::Single => "PIX",
+            TopologyLevel::Multiple => "PXB",
+            TopologyLevel::HostBridge => "PHB",
+            TopologyLevel::Node => "NODE",
+            TopologyLevel::System => "SYS",
+        }
+        .to_string(),
+    )
+}
+
+/// Remote PCI bus ids of the active NVLinks, one per link (GPUs, or NVSwitches on HGX boards).
+fn nvlink_remotes(d: &nvml_wrapper::Device<'_>) -> Vec<String> {
+    (0..NVLINK_MAX_LINKS)
         .map(|l| d.link_wrapper_for(l))
         .filter(|link| link.is_active().unwrap_or(false))
         .filter_map(|link| link.remote_pci_info().ok().map(|p| p.bus_id))
-        .collect();
-    peers.sort();
-    peers.dedup();
-    peers
+        .collect()
 }
 
 /// NUMA node from sysfs, for drivers without `nvmlDeviceGetNumaNodeId`. NVML writes an 8-digit
@@ -173,7 +225,13 @@ impl Nvml for RealNvml {
             .lib
             .device_count()
             .map_err(call("nvmlDeviceGetCount", 0))?;
-        (0..count).map(|i| self.describe(i)).collect()
+        let mut devices = (0..count)
+            .map(|i| self.describe(i))
+            .collect::<Result<Vec<_>, _>>()?;
+        if devices.len() > 1 {
+            self.fill_topology(&mut devices);
+        }
+        Ok(devices)
     }
 
     fn read_clocks(&self, index: u32) -> Result<ClockReading, GpuError> {
@@ -257,5 +315,26 @@ impl Nvml for RealNvml {
                 source: Box::new(other),
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topology_words_follow_nvidia_smi() {
+        let l = |n, level| topology_label(n, level);
+        assert_eq!(l(18, Some(TopologyLevel::System)).as_deref(), Some("NV18"));
+        assert_eq!(l(0, Some(TopologyLevel::Single)).as_deref(), Some("PIX"));
+        assert_eq!(l(0, Some(TopologyLevel::Multiple)).as_deref(), Some("PXB"));
+        assert_eq!(
+            l(0, Some(TopologyLevel::HostBridge)).as_deref(),
+            Some("PHB")
+        );
+        assert_eq!(l(0, Some(TopologyLevel::Node)).as_deref(), Some("NODE"));
+        assert_eq!(l(0, Some(TopologyLevel::System)).as_deref(), Some("SYS"));
+        assert_eq!(l(0, None), None);
+        assert_eq!(l(2, None).as_deref(), Some("NV2"));
     }
 }

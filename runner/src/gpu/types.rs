@@ -2,6 +2,7 @@
 //! `Nvml` trait, what it reports (`GpuDevice`, `ClockReading`), the clock policy (`ClockMode`)
 //! and the errors. Everything above this trait is testable without a GPU.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -53,6 +54,12 @@ pub struct GpuDevice {
     pub numa_node: Option<i32>,
     /// PCI bus ids at the far end of active NVLinks (peers GPUs or NVSwitches), sorted, unique.
     pub nvlink_peers: Vec<String>,
+    /// How this GPU reaches each other GPU, by the other's index, in `nvidia-smi topo -m`'s
+    /// words: `NV<links>` (direct NVLinks), `PIX` (one PCIe switch), `PXB` (several switches),
+    /// `PHB` (the host bridge), `NODE` (host bridges of one NUMA node), `SYS` (across NUMA
+    /// nodes). Empty with one GPU, or when NVML cannot tell.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub topology: BTreeMap<String, String>,
 }
 
 /// Throttle-reason bits that mean a sample ran slower than the clock policy asked for.
