@@ -108,7 +108,8 @@ for g in fp.get("gpus", []):
           f'numa {x.get("numa_node")} pcie gen{x.get("pcie_gen")} x{x.get("pcie_width")} '
           f'power limit {x.get("power_limit_w")} W max sm {x.get("max_sm_mhz")} MHz '
           f'persistence {x.get("persistence_mode")} ecc {x.get("ecc_enabled")} '
-          f'nvlink peers {len(x.get("nvlink_peers", []))} other processes {x.get("other_processes")}')
+          f'nvlink peers {len(x.get("nvlink_peers", []))} topology {x.get("topology", {})} '
+          f'other processes {x.get("other_processes")}')
 if not fp.get("gpus"):
     print("gpus: none;", fp.get("extra", {}).get("gpu"))
 print("cuda libraries:", fp.get("extra", {}).get("cuda_libraries") or env.get("extra", {}).get("cuda_libraries"))
