@@ -10,6 +10,22 @@ use std::time::{Duration, Instant};
 use pitwall_e2e::Sandbox;
 use serde_json::{Value, json};
 
+/// Runs `pitwall ARGS` with one environment variable set, expecting success; its output.
+fn ok_with(
+    sb: &Sandbox,
+    args: &[&str],
+    var: &str,
+    value: &std::path::Path,
+) -> std::process::Output {
+    let out = sb.cmd(args).env(var, value).output().unwrap();
+    assert!(
+        out.status.success(),
+        "pitwall {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 fn state(path: &std::path::Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -24,15 +40,11 @@ fn locked_clocks_are_restored_and_every_sample_carries_gpu_state() {
         &format!("[gpu]\nclocks = \"lock\"\nmonitor_period_ms = 2\n\n{WALL}"),
     );
     let nvml = sb.path().join("nvml.json");
-    let out = sb
-        .cmd(&["run", "--format", "json"])
-        .env("PITWALL_FAKE_NVML", &nvml)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = ok_with(
+        &sb,
+        &["run", "--format", "json"],
+        "PITWALL_FAKE_NVML",
+        &nvml,
     );
     let st = state(&nvml);
     assert_eq!(st["locked"], json!({}), "clocks restored: {st}");
@@ -154,15 +166,11 @@ fn throttled_samples_are_flagged_and_can_be_excluded() {
         .unwrap();
     st["devices"] = state(&nvml)["devices"].clone();
     std::fs::write(&nvml, st.to_string()).unwrap();
-    let out = sb
-        .cmd(&["run", "--format", "json"])
-        .env("PITWALL_FAKE_NVML", &nvml)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = ok_with(
+        &sb,
+        &["run", "--format", "json"],
+        "PITWALL_FAKE_NVML",
+        &nvml,
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -238,7 +246,15 @@ fn throttled_samples_are_flagged_and_can_be_excluded() {
 #[test]
 fn runs_from_different_environments_are_incomparable_unless_allowed() {
     let sb = Sandbox::new();
-    sb.write("pitwall.toml", WALL);
+    // Fixed samples, so that the allowed comparison's verdict is not left to timing noise.
+    sb.write(
+        "pitwall.toml",
+        r#"[[suite]]
+name = "t"
+kind = "command"
+command = '''printf '{"schema":"pitwall/v1","benchmarks":[{"name":"t","samples":[5,6,5,6,5,6,5,6,5,6]}]}''''
+"#,
+    );
     sb.run(&["run", "--quiet"]).expect(0);
     let nvml = sb.path().join("nvml.json");
     let out = sb
@@ -302,41 +318,19 @@ fn cuda_library_versions_come_from_the_libraries_on_the_loader_path() {
             .success();
         assert!(ok, "cc builds {name}");
     }
-    let env = sb
-        .cmd(&["env", "--format", "json"])
-        .env("LD_LIBRARY_PATH", &libs)
-        .output()
-        .unwrap();
-    assert!(
-        env.status.success(),
-        "{}",
-        String::from_utf8_lossy(&env.stderr)
-    );
+    let env = ok_with(&sb, &["env", "--format", "json"], "LD_LIBRARY_PATH", &libs);
     let fp: Value = serde_json::from_slice(&env.stdout).unwrap();
     let got = &fp["fingerprint"]["extra"]["cuda_libraries"];
     assert_eq!(got["cuda_runtime"], "12.4 (libcudart.so.12)", "{fp}");
     assert_eq!(got["cublas"], "12.4.5 (libcublas.so.12)");
     assert_eq!(got["nvrtc"], "12.4 (libnvrtc.so.12)");
     assert_eq!(got["nccl"], "2.21.5 (libnccl.so.2)");
-    let text = sb
-        .cmd(&["env"])
-        .env("LD_LIBRARY_PATH", &libs)
-        .output()
-        .unwrap();
+    let text = ok_with(&sb, &["env"], "LD_LIBRARY_PATH", &libs);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("2.21.5"), "{text}");
 
     sb.write("pitwall.toml", WALL);
-    let run = sb
-        .cmd(&["run", "--no-report"])
-        .env("LD_LIBRARY_PATH", &libs)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let run = ok_with(&sb, &["run", "--no-report"], "LD_LIBRARY_PATH", &libs);
     let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
     assert_eq!(
         doc["runs"][0]["fingerprint"]["extra"]["cuda_libraries"]["nccl"],
@@ -361,21 +355,18 @@ fn gpu_topology_is_recorded_and_shown() {
     st["devices"][0]["topology"] = json!({"1": "NV18"});
     st["devices"].as_array_mut().unwrap().push(second);
     std::fs::write(&nvml, st.to_string()).unwrap();
-    let out = sb
-        .cmd(&["env", "--format", "json"])
-        .env("PITWALL_FAKE_NVML", &nvml)
-        .output()
-        .unwrap();
+    let out = ok_with(
+        &sb,
+        &["env", "--format", "json"],
+        "PITWALL_FAKE_NVML",
+        &nvml,
+    );
     let fp: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         fp["fingerprint"]["gpus"][1]["extra"]["topology"]["0"], "NV18",
         "{fp}"
     );
-    let text = sb
-        .cmd(&["env"])
-        .env("PITWALL_FAKE_NVML", &nvml)
-        .output()
-        .unwrap();
+    let text = ok_with(&sb, &["env"], "PITWALL_FAKE_NVML", &nvml);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
         text.contains("gpu 0 topology") && text.contains("gpu 1 NV18"),
