@@ -160,10 +160,7 @@ fn throttled_samples_are_flagged_and_can_be_excluded() {
     let nvml = sb.path().join("nvml.json");
     // A device that reports HW slowdown (0x8) on every reading.
     let mut st = json!({"devices": [], "readings": {"0": {"sm_mhz": 900, "mem_mhz": 2619, "temperature_c": 91.0, "power_w": 700.0, "throttle_reasons": 8}}});
-    sb.cmd(&["env"])
-        .env("PITWALL_FAKE_NVML", &nvml)
-        .output()
-        .unwrap();
+    ok_with(&sb, &["env"], "PITWALL_FAKE_NVML", &nvml);
     st["devices"] = state(&nvml)["devices"].clone();
     std::fs::write(&nvml, st.to_string()).unwrap();
     let out = ok_with(
@@ -343,10 +340,7 @@ fn cuda_library_versions_come_from_the_libraries_on_the_loader_path() {
 fn gpu_topology_is_recorded_and_shown() {
     let sb = Sandbox::new();
     let nvml = sb.path().join("nvml.json");
-    sb.cmd(&["env"])
-        .env("PITWALL_FAKE_NVML", &nvml)
-        .output()
-        .unwrap();
+    ok_with(&sb, &["env"], "PITWALL_FAKE_NVML", &nvml);
     let mut st = state(&nvml);
     let mut second = st["devices"][0].clone();
     second["index"] = json!(1);
