@@ -35,6 +35,9 @@ pub struct SiteSummary {
     pub index_bytes: u64,
     /// Benchmark measures (one page each).
     pub benchmarks: usize,
+    /// Pages of an earlier report in the same directory that this one no longer has
+    /// (benchmarks gone from the history, fewer comparisons), removed so no stale page lingers.
+    pub stale_removed: usize,
 }
 
 /// Why the site could not be written.
@@ -114,6 +117,7 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
         }
     };
     let mut pages_written = 0;
+    let mut written: Vec<PathBuf> = Vec::new();
 
     let index = pages::index(&series, input.runs, input.comparisons);
     let html = render(
@@ -133,10 +137,9 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
             "bench.html",
             context! { page => Serde(&bench), ..page("../", &s.key) },
         )?;
-        write(
-            out_dir.join("bench").join(format!("{}.html", s.slug)),
-            &html,
-        )?;
+        let path = out_dir.join("bench").join(format!("{}.html", s.slug));
+        write(path.clone(), &html)?;
+        written.push(path);
         pages_written += 1;
     }
 
@@ -147,10 +150,9 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
             "compare.html",
             context! { page => Serde(&cmp), ..page("../", title) },
         )?;
-        write(
-            out_dir.join("compare").join(format!("{}.html", i + 1)),
-            &html,
-        )?;
+        let path = out_dir.join("compare").join(format!("{}.html", i + 1));
+        write(path.clone(), &html)?;
+        written.push(path);
         pages_written += 1;
     }
 
@@ -164,9 +166,38 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
     pages_written += 1;
     write(out_dir.join("assets").join("style.css"), STYLE_CSS)?;
 
+    let stale_removed = remove_stale(out_dir, &written)?;
     Ok(SiteSummary {
         pages: pages_written,
         index_bytes,
         benchmarks: series.len(),
+        stale_removed,
     })
+}
+
+/// Removes the `.html` files under `bench/` and `compare/` that this rendering did not write
+/// (only those: whatever else a user keeps in the directory stays).
+fn remove_stale(out_dir: &Path, written: &[PathBuf]) -> Result<usize, HtmlError> {
+    let keep: std::collections::HashSet<&Path> = written.iter().map(PathBuf::as_path).collect();
+    let mut removed = 0;
+    for sub in ["bench", "compare"] {
+        let dir = out_dir.join(sub);
+        let entries = fs::read_dir(&dir).map_err(|source| HtmlError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let is_page = path.extension().is_some_and(|e| e == "html")
+                && entry.file_type().is_ok_and(|t| t.is_file());
+            if is_page && !keep.contains(path.as_path()) {
+                fs::remove_file(&path).map_err(|source| HtmlError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+                removed += 1;
+            }
+        }
+    }
+    Ok(removed)
 }

@@ -212,3 +212,46 @@ fn benchmark_page_snapshot() {
         insta::assert_snapshot!(read(&dir, &format!("bench/{page}")));
     });
 }
+
+#[test]
+fn a_rewrite_removes_pages_the_history_no_longer_has() {
+    let runs = input_runs();
+    let (dir, first) = render(&runs);
+    assert_eq!(first.stale_removed, 0);
+    let mine = dir.path().join("bench").join("notes.txt");
+    std::fs::write(&mine, "kept").unwrap();
+    // The same directory, rendered again with fewer benchmark measures and no comparison.
+    let mut fewer = runs.clone();
+    for run in &mut fewer {
+        run.results.truncate(10);
+    }
+    let input = ReportInput {
+        project: "demo",
+        runs: &fewer,
+        comparisons: &[],
+        generated_at: "2026-12-02T11:00:00Z",
+    };
+    let second = write_site(&input, dir.path()).unwrap();
+    assert_eq!(second.benchmarks, 10);
+    assert_eq!(
+        second.stale_removed,
+        16 - 10 + 1,
+        "6 benchmark pages and compare/1.html"
+    );
+    let pages: Vec<String> = bench_pages(&dir)
+        .into_iter()
+        .filter(|p| p.ends_with(".html"))
+        .collect();
+    assert_eq!(pages.len(), 10);
+    assert!(!dir.path().join("compare/1.html").exists());
+    assert_eq!(
+        std::fs::read_to_string(&mine).unwrap(),
+        "kept",
+        "not ours: left alone"
+    );
+    // Every remaining link from the index still resolves.
+    let index = read(&dir, "index.html");
+    for page in &pages {
+        assert!(index.contains(&format!("bench/{page}")), "{page} linked");
+    }
+}
