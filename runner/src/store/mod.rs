@@ -2,6 +2,7 @@
 //! backends sit behind one interface; `open` picks one from a store URL.
 
 mod migrations;
+mod rows;
 mod sqlite;
 mod sqlite_codec;
 #[cfg(test)]

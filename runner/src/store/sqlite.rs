@@ -7,7 +7,8 @@ use std::time::Duration;
 use pitwall_suites::{Run, RunStatus};
 use rusqlite::{Connection, TransactionBehavior, params};
 
-use super::sqlite_codec::{backend, load_run, meta_json, to_json};
+use super::rows::{RunRow, meta_json, to_json};
+use super::sqlite_codec::{backend, load_run};
 use super::{InsertOutcome, RunSummary, Store, StoreError, migrations};
 
 /// How long a connection waits for another process's write lock before giving up.
@@ -200,6 +201,7 @@ impl Store for SqliteStore {
                 })
             };
         }
+        let row = RunRow::of(run);
         tx.prepare_cached(
             "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
                                config_hash, status, fingerprint_json, commit_info_json, error,
@@ -209,17 +211,17 @@ impl Store for SqliteStore {
         .and_then(|mut s| {
             s.execute(params![
                 run.id,
-                run.project,
-                run.commit,
-                run.branch,
-                run.started_at,
-                run.finished_at,
-                run.config_hash,
-                run.status.as_str(),
-                to_json(&run.fingerprint),
-                run.commit_info.as_ref().map(to_json),
-                run.error,
-                run.pair.as_ref().map(to_json),
+                row.project,
+                row.commit,
+                row.branch,
+                row.started_at,
+                row.finished_at,
+                row.config_hash,
+                row.status,
+                row.fingerprint_json,
+                row.commit_info_json,
+                row.error,
+                row.pair_json,
                 run.pair.as_ref().map(|p| p.id.clone()),
             ])
         })

@@ -1,15 +1,12 @@
-//! Turning SQLite rows back into schema-v1 `Run`s (and the few values that go the other way as
-//! JSON text), so a stored run comes back exactly as it went in and stored garbage is reported
-//! as `StoreError::Corrupt` naming what is wrong rather than as a panic or a wrong answer.
+//! Reading SQLite rows back into schema-v1 `Run`s (the decoding itself, shared with the
+//! PostgreSQL store, is in `rows`), so a stored run comes back exactly as it went in and stored
+//! garbage is reported as `StoreError::Corrupt` naming what is wrong.
 
-use std::collections::BTreeMap;
-
-use pitwall_suites::{
-    BenchmarkResult, Direction, Fingerprint, ResultStatus, Run, RunStatus, SampleMeta, Unit,
-};
+use pitwall_suites::{BenchmarkResult, Run};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::StoreError;
+use super::rows::{ResultRow, RunRow, SampleRow};
 
 /// Maps a rusqlite error to `StoreError::Backend` for the store `store`.
 pub(super) fn backend(store: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
@@ -17,33 +14,6 @@ pub(super) fn backend(store: &str) -> impl Fn(rusqlite::Error) -> StoreError + '
         store: store.to_string(),
         source: Box::new(e),
     }
-}
-
-fn corrupt(store: &str, what: String) -> StoreError {
-    StoreError::Corrupt {
-        store: store.to_string(),
-        what,
-    }
-}
-
-/// JSON text of a value of the schema types; these always serialize.
-pub(super) fn to_json<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_string(value).expect("schema types always serialize")
-}
-
-/// `sample_meta` as stored: one JSON text per sample, or NULL for every sample of a result
-/// that has no metadata. (An empty `SampleMeta` is stored as `{}`, not NULL, so a result whose
-/// metadata entries are all empty still comes back with them.)
-pub(super) fn meta_json(result: &BenchmarkResult, idx: usize) -> Option<String> {
-    result.sample_meta.get(idx).map(to_json)
-}
-
-fn parse_json<T: serde::de::DeserializeOwned>(
-    store: &str,
-    what: impl FnOnce() -> String,
-    text: &str,
-) -> Result<T, StoreError> {
-    serde_json::from_str(text).map_err(|e| corrupt(store, format!("{}: {e}", what())))
 }
 
 /// Reads run `id` with all its results and samples; `None` when no such run is stored.
@@ -65,77 +35,27 @@ pub(super) fn load_run(
         .map_err(&be)?;
     let row = stmt
         .query_row([id], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, Option<String>>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, String>(4)?,
-                r.get::<_, String>(5)?,
-                r.get::<_, String>(6)?,
-                r.get::<_, String>(7)?,
-                r.get::<_, Option<String>>(8)?,
-                r.get::<_, Option<String>>(9)?,
-                r.get::<_, Option<String>>(10)?,
-            ))
+            Ok(RunRow {
+                project: r.get(0)?,
+                commit: r.get(1)?,
+                branch: r.get(2)?,
+                started_at: r.get(3)?,
+                finished_at: r.get(4)?,
+                config_hash: r.get(5)?,
+                status: r.get(6)?,
+                fingerprint_json: r.get(7)?,
+                commit_info_json: r.get(8)?,
+                error: r.get(9)?,
+                pair_json: r.get(10)?,
+            })
         })
         .optional()
         .map_err(&be)?;
-    let Some((
-        project,
-        commit,
-        branch,
-        started_at,
-        finished_at,
-        config_hash,
-        status,
-        fp,
-        ci,
-        error,
-        pair,
-    )) = row
-    else {
+    let Some(row) = row else {
         return Ok(None);
     };
-    let commit_info = ci
-        .map(|text| parse_json(store, || format!("run {id}: commit_info_json"), &text))
-        .transpose()?;
-    let pair = pair
-        .map(|text| parse_json(store, || format!("run {id}: pair_json"), &text))
-        .transpose()?;
-    let status = RunStatus::parse(&status)
-        .ok_or_else(|| corrupt(store, format!("run {id}: unknown run status `{status}`")))?;
-    let fingerprint: Fingerprint =
-        parse_json(store, || format!("run {id}: fingerprint_json"), &fp)?;
-    Ok(Some(Run {
-        id: id.to_string(),
-        project,
-        commit,
-        branch,
-        started_at,
-        finished_at,
-        config_hash,
-        fingerprint,
-        status,
-        commit_info,
-        error,
-        pair,
-        results: load_results(conn, store, id)?,
-    }))
-}
-
-/// One `results` row before its samples are attached.
-struct ResultRow {
-    id: i64,
-    ord: i64,
-    suite: String,
-    name: String,
-    params_json: String,
-    measure: String,
-    unit: String,
-    direction: String,
-    status: String,
-    error: Option<String>,
+    let results = load_results(conn, store, id)?;
+    row.decode(store, id, results).map(Some)
 }
 
 fn load_results(
@@ -168,39 +88,10 @@ fn load_results(
         .map_err(&be)?
         .collect::<Result<Vec<_>, _>>()
         .map_err(&be)?;
-
     let mut results = Vec::with_capacity(rows.len());
     for (expected, row) in rows.into_iter().enumerate() {
-        let at = format!("run {run_id} result {}", row.ord);
-        if row.ord != expected as i64 {
-            return Err(corrupt(
-                store,
-                format!("{at}: expected position {expected}"),
-            ));
-        }
-        let params: BTreeMap<String, String> =
-            parse_json(store, || format!("{at}: params_json"), &row.params_json)?;
-        let direction = Direction::parse(&row.direction).ok_or_else(|| {
-            corrupt(
-                store,
-                format!("{at}: unknown direction `{}`", row.direction),
-            )
-        })?;
-        let status = ResultStatus::parse(&row.status)
-            .ok_or_else(|| corrupt(store, format!("{at}: unknown status `{}`", row.status)))?;
-        let (samples, sample_meta) = load_samples(conn, store, &at, row.id)?;
-        results.push(BenchmarkResult {
-            suite: row.suite,
-            name: row.name,
-            params,
-            measure: row.measure,
-            unit: Unit::new(row.unit),
-            direction,
-            status,
-            error: row.error,
-            samples,
-            sample_meta,
-        });
+        let samples = load_samples(conn, store, row.id)?;
+        results.push(row.decode(store, run_id, expected, samples)?);
     }
     Ok(results)
 }
@@ -208,48 +99,20 @@ fn load_results(
 fn load_samples(
     conn: &Connection,
     store: &str,
-    at: &str,
     result_id: i64,
-) -> Result<(Vec<f64>, Vec<SampleMeta>), StoreError> {
+) -> Result<Vec<SampleRow>, StoreError> {
     let be = backend(store);
     let mut stmt = conn
         .prepare_cached(
             "SELECT idx, value, meta_json FROM samples WHERE result_id = ?1 ORDER BY idx",
         )
         .map_err(&be)?;
-    let mut rows = stmt.query(params![result_id]).map_err(&be)?;
-    let mut samples = Vec::new();
-    let mut metas = Vec::new();
-    let mut nulls = 0usize;
-    while let Some(r) = rows.next().map_err(&be)? {
-        let idx: i64 = r.get(0).map_err(&be)?;
-        if idx != samples.len() as i64 {
-            return Err(corrupt(
-                store,
-                format!(
-                    "{at}: sample index {idx} where {} was expected",
-                    samples.len()
-                ),
-            ));
-        }
-        let value: f64 = r.get(1).map_err(&be)?;
-        samples.push(value);
-        match r.get::<_, Option<String>>(2).map_err(&be)? {
-            Some(text) => metas.push(parse_json(
-                store,
-                || format!("{at} sample {idx}: meta_json"),
-                &text,
-            )?),
-            None => nulls += 1,
-        }
-    }
-    if nulls > 0 && !metas.is_empty() {
-        return Err(corrupt(
-            store,
-            format!("{at}: {nulls} of {} samples lack meta_json", samples.len()),
-        ));
-    }
-    Ok((samples, metas))
+    stmt.query_map(params![result_id], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+    })
+    .map_err(&be)?
+    .collect::<Result<Vec<SampleRow>, _>>()
+    .map_err(&be)
 }
 
 #[cfg(test)]
