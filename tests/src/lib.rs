@@ -4,6 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod pg;
+pub use pg::{PgServer, TestDb, pg_server};
+
 /// Path of the `pitwall` binary of this build (target/<profile>/pitwall), brought up to date
 /// once per test process: `cargo test -p pitwall-e2e` alone would otherwise run a stale one.
 pub fn pitwall_bin() -> PathBuf {

@@ -62,13 +62,13 @@ fn missing_config_file_and_bad_store_url() {
     );
     let out = sb
         .cmd(&["runs"])
-        .env("PITWALL_STORE", "postgres://u:secret@h/db")
+        .env("PITWALL_STORE", "postgres://u:secret@h/db?sslmode=require")
         .output()
         .unwrap();
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{e}");
     assert!(
-        e.contains("postgresql stores are not supported yet") && !e.contains("secret"),
+        e.contains("sslmode=require") && e.contains("hint:") && !e.contains("secret"),
         "{e}"
     );
 }

@@ -40,7 +40,7 @@ fn locked_clocks_are_restored_and_every_sample_carries_gpu_state() {
         &format!("[gpu]\nclocks = \"lock\"\nmonitor_period_ms = 2\n\n{WALL}"),
     );
     let nvml = sb.path().join("nvml.json");
-    let out = ok_with(
+    ok_with(
         &sb,
         &["run", "--format", "json"],
         "PITWALL_FAKE_NVML",
@@ -327,7 +327,7 @@ fn cuda_library_versions_come_from_the_libraries_on_the_loader_path() {
     assert!(text.contains("2.21.5"), "{text}");
 
     sb.write("pitwall.toml", WALL);
-    let run = ok_with(&sb, &["run", "--no-report"], "LD_LIBRARY_PATH", &libs);
+    ok_with(&sb, &["run", "--no-report"], "LD_LIBRARY_PATH", &libs);
     let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
     assert_eq!(
         doc["runs"][0]["fingerprint"]["extra"]["cuda_libraries"]["nccl"],

@@ -46,7 +46,6 @@ impl From<anyhow::Error> for Failure {
                     e.downcast_ref::<StoreError>(),
                     Some(
                         StoreError::BadUrl { .. }
-                            | StoreError::Unsupported { .. }
                             | StoreError::NotFound { .. }
                             | StoreError::Ambiguous { .. }
                             | StoreError::Invalid { .. }

@@ -1,14 +1,21 @@
 //! The result store: where runs are kept. A trait so SQLite (default) and PostgreSQL (shared)
 //! backends sit behind one interface; `open` picks one from a store URL.
 
+#[cfg(test)]
+mod conformance;
 mod migrations;
+mod pg;
+#[cfg(test)]
+mod pg_tests;
 mod rows;
+mod shared;
 mod sqlite;
 mod sqlite_codec;
 #[cfg(test)]
 mod sqlite_tests;
 mod url;
 
+pub use pg::PgStore;
 pub use sqlite::SqliteStore;
 pub use url::StoreUrl;
 
@@ -43,11 +50,6 @@ pub enum InsertOutcome {
 pub enum StoreError {
     #[error("invalid store url `{url}`: {reason}")]
     BadUrl { url: String, reason: String },
-    #[error("store {store}: {backend} stores are not supported yet")]
-    Unsupported {
-        store: String,
-        backend: &'static str,
-    },
     #[error("store {store}: cannot open: {source}")]
     Open {
         store: String,
@@ -108,9 +110,6 @@ pub trait Store {
 pub fn open(url: &StoreUrl) -> Result<Box<dyn Store>, StoreError> {
     match url {
         StoreUrl::Sqlite(path) => Ok(Box::new(SqliteStore::open(path)?)),
-        StoreUrl::Postgres(u) => Err(StoreError::Unsupported {
-            store: StoreUrl::redact(u),
-            backend: "postgresql",
-        }),
+        StoreUrl::Postgres(u) => Ok(Box::new(PgStore::open(u)?)),
     }
 }

@@ -8,23 +8,12 @@ use pitwall_suites::{Run, RunStatus};
 use rusqlite::{Connection, TransactionBehavior, params};
 
 use super::rows::{RunRow, meta_json, to_json};
+use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
 use super::sqlite_codec::{backend, load_run};
 use super::{InsertOutcome, RunSummary, Store, StoreError, migrations};
 
 /// How long a connection waits for another process's write lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Test hook for crash tests: when this environment variable holds a number of milliseconds,
-/// `insert_run` sleeps that long after writing a run's results and samples and before COMMIT,
-/// so a test can kill the process mid-transaction and check nothing partial was stored. It
-/// changes nothing else.
-const FAULT_PAUSE_ENV: &str = "PITWALL_FAULT_PAUSE_IN_TXN_MS";
-
-/// Shortest id prefix `get_run` resolves (shorter strings only match a full id).
-const MIN_PREFIX: usize = 4;
-
-/// At most this many candidates are named when a prefix is ambiguous.
-const MAX_CANDIDATES: usize = 5;
 
 /// The embedded SQLite store.
 #[derive(Debug)]
@@ -137,38 +126,12 @@ impl SqliteStore {
             .map_err(&be)?
             .collect::<Result<Vec<String>, _>>()
             .map_err(&be)?;
-        match matches.as_slice() {
-            [] => Err(not_found()),
-            [one] => Ok(one.clone()),
-            many => {
-                let mut candidates = many[..many.len().min(MAX_CANDIDATES)].join(", ");
-                if many.len() > MAX_CANDIDATES {
-                    candidates.push_str(", …");
-                }
-                Err(StoreError::Ambiguous {
-                    store: store.to_string(),
-                    id: id.to_string(),
-                    candidates,
-                })
-            }
-        }
+        super::shared::pick_one(store, id, matches)
     }
 }
 
 fn describe_path(path: &Path) -> String {
     format!("sqlite:{}", path.display())
-}
-
-/// Sleeps for the crash-test hook (`PITWALL_FAULT_PAUSE_IN_TXN_MS`) when it is set.
-fn fault_pause_in_txn() {
-    if let Some(ms) = std::env::var(FAULT_PAUSE_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-    {
-        // Tests wait for this line before killing the process.
-        eprintln!("fault hook: pausing {ms} ms inside the transaction");
-        std::thread::sleep(Duration::from_millis(ms));
-    }
 }
 
 impl Store for SqliteStore {

@@ -119,7 +119,8 @@ fn load_samples(
 mod tests {
     use rusqlite::Connection;
 
-    use super::super::sqlite_tests::{open, rich_run};
+    use super::super::conformance::rich_run;
+    use super::super::sqlite_tests::open;
     use super::super::{SqliteStore, Store, StoreError};
 
     #[test]

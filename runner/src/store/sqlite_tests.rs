@@ -1,143 +1,14 @@
-//! Tests of the SQLite store against real database files in temporary directories: exact
-//! round trips, id lookup, idempotent imports, migrations, refusal of foreign files,
-//! concurrent writers and all-or-nothing inserts.
+//! Tests of the SQLite store against real database files in temporary directories: the shared
+//! store behaviour (`conformance`), plus what only a file has: migrations on reopen, refusal of
+//! foreign files and newer schemas, WAL, and all-or-nothing inserts seen in the tables.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
-use pitwall_suites::{
-    BenchmarkResult, Direction, ExportDoc, Fingerprint, GpuInfo, ResultStatus, Run, RunStatus,
-    SampleMeta, Unit,
-};
 use rusqlite::Connection;
 
+use super::conformance::{rich_run, store_conformance_tests};
 use super::migrations::latest_version;
 use super::{InsertOutcome, SqliteStore, Store, StoreError};
-
-fn ok_result(name: &str, samples: Vec<f64>) -> BenchmarkResult {
-    BenchmarkResult {
-        suite: "kernel".into(),
-        name: name.into(),
-        params: BTreeMap::from([
-            ("n".to_string(), "512".to_string()),
-            ("dtype".to_string(), "f32".to_string()),
-        ]),
-        measure: "throughput".into(),
-        unit: Unit::new(Unit::GFLOP_PER_S),
-        direction: Direction::HigherIsBetter,
-        status: ResultStatus::Ok,
-        error: None,
-        samples,
-        sample_meta: Vec::new(),
-    }
-}
-
-fn run(id: &str, started_at: &str, results: Vec<BenchmarkResult>) -> Run {
-    Run {
-        id: id.into(),
-        project: "toy".into(),
-        commit: "0123456789abcdef0123456789abcdef01234567".into(),
-        branch: Some("main".into()),
-        started_at: started_at.into(),
-        finished_at: started_at.replace("T10", "T11"),
-        config_hash: "c0ffee".into(),
-        fingerprint: Fingerprint::default(),
-        status: RunStatus::from_results(&results),
-        commit_info: None,
-        error: None,
-        pair: None,
-        results,
-    }
-}
-
-/// A run using every corner of the schema.
-pub(super) fn rich_run() -> Run {
-    let mut with_meta = ok_result(
-        "gemm_f32",
-        vec![
-            0.1 + 0.2,
-            -0.0,
-            5e-324,
-            f64::MAX,
-            1e18,
-            123_456_789.123_456_79,
-        ],
-    );
-    with_meta.sample_meta = vec![
-        SampleMeta {
-            sm_clock_mhz: Some(1980),
-            mem_clock_mhz: Some(2619),
-            temperature_c: Some(61.5),
-            power_w: Some(412.25),
-            throttle_reasons: Some(0x4),
-            throttled: true,
-        },
-        SampleMeta::default(),
-        SampleMeta {
-            sm_clock_mhz: Some(1755),
-            ..SampleMeta::default()
-        },
-        SampleMeta::default(),
-        SampleMeta::default(),
-        SampleMeta {
-            power_w: Some(0.1),
-            ..SampleMeta::default()
-        },
-    ];
-    let mut time = ok_result("copy", vec![12.0, 11.5, 13.25]);
-    time.params.clear();
-    time.measure = "time".into();
-    time.unit = Unit::new(Unit::NANOSECONDS);
-    time.direction = Direction::LowerIsBetter;
-    let failed = BenchmarkResult::failed(
-        "toy",
-        "broken",
-        BTreeMap::from([("k".to_string(), "v w".to_string())]),
-        "exit status 3\nstderr: ünïcode \"quoted\"".into(),
-    );
-    let mut r = run(
-        "0190f0c0-0000-7000-8000-000000000001",
-        "2026-12-02T10:00:00Z",
-        vec![with_meta, time, failed],
-    );
-    r.commit_info = Some(pitwall_suites::CommitInfo {
-        author: "Ada <ada@example.com>".into(),
-        date: "2026-12-01T09:30:00+01:00".into(),
-        subject: "speed up \"gemm\" | tiles".into(),
-    });
-    r.error = Some("partial: build warning".into());
-    r.pair = Some(pitwall_suites::PairInfo {
-        id: "0190f0c0-0000-7000-8000-0000000000aa".into(),
-        role: pitwall_suites::PairRole::Head,
-        rounds: 3,
-    });
-    r.fingerprint = Fingerprint {
-        hostname: "box".into(),
-        os: "linux".into(),
-        arch: "x86_64".into(),
-        kernel: "6.8.0".into(),
-        cpu_model: "epyc".into(),
-        logical_cpus: 64,
-        memory_bytes: 1 << 40,
-        cpu_governor: Some("performance".into()),
-        gpus: vec![GpuInfo {
-            model: "H200".into(),
-            uuid: Some("GPU-1".into()),
-            driver: Some("570.1".into()),
-            extra: BTreeMap::from([("ecc".to_string(), serde_json::json!(true))]),
-        }],
-        pitwall_version: "0.1.0 (debug)".into(),
-        env: BTreeMap::from([("CUDA_VISIBLE_DEVICES".to_string(), "0".to_string())]),
-        extra: BTreeMap::from([
-            (
-                "numa".to_string(),
-                serde_json::json!({"nodes": 2, "ratio": 0.5}),
-            ),
-            ("tags".to_string(), serde_json::json!(["a", null, -7])),
-        ]),
-    };
-    r
-}
 
 pub(super) fn open(dir: &Path) -> SqliteStore {
     SqliteStore::open(&dir.join("pitwall.db")).unwrap()
@@ -149,165 +20,17 @@ fn table_count(path: &Path, table: &str) -> i64 {
         .unwrap()
 }
 
-#[test]
-fn round_trips_a_run_exactly() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(dir.path());
-    let original = rich_run();
-    assert_eq!(
-        store.insert_run(&original).unwrap(),
-        InsertOutcome::Inserted
-    );
-    let got = store.get_run(&original.id).unwrap();
-    assert_eq!(got, original);
-    assert_eq!(got.results[0].samples[1].to_bits(), (-0.0f64).to_bits());
-    assert_eq!(
-        ExportDoc::new(vec![got]).to_json(),
-        ExportDoc::new(vec![original.clone()]).to_json()
-    );
-    // A result without metadata comes back with an empty vec, not a vec of empty entries.
-    assert!(
-        store.get_run("latest").unwrap().results[1]
-            .sample_meta
-            .is_empty()
-    );
-    assert_eq!(store.all_runs().unwrap(), vec![original]);
-}
-
-#[test]
-fn result_with_all_empty_metadata_keeps_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(dir.path());
-    let mut r = ok_result("x", vec![1.0, 2.0]);
-    r.sample_meta = vec![SampleMeta::default(); 2];
-    let original = run("aaaa-1", "2026-01-01T10:00:00Z", vec![r]);
-    store.insert_run(&original).unwrap();
-    assert_eq!(store.get_run("aaaa-1").unwrap(), original);
-}
-
-#[test]
-fn finds_runs_by_prefix_and_latest() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(dir.path());
-    for (id, at) in [
-        ("abcd1111", "2026-01-01T10:00:00Z"),
-        ("abcd2222", "2026-01-03T10:00:00Z"),
-        ("abce3333", "2026-01-02T10:00:00Z"),
-    ] {
-        store
-            .insert_run(&run(id, at, vec![ok_result("x", vec![1.0])]))
-            .unwrap();
+store_conformance_tests!(
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Box<dyn Store> = Box::new(open(dir.path()));
+        (dir, store)
+    },
+    |dir: &tempfile::TempDir| {
+        let db = dir.path().join("pitwall.db");
+        move || Box::new(SqliteStore::open(&db).unwrap()) as Box<dyn Store>
     }
-    assert_eq!(store.get_run("abcd2222").unwrap().id, "abcd2222");
-    assert_eq!(store.get_run("abce").unwrap().id, "abce3333");
-    assert_eq!(store.get_run("abcd1").unwrap().id, "abcd1111");
-    assert_eq!(store.get_run("latest").unwrap().id, "abcd2222");
-    match store.get_run("abcd").unwrap_err() {
-        StoreError::Ambiguous { id, candidates, .. } => {
-            assert_eq!(id, "abcd");
-            assert_eq!(candidates, "abcd1111, abcd2222");
-        }
-        e => panic!("expected ambiguous, got {e:?}"),
-    }
-    // Too short to be a prefix, and unknown ids.
-    assert!(matches!(
-        store.get_run("abc"),
-        Err(StoreError::NotFound { .. })
-    ));
-    let err = store.get_run("ffff").unwrap_err();
-    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
-    assert!(err.to_string().contains("pitwall.db"), "{err}");
-    assert!(err.to_string().contains("`ffff`"), "{err}");
-}
-
-#[test]
-fn ambiguity_lists_at_most_five_candidates() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(dir.path());
-    for i in 0..7 {
-        let r = run(&format!("beef{i}"), "2026-01-01T10:00:00Z", vec![]);
-        store.insert_run(&r).unwrap();
-    }
-    match store.get_run("beef").unwrap_err() {
-        StoreError::Ambiguous { candidates, .. } => {
-            assert_eq!(candidates, "beef0, beef1, beef2, beef3, beef4, …")
-        }
-        e => panic!("expected ambiguous, got {e:?}"),
-    }
-}
-
-#[test]
-fn latest_on_an_empty_store_is_not_found() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path());
-    assert!(matches!(
-        store.get_run("latest"),
-        Err(StoreError::NotFound { id, .. }) if id == "latest"
-    ));
-    assert!(store.list_runs(None).unwrap().is_empty());
-    assert!(store.all_runs().unwrap().is_empty());
-}
-
-#[test]
-fn duplicate_inserts_are_idempotent_and_conflicts_change_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("pitwall.db");
-    let mut store = open(dir.path());
-    let original = rich_run();
-    store.insert_run(&original).unwrap();
-    let samples = table_count(&db, "samples");
-    assert_eq!(samples, 9);
-    assert_eq!(
-        store.insert_run(&original.clone()).unwrap(),
-        InsertOutcome::AlreadyStored
-    );
-    let mut changed = original.clone();
-    changed.results[0].samples[0] = 0.3;
-    let err = store.insert_run(&changed).unwrap_err();
-    assert!(
-        matches!(&err, StoreError::Conflict { id, .. } if *id == original.id),
-        "{err:?}"
-    );
-    assert_eq!(table_count(&db, "runs"), 1);
-    assert_eq!(table_count(&db, "results"), 3);
-    assert_eq!(table_count(&db, "samples"), samples);
-    assert_eq!(store.get_run(&original.id).unwrap(), original);
-}
-
-#[test]
-fn lists_newest_first_with_counts() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(dir.path());
-    let old = run(
-        "run-old",
-        "2026-01-01T10:00:00Z",
-        vec![ok_result("x", vec![1.0])],
-    );
-    let rich = rich_run(); // 2026-12-02, one failed result of three
-    let mut mid = run("run-mid", "2026-06-01T10:00:00Z", vec![]);
-    mid.branch = None;
-    for r in [&rich, &old, &mid] {
-        store.insert_run(r).unwrap();
-    }
-    let list = store.list_runs(None).unwrap();
-    let ids: Vec<&str> = list.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, [rich.id.as_str(), "run-mid", "run-old"]);
-    assert_eq!((list[0].results, list[0].failed_results), (3, 1));
-    assert_eq!(list[0].status, RunStatus::Partial);
-    assert_eq!((list[1].results, list[1].failed_results), (0, 0));
-    assert_eq!(list[1].branch, None);
-    assert_eq!(list[1].status, RunStatus::Failed);
-    assert_eq!((list[2].results, list[2].failed_results), (1, 0));
-    assert_eq!(list[2].commit, old.commit);
-    assert_eq!(store.list_runs(Some(2)).unwrap(), list[..2].to_vec());
-    let all: Vec<String> = store
-        .all_runs()
-        .unwrap()
-        .into_iter()
-        .map(|r| r.id)
-        .collect();
-    assert_eq!(all, ["run-old", "run-mid", rich.id.as_str()]);
-}
+);
 
 #[test]
 fn reopening_keeps_data_and_does_not_remigrate() {
@@ -362,42 +85,6 @@ fn refuses_a_file_that_is_not_a_database() {
 }
 
 #[test]
-fn concurrent_writers_on_one_file_all_succeed() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("pitwall.db");
-    let handles: Vec<_> = (0..2)
-        .map(|t| {
-            let db = db.clone();
-            std::thread::spawn(move || {
-                // Each thread opens (and races to migrate) the fresh file itself.
-                let mut store = SqliteStore::open(&db).unwrap();
-                for i in 0..20 {
-                    let samples = (0..500).map(|k| (t * 1000 + i * 10 + k) as f64).collect();
-                    let r = run(
-                        &format!("t{t}-run{i:02}"),
-                        &format!("2026-01-01T10:{i:02}:{t:02}Z"),
-                        vec![ok_result("x", samples)],
-                    );
-                    assert_eq!(store.insert_run(&r).unwrap(), InsertOutcome::Inserted);
-                }
-            })
-        })
-        .collect();
-    for h in handles {
-        h.join().unwrap();
-    }
-    let store = SqliteStore::open(&db).unwrap();
-    let runs = store.all_runs().unwrap();
-    assert_eq!(runs.len(), 40);
-    assert!(runs.iter().all(|r| r.results[0].samples.len() == 500));
-    assert_eq!(table_count(&db, "samples"), 40 * 500);
-    assert_eq!(
-        store.get_run("t1-run19").unwrap().results[0].samples[0],
-        1190.0
-    );
-}
-
-#[test]
 fn a_failure_mid_transaction_leaves_no_partial_run() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("pitwall.db");
@@ -435,45 +122,27 @@ fn a_failure_mid_transaction_leaves_no_partial_run() {
 }
 
 #[test]
-fn invalid_runs_are_refused_before_writing() {
+fn a_conflicting_insert_changes_no_rows() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("pitwall.db");
     let mut store = open(dir.path());
-    let bad = run(
-        "nan-run",
-        "2026-01-01T10:00:00Z",
-        vec![ok_result("x", vec![1.0, f64::NAN])],
-    );
-    let err = store.insert_run(&bad).unwrap_err();
-    assert!(matches!(err, StoreError::Invalid { .. }), "{err:?}");
-    assert!(
-        err.to_string().contains("sample 1 is not a finite number"),
-        "{err}"
-    );
-    assert_eq!(table_count(&db, "runs"), 0);
-}
-
-#[test]
-fn stores_a_hundred_thousand_samples_in_one_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = open(dir.path());
-    let samples: Vec<f64> = (0..100_000)
-        .map(|i| f64::from(i) * 1.000_001 + 0.1)
-        .collect();
-    let mut r = ok_result("big", samples);
-    r.sample_meta = (0..100_000)
-        .map(|i| SampleMeta {
-            sm_clock_mhz: Some(1000 + i % 7),
-            ..SampleMeta::default()
-        })
-        .collect();
-    let original = run("big-run", "2026-01-01T10:00:00Z", vec![r]);
-    let t = std::time::Instant::now();
+    let original = rich_run();
     store.insert_run(&original).unwrap();
-    let inserted = t.elapsed();
-    assert_eq!(store.get_run("big-").unwrap(), original);
-    eprintln!(
-        "100k samples: insert {inserted:?}, insert+read {:?}",
-        t.elapsed()
+    let samples = table_count(&db, "samples");
+    assert_eq!(samples, 9);
+    assert_eq!(
+        store.insert_run(&original.clone()).unwrap(),
+        InsertOutcome::AlreadyStored
     );
+    let mut changed = original.clone();
+    changed.results[0].samples[0] = 0.3;
+    let err = store.insert_run(&changed).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Conflict { id, .. } if *id == original.id),
+        "{err:?}"
+    );
+    assert_eq!(table_count(&db, "runs"), 1);
+    assert_eq!(table_count(&db, "results"), 3);
+    assert_eq!(table_count(&db, "samples"), samples);
+    assert_eq!(store.get_run(&original.id).unwrap(), original);
 }

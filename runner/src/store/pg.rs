@@ -1,0 +1,482 @@
+//! The PostgreSQL store, for a history shared by several runners (`--store postgres://…`): the
+//! same tables as the SQLite store, written one run per transaction, with numbered migrations
+//! and run inserts serialised by an advisory lock so that runners writing at once never
+//! interleave, and lookups read one consistent snapshot.
+//!
+//! Connections are plain TCP or Unix sockets: TLS is not built in (`sslmode=require` is
+//! refused with a hint), so use it on a trusted network, a local socket or an SSH tunnel.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::Duration;
+
+use pitwall_suites::{BenchmarkResult, Run, RunStatus};
+use postgres::config::SslMode;
+use postgres::{Client, Config, GenericClient, IsolationLevel, NoTls};
+
+use super::rows::{ResultRow, RunRow, SampleRow, corrupt, meta_json, to_json};
+use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
+use super::{InsertOutcome, RunSummary, Store, StoreError, StoreUrl};
+
+/// How long connecting may take when the URL does not say (`connect_timeout=`).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Advisory-lock key ("pitwall" in ASCII) held, per transaction, while migrating and while
+/// inserting a run: the duplicate check and the insert then see the same state everywhere.
+const LOCK_KEY: i64 = 0x0070_6974_7761_6c6c;
+
+/// Migration 1: the SQLite store's tables (see `migrations.rs` there for the why of each
+/// column). `id` and `started_at` use the "C" collation so that ordering and prefix lookups
+/// are by bytes, as in SQLite, whatever the database's locale; samples are `float8`, which
+/// PostgreSQL keeps bit for bit (including `-0`).
+const V1: &str = r#"
+CREATE TABLE runs (
+    id               TEXT COLLATE "C" PRIMARY KEY,
+    project          TEXT NOT NULL,
+    commit_sha       TEXT NOT NULL,
+    branch           TEXT,
+    started_at       TEXT COLLATE "C" NOT NULL,
+    finished_at      TEXT NOT NULL,
+    config_hash      TEXT NOT NULL,
+    status           TEXT NOT NULL,
+    fingerprint_json TEXT NOT NULL,
+    commit_info_json TEXT,
+    error            TEXT,
+    pair_json        TEXT,
+    pair_id          TEXT
+);
+CREATE INDEX runs_by_started_at ON runs (started_at, id);
+CREATE INDEX runs_by_pair ON runs (pair_id);
+CREATE INDEX runs_by_commit ON runs (commit_sha);
+
+CREATE TABLE results (
+    id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    run_id      TEXT COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    ord         INTEGER NOT NULL,
+    suite       TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    params_json TEXT NOT NULL,
+    measure     TEXT NOT NULL,
+    unit        TEXT NOT NULL,
+    direction   TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    error       TEXT,
+    UNIQUE (run_id, ord)
+);
+CREATE INDEX results_by_benchmark ON results (suite, name);
+
+CREATE TABLE samples (
+    result_id BIGINT NOT NULL REFERENCES results (id) ON DELETE CASCADE,
+    idx       INTEGER NOT NULL,
+    value     DOUBLE PRECISION NOT NULL,
+    meta_json TEXT,
+    PRIMARY KEY (result_id, idx)
+);
+"#;
+
+/// Every migration, in order; never edit a released one, append.
+const MIGRATIONS: &[&str] = &[V1];
+
+/// The PostgreSQL store.
+pub struct PgStore {
+    described: String,
+    client: RefCell<Client>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("store", &self.described)
+            .finish_non_exhaustive()
+    }
+}
+
+fn backend(store: &str) -> impl Fn(postgres::Error) -> StoreError + '_ {
+    move |e| StoreError::Backend {
+        store: store.to_string(),
+        source: Box::new(e),
+    }
+}
+
+impl PgStore {
+    /// Connects to `url` and brings its schema up to date (refusing one from a newer pitwall).
+    pub fn open(url: &str) -> Result<PgStore, StoreError> {
+        let described = StoreUrl::redact(url);
+        let open_err = |source: Box<dyn std::error::Error + Send + Sync>| StoreError::Open {
+            store: described.clone(),
+            source,
+        };
+        let bad_url = |reason: String| StoreError::BadUrl {
+            url: described.clone(),
+            reason,
+        };
+        let mut config: Config = url.parse().map_err(|e| bad_url(format!("{e}")))?;
+        if config.get_ssl_mode() == SslMode::Require {
+            return Err(bad_url(
+                "sslmode=require: pitwall connects without TLS (hint: use a trusted network, a \
+                 Unix socket or an SSH tunnel, and sslmode=disable)"
+                    .into(),
+            ));
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        config.application_name("pitwall");
+        let mut client = config.connect(NoTls).map_err(|e| open_err(Box::new(e)))?;
+        migrate(&mut client, &described)?;
+        Ok(PgStore {
+            described,
+            client: RefCell::new(client),
+        })
+    }
+
+    /// How many migrations the database has had.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        let mut client = self.client.borrow_mut();
+        current_version(&mut *client).map_err(backend(&self.described))
+    }
+}
+
+fn current_version(client: &mut impl GenericClient) -> Result<i64, postgres::Error> {
+    let rows = client.query("SELECT version FROM pitwall_schema", &[])?;
+    Ok(rows.first().map_or(0, |r| i64::from(r.get::<_, i32>(0))))
+}
+
+/// Applies the migrations this database lacks, in one transaction under the advisory lock, so
+/// two runners opening a fresh database at once do not both migrate.
+fn migrate(client: &mut Client, store: &str) -> Result<(), StoreError> {
+    let be = backend(store);
+    let mut tx = client.transaction().map_err(&be)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_KEY])
+        .map_err(&be)?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS pitwall_schema (version INTEGER NOT NULL)")
+        .map_err(&be)?;
+    let found = current_version(&mut tx).map_err(&be)?;
+    let latest = MIGRATIONS.len() as i64;
+    if found > latest {
+        return Err(StoreError::TooNew {
+            store: store.to_string(),
+            found,
+            supported: latest,
+        });
+    }
+    if found == latest {
+        return tx.commit().map_err(&be);
+    }
+    for (n, script) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        tx.batch_execute(script).map_err(|e| StoreError::Backend {
+            store: store.to_string(),
+            source: format!("applying schema migration {}: {e}", n + 1).into(),
+        })?;
+    }
+    tx.execute("DELETE FROM pitwall_schema", &[]).map_err(&be)?;
+    tx.execute(
+        "INSERT INTO pitwall_schema (version) VALUES ($1)",
+        &[&(latest as i32)],
+    )
+    .map_err(&be)?;
+    tx.commit().map_err(&be)
+}
+
+/// Run `id` with all its results and samples; `None` when no such run is stored.
+fn load_run(
+    client: &mut impl GenericClient,
+    store: &str,
+    id: &str,
+) -> Result<Option<Run>, StoreError> {
+    let be = backend(store);
+    let Some(r) = client
+        .query_opt(
+            "SELECT project, commit_sha, branch, started_at, finished_at, config_hash, status,
+                    fingerprint_json, commit_info_json, error, pair_json
+             FROM runs WHERE id = $1",
+            &[&id],
+        )
+        .map_err(&be)?
+    else {
+        return Ok(None);
+    };
+    let row = RunRow {
+        project: r.get(0),
+        commit: r.get(1),
+        branch: r.get(2),
+        started_at: r.get(3),
+        finished_at: r.get(4),
+        config_hash: r.get(5),
+        status: r.get(6),
+        fingerprint_json: r.get(7),
+        commit_info_json: r.get(8),
+        error: r.get(9),
+        pair_json: r.get(10),
+    };
+    let result_rows = client
+        .query(
+            "SELECT id, ord, suite, name, params_json, measure, unit, direction, status, error
+             FROM results WHERE run_id = $1 ORDER BY ord",
+            &[&id],
+        )
+        .map_err(&be)?;
+    // Every sample of the run in one query, grouped by result.
+    let mut samples: HashMap<i64, Vec<SampleRow>> = HashMap::new();
+    for s in client
+        .query(
+            "SELECT s.result_id, s.idx, s.value, s.meta_json
+             FROM samples s JOIN results r ON r.id = s.result_id
+             WHERE r.run_id = $1 ORDER BY s.result_id, s.idx",
+            &[&id],
+        )
+        .map_err(&be)?
+    {
+        samples.entry(s.get(0)).or_default().push((
+            i64::from(s.get::<_, i32>(1)),
+            s.get(2),
+            s.get(3),
+        ));
+    }
+    let mut results: Vec<BenchmarkResult> = Vec::with_capacity(result_rows.len());
+    for (expected, r) in result_rows.iter().enumerate() {
+        let row = ResultRow {
+            id: r.get(0),
+            ord: i64::from(r.get::<_, i32>(1)),
+            suite: r.get(2),
+            name: r.get(3),
+            params_json: r.get(4),
+            measure: r.get(5),
+            unit: r.get(6),
+            direction: r.get(7),
+            status: r.get(8),
+            error: r.get(9),
+        };
+        let own = samples.remove(&row.id).unwrap_or_default();
+        results.push(row.decode(store, id, expected, own)?);
+    }
+    row.decode(store, id, results).map(Some)
+}
+
+/// Resolves `latest`, a full id or a unique prefix to a full id.
+fn resolve_id(
+    client: &mut impl GenericClient,
+    store: &str,
+    id: &str,
+) -> Result<String, StoreError> {
+    let be = backend(store);
+    let not_found = || StoreError::NotFound {
+        store: store.to_string(),
+        id: id.to_string(),
+    };
+    if id == "latest" {
+        let row = client
+            .query_opt(
+                "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1",
+                &[],
+            )
+            .map_err(&be)?;
+        return row.map(|r| r.get(0)).ok_or_else(not_found);
+    }
+    if client
+        .query_opt("SELECT 1 FROM runs WHERE id = $1", &[&id])
+        .map_err(&be)?
+        .is_some()
+    {
+        return Ok(id.to_string());
+    }
+    if id.chars().count() < MIN_PREFIX {
+        return Err(not_found());
+    }
+    let matches: Vec<String> = client
+        .query(
+            "SELECT id FROM runs WHERE starts_with(id, $1) ORDER BY id LIMIT $2",
+            &[&id, &(MAX_CANDIDATES as i64 + 1)],
+        )
+        .map_err(&be)?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    super::shared::pick_one(store, id, matches)
+}
+
+impl Store for PgStore {
+    fn describe(&self) -> String {
+        self.described.clone()
+    }
+
+    fn insert_run(&mut self, run: &Run) -> Result<InsertOutcome, StoreError> {
+        let store = self.describe();
+        run.validate().map_err(|source| StoreError::Invalid {
+            store: store.clone(),
+            source,
+        })?;
+        let be = backend(&store);
+        let mut client = self.client.borrow_mut();
+        let mut tx = client.transaction().map_err(&be)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_KEY])
+            .map_err(&be)?;
+        if let Some(stored) = load_run(&mut tx, &store, &run.id)? {
+            // Byte-identical export is what "identical" means; dropping `tx` rolls back.
+            return if to_json(&stored) == to_json(run) {
+                Ok(InsertOutcome::AlreadyStored)
+            } else {
+                Err(StoreError::Conflict {
+                    store: store.clone(),
+                    id: run.id.clone(),
+                })
+            };
+        }
+        let row = RunRow::of(run);
+        tx.execute(
+            "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
+                               config_hash, status, fingerprint_json, commit_info_json, error,
+                               pair_json, pair_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+            &[
+                &run.id,
+                &row.project,
+                &row.commit,
+                &row.branch,
+                &row.started_at,
+                &row.finished_at,
+                &row.config_hash,
+                &row.status,
+                &row.fingerprint_json,
+                &row.commit_info_json,
+                &row.error,
+                &row.pair_json,
+                &run.pair.as_ref().map(|p| p.id.clone()),
+            ],
+        )
+        .map_err(&be)?;
+        // All results in one statement, all samples in another (arrays unnested server-side).
+        let r = &run.results;
+        let ords: Vec<i32> = (0..r.len() as i32).collect();
+        let col = |f: fn(&BenchmarkResult) -> String| r.iter().map(f).collect::<Vec<String>>();
+        let ids = tx
+            .query(
+                "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
+                                      direction, status, error)
+                 SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[],
+                                          $6::text[], $7::text[], $8::text[], $9::text[],
+                                          $10::text[])
+                 RETURNING ord, id",
+                &[
+                    &run.id,
+                    &ords,
+                    &col(|x| x.suite.clone()),
+                    &col(|x| x.name.clone()),
+                    &col(|x| to_json(&x.params)),
+                    &col(|x| x.measure.clone()),
+                    &col(|x| x.unit.as_str().to_string()),
+                    &col(|x| x.direction.as_str().to_string()),
+                    &col(|x| x.status.as_str().to_string()),
+                    &r.iter().map(|x| x.error.clone()).collect::<Vec<_>>(),
+                ],
+            )
+            .map_err(&be)?;
+        let mut id_of = vec![0i64; r.len()];
+        for row in &ids {
+            id_of[row.get::<_, i32>(0) as usize] = row.get(1);
+        }
+        let (mut result_ids, mut idxs, mut values, mut metas) = (vec![], vec![], vec![], vec![]);
+        for (ord, result) in r.iter().enumerate() {
+            for (idx, value) in result.samples.iter().enumerate() {
+                result_ids.push(id_of[ord]);
+                idxs.push(idx as i32);
+                values.push(*value);
+                metas.push(meta_json(result, idx));
+            }
+        }
+        tx.execute(
+            "INSERT INTO samples (result_id, idx, value, meta_json)
+             SELECT * FROM unnest($1::bigint[], $2::int[], $3::float8[], $4::text[])",
+            &[&result_ids, &idxs, &values, &metas],
+        )
+        .map_err(&be)?;
+        fault_pause_in_txn();
+        tx.commit().map_err(&be)?;
+        Ok(InsertOutcome::Inserted)
+    }
+
+    fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>, StoreError> {
+        let store = self.describe();
+        let be = backend(&store);
+        let limit = limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
+        let rows = self
+            .client
+            .borrow_mut()
+            .query(
+                "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
+                        (SELECT count(*) FROM results x WHERE x.run_id = r.id),
+                        (SELECT count(*) FROM results x
+                          WHERE x.run_id = r.id AND x.status = 'failed'),
+                        r.pair_id
+                 FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT $1",
+                &[&limit],
+            )
+            .map_err(&be)?;
+        rows.iter()
+            .map(|r| {
+                let id: String = r.get(0);
+                let status: String = r.get(5);
+                let status = RunStatus::parse(&status).ok_or_else(|| {
+                    corrupt(&store, format!("run {id}: unknown run status `{status}`"))
+                })?;
+                Ok(RunSummary {
+                    id,
+                    project: r.get(1),
+                    commit: r.get(2),
+                    branch: r.get(3),
+                    started_at: r.get(4),
+                    status,
+                    results: r.get::<_, i64>(6) as usize,
+                    failed_results: r.get::<_, i64>(7) as usize,
+                    pair_id: r.get(8),
+                })
+            })
+            .collect()
+    }
+
+    fn get_run(&self, id: &str) -> Result<Run, StoreError> {
+        let store = self.describe();
+        let be = backend(&store);
+        let mut client = self.client.borrow_mut();
+        // One snapshot: resolving and loading see the same data.
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(&be)?;
+        let full = resolve_id(&mut tx, &store, id)?;
+        let run = load_run(&mut tx, &store, &full)?.ok_or_else(|| StoreError::NotFound {
+            store: store.clone(),
+            id: id.to_string(),
+        })?;
+        tx.commit().map_err(&be)?;
+        Ok(run)
+    }
+
+    fn all_runs(&self) -> Result<Vec<Run>, StoreError> {
+        let store = self.describe();
+        let be = backend(&store);
+        let mut client = self.client.borrow_mut();
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(&be)?;
+        let ids: Vec<String> = tx
+            .query("SELECT id FROM runs ORDER BY started_at, id", &[])
+            .map_err(&be)?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let mut runs = Vec::with_capacity(ids.len());
+        for id in ids {
+            let run = load_run(&mut tx, &store, &id)?
+                .ok_or_else(|| corrupt(&store, format!("run {id} vanished while reading")))?;
+            runs.push(run);
+        }
+        tx.commit().map_err(&be)?;
+        Ok(runs)
+    }
+}
