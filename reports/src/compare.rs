@@ -55,6 +55,10 @@ pub struct ComparisonReport {
     /// Keys the tool skipped on either side (and failed on neither); not compared.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<String>,
+    /// Keys whose two sides differ in unit or direction, with why (`a/time (unit ns vs ms)`);
+    /// not compared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incompatible: Vec<String>,
     /// Environment fields that differ between the sides and matter (`gpu model: A vs B`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub env_mismatch: Vec<String>,
@@ -138,7 +142,11 @@ impl ComparisonReport {
     }
 }
 
+/// `+1.5%`, or `-` when there is no number (a zero baseline leaves the ratio undefined).
 fn signed_pct(fraction: f64) -> String {
+    if !fraction.is_finite() {
+        return "-".to_string();
+    }
     let p = pct(fraction);
     if fraction > 0.0 { format!("+{p}") } else { p }
 }
@@ -200,6 +208,7 @@ pub fn render_table(r: &ComparisonReport) -> String {
         ("only in candidate", &r.only_candidate),
         ("failed, not compared", &r.failed),
         ("skipped by the tool", &r.skipped),
+        ("not compared, units or directions differ", &r.incompatible),
     ] {
         if !keys.is_empty() {
             out.push_str(&format!("{label}: {}\n", keys.join(", ")));
@@ -252,6 +261,8 @@ struct JsonDoc<'a> {
     failed: &'a [String],
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     skipped: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    incompatible: &'a [String],
     env_mismatch: &'a [String],
     incomparable: bool,
 }
@@ -275,6 +286,7 @@ pub fn render_json(r: &ComparisonReport) -> String {
         only_candidate: &r.only_candidate,
         failed: &r.failed,
         skipped: &r.skipped,
+        incompatible: &r.incompatible,
         env_mismatch: &r.env_mismatch,
         incomparable: r.incomparable,
     };
@@ -338,11 +350,12 @@ pub fn render_markdown(r: &ComparisonReport) -> String {
         ("Only in candidate", &r.only_candidate),
         ("Failed, not compared", &r.failed),
         ("Skipped by the tool", &r.skipped),
+        ("Not compared, units or directions differ", &r.incompatible),
     ] {
         if !keys.is_empty() {
             let list: Vec<String> = keys
                 .iter()
-                .map(|k| format!("`{}`", k.replace('`', "'")))
+                .map(|k| format!("`{}`", code_in_table(k)))
                 .collect();
             out.push_str(&format!("\n{label}: {}\n", list.join(", ")));
         }
@@ -350,20 +363,42 @@ pub fn render_markdown(r: &ComparisonReport) -> String {
     out
 }
 
+/// Untrusted text on one line: a newline (or any control character) in a benchmark name would
+/// end a table row or a code span and start a heading, list or link of its own.
+fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
 /// Text for a code span inside a GFM table cell: a backtick would end the span and a bare `|`
 /// (also one after a backslash) would split the cell, so both are neutralised.
 fn code_in_table(s: &str) -> String {
-    s.replace('`', "'")
+    one_line(s)
+        .replace('`', "'")
         .replace('\\', "\\\\")
         .replace('|', "\\|")
 }
 
-/// Escapes characters that Markdown or HTML would interpret in table cells.
+/// Untrusted text as Markdown prose: HTML special characters as entities, Markdown punctuation
+/// backslash-escaped (no emphasis, links, images or headings), `@` kept from becoming a
+/// mention (word joiner), all on one line.
 fn escape_md(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('|', "\\|")
+    let mut out = String::with_capacity(s.len());
+    for c in one_line(s).chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '@' => out.push_str("@\u{2060}"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '#' | '!' | '|' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -447,6 +482,7 @@ mod tests {
             only_candidate: vec![],
             failed: vec!["toy/broken/time".into()],
             skipped: vec!["toy/needs_gpu/time".into()],
+            incompatible: vec!["toy/copy/time (unit ns vs ms)".into()],
             env_mismatch: vec![],
             incomparable: false,
         }
@@ -479,6 +515,43 @@ mod tests {
         let md = render_markdown(&report());
         assert!(md.contains("file &lt;cand&gt;.json"), "{md}");
         insta::assert_snapshot!(md);
+    }
+
+    #[test]
+    fn hostile_names_cannot_break_out_in_markdown() {
+        let mut r = report();
+        let evil = "n\n# H @octocat ![i](http://e.example/p.png) `x` | y";
+        r.benchmarks[0].name = evil.into();
+        r.only_baseline = vec![format!("{evil}/time")];
+        r.candidate = format!("file {evil}.json");
+        let md = render_markdown(&r);
+        // No line may start with untrusted text; no live image, link, mention or heading.
+        for line in md.lines() {
+            assert!(!line.starts_with("# H"), "{line}");
+        }
+        // Outside code spans (whose content renders literally).
+        let prose: String = md
+            .lines()
+            .map(|l| {
+                l.split('`')
+                    .enumerate()
+                    .filter(|(i, _)| i % 2 == 0)
+                    .map(|(_, p)| p)
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(!prose.contains("![i](http"), "{prose}");
+        assert!(!prose.contains("@octocat"), "{prose}");
+        assert!(md.contains("@\u{2060}octocat"), "{md}");
+        // Every table row still has its 7 cell separators.
+        for line in md.lines().filter(|l| l.starts_with("| `")) {
+            let bars = line.replace("\\|", "").matches('|').count();
+            assert_eq!(bars, 7, "{line}");
+        }
+        // The summary line (worst: …) is escaped too.
+        let summary = md.lines().find(|l| l.starts_with("**")).unwrap();
+        assert!(!summary.contains("![i]("), "{summary}");
     }
 
     #[test]

@@ -43,6 +43,7 @@ fn report(benchmarks: Vec<ComparedBenchmark>) -> ComparisonReport {
         only_candidate: vec![],
         failed: vec!["toy/broken/time".into()],
         skipped: vec!["toy/needs_gpu/time".into()],
+        incompatible: vec![],
         env_mismatch: vec![],
         incomparable: false,
     }

@@ -71,6 +71,7 @@ fn report(levels: &[(&str, f64, f64)]) -> ComparisonReport {
         only_candidate: vec![],
         failed: vec![],
         skipped: vec![],
+        incompatible: vec![],
         env_mismatch: vec![],
         incomparable: false,
     }

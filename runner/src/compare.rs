@@ -45,6 +45,22 @@ fn find(b: &BenchmarkResult, cands: &[BenchmarkResult], used: &[bool]) -> Option
     })
 }
 
+/// Why two results with the same key cannot be compared: different units (`ns vs ms`) or
+/// directions. A ratio across units or directions would be a wrong answer, not a verdict.
+fn incompatibility(b: &BenchmarkResult, c: &BenchmarkResult) -> Option<String> {
+    if b.unit != c.unit {
+        Some(format!("unit {} vs {}", b.unit, c.unit))
+    } else if b.direction != c.direction {
+        Some(format!(
+            "direction {} vs {}",
+            b.direction.as_str(),
+            c.direction.as_str()
+        ))
+    } else {
+        None
+    }
+}
+
 /// How a comparison treats the environment and throttled samples.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CompareOptions {
@@ -68,6 +84,7 @@ pub fn compare(
     let mut only_baseline = Vec::new();
     let mut failed = Vec::new();
     let mut skipped = Vec::new();
+    let mut incompatible = Vec::new();
     let is = |r: &BenchmarkResult, s: ResultStatus| r.status == s;
     for b in &baseline.results {
         match find(b, &candidate.results, &used) {
@@ -80,6 +97,8 @@ pub fn compare(
                     skipped.push(display(b));
                 } else if b.samples.is_empty() || c.samples.is_empty() {
                     failed.push(display(b));
+                } else if let Some(why) = incompatibility(b, c) {
+                    incompatible.push(format!("{} ({why})", display(b)));
                 } else {
                     let suite = if b.suite.is_empty() {
                         &c.suite
@@ -157,6 +176,7 @@ pub fn compare(
         only_candidate,
         failed,
         skipped,
+        incompatible,
         incomparable: !env_mismatch.is_empty() && !options.allow_env_mismatch,
         env_mismatch,
     }

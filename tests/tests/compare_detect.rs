@@ -357,3 +357,80 @@ fn detect_stored_history_reports_the_commit_range() {
         .stderr();
     assert!(e.contains("no stored benchmark matches `nothing`"), "{e}");
 }
+
+/// Two sides whose units or directions differ are not compared (a ratio of ns to ms is not a
+/// verdict); when nothing at all can be compared, the lists are printed and the exit is 2.
+#[test]
+fn different_units_or_directions_are_not_compared() {
+    let sb = Sandbox::new();
+    let doc = |unit: &str, direction: &str, level: f64| {
+        json!({"schema": "pitwall/v1", "benchmarks": [
+            {"name": "a", "unit": unit, "direction": direction, "samples": samples(level, 20, 1)},
+            {"name": "b", "samples": samples(10.0, 20, 2)}
+        ]})
+        .to_string()
+    };
+    let base = sb.write("ns.json", &doc("ns", "lower", 100.0));
+    let ms = sb.write("ms.json", &doc("ms", "lower", 100.0));
+    let higher = sb.write("higher.json", &doc("ns", "higher", 150.0));
+    let (base, ms, higher) = (
+        base.to_str().unwrap(),
+        ms.to_str().unwrap(),
+        higher.to_str().unwrap(),
+    );
+    let v = sb
+        .run(&[
+            "compare",
+            "--baseline",
+            base,
+            "--candidate",
+            ms,
+            "--format",
+            "json",
+        ])
+        .expect(0)
+        .json();
+    assert_eq!(v["incompatible"], json!(["a/time (unit ns vs ms)"]), "{v}");
+    assert_eq!(
+        v["benchmarks"].as_array().unwrap().len(),
+        1,
+        "only b compared"
+    );
+    let table = sb
+        .run(&["compare", "--baseline", base, "--candidate", higher])
+        .expect(0)
+        .stdout();
+    assert!(
+        table.contains("not compared, units or directions differ: a/time (direction lower_is_better vs higher_is_better)"),
+        "{table}"
+    );
+
+    // Nothing comparable: one side's only benchmark failed, the other's is different.
+    let failed = sb.write(
+        "failed.json",
+        r#"{"schema":"pitwall/v1","benchmarks":[{"name":"x","samples":[1,2,3]},{"name":"f","error":"oom"}]}"#,
+    );
+    let other = sb.write(
+        "other.json",
+        r#"{"schema":"pitwall/v1","benchmarks":[{"name":"y","samples":[1,2,3]}]}"#,
+    );
+    let out = sb
+        .run(&[
+            "compare",
+            "--baseline",
+            failed.to_str().unwrap(),
+            "--candidate",
+            other.to_str().unwrap(),
+        ])
+        .expect(2);
+    assert!(
+        out.stdout().contains("failed, not compared: f/time"),
+        "{}",
+        out.stdout()
+    );
+    assert!(
+        out.stderr().contains("no benchmark that could be compared"),
+        "{}",
+        out.stderr()
+    );
+}

@@ -182,6 +182,7 @@ fn tail(r: &ComparisonReport, opts: &CommentOptions) -> String {
         ("Only in candidate", &r.only_candidate),
         ("Failed, not compared", &r.failed),
         ("Skipped by the tool", &r.skipped),
+        ("Not compared, units or directions differ", &r.incompatible),
     ] {
         if keys.is_empty() {
             continue;

@@ -42,6 +42,7 @@ pub(crate) struct ComparePage {
     pub only_candidate: Vec<String>,
     pub failed: Vec<String>,
     pub skipped: Vec<String>,
+    pub incompatible: Vec<String>,
     pub samples_missing: usize,
 }
 
@@ -140,6 +141,7 @@ pub(crate) fn compare(
         only_candidate: r.only_candidate.clone(),
         failed: r.failed.clone(),
         skipped: r.skipped.clone(),
+        incompatible: r.incompatible.clone(),
         samples_missing: missing,
     }
 }

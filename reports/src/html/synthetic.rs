@@ -195,6 +195,7 @@ pub fn comparison(base: &Run, cand: &Run) -> ComparisonReport {
         only_candidate: Vec::new(),
         failed: Vec::new(),
         skipped: Vec::new(),
+        incompatible: Vec::new(),
         incomparable: false,
         env_mismatch,
     }

@@ -52,7 +52,11 @@ pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<u8, Failure> {
             exclude_throttled: a.exclude_throttled,
         },
     );
-    if report.benchmarks.is_empty() && report.failed.is_empty() {
+    let nothing_in_common = report.benchmarks.is_empty()
+        && report.failed.is_empty()
+        && report.skipped.is_empty()
+        && report.incompatible.is_empty();
+    if nothing_in_common {
         return Err(Failure::usage(anyhow!(
             "{} and {} have no benchmark in common (hint: compare runs of the same suites)",
             baseline.label,
@@ -65,6 +69,14 @@ pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<u8, Failure> {
         CompareFormat::Markdown => pitwall_reports::compare::render_markdown(&report),
     };
     print!("{text}");
+    if report.benchmarks.is_empty() {
+        // Printed above: what failed, was skipped or differs in unit; none of it is a verdict.
+        return Err(Failure::usage(anyhow!(
+            "{} and {} have no benchmark that could be compared (hint: see the lists above)",
+            baseline.label,
+            candidate.label
+        )));
+    }
     if report.incomparable {
         return Err(Failure::usage(anyhow!(
             "the runs are incomparable: {} (hint: --allow-env-mismatch compares anyway)",

@@ -268,6 +268,12 @@ fn decide(c: &mut Comparison, pair: &PairInput<'_>, config: &AbConfig) {
         );
         return;
     }
+    if pair.base.iter().chain(pair.cand).all(|v| *v == 0.0) {
+        // A count that stays at zero (errors, retries…): no ratio exists, and none is needed.
+        c.verdict = Verdict::Unchanged;
+        c.reason = "every sample is zero on both sides".into();
+        return;
+    }
     if !(c.ratio.is_finite() && c.ci.0.is_finite() && c.ci.1.is_finite()) {
         c.reason = "baseline median is zero; no ratio to compare".into();
         return;
@@ -412,6 +418,19 @@ mod tests {
         assert_eq!(c.ratio, 1.0);
         assert_eq!(c.p_value, 1.0);
         assert!(c.more_samples.is_none());
+    }
+
+    #[test]
+    fn all_zero_counts_are_unchanged_but_a_zero_baseline_is_not_a_ratio() {
+        let zeros = [0.0; 8];
+        let c = one(&zeros, &zeros, false);
+        assert_eq!(c.verdict, Verdict::Unchanged, "{}", c.reason);
+        assert_eq!(c.reason, "every sample is zero on both sides");
+        // Zero median, but the candidate has errors now: no ratio, so no verdict either way.
+        let some = [0.0, 0.0, 0.0, 0.0, 0.0, 3.0, 4.0, 5.0];
+        let c = one(&zeros, &some, false);
+        assert_eq!(c.verdict, Verdict::Inconclusive, "{}", c.reason);
+        assert!(c.reason.contains("baseline median is zero"), "{}", c.reason);
     }
 
     #[test]
