@@ -430,6 +430,24 @@ impl Run {
         if self.id.trim().is_empty() {
             return Err(bad("empty run id".into()));
         }
+        for (field, value) in [
+            ("started_at", &self.started_at),
+            ("finished_at", &self.finished_at),
+        ] {
+            if !is_utc_rfc3339(value) {
+                return Err(bad(format!(
+                    "{field} `{value}` is not an RFC 3339 UTC time like 2026-12-02T10:00:00Z"
+                )));
+            }
+        }
+        let implied = RunStatus::from_results(&self.results);
+        if self.status != implied {
+            return Err(bad(format!(
+                "status `{}` does not match its results, which make it `{}`",
+                self.status.as_str(),
+                implied.as_str()
+            )));
+        }
         for r in &self.results {
             if let Some(i) = r.samples.iter().position(|v| !v.is_finite()) {
                 return Err(bad(format!(
@@ -453,9 +471,69 @@ impl Run {
     }
 }
 
+/// `YYYY-MM-DDTHH:MM:SS[.fraction]Z`: the form pitwall writes. Stores order runs by this text,
+/// which is time order only in UTC with this layout, so other forms are refused on import.
+pub fn is_utc_rfc3339(s: &str) -> bool {
+    let b = s.as_bytes();
+    let digits = |r: std::ops::Range<usize>| -> Option<u32> {
+        let part = s.get(r)?;
+        (!part.is_empty() && part.bytes().all(|c| c.is_ascii_digit()))
+            .then(|| part.parse().ok())
+            .flatten()
+    };
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
+        return false;
+    }
+    if b[16] != b':' || *b.last().unwrap_or(&0) != b'Z' {
+        return false;
+    }
+    let fields = (
+        digits(0..4),
+        digits(5..7),
+        digits(8..10),
+        digits(11..13),
+        digits(14..16),
+        digits(17..19),
+    );
+    let (Some(_), Some(mo), Some(d), Some(h), Some(mi), Some(sec)) = fields else {
+        return false;
+    };
+    let frac = &s[19..s.len() - 1];
+    let frac_ok = frac.is_empty()
+        || (frac.len() > 1
+            && frac.starts_with('.')
+            && frac[1..].bytes().all(|c| c.is_ascii_digit()));
+    (1..=12).contains(&mo) && (1..=31).contains(&d) && h < 24 && mi < 60 && sec <= 60 && frac_ok
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utc_timestamps() {
+        for ok in [
+            "2026-12-02T10:00:00Z",
+            "2026-12-02T10:00:00.123456Z",
+            "1999-01-31T23:59:60Z",
+        ] {
+            assert!(is_utc_rfc3339(ok), "{ok}");
+        }
+        for bad in [
+            "yesterday",
+            "2026-12-02",
+            "2026-12-02T10:00:00",
+            "2026-12-02T10:00:00+01:00",
+            "2026-13-02T10:00:00Z",
+            "2026-12-02T24:00:00Z",
+            "2026-12-02T10:00:00.Z",
+            "2026-12-02 10:00:00Z",
+            "2026-12-0xT10:00:00Z",
+            "２０２６-12-02T10:00:00Z",
+        ] {
+            assert!(!is_utc_rfc3339(bad), "{bad}");
+        }
+    }
 
     fn result(samples: Vec<f64>) -> BenchmarkResult {
         BenchmarkResult {

@@ -83,6 +83,94 @@ fn garbage_imports_store_nothing() {
     assert!(e.contains("unsupported schema `pitwall/v2`"), "{e}");
 }
 
+/// An import that would fail part-way stores nothing: an id twice with different content in
+/// the input, an id already stored with different content, a timestamp that is not RFC 3339
+/// UTC, a status that contradicts the results.
+#[test]
+fn conflicting_or_inconsistent_imports_store_nothing() {
+    let src = Sandbox::new();
+    src.write("pitwall.toml", TINY);
+    src.run(&["run", "--quiet"]).expect(0);
+    src.run(&["run", "--quiet"]).expect(0);
+    let export = src.run(&["export"]).expect(0).stdout();
+    let doc: serde_json::Value = serde_json::from_str(&export).unwrap();
+    let (id0, id1) = (
+        doc["runs"][0]["id"].as_str().unwrap().to_string(),
+        doc["runs"][1]["id"].as_str().unwrap().to_string(),
+    );
+    let sb = Sandbox::new();
+    let runs_in = |sb: &Sandbox| -> usize {
+        sb.run(&["runs", "--format", "json"])
+            .expect(0)
+            .json()
+            .as_array()
+            .map_or(0, Vec::len)
+    };
+    sb.write("pitwall.toml", TINY);
+    sb.run(&["run", "--quiet"]).expect(0); // one run of its own, which must stay alone
+
+    // The second run's id reused for a different run within one file.
+    let clash = sb.write("clash.json", &export.replace(&id1, &id0));
+    let e = sb
+        .run(&["import", clash.to_str().unwrap()])
+        .expect(2)
+        .stderr();
+    assert!(
+        e.contains("appears again with different content") && e.contains("clash.json"),
+        "{e}"
+    );
+    assert_eq!(runs_in(&sb), 1, "nothing imported");
+
+    // A good file first, then one whose run is already stored with other content.
+    let good = sb.write("good.json", &export);
+    sb.run(&["import", "--quiet", good.to_str().unwrap()])
+        .expect(0);
+    assert_eq!(runs_in(&sb), 3);
+    let other = Sandbox::new();
+    other.write("pitwall.toml", TINY);
+    other.run(&["run", "--quiet"]).expect(0);
+    let fresh = other.run(&["export"]).expect(0).stdout();
+    let fresh_file = sb.write("fresh.json", &fresh);
+    let changed = sb.write(
+        "changed.json",
+        &export.replacen("\"config_hash\": \"", "\"config_hash\": \"x", 1),
+    );
+    let e = sb
+        .run(&[
+            "import",
+            fresh_file.to_str().unwrap(),
+            changed.to_str().unwrap(),
+        ])
+        .expect(2)
+        .stderr();
+    assert!(
+        e.contains("already stored in") && e.contains("changed.json"),
+        "{e}"
+    );
+    assert_eq!(runs_in(&sb), 3, "fresh.json was not imported either");
+
+    // Timestamps and statuses are checked.
+    let yesterday = sb.write(
+        "yesterday.json",
+        &fresh.replacen("\"started_at\": \"", "\"started_at\": \"yesterday", 1),
+    );
+    let e = sb
+        .run(&["import", yesterday.to_str().unwrap()])
+        .expect(2)
+        .stderr();
+    assert!(e.contains("is not an RFC 3339 UTC time"), "{e}");
+    let lying = sb.write(
+        "lying.json",
+        &fresh.replacen("\"status\": \"complete\"", "\"status\": \"partial\"", 1),
+    );
+    let e = sb
+        .run(&["import", lying.to_str().unwrap()])
+        .expect(2)
+        .stderr();
+    assert!(e.contains("does not match its results"), "{e}");
+    assert_eq!(runs_in(&sb), 3);
+}
+
 /// A large export document (one run, many samples) so the insert takes a while.
 fn big_export(id: &str) -> String {
     let samples: Vec<String> = (0..200_000).map(|i| format!("{}.5", i % 977)).collect();

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context;
+use anyhow::{Context, anyhow};
 use clap::Parser;
 use pitwall_reports::{OutputFormat, Table, exporter_for};
 use pitwall_runner::config::{self, Config};
@@ -204,6 +204,7 @@ pub(super) fn cmd_import(g: &Global, a: &ImportArgs) -> Result<u8, Failure> {
         docs.push((path, runs));
     }
     let mut store = open_store(g, &config)?;
+    check_import(&docs, store.as_ref())?;
     let (mut inserted, mut already) = (0, 0);
     for (path, runs) in docs {
         for run in &runs {
@@ -224,6 +225,48 @@ pub(super) fn cmd_import(g: &Global, a: &ImportArgs) -> Result<u8, Failure> {
         );
     }
     Ok(exit::OK)
+}
+
+/// Everything that would make an import fail part-way, checked before anything is stored: an
+/// invalid run, one id twice in the input with different content, or an id already stored
+/// with different content. (A run identical to a stored one is fine: imports are idempotent.)
+fn check_import(
+    docs: &[(&PathBuf, Vec<pitwall_suites::Run>)],
+    store: &dyn Store,
+) -> Result<(), Failure> {
+    let mut seen: std::collections::HashMap<&str, (&PathBuf, String)> = Default::default();
+    for (path, runs) in docs {
+        for run in runs {
+            let at = |what: String| {
+                Failure::usage(anyhow!("{}: run {}: {what}", path.display(), run.id))
+            };
+            run.validate()
+                .map_err(|e| Failure::usage(anyhow!("{}: {e}", path.display())))?;
+            let text = serde_json::to_string(run).expect("runs serialize");
+            if let Some((first, other)) = seen.get(run.id.as_str()) {
+                if *other != text {
+                    return Err(at(format!(
+                        "appears again with different content (first in {}); nothing was imported",
+                        first.display()
+                    )));
+                }
+                continue;
+            }
+            // `get_run` also resolves prefixes: only a run with exactly this id counts.
+            if let Ok(stored) = store.get_run(&run.id) {
+                if stored.id == run.id
+                    && serde_json::to_string(&stored).expect("runs serialize") != text
+                {
+                    return Err(at(format!(
+                        "already stored in {} with different content; nothing was imported",
+                        store.describe()
+                    )));
+                }
+            }
+            seen.insert(run.id.as_str(), (path, text));
+        }
+    }
+    Ok(())
 }
 
 /// A run for another tool's results: measured elsewhere, so the fingerprint holds only what
