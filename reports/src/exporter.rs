@@ -47,7 +47,7 @@ impl Exporter for TableExporter {
             "UNIT",
             "STATUS",
         ]);
-        let mut errors = Vec::new();
+        let (mut errors, mut skips) = (Vec::new(), Vec::new());
         for r in &run.results {
             let bench = display_name(&r.name, &r.params);
             match (r.status, Summary::of(&r.samples)) {
@@ -83,16 +83,20 @@ impl Exporter for TableExporter {
                         }
                         .into(),
                     ]);
-                    let default = if r.status == ResultStatus::Skipped {
-                        "skipped"
+                    let (list, default) = if r.status == ResultStatus::Skipped {
+                        (&mut skips, "skipped")
                     } else {
-                        "failed"
+                        (&mut errors, "failed")
                     };
-                    errors.push(format!(
+                    // One line per benchmark, not per measure: a failure covers them all.
+                    let line = format!(
                         "{}/{bench}: {}",
                         r.suite,
                         r.error.as_deref().unwrap_or(default)
-                    ));
+                    );
+                    if !list.contains(&line) {
+                        list.push(line);
+                    }
                 }
             }
         }
@@ -103,6 +107,13 @@ impl Exporter for TableExporter {
             run.commit,
             run.status.as_str()
         );
+        if let Some(error) = &run.error {
+            let mut lines = error.lines();
+            out.push_str(&format!("error: {}\n", lines.next().unwrap_or_default()));
+            for line in lines {
+                out.push_str(&format!("  | {line}\n"));
+            }
+        }
         if !t.is_empty() {
             out.push('\n');
             out.push_str(&t.render());
@@ -113,10 +124,12 @@ impl Exporter for TableExporter {
         if !skipped.is_empty() {
             out.push('\n');
         }
-        if !errors.is_empty() {
-            out.push_str("\nfailures:\n");
-            for e in errors {
-                out.push_str(&format!("  {e}\n"));
+        for (title, lines) in [("failures", errors), ("skipped by the tool", skips)] {
+            if !lines.is_empty() {
+                out.push_str(&format!("\n{title}:\n"));
+                for e in lines {
+                    out.push_str(&format!("  {e}\n"));
+                }
             }
         }
         out
@@ -163,6 +176,9 @@ struct RunHead<'a> {
     finished_at: &'a str,
     status: &'static str,
     config_hash: &'a str,
+    /// Why the run has no results (a failed build's log tail), when it says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -225,6 +241,7 @@ impl Exporter for JsonExporter {
                 finished_at: &run.finished_at,
                 status: run.status.as_str(),
                 config_hash: &run.config_hash,
+                error: run.error.as_deref(),
             },
             benchmarks,
             skipped,
@@ -285,6 +302,45 @@ mod tests {
             &["suite `x` skipped: cuda backend unavailable: no driver".to_string()],
         );
         insta::assert_snapshot!(out);
+    }
+
+    #[test]
+    fn run_errors_skips_and_repeated_failures_are_shown_once_each() {
+        let mut run = sample_run();
+        let mut throughput = run.results[1].clone();
+        throughput.measure = "throughput".into();
+        run.results.push(throughput); // the same failure, second measure
+        let mut skipped = run.results[1].clone();
+        skipped.name = "gpu_only".into();
+        skipped.status = ResultStatus::Skipped;
+        skipped.error = Some("no GPU".into());
+        run.results.push(skipped);
+        run.error = Some("build command `make` failed\nld: cannot find -lcuda".into());
+        let out = TableExporter.render(&run, &[]);
+        assert!(
+            out.contains("error: build command `make` failed\n  | ld: cannot find -lcuda\n"),
+            "{out}"
+        );
+        assert_eq!(
+            out.matches("toy/command: command `./bench` exited").count(),
+            1,
+            "{out}"
+        );
+        let skips = out
+            .split("skipped by the tool:\n")
+            .nth(1)
+            .unwrap_or_default();
+        assert!(skips.contains("toy/gpu_only: no GPU"), "{out}");
+        assert!(
+            !out.split("skipped by the tool:")
+                .next()
+                .unwrap()
+                .contains("gpu_only: no GPU"),
+            "{out}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&JsonExporter.render(&run, &[])).unwrap();
+        assert!(json["run"]["error"].as_str().unwrap().contains("-lcuda"));
     }
 
     #[test]

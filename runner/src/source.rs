@@ -70,11 +70,18 @@ pub fn resolve(
     let hexish = spec.len() >= 4 && spec.chars().all(|c| c.is_ascii_hexdigit());
     if hexish {
         let runs = store.list_runs(None)?;
-        // Newest first: the latest run of that commit.
-        if let Some(summary) = runs
+        let prefix = spec.to_ascii_lowercase();
+        let of_commit: Vec<_> = runs
             .iter()
-            .find(|r| r.commit.starts_with(&spec.to_ascii_lowercase()))
-        {
+            .filter(|r| r.commit.starts_with(&prefix))
+            .collect();
+        // Newest first: the latest run of that commit that has results (a failed build leaves
+        // a run without any, which would hide an earlier good one).
+        let chosen = of_commit
+            .iter()
+            .find(|r| r.results > 0)
+            .or_else(|| of_commit.first());
+        if let Some(summary) = chosen {
             let run = store.get_run(&summary.id)?;
             let label = format!("commit {} (run {})", short(&run.commit), run.id);
             return Ok(Side {

@@ -205,6 +205,31 @@ fn failing_build_is_stored_with_its_log_and_named() {
         "{failed}"
     );
     assert_eq!(failed["results"], serde_json::json!([]));
+    // `show` prints the stored error, one line then the log tail.
+    let shown = sb
+        .run(&["show", failed["id"].as_str().unwrap()])
+        .expect(0)
+        .stdout();
+    assert!(
+        shown.contains("error: commit ") && shown.contains("  | compiling kernels"),
+        "{shown}"
+    );
+
+    // A later failed build of the good commit does not hide its measured run: the commit
+    // resolves to its latest run with results.
+    sb.write("pitwall.toml", &CONFIG.replace("sh build.sh", "exit 7"));
+    sb.run(&["run", "--commit", &shas[0], "--rebuild"])
+        .expect(3);
+    let out = sb
+        .run(&[
+            "compare",
+            "--baseline",
+            &shas[0][..10],
+            "--candidate",
+            &shas[0][..10],
+        ])
+        .expect(0);
+    assert!(out.stdout().contains("toy/"), "{}", out.stdout());
 }
 
 #[test]
