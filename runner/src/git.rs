@@ -41,6 +41,10 @@ pub enum GitError {
     #[error("revision `{rev}` is not a commit")]
     NotACommit { rev: String },
     #[error(
+        "good `{good}` is not an ancestor of bad `{bad}` (hint: the good commit must come first in the history)"
+    )]
+    NotAncestor { good: String, bad: String },
+    #[error(
         "worktree for commit {sha} at {path} is dirty ({detail}) (hint: pass --rebuild to recreate it)"
     )]
     DirtyWorktree {
@@ -141,6 +145,29 @@ impl Repo {
                 subject: commit.summary().ok().flatten().unwrap_or("").to_string(),
             },
         })
+    }
+
+    /// The first-parent commits after `good` up to and including `bad`, oldest first (what
+    /// `git rev-list --first-parent --reverse good..bad` lists). `good` must be an ancestor of
+    /// `bad`.
+    pub fn first_parent_range(
+        &self,
+        good: &ResolvedCommit,
+        bad: &ResolvedCommit,
+    ) -> Result<Vec<ResolvedCommit>, GitError> {
+        let (g, b) = (Oid::from_str(&good.sha)?, Oid::from_str(&bad.sha)?);
+        if g == b || !self.repo.graph_descendant_of(b, g)? {
+            return Err(GitError::NotAncestor {
+                good: good.rev.clone(),
+                bad: bad.rev.clone(),
+            });
+        }
+        let mut walk = self.repo.revwalk()?;
+        walk.push(b)?;
+        walk.hide(g)?;
+        walk.simplify_first_parent()?;
+        walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)?;
+        walk.map(|oid| self.resolve(&oid?.to_string())).collect()
     }
 
     /// HEAD's sha, its branch, and whether tracked files differ from it (for working-tree runs).

@@ -2,6 +2,7 @@
 //! suites, the result store and the `run` orchestration. The `pitwall` binary is a thin CLI
 //! over this library; only `src/cli*` sees clap.
 
+pub mod bisect;
 pub mod compare;
 pub mod config;
 pub mod detect;

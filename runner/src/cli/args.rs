@@ -63,6 +63,39 @@ pub enum Cmd {
     /// The pull-request job: measure --base and --head interleaved, store, report, comment
     #[command(after_help = EXIT_CODES)]
     Ci(CiArgs),
+    /// Find the first commit between --good and --bad that made a benchmark slower
+    #[command(after_help = EXIT_CODES)]
+    Bisect(BisectArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BisectArgs {
+    /// A commit without the regression
+    #[arg(long, value_name = "REV")]
+    pub good: String,
+    /// A later commit with it (good must be an ancestor of bad)
+    #[arg(long, value_name = "REV")]
+    pub bad: String,
+    /// Only these suites (repeatable) when looking for the regression
+    #[arg(long = "suite", value_name = "NAME")]
+    pub suites: Vec<String>,
+    /// Only benchmarks whose name[params] contains TEXT; the worst regression among them is followed
+    #[arg(long, value_name = "TEXT")]
+    pub bench: Option<String>,
+    /// Interleaved rounds per measurement
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
+    /// Most rounds one commit may take before it is decided by its median alone
+    #[arg(long, value_name = "N", default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_rounds: u32,
+    /// Rebuild every commit even when its build is cached
+    #[arg(long)]
+    pub rebuild: bool,
+    /// The git repository [default: the one containing the working directory]
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]

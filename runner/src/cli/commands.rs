@@ -44,6 +44,7 @@ pub fn main() -> ExitCode {
         Cmd::Report(a) => cmd_report(&cli.global, a),
         Cmd::Comment(a) => cmd_comment(&cli.global, a),
         Cmd::Ci(a) => cmd_ci(&cli.global, a),
+        Cmd::Bisect(a) => super::bisect_cmd::cmd_bisect(&cli.global, a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

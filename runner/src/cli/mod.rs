@@ -3,6 +3,7 @@
 
 mod analyze_cmd;
 mod args;
+mod bisect_cmd;
 mod commands;
 mod exit;
 mod progress;

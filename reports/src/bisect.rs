@@ -1,0 +1,218 @@
+//! What `pitwall bisect` found, as a table for the terminal and as JSON: the regression between
+//! the endpoints, every probe with its ratio to the good commit, and the first bad commit.
+
+use serde::Serialize;
+
+use crate::number::sig;
+
+/// A commit as the bisection names it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommitRef {
+    pub sha: String,
+    pub subject: String,
+    pub author: String,
+    pub date: String,
+}
+
+impl CommitRef {
+    fn short(&self) -> &str {
+        &self.sha[..self.sha.len().min(12)]
+    }
+}
+
+/// One measured (or skipped) commit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BisectStep {
+    /// 1-based position after the good commit (the bad commit is `commits`).
+    pub position: usize,
+    pub commit: CommitRef,
+    /// `good`, `bad` or `untestable`.
+    pub class: String,
+    /// Median ratio probe / good and its bootstrap interval (none when untestable or decided
+    /// by the point estimate).
+    pub ratio: Option<f64>,
+    pub ci: Option<(f64, f64)>,
+    /// The interval still straddled the midpoint after the most rounds allowed.
+    pub uncertain: bool,
+    pub rounds: u32,
+    /// Why it is untestable (a failed build, a failed benchmark).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The whole bisection.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BisectReport {
+    /// The benchmark followed (`suite/name[params]/measure`).
+    pub key: String,
+    pub unit: String,
+    pub higher_is_better: bool,
+    pub good: CommitRef,
+    pub bad: CommitRef,
+    /// First-parent commits after good, up to and including bad.
+    pub commits: usize,
+    /// Median ratio bad / good and its interval: the regression being bisected.
+    pub ratio: f64,
+    pub ci: (f64, f64),
+    pub steps: Vec<BisectStep>,
+    /// The most probes a clean binary search needs for `commits`.
+    pub max_steps: usize,
+    pub first_bad: CommitRef,
+    /// Untestable commits just before `first_bad` that may be the culprit instead.
+    pub also_possible: Vec<CommitRef>,
+}
+
+fn pct(ratio: f64) -> String {
+    if !ratio.is_finite() {
+        return "-".into();
+    }
+    let p = (ratio - 1.0) * 100.0;
+    let s = sig(p, 2);
+    if p > 0.0 {
+        format!("+{s}%")
+    } else {
+        format!("{s}%")
+    }
+}
+
+/// Untrusted text (commit subjects, tool messages) on one line of the terminal.
+fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// The terminal table.
+pub fn render_table(r: &BisectReport) -> String {
+    let mut out = format!(
+        "bisecting {} ({}, {}): {} {} → {} {}: {} [{}, {}] over {} commits\n\n",
+        r.key,
+        r.unit,
+        if r.higher_is_better {
+            "higher is better"
+        } else {
+            "lower is better"
+        },
+        r.good.short(),
+        "good",
+        r.bad.short(),
+        "bad",
+        pct(r.ratio),
+        pct(r.ci.0),
+        pct(r.ci.1),
+        r.commits
+    );
+    let mut t = crate::table::Table::new(&[
+        ">STEP", ">POS", "COMMIT", "VERDICT", ">VS GOOD", ">95% CI", ">ROUNDS", "SUBJECT",
+    ]);
+    for (i, s) in r.steps.iter().enumerate() {
+        let verdict = if s.uncertain {
+            format!("{} (uncertain)", s.class)
+        } else {
+            s.class.clone()
+        };
+        t.row(vec![
+            (i + 1).to_string(),
+            s.position.to_string(),
+            s.commit.short().to_string(),
+            verdict,
+            s.ratio.map_or("-".into(), pct),
+            s.ci.map_or("-".into(), |(lo, hi)| format!("[{}, {}]", pct(lo), pct(hi))),
+            s.rounds.to_string(),
+            one_line(s.note.as_deref().unwrap_or(&s.commit.subject)),
+        ]);
+    }
+    if !t.is_empty() {
+        out.push_str(&t.render());
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "first bad commit: {} {} ({}, {})\n",
+        r.first_bad.sha,
+        one_line(&r.first_bad.subject),
+        one_line(&r.first_bad.author),
+        r.first_bad.date
+    ));
+    if !r.also_possible.is_empty() {
+        let list: Vec<&str> = r.also_possible.iter().map(CommitRef::short).collect();
+        out.push_str(&format!(
+            "or one of the untestable commits before it: {}\n",
+            list.join(", ")
+        ));
+    }
+    out.push_str(&format!(
+        "{} probes for {} commits (a clean binary search needs at most {})\n",
+        r.steps.len(),
+        r.commits,
+        r.max_steps
+    ));
+    out
+}
+
+/// `--format json`.
+pub fn render_json(r: &BisectReport) -> String {
+    let mut s = serde_json::to_string_pretty(r).expect("bisect report serializes");
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commit(n: u8, subject: &str) -> CommitRef {
+        CommitRef {
+            sha: format!("{n:02x}").repeat(20),
+            subject: subject.into(),
+            author: "Ada <ada@example.com>".into(),
+            date: "2026-12-01T09:30:00+01:00".into(),
+        }
+    }
+
+    fn report() -> BisectReport {
+        let step = |position, n, class: &str, ratio: Option<f64>| BisectStep {
+            position,
+            commit: commit(n, "step"),
+            class: class.into(),
+            ratio,
+            ci: ratio.map(|r| (r - 0.02, r + 0.02)),
+            uncertain: false,
+            rounds: 3,
+            note: None,
+        };
+        let mut untestable = step(5, 5, "untestable", None);
+        untestable.note = Some("build command `make` failed: exit status 2".into());
+        BisectReport {
+            key: "toy/parse[n=64]/time".into(),
+            unit: "ns".into(),
+            higher_is_better: false,
+            good: commit(0, "good"),
+            bad: commit(8, "bad"),
+            commits: 8,
+            ratio: 1.5,
+            ci: (1.45, 1.55),
+            steps: vec![
+                step(4, 4, "good", Some(1.001)),
+                step(6, 6, "bad", Some(1.49)),
+                untestable,
+            ],
+            max_steps: 3,
+            first_bad: commit(6, "slow \"parser\"\nsecond line"),
+            also_possible: vec![commit(5, "broken build")],
+        }
+    }
+
+    #[test]
+    fn table_snapshot() {
+        insta::assert_snapshot!(render_table(&report()));
+    }
+
+    #[test]
+    fn json_snapshot() {
+        let json = render_json(&report());
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["steps"][2]["class"], "untestable");
+        assert_eq!(v["first_bad"]["sha"], "06".repeat(20));
+        insta::assert_snapshot!(json);
+    }
+}

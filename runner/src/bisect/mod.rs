@@ -1,0 +1,8 @@
+//! Bisection of a performance regression between a good and a bad commit (`pitwall bisect`):
+//! the noise-aware search (`search`) and the driver that builds and measures commits (`drive`).
+
+mod drive;
+mod search;
+
+pub use drive::{BisectError, BisectRequest, bisect};
+pub use search::{Class, Range, Verdict, classify, classify_by_estimate, max_steps};
