@@ -35,6 +35,26 @@ pub fn pitwall_bin() -> PathBuf {
     dir.join("pitwall")
 }
 
+/// Runs `git ARGS` in `dir` as a fixed author; its trimmed stdout. Panics (naming the
+/// command and git's stderr) when git fails.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "Ada")
+        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+        .env("GIT_COMMITTER_NAME", "Ada")
+        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 /// A scratch project directory with its own store.
 pub struct Sandbox {
     pub dir: tempfile::TempDir,

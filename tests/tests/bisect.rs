@@ -2,29 +2,8 @@
 //! planted slowdown is found in at most ⌈log2 n⌉ probes, an unbuildable commit is skipped and
 //! named as a possible culprit, nothing is stored, and bad endpoints are usage errors.
 
-use std::path::Path;
-use std::process::Command;
-
-use pitwall_e2e::Sandbox;
+use pitwall_e2e::{Sandbox, git};
 use serde_json::Value;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Ada")
-        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
-        .env("GIT_COMMITTER_NAME", "Ada")
-        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// Two benchmarks: `work` sits around the level in `level.txt` (±0.5%), `steady` never moves.
 const BENCH: &str = r#"level=$(cat level.txt)

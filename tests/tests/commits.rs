@@ -2,29 +2,10 @@
 //! under its sha with author and subject, reuses worktrees and cached builds, names the commit
 //! of a failing build or a bad revision, and `--base/--head` stores an interleaved, linked pair.
 
-use std::path::Path;
 use std::process::Command;
 
-use pitwall_e2e::Sandbox;
+use pitwall_e2e::{Sandbox, git};
 use serde_json::Value;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Ada")
-        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
-        .env("GIT_COMMITTER_NAME", "Ada")
-        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// The benchmark prints pitwall JSON whose samples sit around the level in `level.txt`.
 const BENCH: &str = r#"level=$(cat level.txt)

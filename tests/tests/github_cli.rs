@@ -5,27 +5,10 @@
 #[path = "../../reports/tests/github_support/mod.rs"]
 mod github_support;
 
-use std::path::Path;
-use std::process::Command;
-
 use github_support::{Fault, REPO, Server};
-use pitwall_e2e::{Out, Sandbox};
+use pitwall_e2e::{Out, Sandbox, git};
 
 const TOKEN: &str = "ghp_s3cr3t_t0k3n_value";
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Ada")
-        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
-        .env("GIT_COMMITTER_NAME", "Ada")
-        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// A repository whose head commit makes the benchmark 40% slower.
 fn repo(sb: &Sandbox) -> (String, String) {

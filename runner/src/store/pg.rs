@@ -10,11 +10,11 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use pitwall_suites::{BenchmarkResult, Run, RunStatus};
+use pitwall_suites::{BenchmarkResult, Run};
 use postgres::config::SslMode;
 use postgres::{Client, Config, GenericClient, IsolationLevel, NoTls};
 
-use super::rows::{ResultRow, RunRow, SampleRow, corrupt, meta_json, to_json};
+use super::rows::{ResultRow, RunRow, SampleRow, SummaryRow, corrupt, meta_json, to_json};
 use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
 use super::{InsertOutcome, RunSummary, Store, StoreError, StoreUrl};
 
@@ -176,6 +176,15 @@ fn migrate(client: &mut Client, store: &str) -> Result<(), StoreError> {
     )
     .map_err(&be)?;
     tx.commit().map_err(&be)
+}
+
+/// A read-only transaction on one snapshot of the database.
+fn snapshot(client: &mut Client) -> Result<postgres::Transaction<'_>, postgres::Error> {
+    client
+        .build_transaction()
+        .isolation_level(IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
 }
 
 /// Run `id` with all its results and samples; `None` when no such run is stored.
@@ -414,22 +423,18 @@ impl Store for PgStore {
             .map_err(&be)?;
         rows.iter()
             .map(|r| {
-                let id: String = r.get(0);
-                let status: String = r.get(5);
-                let status = RunStatus::parse(&status).ok_or_else(|| {
-                    corrupt(&store, format!("run {id}: unknown run status `{status}`"))
-                })?;
-                Ok(RunSummary {
-                    id,
+                SummaryRow {
+                    id: r.get(0),
                     project: r.get(1),
                     commit: r.get(2),
                     branch: r.get(3),
                     started_at: r.get(4),
-                    status,
-                    results: r.get::<_, i64>(6) as usize,
-                    failed_results: r.get::<_, i64>(7) as usize,
+                    status: r.get(5),
+                    results: r.get(6),
+                    failed_results: r.get(7),
                     pair_id: r.get(8),
-                })
+                }
+                .decode(&store)
             })
             .collect()
     }
@@ -439,12 +444,7 @@ impl Store for PgStore {
         let be = backend(&store);
         let mut client = self.client.borrow_mut();
         // One snapshot: resolving and loading see the same data.
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(&be)?;
+        let mut tx = snapshot(&mut client).map_err(&be)?;
         let full = resolve_id(&mut tx, &store, id)?;
         let run = load_run(&mut tx, &store, &full)?.ok_or_else(|| StoreError::NotFound {
             store: store.clone(),
@@ -458,12 +458,7 @@ impl Store for PgStore {
         let store = self.describe();
         let be = backend(&store);
         let mut client = self.client.borrow_mut();
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(&be)?;
+        let mut tx = snapshot(&mut client).map_err(&be)?;
         let ids: Vec<String> = tx
             .query("SELECT id FROM runs ORDER BY started_at, id", &[])
             .map_err(&be)?

@@ -9,7 +9,7 @@ use pitwall_suites::{
     BenchmarkResult, Direction, Fingerprint, ResultStatus, Run, RunStatus, SampleMeta, Unit,
 };
 
-use super::StoreError;
+use super::{RunSummary, StoreError};
 
 pub(super) fn corrupt(store: &str, what: String) -> StoreError {
     StoreError::Corrupt {
@@ -111,6 +111,41 @@ impl RunRow {
             error: self.error,
             pair,
             results,
+        })
+    }
+}
+
+/// One line of `list_runs` as queried: the run's columns and its result counts.
+pub(super) struct SummaryRow {
+    pub id: String,
+    pub project: String,
+    pub commit: String,
+    pub branch: Option<String>,
+    pub started_at: String,
+    pub status: String,
+    pub results: i64,
+    pub failed_results: i64,
+    pub pair_id: Option<String>,
+}
+
+impl SummaryRow {
+    pub fn decode(self, store: &str) -> Result<RunSummary, StoreError> {
+        let status = RunStatus::parse(&self.status).ok_or_else(|| {
+            corrupt(
+                store,
+                format!("run {}: unknown run status `{}`", self.id, self.status),
+            )
+        })?;
+        Ok(RunSummary {
+            id: self.id,
+            project: self.project,
+            commit: self.commit,
+            branch: self.branch,
+            started_at: self.started_at,
+            status,
+            results: self.results.max(0) as usize,
+            failed_results: self.failed_results.max(0) as usize,
+            pair_id: self.pair_id,
         })
     }
 }

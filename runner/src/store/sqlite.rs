@@ -4,10 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use pitwall_suites::{Run, RunStatus};
+use pitwall_suites::Run;
 use rusqlite::{Connection, TransactionBehavior, params};
 
-use super::rows::{RunRow, meta_json, to_json};
+use super::rows::{RunRow, SummaryRow, meta_json, to_json};
 use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
 use super::sqlite_codec::{backend, load_run};
 use super::{InsertOutcome, RunSummary, Store, StoreError, migrations};
@@ -249,40 +249,20 @@ impl Store for SqliteStore {
             .map_err(&be)?;
         let rows = stmt
             .query_map([limit], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                    r.get::<_, i64>(6)?,
-                    r.get::<_, i64>(7)?,
-                    r.get::<_, Option<String>>(8)?,
-                ))
+                Ok(SummaryRow {
+                    id: r.get(0)?,
+                    project: r.get(1)?,
+                    commit: r.get(2)?,
+                    branch: r.get(3)?,
+                    started_at: r.get(4)?,
+                    status: r.get(5)?,
+                    results: r.get(6)?,
+                    failed_results: r.get(7)?,
+                    pair_id: r.get(8)?,
+                })
             })
             .map_err(&be)?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (id, project, commit, branch, started_at, status, results, failed, pair_id) =
-                row.map_err(&be)?;
-            let status = RunStatus::parse(&status).ok_or_else(|| StoreError::Corrupt {
-                store: store.clone(),
-                what: format!("run {id}: unknown run status `{status}`"),
-            })?;
-            out.push(RunSummary {
-                id,
-                project,
-                commit,
-                branch,
-                started_at,
-                status,
-                results: results as usize,
-                failed_results: failed as usize,
-                pair_id,
-            });
-        }
-        Ok(out)
+        rows.map(|row| row.map_err(&be)?.decode(&store)).collect()
     }
 
     fn get_run(&self, id: &str) -> Result<Run, StoreError> {
