@@ -14,7 +14,9 @@ use pitwall_suites::{BenchmarkResult, Run};
 use postgres::config::SslMode;
 use postgres::{Client, Config, GenericClient, IsolationLevel, NoTls};
 
-use super::rows::{ResultRow, RunRow, SampleRow, SummaryRow, corrupt, meta_json, to_json};
+use super::rows::{
+    ResultRow, RunRow, SampleRow, SummaryRow, already_stored, corrupt, meta_json, to_json,
+};
 use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
 use super::{InsertOutcome, RunSummary, Store, StoreError, StoreUrl};
 
@@ -321,15 +323,8 @@ impl Store for PgStore {
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_KEY])
             .map_err(&be)?;
         if let Some(stored) = load_run(&mut tx, &store, &run.id)? {
-            // Byte-identical export is what "identical" means; dropping `tx` rolls back.
-            return if to_json(&stored) == to_json(run) {
-                Ok(InsertOutcome::AlreadyStored)
-            } else {
-                Err(StoreError::Conflict {
-                    store: store.clone(),
-                    id: run.id.clone(),
-                })
-            };
+            // Dropping `tx` rolls back.
+            return already_stored(&store, &stored, run);
         }
         let row = RunRow::of(run);
         tx.execute(

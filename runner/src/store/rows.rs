@@ -115,6 +115,23 @@ impl RunRow {
     }
 }
 
+/// What inserting `run` means when `stored` already has its id: nothing to do when identical
+/// (byte-identical export is what "identical" means; imports are idempotent), else a conflict.
+pub(super) fn already_stored(
+    store: &str,
+    stored: &Run,
+    run: &Run,
+) -> Result<super::InsertOutcome, StoreError> {
+    if to_json(stored) == to_json(run) {
+        Ok(super::InsertOutcome::AlreadyStored)
+    } else {
+        Err(StoreError::Conflict {
+            store: store.to_string(),
+            id: run.id.clone(),
+        })
+    }
+}
+
 /// One line of `list_runs` as queried: the run's columns and its result counts.
 pub(super) struct SummaryRow {
     pub id: String,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use pitwall_suites::Run;
 use rusqlite::{Connection, TransactionBehavior, params};
 
-use super::rows::{RunRow, SummaryRow, meta_json, to_json};
+use super::rows::{RunRow, SummaryRow, already_stored, meta_json, to_json};
 use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
 use super::sqlite_codec::{backend, load_run};
 use super::{InsertOutcome, RunSummary, Store, StoreError, migrations};
@@ -153,16 +153,8 @@ impl Store for SqliteStore {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(&be)?;
         if let Some(stored) = load_run(&tx, &store, &run.id)? {
-            // Compare serialized forms: byte-identical export is what "identical" means.
             // Returning drops `tx`, rolling back the (read-only) transaction.
-            return if to_json(&stored) == to_json(run) {
-                Ok(InsertOutcome::AlreadyStored)
-            } else {
-                Err(StoreError::Conflict {
-                    store: store.clone(),
-                    id: run.id.clone(),
-                })
-            };
+            return already_stored(&store, &stored, run);
         }
         let row = RunRow::of(run);
         tx.prepare_cached(
