@@ -289,3 +289,70 @@ fn bad_input_names_file_format_and_position_and_stores_nothing() {
         .stderr();
     assert!(e.contains("unknown format `nope`"), "{e}");
 }
+
+#[test]
+fn a_time_that_overflows_in_conversion_fails_only_its_suite() {
+    let sb = Sandbox::new();
+    // 1e300 s is finite, but infinite in ns.
+    sb.write(
+        "huge.json",
+        r#"{"results":[{"command":"a","mean":1,"times":[1,1e300]}]}"#,
+    );
+    sb.write(
+        "pitwall.toml",
+        r#"[[suite]]
+name = "good"
+kind = "command"
+command = '''printf '{"schema":"pitwall/v1","benchmarks":[{"name":"parse","samples":[1,2,3]}]}' '''
+
+[[suite]]
+name = "huge"
+kind = "command"
+command = "cat huge.json"
+format = "hyperfine"
+"#,
+    );
+    let v = sb.run(&["run", "--format", "json"]).expect(3).json();
+    assert_eq!(v["run"]["status"], "partial", "{v}");
+    let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(
+        (&results[0]["name"], &results[0]["samples"]),
+        (&Value::from("parse"), &serde_json::json!([1.0, 2.0, 3.0]))
+    );
+    assert_eq!(
+        (&results[1]["suite"], &results[1]["name"]),
+        (&Value::from("huge"), &Value::from("command"))
+    );
+    let e = results[1]["error"].as_str().unwrap();
+    assert!(
+        e.contains(
+            "hyperfine: benchmark 0 (a): sample 1 is not a finite number after conversion to ns"
+        ),
+        "{e}"
+    );
+    // Given to import with a good file, nothing is stored; compare refuses it.
+    let good = fixture("hyperfine/sleeps.json");
+    let huge = sb.path().join("huge.json");
+    let e = sb
+        .run(&["import", &good, huge.to_str().unwrap()])
+        .expect(2)
+        .stderr();
+    assert!(
+        e.contains("huge.json") && e.contains("not a finite number"),
+        "{e}"
+    );
+    assert_eq!(sb.count("runs"), 1, "only the run of `pitwall run`");
+    let e = sb
+        .run(&[
+            "compare",
+            "--baseline",
+            &good,
+            "--candidate",
+            huge.to_str().unwrap(),
+        ])
+        .expect(2)
+        .stderr();
+    assert!(e.contains("not a finite number"), "{e}");
+}

@@ -4,6 +4,7 @@
 
 pub mod bmf;
 pub mod cargo_criterion;
+mod checks;
 pub mod criterion_dir;
 pub mod google_benchmark;
 pub mod hyperfine;

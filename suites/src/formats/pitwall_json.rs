@@ -96,7 +96,8 @@ struct Entry {
 }
 
 const FORMAT: &str = "pitwall-json";
-const TIME_UNITS: [&str; 4] = ["ns", "us", "ms", "s"];
+/// Units whose samples are times, which must not be negative.
+pub(crate) const TIME_UNITS: [&str; 4] = ["ns", "us", "ms", "s"];
 
 /// Parses pitwall JSON benchmark output.
 pub fn parse_pitwall_json(text: &str) -> Result<Vec<ParsedBenchmark>, FormatError> {

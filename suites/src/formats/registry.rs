@@ -94,8 +94,16 @@ impl InputFormat {
     }
 }
 
-/// Reads `input` as `format`.
+/// Reads `input` as `format`. Whatever the reader, the result is checked afterwards (finite
+/// samples, no negative times: see `checks.rs`), so that bad values reject the output as a whole.
 pub fn parse(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatError> {
+    let run = read(format, input)?;
+    super::checks::validate(format.name(), &run.benchmarks)?;
+    Ok(run)
+}
+
+/// Dispatches to the reader of `format`.
+fn read(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatError> {
     let text = |input: Input<'_>| -> Result<String, FormatError> {
         match input {
             Input::Text(t) => Ok(t.to_string()),
