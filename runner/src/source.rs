@@ -184,23 +184,13 @@ pub fn read_results(
         .map_err(|e| bad(e.to_string()))
 }
 
-/// Benchmark results for parsed tool output, under `suite`.
+/// Benchmark results for parsed tool output, under `suite`. [`formats::parse`] has already
+/// merged entries of the same benchmark (`formats::merge_duplicates`), so each key is once here.
 pub fn to_results(suite: &str, parsed: ParsedRun) -> Vec<BenchmarkResult> {
     parsed
         .benchmarks
         .into_iter()
-        .map(|p| BenchmarkResult {
-            status: p.status(),
-            error: p.reason(),
-            suite: suite.to_string(),
-            name: p.name,
-            params: p.params,
-            measure: p.measure,
-            unit: p.unit,
-            direction: p.direction,
-            samples: p.samples,
-            sample_meta: p.sample_meta,
-        })
+        .map(|p| p.into_result(suite))
         .collect()
 }
 

@@ -183,3 +183,33 @@ fn skipped_benchmarks_are_kept_as_skipped_not_failed() {
         serde_json::from_str(&other.run(&["export"]).expect(0).stdout()).unwrap();
     assert_eq!(back["runs"][0]["results"][1]["status"], "skipped");
 }
+
+/// The outputs of `runs = N` are merged by the same rule as duplicates within one output: a
+/// benchmark whose unit changes between runs fails the suite, naming it.
+#[test]
+fn runs_that_disagree_on_a_unit_fail_the_suite() {
+    let sb = Sandbox::new();
+    let flip = r#"if [ -f once ]; then u=ms; else touch once; u=ns; fi; printf '{"schema":"pitwall/v1","benchmarks":[{"name":"x","unit":"%s","samples":[1]}]}' $u"#;
+    sb.write(
+        "pitwall.toml",
+        &format!("[[suite]]\nname = \"s\"\nkind = \"command\"\ncommand = '''{flip}'''\nruns = 2\n"),
+    );
+    let v = sb
+        .run(&["run", "--format", "json", "--no-report"])
+        .expect(3)
+        .json();
+    let b = &v["benchmarks"][0];
+    assert_eq!(
+        (&b["name"], &b["status"]),
+        (&"command".into(), &"failed".into()),
+        "{v}"
+    );
+    assert!(
+        b["error"].as_str().unwrap().contains(
+            "the 2 runs of command `if [ -f once ]; then u=ms; else touch once; u=ns; fi; printf"
+        ) && b["error"].as_str().unwrap().contains(
+            "disagree: benchmark `x/time` is given more than once with different units (`ns`, then `ms`)"
+        ),
+        "{b}"
+    );
+}

@@ -356,3 +356,53 @@ format = "hyperfine"
         .stderr();
     assert!(e.contains("not a finite number"), "{e}");
 }
+
+/// A tool output that lists one benchmark twice (same name, params and measure) gives one result
+/// with the samples of both, for `compare` and `import` as for `run`.
+#[test]
+fn duplicate_entries_are_merged_for_compare_and_import() {
+    let sb = Sandbox::new();
+    let doc = |level: f64| {
+        let s = |k: usize| -> Vec<f64> { (0..5).map(|i| level + (i + k) as f64 * 0.01).collect() };
+        serde_json::json!({"schema": "pitwall/v1", "benchmarks": [
+            {"name": "a", "params": {"n": 1}, "samples": s(0)},
+            {"name": "b", "samples": s(0)},
+            {"name": "a", "params": {"n": "1"}, "samples": s(5)},
+        ]})
+        .to_string()
+    };
+    let base = sb.write("base.json", &doc(10.0));
+    let cand = sb.write("cand.json", &doc(10.0));
+    let v = sb
+        .run(&[
+            "compare",
+            "--baseline",
+            base.to_str().unwrap(),
+            "--candidate",
+            cand.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .expect(0)
+        .json();
+    let benches = v["benchmarks"].as_array().unwrap();
+    assert_eq!(benches.len(), 2, "{v}");
+    assert_eq!(
+        (&benches[0]["base_n"], &benches[0]["cand_n"]),
+        (&10.into(), &10.into()),
+        "{v}"
+    );
+    assert_eq!(v["only_candidate"], serde_json::json!([]), "{v}");
+    assert_eq!(v["only_baseline"], serde_json::json!([]), "{v}");
+    sb.run(&[
+        "import",
+        base.to_str().unwrap(),
+        "--input-format",
+        "pitwall-json",
+    ])
+    .expect(0);
+    let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0]["samples"].as_array().unwrap().len(), 10);
+}

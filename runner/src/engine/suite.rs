@@ -170,7 +170,8 @@ fn workdir(cmd: &CommandSuite, checkout: &Path) -> std::path::PathBuf {
         .map_or_else(|| checkout.to_path_buf(), |w| checkout.join(w))
 }
 
-/// Runs a pitwall-json command `runs` times, merging samples of the same benchmark.
+/// Runs a command `runs` times and reads its output in `format`, merging the entries of the same
+/// benchmark (samples appended in run order).
 fn run_parsed_command(
     suite: &str,
     cmd: &CommandSuite,
@@ -190,7 +191,7 @@ fn run_parsed_command(
             msg,
         )]
     };
-    let mut results: Vec<BenchmarkResult> = Vec::new();
+    let mut benchmarks = Vec::new();
     for _ in 0..cmd.runs {
         observer.benchmark_started(suite, "command");
         let left = deadline.saturating_duration_since(Instant::now());
@@ -247,47 +248,17 @@ fn run_parsed_command(
                 extras.1.push(line);
             }
         }
-        for p in parsed.benchmarks {
-            let status = p.status();
-            let reason = p.reason();
-            let existing = results
-                .iter_mut()
-                .find(|r| r.name == p.name && r.params == p.params && r.measure == p.measure);
-            match existing {
-                Some(r) => {
-                    r.samples.extend(&p.samples);
-                    r.sample_meta.extend(p.sample_meta);
-                    let combined = r.status.combine(status);
-                    if combined == ResultStatus::Ok {
-                        r.error = None;
-                    } else if combined != r.status {
-                        r.error = reason.or(r.error.take());
-                    }
-                    r.status = combined;
-                }
-                None => results.push(BenchmarkResult {
-                    suite: suite.to_string(),
-                    name: p.name,
-                    params: p.params,
-                    measure: p.measure,
-                    unit: p.unit,
-                    direction: p.direction,
-                    status,
-                    error: reason,
-                    samples: p.samples,
-                    sample_meta: p.sample_meta,
-                }),
-            }
-        }
+        benchmarks.extend(parsed.benchmarks);
         observer.benchmark_finished(suite, "command", None);
     }
-    for r in &mut results {
-        // Metadata only when every run supplied it, so it stays parallel to the samples.
-        if r.sample_meta.len() != r.samples.len() {
-            r.sample_meta.clear();
-        }
+    // Each output is merged already; this merges the runs, by the same rule.
+    match formats::merge_duplicates(benchmarks) {
+        Ok(merged) => merged.into_iter().map(|p| p.into_result(suite)).collect(),
+        Err(e) => fail(format!(
+            "the {} runs of command `{}` disagree: {e}",
+            cmd.runs, cmd.command
+        )),
     }
-    results
 }
 
 /// Times the whole command, one execution per sample, under the engine's stopping rule.

@@ -1,9 +1,12 @@
 //! What every reader's output goes through, whatever its format, so that no reader can let bad
 //! values through on its own: every benchmark is checked (finite samples after unit conversion,
-//! no negative times, metadata parallel to the samples).
+//! no negative times, metadata parallel to the samples), and entries of the same benchmark are
+//! merged into one, by the same rule for one tool output and for a command suite's `runs = N`.
+
+use std::collections::{BTreeMap, HashMap};
 
 use super::pitwall_json::{FormatError, ParsedBenchmark, TIME_UNITS};
-use crate::schema::display_name;
+use crate::schema::{ResultStatus, benchmark_key, display_name};
 
 /// Checks what every reader must guarantee: each sample is finite (a conversion such as
 /// seconds → ns can overflow to infinity), a time is not negative, and `sample_meta` is empty or
@@ -46,11 +49,75 @@ pub(super) fn validate(
     Ok(())
 }
 
+/// Merges entries of the same benchmark (name, params, measure) into the first one, in order:
+/// samples and `sample_meta` are appended (the metadata is kept only when every entry supplied
+/// it, so that it stays parallel to the samples), and the status is combined with
+/// [`ResultStatus::combine`] (failed if any entry failed, else ok if any gave samples, else
+/// skipped), with the error or skip reason of the last entry that has the combined status.
+/// Entries that disagree on unit or direction are an error naming the benchmark.
+///
+/// Used for one tool output (`pitwall import`, `pitwall compare`, a command suite) and for the
+/// outputs of a command suite's `runs = N`, so that both give the same results.
+pub fn merge_duplicates(benchmarks: Vec<ParsedBenchmark>) -> Result<Vec<ParsedBenchmark>, String> {
+    type Key = (String, BTreeMap<String, String>, String);
+    let mut out: Vec<ParsedBenchmark> = Vec::with_capacity(benchmarks.len());
+    // Whether every entry merged into out[i] had metadata for each of its samples.
+    let mut whole_meta: Vec<bool> = Vec::with_capacity(benchmarks.len());
+    let mut seen: HashMap<Key, usize> = HashMap::new();
+    for b in benchmarks {
+        let whole = b.sample_meta.len() == b.samples.len();
+        let key = (b.name.clone(), b.params.clone(), b.measure.clone());
+        let Some(&i) = seen.get(&key) else {
+            seen.insert(key, out.len());
+            out.push(b);
+            whole_meta.push(whole);
+            continue;
+        };
+        let first = &mut out[i];
+        let differ = |what: &str, a: &str, b: &str| {
+            format!(
+                "benchmark `{}` is given more than once with different {what} (`{a}`, then `{b}`)",
+                benchmark_key("", &first.name, &first.params, &first.measure)
+            )
+        };
+        if first.unit != b.unit {
+            return Err(differ("units", first.unit.as_str(), b.unit.as_str()));
+        }
+        if first.direction != b.direction {
+            return Err(differ(
+                "directions",
+                first.direction.as_str(),
+                b.direction.as_str(),
+            ));
+        }
+        let (before, now) = (first.status(), b.status());
+        let status = before.combine(now);
+        let reason = match status {
+            ResultStatus::Ok => None,
+            _ if now == status => b.reason().or_else(|| first.reason()),
+            _ => first.reason(),
+        };
+        (first.error, first.skipped) = match status {
+            ResultStatus::Ok => (None, None),
+            ResultStatus::Failed => (reason, None),
+            ResultStatus::Skipped => (None, reason),
+        };
+        first.samples.extend(b.samples);
+        first.sample_meta.extend(b.sample_meta);
+        whole_meta[i] &= whole;
+    }
+    for (b, whole) in out.iter_mut().zip(whole_meta) {
+        if !whole {
+            b.sample_meta.clear();
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::schema::{Direction, SampleMeta, Unit};
-    use std::collections::BTreeMap;
 
     fn b(name: &str, samples: Vec<f64>) -> ParsedBenchmark {
         ParsedBenchmark {
@@ -143,5 +210,88 @@ mod tests {
                 "{format:?}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn duplicates_merge_in_order_with_combined_status() {
+        let mut failed = b("x", vec![3.0]);
+        failed.error = Some("oom".into());
+        let mut skipped = b("y", vec![]);
+        skipped.skipped = Some("no GPU".into());
+        let merged = merge_duplicates(vec![
+            b("x", vec![1.0, 2.0]),
+            skipped.clone(),
+            failed,
+            b("x", vec![4.0]),
+            b("y", vec![7.0]),
+            skipped.clone(),
+        ])
+        .unwrap();
+        assert_eq!(merged.len(), 2);
+        assert_eq!(merged[0].samples, vec![1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(
+            (merged[0].status(), merged[0].error.as_deref()),
+            (ResultStatus::Failed, Some("oom"))
+        );
+        assert_eq!(
+            (merged[1].status(), merged[1].reason()),
+            (ResultStatus::Ok, None)
+        );
+        let both = merge_duplicates(vec![skipped.clone(), skipped]).unwrap();
+        assert_eq!(
+            (both[0].status(), both[0].reason().as_deref()),
+            (ResultStatus::Skipped, Some("no GPU"))
+        );
+    }
+
+    #[test]
+    fn metadata_is_kept_only_when_every_entry_has_it() {
+        let mut with = b("x", vec![1.0]);
+        with.sample_meta = vec![SampleMeta {
+            throttled: true,
+            ..SampleMeta::default()
+        }];
+        let merged = merge_duplicates(vec![with.clone(), with.clone()]).unwrap();
+        assert_eq!(merged[0].sample_meta.len(), 2);
+        let merged = merge_duplicates(vec![with, b("x", vec![2.0])]).unwrap();
+        assert!(merged[0].sample_meta.is_empty());
+    }
+
+    #[test]
+    fn duplicates_that_disagree_are_an_error() {
+        let mut ms = b("x", vec![1.0]);
+        ms.unit = Unit::new("ms");
+        assert_eq!(
+            merge_duplicates(vec![b("x", vec![1.0]), ms]).unwrap_err(),
+            "benchmark `x[a=1]/time` is given more than once with different units (`ns`, then `ms`)"
+        );
+        let mut up = b("x", vec![1.0]);
+        up.direction = Direction::HigherIsBetter;
+        assert!(
+            merge_duplicates(vec![b("x", vec![1.0]), up])
+                .unwrap_err()
+                .contains("different directions (`lower_is_better`, then `higher_is_better`)")
+        );
+    }
+
+    #[test]
+    fn one_output_with_duplicates_gives_one_result_per_benchmark() {
+        use crate::formats::{Input, InputFormat, parse};
+        // `{"n":1}` and `{"n":"1"}` are the same params once stored as text.
+        let doc = r#"{"schema":"pitwall/v1","benchmarks":[
+            {"name":"a","params":{"n":1},"samples":[1]},
+            {"name":"b","samples":[5]},
+            {"name":"a","params":{"n":"1"},"samples":[2],"error":"late"}]}"#;
+        let run = parse(InputFormat::PitwallJson, Input::Text(doc)).unwrap();
+        assert_eq!(run.benchmarks.len(), 2);
+        assert_eq!(run.benchmarks[0].samples, vec![1.0, 2.0]);
+        assert_eq!(run.benchmarks[0].status(), ResultStatus::Failed);
+        let doc = r#"{"schema":"pitwall/v1","benchmarks":[
+            {"name":"a","samples":[1]},{"name":"a","unit":"ms","samples":[2]}]}"#;
+        let e = parse(InputFormat::PitwallJson, Input::Text(doc)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "pitwall-json: benchmark `a/time` is given more than once with different units (`ns`, then `ms`)"
+        );
     }
 }

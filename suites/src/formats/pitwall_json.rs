@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-use crate::schema::{Direction, ResultStatus, SCHEMA_V1, SampleMeta, Unit};
+use crate::schema::{BenchmarkResult, Direction, ResultStatus, SCHEMA_V1, SampleMeta, Unit};
 
 /// A benchmark read from tool output, before it is given a suite name.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +39,22 @@ impl ParsedBenchmark {
     /// The reason stored with the result: the error, else the skip reason.
     pub fn reason(&self) -> Option<String> {
         self.error.clone().or_else(|| self.skipped.clone())
+    }
+
+    /// The result stored for this benchmark in `suite`.
+    pub fn into_result(self, suite: &str) -> BenchmarkResult {
+        BenchmarkResult {
+            status: self.status(),
+            error: self.reason(),
+            suite: suite.to_string(),
+            name: self.name,
+            params: self.params,
+            measure: self.measure,
+            unit: self.unit,
+            direction: self.direction,
+            samples: self.samples,
+            sample_meta: self.sample_meta,
+        }
     }
 }
 

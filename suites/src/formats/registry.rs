@@ -95,10 +95,13 @@ impl InputFormat {
 }
 
 /// Reads `input` as `format`. Whatever the reader, the result is checked afterwards (finite
-/// samples, no negative times: see `checks.rs`), so that bad values reject the output as a whole.
+/// samples, no negative times: see `checks.rs`), so that bad values reject the output as a whole,
+/// and entries of the same benchmark (name, params, measure) are merged into one.
 pub fn parse(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatError> {
-    let run = read(format, input)?;
+    let mut run = read(format, input)?;
     super::checks::validate(format.name(), &run.benchmarks)?;
+    run.benchmarks = super::checks::merge_duplicates(std::mem::take(&mut run.benchmarks))
+        .map_err(|m| FormatError::new(format.name(), "", m))?;
     Ok(run)
 }
 
