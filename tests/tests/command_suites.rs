@@ -213,3 +213,61 @@ fn runs_that_disagree_on_a_unit_fail_the_suite() {
         "{b}"
     );
 }
+
+/// `--bench TEXT` keeps only the command suites' results whose `name[params]` contains TEXT, as
+/// for built-in suites; a wall-time suite is one benchmark named after the suite.
+#[test]
+fn bench_filter_applies_to_command_suites() {
+    let sb = Sandbox::new();
+    sb.write(
+        "pitwall.toml",
+        &config(
+            "\n[[suite]]\nname = \"timed\"\nkind = \"command\"\nformat = \"wall-time\"\ncommand = \"true\"\nmax_time_s = 0.05\nmin_samples = 3\n",
+        ),
+    );
+    let v = sb
+        .run(&[
+            "run",
+            "--bench",
+            "size=1024",
+            "--format",
+            "json",
+            "--no-report",
+        ])
+        .expect(0)
+        .json();
+    let names: Vec<&str> = v["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["parse"], "{v}");
+    let v = sb
+        .run(&["run", "--bench", "tim", "--format", "json", "--no-report"])
+        .expect(0)
+        .json();
+    assert_eq!(v["benchmarks"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["benchmarks"][0]["name"], "timed");
+    let e = sb
+        .run(&["run", "--bench", "nothing-has-this", "--no-report"])
+        .expect(2)
+        .stderr();
+    assert!(e.contains("no benchmark matched the selection"), "{e}");
+    // A suite that fails as a whole is still reported: what it would have measured is unknown.
+    sb.write(
+        "pitwall.toml",
+        &config("\n[[suite]]\nname = \"broken\"\nkind = \"command\"\ncommand = \"exit 4\"\n"),
+    );
+    let v = sb
+        .run(&["run", "--bench", "parse", "--format", "json", "--no-report"])
+        .expect(3)
+        .json();
+    let suites: Vec<(&str, &str)> = v["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["suite"].as_str().unwrap(), b["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(suites, [("good", "parse"), ("broken", "command")], "{v}");
+}

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use pitwall_suites::formats::{self, Input, InputFormat};
+use pitwall_suites::schema;
 use pitwall_suites::{
     Backend, BackendError, Benchmark, BenchmarkResult, Direction, ResultStatus, Unit,
 };
@@ -30,7 +31,9 @@ pub struct SuiteOutcome {
     pub notes: Vec<String>,
 }
 
-/// Runs `suite` in `checkout`; `filter` keeps only benchmarks whose display name contains it.
+/// Runs `suite` in `checkout`; `filter` keeps only benchmarks whose display name (`name[k=v,…]`)
+/// contains it: for built-in and wall-time suites before running, for other command suites in
+/// the results read from the tool's output.
 pub fn run_suite(
     suite: &SuiteConfig,
     backend: &dyn Backend,
@@ -83,9 +86,23 @@ pub fn run_suite(
             }
         },
         SuiteSpec::Command(cmd) => {
+            let selected = |name: &str| filter.is_none_or(|f| name.contains(f));
+            // A wall-time suite's one result is named after the suite: known before running.
+            if cmd.format == OutputFormat::WallTime && !selected(&suite.name) {
+                observer.suite_started(&suite.name, 0);
+                observer.suite_finished(&suite.name);
+                return SuiteOutcome {
+                    results: Vec::new(),
+                    skipped: None,
+                    context: BTreeMap::new(),
+                    notes: Vec::new(),
+                };
+            }
             observer.suite_started(&suite.name, 0);
             let mut extras = (BTreeMap::new(), Vec::new());
             let results = match cmd.format {
+                // The tool's benchmarks are known only from its output: filter them then. A
+                // suite that failed as a whole is kept, whatever it would have measured.
                 OutputFormat::Parsed(format) => run_parsed_command(
                     &suite.name,
                     cmd,
@@ -94,6 +111,20 @@ pub fn run_suite(
                     checkout,
                     observer,
                     &mut extras,
+                )
+                .map_or_else(
+                    |msg| {
+                        vec![BenchmarkResult::failed(
+                            &suite.name,
+                            "command",
+                            BTreeMap::new(),
+                            msg,
+                        )]
+                    },
+                    |mut results| {
+                        results.retain(|r| selected(&schema::display_name(&r.name, &r.params)));
+                        results
+                    },
                 ),
                 OutputFormat::WallTime => vec![run_wall_time(
                     &suite.name,
@@ -171,7 +202,8 @@ fn workdir(cmd: &CommandSuite, checkout: &Path) -> std::path::PathBuf {
 }
 
 /// Runs a command `runs` times and reads its output in `format`, merging the entries of the same
-/// benchmark (samples appended in run order).
+/// benchmark (samples appended in run order). `Err` says why the suite failed as a whole (the
+/// command failed, or its output is invalid); it becomes one failed result named `command`.
 fn run_parsed_command(
     suite: &str,
     cmd: &CommandSuite,
@@ -180,16 +212,11 @@ fn run_parsed_command(
     checkout: &Path,
     observer: &dyn RunObserver,
     extras: &mut (BTreeMap<String, serde_json::Value>, Vec<String>),
-) -> Vec<BenchmarkResult> {
+) -> Result<Vec<BenchmarkResult>, String> {
     let deadline = Instant::now() + Duration::from_secs_f64(sampling.timeout_s);
     let fail = |msg: String| {
         observer.benchmark_finished(suite, "command", Some(&msg));
-        vec![BenchmarkResult::failed(
-            suite,
-            "command",
-            BTreeMap::new(),
-            msg,
-        )]
+        Err(msg)
     };
     let mut benchmarks = Vec::new();
     for _ in 0..cmd.runs {
@@ -253,7 +280,7 @@ fn run_parsed_command(
     }
     // Each output is merged already; this merges the runs, by the same rule.
     match formats::merge_duplicates(benchmarks) {
-        Ok(merged) => merged.into_iter().map(|p| p.into_result(suite)).collect(),
+        Ok(merged) => Ok(merged.into_iter().map(|p| p.into_result(suite)).collect()),
         Err(e) => fail(format!(
             "the {} runs of command `{}` disagree: {e}",
             cmd.runs, cmd.command
