@@ -153,19 +153,21 @@ pub fn read_results(
         source,
     })?;
     // An export (even a damaged one, so its error names the line) is recognised by its keys.
+    // The tool formats drop a leading byte order mark themselves (formats::parse, detect).
+    let body = formats::strip_bom(&text);
     if format.is_none()
-        && text.contains("\"runs\"")
-        && text.contains(
+        && body.contains("\"runs\"")
+        && body.contains(
             pitwall_suites::SCHEMA_V1
                 .split('/')
                 .next()
                 .unwrap_or("pitwall"),
         )
     {
-        let is_export = serde_json::from_str::<serde_json::Value>(&text)
+        let is_export = serde_json::from_str::<serde_json::Value>(body)
             .map_or(true, |v| v.get("runs").is_some());
         if is_export {
-            let doc = ExportDoc::from_json(&text)
+            let doc = ExportDoc::from_json(body)
                 .map_err(|e| bad(format!("not a valid pitwall export: {e}")))?;
             return Ok(FileResults::Runs(doc.runs));
         }

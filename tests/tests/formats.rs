@@ -406,3 +406,18 @@ fn duplicate_entries_are_merged_for_compare_and_import() {
     assert_eq!(results.len(), 2, "{results:?}");
     assert_eq!(results[0]["samples"].as_array().unwrap().len(), 10);
 }
+
+/// A leading UTF-8 byte order mark (Windows tools write one) is dropped before any reader, the
+/// detection and the export reader look at the text.
+#[test]
+fn a_byte_order_mark_is_accepted_everywhere() {
+    let sb = Sandbox::new();
+    let gb = std::fs::read_to_string(fixture("google-benchmark/repetitions.json")).unwrap();
+    let gb = sb.write("gb.json", &format!("\u{feff}{gb}"));
+    sb.run(&["import", gb.to_str().unwrap()]).expect(0);
+    let export = sb.run(&["export"]).expect(0).stdout();
+    let export = sb.write("export.json", &format!("\u{feff}{export}"));
+    let other = Sandbox::new();
+    other.run(&["import", export.to_str().unwrap()]).expect(0);
+    assert_eq!(other.count("runs"), 1);
+}

@@ -1,5 +1,6 @@
-//! What every reader's output goes through, whatever its format, so that no reader can let bad
-//! values through on its own: every benchmark is checked (finite samples after unit conversion,
+//! What every reader's input and output go through, whatever the format, so that no reader has
+//! to do it on its own: one leading UTF-8 byte order mark is dropped before reading (and before
+//! detection), and afterwards every benchmark is checked (finite samples after unit conversion,
 //! no negative times, metadata parallel to the samples), and entries of the same benchmark are
 //! merged into one, by the same rule for one tool output and for a command suite's `runs = N`.
 
@@ -7,6 +8,12 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::pitwall_json::{FormatError, ParsedBenchmark, TIME_UNITS};
 use crate::schema::{ResultStatus, benchmark_key, display_name};
+
+/// `text` without one leading UTF-8 byte order mark (Windows tools and editors write one). Only
+/// one is dropped: a second would be text.
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
 
 /// Checks what every reader must guarantee: each sample is finite (a conversion such as
 /// seconds → ns can overflow to infinity), a time is not negative, and `sample_meta` is empty or
@@ -130,6 +137,39 @@ mod tests {
             sample_meta: Vec::new(),
             error: None,
             skipped: None,
+        }
+    }
+
+    #[test]
+    fn a_bom_is_stripped_once_before_any_reader_and_detection() {
+        use crate::formats::{Input, InputFormat, detect, parse};
+        assert_eq!(strip_bom("\u{feff}\u{feff}x"), "\u{feff}x");
+        assert_eq!(strip_bom("x"), "x");
+        for (format, text) in [
+            (
+                InputFormat::Hyperfine,
+                include_str!("../../../tests/fixtures/hyperfine/sleeps.json"),
+            ),
+            (
+                InputFormat::Bmf,
+                include_str!("../../../tests/fixtures/bmf/multi.json"),
+            ),
+            (
+                InputFormat::NcclTests,
+                include_str!("../../../tests/fixtures/nccl-tests/all_reduce_perf.txt"),
+            ),
+            (
+                InputFormat::PitwallJson,
+                r#"{"schema":"pitwall/v1","benchmarks":[{"name":"a","samples":[1]}]}"#,
+            ),
+        ] {
+            let with = format!("\u{feff}{text}");
+            assert_eq!(detect(&with), Some(format));
+            let (a, b) = (
+                parse(format, Input::Text(&with)).unwrap(),
+                parse(format, Input::Text(text)).unwrap(),
+            );
+            assert_eq!(a, b, "{format:?}");
         }
     }
 

@@ -16,6 +16,6 @@ pub mod pitwall_json;
 pub mod pytest_benchmark;
 mod registry;
 
-pub use checks::merge_duplicates;
+pub use checks::{merge_duplicates, strip_bom};
 pub use pitwall_json::{FormatError, ParsedBenchmark, parse_pitwall_json};
 pub use registry::{Input, InputFormat, ParsedRun, detect, parse};

@@ -94,10 +94,15 @@ impl InputFormat {
     }
 }
 
-/// Reads `input` as `format`. Whatever the reader, the result is checked afterwards (finite
-/// samples, no negative times: see `checks.rs`), so that bad values reject the output as a whole,
-/// and entries of the same benchmark (name, params, measure) are merged into one.
+/// Reads `input` as `format`, after a leading UTF-8 byte order mark. Whatever the reader, the
+/// result is checked afterwards (finite samples, no negative times: see `checks.rs`), so that
+/// bad values reject the output as a whole, and entries of the same benchmark (name, params,
+/// measure) are merged into one.
 pub fn parse(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatError> {
+    let input = match input {
+        Input::Text(t) => Input::Text(super::checks::strip_bom(t)),
+        dir => dir,
+    };
     let mut run = read(format, input)?;
     super::checks::validate(format.name(), &run.benchmarks)?;
     run.benchmarks = super::checks::merge_duplicates(std::mem::take(&mut run.benchmarks))
@@ -141,8 +146,10 @@ fn read(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatError>
     }
 }
 
-/// The format of `text` when it is unambiguous, by each reader's own signature check.
+/// The format of `text` when it is unambiguous, by each reader's own signature check (after a
+/// leading byte order mark, which [`parse`] drops too).
 pub fn detect(text: &str) -> Option<InputFormat> {
+    let text = super::checks::strip_bom(text);
     let candidates: Vec<InputFormat> = [
         (InputFormat::PitwallJson, looks_like_pitwall_json(text)),
         (
