@@ -248,6 +248,24 @@ fn bad_input_names_file_format_and_position_and_stores_nothing() {
             && e.contains("this is hyperfine output"),
         "{e}"
     );
+    // nccl-tests JSON has `results` too; it is named by detection, not by that key.
+    let nccl = fixture("nccl-tests/all_reduce_perf.json");
+    let e = sb
+        .run(&[
+            "compare",
+            "--baseline",
+            &nccl,
+            "--candidate",
+            &nccl,
+            "--input-format",
+            "google-benchmark",
+        ])
+        .expect(2)
+        .stderr();
+    assert!(
+        e.contains("google-benchmark: this is nccl-tests output, not google-benchmark (hint: read it as nccl-tests"),
+        "{e}"
+    );
     let text = std::fs::read_to_string(fixture("google-benchmark/repetitions.json")).unwrap();
     let truncated = sb.write("truncated.json", &text[..text.len() / 3]);
     let e = sb
