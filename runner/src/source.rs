@@ -160,19 +160,21 @@ pub fn read_results(
         source,
     })?;
     // An export (even a damaged one, so its error names the line) is recognised by its keys.
+    // The tool formats drop a leading byte order mark themselves (formats::parse, detect).
+    let body = formats::strip_bom(&text);
     if format.is_none()
-        && text.contains("\"runs\"")
-        && text.contains(
+        && body.contains("\"runs\"")
+        && body.contains(
             pitwall_suites::SCHEMA_V1
                 .split('/')
                 .next()
                 .unwrap_or("pitwall"),
         )
     {
-        let is_export = serde_json::from_str::<serde_json::Value>(&text)
+        let is_export = serde_json::from_str::<serde_json::Value>(body)
             .map_or(true, |v| v.get("runs").is_some());
         if is_export {
-            let doc = ExportDoc::from_json(&text)
+            let doc = ExportDoc::from_json(body)
                 .map_err(|e| bad(format!("not a valid pitwall export: {e}")))?;
             return Ok(FileResults::Runs(doc.runs));
         }
@@ -191,23 +193,13 @@ pub fn read_results(
         .map_err(|e| bad(e.to_string()))
 }
 
-/// Benchmark results for parsed tool output, under `suite`.
+/// Benchmark results for parsed tool output, under `suite`. [`formats::parse`] has already
+/// merged entries of the same benchmark (`formats::merge_duplicates`), so each key is once here.
 pub fn to_results(suite: &str, parsed: ParsedRun) -> Vec<BenchmarkResult> {
     parsed
         .benchmarks
         .into_iter()
-        .map(|p| BenchmarkResult {
-            status: p.status(),
-            error: p.reason(),
-            suite: suite.to_string(),
-            name: p.name,
-            params: p.params,
-            measure: p.measure,
-            unit: p.unit,
-            direction: p.direction,
-            samples: p.samples,
-            sample_meta: p.sample_meta,
-        })
+        .map(|p| p.into_result(suite))
         .collect()
 }
 

@@ -375,16 +375,17 @@ pub struct ExportDoc {
 /// Why a document could not be read as schema v1.
 #[derive(Debug, thiserror::Error)]
 pub enum SchemaError {
-    #[error("not valid JSON for schema {SCHEMA_V1} at line {line}, column {column}: {source}")]
+    /// `message` is serde_json's, without the position it ends with (given once, here).
+    #[error("not valid JSON for schema {SCHEMA_V1} at line {line}, column {column}: {message}")]
     Json {
         line: usize,
         column: usize,
-        #[source]
-        source: serde_json::Error,
+        message: String,
     },
     #[error("unsupported schema `{0}` (this pitwall reads `{SCHEMA_V1}`)")]
     Version(String),
-    #[error("run {run}: {what}")]
+    /// `run` names the run: `run ID`, or in a document `run N (ID)` (`run N` without an id).
+    #[error("{run}: {what}")]
     Invalid { run: String, what: String },
 }
 
@@ -405,16 +406,36 @@ impl ExportDoc {
 
     /// Reads and validates an export document.
     pub fn from_json(text: &str) -> Result<ExportDoc, SchemaError> {
-        let doc: ExportDoc = serde_json::from_str(text).map_err(|e| SchemaError::Json {
-            line: e.line(),
-            column: e.column(),
-            source: e,
+        let doc: ExportDoc = serde_json::from_str(text).map_err(|e| {
+            let message = e.to_string();
+            let suffix = format!(" at line {} column {}", e.line(), e.column());
+            SchemaError::Json {
+                line: e.line(),
+                column: e.column(),
+                message: message
+                    .strip_suffix(&suffix)
+                    .unwrap_or(&message)
+                    .to_string(),
+            }
         })?;
         if doc.schema != SCHEMA_V1 {
             return Err(SchemaError::Version(doc.schema));
         }
-        for run in &doc.runs {
-            run.validate()?;
+        for (i, run) in doc.runs.iter().enumerate() {
+            // In a document, the index finds the run even when its id is empty.
+            run.validate().map_err(|e| match e {
+                SchemaError::Invalid { what, .. } if run.id.trim().is_empty() => {
+                    SchemaError::Invalid {
+                        run: format!("run {i}"),
+                        what,
+                    }
+                }
+                SchemaError::Invalid { what, .. } => SchemaError::Invalid {
+                    run: format!("run {i} ({})", run.id),
+                    what,
+                },
+                other => other,
+            })?;
         }
         Ok(doc)
     }
@@ -424,11 +445,14 @@ impl Run {
     /// Checks what the type system cannot: finite samples, parallel metadata, known ids.
     pub fn validate(&self) -> Result<(), SchemaError> {
         let bad = |what: String| SchemaError::Invalid {
-            run: self.id.clone(),
+            run: format!("run {}", self.id),
             what,
         };
         if self.id.trim().is_empty() {
-            return Err(bad("empty run id".into()));
+            return Err(SchemaError::Invalid {
+                run: "run".into(),
+                what: "empty id".into(),
+            });
         }
         for (field, value) in [
             ("started_at", &self.started_at),
@@ -639,6 +663,22 @@ mod tests {
         assert!(
             matches!(ExportDoc::from_json(&text), Err(SchemaError::Version(v)) if v == "pitwall/v9")
         );
+        let mut bad_id = run(vec![result(vec![1.0])]);
+        bad_id.id = String::new();
+        let text = ExportDoc::new(vec![bad_id.clone()]).to_json();
+        let e = ExportDoc::from_json(&text).unwrap_err();
+        assert_eq!(e.to_string(), "run 0: empty id");
+        assert_eq!(bad_id.validate().unwrap_err().to_string(), "run: empty id");
+        let text = ExportDoc::new(vec![run(vec![result(vec![1.0])])])
+            .to_json()
+            .replace("\"higher_is_better\"", "\"upwards\"");
+        let e = ExportDoc::from_json(&text).unwrap_err().to_string();
+        assert!(
+            e.starts_with("not valid JSON for schema pitwall/v1 at line ")
+                && e.contains(": unknown variant `upwards`"),
+            "{e}"
+        );
+        assert_eq!(e.matches("line").count(), 1, "the position once: {e}");
         let mut r = run(vec![result(vec![1.0])]);
         r.results[0].sample_meta = vec![SampleMeta::default(); 2];
         assert!(

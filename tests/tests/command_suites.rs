@@ -183,3 +183,91 @@ fn skipped_benchmarks_are_kept_as_skipped_not_failed() {
         serde_json::from_str(&other.run(&["export"]).expect(0).stdout()).unwrap();
     assert_eq!(back["runs"][0]["results"][1]["status"], "skipped");
 }
+
+/// The outputs of `runs = N` are merged by the same rule as duplicates within one output: a
+/// benchmark whose unit changes between runs fails the suite, naming it.
+#[test]
+fn runs_that_disagree_on_a_unit_fail_the_suite() {
+    let sb = Sandbox::new();
+    let flip = r#"if [ -f once ]; then u=ms; else touch once; u=ns; fi; printf '{"schema":"pitwall/v1","benchmarks":[{"name":"x","unit":"%s","samples":[1]}]}' $u"#;
+    sb.write(
+        "pitwall.toml",
+        &format!("[[suite]]\nname = \"s\"\nkind = \"command\"\ncommand = '''{flip}'''\nruns = 2\n"),
+    );
+    let v = sb
+        .run(&["run", "--format", "json", "--no-report"])
+        .expect(3)
+        .json();
+    let b = &v["benchmarks"][0];
+    assert_eq!(
+        (&b["name"], &b["status"]),
+        (&"command".into(), &"failed".into()),
+        "{v}"
+    );
+    assert!(
+        b["error"].as_str().unwrap().contains(
+            "the 2 runs of command `if [ -f once ]; then u=ms; else touch once; u=ns; fi; printf"
+        ) && b["error"].as_str().unwrap().contains(
+            "disagree: benchmark `x/time` is given more than once with different units (`ns`, then `ms`)"
+        ),
+        "{b}"
+    );
+}
+
+/// `--bench TEXT` keeps only the command suites' results whose `name[params]` contains TEXT, as
+/// for built-in suites; a wall-time suite is one benchmark named after the suite.
+#[test]
+fn bench_filter_applies_to_command_suites() {
+    let sb = Sandbox::new();
+    sb.write(
+        "pitwall.toml",
+        &config(
+            "\n[[suite]]\nname = \"timed\"\nkind = \"command\"\nformat = \"wall-time\"\ncommand = \"true\"\nmax_time_s = 0.05\nmin_samples = 3\n",
+        ),
+    );
+    let v = sb
+        .run(&[
+            "run",
+            "--bench",
+            "size=1024",
+            "--format",
+            "json",
+            "--no-report",
+        ])
+        .expect(0)
+        .json();
+    let names: Vec<&str> = v["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["parse"], "{v}");
+    let v = sb
+        .run(&["run", "--bench", "tim", "--format", "json", "--no-report"])
+        .expect(0)
+        .json();
+    assert_eq!(v["benchmarks"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["benchmarks"][0]["name"], "timed");
+    let e = sb
+        .run(&["run", "--bench", "nothing-has-this", "--no-report"])
+        .expect(2)
+        .stderr();
+    assert!(e.contains("no benchmark matched the selection"), "{e}");
+    // A suite that fails as a whole is still reported: what it would have measured is unknown.
+    sb.write(
+        "pitwall.toml",
+        &config("\n[[suite]]\nname = \"broken\"\nkind = \"command\"\ncommand = \"exit 4\"\n"),
+    );
+    let v = sb
+        .run(&["run", "--bench", "parse", "--format", "json", "--no-report"])
+        .expect(3)
+        .json();
+    let suites: Vec<(&str, &str)> = v["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["suite"].as_str().unwrap(), b["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(suites, [("good", "parse"), ("broken", "command")], "{v}");
+}

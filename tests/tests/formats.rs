@@ -248,6 +248,24 @@ fn bad_input_names_file_format_and_position_and_stores_nothing() {
             && e.contains("this is hyperfine output"),
         "{e}"
     );
+    // nccl-tests JSON has `results` too; it is named by detection, not by that key.
+    let nccl = fixture("nccl-tests/all_reduce_perf.json");
+    let e = sb
+        .run(&[
+            "compare",
+            "--baseline",
+            &nccl,
+            "--candidate",
+            &nccl,
+            "--input-format",
+            "google-benchmark",
+        ])
+        .expect(2)
+        .stderr();
+    assert!(
+        e.contains("google-benchmark: this is nccl-tests output, not google-benchmark (hint: read it as nccl-tests"),
+        "{e}"
+    );
     let text = std::fs::read_to_string(fixture("google-benchmark/repetitions.json")).unwrap();
     let truncated = sb.write("truncated.json", &text[..text.len() / 3]);
     let e = sb
@@ -288,4 +306,136 @@ fn bad_input_names_file_format_and_position_and_stores_nothing() {
         .expect(2)
         .stderr();
     assert!(e.contains("unknown format `nope`"), "{e}");
+}
+
+#[test]
+fn a_time_that_overflows_in_conversion_fails_only_its_suite() {
+    let sb = Sandbox::new();
+    // 1e300 s is finite, but infinite in ns.
+    sb.write(
+        "huge.json",
+        r#"{"results":[{"command":"a","mean":1,"times":[1,1e300]}]}"#,
+    );
+    sb.write(
+        "pitwall.toml",
+        r#"[[suite]]
+name = "good"
+kind = "command"
+command = '''printf '{"schema":"pitwall/v1","benchmarks":[{"name":"parse","samples":[1,2,3]}]}' '''
+
+[[suite]]
+name = "huge"
+kind = "command"
+command = "cat huge.json"
+format = "hyperfine"
+"#,
+    );
+    let v = sb.run(&["run", "--format", "json"]).expect(3).json();
+    assert_eq!(v["run"]["status"], "partial", "{v}");
+    let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(
+        (&results[0]["name"], &results[0]["samples"]),
+        (&Value::from("parse"), &serde_json::json!([1.0, 2.0, 3.0]))
+    );
+    assert_eq!(
+        (&results[1]["suite"], &results[1]["name"]),
+        (&Value::from("huge"), &Value::from("command"))
+    );
+    let e = results[1]["error"].as_str().unwrap();
+    assert!(
+        e.contains(
+            "hyperfine: benchmark 0 (a): sample 1 is not a finite number after conversion to ns"
+        ),
+        "{e}"
+    );
+    // Given to import with a good file, nothing is stored; compare refuses it.
+    let good = fixture("hyperfine/sleeps.json");
+    let huge = sb.path().join("huge.json");
+    let e = sb
+        .run(&["import", &good, huge.to_str().unwrap()])
+        .expect(2)
+        .stderr();
+    assert!(
+        e.contains("huge.json") && e.contains("not a finite number"),
+        "{e}"
+    );
+    assert_eq!(sb.count("runs"), 1, "only the run of `pitwall run`");
+    let e = sb
+        .run(&[
+            "compare",
+            "--baseline",
+            &good,
+            "--candidate",
+            huge.to_str().unwrap(),
+        ])
+        .expect(2)
+        .stderr();
+    assert!(e.contains("not a finite number"), "{e}");
+}
+
+/// A tool output that lists one benchmark twice (same name, params and measure) gives one result
+/// with the samples of both, for `compare` and `import` as for `run`.
+#[test]
+fn duplicate_entries_are_merged_for_compare_and_import() {
+    let sb = Sandbox::new();
+    let doc = |level: f64| {
+        let s = |k: usize| -> Vec<f64> { (0..5).map(|i| level + (i + k) as f64 * 0.01).collect() };
+        serde_json::json!({"schema": "pitwall/v1", "benchmarks": [
+            {"name": "a", "params": {"n": 1}, "samples": s(0)},
+            {"name": "b", "samples": s(0)},
+            {"name": "a", "params": {"n": "1"}, "samples": s(5)},
+        ]})
+        .to_string()
+    };
+    let base = sb.write("base.json", &doc(10.0));
+    let cand = sb.write("cand.json", &doc(10.0));
+    let v = sb
+        .run(&[
+            "compare",
+            "--baseline",
+            base.to_str().unwrap(),
+            "--candidate",
+            cand.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .expect(0)
+        .json();
+    let benches = v["benchmarks"].as_array().unwrap();
+    assert_eq!(benches.len(), 2, "{v}");
+    assert_eq!(
+        (&benches[0]["base_n"], &benches[0]["cand_n"]),
+        (&10.into(), &10.into()),
+        "{v}"
+    );
+    assert_eq!(v["only_candidate"], serde_json::json!([]), "{v}");
+    assert_eq!(v["only_baseline"], serde_json::json!([]), "{v}");
+    sb.run(&[
+        "import",
+        base.to_str().unwrap(),
+        "--input-format",
+        "pitwall-json",
+    ])
+    .expect(0);
+    let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0]["samples"].as_array().unwrap().len(), 10);
+}
+
+/// A leading UTF-8 byte order mark (Windows tools write one) is dropped before any reader, the
+/// detection and the export reader look at the text.
+#[test]
+fn a_byte_order_mark_is_accepted_everywhere() {
+    let sb = Sandbox::new();
+    let gb = std::fs::read_to_string(fixture("google-benchmark/repetitions.json")).unwrap();
+    let gb = sb.write("gb.json", &format!("\u{feff}{gb}"));
+    sb.run(&["import", gb.to_str().unwrap()]).expect(0);
+    let export = sb.run(&["export"]).expect(0).stdout();
+    let export = sb.write("export.json", &format!("\u{feff}{export}"));
+    let other = Sandbox::new();
+    other.run(&["import", export.to_str().unwrap()]).expect(0);
+    assert_eq!(other.count("runs"), 1);
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use pitwall_suites::formats::{self, Input, InputFormat};
+use pitwall_suites::schema;
 use pitwall_suites::{
     Backend, BackendError, Benchmark, BenchmarkResult, Direction, ResultStatus, Unit,
 };
@@ -30,7 +31,9 @@ pub struct SuiteOutcome {
     pub notes: Vec<String>,
 }
 
-/// Runs `suite` in `checkout`; `filter` keeps only benchmarks whose display name contains it.
+/// Runs `suite` in `checkout`; `filter` keeps only benchmarks whose display name (`name[k=v,…]`)
+/// contains it: for built-in and wall-time suites before running, for other command suites in
+/// the results read from the tool's output.
 pub fn run_suite(
     suite: &SuiteConfig,
     backend: &dyn Backend,
@@ -83,9 +86,23 @@ pub fn run_suite(
             }
         },
         SuiteSpec::Command(cmd) => {
+            let selected = |name: &str| filter.is_none_or(|f| name.contains(f));
+            // A wall-time suite's one result is named after the suite: known before running.
+            if cmd.format == OutputFormat::WallTime && !selected(&suite.name) {
+                observer.suite_started(&suite.name, 0);
+                observer.suite_finished(&suite.name);
+                return SuiteOutcome {
+                    results: Vec::new(),
+                    skipped: None,
+                    context: BTreeMap::new(),
+                    notes: Vec::new(),
+                };
+            }
             observer.suite_started(&suite.name, 0);
             let mut extras = (BTreeMap::new(), Vec::new());
             let results = match cmd.format {
+                // The tool's benchmarks are known only from its output: filter them then. A
+                // suite that failed as a whole is kept, whatever it would have measured.
                 OutputFormat::Parsed(format) => run_parsed_command(
                     &suite.name,
                     cmd,
@@ -94,6 +111,20 @@ pub fn run_suite(
                     checkout,
                     observer,
                     &mut extras,
+                )
+                .map_or_else(
+                    |msg| {
+                        vec![BenchmarkResult::failed(
+                            &suite.name,
+                            "command",
+                            BTreeMap::new(),
+                            msg,
+                        )]
+                    },
+                    |mut results| {
+                        results.retain(|r| selected(&schema::display_name(&r.name, &r.params)));
+                        results
+                    },
                 ),
                 OutputFormat::WallTime => vec![run_wall_time(
                     &suite.name,
@@ -170,7 +201,9 @@ fn workdir(cmd: &CommandSuite, checkout: &Path) -> std::path::PathBuf {
         .map_or_else(|| checkout.to_path_buf(), |w| checkout.join(w))
 }
 
-/// Runs a pitwall-json command `runs` times, merging samples of the same benchmark.
+/// Runs a command `runs` times and reads its output in `format`, merging the entries of the same
+/// benchmark (samples appended in run order). `Err` says why the suite failed as a whole (the
+/// command failed, or its output is invalid); it becomes one failed result named `command`.
 fn run_parsed_command(
     suite: &str,
     cmd: &CommandSuite,
@@ -179,18 +212,13 @@ fn run_parsed_command(
     checkout: &Path,
     observer: &dyn RunObserver,
     extras: &mut (BTreeMap<String, serde_json::Value>, Vec<String>),
-) -> Vec<BenchmarkResult> {
+) -> Result<Vec<BenchmarkResult>, String> {
     let deadline = Instant::now() + Duration::from_secs_f64(sampling.timeout_s);
     let fail = |msg: String| {
         observer.benchmark_finished(suite, "command", Some(&msg));
-        vec![BenchmarkResult::failed(
-            suite,
-            "command",
-            BTreeMap::new(),
-            msg,
-        )]
+        Err(msg)
     };
-    let mut results: Vec<BenchmarkResult> = Vec::new();
+    let mut benchmarks = Vec::new();
     for _ in 0..cmd.runs {
         observer.benchmark_started(suite, "command");
         let left = deadline.saturating_duration_since(Instant::now());
@@ -247,47 +275,17 @@ fn run_parsed_command(
                 extras.1.push(line);
             }
         }
-        for p in parsed.benchmarks {
-            let status = p.status();
-            let reason = p.reason();
-            let existing = results
-                .iter_mut()
-                .find(|r| r.name == p.name && r.params == p.params && r.measure == p.measure);
-            match existing {
-                Some(r) => {
-                    r.samples.extend(&p.samples);
-                    r.sample_meta.extend(p.sample_meta);
-                    let combined = r.status.combine(status);
-                    if combined == ResultStatus::Ok {
-                        r.error = None;
-                    } else if combined != r.status {
-                        r.error = reason.or(r.error.take());
-                    }
-                    r.status = combined;
-                }
-                None => results.push(BenchmarkResult {
-                    suite: suite.to_string(),
-                    name: p.name,
-                    params: p.params,
-                    measure: p.measure,
-                    unit: p.unit,
-                    direction: p.direction,
-                    status,
-                    error: reason,
-                    samples: p.samples,
-                    sample_meta: p.sample_meta,
-                }),
-            }
-        }
+        benchmarks.extend(parsed.benchmarks);
         observer.benchmark_finished(suite, "command", None);
     }
-    for r in &mut results {
-        // Metadata only when every run supplied it, so it stays parallel to the samples.
-        if r.sample_meta.len() != r.samples.len() {
-            r.sample_meta.clear();
-        }
+    // Each output is merged already; this merges the runs, by the same rule.
+    match formats::merge_duplicates(benchmarks) {
+        Ok(merged) => Ok(merged.into_iter().map(|p| p.into_result(suite)).collect()),
+        Err(e) => fail(format!(
+            "the {} runs of command `{}` disagree: {e}",
+            cmd.runs, cmd.command
+        )),
     }
-    results
 }
 
 /// Times the whole command, one execution per sample, under the engine's stopping rule.

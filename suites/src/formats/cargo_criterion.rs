@@ -33,17 +33,17 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
     }
     let mut out = Vec::new();
     let mut index = 0;
+    let last = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .last()
+        .map_or(0, |(n, _)| n);
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let msg: Value = serde_json::from_str(line)
-            .map_err(|e| json_error(FORMAT, &e, format!("line {}: ", n + 1)))
-            .map_err(|mut e| {
-                // A message is one line: its line number is the file's, not serde's.
-                e.position = e.position.replacen("line 1, column", "column", 1);
-                e
-            })?;
+        let msg: Value = serde_json::from_str(line).map_err(|e| line_error(&e, n, last))?;
         let reason = msg.get("reason").and_then(Value::as_str).ok_or_else(|| {
             err(
                 format!("line {}: ", n + 1),
@@ -62,6 +62,27 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
         ));
     }
     Ok(ParsedRun::new(out))
+}
+
+/// The error for line `n` (from 0) that is not one JSON message; `last` is the last non-blank
+/// line. A line that ends inside a value is a cut-off last message, or, when more lines follow,
+/// JSON that is not one message per line (pretty-printed).
+fn line_error(e: &serde_json::Error, n: usize, last: usize) -> FormatError {
+    if e.classify() == serde_json::error::Category::Eof && n < last {
+        return err(
+            format!("line {}: ", n + 1),
+            "not one JSON message per line (this line ends inside a JSON value; pretty-printed \
+             JSON is not read; hint: give the output of `cargo criterion --message-format=json` \
+             as it is)"
+                .into(),
+        );
+    }
+    // A message is one line: the line number is the file's, the column serde's.
+    let mut e = json_error(FORMAT, e, String::new());
+    e.position = e
+        .position
+        .replacen("line 1,", &format!("line {},", n + 1), 1);
+    e
 }
 
 fn convert(index: usize, msg: &Value, out: &mut Vec<ParsedBenchmark>) -> Result<(), FormatError> {
@@ -293,7 +314,26 @@ mod tests {
             + "\n"
             + &MESSAGES.lines().nth(2).unwrap()[..200];
         let e = parse(&cut).unwrap_err();
-        assert!(e.position.starts_with("line 3: column "), "{e}");
+        assert!(e.position.starts_with("line 3, column 200: "), "{e}");
+        assert!(e.message.contains("EOF while parsing"), "{e}");
+        let e = parse(&format!(
+            "{}\n{{\"reason\": 1,,}}\n",
+            MESSAGES.lines().next().unwrap()
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cargo-criterion: line 2, column 14: key must be a string"
+        );
+        // Pretty-printed messages: say so instead of `line 1: column 1: EOF while parsing`.
+        let first: Value = serde_json::from_str(MESSAGES.lines().next().unwrap()).unwrap();
+        let pretty = serde_json::to_string_pretty(&first).unwrap();
+        let e = parse(&pretty).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("cargo-criterion: line 1: not one JSON message per line"),
+            "{e}"
+        );
         let e = parse(r#"{"reason":"benchmark-complete","id":"a","iteration_count":[1],"measured_values":["x"],"unit":"ns"}"#).unwrap_err();
         assert_eq!(e.position, "benchmark 0 (a): ");
         assert!(

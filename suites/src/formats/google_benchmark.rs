@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use super::json_util::{bench, kind, read_json, time_value, top_array};
 use super::pitwall_json::{FormatError, ParsedBenchmark};
 use super::registry::ParsedRun;
-use crate::schema::{Direction, Unit};
+use crate::schema::{Direction, Unit, display_name};
 
 const FORMAT: &str = "google-benchmark";
 const AGGREGATES: [&str; 6] = ["mean", "median", "stddev", "cv", "BigO", "RMS"];
@@ -30,7 +30,7 @@ const NOT_COUNTERS: &str = "name family_index per_family_instance_index run_name
 /// Reads Google Benchmark JSON.
 pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
     let doc = read_json(FORMAT, text)?;
-    let (obj, entries) = top_array(FORMAT, &doc, "benchmarks", "context")?;
+    let (obj, entries) = top_array(FORMAT, &doc, "benchmarks")?;
     let mut run = ParsedRun::default();
     if let Some(Value::Object(c)) = obj.get("context") {
         run.context.extend(c.clone());
@@ -88,7 +88,10 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
         let chosen = match (runs.is_empty(), median) {
             (false, _) => runs,
             (true, Some((_, r))) => {
-                summary_only.push(name.clone());
+                let shown = display_name(&name, &params);
+                if !summary_only.contains(&shown) {
+                    summary_only.push(shown);
+                }
                 vec![r.clone()]
             }
             (true, None) => continue, // only spread or complexity (BigO/RMS) aggregates
@@ -399,6 +402,10 @@ mod tests {
         let fails = get(&r, "BM_fails", "time ns lower_is_better 0");
         assert_eq!(fails.error.as_deref(), Some("device not available"));
         assert_eq!(r.notes.len(), 1);
+        // Each benchmark once, with its params (not `BM_fill, BM_fill, …`).
+        let note = &r.notes[0];
+        assert!(note.contains("for BM_fill[len=64,step=1], BM_fill[len=512,step=8], "));
+        assert_eq!(note.matches("BM_fill").count(), 2, "{note}");
         assert!(
             r.notes[0].contains("BM_accumulate") && r.notes[0].contains("summary-based"),
             "{:?}",
@@ -487,14 +494,8 @@ mod tests {
             .skip(1)
             .map(|l| l.trim().split_once(" => ").unwrap());
         let mut cases: Vec<(String, &str)> = lines.map(|(t, want)| (doc(t), want)).collect();
-        cases.push((
-            HYPERFINE.into(),
-            "this is hyperfine output (it has `results`)",
-        ));
-        cases.push((
-            PYTEST.into(),
-            "this is pytest-benchmark output (it has `machine_info`)",
-        ));
+        // The reader does not guess at other tools' output (registry::parse names it).
+        cases.push((HYPERFINE.into(), "no `benchmarks` in the JSON object"));
         cases.push(("  ".into(), "empty output"));
         for (text, want) in cases {
             let e = parse(&text).unwrap_err();

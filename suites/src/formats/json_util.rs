@@ -1,6 +1,6 @@
 //! JSON plumbing shared by the readers of JSON tool outputs (Google Benchmark, hyperfine,
-//! pytest-benchmark): lenient parsing of bare NaN/Infinity, positioned syntax errors, naming
-//! another tool's output when it is given to the wrong reader, and small value checks.
+//! pytest-benchmark): lenient parsing of bare NaN/Infinity, positioned syntax errors, the
+//! top-level benchmarks array, and small value checks.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -66,13 +66,12 @@ fn non_finite_to_null(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The top-level object and its array `key`, which must not be empty. An object without
-/// `signature` (a key the format always has) but with another format's key is named as that.
+/// The top-level object and its array `key`, which must not be empty. Output of another tool
+/// is not guessed at here: `registry::parse` names it when detection recognises it.
 pub(super) fn top_array<'a>(
     format: &'static str,
     doc: &'a Value,
     key: &str,
-    signature: &str,
 ) -> Result<Top<'a>, FormatError> {
     let fail = |message: String| FormatError {
         format,
@@ -82,21 +81,10 @@ pub(super) fn top_array<'a>(
     let obj = doc
         .as_object()
         .ok_or_else(|| fail(format!("expected a JSON object, got {}", kind(doc))))?;
-    let other = [
-        ("results", "hyperfine"),
-        ("machine_info", "pytest-benchmark"),
-        ("context", "google-benchmark"),
-        ("schema", "pitwall-json"),
-    ]
-    .into_iter()
-    .find(|(k, f)| *f != format && obj.contains_key(*k));
-    match (obj.get(key), other) {
-        (_, Some((k, other))) if !obj.contains_key(signature) => Err(fail(format!(
-            "this is {other} output (it has `{k}`), not {format}"
-        ))),
-        (None, _) => Err(fail(format!("no `{key}` in the JSON object"))),
-        (Some(Value::Array(a)), _) if !a.is_empty() => Ok((obj, a)),
-        (Some(_), _) => Err(fail(format!(
+    match obj.get(key) {
+        None => Err(fail(format!("no `{key}` in the JSON object"))),
+        Some(Value::Array(a)) if !a.is_empty() => Ok((obj, a)),
+        Some(_) => Err(fail(format!(
             "no benchmarks in output (`{key}` must be a non-empty array)"
         ))),
     }

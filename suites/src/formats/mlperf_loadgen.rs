@@ -24,6 +24,21 @@ use crate::schema::{Direction, Unit};
 
 const FORMAT: &str = "mlperf-loadgen";
 const HEADER: &str = "MLPerf Results Summary";
+const STATS: &str = "Additional Stats";
+const PARAMS: &str = "Test Parameters Used";
+/// The latency statistics LoadGen writes under "Additional Stats" in every scenario; a summary
+/// without one of them was cut off.
+const REQUIRED: [&str; 9] = [
+    "min_latency",
+    "max_latency",
+    "mean_latency",
+    "p50_latency",
+    "p90_latency",
+    "p95_latency",
+    "p97_latency",
+    "p99_latency",
+    "p99.9_latency",
+];
 
 /// The note every LoadGen run carries.
 pub const SUMMARY_NOTE: &str = "mlperf-loadgen: summary values only (one value per statistic \
@@ -48,6 +63,7 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
     let mut measures: Vec<(String, &'static str, Direction, f64)> = Vec::new();
     let mut params = serde_json::Map::new();
     let mut run = ParsedRun::default();
+    let (mut sections, mut in_stats) = (Vec::new(), Vec::new());
     for (n, raw) in text.lines().enumerate() {
         let at = format!("line {}: ", n + 1);
         let line = raw.trim();
@@ -55,12 +71,13 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
             in_list = false;
             continue;
         }
-        if matches!(line, HEADER | "Additional Stats" | "Test Parameters Used") {
-            section = if line == "Test Parameters Used" {
-                "params"
-            } else {
-                "stats"
+        if matches!(line, HEADER | STATS | PARAMS) {
+            section = match line {
+                PARAMS => "params",
+                STATS => "additional",
+                _ => "stats",
             };
+            sections.push(line.to_string());
             continue;
         }
         if line == "Recommendations:" || line.ends_with("Early Stopping Result:") {
@@ -121,6 +138,9 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
                 if x < 0.0 {
                     return Err(err(at, format!("`{key}` is negative ({x})")));
                 }
+                if section == "additional" {
+                    in_stats.push(name.clone());
+                }
                 if !measures.iter().any(|m| m.0 == name) {
                     measures.push((name, unit, direction, x));
                 }
@@ -140,6 +160,7 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
             "no performance statistics in the summary".into(),
         ));
     }
+    check_complete(text, &sections, &in_stats, params.is_empty())?;
     let error = (!valid).then(|| format!("LoadGen result INVALID: {}", reasons.join("; ")));
     let name = sut
         .filter(|s| !s.is_empty())
@@ -165,6 +186,45 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
     }
     run.notes.push(SUMMARY_NOTE.into());
     Ok(run)
+}
+
+/// A summary cut off part-way (only its first half copied, a disk full) must not pass with
+/// statistics silently missing: LoadGen always writes the "Additional Stats" latencies and the
+/// "Test Parameters Used".
+fn check_complete(
+    text: &str,
+    sections: &[String],
+    in_stats: &[String],
+    no_params: bool,
+) -> Result<(), FormatError> {
+    let lines = text.lines().count();
+    let cut = |what: String| {
+        err(
+            String::new(),
+            format!("the summary ends at line {lines} {what} (truncated summary?)"),
+        )
+    };
+    let without = |section: &str| cut(format!("without its \"{section}\" section"));
+    if !sections.iter().any(|s| s == STATS) {
+        return Err(without(STATS));
+    }
+    let missing: Vec<&str> = REQUIRED
+        .into_iter()
+        .filter(|m| !in_stats.iter().any(|s| s == m))
+        .collect();
+    if !missing.is_empty() {
+        return Err(cut(format!(
+            "with no {} in \"{STATS}\"",
+            missing.join(", ")
+        )));
+    }
+    if !sections.iter().any(|s| s == PARAMS) {
+        return Err(without(PARAMS));
+    }
+    if no_params {
+        return Err(cut(format!("with an empty \"{PARAMS}\" section")));
+    }
+    Ok(())
 }
 
 /// The measure, unit and direction a statistic's key names, if it is one.
@@ -343,5 +403,38 @@ mod tests {
         let e = parse(include_str!("../../../tests/fixtures/bmf/multi.json")).unwrap_err();
         assert!(e.message.contains("another format"), "{e}");
         assert!(parse("").is_err());
+    }
+
+    #[test]
+    fn a_summary_cut_off_after_its_result_is_rejected() {
+        let half = &OFFLINE[..OFFLINE.len() / 2];
+        let e = parse(half).unwrap_err();
+        assert!(
+            e.message.starts_with("the summary ends at line ")
+                && e.message
+                    .contains("with no p99_latency, p99.9_latency in \"Additional Stats\"")
+                && e.message.ends_with("(truncated summary?)"),
+            "{e}"
+        );
+        let no_params = &OFFLINE[..OFFLINE.find("====\nTest Parameters").unwrap()];
+        let e = parse(no_params).unwrap_err();
+        assert!(
+            e.message
+                .contains("without its \"Test Parameters Used\" section"),
+            "{e}"
+        );
+        let empty_params = &OFFLINE[..OFFLINE.find("samples_per_query").unwrap()];
+        let e = parse(empty_params).unwrap_err();
+        assert!(
+            e.message.contains("with an empty \"Test Parameters Used\""),
+            "{e}"
+        );
+        let no_stats = &OFFLINE[..OFFLINE.find("\n\n").unwrap()];
+        let e = parse(no_stats).unwrap_err();
+        assert!(
+            e.message
+                .contains("without its \"Additional Stats\" section"),
+            "{e}"
+        );
     }
 }

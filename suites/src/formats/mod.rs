@@ -4,6 +4,7 @@
 
 pub mod bmf;
 pub mod cargo_criterion;
+mod checks;
 pub mod criterion_dir;
 pub mod google_benchmark;
 pub mod hyperfine;
@@ -15,5 +16,6 @@ pub mod pitwall_json;
 pub mod pytest_benchmark;
 mod registry;
 
+pub use checks::{merge_duplicates, strip_bom};
 pub use pitwall_json::{FormatError, ParsedBenchmark, parse_pitwall_json};
 pub use registry::{Input, InputFormat, ParsedRun, detect, parse};

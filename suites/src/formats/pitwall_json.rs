@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
-use crate::schema::{Direction, ResultStatus, SCHEMA_V1, SampleMeta, Unit};
+use crate::schema::{BenchmarkResult, Direction, ResultStatus, SCHEMA_V1, SampleMeta, Unit};
 
 /// A benchmark read from tool output, before it is given a suite name.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,20 +23,38 @@ pub struct ParsedBenchmark {
 }
 
 impl ParsedBenchmark {
-    /// Skipped wins over failed: a tool that skips says why in both fields.
+    /// Failed when the tool reported an error, else skipped when it skipped the benchmark, else
+    /// ok. An error wins over a skip, so that a failure is never hidden as a skip (pitwall JSON
+    /// rejects an entry with both).
     pub fn status(&self) -> ResultStatus {
-        if self.skipped.is_some() {
-            ResultStatus::Skipped
-        } else if self.error.is_some() {
+        if self.error.is_some() {
             ResultStatus::Failed
+        } else if self.skipped.is_some() {
+            ResultStatus::Skipped
         } else {
             ResultStatus::Ok
         }
     }
 
-    /// The reason stored with the result: the skip reason, else the error.
+    /// The reason stored with the result: the error, else the skip reason.
     pub fn reason(&self) -> Option<String> {
-        self.skipped.clone().or_else(|| self.error.clone())
+        self.error.clone().or_else(|| self.skipped.clone())
+    }
+
+    /// The result stored for this benchmark in `suite`.
+    pub fn into_result(self, suite: &str) -> BenchmarkResult {
+        BenchmarkResult {
+            status: self.status(),
+            error: self.reason(),
+            suite: suite.to_string(),
+            name: self.name,
+            params: self.params,
+            measure: self.measure,
+            unit: self.unit,
+            direction: self.direction,
+            samples: self.samples,
+            sample_meta: self.sample_meta,
+        }
     }
 }
 
@@ -96,7 +114,8 @@ struct Entry {
 }
 
 const FORMAT: &str = "pitwall-json";
-const TIME_UNITS: [&str; 4] = ["ns", "us", "ms", "s"];
+/// Units whose samples are times, which must not be negative.
+pub(crate) const TIME_UNITS: [&str; 4] = ["ns", "us", "ms", "s"];
 
 /// Parses pitwall JSON benchmark output.
 pub fn parse_pitwall_json(text: &str) -> Result<Vec<ParsedBenchmark>, FormatError> {
@@ -169,6 +188,9 @@ fn convert(index: usize, e: Entry) -> Result<ParsedBenchmark, FormatError> {
     };
     if e.error.is_none() && e.skipped.is_none() && e.samples.is_empty() {
         return Err(err(at, "no samples (and no `error` or `skipped`)".into()));
+    }
+    if e.error.is_some() && e.skipped.is_some() {
+        return Err(err(at, "`error` and `skipped` together (hint: a benchmark either failed or was skipped; keep one)".into()));
     }
     if e.skipped.is_some() && !e.samples.is_empty() {
         return Err(err(at, "`skipped` with samples".into()));
@@ -259,10 +281,37 @@ mod tests {
             e.to_string(),
             "pitwall-json: benchmark 0 (a): `skipped` with samples"
         );
+        let both =
+            r#"{"schema":"pitwall/v1","benchmarks":[{"name":"a","skipped":"x","error":"oom"}]}"#;
+        let e = parse_pitwall_json(both).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("pitwall-json: benchmark 0 (a): `error` and `skipped` together"),
+            "{e}"
+        );
         let failed = r#"{"schema":"pitwall/v1","benchmarks":[{"name":"a","error":"oom"}]}"#;
         let b = parse_pitwall_json(failed).unwrap();
         assert_eq!(
             (b[0].status(), b[0].reason().as_deref()),
+            (ResultStatus::Failed, Some("oom"))
+        );
+    }
+
+    #[test]
+    fn an_error_wins_over_a_skip() {
+        let b = ParsedBenchmark {
+            name: "a".into(),
+            params: BTreeMap::new(),
+            measure: "time".into(),
+            unit: Unit::new("ns"),
+            direction: Direction::LowerIsBetter,
+            samples: Vec::new(),
+            sample_meta: Vec::new(),
+            error: Some("oom".into()),
+            skipped: Some("no GPU".into()),
+        };
+        assert_eq!(
+            (b.status(), b.reason().as_deref()),
             (ResultStatus::Failed, Some("oom"))
         );
     }

@@ -94,8 +94,41 @@ impl InputFormat {
     }
 }
 
-/// Reads `input` as `format`.
+/// Reads `input` as `format`, after a leading UTF-8 byte order mark. Whatever the reader, the
+/// result is checked afterwards (finite samples, no negative times: see `checks.rs`), so that
+/// bad values reject the output as a whole, and entries of the same benchmark (name, params,
+/// measure) are merged into one.
 pub fn parse(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatError> {
+    let input = match input {
+        Input::Text(t) => Input::Text(super::checks::strip_bom(t)),
+        dir => dir,
+    };
+    let mut run = read(format, input).map_err(|e| match input {
+        Input::Text(t) => other_format(format, t).unwrap_or(e),
+        Input::Dir(_) => e,
+    })?;
+    super::checks::validate(format.name(), &run.benchmarks)?;
+    run.benchmarks = super::checks::merge_duplicates(std::mem::take(&mut run.benchmarks))
+        .map_err(|m| FormatError::new(format.name(), "", m))?;
+    Ok(run)
+}
+
+/// When output that `format`'s reader rejected is recognisably another format's (detection
+/// picks exactly that one), an error saying so; no guess otherwise.
+fn other_format(format: InputFormat, text: &str) -> Option<FormatError> {
+    let other = detect(text).filter(|f| *f != format)?;
+    let (given, other) = (format.name(), other.name());
+    Some(FormatError::new(
+        given,
+        "",
+        format!(
+            "this is {other} output, not {given} (hint: read it as {other}: --input-format {other}, or format = \"{other}\" in a suite)"
+        ),
+    ))
+}
+
+/// Dispatches to the reader of `format`.
+fn read(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatError> {
     let text = |input: Input<'_>| -> Result<String, FormatError> {
         match input {
             Input::Text(t) => Ok(t.to_string()),
@@ -130,8 +163,10 @@ pub fn parse(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatE
     }
 }
 
-/// The format of `text` when it is unambiguous, by each reader's own signature check.
+/// The format of `text` when it is unambiguous, by each reader's own signature check (after a
+/// leading byte order mark, which [`parse`] drops too).
 pub fn detect(text: &str) -> Option<InputFormat> {
+    let text = super::checks::strip_bom(text);
     let candidates: Vec<InputFormat> = [
         (InputFormat::PitwallJson, looks_like_pitwall_json(text)),
         (
@@ -166,4 +201,59 @@ fn looks_like_pitwall_json(text: &str) -> bool {
         v.get("schema").and_then(|s| s.as_str()) == Some(crate::schema::SCHEMA_V1)
             && v.get("benchmarks").is_some()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(rel: &str) -> String {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/");
+        std::fs::read_to_string(format!("{dir}{rel}")).unwrap()
+    }
+
+    /// Output given to the wrong reader is named by what detection finds, not by a key guess:
+    /// nccl-tests JSON has `results` as hyperfine's does, and was called hyperfine output.
+    #[test]
+    fn output_of_another_tool_is_named_by_detection() {
+        use InputFormat::*;
+        for (given, file, detected) in [
+            (
+                GoogleBenchmark,
+                "nccl-tests/all_reduce_perf.json",
+                NcclTests,
+            ),
+            (GoogleBenchmark, "hyperfine/sleeps.json", Hyperfine),
+            (
+                GoogleBenchmark,
+                "pytest-benchmark/with-data.json",
+                PytestBenchmark,
+            ),
+            (
+                Hyperfine,
+                "google-benchmark/repetitions.json",
+                GoogleBenchmark,
+            ),
+            (Hyperfine, "nccl-tests/all_reduce_perf.json", NcclTests),
+            (PytestBenchmark, "hyperfine/sleeps.json", Hyperfine),
+            (PitwallJson, "bmf/multi.json", Bmf),
+            (Nvbench, "mlperf-loadgen/offline_valid.txt", MlperfLoadgen),
+            (CargoCriterion, "nvbench/reduce.json", Nvbench),
+        ] {
+            let e = parse(given, Input::Text(&fixture(file))).unwrap_err();
+            let (g, d) = (given.name(), detected.name());
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "{g}: this is {d} output, not {g} (hint: read it as {d}: --input-format {d}, or format = \"{d}\" in a suite)"
+                )
+            );
+        }
+        // Not recognisable as anything: the reader's own error, no guess.
+        let e = parse(GoogleBenchmark, Input::Text(r#"{"results":[1]}"#)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "google-benchmark: no `benchmarks` in the JSON object"
+        );
+    }
 }
