@@ -4,6 +4,7 @@
 pub mod backend;
 pub mod benchmark;
 pub mod cpu;
+pub mod export;
 pub mod formats;
 pub mod schema;
 
