@@ -1,0 +1,161 @@
+//! Tests of the comparison renderers: verdict order and summary, snapshots of the table, JSON
+//! and Markdown, and hostile benchmark names in Markdown.
+
+use super::*;
+use pitwall_stats::ab::{AbConfig, PairInput, compare_all};
+
+fn samples(level: f64, n: usize, salt: u64) -> Vec<f64> {
+    (0..n as u64)
+        .map(|i| level * (1.0 + 0.01 * (((i * 7919 + salt * 104_729) % 1000) as f64 / 500.0 - 1.0)))
+        .collect()
+}
+
+/// A report from real verdicts on deterministic data: one regression (time +15%), one
+/// improvement (throughput +15%), one unchanged, one inconclusive (3 samples).
+fn report() -> ComparisonReport {
+    let data = [
+        (
+            "parse",
+            "time",
+            "ns",
+            false,
+            samples(100.0, 20, 1),
+            samples(115.0, 20, 2),
+        ),
+        (
+            "rate",
+            "throughput",
+            "items/s",
+            true,
+            samples(1000.0, 20, 3),
+            samples(1150.0, 20, 4),
+        ),
+        (
+            "steady",
+            "time",
+            "ns",
+            false,
+            samples(50.0, 20, 5),
+            samples(50.0, 20, 6),
+        ),
+        (
+            "short",
+            "time",
+            "ns",
+            false,
+            samples(10.0, 3, 7),
+            samples(12.0, 3, 8),
+        ),
+    ];
+    let pairs: Vec<PairInput<'_>> = data
+        .iter()
+        .map(|d| PairInput {
+            base: &d.4,
+            cand: &d.5,
+            higher_is_better: d.3,
+            threshold: None,
+        })
+        .collect();
+    let comparisons = compare_all(&pairs, &AbConfig::default());
+    let benchmarks = data
+        .iter()
+        .zip(comparisons)
+        .map(|(d, comparison)| ComparedBenchmark {
+            suite: "toy".into(),
+            name: d.0.into(),
+            params: BTreeMap::from([("size".to_string(), "64".to_string())]),
+            measure: d.1.into(),
+            unit: d.2.into(),
+            higher_is_better: d.3,
+            comparison,
+        })
+        .collect();
+    ComparisonReport {
+        baseline: "run 0190-base".into(),
+        candidate: "file <cand>.json".into(),
+        benchmarks,
+        only_baseline: vec!["toy/gone/time".into()],
+        only_candidate: vec![],
+        failed: vec!["toy/broken/time".into()],
+        skipped: vec!["toy/needs_gpu/time".into()],
+        incompatible: vec!["toy/copy/time (unit ns vs ms)".into()],
+        env_mismatch: vec![],
+        incomparable: false,
+    }
+}
+
+#[test]
+fn verdicts_and_summary() {
+    let r = report();
+    let verdicts: Vec<Verdict> = r.benchmarks.iter().map(|b| b.comparison.verdict).collect();
+    assert_eq!(
+        verdicts,
+        [
+            Verdict::Regression,
+            Verdict::Improvement,
+            Verdict::Unchanged,
+            Verdict::Inconclusive
+        ]
+    );
+    assert!(r.has_regression());
+    assert!(r.summary_line().starts_with("1 regression, 1 improvement, 1 unchanged, 1 inconclusive; worst: toy/parse[size=64]/time +15%"), "{}", r.summary_line());
+}
+
+#[test]
+fn table_snapshot() {
+    insta::assert_snapshot!(render_table(&report()));
+}
+
+#[test]
+fn markdown_snapshot_escapes_untrusted_text() {
+    let md = render_markdown(&report());
+    assert!(md.contains("file &lt;cand&gt;.json"), "{md}");
+    insta::assert_snapshot!(md);
+}
+
+#[test]
+fn hostile_names_cannot_break_out_in_markdown() {
+    let mut r = report();
+    let evil = "n\n# H @octocat ![i](http://e.example/p.png) `x` | y";
+    r.benchmarks[0].name = evil.into();
+    r.only_baseline = vec![format!("{evil}/time")];
+    r.candidate = format!("file {evil}.json");
+    let md = render_markdown(&r);
+    // No line may start with untrusted text; no live image, link, mention or heading.
+    for line in md.lines() {
+        assert!(!line.starts_with("# H"), "{line}");
+    }
+    // Outside code spans (whose content renders literally).
+    let prose: String = md
+        .lines()
+        .map(|l| {
+            l.split('`')
+                .enumerate()
+                .filter(|(i, _)| i % 2 == 0)
+                .map(|(_, p)| p)
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!prose.contains("![i](http"), "{prose}");
+    assert!(!prose.contains("@octocat"), "{prose}");
+    assert!(md.contains("@\u{2060}octocat"), "{md}");
+    // Every table row still has its 7 cell separators.
+    for line in md.lines().filter(|l| l.starts_with("| `")) {
+        let bars = line.replace("\\|", "").matches('|').count();
+        assert_eq!(bars, 7, "{line}");
+    }
+    // The summary line (worst: …) is escaped too.
+    let summary = md.lines().find(|l| l.starts_with("**")).unwrap();
+    assert!(!summary.contains("![i]("), "{summary}");
+}
+
+#[test]
+fn json_snapshot() {
+    let json = render_json(&report());
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["benchmarks"][0]["verdict"], "regression");
+    assert_eq!(v["benchmarks"][0]["name"], "parse");
+    assert!(v["benchmarks"][0]["ci"].as_array().unwrap().len() == 2);
+    insta::assert_snapshot!(json);
+}
