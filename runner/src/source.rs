@@ -44,6 +44,13 @@ pub enum SourceError {
     Store(#[from] StoreError),
 }
 
+/// Whether `resolve` reads `spec` as a file (or criterion directory) rather than looking it up
+/// in the store.
+pub fn names_a_file(spec: &str) -> bool {
+    let path = Path::new(spec);
+    path.is_file() || path.is_dir()
+}
+
 /// Resolves a source: an existing file (or criterion directory) first, then a run in the
 /// store, then a commit. `format` names a file's format when it cannot be detected.
 pub fn resolve(
@@ -51,9 +58,8 @@ pub fn resolve(
     store: &dyn Store,
     format: Option<InputFormat>,
 ) -> Result<Side, SourceError> {
-    let path = Path::new(spec);
-    if path.is_file() || path.is_dir() {
-        return read_file(spec, path, format);
+    if names_a_file(spec) {
+        return read_file(spec, Path::new(spec), format);
     }
     match store.get_run(spec) {
         Ok(run) => {

@@ -9,7 +9,8 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  ok
   1  regression found (comparisons)
-  2  usage or configuration error (flags, pitwall.toml, input files, unknown run)
+  2  usage or configuration error (flags, pitwall.toml, input files, unknown run,
+     missing store, or a file that is not a pitwall store)
   3  infrastructure failure (a benchmark failed or hung, build or store failure)";
 
 /// Reproducible benchmarks and regression detection for GPU machine-learning code.
@@ -24,8 +25,9 @@ pub struct Cli {
 
 #[derive(Debug, Args)]
 pub struct Global {
-    /// Result store: sqlite:PATH, a path, or postgres://… [default: sqlite:.pitwall/pitwall.db]
-    #[arg(long, global = true, env = "PITWALL_STORE", value_name = "URL")]
+    /// Result store: sqlite:PATH, a path, or postgres://… [env: PITWALL_STORE; empty means
+    /// unset] [default: [store] url, else sqlite:.pitwall/pitwall.db]
+    #[arg(long, global = true, value_name = "URL")]
     pub store: Option<String>,
     /// Config file [default: ./pitwall.toml if present, else the built-in default]
     #[arg(long, global = true, value_name = "FILE")]

@@ -46,6 +46,8 @@ impl From<anyhow::Error> for Failure {
                     e.downcast_ref::<StoreError>(),
                     Some(
                         StoreError::BadUrl { .. }
+                            | StoreError::Missing { .. }
+                            | StoreError::Foreign { .. }
                             | StoreError::NotFound { .. }
                             | StoreError::Ambiguous { .. }
                             | StoreError::Invalid { .. }

@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
 use pitwall_runner::config::Config;
-use pitwall_runner::store::Store;
+use pitwall_runner::store::{OpenMode, Store};
 use pitwall_runner::{compare, source};
 use pitwall_stats::ab::AbConfig;
 
-use super::analyze_cmd::resolve_side;
+use super::analyze_cmd::{resolve_side, store_for};
 use super::args::{CiArgs, CommentArgs, Format, GithubArgs, Global, ReportArgs, RunArgs};
 use super::commands::{load_config, open_store};
 use super::exit::{self, Failure};
@@ -19,7 +19,7 @@ pub(super) const REPORT_DIR: &str = ".pitwall/report";
 
 pub(super) fn cmd_report(g: &Global, a: &ReportArgs) -> Result<u8, Failure> {
     let config = load_config(g)?;
-    let store = open_store(g, &config)?;
+    let store = open_store(g, &config, OpenMode::Existing)?;
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from(REPORT_DIR));
     let summary = write_report(&config, store.as_ref(), &out)?;
     println!("{}", out.join("index.html").display());
@@ -90,15 +90,20 @@ pub(super) fn write_report(
 
 pub(super) fn cmd_comment(g: &Global, a: &CommentArgs) -> Result<u8, Failure> {
     let config = load_config(g)?;
-    let store = open_store(g, &config)?;
     let (baseline, candidate) = match (&a.baseline, &a.candidate) {
-        (Some(b), Some(c)) => (
-            resolve_side("--baseline", b, store.as_ref(), None)?,
-            resolve_side("--candidate", c, store.as_ref(), None)?,
-        ),
-        _ => source::resolve_pair("latest", store.as_ref())
-            .context("--pair")
-            .map_err(Failure::usage)?,
+        (Some(b), Some(c)) => {
+            let store = store_for(g, &config, &[b, c])?;
+            (
+                resolve_side("--baseline", b, store.as_deref(), None)?,
+                resolve_side("--candidate", c, store.as_deref(), None)?,
+            )
+        }
+        _ => {
+            let store = open_store(g, &config, OpenMode::Existing)?;
+            source::resolve_pair("latest", store.as_ref())
+                .context("--pair")
+                .map_err(Failure::usage)?
+        }
     };
     publish(g, &config, &a.github, &baseline, &candidate)
 }
@@ -219,7 +224,7 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<u8, Failure> {
         return Ok(exit::INFRA);
     }
     let config = load_config(g)?;
-    let store = open_store(g, &config)?;
+    let store = open_store(g, &config, OpenMode::Existing)?;
     let (baseline, candidate) = source::resolve_pair("latest", store.as_ref())
         .context("--pair")
         .map_err(Failure::usage)?;

@@ -14,7 +14,7 @@ use pitwall_runner::run::{
     failed_build_run,
 };
 use pitwall_runner::setup::{Mode, RunEnvironment};
-use pitwall_runner::store::Store;
+use pitwall_runner::store::{OpenMode, Store};
 use pitwall_runner::{compare, source};
 use pitwall_stats::ab::AbConfig;
 use pitwall_suites::RunStatus;
@@ -29,7 +29,7 @@ use super::publish_cmd::{REPORT_DIR, write_report};
 
 pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<u8, Failure> {
     let config = load_config(g)?;
-    let mut store = open_store(g, &config)?;
+    let mut store = open_store(g, &config, OpenMode::Create)?;
     let cwd = std::env::current_dir()
         .context("cannot read the working directory")
         .map_err(Failure::infra)?;
