@@ -40,8 +40,22 @@ pub enum SourceError {
     ManyRuns { spec: String, count: usize },
     #[error("`{spec}` is neither a file, a stored run nor a stored commit ({detail})")]
     NotFound { spec: String, detail: String },
+    #[error(
+        "no interleaved base/head pair{} in {store} (hint: `pitwall run --base REV --head REV` stores one)",
+        matching(.spec)
+    )]
+    NoPair { spec: String, store: String },
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// ` matching `ID`` for a pair id prefix; nothing for `latest`.
+fn matching(spec: &str) -> String {
+    if spec == "latest" {
+        String::new()
+    } else {
+        format!(" matching `{spec}`")
+    }
 }
 
 /// Whether `resolve` reads `spec` as a file (or criterion directory) rather than looking it up
@@ -224,12 +238,9 @@ pub fn resolve_pair(spec: &str, store: &dyn Store) -> Result<(Side, Side), Sourc
             .collect();
         (ids.len() == 1).then(|| ids.into_iter().next().expect("one").clone())
     };
-    let not_found = || SourceError::NotFound {
+    let not_found = || SourceError::NoPair {
         spec: spec.to_string(),
-        detail: format!(
-            "no interleaved pair in {} (hint: pitwall run --base REV --head REV)",
-            store.describe()
-        ),
+        store: store.describe(),
     };
     let pair_id = pair_id.ok_or_else(not_found)?;
     let mut base = None;

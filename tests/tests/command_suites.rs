@@ -129,6 +129,15 @@ fn failing_build_command_stops_before_measuring() {
         "{e}"
     );
     assert!(!sb.db().exists() || sb.count("runs") == 0);
+    // One error line, then the log tail as indented context lines.
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(
+        lines[0],
+        "error: the working tree: build command `echo compiler exploded >&2; exit 2` failed: \
+         command `echo compiler exploded >&2; exit 2` exited with status 2",
+        "{e}"
+    );
+    assert_eq!(lines[1..], ["  | compiler exploded"], "{e}");
 }
 
 /// What a command suite's failure says when the fault is not the command's: a bad `workdir`

@@ -123,7 +123,7 @@ pub(super) fn cmd_runs(g: &Global, a: &RunsArgs) -> Result<u8, Failure> {
     let config = load_config(g)?;
     let store = open_store(g, &config, OpenMode::Existing)?;
     let runs = store
-        .list_runs(a.limit)
+        .list_runs(a.limit.map(|n| usize::try_from(n).unwrap_or(usize::MAX)))
         .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
     match a.format {
         Format::Json => {
