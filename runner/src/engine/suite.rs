@@ -347,7 +347,9 @@ fn run_wall_time(
     };
     let executions = std::cell::Cell::new(0u64);
     // One execution within what is left of the limit; `None` when nothing is left.
-    let exec = |dir: &Path, warming: bool| -> Option<Result<f64, String>> {
+    // `no_sample_yet`: a cut-off here means warm-up spent the limit, unless it is the very
+    // first execution (which alone ran past it).
+    let exec = |dir: &Path, no_sample_yet: bool| -> Option<Result<f64, String>> {
         let left = timeout.saturating_sub(start.elapsed());
         if left.is_zero() {
             return None;
@@ -359,7 +361,7 @@ fn run_wall_time(
         };
         Some(if o.success() {
             Ok(o.elapsed_ns)
-        } else if warming && !first && o.exit == ExitKind::TimedOut {
+        } else if no_sample_yet && !first && o.exit == ExitKind::TimedOut {
             Err(used_up(true))
         } else {
             Err(o.failure_message(&cmd.command, sampling.timeout_s))
@@ -379,7 +381,7 @@ fn run_wall_time(
         let mut sorted: Vec<f64> = Vec::new();
         loop {
             let t0 = Instant::now();
-            let v = match exec(&dir, false) {
+            let v = match exec(&dir, samples.is_empty()) {
                 Some(v) => v?,
                 // The limit passed between executions: keep the samples so far.
                 None if !samples.is_empty() => return Ok(samples),
