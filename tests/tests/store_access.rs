@@ -29,10 +29,11 @@ fn reading_commands_do_not_create_a_missing_store() {
         let e = sb.run(&all).expect(2).stderr();
         assert_eq!(e.lines().count(), 1, "{args:?}: one line: {e}");
         assert!(
-            e.starts_with(&format!(
-                "error: store sqlite:{} does not exist (hint: check --store, PITWALL_STORE",
-                missing.display()
-            )),
+            e.starts_with("error: ")
+                && e.contains(&format!(
+                    "store sqlite:{} does not exist (hint: check --store, PITWALL_STORE",
+                    missing.display()
+                )),
             "{args:?}: {e}"
         );
         assert!(e.contains("run `pitwall run` first"), "{args:?}: {e}");

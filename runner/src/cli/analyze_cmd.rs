@@ -31,7 +31,7 @@ pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<u8, Failure> {
     let config = load_config(g)?;
     let (baseline, candidate) = match (&a.baseline, &a.candidate) {
         (Some(b), Some(c)) => {
-            let store = store_for(g, &config, &[b, c])?;
+            let store = store_for(g, &config, b, c)?;
             (
                 resolve_side("--baseline", b, store.as_deref(), a.input_format)?,
                 resolve_side("--candidate", c, store.as_deref(), a.input_format)?,
@@ -83,16 +83,28 @@ pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<u8, Failure> {
 }
 
 /// The store comparison sides are looked up in: none when every side is a file, so comparing
-/// two files needs no store; otherwise the existing one (never created here).
+/// two files needs no store; otherwise the existing one (never created here), and a failure
+/// to open it names the side that needed it.
 pub(super) fn store_for(
     g: &Global,
     config: &Config,
-    specs: &[&String],
+    baseline: &str,
+    candidate: &str,
 ) -> Result<Option<Box<dyn Store>>, Failure> {
-    if specs.iter().all(|s| source::names_a_file(s)) {
+    let needs = [("--baseline", baseline), ("--candidate", candidate)]
+        .into_iter()
+        .find(|(_, spec)| !source::names_a_file(spec));
+    let Some((flag, spec)) = needs else {
         return Ok(None);
-    }
-    open_store(g, config, OpenMode::Existing).map(Some)
+    };
+    open_store(g, config, OpenMode::Existing)
+        .map(Some)
+        .map_err(|mut f| {
+            f.error = f.error.context(format!(
+                "{flag}: `{spec}` is not a file, so it is looked up in the store"
+            ));
+            f
+        })
 }
 
 /// A comparison side (a file when there is no store); a store that fails is infrastructure,

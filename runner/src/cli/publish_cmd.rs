@@ -99,7 +99,7 @@ pub(super) fn cmd_comment(g: &Global, a: &CommentArgs) -> Result<u8, Failure> {
     let config = load_config(g)?;
     let (baseline, candidate) = match (&a.baseline, &a.candidate) {
         (Some(b), Some(c)) => {
-            let store = store_for(g, &config, &[b, c])?;
+            let store = store_for(g, &config, b, c)?;
             (
                 resolve_side("--baseline", b, store.as_deref(), None)?,
                 resolve_side("--candidate", c, store.as_deref(), None)?,
