@@ -11,7 +11,7 @@ use pitwall_suites::{
 };
 
 use crate::config::Config;
-use crate::engine::{RunObserver, run_command, run_suite};
+use crate::engine::{CommandOutcome, RunObserver, run_command, run_suite};
 use crate::fingerprint;
 use crate::setup::RunEnvironment;
 
@@ -72,11 +72,14 @@ pub struct RunReport {
 pub enum RunError {
     #[error("unknown suite `{name}` (hint: configured suites are {known})")]
     UnknownSuite { name: String, known: String },
+    /// One line; the last lines of the build's output are in `log_tail`, for printing after
+    /// it and for the stored run.
     #[error("{target}: build command `{command}` failed: {detail}")]
     Build {
         target: String,
         command: String,
         detail: String,
+        log_tail: Vec<String>,
     },
 }
 
@@ -106,10 +109,11 @@ pub fn build(
         }
         let _ = std::fs::remove_file(m);
     }
-    let fail = |detail: String| RunError::Build {
+    let fail = |detail: String, log_tail: Vec<String>| RunError::Build {
         target: target.describe(),
         command: command.clone(),
         detail,
+        log_tail,
     };
     let outcome = run_command(
         command,
@@ -117,18 +121,21 @@ pub fn build(
         &Default::default(),
         BUILD_TIMEOUT,
     )
-    .map_err(|e| fail(format!("cannot start: {e}")))?;
+    .map_err(|e| fail(format!("cannot start: {e}"), Vec::new()))?;
     if !outcome.success() {
         let out = String::from_utf8_lossy(&outcome.stdout);
         let log: Vec<&str> = out.lines().chain(outcome.stderr_tail.lines()).collect();
-        let tail = log[log.len().saturating_sub(BUILD_LOG_LINES)..].join("\n");
-        let status = outcome.failure_message(command, BUILD_TIMEOUT.as_secs_f64());
-        let status = status
-            .split("; stderr tail")
-            .next()
-            .unwrap_or(&status)
-            .to_string();
-        return Err(fail(format!("{status}; log tail:\n{tail}")));
+        let tail = log[log.len().saturating_sub(BUILD_LOG_LINES)..]
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        // The outcome without its stderr tail: the log tail (stdout too) is kept apart.
+        let quiet = CommandOutcome {
+            stderr_tail: String::new(),
+            ..outcome
+        };
+        let status = quiet.failure_message(command, BUILD_TIMEOUT.as_secs_f64());
+        return Err(fail(status, tail));
     }
     if let Some(m) = marker {
         let _ = std::fs::write(m, command);
@@ -283,7 +290,12 @@ fn new_run(
 pub fn failed_build_run(config: &Config, target: &Target, error: &RunError) -> Run {
     let now = now_rfc3339();
     let mut run = new_run(config, target, fingerprint::current(), &now, Vec::new());
-    run.error = Some(error.to_string());
+    run.error = Some(match error {
+        RunError::Build { log_tail, .. } if !log_tail.is_empty() => {
+            format!("{error}; log tail:\n{}", log_tail.join("\n"))
+        }
+        _ => error.to_string(),
+    });
     run
 }
 

@@ -40,8 +40,29 @@ pub enum SourceError {
     ManyRuns { spec: String, count: usize },
     #[error("`{spec}` is neither a file, a stored run nor a stored commit ({detail})")]
     NotFound { spec: String, detail: String },
+    #[error(
+        "no interleaved base/head pair{} in {store} (hint: `pitwall run --base REV --head REV` stores one)",
+        matching(.spec)
+    )]
+    NoPair { spec: String, store: String },
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// ` matching `ID`` for a pair id prefix; nothing for `latest`.
+fn matching(spec: &str) -> String {
+    if spec == "latest" {
+        String::new()
+    } else {
+        format!(" matching `{spec}`")
+    }
+}
+
+/// Whether `resolve` reads `spec` as a file (or criterion directory) rather than looking it up
+/// in the store.
+pub fn names_a_file(spec: &str) -> bool {
+    let path = Path::new(spec);
+    path.is_file() || path.is_dir()
 }
 
 /// Resolves a source: an existing file (or criterion directory) first, then a run in the
@@ -51,9 +72,8 @@ pub fn resolve(
     store: &dyn Store,
     format: Option<InputFormat>,
 ) -> Result<Side, SourceError> {
-    let path = Path::new(spec);
-    if path.is_file() || path.is_dir() {
-        return read_file(spec, path, format);
+    if names_a_file(spec) {
+        return read_file(spec, Path::new(spec), format);
     }
     match store.get_run(spec) {
         Ok(run) => {
@@ -217,12 +237,9 @@ pub fn resolve_pair(spec: &str, store: &dyn Store) -> Result<(Side, Side), Sourc
             .collect();
         (ids.len() == 1).then(|| ids.into_iter().next().expect("one").clone())
     };
-    let not_found = || SourceError::NotFound {
+    let not_found = || SourceError::NoPair {
         spec: spec.to_string(),
-        detail: format!(
-            "no interleaved pair in {} (hint: pitwall run --base REV --head REV)",
-            store.describe()
-        ),
+        store: store.describe(),
     };
     let pair_id = pair_id.ok_or_else(not_found)?;
     let mut base = None;

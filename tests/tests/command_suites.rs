@@ -129,6 +129,97 @@ fn failing_build_command_stops_before_measuring() {
         "{e}"
     );
     assert!(!sb.db().exists() || sb.count("runs") == 0);
+    // One error line, then the log tail as indented context lines.
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(
+        lines[0],
+        "error: the working tree: build command `echo compiler exploded >&2; exit 2` failed: \
+         command `echo compiler exploded >&2; exit 2` exited with status 2",
+        "{e}"
+    );
+    assert_eq!(lines[1..], ["  | compiler exploded"], "{e}");
+}
+
+/// What a command suite's failure says when the fault is not the command's: a bad `workdir`
+/// is named, warm-up spending the whole limit is not called a hang, and control characters
+/// from a command's stderr reach neither the terminal nor the store raw.
+#[test]
+fn failures_say_what_happened_and_escape_control_characters() {
+    let sb = Sandbox::new();
+    sb.write("afile", "");
+    sb.write(
+        "pitwall.toml",
+        r#"
+[[suite]]
+name = "nodir"
+kind = "command"
+format = "wall-time"
+command = "true"
+workdir = "nonexistent"
+
+[[suite]]
+name = "filedir"
+kind = "command"
+command = "true"
+workdir = "afile"
+
+[[suite]]
+name = "warm"
+kind = "command"
+format = "wall-time"
+command = "true"
+warmup_s = 5
+timeout_s = 0.2
+
+[[suite]]
+name = "ansi"
+kind = "command"
+command = '''printf '\033[31mred\033[0m\a\n' >&2; exit 1'''
+"#,
+    );
+    let out = sb.run(&["run", "--format", "json"]).expect(3);
+    let v = out.json();
+    let error = |suite: &str| {
+        v["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["suite"] == suite)
+            .map(|b| b["error"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    let nodir = error("nodir");
+    assert!(
+        nodir.starts_with("workdir `nonexistent` does not exist: ")
+            && nodir.contains("hint: create it"),
+        "{nodir}"
+    );
+    assert!(!nodir.contains("cannot start command"), "{nodir}");
+    let filedir = error("filedir");
+    assert!(
+        filedir.starts_with("workdir `afile` is not a directory: "),
+        "{filedir}"
+    );
+    let warm = error("warm");
+    assert!(
+        warm.starts_with("warm-up used up timeout_s (0.2s) before any sample was taken")
+            && warm.contains("hint: make timeout_s larger than warmup_s"),
+        "{warm}"
+    );
+    assert!(!warm.contains("timed out after"), "{warm}");
+    assert_eq!(
+        error("ansi"),
+        r"command `printf '\033[31mred\033[0m\a\n' >&2; exit 1` exited with status 1; stderr tail: \x1b[31mred\x1b[0m\x07"
+    );
+    let stderr = out.stderr();
+    assert!(stderr.contains(r"\x1b[31mred"), "{stderr}");
+    for text in [
+        stderr,
+        out.stdout(),
+        sb.run(&["show", "latest"]).expect(0).stdout(),
+    ] {
+        assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
+    }
 }
 
 /// A benchmark the tool skips on purpose (pitwall JSON `skipped`, as nvbench and Google

@@ -166,7 +166,24 @@ fn failing_build_is_stored_with_its_log_and_named() {
         )),
         "{e}"
     );
-    assert!(e.contains("nvcc exploded"), "{e}");
+    // The error is one line; the log tail follows as indented context lines.
+    let lines: Vec<&str> = e.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("build command"))
+        .unwrap();
+    assert_eq!(
+        lines[at],
+        format!(
+            "error: commit {}: build command `sh build.sh` failed: command `sh build.sh` exited with status 1",
+            &broken[..12]
+        )
+    );
+    assert_eq!(
+        lines[at + 1..at + 3],
+        ["  | compiling kernels", "  | error: nvcc exploded"],
+        "{e}"
+    );
     let stored = runs(&sb);
     assert_eq!(
         stored.len(),
@@ -182,7 +199,7 @@ fn failing_build_is_stored_with_its_log_and_named() {
         failed["error"]
             .as_str()
             .unwrap()
-            .contains("compiling kernels"),
+            .ends_with("exited with status 1; log tail:\ncompiling kernels\nerror: nvcc exploded"),
         "{failed}"
     );
     assert_eq!(failed["results"], serde_json::json!([]));

@@ -197,6 +197,17 @@ fn compare_stored_runs_by_id_and_commit_with_markdown() {
 fn bad_sources_are_usage_errors() {
     let sb = Sandbox::new();
     let base = bench_file(&sb, "base.json", 100.0, 1000.0);
+    // Without a store, a side that is not a file is named with the missing store.
+    let e = sb
+        .run(&["compare", "--baseline", &base, "--candidate", "nope"])
+        .expect(2)
+        .stderr();
+    assert!(
+        e.starts_with("error: --candidate: `nope` is not a file, so it is looked up in the store: store sqlite:.pitwall/pitwall.db does not exist"),
+        "{e}"
+    );
+    assert!(!sb.db().exists(), "compare creates no store");
+    sb.run(&["import", "--quiet", &base]).expect(0);
     let e = sb
         .run(&["compare", "--baseline", &base, "--candidate", "nope"])
         .expect(2)

@@ -80,3 +80,68 @@ fn unsupported_format_names_supported_ones() {
     let e = sb.run(&["run"]).expect(2).stderr();
     assert!(e.contains("pitwall.toml:5:10: suite `toy`: format `gbench` is not supported; hint: supported formats: pitwall-json, google-benchmark, criterion, cargo-criterion, nvbench, nccl-tests, hyperfine, pytest-benchmark, mlperf-loadgen, bmf, wall-time"), "{e}");
 }
+
+#[test]
+fn huge_seconds_are_a_config_error_not_a_panic() {
+    let sb = Sandbox::new();
+    for (toml, at) in [
+        (
+            "[[suite]]\nname = \"t\"\nkind = \"command\"\ncommand = \"true\"\ntimeout_s = 1e300\n",
+            "5:1: suite `t`: timeout_s",
+        ),
+        (
+            "[[suite]]\nname = \"t\"\nkind = \"command\"\ncommand = \"true\"\nformat = \"wall-time\"\ntimeout_s = 1e300\n",
+            "6:1: suite `t`: timeout_s",
+        ),
+        (
+            "[sampling]\ntimeout_s = 1e300\n\n[[suite]]\nname = \"t\"\nkind = \"command\"\ncommand = \"true\"\n",
+            "2:1: [sampling]: timeout_s",
+        ),
+    ] {
+        sb.write("pitwall.toml", toml);
+        let e = sb.run(&["run"]).expect(2).stderr();
+        assert_eq!(e.lines().count(), 1, "one line: {e}");
+        assert!(
+            e.contains(&format!(
+                "pitwall.toml:{at} must be at most 31536000 seconds (one year); hint:"
+            )),
+            "{e}"
+        );
+        assert!(!e.contains("panicked"), "{e}");
+    }
+    assert!(!sb.db().exists());
+}
+
+#[test]
+fn single_bracket_suite_names_the_key_and_the_fix() {
+    let sb = Sandbox::new();
+    sb.write("pitwall.toml", "[suite]\nkind = \"kernel\"\n");
+    let e = sb.run(&["run"]).expect(2).stderr();
+    assert!(
+        e.contains("pitwall.toml:1:1: key `suite`: [suite] is one table, but `suite` is a list of tables; hint: write [[suite]]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn empty_project_values_and_wall_time_runs_are_refused() {
+    let sb = Sandbox::new();
+    for (toml, msg) in [
+        (
+            "[project]\nname = \"\"\n",
+            "pitwall.toml:2:8: [project] name is empty",
+        ),
+        (
+            "[project]\nbuild = \"\"\n",
+            "pitwall.toml:2:9: [project] build is empty",
+        ),
+        (
+            "[[suite]]\nname = \"w\"\nkind = \"command\"\ncommand = \"true\"\nformat = \"wall-time\"\nruns = 3\n",
+            "suite `w`: `runs` does not apply to format `wall-time`",
+        ),
+    ] {
+        sb.write("pitwall.toml", toml);
+        let e = sb.run(&["run"]).expect(2).stderr();
+        assert!(e.contains(msg) && e.contains("hint:"), "{e}");
+    }
+}

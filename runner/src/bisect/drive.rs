@@ -39,20 +39,20 @@ pub enum BisectError {
     #[error(transparent)]
     Git(#[from] GitError),
     #[error(transparent)]
-    Run(#[from] RunError),
+    Run(Box<RunError>),
     #[error("good `{good}` ({good_sha}): {source}")]
     GoodUnusable {
         good: String,
         good_sha: String,
         #[source]
-        source: RunError,
+        source: Box<RunError>,
     },
     #[error("bad `{bad}` ({bad_sha}): {source}")]
     BadUnusable {
         bad: String,
         bad_sha: String,
         #[source]
-        source: RunError,
+        source: Box<RunError>,
     },
     #[error("{what} measured no results (hint: check --suite and --bench)")]
     NothingMeasured { what: String },
@@ -60,6 +60,12 @@ pub enum BisectError {
         "no regression between good and bad{selection}: {summary} (hint: measure with more --rounds, or pick other endpoints)"
     )]
     NoRegression { selection: String, summary: String },
+}
+
+impl From<RunError> for BisectError {
+    fn from(e: RunError) -> BisectError {
+        BisectError::Run(Box::new(e))
+    }
 }
 
 fn commit_ref(c: &ResolvedCommit) -> CommitRef {
@@ -86,6 +92,7 @@ fn prepare(
             target: format!("commit {}", &commit.sha[..12]),
             command: "git checkout".into(),
             detail: e.to_string(),
+            log_tail: Vec::new(),
         })?;
     let target = Target {
         checkout: checkout.path,
@@ -162,14 +169,14 @@ pub fn bisect(
         BisectError::GoodUnusable {
             good: request.good.clone(),
             good_sha: good.sha[..12].to_string(),
-            source,
+            source: Box::new(source),
         }
     })?;
     let bad_target = prepare(&repo, &bad, config, request.rebuild).map_err(|source| {
         BisectError::BadUnusable {
             bad: request.bad.clone(),
             bad_sha: bad.sha[..12].to_string(),
-            source,
+            source: Box::new(source),
         }
     })?;
 

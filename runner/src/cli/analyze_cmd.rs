@@ -5,10 +5,11 @@ use std::path::Path;
 
 use anyhow::{Context, anyhow};
 use pitwall_reports::detect::{DetectedChange, SeriesDetection, SeriesSource};
+use pitwall_runner::config::Config;
 use pitwall_runner::gpu::load_nvml;
 use pitwall_runner::machine::{DirSysfs, ProcessAffinity};
 use pitwall_runner::setup::{Mode, RunEnvironment};
-use pitwall_runner::store::Store;
+use pitwall_runner::store::{OpenMode, Store};
 use pitwall_runner::{compare, detect, source};
 use pitwall_stats::ab::AbConfig;
 use pitwall_stats::changepoint::{self, DetectConfig};
@@ -28,13 +29,16 @@ pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<u8, Failure> {
         }
     }
     let config = load_config(g)?;
-    let store = open_store(g, &config)?;
     let (baseline, candidate) = match (&a.baseline, &a.candidate) {
-        (Some(b), Some(c)) => (
-            resolve_side("--baseline", b, store.as_ref(), a.input_format)?,
-            resolve_side("--candidate", c, store.as_ref(), a.input_format)?,
-        ),
+        (Some(b), Some(c)) => {
+            let store = store_for(g, &config, b, c)?;
+            (
+                resolve_side("--baseline", b, store.as_deref(), a.input_format)?,
+                resolve_side("--candidate", c, store.as_deref(), a.input_format)?,
+            )
+        }
         _ => {
+            let store = open_store(g, &config, OpenMode::Existing)?;
             let pair = a.pair.as_deref().unwrap_or("latest");
             source::resolve_pair(pair, store.as_ref())
                 .context("--pair")
@@ -90,14 +94,44 @@ pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<u8, Failure> {
     })
 }
 
-/// A comparison side; a store that fails is infrastructure, anything else the user's input.
+/// The store comparison sides are looked up in: none when every side is a file, so comparing
+/// two files needs no store; otherwise the existing one (never created here), and a failure
+/// to open it names the side that needed it.
+pub(super) fn store_for(
+    g: &Global,
+    config: &Config,
+    baseline: &str,
+    candidate: &str,
+) -> Result<Option<Box<dyn Store>>, Failure> {
+    let needs = [("--baseline", baseline), ("--candidate", candidate)]
+        .into_iter()
+        .find(|(_, spec)| !source::names_a_file(spec));
+    let Some((flag, spec)) = needs else {
+        return Ok(None);
+    };
+    open_store(g, config, OpenMode::Existing)
+        .map(Some)
+        .map_err(|mut f| {
+            f.error = f.error.context(format!(
+                "{flag}: `{spec}` is not a file, so it is looked up in the store"
+            ));
+            f
+        })
+}
+
+/// A comparison side (a file when there is no store); a store that fails is infrastructure,
+/// anything else the user's input.
 pub(super) fn resolve_side(
     flag: &str,
     spec: &str,
-    store: &dyn Store,
+    store: Option<&dyn Store>,
     format: Option<InputFormat>,
 ) -> Result<source::Side, Failure> {
-    source::resolve(spec, store, format).map_err(|e| match e {
+    let side = match store {
+        Some(store) => source::resolve(spec, store, format),
+        None => source::read_file(spec, Path::new(spec), format),
+    };
+    side.map_err(|e| match e {
         source::SourceError::Store(inner) => {
             Failure::from(anyhow::Error::new(inner).context(flag.to_string()))
         }
@@ -136,7 +170,7 @@ pub(super) fn cmd_detect(g: &Global, a: &DetectArgs) -> Result<u8, Failure> {
     }
     if let Some(pattern) = &a.benchmark {
         let cfg = load_config(g)?;
-        let store = open_store(g, &cfg)?;
+        let store = open_store(g, &cfg, OpenMode::Existing)?;
         let histories = detect::detect_history(store.as_ref(), pattern, &config)
             .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
         if histories.is_empty() {

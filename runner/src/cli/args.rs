@@ -9,7 +9,8 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  ok
   1  regression found (comparisons)
-  2  usage or configuration error (flags, pitwall.toml, input files, unknown run)
+  2  usage or configuration error (flags, pitwall.toml, input files, unknown run,
+     missing store, or a file that is not a pitwall store)
   3  infrastructure failure (a benchmark failed or hung, build or store failure)";
 
 /// Reproducible benchmarks and regression detection for GPU machine-learning code.
@@ -24,8 +25,9 @@ pub struct Cli {
 
 #[derive(Debug, Args)]
 pub struct Global {
-    /// Result store: sqlite:PATH, a path, or postgres://… [default: sqlite:.pitwall/pitwall.db]
-    #[arg(long, global = true, env = "PITWALL_STORE", value_name = "URL")]
+    /// Result store: sqlite:PATH, a path, or postgres://… [env: PITWALL_STORE; empty means
+    /// unset] [default: [store] url, else sqlite:.pitwall/pitwall.db]
+    #[arg(long, global = true, value_name = "URL")]
     pub store: Option<String>,
     /// Config file [default: ./pitwall.toml if present, else the built-in default]
     #[arg(long, global = true, value_name = "FILE")]
@@ -46,7 +48,7 @@ pub enum Cmd {
     Show(ShowArgs),
     /// Write stored runs as versioned JSON (schema pitwall/v1)
     Export(ExportArgs),
-    /// Store runs from files written by `pitwall export`
+    /// Store runs from `pitwall export` files or other tools' results (docs/FORMATS.md)
     Import(ImportArgs),
     /// Compare two runs or result files benchmark by benchmark (exit 1 on a regression)
     #[command(after_help = EXIT_CODES)]
@@ -106,7 +108,7 @@ pub struct GithubArgs {
     /// Repository OWNER/NAME [default: [github] repo, else $GITHUB_REPOSITORY]
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo: Option<String>,
-    /// API base URL [default: [github] api_url, else $GITHUB_API_URL, else https://api.github.com]
+    /// API base URL [default: $GITHUB_API_URL, else [github] api_url, else https://api.github.com]
     #[arg(long, value_name = "URL")]
     pub api_url: Option<String>,
     /// Link to the full HTML report in the comment [default: [github] report_url]
@@ -137,10 +139,10 @@ pub struct CiArgs {
     #[command(flatten)]
     pub github: GithubArgs,
     /// Base commit of the pull request (its merge base or target branch)
-    #[arg(long, value_name = "REV")]
+    #[arg(long, value_name = "REV", value_parser = non_empty)]
     pub base: String,
     /// Head commit of the pull request
-    #[arg(long, value_name = "REV")]
+    #[arg(long, value_name = "REV", value_parser = non_empty)]
     pub head: String,
     /// Interleaved rounds
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
@@ -180,17 +182,23 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_report: bool,
     /// Measure these commits (sha, branch, tag, HEAD~2…), each in a cached worktree (repeatable)
-    #[arg(long = "commit", value_name = "REV", num_args = 1.., conflicts_with_all = ["base", "head"])]
+    #[arg(
+        long = "commit",
+        value_name = "REV",
+        num_args = 1..,
+        conflicts_with_all = ["base", "head"],
+        value_parser = non_empty
+    )]
     pub commits: Vec<String>,
     /// Baseline commit of an interleaved A/B measurement (with --head)
-    #[arg(long, value_name = "REV", requires = "head")]
+    #[arg(long, value_name = "REV", requires = "head", value_parser = non_empty)]
     pub base: Option<String>,
     /// Candidate commit of an interleaved A/B measurement (with --base)
-    #[arg(long, value_name = "REV", requires = "base")]
+    #[arg(long, value_name = "REV", requires = "base", value_parser = non_empty)]
     pub head: Option<String>,
-    /// Interleaved rounds for --base/--head (base, head, base, head, …)
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    pub rounds: u32,
+    /// Interleaved rounds for --base/--head (base, head, base, head, …) [default: 3]
+    #[arg(long, value_name = "N", requires = "base", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: Option<u32>,
     /// Rebuild (and recreate the worktree of) each commit even if a build is cached
     #[arg(long)]
     pub rebuild: bool,
@@ -203,9 +211,9 @@ pub struct RunArgs {
 pub struct RunsArgs {
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
-    /// Show at most N runs
-    #[arg(long, value_name = "N")]
-    pub limit: Option<usize>,
+    /// Show at most N runs (N ≥ 1)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -227,17 +235,18 @@ pub struct ExportArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// Files written by `pitwall export`, or other tools' results (a directory for criterion)
+    /// `pitwall export` files, or results of any tool docs/FORMATS.md lists (a directory for
+    /// criterion)
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Format of other tools' results [default: detected]
     #[arg(long, value_name = "FORMAT", value_parser = parse_input_format)]
     pub input_format: Option<InputFormat>,
     /// Suite name for imported tool results [default: the format's name]
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = non_empty)]
     pub suite: Option<String>,
-    /// Commit the imported tool results belong to [default: none, "working tree"]
-    #[arg(long, value_name = "SHA")]
+    /// Full commit sha the imported tool results belong to [default: none, "working tree"]
+    #[arg(long, value_name = "SHA", value_parser = full_sha)]
     pub commit: Option<String>,
 }
 
@@ -283,6 +292,23 @@ pub struct CompareArgs {
     /// Format of result files given as SRC [default: detected]
     #[arg(long, value_name = "FORMAT", value_parser = parse_input_format)]
     pub input_format: Option<InputFormat>,
+}
+
+/// A value that must say something: an empty revision or name is refused.
+fn non_empty(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("must not be empty".into());
+    }
+    Ok(s.to_string())
+}
+
+/// A full commit sha (40 hex digits, or 64 for SHA-256 repositories), stored lowercase.
+fn full_sha(s: &str) -> Result<String, String> {
+    let hex = s.chars().all(|c| c.is_ascii_hexdigit());
+    if !(hex && (s.len() == 40 || s.len() == 64)) {
+        return Err("not a full commit sha (hint: `git rev-parse REV` prints one)".into());
+    }
+    Ok(s.to_ascii_lowercase())
 }
 
 fn parse_input_format(s: &str) -> Result<InputFormat, String> {

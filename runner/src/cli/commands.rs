@@ -9,7 +9,7 @@ use clap::Parser;
 use pitwall_reports::{OutputFormat, Table, exporter_for};
 use pitwall_runner::config::{self, Config};
 use pitwall_runner::source;
-use pitwall_runner::store::{self, InsertOutcome, Store, StoreUrl};
+use pitwall_runner::store::{self, InsertOutcome, OpenMode, Store, StoreUrl};
 use pitwall_suites::ExportDoc;
 use pitwall_suites::formats::InputFormat;
 
@@ -78,13 +78,25 @@ pub(super) fn load_config(g: &Global) -> Result<Config, Failure> {
     }
 }
 
-/// `--store`/`PITWALL_STORE`, else `[store] url`, else the default SQLite file.
-pub(super) fn open_store(g: &Global, config: &Config) -> Result<Box<dyn Store>, Failure> {
-    let url = match (&g.store, &config.store_url) {
-        (Some(s), _) => StoreUrl::parse(s)
+/// `--store`, else `PITWALL_STORE` (empty counts as unset), else `[store] url`, else the
+/// default SQLite file. Commands that store runs open it with `OpenMode::Create`; commands
+/// that only read with `OpenMode::Existing`, so they never create a store.
+pub(super) fn open_store(
+    g: &Global,
+    config: &Config,
+    mode: OpenMode,
+) -> Result<Box<dyn Store>, Failure> {
+    let env = std::env::var("PITWALL_STORE")
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let url = match (&g.store, env, &config.store_url) {
+        (Some(s), _, _) => StoreUrl::parse(s)
             .context("--store")
             .map_err(Failure::usage)?,
-        (None, Some(s)) => {
+        (None, Some(s), _) => StoreUrl::parse(&s)
+            .context("PITWALL_STORE")
+            .map_err(Failure::usage)?,
+        (None, None, Some(s)) => {
             let file = config
                 .source
                 .as_deref()
@@ -93,23 +105,26 @@ pub(super) fn open_store(g: &Global, config: &Config) -> Result<Box<dyn Store>, 
                 .with_context(|| format!("{file}: [store] url"))
                 .map_err(Failure::usage)?
         }
-        (None, None) => {
+        (None, None, None) => {
             // pitwall's own directory ignores itself, so it never shows in `git status`.
             let dir = Path::new(".pitwall");
-            if std::fs::create_dir_all(dir).is_ok() && !dir.join(".gitignore").exists() {
+            if mode == OpenMode::Create
+                && std::fs::create_dir_all(dir).is_ok()
+                && !dir.join(".gitignore").exists()
+            {
                 let _ = std::fs::write(dir.join(".gitignore"), "*\n");
             }
             StoreUrl::default_sqlite()
         }
     };
-    store::open(&url).map_err(|e| Failure::from(anyhow::Error::new(e)))
+    store::open(&url, mode).map_err(|e| Failure::from(anyhow::Error::new(e)))
 }
 
 pub(super) fn cmd_runs(g: &Global, a: &RunsArgs) -> Result<u8, Failure> {
     let config = load_config(g)?;
-    let store = open_store(g, &config)?;
+    let store = open_store(g, &config, OpenMode::Existing)?;
     let runs = store
-        .list_runs(a.limit)
+        .list_runs(a.limit.map(|n| usize::try_from(n).unwrap_or(usize::MAX)))
         .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
     match a.format {
         Format::Json => {
@@ -149,7 +164,7 @@ pub(super) fn cmd_runs(g: &Global, a: &RunsArgs) -> Result<u8, Failure> {
 
 pub(super) fn cmd_show(g: &Global, a: &ShowArgs) -> Result<u8, Failure> {
     let config = load_config(g)?;
-    let store = open_store(g, &config)?;
+    let store = open_store(g, &config, OpenMode::Existing)?;
     let run = store
         .get_run(&a.run)
         .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
@@ -159,7 +174,7 @@ pub(super) fn cmd_show(g: &Global, a: &ShowArgs) -> Result<u8, Failure> {
 
 pub(super) fn cmd_export(g: &Global, a: &ExportArgs) -> Result<u8, Failure> {
     let config = load_config(g)?;
-    let store = open_store(g, &config)?;
+    let store = open_store(g, &config, OpenMode::Existing)?;
     let runs = if a.runs.is_empty() {
         store
             .all_runs()
@@ -204,7 +219,7 @@ pub(super) fn cmd_import(g: &Global, a: &ImportArgs) -> Result<u8, Failure> {
         };
         docs.push((path, runs));
     }
-    let mut store = open_store(g, &config)?;
+    let mut store = open_store(g, &config, OpenMode::Create)?;
     check_import(&docs, store.as_ref())?;
     let (mut inserted, mut already) = (0, 0);
     for (path, runs) in docs {

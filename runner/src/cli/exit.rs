@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use pitwall_runner::config::ConfigError;
+use pitwall_runner::engine::escape_controls;
 use pitwall_runner::run::RunError;
 use pitwall_runner::store::StoreError;
 
@@ -20,15 +21,30 @@ pub const INFRA: u8 = 3;
 pub struct Failure {
     pub code: u8,
     pub error: anyhow::Error,
+    /// Context printed after the one-line error, indented (e.g. a failed build's log tail).
+    pub details: Vec<String>,
 }
 
 impl Failure {
     pub fn usage(error: anyhow::Error) -> Failure {
-        Failure { code: USAGE, error }
+        Failure {
+            code: USAGE,
+            error,
+            details: Vec::new(),
+        }
     }
 
     pub fn infra(error: anyhow::Error) -> Failure {
-        Failure { code: INFRA, error }
+        Failure {
+            code: INFRA,
+            error,
+            details: Vec::new(),
+        }
+    }
+
+    pub fn with_details(mut self, details: Vec<String>) -> Failure {
+        self.details = details;
+        self
     }
 }
 
@@ -46,6 +62,8 @@ impl From<anyhow::Error> for Failure {
                     e.downcast_ref::<StoreError>(),
                     Some(
                         StoreError::BadUrl { .. }
+                            | StoreError::Missing { .. }
+                            | StoreError::Foreign { .. }
                             | StoreError::NotFound { .. }
                             | StoreError::Ambiguous { .. }
                             | StoreError::Invalid { .. }
@@ -56,11 +74,21 @@ impl From<anyhow::Error> for Failure {
         Failure {
             code: if usage { USAGE } else { INFRA },
             error,
+            details: Vec::new(),
         }
     }
 }
 
-/// Prints the error as one line (`error: outer: inner: root`) and returns its code.
+/// Prints context lines under an error: indented, control characters escaped (they come from
+/// commands' output).
+pub fn print_details(lines: &[String]) {
+    for line in lines {
+        eprintln!("  | {}", escape_controls(line));
+    }
+}
+
+/// Prints the error as one line (`error: outer: inner: root`), then its details, and returns
+/// its code.
 pub fn report(f: Failure) -> ExitCode {
     let mut line = String::from("error: ");
     let parts: Vec<String> = f.error.chain().map(|e| e.to_string()).collect();
@@ -73,5 +101,6 @@ pub fn report(f: Failure) -> ExitCode {
     }
     line.push_str(&kept.join(": "));
     eprintln!("{}", line.replace('\n', " "));
+    print_details(&f.details);
     ExitCode::from(f.code)
 }

@@ -4,11 +4,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
 use pitwall_runner::config::Config;
-use pitwall_runner::store::Store;
+use pitwall_runner::git::Repo;
+use pitwall_runner::store::{OpenMode, Store};
 use pitwall_runner::{compare, source};
 use pitwall_stats::ab::AbConfig;
 
-use super::analyze_cmd::resolve_side;
+use super::analyze_cmd::{resolve_side, store_for};
 use super::args::{CiArgs, CommentArgs, Format, GithubArgs, Global, ReportArgs, RunArgs};
 use super::commands::{load_config, open_store};
 use super::exit::{self, Failure};
@@ -18,9 +19,15 @@ use super::run_cmd::cmd_run;
 pub(super) const REPORT_DIR: &str = ".pitwall/report";
 
 pub(super) fn cmd_report(g: &Global, a: &ReportArgs) -> Result<u8, Failure> {
-    let config = load_config(g)?;
-    let store = open_store(g, &config)?;
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from(REPORT_DIR));
+    if out.exists() && !out.is_dir() {
+        return Err(Failure::usage(anyhow!(
+            "--out {}: is a file, not a directory (hint: the report is a directory of pages; name a new or existing directory)",
+            out.display()
+        )));
+    }
+    let config = load_config(g)?;
+    let store = open_store(g, &config, OpenMode::Existing)?;
     let summary = write_report(&config, store.as_ref(), &out)?;
     println!("{}", out.join("index.html").display());
     if !g.quiet {
@@ -90,15 +97,20 @@ pub(super) fn write_report(
 
 pub(super) fn cmd_comment(g: &Global, a: &CommentArgs) -> Result<u8, Failure> {
     let config = load_config(g)?;
-    let store = open_store(g, &config)?;
     let (baseline, candidate) = match (&a.baseline, &a.candidate) {
-        (Some(b), Some(c)) => (
-            resolve_side("--baseline", b, store.as_ref(), None)?,
-            resolve_side("--candidate", c, store.as_ref(), None)?,
-        ),
-        _ => source::resolve_pair("latest", store.as_ref())
-            .context("--pair")
-            .map_err(Failure::usage)?,
+        (Some(b), Some(c)) => {
+            let store = store_for(g, &config, b, c)?;
+            (
+                resolve_side("--baseline", b, store.as_deref(), None)?,
+                resolve_side("--candidate", c, store.as_deref(), None)?,
+            )
+        }
+        _ => {
+            let store = open_store(g, &config, OpenMode::Existing)?;
+            source::resolve_pair("latest", store.as_ref())
+                .context("no --baseline/--candidate given, so the latest stored pair is compared")
+                .map_err(Failure::usage)?
+        }
     };
     publish(g, &config, &a.github, &baseline, &candidate)
 }
@@ -202,6 +214,17 @@ pub(super) fn publish(
 }
 
 pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<u8, Failure> {
+    // `ci` has no flag naming the git repository (its --repo is the GitHub OWNER/NAME), so
+    // check before measuring that it runs inside one.
+    let cwd = std::env::current_dir()
+        .context("cannot read the working directory")
+        .map_err(Failure::infra)?;
+    if Repo::discover(&cwd).is_err() {
+        return Err(Failure::usage(anyhow!(
+            "{} is not inside a git repository (hint: run pitwall ci in a checkout of the repository; --repo names the GitHub repository, OWNER/NAME)",
+            cwd.display()
+        )));
+    }
     let run = RunArgs {
         suites: Vec::new(),
         bench: None,
@@ -210,7 +233,7 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<u8, Failure> {
         commits: Vec::new(),
         base: Some(a.base.clone()),
         head: Some(a.head.clone()),
-        rounds: a.rounds,
+        rounds: Some(a.rounds),
         rebuild: false,
         repo: None,
     };
@@ -219,9 +242,9 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<u8, Failure> {
         return Ok(exit::INFRA);
     }
     let config = load_config(g)?;
-    let store = open_store(g, &config)?;
+    let store = open_store(g, &config, OpenMode::Existing)?;
     let (baseline, candidate) = source::resolve_pair("latest", store.as_ref())
-        .context("--pair")
+        .context("the pair just measured")
         .map_err(Failure::usage)?;
     publish(g, &config, &a.github, &baseline, &candidate)
 }

@@ -10,11 +10,11 @@ use pitwall_runner::git::Repo;
 use pitwall_runner::gpu::load_nvml;
 use pitwall_runner::machine::{DirSysfs, ProcessAffinity};
 use pitwall_runner::run::{
-    BuildOutcome, RunReport, RunRequest, Target, build, check_suites, execute, execute_interleaved,
-    failed_build_run,
+    BuildOutcome, RunError, RunReport, RunRequest, Target, build, check_suites, execute,
+    execute_interleaved, failed_build_run,
 };
 use pitwall_runner::setup::{Mode, RunEnvironment};
-use pitwall_runner::store::Store;
+use pitwall_runner::store::{OpenMode, Store};
 use pitwall_runner::{compare, source};
 use pitwall_stats::ab::AbConfig;
 use pitwall_suites::RunStatus;
@@ -27,9 +27,12 @@ use super::exit::{self, Failure};
 use super::progress::Bars;
 use super::publish_cmd::{REPORT_DIR, write_report};
 
+/// Interleaved rounds of `--base/--head` when `--rounds` is not given.
+const DEFAULT_ROUNDS: u32 = 3;
+
 pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<u8, Failure> {
     let config = load_config(g)?;
-    let mut store = open_store(g, &config)?;
+    let mut store = open_store(g, &config, OpenMode::Create)?;
     let cwd = std::env::current_dir()
         .context("cannot read the working directory")
         .map_err(Failure::infra)?;
@@ -48,12 +51,21 @@ pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<u8, Failure> {
             target.branch = branch;
         }
     }
-    build(&config, &target, None, true).map_err(|e| Failure::infra(e.into()))?;
+    build(&config, &target, None, true).map_err(build_failure)?;
     let env = prepare_env(&config, g)?;
     let report = execute(&config, &request, &CpuBackend, &target, &env, &bars)
         .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
     print_monitor_health(&env, g);
     store_and_print(g, a, store.as_mut(), &report)
+}
+
+/// A failed build: its one-line error, then the log tail as indented lines.
+fn build_failure(e: RunError) -> Failure {
+    let tail = match &e {
+        RunError::Build { log_tail, .. } => log_tail.clone(),
+        _ => Vec::new(),
+    };
+    Failure::infra(e.into()).with_details(tail)
 }
 
 /// Pins this process, applies the clock policy and starts GPU monitoring; prints what is not
@@ -211,6 +223,9 @@ pub(super) fn run_commits(
                     .with_context(|| format!("cannot store run {}", run.id))
                     .map_err(Failure::infra)?;
                 eprintln!("error: {e}");
+                if let RunError::Build { log_tail, .. } = &e {
+                    exit::print_details(log_tail);
+                }
                 eprintln!(
                     "stored failed run {} for {} in {}",
                     run.id,
@@ -222,12 +237,13 @@ pub(super) fn run_commits(
         }
     }
     if a.base.is_some() {
+        let rounds = a.rounds.unwrap_or(DEFAULT_ROUNDS);
         if targets.len() < 2 {
             return Ok(exit::INFRA);
         }
         let env = prepare_env(config, g)?;
         let reports =
-            execute_interleaved(config, request, &CpuBackend, &targets, a.rounds, &env, bars)
+            execute_interleaved(config, request, &CpuBackend, &targets, rounds, &env, bars)
                 .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
         print_monitor_health(&env, g);
         if reports.iter().any(|r| r.run.results.is_empty()) {
@@ -253,7 +269,7 @@ pub(super) fn run_commits(
                 "stored base run {} and head run {} (pair {pair}, {} rounds) in {}",
                 reports[0].run.id,
                 reports[1].run.id,
-                a.rounds,
+                rounds,
                 store.describe()
             );
         }

@@ -6,13 +6,13 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use pitwall_suites::SuiteKind;
-use pitwall_suites::backend::SuiteOptions;
+use toml::Spanned;
 
 use super::model::{
-    CommandSuite, Config, GithubConfig, OutputFormat, PinPolicy, PinningConfig, Project, Sampling,
-    SuiteConfig, SuiteSpec, Thresholds,
+    Config, GithubConfig, MAX_SECONDS, PinPolicy, PinningConfig, Project, Sampling, SuiteConfig,
+    Thresholds,
 };
-use super::raw::{RawConfig, RawSampling, RawSuite, valid_keys};
+use super::raw::{RawConfig, RawSampling, valid_keys};
 use crate::store::StoreUrl;
 
 /// The file `pitwall run` looks for in the working directory.
@@ -61,13 +61,19 @@ pub fn parse_str(text: &str, file: &str, default_project: &str) -> Result<Config
     ctx.validate(raw, default_project)
 }
 
-struct Ctx<'a> {
-    text: &'a str,
-    file: &'a str,
+/// The file being validated: its text (for positions) and its name (for messages).
+pub(super) struct Ctx<'a> {
+    pub(super) text: &'a str,
+    pub(super) file: &'a str,
 }
 
 impl Ctx<'_> {
-    fn at(&self, span: Range<usize>, message: String, hint: Option<String>) -> ConfigError {
+    pub(super) fn at(
+        &self,
+        span: Range<usize>,
+        message: String,
+        hint: Option<String>,
+    ) -> ConfigError {
         let offset = span.start.min(self.text.len());
         let before = &self.text[..offset];
         let line = before.matches('\n').count() + 1;
@@ -112,6 +118,21 @@ impl Ctx<'_> {
         (!key.is_empty() && !key.starts_with('[')).then(|| key.to_string())
     }
 
+    /// The table header written on the line at `offset`: its name, and whether it is an
+    /// array-of-tables header (`[[name]]`).
+    fn header_at(&self, offset: usize) -> Option<(String, bool)> {
+        let start = self.text[..offset.min(self.text.len())]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        let line = self.text[start..].lines().next()?.trim();
+        let line = line.split('#').next().unwrap_or(line).trim();
+        if let Some(inner) = line.strip_prefix("[[").and_then(|l| l.strip_suffix("]]")) {
+            return Some((inner.trim().to_string(), true));
+        }
+        let inner = line.strip_prefix('[')?.strip_suffix(']')?;
+        Some((inner.trim().to_string(), false))
+    }
+
     fn toml_error(&self, e: &toml::de::Error) -> ConfigError {
         let span = e.span().unwrap_or(0..0);
         let message = e.message().trim().replace('\n', "; ");
@@ -121,6 +142,27 @@ impl Ctx<'_> {
             let key = rest.split(',').next().unwrap_or(rest).trim();
             let hint = format!("valid keys in {label} are {}", valid_keys(&section));
             return self.at(span, format!("unknown key {key} in {label}"), Some(hint));
+        }
+        if let Some((name, double)) = self.header_at(span.start) {
+            // `[suite]` for `[[suite]]` (or the reverse): name the table and the right brackets.
+            if !double && message.contains("expected a sequence") {
+                return self.at(
+                    span,
+                    format!(
+                        "key `{name}`: [{name}] is one table, but `{name}` is a list of tables"
+                    ),
+                    Some(format!("write [[{name}]] (two brackets) before each entry")),
+                );
+            }
+            if double && name != "suite" && message.starts_with("invalid type") {
+                return self.at(
+                    span,
+                    format!(
+                        "key `{name}`: [[{name}]] is a list of tables, but `{name}` is one table"
+                    ),
+                    Some(format!("write [{name}] (one bracket)")),
+                );
+            }
         }
         if message.starts_with("invalid type") || message.starts_with("invalid value") {
             if let Some(key) = self.key_at(span.start) {
@@ -132,7 +174,29 @@ impl Ctx<'_> {
 
     fn validate(&self, raw: RawConfig, default_project: &str) -> Result<Config, ConfigError> {
         let project = raw.project.unwrap_or_default();
-        let name = project.name.unwrap_or_else(|| default_project.to_string());
+        for (key, value, hint) in [
+            (
+                "name",
+                &project.name,
+                "remove it to use the directory's name",
+            ),
+            (
+                "build",
+                &project.build,
+                "remove it when there is nothing to build",
+            ),
+        ] {
+            if let Some(v) = value.as_ref().filter(|v| v.get_ref().trim().is_empty()) {
+                return Err(self.at(
+                    v.span(),
+                    format!("[project] {key} is empty"),
+                    Some(hint.into()),
+                ));
+            }
+        }
+        let name = project
+            .name
+            .map_or_else(|| default_project.to_string(), Spanned::into_inner);
         let store_url = raw.store.and_then(|s| s.url);
         if let Some(url) = &store_url {
             StoreUrl::parse(url)
@@ -187,7 +251,12 @@ impl Ctx<'_> {
             let mut out = Vec::new();
             for s in raw.suite {
                 let span = s.span();
-                let suite = self.suite(s.into_inner(), span.clone(), &file_sampling)?;
+                let suite = self.suite(
+                    s.into_inner(),
+                    span.clone(),
+                    &file_sampling,
+                    sampling_span.clone(),
+                )?;
                 if !seen.insert(suite.name.clone()) {
                     return Err(self.at(
                         span,
@@ -203,7 +272,7 @@ impl Ctx<'_> {
             source: None,
             project: Project {
                 name,
-                build: project.build,
+                build: project.build.map(Spanned::into_inner),
             },
             store_url,
             sampling,
@@ -227,7 +296,7 @@ impl Ctx<'_> {
         0..0
     }
 
-    fn sampling(
+    pub(super) fn sampling(
         &self,
         base: Sampling,
         over: &RawSampling,
@@ -242,31 +311,81 @@ impl Ctx<'_> {
             max_time_s: over.max_time_s.unwrap_or(base.max_time_s),
             timeout_s: over.timeout_s.unwrap_or(base.timeout_s),
         };
-        let bad = |m: &str| Err(self.at(span.clone(), format!("{label}: {m}"), None));
+        // A mistake in one key points at that key when it is written in this table.
+        let bad = |key: &str, m: &str, hint: Option<&str>| {
+            Err(self.at(
+                self.key_in(span.clone(), key),
+                format!("{label}: {m}"),
+                hint.map(str::to_string),
+            ))
+        };
         let nonneg = |x: f64| x.is_finite() && x >= 0.0;
         let pos = |x: f64| x.is_finite() && x > 0.0;
         if !nonneg(s.warmup_s) {
-            return bad("warmup_s must be a number ≥ 0");
+            return bad("warmup_s", "warmup_s must be a number ≥ 0", None);
         }
         if s.min_samples < 1 {
-            return bad("min_samples must be at least 1");
+            return bad("min_samples", "min_samples must be at least 1", None);
         }
         if s.max_samples < s.min_samples {
-            return bad(&format!(
-                "max_samples ({}) is below min_samples ({})",
-                s.max_samples, s.min_samples
-            ));
+            return bad(
+                "max_samples",
+                &format!(
+                    "max_samples ({}) is below min_samples ({})",
+                    s.max_samples, s.min_samples
+                ),
+                None,
+            );
         }
         if !pos(s.target_rel_ci) {
-            return bad("target_ci_pct must be a positive number");
+            return bad(
+                "target_ci_pct",
+                "target_ci_pct must be a positive number",
+                None,
+            );
         }
         if !pos(s.max_time_s) {
-            return bad("max_time_s must be a positive number");
+            return bad("max_time_s", "max_time_s must be a positive number", None);
         }
         if !pos(s.timeout_s) {
-            return bad("timeout_s must be a positive number");
+            return bad("timeout_s", "timeout_s must be a positive number", None);
+        }
+        for (key, value) in [
+            ("warmup_s", s.warmup_s),
+            ("max_time_s", s.max_time_s),
+            ("timeout_s", s.timeout_s),
+        ] {
+            if value > MAX_SECONDS {
+                return bad(
+                    key,
+                    &format!("{key} must be at most {MAX_SECONDS} seconds (one year)"),
+                    Some("the value is in seconds, e.g. 600 for ten minutes"),
+                );
+            }
         }
         Ok(s)
+    }
+
+    /// Where `key = …` is written in the table starting at `span` (up to the next table
+    /// header); the table itself when the key is not there (its value was inherited).
+    fn key_in(&self, span: Range<usize>, key: &str) -> Range<usize> {
+        let start = span.start.min(self.text.len());
+        let mut offset = start;
+        for (i, line) in self.text[start..].split_inclusive('\n').enumerate() {
+            let trimmed = line.trim_start();
+            if i > 0 && trimmed.starts_with('[') {
+                break;
+            }
+            let written = trimmed
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='));
+            if written {
+                let at = offset + (line.len() - trimmed.len());
+                return at..at + key.len();
+            }
+            offset += line.len();
+        }
+        span
     }
 
     fn pinning(&self, p: super::raw::RawPinning) -> Result<PinningConfig, ConfigError> {
@@ -348,149 +467,5 @@ impl Ctx<'_> {
         }
         out.report_url = g.report_url;
         Ok(out)
-    }
-
-    fn suite(
-        &self,
-        s: RawSuite,
-        span: Range<usize>,
-        file_sampling: &RawSampling,
-    ) -> Result<SuiteConfig, ConfigError> {
-        let kinds = "kernel, inference, collective, command";
-        let Some(kind) = s.kind.clone() else {
-            return Err(self.at(
-                span,
-                "[[suite]] has no `kind`".into(),
-                Some(format!("set kind to one of {kinds}")),
-            ));
-        };
-        let kind_name = kind.get_ref().as_str();
-        let builtin = match kind_name {
-            "command" => None,
-            k => Some(SuiteKind::parse(k).ok_or_else(|| {
-                self.at(
-                    kind.span(),
-                    format!("unknown suite kind `{k}`"),
-                    Some(format!("use one of {kinds}")),
-                )
-            })?),
-        };
-        let name = match (&s.name, builtin) {
-            (Some(n), _) if !n.trim().is_empty() => n.clone(),
-            (Some(_), _) => return Err(self.at(span, "[[suite]] name is empty".into(), None)),
-            (None, Some(k)) => k.as_str().to_string(),
-            (None, None) => {
-                return Err(self.at(
-                    span,
-                    "command [[suite]] has no `name`".into(),
-                    Some("add name = \"…\"".into()),
-                ));
-            }
-        };
-        let label = format!("suite `{name}`");
-        let base = Sampling::for_kind(builtin);
-        let base = self.sampling(base, file_sampling, span.clone(), "[sampling]")?;
-        let sampling = self.sampling(base, &s.sampling(), span.clone(), &label)?;
-        if let Some(t) = s.threshold_pct {
-            if !(t > 0.0 && t.is_finite()) {
-                return Err(self.at(
-                    span,
-                    format!("{label}: threshold_pct must be a positive number"),
-                    None,
-                ));
-            }
-        }
-        let spec = match builtin {
-            Some(kind) => {
-                for (key, set) in [
-                    ("command", s.command.is_some()),
-                    ("format", s.format.is_some()),
-                    ("workdir", s.workdir.is_some()),
-                    ("env", !s.env.is_empty()),
-                    ("runs", s.runs.is_some()),
-                    ("output", s.output.is_some()),
-                ] {
-                    if set {
-                        return Err(self.at(
-                            span,
-                            format!("{label}: key `{key}` applies only to kind = \"command\""),
-                            None,
-                        ));
-                    }
-                }
-                if s.ranks == Some(0) || s.ranks == Some(1) && kind == SuiteKind::Collective {
-                    return Err(self.at(span, format!("{label}: ranks must be at least 2"), None));
-                }
-                let options = SuiteOptions {
-                    ranks: s.ranks.map(|r| r as usize),
-                    max_bytes: s.max_bytes,
-                };
-                SuiteSpec::Builtin {
-                    kind,
-                    options,
-                    ranks: s.ranks,
-                    max_bytes: s.max_bytes,
-                }
-            }
-            None => {
-                let Some(command) = s.command.clone().filter(|c| !c.trim().is_empty()) else {
-                    return Err(self.at(
-                        span,
-                        format!("{label}: kind = \"command\" needs `command`"),
-                        Some("add command = \"./bench --json\"".into()),
-                    ));
-                };
-                let format = match &s.format {
-                    None => OutputFormat::PITWALL_JSON,
-                    Some(f) => OutputFormat::parse(f.get_ref()).ok_or_else(|| {
-                        self.at(
-                            f.span(),
-                            format!("{label}: format `{}` is not supported", f.get_ref()),
-                            Some(format!("supported formats: {}", OutputFormat::names())),
-                        )
-                    })?,
-                };
-                if s.ranks.is_some() || s.max_bytes.is_some() {
-                    return Err(self.at(
-                        span,
-                        format!("{label}: ranks and max_bytes apply only to built-in suites"),
-                        None,
-                    ));
-                }
-                if format == OutputFormat::Parsed(pitwall_suites::formats::InputFormat::Criterion)
-                    && s.output.is_none()
-                {
-                    return Err(self.at(
-                        span,
-                        format!("{label}: format `criterion` reads a directory"),
-                        Some("add output = \"target/criterion\"".into()),
-                    ));
-                }
-                if format == OutputFormat::WallTime && s.output.is_some() {
-                    return Err(self.at(
-                        span,
-                        format!("{label}: `output` does not apply to format `wall-time`"),
-                        None,
-                    ));
-                }
-                if s.runs == Some(0) {
-                    return Err(self.at(span, format!("{label}: runs must be at least 1"), None));
-                }
-                SuiteSpec::Command(CommandSuite {
-                    command,
-                    format,
-                    workdir: s.workdir.map(PathBuf::from),
-                    env: s.env.clone(),
-                    runs: s.runs.unwrap_or(1),
-                    output: s.output.map(PathBuf::from),
-                })
-            }
-        };
-        Ok(SuiteConfig {
-            name,
-            spec,
-            sampling,
-            threshold_pct: s.threshold_pct,
-        })
     }
 }

@@ -4,11 +4,12 @@
 mod load;
 mod model;
 mod raw;
+mod suite;
 
 pub use load::{ConfigError, DEFAULT_FILE, find_default, load_file, parse_str};
 pub use model::{
-    CommandSuite, Config, GithubConfig, GpuConfig, OutputFormat, PinPolicy, PinningConfig, Project,
-    Sampling, SuiteConfig, SuiteSpec, Thresholds,
+    CommandSuite, Config, GithubConfig, GpuConfig, MAX_SECONDS, OutputFormat, PinPolicy,
+    PinningConfig, Project, Sampling, SuiteConfig, SuiteSpec, Thresholds,
 };
 
 #[cfg(test)]

@@ -52,6 +52,10 @@ pub struct Project {
     pub build: Option<String>,
 }
 
+/// Upper bound on every seconds-valued key (`warmup_s`, `max_time_s`, `timeout_s`): one year.
+/// Larger values are mistakes (the largest do not even fit a `Duration`).
+pub const MAX_SECONDS: f64 = 31_536_000.0;
+
 /// How the engine samples one benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Sampling {

@@ -30,8 +30,8 @@ pub struct RawGpu {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawProject {
-    pub name: Option<String>,
-    pub build: Option<String>,
+    pub name: Option<Spanned<String>>,
+    pub build: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

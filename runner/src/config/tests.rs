@@ -221,3 +221,72 @@ fn the_documented_full_example_parses() {
     let c = parse(toml).unwrap_or_else(|e| panic!("docs/CONFIG.md example: {e}"));
     assert!(!c.suites.is_empty());
 }
+
+#[test]
+fn seconds_are_at_most_a_year_and_the_error_points_at_the_key() {
+    let e = err("[[suite]]\nkind = \"kernel\"\ntimeout_s = 1e300\n");
+    assert_eq!(
+        e,
+        "pitwall.toml:3:1: suite `kernel`: timeout_s must be at most 31536000 seconds (one year); \
+         hint: the value is in seconds, e.g. 600 for ten minutes"
+    );
+    let e = err("[project]\nname = \"x\"\n\n[sampling]\nmin_samples = 5\ntimeout_s = 1e300\n");
+    assert!(
+        e.starts_with("pitwall.toml:6:1: [sampling]: timeout_s must be at most 31536000"),
+        "{e}"
+    );
+    let e = err(
+        "[[suite]]\nname = \"t\"\nkind = \"command\"\ncommand = \"true\"\nformat = \"wall-time\"\ntimeout_s = 1e300\n",
+    );
+    assert!(
+        e.starts_with("pitwall.toml:6:1: suite `t`: timeout_s must be at most"),
+        "{e}"
+    );
+    let e = err("[sampling]\nwarmup_s = 4e7\n");
+    assert!(
+        e.contains("warmup_s must be at most 31536000 seconds"),
+        "{e}"
+    );
+    let e = err("[[suite]]\nkind = \"kernel\"\nmax_time_s = 31536001\n");
+    assert!(e.contains("max_time_s must be at most"), "{e}");
+    assert!(!e.contains('\n'), "one line: {e}");
+    let c = parse("[sampling]\ntimeout_s = 31536000\nwarmup_s = 31536000\n").unwrap();
+    assert_eq!(c.sampling.timeout_s, MAX_SECONDS);
+}
+
+#[test]
+fn a_single_table_for_suite_names_the_key_and_the_brackets() {
+    let e = err("[suite]\nkind = \"kernel\"\n");
+    assert_eq!(
+        e,
+        "pitwall.toml:1:1: key `suite`: [suite] is one table, but `suite` is a list of tables; \
+         hint: write [[suite]] (two brackets) before each entry"
+    );
+    let e = err("[[sampling]]\nmin_samples = 5\n");
+    assert!(
+        e.contains("[[sampling]] is a list of tables, but `sampling` is one table")
+            && e.contains("hint: write [sampling]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn empty_project_values_and_runs_with_wall_time_are_errors() {
+    let e = err("[project]\nname = \"\"\n");
+    assert!(
+        e.starts_with("pitwall.toml:2:8: [project] name is empty; hint:"),
+        "{e}"
+    );
+    let e = err("[project]\nbuild = \"  \"\n");
+    assert!(
+        e.starts_with("pitwall.toml:2:9: [project] build is empty; hint:"),
+        "{e}"
+    );
+    let e = err(
+        "[[suite]]\nname = \"t\"\nkind = \"command\"\ncommand = \"true\"\nformat = \"wall-time\"\nruns = 3\n",
+    );
+    assert!(
+        e.contains("suite `t`: `runs` does not apply to format `wall-time`; hint:"),
+        "{e}"
+    );
+}

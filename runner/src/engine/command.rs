@@ -64,9 +64,27 @@ impl CommandOutcome {
                 .into_iter()
                 .rev()
                 .collect();
+            let lines: Vec<String> = lines.into_iter().map(escape_controls).collect();
             format!("{what}; stderr tail: {}", lines.join(" | "))
         }
     }
+}
+
+/// `text` with control characters (ESC, CR, BEL, …; tabs are kept) written as `\x1b`-style
+/// escapes, so a command's output quoted in a message cannot move the cursor, recolour or
+/// clear the user's terminal.
+pub fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\t' => out.push(c),
+            c if c.is_control() => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Runs `command` with `sh -c` in `cwd`, killing its process group after `timeout`.
@@ -201,6 +219,21 @@ mod tests {
             o.failure_message("x", 1.0),
             "command `x` exited with status 3; stderr tail: err1 | err2"
         );
+    }
+
+    #[test]
+    fn control_characters_in_the_stderr_tail_are_escaped() {
+        let o = run(
+            r"printf 'plain\tok\n\033[2J\033]0;title\007\rgone\n' >&2; exit 1",
+            10_000,
+        );
+        let msg = o.failure_message("x", 1.0);
+        assert_eq!(
+            msg,
+            r"command `x` exited with status 1; stderr tail: plain	ok | \x1b[2J\x1b]0;title\x07\x0dgone"
+        );
+        assert!(!msg.chars().any(|c| c.is_control() && c != '\t'), "{msg:?}");
+        assert_eq!(escape_controls("\u{9b}31m é"), r"\x9b31m é");
     }
 
     #[test]

@@ -8,9 +8,9 @@ mod sampler;
 mod stop;
 mod suite;
 
-pub use command::{CommandOutcome, ExitKind, kill_running_commands, run_command};
+pub use command::{CommandOutcome, ExitKind, escape_controls, kill_running_commands, run_command};
 pub use meta::SampleMetaSource;
 pub use observer::{NullObserver, RunObserver};
 pub use sampler::{SampleSet, sample_benchmark};
-pub use stop::{StopReason, StopRule};
+pub use stop::{StopReason, StopRule, duration_from_secs};
 pub use suite::{SuiteOutcome, run_suite};

@@ -2,9 +2,22 @@
 //! target, or the time budget is spent, never before `min_samples` (nvbench and criterion stop
 //! on a noise target with a floor and a budget in the same way).
 
+use std::time::Duration;
+
 use pitwall_stats::summary::median_ci_rel_half_width;
 
 use crate::config::Sampling;
+
+/// A configured number of seconds as a `Duration`, never panicking: negative or NaN is zero,
+/// too large for a `Duration` is `Duration::MAX` (the config loader bounds these values; this
+/// is the backstop for a `Sampling` built in code).
+pub fn duration_from_secs(secs: f64) -> Duration {
+    Duration::try_from_secs_f64(secs).unwrap_or(if secs > 0.0 {
+        Duration::MAX
+    } else {
+        Duration::ZERO
+    })
+}
 
 /// Why sampling of a benchmark ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -91,5 +104,14 @@ mod tests {
         assert_eq!(rule().decide(&noisy, 1.0), Some(StopReason::TimeBudget));
         let many: Vec<f64> = (0..50).map(|i| 100.0 + i as f64 * 10.0).collect();
         assert_eq!(rule().decide(&many, 0.1), Some(StopReason::MaxSamples));
+    }
+
+    #[test]
+    fn seconds_become_durations_without_panicking() {
+        assert_eq!(duration_from_secs(1.5), Duration::from_millis(1500));
+        assert_eq!(duration_from_secs(1e300), Duration::MAX);
+        assert_eq!(duration_from_secs(f64::INFINITY), Duration::MAX);
+        assert_eq!(duration_from_secs(-1.0), Duration::ZERO);
+        assert_eq!(duration_from_secs(f64::NAN), Duration::ZERO);
     }
 }

@@ -3,8 +3,8 @@
 //! results (with the reason) and never stop the other benchmarks.
 
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::time::{Duration, Instant};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use pitwall_suites::formats::{self, Input, InputFormat};
 use pitwall_suites::schema;
@@ -12,11 +12,11 @@ use pitwall_suites::{
     Backend, BackendError, Benchmark, BenchmarkResult, Direction, ResultStatus, Unit,
 };
 
-use super::command::run_command;
+use super::command::{ExitKind, run_command};
 use super::meta::SampleMetaSource;
 use super::observer::RunObserver;
 use super::sampler::sample_benchmark;
-use super::stop::StopRule;
+use super::stop::{StopRule, duration_from_secs};
 use crate::config::{CommandSuite, OutputFormat, Sampling, SuiteConfig, SuiteSpec};
 
 /// What a suite produced.
@@ -195,10 +195,32 @@ fn run_builtin(
     }
 }
 
-fn workdir(cmd: &CommandSuite, checkout: &Path) -> std::path::PathBuf {
-    cmd.workdir
-        .as_ref()
-        .map_or_else(|| checkout.to_path_buf(), |w| checkout.join(w))
+/// The directory a command suite runs in: the checkout, or `workdir` joined to it. Checked
+/// before spawning, so a bad `workdir` is named instead of the command looking missing.
+fn workdir(cmd: &CommandSuite, checkout: &Path) -> Result<PathBuf, String> {
+    let Some(w) = &cmd.workdir else {
+        return Ok(checkout.to_path_buf());
+    };
+    let dir = checkout.join(w);
+    let hint = "hint: create it (e.g. in the build step) or fix `workdir` in pitwall.toml";
+    match std::fs::metadata(&dir) {
+        Ok(m) if m.is_dir() => Ok(dir),
+        Ok(_) => Err(format!(
+            "workdir `{}` is not a directory: {} ({hint})",
+            w.display(),
+            dir.display()
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
+            "workdir `{}` does not exist: {} ({hint})",
+            w.display(),
+            dir.display()
+        )),
+        Err(e) => Err(format!(
+            "workdir `{}` cannot be used: {}: {e}",
+            w.display(),
+            dir.display()
+        )),
+    }
 }
 
 /// Runs a command `runs` times and reads its output in `format`, merging the entries of the same
@@ -213,7 +235,9 @@ fn run_parsed_command(
     observer: &dyn RunObserver,
     extras: &mut (BTreeMap<String, serde_json::Value>, Vec<String>),
 ) -> Result<Vec<BenchmarkResult>, String> {
-    let deadline = Instant::now() + Duration::from_secs_f64(sampling.timeout_s);
+    // One limit for all runs together.
+    let start = Instant::now();
+    let timeout = duration_from_secs(sampling.timeout_s);
     let fail = |msg: String| {
         observer.benchmark_finished(suite, "command", Some(&msg));
         Err(msg)
@@ -221,15 +245,18 @@ fn run_parsed_command(
     let mut benchmarks = Vec::new();
     for _ in 0..cmd.runs {
         observer.benchmark_started(suite, "command");
-        let left = deadline.saturating_duration_since(Instant::now());
-        let outcome = match run_command(&cmd.command, &workdir(cmd, checkout), &cmd.env, left) {
+        let dir = match workdir(cmd, checkout) {
+            Ok(dir) => dir,
+            Err(msg) => return fail(msg),
+        };
+        let left = timeout.saturating_sub(start.elapsed());
+        let outcome = match run_command(&cmd.command, &dir, &cmd.env, left) {
             Ok(o) => o,
             Err(e) => return fail(format!("cannot start command `{}`: {e}", cmd.command)),
         };
         if !outcome.success() {
             return fail(outcome.failure_message(&cmd.command, sampling.timeout_s));
         }
-        let dir = workdir(cmd, checkout);
         let parsed = match &cmd.output {
             None => {
                 let text = String::from_utf8_lossy(&outcome.stdout);
@@ -301,24 +328,50 @@ fn run_wall_time(
     observer.benchmark_started(suite, &name);
     let rule = StopRule::from_sampling(sampling);
     let start = Instant::now();
-    let timeout = Duration::from_secs_f64(sampling.timeout_s);
-    let dir = workdir(cmd, checkout);
-    let exec = || -> Result<f64, String> {
+    let timeout = duration_from_secs(sampling.timeout_s);
+    // Not a hang: warm-up executions spent the limit (`killed`: one was cut off at it).
+    let used_up = |killed: bool| {
+        format!(
+            "warm-up used up timeout_s ({}s) before any sample was taken{} (warmup_s = {}s; \
+             hint: make timeout_s larger than warmup_s)",
+            sampling.timeout_s,
+            if killed {
+                "; the execution running at the limit was killed with its process group"
+            } else {
+                ""
+            },
+            sampling.warmup_s
+        )
+    };
+    let executions = std::cell::Cell::new(0u64);
+    // One execution within what is left of the limit; `None` when nothing is left.
+    // `no_sample_yet`: a cut-off here means warm-up spent the limit, unless it is the very
+    // first execution (which alone ran past it).
+    let exec = |dir: &Path, no_sample_yet: bool| -> Option<Result<f64, String>> {
         let left = timeout.saturating_sub(start.elapsed());
-        let o = run_command(&cmd.command, &dir, &cmd.env, left)
-            .map_err(|e| format!("cannot start command `{}`: {e}", cmd.command))?;
-        if o.success() {
+        if left.is_zero() {
+            return None;
+        }
+        let first = executions.replace(executions.get() + 1) == 0;
+        let o = match run_command(&cmd.command, dir, &cmd.env, left) {
+            Ok(o) => o,
+            Err(e) => return Some(Err(format!("cannot start command `{}`: {e}", cmd.command))),
+        };
+        Some(if o.success() {
             Ok(o.elapsed_ns)
+        } else if no_sample_yet && !first && o.exit == ExitKind::TimedOut {
+            Err(used_up(true))
         } else {
             Err(o.failure_message(&cmd.command, sampling.timeout_s))
-        }
+        })
     };
     let mut sample_meta = Vec::new();
     let outcome = (|| -> Result<Vec<f64>, String> {
+        let dir = workdir(cmd, checkout)?;
         if sampling.warmup_s > 0.0 {
-            exec()?;
+            exec(&dir, true).ok_or_else(|| used_up(false))??;
             while start.elapsed().as_secs_f64() < sampling.warmup_s {
-                exec()?;
+                exec(&dir, true).ok_or_else(|| used_up(false))??;
             }
         }
         let sampling_start = Instant::now();
@@ -326,7 +379,12 @@ fn run_wall_time(
         let mut sorted: Vec<f64> = Vec::new();
         loop {
             let t0 = Instant::now();
-            let v = exec()?;
+            let v = match exec(&dir, samples.is_empty()) {
+                Some(v) => v?,
+                // The limit passed between executions: keep the samples so far.
+                None if !samples.is_empty() => return Ok(samples),
+                None => return Err(used_up(false)),
+            };
             if let Some(source) = meta {
                 sample_meta.push(source.meta_between(t0, Instant::now()));
             }

@@ -98,6 +98,39 @@ pub(super) fn current_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.pragma_query_value(None, "user_version", |row| row.get(0))
 }
 
+/// Whose database a SQLite file is, judged before pitwall writes anything to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Ownership {
+    /// A pitwall store (schema version set, `runs` table present).
+    Pitwall,
+    /// No tables at all: a new file, or an empty one.
+    Empty,
+    /// Tables, but not pitwall's; says what is missing.
+    Foreign(String),
+}
+
+/// Tells a pitwall store from an empty database and from another program's database.
+pub(super) fn ownership(conn: &Connection, version: i64) -> rusqlite::Result<Ownership> {
+    let tables: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+        [],
+        |r| r.get(0),
+    )?;
+    let runs: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'runs'",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(match (tables, version, runs) {
+        (0, 0, _) => Ownership::Empty,
+        (_, 0, _) => Ownership::Foreign(format!(
+            "it has {tables} table(s) but no pitwall schema version"
+        )),
+        (_, _, 0) => Ownership::Foreign(format!("schema version {version} but no `runs` table")),
+        _ => Ownership::Pitwall,
+    })
+}
+
 /// Refuses a database written by a newer pitwall.
 pub(super) fn check_not_too_new(found: i64, store: &str) -> Result<(), StoreError> {
     if found > latest_version() {

@@ -56,6 +56,14 @@ pub enum StoreError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    #[error(
+        "store {store} {what} (hint: check --store, PITWALL_STORE or [store] url, or run `pitwall run` first to create it)"
+    )]
+    Missing { store: String, what: String },
+    #[error(
+        "store {store} is not a pitwall store ({what}); left unchanged (hint: check --store, PITWALL_STORE or [store] url, or name a new file)"
+    )]
+    Foreign { store: String, what: String },
     #[error("store {store}: schema version {found} is newer than this pitwall ({supported})")]
     TooNew {
         store: String,
@@ -106,10 +114,23 @@ pub trait Store {
     fn all_runs(&self) -> Result<Vec<Run>, StoreError>;
 }
 
-/// Opens (creating and migrating where needed) the store a URL names.
-pub fn open(url: &StoreUrl) -> Result<Box<dyn Store>, StoreError> {
+/// Whether opening a store may create it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Create a missing SQLite file (and its directories): for commands that store runs.
+    Create,
+    /// The SQLite file must exist and be a pitwall store (`StoreError::Missing` otherwise):
+    /// for commands that only read, so a mistyped path is not taken for an empty history.
+    /// For PostgreSQL: the database must already hold pitwall's tables.
+    Existing,
+}
+
+/// Opens the store a URL names, migrating it where needed. Either mode refuses a SQLite file
+/// or PostgreSQL database that holds other tables named like pitwall's but is no pitwall store
+/// (`StoreError::Foreign`) without changing it.
+pub fn open(url: &StoreUrl, mode: OpenMode) -> Result<Box<dyn Store>, StoreError> {
     match url {
-        StoreUrl::Sqlite(path) => Ok(Box::new(SqliteStore::open(path)?)),
-        StoreUrl::Postgres(u) => Ok(Box::new(PgStore::open(u)?)),
+        StoreUrl::Sqlite(path) => Ok(Box::new(SqliteStore::open_with(path, mode)?)),
+        StoreUrl::Postgres(u) => Ok(Box::new(PgStore::open_with(u, mode)?)),
     }
 }

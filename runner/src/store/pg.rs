@@ -18,7 +18,7 @@ use super::rows::{
     ResultRow, RunRow, SampleRow, SummaryRow, already_stored, corrupt, meta_json, to_json,
 };
 use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
-use super::{InsertOutcome, RunSummary, Store, StoreError, StoreUrl};
+use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, StoreUrl};
 
 /// How long connecting may take when the URL does not say (`connect_timeout=`).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -101,8 +101,15 @@ fn backend(store: &str) -> impl Fn(postgres::Error) -> StoreError + '_ {
 }
 
 impl PgStore {
-    /// Connects to `url` and brings its schema up to date (refusing one from a newer pitwall).
+    /// Connects to `url` and brings its schema up to date (refusing one from a newer pitwall),
+    /// creating pitwall's tables in a database that has none (`OpenMode::Create`).
     pub fn open(url: &str) -> Result<PgStore, StoreError> {
+        PgStore::open_with(url, OpenMode::Create)
+    }
+
+    /// As `open`; with `OpenMode::Existing` a database without pitwall's tables is refused
+    /// instead of set up (a reading command given a wrong database must not change it).
+    pub fn open_with(url: &str, mode: OpenMode) -> Result<PgStore, StoreError> {
         let described = StoreUrl::redact(url);
         let open_err = |source: Box<dyn std::error::Error + Send + Sync>| StoreError::Open {
             store: described.clone(),
@@ -125,6 +132,7 @@ impl PgStore {
         }
         config.application_name("pitwall");
         let mut client = config.connect(NoTls).map_err(|e| open_err(Box::new(e)))?;
+        check_is_ours(&mut client, &described, mode)?;
         migrate(&mut client, &described)?;
         Ok(PgStore {
             described,
@@ -137,6 +145,31 @@ impl PgStore {
         let mut client = self.client.borrow_mut();
         current_version(&mut *client).map_err(backend(&self.described))
     }
+}
+
+/// Refuses, before anything is written, a database whose `runs` table is not pitwall's (no
+/// `pitwall_schema` beside it), and with `OpenMode::Existing` one without pitwall's tables.
+fn check_is_ours(client: &mut Client, store: &str, mode: OpenMode) -> Result<(), StoreError> {
+    let exists = |client: &mut Client, table: &str| -> Result<bool, StoreError> {
+        let row = client
+            .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])
+            .map_err(backend(store))?;
+        Ok(row.get(0))
+    };
+    let ours = exists(client, "pitwall_schema")?;
+    if !ours && exists(client, "runs")? {
+        return Err(StoreError::Foreign {
+            store: store.to_string(),
+            what: "it has a `runs` table but no `pitwall_schema`".into(),
+        });
+    }
+    if !ours && mode == OpenMode::Existing {
+        return Err(StoreError::Missing {
+            store: store.to_string(),
+            what: "has no pitwall tables".into(),
+        });
+    }
+    Ok(())
 }
 
 fn current_version(client: &mut impl GenericClient) -> Result<i64, postgres::Error> {

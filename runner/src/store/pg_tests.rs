@@ -7,7 +7,7 @@
 use pitwall_e2e::{TestDb, pg_server};
 
 use super::conformance::{rich_run, store_conformance_tests};
-use super::{InsertOutcome, PgStore, Store, StoreError};
+use super::{InsertOutcome, OpenMode, PgStore, Store, StoreError};
 
 /// A fresh database and a store on it, or `None` (said once) without PostgreSQL.
 fn fresh() -> Option<(TestDb, PgStore)> {
@@ -153,4 +153,39 @@ fn tls_only_urls_are_refused_with_a_hint() {
     assert!(matches!(err, StoreError::BadUrl { .. }), "{err:?}");
     let err = PgStore::open("postgres://u@db.example/pw?sslmode=bogus").unwrap_err();
     assert!(matches!(err, StoreError::BadUrl { .. }), "{err:?}");
+}
+
+#[test]
+fn reading_commands_do_not_set_up_a_database_and_foreign_tables_are_left_alone() {
+    let Some(server) = pg_server() else {
+        return;
+    };
+    // An empty database: a reading command refuses it and creates nothing.
+    let empty = server.database();
+    let err = PgStore::open_with(&empty.url, OpenMode::Existing).unwrap_err();
+    assert!(matches!(err, StoreError::Missing { .. }), "{err:?}");
+    assert!(err.to_string().contains("has no pitwall tables"), "{err}");
+    let tables: i64 = admin(&empty)
+        .query_one(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 0);
+    // Another application's `runs` table: refused by every mode, untouched.
+    admin(&empty)
+        .batch_execute("CREATE TABLE runs (x INTEGER); INSERT INTO runs VALUES (7)")
+        .unwrap();
+    for mode in [OpenMode::Create, OpenMode::Existing] {
+        let err = PgStore::open_with(&empty.url, mode).unwrap_err();
+        assert!(matches!(err, StoreError::Foreign { .. }), "{err:?}");
+    }
+    assert_eq!(count(&empty, "runs"), 1);
+    // A pitwall database opens either way.
+    let Some((db, store)) = fresh() else {
+        return;
+    };
+    drop(store);
+    PgStore::open_with(&db.url, OpenMode::Existing).unwrap();
 }

@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use pitwall_suites::Run;
-use rusqlite::{Connection, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
 
 use super::rows::{RunRow, SummaryRow, already_stored, meta_json, to_json};
 use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
 use super::sqlite_codec::{backend, load_run};
-use super::{InsertOutcome, RunSummary, Store, StoreError, migrations};
+use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, migrations};
 
 /// How long a connection waits for another process's write lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -26,15 +26,41 @@ impl SqliteStore {
     /// Opens the database at `path`, creating it (and its parent directories) and applying
     /// migrations as needed.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        SqliteStore::open_with(path, OpenMode::Create)
+    }
+
+    /// Opens the database at `path`; with `OpenMode::Existing` a missing file or an empty
+    /// database is `StoreError::Missing` and nothing is created. A database with other tables
+    /// is refused in either mode before anything is written to it.
+    pub fn open_with(path: &Path, mode: OpenMode) -> Result<SqliteStore, StoreError> {
         let store = describe_path(path);
         let open_err = |source: Box<dyn std::error::Error + Send + Sync>| StoreError::Open {
             store: store.clone(),
             source,
         };
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| open_err(Box::new(e)))?;
+        let missing = |what: &str| StoreError::Missing {
+            store: store.clone(),
+            what: what.to_string(),
+        };
+        // No URI filenames: `file:…?mode=memory` would silently keep nothing.
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        match mode {
+            OpenMode::Create => {
+                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(parent).map_err(|e| open_err(Box::new(e)))?;
+                }
+                flags |= OpenFlags::SQLITE_OPEN_CREATE;
+            }
+            OpenMode::Existing => match std::fs::metadata(path) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(missing("does not exist"));
+                }
+                Err(e) => return Err(open_err(Box::new(e))),
+            },
         }
-        let mut conn = Connection::open(path).map_err(|e| open_err(Box::new(e)))?;
+        let mut conn =
+            Connection::open_with_flags(path, flags).map_err(|e| open_err(Box::new(e)))?;
         // Set first, so every later statement (including switching to WAL) waits for other
         // processes' locks instead of failing with "database is locked".
         conn.busy_timeout(BUSY_TIMEOUT)
@@ -43,6 +69,15 @@ impl SqliteStore {
         // before anything is written, so a database from a newer pitwall is left untouched.
         let version = migrations::current_version(&conn).map_err(|e| open_err(Box::new(e)))?;
         migrations::check_not_too_new(version, &store)?;
+        // Someone else's database, or none yet: decided before the first write (WAL included).
+        match migrations::ownership(&conn, version).map_err(|e| open_err(Box::new(e)))? {
+            migrations::Ownership::Pitwall => {}
+            migrations::Ownership::Empty if mode == OpenMode::Create => {}
+            migrations::Ownership::Empty => return Err(missing("is an empty database")),
+            migrations::Ownership::Foreign(what) => {
+                return Err(StoreError::Foreign { store, what });
+            }
+        }
         // WAL: readers never block the writer and vice versa, so `pitwall runs` works while a
         // run is being stored. (On filesystems without shared memory SQLite keeps its rollback
         // journal; the busy timeout and BEGIN IMMEDIATE keep writes correct either way.)

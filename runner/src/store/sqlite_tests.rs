@@ -8,7 +8,7 @@ use rusqlite::Connection;
 
 use super::conformance::{rich_run, store_conformance_tests};
 use super::migrations::latest_version;
-use super::{InsertOutcome, SqliteStore, Store, StoreError};
+use super::{InsertOutcome, OpenMode, SqliteStore, Store, StoreError};
 
 pub(super) fn open(dir: &Path) -> SqliteStore {
     SqliteStore::open(&dir.join("pitwall.db")).unwrap()
@@ -145,4 +145,64 @@ fn a_conflicting_insert_changes_no_rows() {
     assert_eq!(table_count(&db, "results"), 3);
     assert_eq!(table_count(&db, "samples"), samples);
     assert_eq!(store.get_run(&original.id).unwrap(), original);
+}
+
+#[test]
+fn opening_an_existing_store_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("missing/dir/pitwall.db");
+    let err = SqliteStore::open_with(&db, OpenMode::Existing).unwrap_err();
+    assert!(matches!(err, StoreError::Missing { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains(&db.display().to_string()) && msg.contains("does not exist"),
+        "{msg}"
+    );
+    assert!(msg.contains("hint: check --store, PITWALL_STORE"), "{msg}");
+    assert!(
+        !dir.path().join("missing").exists(),
+        "no directories created"
+    );
+    // An empty file is not a store yet either, and stays empty.
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, "").unwrap();
+    let err = SqliteStore::open_with(&empty, OpenMode::Existing).unwrap_err();
+    assert!(err.to_string().contains("is an empty database"), "{err}");
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+    // Once created, it opens for reading.
+    drop(SqliteStore::open(&db).unwrap());
+    let store = SqliteStore::open_with(&db, OpenMode::Existing).unwrap();
+    assert!(store.list_runs(None).unwrap().is_empty());
+}
+
+#[test]
+fn refuses_another_programs_database_without_changing_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, setup, what) in [
+        (
+            "plain.db",
+            "CREATE TABLE notes (t TEXT);",
+            "no pitwall schema version",
+        ),
+        (
+            "versioned.db",
+            "CREATE TABLE notes (t TEXT); PRAGMA user_version = 1;",
+            "no `runs` table",
+        ),
+    ] {
+        let db = dir.path().join(name);
+        Connection::open(&db).unwrap().execute_batch(setup).unwrap();
+        let before = std::fs::read(&db).unwrap();
+        for mode in [OpenMode::Create, OpenMode::Existing] {
+            let err = SqliteStore::open_with(&db, mode).unwrap_err();
+            assert!(matches!(err, StoreError::Foreign { .. }), "{err:?}");
+            let msg = err.to_string();
+            assert!(
+                msg.contains("is not a pitwall store") && msg.contains(what),
+                "{msg}"
+            );
+        }
+        assert_eq!(std::fs::read(&db).unwrap(), before, "{name} unchanged");
+        assert!(!dir.path().join(format!("{name}-wal")).exists());
+    }
 }

@@ -42,6 +42,11 @@ impl StoreUrl {
         if path.is_empty() {
             return Err(bad("no database path"));
         }
+        if path == ":memory:" {
+            return Err(bad(
+                "an in-memory database keeps nothing after pitwall exits (hint: use sqlite:PATH)",
+            ));
+        }
         Ok(StoreUrl::Sqlite(PathBuf::from(path)))
     }
 
@@ -100,6 +105,10 @@ mod tests {
                 .contains("unknown scheme `mysql`")
         );
         assert!(StoreUrl::parse("sqlite:").is_err());
+        for memory in [":memory:", "sqlite::memory:", "sqlite://:memory:"] {
+            let e = StoreUrl::parse(memory).unwrap_err().to_string();
+            assert!(e.contains("in-memory database keeps nothing"), "{e}");
+        }
     }
 
     #[test]

@@ -1,0 +1,169 @@
+//! What the command line says when it is used wrongly: flags that a command really has, hints
+//! that can be followed, help text that matches the code and docs, and usage errors (exit 2)
+//! instead of silently ignored or nonsensical values.
+
+use pitwall_e2e::Sandbox;
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/export-v1.json");
+
+/// A sandbox whose store holds the fixture's runs (no interleaved pair among them).
+fn with_runs() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.run(&["import", "--quiet", FIXTURE]).expect(0);
+    sb
+}
+
+#[test]
+fn comment_without_a_pair_names_its_own_flags() {
+    let sb = with_runs();
+    let e = sb
+        .run(&["comment", "--pr", "1", "--dry-run"])
+        .expect(2)
+        .stderr();
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(!e.contains("--pair"), "comment has no --pair flag: {e}");
+    assert!(
+        e.starts_with("error: no --baseline/--candidate given, so the latest stored pair is compared: no interleaved base/head pair in sqlite:.pitwall/pitwall.db")
+            && e.contains("hint: `pitwall run --base REV --head REV` stores one"),
+        "{e}"
+    );
+    // compare does have --pair, and says so.
+    let e = sb.run(&["compare"]).expect(2).stderr();
+    assert!(
+        e.starts_with("error: --pair: no interleaved base/head pair"),
+        "{e}"
+    );
+}
+
+#[test]
+fn ci_outside_a_repository_hints_at_something_that_exists() {
+    let sb = Sandbox::new();
+    let e = sb
+        .run(&[
+            "ci",
+            "--base",
+            "HEAD~1",
+            "--head",
+            "HEAD",
+            "--pr",
+            "1",
+            "--dry-run",
+        ])
+        .expect(2)
+        .stderr();
+    assert!(e.contains("is not inside a git repository"), "{e}");
+    assert!(!e.contains("--repo DIR"), "ci --repo is OWNER/NAME: {e}");
+    assert!(
+        e.contains("hint: run pitwall ci in a checkout of the repository"),
+        "{e}"
+    );
+    assert!(!sb.db().exists(), "checked before anything is stored");
+}
+
+/// `pitwall ARGS --help` with its line wrapping undone.
+fn help_text(sb: &Sandbox, args: &[&str]) -> String {
+    let mut all = args.to_vec();
+    all.push("--help");
+    let text = sb.run(&all).expect(0).stdout();
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn help_matches_the_code_and_the_docs() {
+    let sb = Sandbox::new();
+    for cmd in ["comment", "ci"] {
+        let help = help_text(&sb, &[cmd]);
+        assert!(
+            help.contains(
+                "[default: $GITHUB_API_URL, else [github] api_url, else https://api.github.com]"
+            ),
+            "{cmd}: {help}"
+        );
+    }
+    let help = help_text(&sb, &["import"]);
+    assert!(
+        help.contains("`pitwall export` files or other tools' results (docs/FORMATS.md)"),
+        "{help}"
+    );
+    let help = help_text(&sb, &[]);
+    assert!(
+        help.contains("[env: PITWALL_STORE; empty means unset]"),
+        "{help}"
+    );
+}
+
+#[test]
+fn meaningless_values_are_usage_errors() {
+    let sb = with_runs();
+    let e = sb.run(&["runs", "--limit", "0"]).expect(2).stderr();
+    assert!(e.contains("--limit <N>"), "{e}");
+    assert_eq!(
+        sb.run(&["runs", "--limit", "1"])
+            .expect(0)
+            .stdout()
+            .lines()
+            .count(),
+        2
+    );
+
+    let e = sb.run(&["run", "--rounds", "2"]).expect(2).stderr();
+    assert!(e.contains("--rounds") && e.contains("--base"), "{e}");
+
+    for args in [
+        &["run", "--commit", ""][..],
+        &["run", "--commit", " "],
+        &["run", "--base", "", "--head", "HEAD"],
+        &["import", "--suite", "", FIXTURE],
+    ] {
+        let e = sb.run(args).expect(2).stderr();
+        assert!(e.contains("must not be empty"), "{args:?}: {e}");
+        assert!(!e.contains("git fetch origin"), "{args:?}: {e}");
+    }
+    let e = sb
+        .run(&["import", "--commit", "not a sha!", FIXTURE])
+        .expect(2)
+        .stderr();
+    assert!(
+        e.contains("not a full commit sha") && e.contains("git rev-parse"),
+        "{e}"
+    );
+    let runs_before = sb.count("runs");
+    let sha = "ABCDEF0123456789abcdef0123456789abcdef01";
+    let bench = sb.write(
+        "b.json",
+        "{\"schema\":\"pitwall/v1\",\"benchmarks\":[{\"name\":\"x\",\"samples\":[1,2,3]}]}",
+    );
+    sb.run(&[
+        "import",
+        "--quiet",
+        "--commit",
+        sha,
+        bench.to_str().unwrap(),
+    ])
+    .expect(0);
+    assert_eq!(sb.count("runs"), runs_before + 1);
+    let latest = sb
+        .run(&["show", "latest", "--format", "json"])
+        .expect(0)
+        .json();
+    assert_eq!(
+        latest["run"]["commit"],
+        sha.to_ascii_lowercase(),
+        "{latest}"
+    );
+}
+
+#[test]
+fn report_out_naming_a_file_says_so() {
+    let sb = with_runs();
+    sb.write("somefile", "keep\n");
+    let e = sb.run(&["report", "--out", "somefile"]).expect(2).stderr();
+    assert_eq!(
+        e.trim_end(),
+        "error: --out somefile: is a file, not a directory (hint: the report is a directory of pages; name a new or existing directory)"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sb.path().join("somefile")).unwrap(),
+        "keep\n"
+    );
+}

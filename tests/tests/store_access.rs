@@ -1,0 +1,158 @@
+//! Which commands may create a store: `run`, `import` and `ci` create the SQLite file; the
+//! commands that only read refuse a missing one (a mistyped `--store` is not an empty
+//! history), every command refuses another program's SQLite file without touching it, and an
+//! in-memory store is refused. `PITWALL_STORE` is named when the URL came from it.
+
+use pitwall_e2e::Sandbox;
+
+const TINY: &str = "[project]\nname = \"tiny\"\n\n[[suite]]\nname = \"t\"\nkind = \"command\"\nformat = \"wall-time\"\ncommand = \"true\"\nwarmup_s = 0\nmax_time_s = 0.05\nmin_samples = 5\n";
+
+/// The read-only commands, with the arguments that make each read the store.
+const READERS: &[&[&str]] = &[
+    &["runs"],
+    &["show", "latest"],
+    &["export"],
+    &["report"],
+    &["compare", "--baseline", "latest", "--candidate", "latest"],
+    &["compare"],
+    &["detect", "--benchmark", "t"],
+    &["comment", "--pr", "1", "--dry-run"],
+];
+
+#[test]
+fn reading_commands_do_not_create_a_missing_store() {
+    let sb = Sandbox::new();
+    let missing = sb.path().join("nonexistent/dir/x.db");
+    for args in READERS {
+        let mut all = args.to_vec();
+        all.extend(["--store", missing.to_str().unwrap()]);
+        let e = sb.run(&all).expect(2).stderr();
+        assert_eq!(e.lines().count(), 1, "{args:?}: one line: {e}");
+        assert!(
+            e.starts_with("error: ")
+                && e.contains(&format!(
+                    "store sqlite:{} does not exist (hint: check --store, PITWALL_STORE",
+                    missing.display()
+                )),
+            "{args:?}: {e}"
+        );
+        assert!(e.contains("run `pitwall run` first"), "{args:?}: {e}");
+        // The default store is not created either.
+        let e = sb.run(args).expect(2).stderr();
+        assert!(
+            e.contains("sqlite:.pitwall/pitwall.db does not exist"),
+            "{args:?}: {e}"
+        );
+    }
+    assert!(
+        !sb.path().join("nonexistent").exists(),
+        "no directories made"
+    );
+    assert!(
+        !sb.path().join(".pitwall").exists(),
+        "no default store made"
+    );
+}
+
+#[test]
+fn writing_commands_create_the_store_and_readers_then_use_it() {
+    let sb = Sandbox::new();
+    sb.write("pitwall.toml", TINY);
+    sb.run(&["run", "--quiet", "--no-report"]).expect(0);
+    assert!(sb.db().exists());
+    sb.run(&["runs"]).expect(0);
+    sb.run(&["report"]).expect(0);
+    let other = sb.path().join("deeper/dir/imported.db");
+    let export = sb.write("runs.json", &sb.run(&["export"]).expect(0).stdout());
+    sb.run(&[
+        "import",
+        "--quiet",
+        "--store",
+        other.to_str().unwrap(),
+        export.to_str().unwrap(),
+    ])
+    .expect(0);
+    assert!(other.exists(), "import creates the store it is given");
+    // Two files need no store at all.
+    let empty = Sandbox::new();
+    let a = empty.write(
+        "a.json",
+        "{\"schema\":\"pitwall/v1\",\"benchmarks\":[{\"name\":\"x\",\"samples\":[1,2,3,4,5,6]}]}",
+    );
+    let a = a.to_str().unwrap();
+    empty
+        .run(&["compare", "--baseline", a, "--candidate", a])
+        .expect(0);
+    assert!(!empty.path().join(".pitwall").exists());
+}
+
+#[test]
+fn another_programs_database_is_refused_unchanged() {
+    let sb = Sandbox::new();
+    sb.write("pitwall.toml", TINY);
+    let foreign = sb.path().join("notes.db");
+    rusqlite::Connection::open(&foreign)
+        .unwrap()
+        .execute_batch("CREATE TABLE notes (t TEXT); INSERT INTO notes VALUES ('keep me');")
+        .unwrap();
+    let before = std::fs::read(&foreign).unwrap();
+    let store = foreign.to_str().unwrap();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/export-v1.json");
+    for args in [&["run", "--no-report"][..], &["runs"], &["import", fixture]] {
+        let mut all = args.to_vec();
+        all.extend(["--store", store]);
+        let e = sb.run(&all).expect(2).stderr();
+        assert!(
+            e.contains(&format!("store sqlite:{store} is not a pitwall store"))
+                && e.contains("no pitwall schema version")
+                && e.contains("left unchanged"),
+            "{args:?}: {e}"
+        );
+    }
+    assert_eq!(std::fs::read(&foreign).unwrap(), before, "not modified");
+    assert!(!sb.path().join("notes.db-wal").exists());
+}
+
+#[test]
+fn an_in_memory_store_is_refused() {
+    let sb = Sandbox::new();
+    sb.write("pitwall.toml", TINY);
+    for url in [":memory:", "sqlite::memory:"] {
+        let e = sb.run(&["run", "--store", url]).expect(2).stderr();
+        assert!(
+            e.starts_with("error: --store: invalid store url")
+                && e.contains("in-memory database keeps nothing"),
+            "{e}"
+        );
+    }
+    assert!(!sb.db().exists(), "nothing measured or stored");
+}
+
+#[test]
+fn pitwall_store_from_the_environment_is_named_and_empty_means_unset() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd(&["runs"])
+        .env("PITWALL_STORE", "mysql://x")
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(
+        e.starts_with("error: PITWALL_STORE: invalid store url `mysql://x`: unknown scheme"),
+        "{e}"
+    );
+    sb.write("pitwall.toml", TINY);
+    let out = sb
+        .cmd(&["run", "--quiet", "--no-report"])
+        .env("PITWALL_STORE", "")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(sb.count("runs"), 1, "stored in the default store");
+}
