@@ -148,6 +148,26 @@ impl MonitorHealth {
     }
 }
 
+/// Takes one reading into `log` and counts it (or its failure) in `health`.
+fn read_once(nvml: &dyn Nvml, index: u32, log: &Mutex<ReadingLog>, health: &Mutex<MonitorHealth>) {
+    let at = Instant::now();
+    let result = nvml.read_clocks(index);
+    let took = at.elapsed();
+    let error = match result {
+        Ok(reading) => {
+            log.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(at, reading);
+            None
+        }
+        Err(e) => Some(e.to_string()),
+    };
+    health
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .record(took, error);
+}
+
 /// A background thread reading one GPU every `period` into a `ReadingLog`. Stops on Drop.
 pub struct ClockMonitor {
     log: Arc<Mutex<ReadingLog>>,
@@ -167,8 +187,9 @@ impl std::fmt::Debug for ClockMonitor {
 
 impl ClockMonitor {
     /// Starts reading GPU `index` every `period` (10 ms is a good default: an NVML query costs
-    /// tens of microseconds). Failed reads are counted (see `health`), not logged; each reading
-    /// is stamped with the time just before the query.
+    /// tens of microseconds). The first reading is taken before this returns. Failed reads are
+    /// counted (see `health`), not logged; each reading is stamped with the time just before
+    /// the query.
     pub fn start(
         nvml: Arc<dyn Nvml>,
         index: u32,
@@ -183,29 +204,16 @@ impl ClockMonitor {
             ..MonitorHealth::default()
         }));
         let thread_health = Arc::clone(&health);
+        // One reading before returning, so the first sample already has a reading to go by.
+        read_once(nvml.as_ref(), index, &log, &health);
         let thread = std::thread::Builder::new()
             .name(format!("pitwall-gpu{index}-monitor"))
             .spawn(move || {
                 loop {
-                    let at = Instant::now();
-                    let result = nvml.read_clocks(index);
-                    let took = at.elapsed();
-                    let error = match result {
-                        Ok(reading) => {
-                            thread_log
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .push(at, reading);
-                            None
-                        }
-                        Err(e) => Some(e.to_string()),
-                    };
-                    thread_health
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .record(took, error);
                     match stopped.recv_timeout(period) {
-                        Err(RecvTimeoutError::Timeout) => continue,
+                        Err(RecvTimeoutError::Timeout) => {
+                            read_once(nvml.as_ref(), index, &thread_log, &thread_health)
+                        }
                         Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
                     }
                 }

@@ -295,6 +295,18 @@ fn reading_log_drops_the_oldest_beyond_capacity() {
 }
 
 #[test]
+fn the_first_reading_is_taken_before_start_returns() {
+    let fake = FakeNvml::new();
+    // A period far longer than the test: only the reading taken in `start` can be there.
+    let monitor = ClockMonitor::start(shared(&fake), 0, Duration::from_secs(3600)).unwrap();
+    assert_eq!(monitor.readings(), 1);
+    let now = Instant::now();
+    assert_eq!(monitor.meta_between(now, now).sm_clock_mhz, Some(1980));
+    drop(monitor); // stops at once despite the long period
+    assert_eq!(fake.reads(), 1);
+}
+
+#[test]
 fn monitor_health_counts_reads_failures_and_query_cost() {
     let fake = FakeNvml::new();
     let good = ClockMonitor::start(shared(&fake), 0, Duration::from_millis(1)).unwrap();
