@@ -209,13 +209,9 @@ impl ClockMonitor {
         let thread = std::thread::Builder::new()
             .name(format!("pitwall-gpu{index}-monitor"))
             .spawn(move || {
-                loop {
-                    match stopped.recv_timeout(period) {
-                        Err(RecvTimeoutError::Timeout) => {
-                            read_once(nvml.as_ref(), index, &thread_log, &thread_health)
-                        }
-                        Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
-                    }
+                // Until told to stop (or the monitor is dropped): a reading every period.
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(period) {
+                    read_once(nvml.as_ref(), index, &thread_log, &thread_health);
                 }
             })?;
         Ok(ClockMonitor {
