@@ -147,6 +147,22 @@ pub(crate) fn short_commit(commit: &str) -> &str {
     }
 }
 
+/// How a run is named where several runs of the same commit may stand side by side (a change
+/// point's ends): its short sha, or for runs without one (`working tree`, imported results)
+/// the commit label and the minute it started (`working tree 2026-12-02 10:00`).
+pub(crate) fn run_label(run: &pitwall_suites::Run) -> String {
+    let short = short_commit(&run.commit);
+    if short.len() == 10 && short != run.commit {
+        return short.to_string();
+    }
+    let minute = run
+        .started_at
+        .get(..16)
+        .map(|t| t.replace('T', " "))
+        .unwrap_or_default();
+    format!("{short} {minute}").trim_end().to_string()
+}
+
 /// A parameter value as a number (`4096`, `1.5`, `64K`, `1M`, `2G` with binary multiples).
 pub(crate) fn numeric_param(v: &str) -> Option<f64> {
     let v = v.trim();
@@ -191,5 +207,11 @@ mod unit_tests {
     fn short_commits() {
         assert_eq!(short_commit(&"ab".repeat(20)), "ababababab");
         assert_eq!(short_commit("working tree"), "working tree");
+        let mut run = crate::html::synthetic::runs(1, 1, 1).remove(0);
+        run.commit = "ab".repeat(20);
+        assert_eq!(run_label(&run), "ababababab");
+        run.commit = "working tree".into();
+        run.started_at = "2026-12-02T10:07:33.123456Z".into();
+        assert_eq!(run_label(&run), "working tree 2026-12-02 10:07");
     }
 }

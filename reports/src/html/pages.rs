@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use pitwall_suites::{Direction, Fingerprint, Run};
 use serde::Serialize;
 
-use super::model::{Series, numeric_param, short_commit};
+use super::model::{Series, numeric_param, run_label, short_commit};
 use super::svg::{self, SweepPoint};
 use crate::compare::ComparisonReport;
 use crate::number::{pct, sig};
@@ -56,9 +56,9 @@ fn change_view(
         },
         before: sig(cp.before, 4),
         after: sig(cp.after, 4),
-        from: short_commit(&from.commit).to_string(),
+        from: run_label(from),
         from_subject: subject(from),
-        to: short_commit(&to.commit).to_string(),
+        to: run_label(to),
         to_subject: subject(to),
         p_value: sig(cp.p_value, 2),
     }

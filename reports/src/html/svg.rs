@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use pitwall_suites::Run;
 
-use super::model::{Series, short_commit};
+use super::model::{Series, run_label, short_commit};
 use crate::number::{pct, sig};
 
 /// Most points a sparkline draws; longer histories are reduced to bucket medians.
@@ -217,13 +217,13 @@ pub(crate) fn history(s: &Series, runs: &[Run]) -> String {
         } else {
             "better"
         };
-        let from = short_commit(&runs[s.points[cp.index - 1].run].commit);
-        let to = short_commit(&runs[s.points[cp.index].run].commit);
+        let from = run_label(&runs[s.points[cp.index - 1].run]);
+        let to = run_label(&runs[s.points[cp.index].run]);
         let _ = write!(
             out,
             r#"<g class="cp {class}"><title>change between {} and {}: {} → {} {} ({}{}, p={})</title><line x1="{cx:.1}" x2="{cx:.1}" y1="{}" y2="{}"/><text x="{:.1}" y="{}">{}{}</text></g>"#,
-            esc(from),
-            esc(to),
+            esc(&from),
+            esc(&to),
             sig(cp.before, 4),
             sig(cp.after, 4),
             esc(&s.unit),

@@ -188,10 +188,12 @@ pub(super) fn finds_runs_by_prefix_and_latest(store: &mut dyn Store) {
         e => panic!("expected ambiguous, got {e:?}"),
     }
     // Too short to be a prefix, and unknown ids.
-    assert!(matches!(
-        store.get_run("abc"),
-        Err(StoreError::NotFound { .. })
-    ));
+    let err = store.get_run("abc").unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("needs at least 4 characters"),
+        "{err}"
+    );
     let err = store.get_run("ffff").unwrap_err();
     assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
     assert!(err.to_string().contains(&store.describe()), "{err}");

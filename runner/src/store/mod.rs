@@ -70,7 +70,7 @@ pub enum StoreError {
         found: i64,
         supported: i64,
     },
-    #[error("store {store}: no run matches `{id}`")]
+    #[error("store {store}: no run matches `{id}`{}", shared::prefix_hint(.id))]
     NotFound { store: String, id: String },
     #[error("store {store}: `{id}` matches several runs ({candidates}); give more characters")]
     Ambiguous {

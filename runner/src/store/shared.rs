@@ -49,3 +49,12 @@ pub(super) fn fault_pause_in_txn() {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
 }
+
+/// Why a short id found nothing: prefixes shorter than 4 characters are not looked up.
+pub(super) fn prefix_hint(id: &str) -> &'static str {
+    if id != "latest" && id.chars().count() < MIN_PREFIX {
+        " (hint: a run id prefix needs at least 4 characters)"
+    } else {
+        ""
+    }
+}
