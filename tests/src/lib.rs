@@ -55,6 +55,23 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// A large export document: one run `id` with `results` results of `samples` samples each, so
+/// storing it takes a while (for tests that kill or race a writer).
+pub fn big_export(id: &str, results: usize, samples: usize) -> String {
+    let values: Vec<String> = (0..samples).map(|i| format!("{}.5", i % 977)).collect();
+    let result = |name: char| {
+        format!(
+            r#"{{"suite":"s","name":"{name}","measure":"time","unit":"ns","direction":"lower_is_better","status":"ok","samples":[{}]}}"#,
+            values.join(",")
+        )
+    };
+    let all: Vec<String> = ('a'..='z').take(results).map(result).collect();
+    format!(
+        r#"{{"schema":"pitwall/v1","runs":[{{"id":"{id}","project":"big","commit":"working tree","started_at":"2026-12-02T10:00:00Z","finished_at":"2026-12-02T10:00:01Z","config_hash":"x","fingerprint":{{"hostname":"h","os":"linux","arch":"x86_64"}},"status":"complete","results":[{}]}}]}}"#,
+        all.join(",")
+    )
+}
+
 /// A scratch project directory with its own store.
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
@@ -98,6 +115,22 @@ impl Sandbox {
             .env_remove("PITWALL_STORE")
             .env_remove("PITWALL_FAULT_PAUSE_IN_TXN_MS");
         c
+    }
+
+    /// `pitwall compare --baseline BASE --candidate CAND --format json`, expecting exit `code`.
+    pub fn compare_json(&self, base: &Path, cand: &Path, code: i32) -> serde_json::Value {
+        let (base, cand) = (base.to_str().unwrap(), cand.to_str().unwrap());
+        self.run(&[
+            "compare",
+            "--baseline",
+            base,
+            "--candidate",
+            cand,
+            "--format",
+            "json",
+        ])
+        .expect(code)
+        .json()
     }
 
     pub fn run(&self, args: &[&str]) -> Out {

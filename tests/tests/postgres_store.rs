@@ -7,7 +7,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
-use pitwall_e2e::{Sandbox, pg_server};
+use pitwall_e2e::{Sandbox, big_export, pg_server};
 use serde_json::Value;
 
 const FIXED: &str = r#"[project]
@@ -123,11 +123,7 @@ fn sigkill_mid_write_leaves_no_half_run_in_postgres() {
     };
     let db = server.database();
     let sb = Sandbox::new();
-    let samples: Vec<String> = (0..50_000).map(|i| format!("{}.5", i % 977)).collect();
-    let doc = format!(
-        r#"{{"schema":"pitwall/v1","runs":[{{"id":"01900000-0000-7000-8000-00000000beef","project":"big","commit":"working tree","started_at":"2026-12-02T10:00:00Z","finished_at":"2026-12-02T10:00:01Z","config_hash":"x","fingerprint":{{"hostname":"h","os":"linux","arch":"x86_64"}},"status":"complete","results":[{{"suite":"s","name":"a","measure":"time","unit":"ns","direction":"lower_is_better","status":"ok","samples":[{}]}}]}}]}}"#,
-        samples.join(",")
-    );
+    let doc = big_export("01900000-0000-7000-8000-00000000beef", 1, 50_000);
     let file = sb.write("big.json", &doc);
     let mut child = sb
         .cmd(&["--store", &db.url, "import", file.to_str().unwrap()])

@@ -5,7 +5,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
-use pitwall_e2e::Sandbox;
+use pitwall_e2e::{Sandbox, big_export};
 
 const TINY: &str = "[project]\nname = \"tiny\"\n\n[[suite]]\nname = \"t\"\nkind = \"command\"\nformat = \"wall-time\"\ncommand = \"true\"\nwarmup_s = 0\nmax_time_s = 0.05\nmin_samples = 5\n";
 
@@ -171,15 +171,6 @@ fn conflicting_or_inconsistent_imports_store_nothing() {
     assert_eq!(runs_in(&sb), 3);
 }
 
-/// A large export document (one run, many samples) so the insert takes a while.
-fn big_export(id: &str) -> String {
-    let samples: Vec<String> = (0..200_000).map(|i| format!("{}.5", i % 977)).collect();
-    format!(
-        r#"{{"schema":"pitwall/v1","runs":[{{"id":"{id}","project":"big","commit":"working tree","started_at":"2026-12-02T10:00:00Z","finished_at":"2026-12-02T10:00:01Z","config_hash":"x","fingerprint":{{"hostname":"h","os":"linux","arch":"x86_64"}},"status":"complete","results":[{{"suite":"s","name":"a","measure":"time","unit":"ns","direction":"lower_is_better","status":"ok","samples":[{s}]}},{{"suite":"s","name":"b","measure":"time","unit":"ns","direction":"lower_is_better","status":"ok","samples":[{s}]}}]}}]}}"#,
-        s = samples.join(",")
-    )
-}
-
 #[test]
 fn sigkill_mid_write_leaves_a_valid_store_without_half_runs() {
     let sb = Sandbox::new();
@@ -188,7 +179,7 @@ fn sigkill_mid_write_leaves_a_valid_store_without_half_runs() {
     sb.run(&["run", "--quiet"]).expect(0);
     let file = sb.write(
         "big.json",
-        &big_export("01900000-0000-7000-8000-00000000beef"),
+        &big_export("01900000-0000-7000-8000-00000000beef", 2, 200_000),
     );
 
     let mut child = sb
@@ -268,11 +259,11 @@ fn two_concurrent_runs_are_both_stored() {
     // And two imports of big runs at once (long write transactions) also both land.
     let f1 = sb.write(
         "a.json",
-        &big_export("01900000-0000-7000-8000-0000000000a1"),
+        &big_export("01900000-0000-7000-8000-0000000000a1", 2, 200_000),
     );
     let f2 = sb.write(
         "b.json",
-        &big_export("01900000-0000-7000-8000-0000000000b2"),
+        &big_export("01900000-0000-7000-8000-0000000000b2", 2, 200_000),
     );
     let imports: Vec<_> = [f1, f2]
         .iter()
