@@ -117,6 +117,27 @@ impl Sandbox {
         c
     }
 
+    /// Starts `n` `pitwall ARGS` processes at once and expects every one to succeed.
+    pub fn run_concurrently(&self, n: usize, args: &[&str]) {
+        let children: Vec<_> = (0..n)
+            .map(|_| {
+                self.cmd(args)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("spawn pitwall")
+            })
+            .collect();
+        for c in children {
+            let out = c.wait_with_output().expect("wait for pitwall");
+            assert!(
+                out.status.success(),
+                "pitwall {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+
     /// `pitwall compare --baseline BASE --candidate CAND --format json`, expecting exit `code`.
     pub fn compare_json(&self, base: &Path, cand: &Path, code: i32) -> serde_json::Value {
         let (base, cand) = (base.to_str().unwrap(), cand.to_str().unwrap());

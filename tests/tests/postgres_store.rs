@@ -191,23 +191,7 @@ fn two_processes_writing_at_once_both_land() {
     let db = server.database();
     let sb = Sandbox::new();
     sb.write("pitwall.toml", FIXED);
-    let children: Vec<_> = (0..3)
-        .map(|_| {
-            sb.cmd(&["--store", &db.url, "run", "--quiet", "--no-report"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    sb.run_concurrently(3, &["--store", &db.url, "run", "--quiet", "--no-report"]);
     let runs = sb
         .run(&["--store", &db.url, "runs", "--format", "json"])
         .expect(0)

@@ -239,23 +239,7 @@ fn two_concurrent_runs_are_both_stored() {
     let sb = Sandbox::new();
     sb.write("pitwall.toml", TINY);
     // Both processes start together and commit while the other holds the database.
-    let children: Vec<_> = (0..2)
-        .map(|_| {
-            sb.cmd(&["run", "--quiet"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    sb.run_concurrently(2, &["run", "--quiet"]);
     // And two imports of big runs at once (long write transactions) also both land.
     let f1 = sb.write(
         "a.json",
