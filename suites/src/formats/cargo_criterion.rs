@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::bmf::{json_error, kind};
+use super::json_util::{finite_numbers, per_iteration};
 use super::pitwall_json::{FormatError, ParsedBenchmark};
 use super::registry::ParsedRun;
 use crate::schema::{Direction, Unit};
@@ -94,23 +95,8 @@ fn convert(index: usize, msg: &Value, out: &mut Vec<ParsedBenchmark>) -> Result<
             "missing or empty `id`".into(),
         ));
     }
-    let numbers = |key: &str| -> Result<Vec<f64>, FormatError> {
-        let list = msg
-            .get(key)
-            .and_then(Value::as_array)
-            .ok_or_else(|| err(at.clone(), format!("`{key}` must be a list of numbers")))?;
-        list.iter()
-            .enumerate()
-            .map(|(i, v)| {
-                v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
-                    err(
-                        at.clone(),
-                        format!("`{key}`[{i}] must be a finite number, got {}", kind(v)),
-                    )
-                })
-            })
-            .collect()
-    };
+    let fail = |m: String| err(at.clone(), m);
+    let numbers = |key: &str| finite_numbers(msg, key, "", &fail);
     let values = numbers("measured_values")?;
     let iters = numbers("iteration_count")?;
     if values.is_empty() {
@@ -131,16 +117,14 @@ fn convert(index: usize, msg: &Value, out: &mut Vec<ParsedBenchmark>) -> Result<
         .and_then(Value::as_str)
         .ok_or_else(|| err(at.clone(), "missing `unit`".into()))?;
     let scale = time_scale(unit);
-    let mut samples = Vec::with_capacity(values.len());
-    for (i, (v, n)) in values.iter().zip(&iters).enumerate() {
-        if *n <= 0.0 {
-            return Err(err(at, format!("iteration_count[{i}] is {n}")));
-        }
-        if *v < 0.0 && scale.is_some() {
-            return Err(err(at, format!("sample {i} is a negative time ({v})")));
-        }
-        samples.push(v / n * scale.unwrap_or(1.0));
-    }
+    let samples = per_iteration(
+        &values,
+        &iters,
+        scale.unwrap_or(1.0),
+        scale.is_some(),
+        ("", "iteration_count"),
+        &fail,
+    )?;
     let base = ParsedBenchmark {
         name: id.to_string(),
         params: BTreeMap::new(),

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::bmf::{json_error, kind};
+use super::json_util::{finite_numbers, per_iteration};
 use super::pitwall_json::{FormatError, ParsedBenchmark};
 use super::registry::ParsedRun;
 use crate::schema::{Direction, Unit};
@@ -117,28 +118,8 @@ fn read_one(
     let at = format!("benchmark {index} ({name}): ");
 
     let sample = load("sample.json")?;
-    let numbers = |key: &str| -> Result<Vec<f64>, FormatError> {
-        let list = sample.get(key).and_then(Value::as_array).ok_or_else(|| {
-            err(
-                at.clone(),
-                format!("sample.json: `{key}` must be a list of numbers"),
-            )
-        })?;
-        list.iter()
-            .enumerate()
-            .map(|(i, v)| {
-                v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
-                    err(
-                        at.clone(),
-                        format!(
-                            "sample.json: `{key}`[{i}] must be a finite number, got {}",
-                            kind(v)
-                        ),
-                    )
-                })
-            })
-            .collect()
-    };
+    let fail = |m: String| err(at.clone(), m);
+    let numbers = |key: &str| finite_numbers(&sample, key, "sample.json: ", &fail);
     let iters = numbers("iters")?;
     let times = numbers("times")?;
     if times.is_empty() {
@@ -154,16 +135,7 @@ fn read_one(
             ),
         ));
     }
-    let mut samples = Vec::with_capacity(times.len());
-    for (i, (t, n)) in times.iter().zip(&iters).enumerate() {
-        if *n <= 0.0 {
-            return Err(err(at, format!("sample.json: iters[{i}] is {n}")));
-        }
-        if *t < 0.0 {
-            return Err(err(at, format!("sample {i} is a negative time ({t})")));
-        }
-        samples.push(t / n);
-    }
+    let samples = per_iteration(&times, &iters, 1.0, true, ("sample.json: ", "iters"), &fail)?;
     let time = ParsedBenchmark {
         name,
         params,

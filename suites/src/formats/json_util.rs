@@ -143,3 +143,54 @@ pub(super) fn kind(v: &Value) -> String {
         other => other.to_string(),
     }
 }
+
+/// `obj[key]` as a list of finite numbers (criterion's `measured_values`/`times` and iteration
+/// counts); `err` gets the message, which starts with `file` (e.g. `sample.json: `).
+pub(super) fn finite_numbers(
+    obj: &Value,
+    key: &str,
+    file: &str,
+    err: &dyn Fn(String) -> FormatError,
+) -> Result<Vec<f64>, FormatError> {
+    let list = obj
+        .get(key)
+        .and_then(Value::as_array)
+        .ok_or_else(|| err(format!("{file}`{key}` must be a list of numbers")))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
+                err(format!(
+                    "{file}`{key}`[{i}] must be a finite number, got {}",
+                    super::bmf::kind(v)
+                ))
+            })
+        })
+        .collect()
+}
+
+/// One sample per criterion sample: `totals[i] / iters[i]` times `scale`, refusing iteration
+/// counts ≤ 0 (named `{file}{iters_key}[i]`) and, for times (`time`), negative totals.
+pub(super) fn per_iteration(
+    totals: &[f64],
+    iters: &[f64],
+    scale: f64,
+    time: bool,
+    (file, iters_key): (&str, &str),
+    err: &dyn Fn(String) -> FormatError,
+) -> Result<Vec<f64>, FormatError> {
+    totals
+        .iter()
+        .zip(iters)
+        .enumerate()
+        .map(|(i, (t, n))| {
+            if *n <= 0.0 {
+                Err(err(format!("{file}{iters_key}[{i}] is {n}")))
+            } else if *t < 0.0 && time {
+                Err(err(format!("sample {i} is a negative time ({t})")))
+            } else {
+                Ok(t / n * scale)
+            }
+        })
+        .collect()
+}
