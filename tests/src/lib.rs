@@ -138,20 +138,23 @@ impl Sandbox {
         }
     }
 
-    /// `pitwall compare --baseline BASE --candidate CAND --format json`, expecting exit `code`.
-    pub fn compare_json(&self, base: &Path, cand: &Path, code: i32) -> serde_json::Value {
-        let (base, cand) = (base.to_str().unwrap(), cand.to_str().unwrap());
-        self.run(&[
-            "compare",
-            "--baseline",
-            base,
-            "--candidate",
-            cand,
-            "--format",
-            "json",
-        ])
-        .expect(code)
-        .json()
+    /// `pitwall compare --baseline BASE --candidate CAND EXTRA… --format json`, expecting exit
+    /// `code`; the JSON document it printed.
+    pub fn compare_json(
+        &self,
+        base: impl AsRef<Path>,
+        cand: impl AsRef<Path>,
+        extra: &[&str],
+        code: i32,
+    ) -> serde_json::Value {
+        let (base, cand) = (
+            base.as_ref().to_str().unwrap(),
+            cand.as_ref().to_str().unwrap(),
+        );
+        let mut args = vec!["compare", "--baseline", base, "--candidate", cand];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--format", "json"]);
+        self.run(&args).expect(code).json()
     }
 
     pub fn run(&self, args: &[&str]) -> Out {

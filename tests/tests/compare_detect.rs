@@ -91,31 +91,9 @@ fn higher_is_better_drop_is_a_regression_and_rise_an_improvement() {
     let base = bench_file(&sb, "base.json", 100.0, 1000.0);
     let worse = bench_file(&sb, "worse.json", 100.0, 800.0);
     let better = bench_file(&sb, "better.json", 100.0, 1250.0);
-    let v = sb
-        .run(&[
-            "compare",
-            "--baseline",
-            &base,
-            "--candidate",
-            &worse,
-            "--format",
-            "json",
-        ])
-        .expect(1)
-        .json();
+    let v = sb.compare_json(&base, &worse, &[], 1);
     assert_eq!(by_name(&v, "rate")["verdict"], "regression");
-    let v = sb
-        .run(&[
-            "compare",
-            "--baseline",
-            &base,
-            "--candidate",
-            &better,
-            "--format",
-            "json",
-        ])
-        .expect(0)
-        .json();
+    let v = sb.compare_json(&base, &better, &[], 0);
     assert_eq!(by_name(&v, "rate")["verdict"], "improvement");
 }
 
@@ -123,18 +101,7 @@ fn higher_is_better_drop_is_a_regression_and_rise_an_improvement() {
 fn identical_sides_are_unchanged_and_threshold_is_applied() {
     let sb = Sandbox::new();
     let base = bench_file(&sb, "base.json", 100.0, 1000.0);
-    let v = sb
-        .run(&[
-            "compare",
-            "--baseline",
-            &base,
-            "--candidate",
-            &base,
-            "--format",
-            "json",
-        ])
-        .expect(0)
-        .json();
+    let v = sb.compare_json(&base, &base, &[], 0);
     assert!(
         v["benchmarks"]
             .as_array()
@@ -145,20 +112,7 @@ fn identical_sides_are_unchanged_and_threshold_is_applied() {
     );
     // A 20% slowdown under a 25% threshold is not a regression.
     let cand = bench_file(&sb, "cand.json", 120.0, 1000.0);
-    let v = sb
-        .run(&[
-            "compare",
-            "--baseline",
-            &base,
-            "--candidate",
-            &cand,
-            "--threshold",
-            "25",
-            "--format",
-            "json",
-        ])
-        .expect(0)
-        .json();
+    let v = sb.compare_json(&base, &cand, &["--threshold", "25"], 0);
     assert_ne!(by_name(&v, "parse")["verdict"], "regression");
     assert_eq!(by_name(&v, "parse")["threshold"], 0.25);
 }
@@ -389,18 +343,7 @@ fn different_units_or_directions_are_not_compared() {
         ms.to_str().unwrap(),
         higher.to_str().unwrap(),
     );
-    let v = sb
-        .run(&[
-            "compare",
-            "--baseline",
-            base,
-            "--candidate",
-            ms,
-            "--format",
-            "json",
-        ])
-        .expect(0)
-        .json();
+    let v = sb.compare_json(base, ms, &[], 0);
     assert_eq!(v["incompatible"], json!(["a/time (unit ns vs ms)"]), "{v}");
     assert_eq!(
         v["benchmarks"].as_array().unwrap().len(),

@@ -151,7 +151,7 @@ fn google_benchmark_files_with_repetitions_compare_without_naming_the_format() {
     let sb = Sandbox::new();
     let base = sb.write("base.json", &ten_repetitions(1.0));
     let cand = sb.write("cand.json", &ten_repetitions(1.3));
-    let v = sb.compare_json(&base, &cand, 1);
+    let v = sb.compare_json(&base, &cand, &[], 1);
     let benches = v["benchmarks"].as_array().unwrap();
     let acc = benches
         .iter()
@@ -380,7 +380,7 @@ fn duplicate_entries_are_merged_for_compare_and_import() {
     };
     let base = sb.write("base.json", &doc(10.0));
     let cand = sb.write("cand.json", &doc(10.0));
-    let v = sb.compare_json(&base, &cand, 0);
+    let v = sb.compare_json(&base, &cand, &[], 0);
     let benches = v["benchmarks"].as_array().unwrap();
     assert_eq!(benches.len(), 2, "{v}");
     assert_eq!(

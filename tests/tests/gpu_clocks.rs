@@ -197,19 +197,7 @@ fn throttled_samples_are_flagged_and_can_be_excluded() {
     );
     // Every sample throttled: excluding them leaves too few samples to decide.
     let id = doc["runs"][0]["id"].as_str().unwrap();
-    let v = sb
-        .run(&[
-            "compare",
-            "--baseline",
-            id,
-            "--candidate",
-            id,
-            "--exclude-throttled",
-            "--format",
-            "json",
-        ])
-        .expect(0)
-        .json();
+    let v = sb.compare_json(id, id, &["--exclude-throttled"], 0);
     assert_eq!(v["benchmarks"][0]["verdict"], "inconclusive", "{v}");
     assert!(
         v["benchmarks"][0]["reason"]
@@ -218,18 +206,7 @@ fn throttled_samples_are_flagged_and_can_be_excluded() {
             .starts_with("too few samples (0 baseline, 0 candidate)"),
         "{v}"
     );
-    let v = sb
-        .run(&[
-            "compare",
-            "--baseline",
-            id,
-            "--candidate",
-            id,
-            "--format",
-            "json",
-        ])
-        .expect(0)
-        .json();
+    let v = sb.compare_json(id, id, &[], 0);
     assert!(v["benchmarks"][0]["base_n"].as_u64().unwrap() >= 5);
     assert!(
         !v["benchmarks"][0]["reason"]
