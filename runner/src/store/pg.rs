@@ -132,8 +132,7 @@ impl PgStore {
         }
         config.application_name("pitwall");
         let mut client = config.connect(NoTls).map_err(|e| open_err(Box::new(e)))?;
-        check_is_ours(&mut client, &described, mode)?;
-        migrate(&mut client, &described)?;
+        migrate(&mut client, &described, mode)?;
         Ok(PgStore {
             described,
             client: RefCell::new(client),
@@ -149,15 +148,21 @@ impl PgStore {
 
 /// Refuses, before anything is written, a database whose `runs` table is not pitwall's (no
 /// `pitwall_schema` beside it), and with `OpenMode::Existing` one without pitwall's tables.
-fn check_is_ours(client: &mut Client, store: &str, mode: OpenMode) -> Result<(), StoreError> {
-    let exists = |client: &mut Client, table: &str| -> Result<bool, StoreError> {
+/// Called under the migration lock, so a runner migrating at the same moment is not mistaken
+/// for a foreign application.
+fn check_is_ours(
+    client: &mut impl GenericClient,
+    store: &str,
+    mode: OpenMode,
+) -> Result<(), StoreError> {
+    let mut exists = |table: &str| -> Result<bool, StoreError> {
         let row = client
             .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])
             .map_err(backend(store))?;
         Ok(row.get(0))
     };
-    let ours = exists(client, "pitwall_schema")?;
-    if !ours && exists(client, "runs")? {
+    let ours = exists("pitwall_schema")?;
+    if !ours && exists("runs")? {
         return Err(StoreError::Foreign {
             store: store.to_string(),
             what: "it has a `runs` table but no `pitwall_schema`".into(),
@@ -179,11 +184,13 @@ fn current_version(client: &mut impl GenericClient) -> Result<i64, postgres::Err
 
 /// Applies the migrations this database lacks, in one transaction under the advisory lock, so
 /// two runners opening a fresh database at once do not both migrate.
-fn migrate(client: &mut Client, store: &str) -> Result<(), StoreError> {
+fn migrate(client: &mut Client, store: &str, mode: OpenMode) -> Result<(), StoreError> {
     let be = backend(store);
     let mut tx = client.transaction().map_err(&be)?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_KEY])
         .map_err(&be)?;
+    // Refusing drops `tx`: nothing was written.
+    check_is_ours(&mut tx, store, mode)?;
     tx.batch_execute("CREATE TABLE IF NOT EXISTS pitwall_schema (version INTEGER NOT NULL)")
         .map_err(&be)?;
     let found = current_version(&mut tx).map_err(&be)?;
