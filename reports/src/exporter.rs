@@ -270,6 +270,7 @@ mod tests {
             error: None,
             samples: (0..20).map(|i| 50.0 + f64::from(i) * 0.1).collect(),
             sample_meta: vec![],
+            replicates: Vec::new(),
         };
         let failed = BenchmarkResult::failed(
             "toy",

@@ -352,6 +352,7 @@ mod tests {
             error: (status == ResultStatus::Failed).then(|| "boom".to_string()),
             samples,
             sample_meta: vec![],
+            replicates: Vec::new(),
         }
     }
 

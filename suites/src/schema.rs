@@ -205,6 +205,14 @@ pub struct BenchmarkResult {
     /// Per-sample machine state, parallel to `samples`; empty when nothing was known.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sample_meta: Vec<SampleMeta>,
+    /// The replicate (one benchmark process: one execution of a command, one round of a
+    /// built-in suite in its own worker process) each sample came from, parallel to `samples`.
+    /// Empty when unknown (runs stored before replicates were recorded, foreign results): all
+    /// samples then count as one replicate. Samples of one process share its code layout, heap
+    /// placement and frequency state, so the replicate, not the sample, is the unit of
+    /// replication in an A/B verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicates: Vec<u32>,
 }
 
 /// `name[k=v,…]` (just `name` without parameters): how a benchmark is shown and filtered.
@@ -256,6 +264,7 @@ impl BenchmarkResult {
             error: Some(error),
             samples: Vec::new(),
             sample_meta: Vec::new(),
+            replicates: Vec::new(),
         }
     }
 }
@@ -382,6 +391,7 @@ pub(crate) mod tests {
             error: None,
             samples,
             sample_meta: Vec::new(),
+            replicates: Vec::new(),
         }
     }
 

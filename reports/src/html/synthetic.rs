@@ -115,6 +115,7 @@ pub fn runs(benchmarks: usize, runs: usize, samples: usize) -> Vec<Run> {
                         error: None,
                         samples: values,
                         sample_meta: meta,
+                        replicates: Vec::new(),
                     }
                 })
                 .collect();

@@ -178,6 +178,7 @@ fn run_builtin(
                         .map(|ns| m.conversion.apply(*ns))
                         .collect(),
                     sample_meta: set.meta.clone(),
+                    replicates: Vec::new(),
                 })
                 .collect()
         }
@@ -411,6 +412,7 @@ fn run_wall_time(
                 error: None,
                 samples,
                 sample_meta,
+                replicates: Vec::new(),
             }
         }
         Err(msg) => {

@@ -26,6 +26,7 @@ pub(super) fn ok_result(name: &str, samples: Vec<f64>) -> BenchmarkResult {
         error: None,
         samples,
         sample_meta: Vec::new(),
+        replicates: Vec::new(),
     }
 }
 

@@ -223,6 +223,8 @@ impl ResultRow {
             error: self.error,
             samples,
             sample_meta,
+            // Filled from the samples' replicate column by the store (migration 3).
+            replicates: Vec::new(),
         })
     }
 }

@@ -54,6 +54,7 @@ impl ParsedBenchmark {
             direction: self.direction,
             samples: self.samples,
             sample_meta: self.sample_meta,
+            replicates: Vec::new(),
         }
     }
 }
