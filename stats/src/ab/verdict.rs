@@ -151,6 +151,29 @@ pub struct Comparison {
     pub more_samples: Option<usize>,
     /// One short human sentence.
     pub reason: String,
+    /// What the verdict was computed from.
+    pub method: Method,
+    /// Independent replicates (benchmark processes) per side behind the verdict.
+    pub base_replicates: usize,
+    pub cand_replicates: usize,
+    /// The round after which the verdict was reached (replicate method); `None` while
+    /// undecided or for within-process verdicts.
+    pub decided_at_round: Option<u32>,
+    /// For inconclusive replicate verdicts: estimated rounds in all that would settle it.
+    pub more_rounds: Option<u32>,
+}
+
+/// What a [`Comparison`] was computed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Per-replicate summaries: each benchmark process is one observation, so noise between
+    /// processes (code layout, heap placement, frequency) is part of the interval.
+    Replicates,
+    /// All samples pooled as if independent: each side is one process (or unknown), so noise
+    /// between processes is not captured and the verdict can claim more certainty than the
+    /// data give.
+    WithinProcess,
 }
 
 /// Compares every pair; one [`Comparison`] per pair in the same order, with the
@@ -178,7 +201,7 @@ fn median_of(s: &[f64]) -> f64 {
 }
 
 /// Fraction of the threshold that a change's interval must rule out (see the module docs).
-const CI_MARGIN: f64 = 0.5;
+pub(super) const CI_MARGIN: f64 = 0.5;
 
 /// Scale factor of the median absolute deviation of standard normal data (1/Φ⁻¹(¾)).
 const MAD_TO_SIGMA: f64 = 1.482_602_218_505_602;
@@ -190,7 +213,7 @@ const SLOW_OUTLIER_SIGMAS: f64 = 5.0;
 /// The samples without one-sided slow outliers: values more than
 /// [`SLOW_OUTLIER_SIGMAS`]·1.4826·MAD beyond the median on the slow side (above for times,
 /// below for throughputs). Nothing is removed when the MAD is zero.
-fn screen(samples: &[f64], higher_is_better: bool) -> Vec<f64> {
+pub(super) fn screen(samples: &[f64], higher_is_better: bool) -> Vec<f64> {
     let mut buf = samples.to_vec();
     let m = median_in_place(&mut buf);
     for (b, s) in buf.iter_mut().zip(samples) {
@@ -215,7 +238,7 @@ fn screen(samples: &[f64], higher_is_better: bool) -> Vec<f64> {
 }
 
 /// Everything but the verdict (which needs the q-values of all pairs).
-fn measure(pair: &PairInput<'_>, config: &AbConfig) -> Comparison {
+pub(super) fn measure(pair: &PairInput<'_>, config: &AbConfig) -> Comparison {
     let finite = pair.base.iter().chain(pair.cand).all(|v| v.is_finite());
     let (base, cand) = if finite && !pair.base.is_empty() && !pair.cand.is_empty() {
         (
@@ -250,6 +273,11 @@ fn measure(pair: &PairInput<'_>, config: &AbConfig) -> Comparison {
         threshold: pair.threshold.unwrap_or(config.threshold),
         more_samples: None,
         reason: String::new(),
+        method: Method::WithinProcess,
+        base_replicates: 1,
+        cand_replicates: 1,
+        decided_at_round: None,
+        more_rounds: None,
     }
 }
 
@@ -369,7 +397,7 @@ fn samples_to_settle(c: &Comparison, thr: f64) -> usize {
 }
 
 /// A q-value with two significant digits.
-fn fmt_q(q: f64) -> String {
+pub(super) fn fmt_q(q: f64) -> String {
     if q >= 0.001 {
         format!("{q:.3}")
     } else {

@@ -1,0 +1,466 @@
+//! A/B verdicts from replicates: the process is the unit of replication. Samples taken within
+//! one benchmark process share its code layout, heap placement and frequency state
+//! (Mytkowicz et al., ASPLOS 2009; Curtsinger & Berger, ASPLOS 2013), so three processes per
+//! side are three observations, not three hundred. Pooling their samples as independent
+//! (what [`super::compare_all`] does) calls noise between processes a change.
+//!
+//! # Method
+//! 1. **Replicate summaries.** Each replicate's samples are reduced to one number, the mean of
+//!    their logarithms after slow outliers are set aside (more than 3 robust standard
+//!    deviations, 3 × 1.4826 × MAD, beyond the replicate's median on the slow side). The
+//!    within-process precision enters only through this summary; the variance used below is
+//!    that of the summaries, which contains the noise between processes (Kalibera & Jones,
+//!    "Rigorous Benchmarking in Reasonable Time", ISMM 2013, §4: the highest level of
+//!    replication gives the honest interval). With ≥ 5 replicates a side, replicate summaries
+//!    more than 5 robust standard deviations slow are set aside too (single-sample
+//!    replicates, as in wall-time suites, have slow outliers of their own).
+//! 2. **Two-sample t on the summaries** with a pooled variance on `n_b + n_c − 2` degrees of
+//!    freedom, moderated across the benchmarks of the comparison by empirical Bayes
+//!    ([`super::moderated`], Smyth 2004). The estimate is the log of the ratio of geometric
+//!    means of the summaries.
+//! 3. **Looks and error control.** The comparison is looked at after rounds given by a
+//!    [`SequentialPlan`]: once for a fixed number of rounds, after every round for
+//!    `--until-decided`. At a look with boundary `c`, the interval `estimate ± t_df(Φ(c))·se`
+//!    is a repeated confidence interval (valid at every look together), and each benchmark's
+//!    minimum-effect p-value (below) is compared with the look's nominal level `2(1 − Φ(c))`
+//!    after Benjamini–Hochberg across the benchmarks still undecided at that look. BH never
+//!    rejects a p-value above its level, so each unchanged benchmark's chance of ever being
+//!    called stays within the plan's α, whatever the number of looks; within a look BH also
+//!    bounds the share of false calls among calls.
+//! 4. **Rules** at each look, for each benchmark not yet decided:
+//!    - *regression / improvement* when BH rejects "the change is at most
+//!      [`REPLICATE_MARGIN`] × threshold" (a minimum-effect test, Murphy & Myors 1999) and
+//!      the estimate is beyond the threshold; direction from the metric;
+//!    - *unchanged* when the repeated interval lies inside [1 − thr, 1 + thr]: an equivalence
+//!      decision (TOST; Schuirmann 1987) with its own interval, not "no difference found";
+//!    - *given up* (inconclusive) when even an interval as narrow as the last look could give
+//!      would neither exclude the margin nor fit inside the band around today's estimate
+//!      (a futility rule, so one hopeless benchmark does not hold a pair to its last round);
+//!    - otherwise undecided: measure another round, or report inconclusive with an estimate
+//!      of the rounds that would settle it.
+//!
+//!    A decided benchmark keeps the verdict of the look that decided it.
+//!
+//! Benchmarks with fewer than two replicates a side, or with values that are not positive,
+//! fall back to the within-process verdict, marked [`Method::WithinProcess`].
+//!
+//! Evaluation: `tests/eval/ab/` drives the real binary on temporary git repositories with
+//! per-process offsets, outliers and real timed work; figures in docs/STATISTICS.md.
+
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+
+use super::bh::benjamini_hochberg;
+use super::moderated::{VariancePrior, fit_prior};
+use super::sequential::{SequentialPlan, nominal_level};
+use super::verdict::{
+    AbConfig, Comparison, Method, PairInput, Verdict, compare_all, fmt_q, screen,
+};
+
+/// Fraction of the threshold a change must be shown to exceed (see the module docs). Chosen
+/// with the synthetic evaluation: 0.5 cost a tenth of detection for no measurable gain in
+/// false positives, 0 let false positives reach 1%.
+pub const REPLICATE_MARGIN: f64 = 0.25;
+
+/// Slow outliers within one replicate: robust standard deviations beyond its median.
+const WITHIN_REPLICATE_SIGMAS: f64 = 3.0;
+
+/// Replicates per side from which whole slow replicates may be set aside.
+const MIN_REPLICATES_TO_SCREEN: usize = 5;
+
+/// Scale factor of the MAD of standard normal data.
+const MAD_TO_SIGMA: f64 = 1.482_602_218_505_602;
+
+/// One benchmark process's samples and the round it was measured in (1-based).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replicate {
+    pub round: u32,
+    pub samples: Vec<f64>,
+}
+
+/// One benchmark's replicates on both sides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplicatedPair {
+    pub base: Vec<Replicate>,
+    pub cand: Vec<Replicate>,
+    pub higher_is_better: bool,
+    /// Per-benchmark override of [`AbConfig::threshold`].
+    pub threshold: Option<f64>,
+}
+
+impl ReplicatedPair {
+    fn all_samples(reps: &[Replicate], up_to: u32) -> Vec<f64> {
+        reps.iter()
+            .filter(|r| r.round <= up_to)
+            .flat_map(|r| r.samples.iter().copied())
+            .collect()
+    }
+
+    /// Whether the replicate method applies: two replicates a side with samples, every
+    /// sample finite and positive (logarithms).
+    fn replicable(&self) -> bool {
+        let ok = |reps: &[Replicate]| {
+            reps.iter().filter(|r| !r.samples.is_empty()).count() >= 2
+                && reps
+                    .iter()
+                    .flat_map(|r| &r.samples)
+                    .all(|v| v.is_finite() && *v > 0.0)
+        };
+        ok(&self.base) && ok(&self.cand)
+    }
+}
+
+/// The log summary of one replicate (see the module docs).
+fn summary(samples: &[f64], higher_is_better: bool) -> f64 {
+    let logs: Vec<f64> = samples.iter().map(|v| v.ln()).collect();
+    if logs.len() < 3 {
+        return logs.iter().sum::<f64>() / logs.len() as f64;
+    }
+    let m = crate::median(&logs).unwrap_or(f64::NAN);
+    let mad = crate::mad(&logs).unwrap_or(0.0) * MAD_TO_SIGMA;
+    let limit = WITHIN_REPLICATE_SIGMAS * mad;
+    let kept: Vec<f64> = logs
+        .iter()
+        .copied()
+        .filter(|&l| {
+            mad <= 0.0
+                || if higher_is_better {
+                    m - l <= limit
+                } else {
+                    l - m <= limit
+                }
+        })
+        .collect();
+    kept.iter().sum::<f64>() / kept.len() as f64
+}
+
+/// Per-side summaries up to a round, screened when there are enough of them.
+fn summaries(reps: &[Replicate], up_to: u32, higher_is_better: bool) -> Vec<f64> {
+    let s: Vec<f64> = reps
+        .iter()
+        .filter(|r| r.round <= up_to && !r.samples.is_empty())
+        .map(|r| summary(&r.samples, higher_is_better))
+        .collect();
+    if s.len() >= MIN_REPLICATES_TO_SCREEN {
+        // `screen` works on the slow side of raw values; logs keep the order.
+        screen(&s, higher_is_better)
+    } else {
+        s
+    }
+}
+
+fn mean_var(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let m = x.iter().sum::<f64>() / n;
+    let v = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    (m, v)
+}
+
+/// The numbers of one benchmark at one look.
+#[derive(Debug, Clone, Copy)]
+struct Look {
+    nb: usize,
+    nc: usize,
+    diff: f64,
+    pooled_var: f64,
+    dof: f64,
+}
+
+fn look(pair: &ReplicatedPair, round: u32) -> Option<Look> {
+    let b = summaries(&pair.base, round, pair.higher_is_better);
+    let c = summaries(&pair.cand, round, pair.higher_is_better);
+    if b.len() < 2 || c.len() < 2 {
+        return None;
+    }
+    let (mb, vb) = mean_var(&b);
+    let (mc, vc) = mean_var(&c);
+    let dof = (b.len() + c.len() - 2) as f64;
+    Some(Look {
+        nb: b.len(),
+        nc: c.len(),
+        diff: mc - mb,
+        pooled_var: ((b.len() - 1) as f64 * vb + (c.len() - 1) as f64 * vc) / dof,
+        dof,
+    })
+}
+
+/// Quantile of Student's t at probability `p` (the normal for very large df).
+fn t_quantile(p: f64, dof: f64) -> f64 {
+    if !dof.is_finite() || dof > 1e6 {
+        return Normal::new(0.0, 1.0).expect("unit normal").inverse_cdf(p);
+    }
+    StudentsT::new(0.0, 1.0, dof)
+        .map(|t| t.inverse_cdf(p))
+        .unwrap_or(f64::NAN)
+}
+
+fn t_sf(x: f64, dof: f64) -> f64 {
+    if !dof.is_finite() || dof > 1e6 {
+        return Normal::new(0.0, 1.0).expect("unit normal").sf(x);
+    }
+    StudentsT::new(0.0, 1.0, dof)
+        .map(|t| t.sf(x))
+        .unwrap_or(f64::NAN)
+}
+
+/// Verdicts for every pair after `rounds` rounds measured under `plan`; one [`Comparison`]
+/// per pair, in order.
+pub fn compare_replicated(
+    pairs: &[ReplicatedPair],
+    plan: &SequentialPlan,
+    rounds: u32,
+    config: &AbConfig,
+) -> Vec<Comparison> {
+    let mut out: Vec<Option<Comparison>> = vec![None; pairs.len()];
+    // Pairs the replicate method cannot judge: the within-process verdict, marked as such.
+    let fallback: Vec<usize> = (0..pairs.len())
+        .filter(|&i| !pairs[i].replicable())
+        .collect();
+    let pooled: Vec<(Vec<f64>, Vec<f64>)> = fallback
+        .iter()
+        .map(|&i| {
+            (
+                ReplicatedPair::all_samples(&pairs[i].base, rounds),
+                ReplicatedPair::all_samples(&pairs[i].cand, rounds),
+            )
+        })
+        .collect();
+    let inputs: Vec<PairInput<'_>> = fallback
+        .iter()
+        .zip(&pooled)
+        .map(|(&i, (b, c))| PairInput {
+            base: b,
+            cand: c,
+            higher_is_better: pairs[i].higher_is_better,
+            threshold: pairs[i].threshold,
+        })
+        .collect();
+    for (&i, mut c) in fallback.iter().zip(compare_all(&inputs, config)) {
+        c.base_replicates = count(&pairs[i].base, rounds);
+        c.cand_replicates = count(&pairs[i].cand, rounds);
+        out[i] = Some(c);
+    }
+    let boundaries = plan.boundaries();
+    let looks: Vec<u32> = if rounds < plan.first_look {
+        vec![rounds.max(1)]
+    } else {
+        (plan.first_look..=rounds.min(plan.max_looks)).collect()
+    };
+    let mut last: Vec<Option<Comparison>> = vec![None; pairs.len()];
+    for &round in &looks {
+        let numbers: Vec<Option<Look>> = pairs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (!fallback.contains(&i)).then(|| look(p, round)).flatten())
+            .collect();
+        let prior = fit_prior(
+            &numbers
+                .iter()
+                .flatten()
+                .map(|l| (l.pooled_var, l.dof))
+                .collect::<Vec<_>>(),
+        );
+        let c = plan.boundary_at(&boundaries, round);
+        let nominal = nominal_level(c);
+        let open: Vec<usize> = (0..pairs.len())
+            .filter(|&i| out[i].is_none() && numbers[i].is_some())
+            .collect();
+        let mut judged: Vec<Comparison> = open
+            .iter()
+            .map(|&i| {
+                judge(
+                    &pairs[i],
+                    numbers[i].expect("filtered"),
+                    prior,
+                    c,
+                    round,
+                    config,
+                )
+            })
+            .collect();
+        let q = benjamini_hochberg(&judged.iter().map(|j| j.p_value).collect::<Vec<_>>());
+        for ((&i, j), q) in open.iter().zip(judged.iter_mut()).zip(q) {
+            j.q_value = q;
+            let decided = settle(j, &pairs[i], nominal, round, plan, &boundaries, prior);
+            if decided {
+                out[i] = Some(j.clone());
+            } else {
+                last[i] = Some(j.clone());
+            }
+        }
+    }
+    out.into_iter()
+        .zip(last)
+        .enumerate()
+        .map(|(i, (done, last))| {
+            done.or(last).unwrap_or_else(|| {
+                // Never looked at with two replicates a side (a look before round 2).
+                let mut c = compare_all(
+                    &[PairInput {
+                        base: &ReplicatedPair::all_samples(&pairs[i].base, rounds),
+                        cand: &ReplicatedPair::all_samples(&pairs[i].cand, rounds),
+                        higher_is_better: pairs[i].higher_is_better,
+                        threshold: pairs[i].threshold,
+                    }],
+                    config,
+                )
+                .remove(0);
+                c.base_replicates = count(&pairs[i].base, rounds);
+                c.cand_replicates = count(&pairs[i].cand, rounds);
+                c
+            })
+        })
+        .collect()
+}
+
+fn count(reps: &[Replicate], up_to: u32) -> usize {
+    reps.iter()
+        .filter(|r| r.round <= up_to && !r.samples.is_empty())
+        .count()
+}
+
+/// The numbers of one benchmark at a look (verdict still inconclusive; see [`settle`]).
+fn judge(
+    pair: &ReplicatedPair,
+    l: Look,
+    prior: VariancePrior,
+    c: f64,
+    round: u32,
+    config: &AbConfig,
+) -> Comparison {
+    let thr = pair.threshold.unwrap_or(config.threshold);
+    let (var, dof) = prior.moderate(l.pooled_var, l.dof);
+    let se = (var * (1.0 / l.nb as f64 + 1.0 / l.nc as f64)).sqrt();
+    let level = Normal::new(0.0, 1.0).expect("unit normal").cdf(c);
+    let tq = t_quantile(level, dof);
+    let margin = (REPLICATE_MARGIN * thr).ln_1p();
+    let (p_min, welch_p) = if se > 0.0 {
+        let beyond = l.diff.abs() - margin;
+        (
+            if beyond > 0.0 {
+                (2.0 * t_sf(beyond / se, dof)).min(1.0)
+            } else {
+                1.0
+            },
+            (2.0 * t_sf(l.diff.abs() / se, dof)).min(1.0),
+        )
+    } else if l.diff.abs() > margin {
+        (0.0, 0.0)
+    } else {
+        (1.0, if l.diff == 0.0 { 1.0 } else { 0.0 })
+    };
+    let base = ReplicatedPair::all_samples(&pair.base, round);
+    let cand = ReplicatedPair::all_samples(&pair.cand, round);
+    let center = |reps: &[Replicate]| {
+        let s = summaries(reps, round, pair.higher_is_better);
+        (s.iter().sum::<f64>() / s.len() as f64).exp()
+    };
+    Comparison {
+        verdict: Verdict::Inconclusive,
+        ratio: l.diff.exp(),
+        ci: ((l.diff - tq * se).exp(), (l.diff + tq * se).exp()),
+        p_value: p_min,
+        q_value: f64::NAN,
+        welch_p,
+        hodges_lehmann: super::hodges_lehmann(&base, &cand).unwrap_or(f64::NAN),
+        base_median: center(&pair.base),
+        cand_median: center(&pair.cand),
+        base_n: base.len(),
+        cand_n: cand.len(),
+        threshold: thr,
+        more_samples: None,
+        reason: String::new(),
+        method: Method::Replicates,
+        base_replicates: l.nb,
+        cand_replicates: l.nc,
+        decided_at_round: None,
+        more_rounds: None,
+    }
+}
+
+/// Applies the rules of the module docs; true when the benchmark is decided (or given up)
+/// at this look.
+fn settle(
+    c: &mut Comparison,
+    pair: &ReplicatedPair,
+    nominal: f64,
+    round: u32,
+    plan: &SequentialPlan,
+    boundaries: &[f64],
+    prior: VariancePrior,
+) -> bool {
+    let thr = c.threshold;
+    let change = c.ratio - 1.0;
+    let reps = format!("{}+{} replicates", c.base_replicates, c.cand_replicates);
+    let interval = format!("[{:.3}, {:.3}]", c.ci.0, c.ci.1);
+    if c.q_value <= nominal && change.abs() >= thr {
+        let worse = (change > 0.0) != pair.higher_is_better;
+        c.verdict = if worse {
+            Verdict::Regression
+        } else {
+            Verdict::Improvement
+        };
+        c.decided_at_round = Some(round);
+        c.reason = format!(
+            "{} {:.1}% over {reps} (q = {}), interval {interval} beyond a {:.1}% change; decided at round {round}",
+            if change > 0.0 { "up" } else { "down" },
+            100.0 * change.abs(),
+            fmt_q(c.q_value),
+            100.0 * REPLICATE_MARGIN * thr,
+        );
+        return true;
+    }
+    if c.ci.0 >= 1.0 - thr && c.ci.1 <= 1.0 + thr {
+        c.verdict = Verdict::Unchanged;
+        c.decided_at_round = Some(round);
+        c.reason = format!(
+            "ratio {:.3} with interval {interval} inside ±{:.1}% over {reps}; decided at round {round}",
+            c.ratio,
+            100.0 * thr
+        );
+        return true;
+    }
+    // What the last look could give: the same estimate, the interval shrunk as 1/√rounds.
+    let half = ((c.ci.1 / c.ci.0).ln() / 2.0).max(0.0);
+    let d = (c.ratio).ln().abs();
+    let margin = (REPLICATE_MARGIN * thr).ln_1p();
+    if round < plan.max_looks {
+        let c_last = boundaries[boundaries.len() - 1];
+        let c_now = plan.boundary_at(boundaries, round);
+        let scale = f64::from(round) / f64::from(plan.max_looks);
+        let dof_last = prior.df + (c.base_replicates + c.cand_replicates) as f64 / scale - 2.0;
+        let dof_now = prior.df + (c.base_replicates + c.cand_replicates - 2) as f64;
+        let normal = Normal::new(0.0, 1.0).expect("unit normal");
+        let shrink =
+            t_quantile(normal.cdf(c_last), dof_last) / t_quantile(normal.cdf(c_now), dof_now);
+        let best = half * shrink * scale.sqrt();
+        let can_call = d - best > margin;
+        let can_rule_out = d + best < thr.ln_1p().min(-(1.0 - thr).ln());
+        if !can_call && !can_rule_out {
+            c.reason = format!(
+                "given up at round {round}: {:+.1}% with interval {interval} over {reps}; even {} rounds could not call a change or rule one out",
+                100.0 * change,
+                plan.max_looks
+            );
+            return true;
+        }
+    }
+    let target = if d < thr.ln_1p() {
+        thr.ln_1p() - d
+    } else {
+        d - margin
+    }
+    .max(thr / 4.0);
+    let need = f64::from(round) * (half / target).powi(2);
+    c.more_rounds = Some((need.ceil() as u32).clamp(round + 1, 10_000));
+    c.reason = format!(
+        "{:+.1}% with interval {interval} over {reps}: neither beyond a {:.1}% change nor inside ±{:.1}%",
+        100.0 * change,
+        100.0 * REPLICATE_MARGIN * thr,
+        100.0 * thr
+    );
+    false
+}
+
+#[cfg(test)]
+#[path = "replicated_tests.rs"]
+mod tests;
