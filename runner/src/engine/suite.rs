@@ -2,7 +2,7 @@
 //! `command` suites through `run_command` and an output format. Failures become failed
 //! results (with the reason) and never stop the other benchmarks.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -244,7 +244,10 @@ fn run_parsed_command(
         Err(msg)
     };
     let mut benchmarks = Vec::new();
-    for _ in 0..cmd.runs {
+    // Each execution is one replicate: (name, params, measure) → (execution, samples) in order.
+    let mut executions: HashMap<(String, BTreeMap<String, String>, String), Vec<(u32, usize)>> =
+        HashMap::new();
+    for execution in 0..cmd.runs {
         observer.benchmark_started(suite, "command");
         let dir = match workdir(cmd, checkout) {
             Ok(dir) => dir,
@@ -303,12 +306,37 @@ fn run_parsed_command(
                 extras.1.push(line);
             }
         }
+        for b in &parsed.benchmarks {
+            executions
+                .entry((b.name.clone(), b.params.clone(), b.measure.clone()))
+                .or_default()
+                .push((execution, b.samples.len()));
+        }
         benchmarks.extend(parsed.benchmarks);
         observer.benchmark_finished(suite, "command", None);
     }
     // Each output is merged already; this merges the runs, by the same rule.
     match formats::merge_duplicates(benchmarks) {
-        Ok(merged) => Ok(merged.into_iter().map(|p| p.into_result(suite)).collect()),
+        // `merge_duplicates` appends samples in run order, so the executions line up.
+        Ok(merged) => Ok(merged
+            .into_iter()
+            .map(|p| {
+                let key = (p.name.clone(), p.params.clone(), p.measure.clone());
+                let mut r = p.into_result(suite);
+                r.replicates = executions
+                    .get(&key)
+                    .map(|runs| {
+                        runs.iter()
+                            .flat_map(|&(e, n)| std::iter::repeat_n(e, n))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if r.replicates.len() != r.samples.len() {
+                    r.replicates.clear();
+                }
+                r
+            })
+            .collect()),
         Err(e) => fail(format!(
             "the {} runs of command `{}` disagree: {e}",
             cmd.runs, cmd.command
@@ -410,9 +438,10 @@ fn run_wall_time(
                 direction: Direction::LowerIsBetter,
                 status: ResultStatus::Ok,
                 error: None,
+                // Every execution is its own process: each sample is a replicate.
+                replicates: (0..samples.len() as u32).collect(),
                 samples,
                 sample_meta,
-                replicates: Vec::new(),
             }
         }
         Err(msg) => {
