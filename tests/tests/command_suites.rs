@@ -1,7 +1,9 @@
 //! `command` suites: pitwall JSON output is stored with every sample; a command that fails,
-//! prints garbage or hangs is recorded as failed while the others are kept, and exit is 3.
+//! prints garbage or hangs is recorded as failed while the others are kept, and exit is 3;
+//! criterion results that earlier runs left in the output directory are not read as new.
 
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
 
 use pitwall_e2e::Sandbox;
 
@@ -361,4 +363,85 @@ fn bench_filter_applies_to_command_suites() {
         .map(|b| (b["suite"].as_str().unwrap(), b["name"].as_str().unwrap()))
         .collect();
     assert_eq!(suites, [("good", "parse"), ("broken", "command")], "{v}");
+}
+
+/// Copies the real criterion tree into `to`, every file dated an hour back: an earlier run's.
+fn earlier_criterion_run(to: &Path) {
+    fn copy(from: &Path, to: &Path, when: SystemTime) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let path = entry.unwrap().path();
+            let dest = to.join(path.file_name().unwrap());
+            if path.is_dir() {
+                copy(&path, &dest, when);
+            } else {
+                std::fs::copy(&path, &dest).unwrap();
+                let file = std::fs::File::options().write(true).open(&dest).unwrap();
+                file.set_modified(when).unwrap();
+            }
+        }
+    }
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/criterion");
+    copy(&fixture, to, SystemTime::now() - Duration::from_secs(3600));
+}
+
+/// The issue: with a filter in the command, `ci` read every benchmark under target/criterion,
+/// so results no run had rewritten were reported (one as +219%). Only what the execution wrote
+/// is read, the rest is named in a warning, and an execution that wrote nothing fails the suite.
+#[test]
+fn criterion_results_left_by_earlier_runs_are_ignored_with_a_warning() {
+    let sb = Sandbox::new();
+    earlier_criterion_run(&sb.path().join("target/criterion"));
+    earlier_criterion_run(&sb.path().join("other/criterion"));
+    // Stands for `cargo bench -- fold/100`: criterion rewrites that one benchmark's files.
+    let fresh = format!(
+        "cp '{}'/fixtures/criterion/sum/fold/100/new/*.json target/criterion/sum/fold/100/new/",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    sb.write(
+        "pitwall.toml",
+        &format!(
+            "[[suite]]\nname = \"crit\"\nkind = \"command\"\ncommand = \"{fresh}\"\nformat = \"criterion\"\noutput = \"target/criterion\"\nruns = 2\n\n[[suite]]\nname = \"matched-nothing\"\nkind = \"command\"\ncommand = \"true\"\nformat = \"criterion\"\noutput = \"other/criterion\"\n"
+        ),
+    );
+    let out = sb
+        .run(&["run", "--format", "json", "--no-report"])
+        .expect(3);
+    let v = out.json();
+    let b = v["benchmarks"].as_array().unwrap();
+    let crit: Vec<_> = b.iter().filter(|b| b["suite"] == "crit").collect();
+    assert_eq!(crit.len(), 1, "{v}");
+    assert_eq!(
+        (&crit[0]["name"], &crit[0]["status"]),
+        (&"sum/fold".into(), &"ok".into())
+    );
+    assert_eq!(crit[0]["params"]["value"], "100");
+    // 100 criterion samples from each of the two executions, none from the earlier run's files.
+    assert_eq!(crit[0]["n"], 200, "{}", crit[0]);
+    let dir = sb.path().join("target/criterion");
+    let warning = format!(
+        "suite `crit` (criterion): 4 results under {} predate this execution (left by earlier runs) and were ignored: bytes/checksum, sum/fold/1000, sum/iter_sum/100 and 1 more",
+        dir.display()
+    );
+    let stderr = out.stderr();
+    assert_eq!(
+        stderr.matches(&format!("warning: {warning}\n")).count(),
+        1,
+        "{stderr}"
+    );
+    let none = b.iter().find(|b| b["suite"] == "matched-nothing").unwrap();
+    assert_eq!(none["status"], "failed");
+    let error = none["error"].as_str().unwrap();
+    assert!(
+        error.contains(&format!(
+            "no results under {} were written by this execution: all 5 there predate it (left by earlier runs); hint: ",
+            sb.path().join("other/criterion").display()
+        )),
+        "{error}"
+    );
+    // The stored run says so too, for whoever reads it later.
+    let doc: serde_json::Value =
+        serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
+    let notes = &doc["runs"][0]["fingerprint"]["extra"]["format_notes"];
+    assert_eq!(notes, &serde_json::json!([warning]), "{notes}");
 }

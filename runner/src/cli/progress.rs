@@ -77,6 +77,16 @@ impl RunObserver for Bars {
         }
     }
 
+    fn warning(&self, _suite: &str, line: &str) {
+        if !self.quiet {
+            let print = || eprintln!("warning: {line}");
+            match &*self.bar.borrow() {
+                Some(b) => b.suspend(print),
+                None => print(),
+            }
+        }
+    }
+
     fn suite_finished(&self, _suite: &str) {
         if let Some(b) = self.bar.borrow_mut().take() {
             b.finish_and_clear();

@@ -11,6 +11,9 @@ pub trait RunObserver {
     fn benchmark_finished(&self, _suite: &str, _benchmark: &str, _error: Option<&str>) {}
     /// A suite was skipped (e.g. no GPU), with the reason as one line.
     fn suite_skipped(&self, _suite: &str, _reason: &str) {}
+    /// Something about a suite's results the user should know (e.g. stale results that were
+    /// ignored), as one line; it is recorded with the run's format notes too.
+    fn warning(&self, _suite: &str, _line: &str) {}
     fn suite_finished(&self, _suite: &str) {}
 }
 

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use pitwall_suites::formats::{self, Input, InputFormat};
 use pitwall_suites::schema;
@@ -254,6 +254,8 @@ fn run_parsed_command(
             Err(msg) => return fail(msg),
         };
         let left = timeout.saturating_sub(start.elapsed());
+        // A results directory keeps what earlier runs wrote: only what is newer is this run's.
+        let started = SystemTime::now();
         let outcome = match run_command(&cmd.command, &dir, &cmd.env, left) {
             Ok(o) => o,
             Err(e) => return fail(format!("cannot start command `{}`: {e}", cmd.command)),
@@ -267,14 +269,15 @@ fn run_parsed_command(
                 formats::parse(format, Input::Text(&text))
                     .map_err(|e| format!("output of command `{}` is not valid: {e}", cmd.command))
             }
-            Some(out) if format.reads_dir() => formats::parse(format, Input::Dir(&dir.join(out)))
-                .map_err(|e| {
+            Some(out) if format.reads_dir() => {
+                formats::parse(format, Input::DirSince(&dir.join(out), started)).map_err(|e| {
                     format!(
                         "{} (written by `{}`) is not valid: {e}",
                         out.display(),
                         cmd.command
                     )
-                }),
+                })
+            }
             Some(out) => match std::fs::read_to_string(dir.join(out)) {
                 Ok(text) => formats::parse(format, Input::Text(&text)).map_err(|e| {
                     format!(
@@ -303,6 +306,14 @@ fn run_parsed_command(
         for note in parsed.notes {
             let line = format!("suite `{suite}` ({}): {note}", format.name());
             if !extras.1.contains(&line) {
+                extras.1.push(line);
+            }
+        }
+        // Shown once (the same each run) and kept with the notes, so the stored run says so.
+        for warning in parsed.warnings {
+            let line = format!("suite `{suite}` ({}): {warning}", format.name());
+            if !extras.1.contains(&line) {
+                observer.warning(suite, &line);
                 extras.1.push(line);
             }
         }

@@ -10,9 +10,14 @@
 //! with a throughput (`Bytes`, `BytesDecimal`, `Elements`) also gets a higher-is-better
 //! `throughput` benchmark in `B/s` or `elements/s`. Only `new/` is read (`base/`, `change/` and
 //! `report/` are criterion's own comparison state); `estimates.json` is not needed.
+//!
+//! The tree accumulates across `cargo bench` invocations, so after a command suite's execution
+//! ([`parse_dir_since`]) only the benchmarks whose files were written since it started are read;
+//! the others are counted in a warning. `pitwall import` ([`parse_dir`]) reads them all.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
@@ -24,8 +29,27 @@ use crate::schema::{Direction, Unit};
 
 const FORMAT: &str = "criterion";
 
-/// Reads a `target/criterion` directory.
+/// The files read from each `new` folder; a benchmark is fresh when all of them are.
+const READ: [&str; 2] = ["benchmark.json", "sample.json"];
+
+/// How much older than the start of an execution a file may look and still count as written by
+/// it: file times come from the kernel's coarse clock (up to a tick behind the clock the start
+/// is read from) and are whole seconds on some filesystems.
+const MTIME_SLACK: Duration = Duration::from_secs(1);
+
+/// Reads a `target/criterion` directory: every benchmark in it, whenever it was written.
 pub fn parse_dir(dir: &Path) -> Result<ParsedRun, FormatError> {
+    read_tree(dir, None)
+}
+
+/// Reads the benchmarks under `dir` whose files were modified at or after `since` (the start of
+/// the execution that should have written them); older ones are left out with a warning, and
+/// none left is an error.
+pub fn parse_dir_since(dir: &Path, since: SystemTime) -> Result<ParsedRun, FormatError> {
+    read_tree(dir, Some(since))
+}
+
+fn read_tree(dir: &Path, since: Option<SystemTime>) -> Result<ParsedRun, FormatError> {
     if !dir.is_dir() {
         return Err(err(
             String::new(),
@@ -45,17 +69,87 @@ pub fn parse_dir(dir: &Path) -> Result<ParsedRun, FormatError> {
             ),
         ));
     }
-    let mut out = Vec::new();
-    for (index, new_dir) in found.iter().enumerate() {
-        let rel = new_dir
+    let rel = |new_dir: &Path| {
+        new_dir
             .parent()
             .and_then(|p| p.strip_prefix(dir).ok())
             .unwrap_or(new_dir)
             .display()
-            .to_string();
-        read_one(index, dir, new_dir, &rel, &mut out)?;
+            .to_string()
+    };
+    let mut stale = Vec::new();
+    if let Some(since) = since {
+        let cutoff = since.checked_sub(MTIME_SLACK).unwrap_or(since);
+        let mut fresh = Vec::new();
+        for new_dir in found {
+            if written_since(&new_dir, cutoff).map_err(|m| err(String::new(), m))? {
+                fresh.push(new_dir);
+            } else {
+                stale.push(rel(&new_dir));
+            }
+        }
+        found = fresh;
+        if found.is_empty() {
+            return Err(err(
+                String::new(),
+                format!(
+                    "no results under {} were written by this execution: all {} there predate \
+                     it (left by earlier runs); hint: check that the command writes its criterion \
+                     results there (criterion's --discard-baseline and --load-baseline write none) \
+                     and that a benchmark filter in it matches a benchmark",
+                    dir.display(),
+                    stale.len()
+                ),
+            ));
+        }
     }
-    Ok(ParsedRun::new(out))
+    let mut out = Vec::new();
+    for (index, new_dir) in found.iter().enumerate() {
+        read_one(index, dir, new_dir, &rel(new_dir), &mut out)?;
+    }
+    let mut run = ParsedRun::new(out);
+    if !stale.is_empty() {
+        run.warnings.push(stale_warning(dir, &stale));
+    }
+    Ok(run)
+}
+
+/// Whether every file in [`READ`] that `new_dir` holds was modified at or after `cutoff` (a
+/// missing one is reported when the benchmark is read).
+fn written_since(new_dir: &Path, cutoff: SystemTime) -> Result<bool, String> {
+    for file in READ {
+        let path = new_dir.join(file);
+        let modified = match std::fs::metadata(&path).and_then(|m| m.modified()) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                return Err(format!(
+                    "cannot tell when {} was written: {e}",
+                    path.display()
+                ));
+            }
+        };
+        if modified < cutoff {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// One line on the benchmarks left out for predating the execution, naming the first few.
+fn stale_warning(dir: &Path, stale: &[String]) -> String {
+    let (n, shown) = (stale.len(), stale.len().min(3));
+    let (s, verb, was) = match n {
+        1 => ("", "predates", "was"),
+        _ => ("s", "predate", "were"),
+    };
+    let more = (n > shown).then(|| format!(" and {} more", n - shown));
+    format!(
+        "{n} result{s} under {} {verb} this execution (left by earlier runs) and {was} ignored: {}{}",
+        dir.display(),
+        stale[..shown].join(", "),
+        more.unwrap_or_default()
+    )
 }
 
 /// Every `new` folder holding a `benchmark.json`, outside criterion's `report` folders.
@@ -346,5 +440,59 @@ mod tests {
                 .message
                 .contains("not a directory")
         );
+    }
+
+    /// Results an earlier run left are not this execution's: the issue's `+219%` came from a
+    /// file no `ci` run had rewritten being read as new each time.
+    #[test]
+    fn only_results_written_since_the_execution_started_are_read() {
+        let root = scratch("since", r#"{"iters":[1.0],"times":[5.0]}"#, ID);
+        let copy = |to: &str| {
+            let new = root.join(to).join("new");
+            std::fs::create_dir_all(&new).unwrap();
+            for f in READ {
+                std::fs::copy(root.join("g/f/new").join(f), new.join(f)).unwrap();
+            }
+            new
+        };
+        let (old, older) = (copy("g/old"), copy("h/older"));
+        let started = SystemTime::now();
+        let an_hour_ago = started - Duration::from_secs(3600);
+        let age = |new: &Path, files: &[&str]| {
+            for f in files {
+                let file = std::fs::File::options().write(true).open(new.join(f));
+                file.unwrap().set_modified(an_hour_ago).unwrap();
+            }
+        };
+        age(&old, &READ);
+        // One file older than the execution is enough: criterion rewrites both every time.
+        age(&older, &["sample.json"]);
+        let run = parse_dir_since(&root, started).unwrap();
+        let names: Vec<_> = run.benchmarks.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["g/f"]);
+        assert_eq!(
+            run.warnings,
+            [format!(
+                "2 results under {} predate this execution (left by earlier runs) and were ignored: g/old, h/older",
+                root.display()
+            )]
+        );
+        assert!(run.notes.is_empty());
+        // `pitwall import` has no execution to date from: it reads everything, silently.
+        let all = parse_dir(&root).unwrap();
+        assert_eq!(all.benchmarks.len(), 3);
+        assert!(all.warnings.is_empty());
+        // Nothing fresh at all: an error naming the directory, with a hint.
+        age(&root.join("g/f/new"), &READ);
+        let e = parse_dir_since(&root, started).unwrap_err();
+        assert_eq!(e.position, "");
+        assert!(
+            e.message.starts_with(&format!(
+                "no results under {} were written by this execution: all 3 there predate it",
+                root.display()
+            )) && e.message.contains("; hint: check that the command writes"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::SystemTime;
 
 use super::pitwall_json::{FormatError, ParsedBenchmark};
 
@@ -15,6 +16,9 @@ pub struct ParsedRun {
     pub context: BTreeMap<String, serde_json::Value>,
     /// What the format cannot tell (e.g. "summary values only: no raw samples").
     pub notes: Vec<String>,
+    /// What the reader left out of this output or doubts in it (e.g. criterion results older
+    /// than the execution that should have written them), one line each: shown to the user.
+    pub warnings: Vec<String>,
 }
 
 impl ParsedRun {
@@ -30,7 +34,12 @@ impl ParsedRun {
 #[derive(Debug, Clone, Copy)]
 pub enum Input<'a> {
     Text(&'a str),
+    /// A directory read whole, whenever its results were written (`pitwall import`).
     Dir(&'a Path),
+    /// A directory that a command writing into it has just left: only the results written at
+    /// or after the time (when that execution started) are read; older ones, left by earlier
+    /// runs, are ignored with a warning.
+    DirSince(&'a Path, SystemTime),
 }
 
 /// Every format pitwall reads.
@@ -105,7 +114,7 @@ pub fn parse(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatE
     };
     let mut run = read(format, input).map_err(|e| match input {
         Input::Text(t) => other_format(format, t).unwrap_or(e),
-        Input::Dir(_) => e,
+        Input::Dir(_) | Input::DirSince(..) => e,
     })?;
     super::checks::validate(format.name(), &run.benchmarks)?;
     run.benchmarks = super::checks::merge_duplicates(std::mem::take(&mut run.benchmarks))
@@ -132,7 +141,7 @@ fn read(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatError>
     let text = |input: Input<'_>| -> Result<String, FormatError> {
         match input {
             Input::Text(t) => Ok(t.to_string()),
-            Input::Dir(d) => Err(FormatError {
+            Input::Dir(d) | Input::DirSince(d, _) => Err(FormatError {
                 format: format.name(),
                 position: String::new(),
                 message: format!(
@@ -147,6 +156,7 @@ fn read(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatError>
         InputFormat::GoogleBenchmark => super::google_benchmark::parse(&text(input)?),
         InputFormat::Criterion => match input {
             Input::Dir(d) => super::criterion_dir::parse_dir(d),
+            Input::DirSince(d, since) => super::criterion_dir::parse_dir_since(d, since),
             Input::Text(_) => Err(FormatError {
                 format: format.name(),
                 position: String::new(),
