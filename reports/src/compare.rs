@@ -44,6 +44,14 @@ impl ComparedBenchmark {
 /// A whole comparison, ready to render.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ComparisonReport {
+    /// Interleaved rounds behind the comparison (a pair measured by `pitwall run
+    /// --base/--head`); `None` when the two sides were measured separately.
+    pub rounds: Option<u32>,
+    /// `Some(max_rounds)` when the pair was measured until decided.
+    pub sequential: Option<u32>,
+    /// The fewest replicates (benchmark processes) per side behind any verdict: 1 means some
+    /// verdict rests on one process per side, so noise between processes is not captured.
+    pub replicates: usize,
     pub baseline: String,
     pub candidate: String,
     pub benchmarks: Vec<ComparedBenchmark>,
@@ -92,6 +100,39 @@ impl ComparisonReport {
 
     pub fn has_regression(&self) -> bool {
         !self.incomparable && self.counts().regression > 0
+    }
+
+    /// A line saying how much replication the verdicts rest on, when it is less than an
+    /// interleaved pair gives: one process per side, or sides measured separately.
+    pub fn replication_line(&self) -> Option<String> {
+        if self.benchmarks.is_empty() {
+            return None;
+        }
+        if self.replicates <= 1 {
+            Some(
+                "warning: one process per side (1 replicate): noise between processes (code layout, heap placement, CPU frequency) is not captured, so these verdicts can claim more certainty than the data give; hint: measure with `pitwall run --base A --head B` (interleaved rounds, each in new processes)"
+                    .to_string(),
+            )
+        } else if self.rounds.is_none() {
+            Some(format!(
+                "note: the sides were measured separately ({} or more processes each, not interleaved): drift between the two measurements is not captured",
+                self.replicates
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// `3 rounds`, `7 rounds (until decided, at most 15)`, or `measured separately`.
+    pub fn rounds_text(&self) -> String {
+        match (self.rounds, self.sequential) {
+            (Some(r), Some(max)) => format!(
+                "{r} interleaved round{} (until decided, at most {max})",
+                if r == 1 { "" } else { "s" }
+            ),
+            (Some(r), None) => format!("{r} interleaved round{}", if r == 1 { "" } else { "s" }),
+            (None, _) => "sides measured separately".to_string(),
+        }
     }
 
     /// A line saying the environments differ, when they do.
@@ -171,8 +212,13 @@ fn p_value(p: f64) -> String {
 
 /// Terminal table: every benchmark, regressions first.
 pub fn render_table(r: &ComparisonReport) -> String {
-    let mut out = format!("baseline:  {}\ncandidate: {}\n\n", r.baseline, r.candidate);
-    if let Some(line) = r.mismatch_line() {
+    let mut out = format!(
+        "baseline:  {}\ncandidate: {}\nrounds:    {}\n\n",
+        r.baseline,
+        r.candidate,
+        r.rounds_text()
+    );
+    for line in [r.mismatch_line(), r.replication_line()].into_iter().flatten() {
         out.push_str(&line);
         out.push_str("\n\n");
     }
@@ -219,9 +265,16 @@ pub fn render_table(r: &ComparisonReport) -> String {
 }
 
 pub(crate) fn verdict_text(b: &ComparedBenchmark) -> String {
-    match (b.comparison.verdict, b.comparison.more_samples) {
-        (Verdict::Inconclusive, Some(n)) => format!("inconclusive (~{n} samples/side needed)"),
-        (v, _) => v.as_str().to_string(),
+    let c = &b.comparison;
+    match (c.verdict, c.more_rounds, c.more_samples) {
+        (Verdict::Inconclusive, Some(n), _) => format!("inconclusive (~{n} rounds needed)"),
+        (Verdict::Inconclusive, None, _) if c.reason.starts_with("given up") => {
+            "inconclusive (given up)".to_string()
+        }
+        (Verdict::Inconclusive, None, Some(n)) => {
+            format!("inconclusive (~{n} samples/side needed)")
+        }
+        (v, _, _) => v.as_str().to_string(),
     }
 }
 
@@ -253,6 +306,14 @@ struct JsonBench<'a> {
 struct JsonDoc<'a> {
     baseline: &'a str,
     candidate: &'a str,
+    /// Interleaved rounds measured; null for separately measured sides.
+    rounds: Option<u32>,
+    /// `max_rounds` of an until-decided pair, else null.
+    until_decided_max_rounds: Option<u32>,
+    /// Fewest replicates per side behind any verdict (1: between-process noise not captured).
+    replicates: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replication_warning: Option<String>,
     summary: String,
     counts: VerdictCounts,
     benchmarks: Vec<JsonBench<'a>>,
@@ -272,6 +333,10 @@ pub fn render_json(r: &ComparisonReport) -> String {
     let doc = JsonDoc {
         baseline: &r.baseline,
         candidate: &r.candidate,
+        rounds: r.rounds,
+        until_decided_max_rounds: r.sequential,
+        replicates: r.replicates,
+        replication_warning: r.replication_line(),
         summary: r.summary_line(),
         counts: r.counts(),
         benchmarks: r
@@ -299,13 +364,14 @@ pub fn render_json(r: &ComparisonReport) -> String {
 pub fn render_markdown(r: &ComparisonReport) -> String {
     let mut out = String::from("### pitwall: benchmark comparison\n\n");
     out.push_str(&format!("**{}**\n\n", escape_md(&r.summary_line())));
-    if let Some(line) = r.mismatch_line() {
+    for line in [r.mismatch_line(), r.replication_line()].into_iter().flatten() {
         out.push_str(&format!("> {}\n\n", escape_md(&line)));
     }
     out.push_str(&format!(
-        "Baseline: {}  \nCandidate: {}\n\n",
+        "Baseline: {}  \nCandidate: {}  \nRounds: {}\n\n",
         escape_md(&r.baseline),
-        escape_md(&r.candidate)
+        escape_md(&r.candidate),
+        escape_md(&r.rounds_text())
     ));
     let header = "| benchmark | baseline | candidate | change | 95% CI | verdict |\n|---|---:|---:|---:|---:|---|\n";
     let row = |b: &ComparedBenchmark| {

@@ -30,12 +30,20 @@ fn bench(name: &str, verdict: Verdict, ratio: f64) -> ComparedBenchmark {
             threshold: 0.02,
             more_samples: (verdict == Verdict::Inconclusive).then_some(60),
             reason: String::new(),
+            method: pitwall_stats::ab::Method::Replicates,
+            base_replicates: 3,
+            cand_replicates: 3,
+            decided_at_round: (verdict != Verdict::Inconclusive).then_some(3),
+            more_rounds: (verdict == Verdict::Inconclusive).then_some(9),
         },
     }
 }
 
 fn report(benchmarks: Vec<ComparedBenchmark>) -> ComparisonReport {
     ComparisonReport {
+        rounds: Some(3),
+        sequential: None,
+        replicates: 3,
         baseline: "commit 0190abc (main)".into(),
         candidate: "commit 77ee001 \"speed up <parse>\"".into(),
         benchmarks,

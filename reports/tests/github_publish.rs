@@ -64,6 +64,9 @@ fn report(levels: &[(&str, f64, f64)]) -> ComparisonReport {
         })
         .collect();
     ComparisonReport {
+        rounds: Some(3),
+        sequential: None,
+        replicates: 3,
         baseline: "main".into(),
         candidate: "pr".into(),
         benchmarks,

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use pitwall_reports::compare::{ComparedBenchmark, ComparisonReport};
-use pitwall_stats::ab::{AbConfig, PairInput, compare_all};
-use pitwall_suites::{BenchmarkResult, Direction, ResultStatus};
+use pitwall_stats::ab::{AbConfig, Replicate, ReplicatedPair, SequentialPlan, compare_replicated};
+use pitwall_suites::{BenchmarkResult, Direction, PairInfo, ResultStatus};
 
 use crate::config::Config;
 use crate::source::{FILE_SUITE, Side};
@@ -123,35 +123,53 @@ pub fn compare(
             only_candidate.push(display(c));
         }
     }
-    let keep = |r: &BenchmarkResult| -> Vec<f64> {
-        if !options.exclude_throttled || r.sample_meta.is_empty() {
-            return r.samples.clone();
-        }
-        r.samples
-            .iter()
-            .zip(&r.sample_meta)
-            .filter(|(_, m)| !m.throttled)
-            .map(|(v, _)| *v)
-            .collect()
+    // An interleaved pair: both sides' runs linked by one pair id. Its rounds order the
+    // replicates; two separately measured sides are one round each.
+    let pair: Option<(&PairInfo, &PairInfo)> = match (&baseline.run, &candidate.run) {
+        (Some(a), Some(b)) => match (&a.pair, &b.pair) {
+            (Some(pa), Some(pb)) if pa.id == pb.id => Some((pa, pb)),
+            _ => None,
+        },
+        _ => None,
     };
-    let kept: Vec<(Vec<f64>, Vec<f64>)> =
-        pairs.iter().map(|(b, c, _)| (keep(b), keep(c))).collect();
-    let inputs: Vec<PairInput<'_>> = pairs
+    let rounds = pair.map_or(1, |(p, _)| p.rounds.max(1));
+    let plan = match pair.and_then(|(p, _)| p.sequential) {
+        Some(s) => SequentialPlan::until_decided(s.first_look, s.max_rounds, ab.alpha),
+        None => SequentialPlan::fixed(rounds, ab.alpha),
+    };
+    let replicates = |r: &BenchmarkResult, info: Option<&PairInfo>| -> Vec<Replicate> {
+        let mut by_index: BTreeMap<u32, Replicate> = BTreeMap::new();
+        for (i, &v) in r.samples.iter().enumerate() {
+            if options.exclude_throttled && r.sample_meta.get(i).is_some_and(|m| m.throttled) {
+                continue;
+            }
+            let index = r.replicates.get(i).copied().unwrap_or(0);
+            by_index
+                .entry(index)
+                .or_insert_with(|| Replicate {
+                    round: info.map_or(1, |p| p.round_of(index)),
+                    samples: Vec::new(),
+                })
+                .samples
+                .push(v);
+        }
+        by_index.into_values().collect()
+    };
+    let inputs: Vec<ReplicatedPair> = pairs
         .iter()
-        .zip(&kept)
-        .map(|((_, c, thr), (base, cand))| PairInput {
-            base,
-            cand,
+        .map(|(b, c, thr)| ReplicatedPair {
+            base: replicates(b, pair.map(|(p, _)| p)),
+            cand: replicates(c, pair.map(|(_, p)| p)),
             higher_is_better: c.direction == Direction::HigherIsBetter,
             threshold: Some(*thr),
         })
         .collect();
-    let comparisons = compare_all(&inputs, ab);
+    let comparisons = compare_replicated(&inputs, &plan, rounds, ab);
     let env_mismatch = match (&baseline.run, &candidate.run) {
         (Some(a), Some(b)) => crate::fingerprint::differences(&a.fingerprint, &b.fingerprint),
         _ => Vec::new(),
     };
-    let benchmarks = pairs
+    let benchmarks: Vec<ComparedBenchmark> = pairs
         .iter()
         .zip(comparisons)
         .map(|((b, c, _), comparison)| ComparedBenchmark {
@@ -168,7 +186,19 @@ pub fn compare(
             comparison,
         })
         .collect();
+    let fewest = benchmarks
+        .iter()
+        .map(|b: &ComparedBenchmark| {
+            b.comparison
+                .base_replicates
+                .min(b.comparison.cand_replicates)
+        })
+        .min()
+        .unwrap_or(0);
     ComparisonReport {
+        rounds: pair.map(|_| rounds),
+        sequential: pair.and_then(|(p, _)| p.sequential).map(|s| s.max_rounds),
+        replicates: fewest,
         baseline: baseline.label.clone(),
         candidate: candidate.label.clone(),
         benchmarks,

@@ -11,6 +11,7 @@ pub mod fingerprint;
 pub mod git;
 pub mod gpu;
 pub mod machine;
+pub mod pair;
 pub mod run;
 pub mod setup;
 pub mod source;

@@ -5,9 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use pitwall_suites::{
     Backend, BenchmarkResult, CommitInfo, Fingerprint, PairInfo, PairRole, ResultStatus, Run,
-    RunStatus, SampleMeta, WORKING_TREE,
+    RunStatus, SampleMeta, SequentialPlanInfo, WORKING_TREE,
 };
 
 use crate::config::Config;
@@ -179,7 +181,8 @@ pub fn execute(
 }
 
 /// Measures every target in `rounds` interleaved rounds (t0, t1, t0, t1, …), merging each
-/// benchmark's samples over the rounds; one run per target, in the order given.
+/// benchmark's samples over the rounds and keeping the replicate (process) each came from; one
+/// run per target, in the order given.
 pub fn execute_interleaved(
     config: &Config,
     request: &RunRequest,
@@ -190,18 +193,77 @@ pub fn execute_interleaved(
     observer: &dyn RunObserver,
 ) -> Result<Vec<RunReport>, RunError> {
     check_suites(config, request)?;
-    let started_at = now_rfc3339();
-    let fingerprint = env.fingerprint.clone();
-    let mut results: Vec<Vec<BenchmarkResult>> = vec![Vec::new(); targets.len()];
-    let mut skipped: Vec<Vec<String>> = vec![Vec::new(); targets.len()];
-    let mut extras: Vec<(
-        std::collections::BTreeMap<String, serde_json::Value>,
-        Vec<String>,
-    )> = vec![Default::default(); targets.len()];
-    for round in 0..rounds.max(1) {
+    let mut acc = Rounds::new(targets.len());
+    for _ in 0..rounds.max(1) {
+        acc.round(config, request, None, backend, targets, env, observer);
+    }
+    Ok(acc.reports(config, targets, env, None))
+}
+
+/// The rounds measured so far for a set of targets: merged results, replicate numbering and
+/// where each round began. [`execute_interleaved`] and the until-decided loop of
+/// [`crate::pair`] both measure through it.
+#[derive(Debug)]
+pub(crate) struct Rounds {
+    started_at: String,
+    results: Vec<Vec<BenchmarkResult>>,
+    skipped: Vec<Vec<String>>,
+    extras: Vec<(BTreeMap<String, serde_json::Value>, Vec<String>)>,
+    /// Per target: the next replicate index (processes launched so far on that side).
+    next_replicate: Vec<u32>,
+    /// Per target: the first replicate index of each round.
+    round_starts: Vec<Vec<u32>>,
+    pair_id: String,
+}
+
+impl Rounds {
+    pub(crate) fn new(targets: usize) -> Rounds {
+        Rounds {
+            started_at: now_rfc3339(),
+            results: vec![Vec::new(); targets],
+            skipped: vec![Vec::new(); targets],
+            extras: vec![Default::default(); targets],
+            next_replicate: vec![0; targets],
+            round_starts: vec![Vec::new(); targets],
+            pair_id: uuid::Uuid::now_v7().to_string(),
+        }
+    }
+
+    /// Rounds measured so far.
+    pub(crate) fn count(&self) -> u32 {
+        self.round_starts.first().map_or(0, |r| r.len() as u32)
+    }
+
+    /// One more round of every target. `only`: benchmark keys (`suite/name[params]/measure`)
+    /// still wanted; suites with none of them are left out, built-in suites run just those
+    /// benchmarks, and command suites run whole.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn round(
+        &mut self,
+        config: &Config,
+        request: &RunRequest,
+        only: Option<&BTreeSet<String>>,
+        backend: &dyn Backend,
+        targets: &[Target],
+        env: &RunEnvironment,
+        observer: &dyn RunObserver,
+    ) {
+        let first = self.count() == 0;
         for (t, target) in targets.iter().enumerate() {
+            self.round_starts[t].push(self.next_replicate[t]);
             for suite in &config.suites {
                 if !request.suites.is_empty() && !request.suites.contains(&suite.name) {
+                    continue;
+                }
+                let wanted: Option<BTreeSet<String>> = only.map(|keys| {
+                    let prefix = format!("{}/", suite.name);
+                    keys.iter()
+                        .filter_map(|k| k.strip_prefix(&prefix))
+                        .filter_map(|rest| rest.rsplit_once('/').map(|(shown, _)| shown))
+                        .map(str::to_string)
+                        .collect()
+                });
+                if wanted.as_ref().is_some_and(BTreeSet::is_empty) {
                     continue;
                 }
                 let outcome = run_suite(
@@ -209,56 +271,79 @@ pub fn execute_interleaved(
                     backend,
                     &target.checkout,
                     request.filter.as_deref(),
+                    wanted.as_ref(),
                     observer,
                     env.meta_source(),
                 );
-                merge(&mut results[t], outcome.results);
-                if round == 0 {
-                    skipped[t].extend(outcome.skipped);
-                    extras[t].0.extend(outcome.context);
-                    extras[t].1.extend(outcome.notes);
+                let base = self.next_replicate[t];
+                self.next_replicate[t] += merge(&mut self.results[t], outcome.results, base);
+                if first {
+                    self.skipped[t].extend(outcome.skipped);
+                    self.extras[t].0.extend(outcome.context);
+                    self.extras[t].1.extend(outcome.notes);
                 }
             }
         }
     }
-    let monitor = env
-        .monitor_health()
-        .map(|h| serde_json::to_value(h).unwrap_or_default());
-    let pair_id = (targets.len() == 2).then(|| uuid::Uuid::now_v7().to_string());
-    Ok(targets
-        .iter()
-        .zip(results.into_iter().zip(skipped))
-        .enumerate()
-        .map(|(i, (target, (results, skipped)))| {
-            let pair = pair_id.as_ref().map(|id| PairInfo {
-                id: id.clone(),
-                role: if i == 0 {
-                    PairRole::Base
-                } else {
-                    PairRole::Head
-                },
-                rounds: rounds.max(1),
-            });
-            let mut fp = fingerprint.clone();
-            if let Some(m) = &monitor {
-                fp.extra.insert("gpu_monitor".into(), m.clone());
-            }
-            let (context, notes) = std::mem::take(&mut extras[i]);
-            if !context.is_empty() {
-                fp.extra.insert(
-                    "tool_context".into(),
-                    serde_json::to_value(context).unwrap_or_default(),
+
+    /// One run per target with everything measured so far; a pair (two targets) is linked and
+    /// records its rounds, replicate numbering and, when measured until decided, its plan.
+    pub(crate) fn reports(
+        &self,
+        config: &Config,
+        targets: &[Target],
+        env: &RunEnvironment,
+        sequential: Option<SequentialPlanInfo>,
+    ) -> Vec<RunReport> {
+        let monitor = env
+            .monitor_health()
+            .map(|h| serde_json::to_value(h).unwrap_or_default());
+        let rounds = self.count().max(1);
+        targets
+            .iter()
+            .enumerate()
+            .map(|(i, target)| {
+                let pair = (targets.len() == 2).then(|| PairInfo {
+                    id: self.pair_id.clone(),
+                    role: if i == 0 {
+                        PairRole::Base
+                    } else {
+                        PairRole::Head
+                    },
+                    rounds,
+                    round_starts: self.round_starts[i].clone(),
+                    sequential,
+                });
+                let mut fp = env.fingerprint.clone();
+                if let Some(m) = &monitor {
+                    fp.extra.insert("gpu_monitor".into(), m.clone());
+                }
+                let (context, notes) = &self.extras[i];
+                if !context.is_empty() {
+                    fp.extra.insert(
+                        "tool_context".into(),
+                        serde_json::to_value(context).unwrap_or_default(),
+                    );
+                }
+                if !notes.is_empty() {
+                    fp.extra
+                        .insert("format_notes".into(), serde_json::json!(notes));
+                }
+                let mut run = new_run(
+                    config,
+                    target,
+                    fp,
+                    &self.started_at,
+                    self.results[i].clone(),
                 );
-            }
-            if !notes.is_empty() {
-                fp.extra
-                    .insert("format_notes".into(), serde_json::json!(notes));
-            }
-            let mut run = new_run(config, target, fp, &started_at, results);
-            run.pair = pair;
-            RunReport { run, skipped }
-        })
-        .collect())
+                run.pair = pair;
+                RunReport {
+                    run,
+                    skipped: self.skipped[i].clone(),
+                }
+            })
+            .collect()
+    }
 }
 
 /// A run of `target` with these results, finished now.
@@ -299,10 +384,22 @@ pub fn failed_build_run(config: &Config, target: &Target, error: &RunError) -> R
     run
 }
 
-/// Adds one round's results: same benchmark measure → samples appended; a failure in any
-/// round marks the result failed.
-fn merge(into: &mut Vec<BenchmarkResult>, round: Vec<BenchmarkResult>) {
-    for r in round {
+/// Adds one suite execution's results: same benchmark measure → samples appended; a failure
+/// in any round marks the result failed. Replicate indices local to the execution (0 when a
+/// result has none: the suite ran in one process) are shifted by `first_replicate`; returns
+/// how many replicate indices the execution used.
+fn merge(into: &mut Vec<BenchmarkResult>, round: Vec<BenchmarkResult>, first_replicate: u32) -> u32 {
+    let mut used = 0;
+    for mut r in round {
+        if !r.samples.is_empty() {
+            if r.replicates.len() != r.samples.len() {
+                r.replicates = vec![0; r.samples.len()];
+            }
+            used = used.max(r.replicates.iter().max().map_or(0, |m| m + 1));
+            for i in &mut r.replicates {
+                *i += first_replicate;
+            }
+        }
         let Some(existing) = into.iter_mut().find(|e| {
             e.suite == r.suite && e.name == r.name && e.params == r.params && e.measure == r.measure
         }) else {
@@ -319,6 +416,7 @@ fn merge(into: &mut Vec<BenchmarkResult>, round: Vec<BenchmarkResult>) {
             existing.sample_meta.extend(meta);
         }
         existing.samples.extend(r.samples);
+        existing.replicates.extend(r.replicates);
         let combined = existing.status.combine(r.status);
         if combined == ResultStatus::Ok {
             existing.error = None;
@@ -327,6 +425,7 @@ fn merge(into: &mut Vec<BenchmarkResult>, round: Vec<BenchmarkResult>) {
         }
         existing.status = combined;
     }
+    used
 }
 
 /// Current UTC time, RFC 3339 with microseconds.
@@ -359,13 +458,15 @@ mod tests {
     #[test]
     fn merge_appends_rounds_and_keeps_failures() {
         let mut acc = Vec::new();
-        merge(
+        let used = merge(
             &mut acc,
             vec![
                 result("a", vec![1.0, 2.0], ResultStatus::Ok),
                 result("b", vec![5.0], ResultStatus::Ok),
             ],
+            0,
         );
+        assert_eq!(used, 1, "a suite without replicates ran in one process");
         let mut with_meta = result("a", vec![3.0], ResultStatus::Ok);
         with_meta.sample_meta = vec![SampleMeta {
             throttled: true,
@@ -374,11 +475,26 @@ mod tests {
         merge(
             &mut acc,
             vec![with_meta, result("b", vec![], ResultStatus::Failed)],
+            used,
         );
         assert_eq!(acc[0].samples, vec![1.0, 2.0, 3.0]);
+        assert_eq!(acc[0].replicates, vec![0, 0, 1]);
         assert_eq!(acc[0].sample_meta.len(), 3);
         assert!(acc[0].sample_meta[2].throttled && !acc[0].sample_meta[0].throttled);
         assert_eq!(acc[1].status, ResultStatus::Failed);
         assert_eq!(acc[1].error.as_deref(), Some("boom"));
+        assert_eq!(acc[1].replicates, vec![0]);
+    }
+
+    #[test]
+    fn merge_numbers_the_processes_of_each_execution_after_earlier_ones() {
+        // Two executions of a command suite (replicates 0, 1), then another round of it.
+        let mut acc = Vec::new();
+        let mut a = result("a", vec![1.0, 2.0, 3.0, 4.0], ResultStatus::Ok);
+        a.replicates = vec![0, 0, 1, 1];
+        let used = merge(&mut acc, vec![a.clone()], 5);
+        assert_eq!(used, 2);
+        merge(&mut acc, vec![a], 5 + used);
+        assert_eq!(acc[0].replicates, vec![5, 5, 6, 6, 7, 7, 8, 8]);
     }
 }

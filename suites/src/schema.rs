@@ -368,6 +368,33 @@ pub struct PairInfo {
     pub role: PairRole,
     /// Number of interleaved rounds (base, head, base, head, …).
     pub rounds: u32,
+    /// The first replicate index of each round on this side (`replicates` of the results
+    /// number this run's benchmark processes in the order they ran), so a sample's round is
+    /// known. Empty for pairs stored before replicates were recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_starts: Vec<u32>,
+    /// Set when the pair was measured until decided (`--until-decided`): the comparison was
+    /// looked at after every round from `first_look` on, up to `max_rounds`, and its verdicts
+    /// must be read with the same sequential plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<SequentialPlanInfo>,
+}
+
+/// The looks of a pair measured until decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SequentialPlanInfo {
+    /// Round of the first look (the first batch of rounds).
+    pub first_look: u32,
+    /// The most rounds the plan allowed.
+    pub max_rounds: u32,
+}
+
+impl PairInfo {
+    /// The round (1-based) of replicate `index` on this side; 1 when rounds are not known.
+    pub fn round_of(&self, index: u32) -> u32 {
+        (self.round_starts.partition_point(|&s| s <= index) as u32).max(1)
+    }
 }
 
 /// Marker for runs not tied to a commit.

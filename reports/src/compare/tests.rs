@@ -71,6 +71,9 @@ fn report() -> ComparisonReport {
         })
         .collect();
     ComparisonReport {
+        rounds: Some(3),
+        sequential: None,
+        replicates: 3,
         baseline: "run 0190-base".into(),
         candidate: "file <cand>.json".into(),
         benchmarks,

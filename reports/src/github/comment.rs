@@ -166,10 +166,14 @@ fn head(r: &ComparisonReport, opts: &CommentOptions) -> String {
             if n == 1 { "sample was" } else { "samples were" }
         ));
     }
+    if let Some(line) = r.replication_line() {
+        out.push_str(&format!("> [!WARNING]\n> {}\n\n", escape_text(&line)));
+    }
     out.push_str(&format!(
-        "Baseline: {}<br>\nCandidate: {}\n\n",
+        "Baseline: {}<br>\nCandidate: {}<br>\nMeasured in {}\n\n",
         escape_text(&r.baseline),
-        escape_text(&r.candidate)
+        escape_text(&r.candidate),
+        escape_text(&r.rounds_text())
     ));
     out
 }

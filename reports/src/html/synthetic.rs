@@ -189,6 +189,9 @@ pub fn comparison(base: &Run, cand: &Run) -> ComparisonReport {
         )]
     };
     ComparisonReport {
+        rounds: None,
+        sequential: None,
+        replicates: 1,
         baseline: format!("run {}", base.id),
         candidate: format!("run {}", cand.id),
         benchmarks,

@@ -33,19 +33,26 @@ pub struct SuiteOutcome {
 
 /// Runs `suite` in `checkout`; `filter` keeps only benchmarks whose display name (`name[k=v,…]`)
 /// contains it: for built-in and wall-time suites before running, for other command suites in
-/// the results read from the tool's output.
+/// the results read from the tool's output. `only` (display names) narrows a built-in suite to
+/// those benchmarks (the rounds of `--until-decided` after the first batch); command suites run
+/// whole.
 pub fn run_suite(
     suite: &SuiteConfig,
     backend: &dyn Backend,
     checkout: &Path,
     filter: Option<&str>,
+    only: Option<&std::collections::BTreeSet<String>>,
     observer: &dyn RunObserver,
     meta: Option<&dyn SampleMetaSource>,
 ) -> SuiteOutcome {
     match &suite.spec {
         SuiteSpec::Builtin { kind, options, .. } => match backend.benchmarks(*kind, options) {
             Ok(mut benches) => {
-                benches.retain(|b| filter.is_none_or(|f| b.id().display().contains(f)));
+                benches.retain(|b| {
+                    let shown = b.id().display();
+                    filter.is_none_or(|f| shown.contains(f))
+                        && only.is_none_or(|o| o.contains(&shown))
+                });
                 observer.suite_started(&suite.name, benches.len());
                 let results = benches
                     .iter_mut()

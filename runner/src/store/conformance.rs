@@ -108,6 +108,11 @@ pub(super) fn rich_run() -> Run {
         id: "0190f0c0-0000-7000-8000-0000000000aa".into(),
         role: pitwall_suites::PairRole::Head,
         rounds: 3,
+        round_starts: vec![0, 2, 4],
+        sequential: Some(pitwall_suites::SequentialPlanInfo {
+            first_look: 3,
+            max_rounds: 15,
+        }),
     });
     r.fingerprint = Fingerprint {
         hostname: "box".into(),
