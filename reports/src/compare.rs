@@ -218,7 +218,10 @@ pub fn render_table(r: &ComparisonReport) -> String {
         r.candidate,
         r.rounds_text()
     );
-    for line in [r.mismatch_line(), r.replication_line()].into_iter().flatten() {
+    for line in [r.mismatch_line(), r.replication_line()]
+        .into_iter()
+        .flatten()
+    {
         out.push_str(&line);
         out.push_str("\n\n");
     }
@@ -364,7 +367,10 @@ pub fn render_json(r: &ComparisonReport) -> String {
 pub fn render_markdown(r: &ComparisonReport) -> String {
     let mut out = String::from("### pitwall: benchmark comparison\n\n");
     out.push_str(&format!("**{}**\n\n", escape_md(&r.summary_line())));
-    for line in [r.mismatch_line(), r.replication_line()].into_iter().flatten() {
+    for line in [r.mismatch_line(), r.replication_line()]
+        .into_iter()
+        .flatten()
+    {
         out.push_str(&format!("> {}\n\n", escape_md(&line)));
     }
     out.push_str(&format!(

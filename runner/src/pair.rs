@@ -14,7 +14,7 @@ use pitwall_suites::{Backend, SequentialPlanInfo};
 use crate::compare::{CompareOptions, compare};
 use crate::config::Config;
 use crate::engine::RunObserver;
-use crate::run::{RunError, RunReport, RunRequest, Rounds, Target, check_suites};
+use crate::run::{Rounds, RunError, RunReport, RunRequest, Target, check_suites};
 use crate::setup::RunEnvironment;
 use crate::source::Side;
 
@@ -178,9 +178,7 @@ pub fn measure_pair(
         let given_up = report
             .benchmarks
             .iter()
-            .filter(|b| {
-                b.comparison.verdict == Verdict::Inconclusive && !open.contains(&b.key())
-            })
+            .filter(|b| b.comparison.verdict == Verdict::Inconclusive && !open.contains(&b.key()))
             .count();
         let time_left = u.max_time.map(|m| m.saturating_sub(started.elapsed()));
         progress(&LookProgress {

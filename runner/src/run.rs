@@ -388,7 +388,11 @@ pub fn failed_build_run(config: &Config, target: &Target, error: &RunError) -> R
 /// in any round marks the result failed. Replicate indices local to the execution (0 when a
 /// result has none: the suite ran in one process) are shifted by `first_replicate`; returns
 /// how many replicate indices the execution used.
-fn merge(into: &mut Vec<BenchmarkResult>, round: Vec<BenchmarkResult>, first_replicate: u32) -> u32 {
+fn merge(
+    into: &mut Vec<BenchmarkResult>,
+    round: Vec<BenchmarkResult>,
+    first_replicate: u32,
+) -> u32 {
     let mut used = 0;
     for mut r in round {
         if !r.samples.is_empty() {

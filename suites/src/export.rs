@@ -1,11 +1,16 @@
-//! The versioned export document (`pitwall export`/`import`, schema `pitwall/v1`) and the checks
-//! a run must pass before it is stored or imported: what the type system cannot say.
+//! The versioned export document (`pitwall export`/`import`: schema `pitwall/v2` written,
+//! `pitwall/v1` still read) and the checks a run must pass before it is stored or imported:
+//! what the type system cannot say.
 
+use serde::de::{Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
 
-use crate::schema::{ResultStatus, Run, RunStatus, SCHEMA_V1};
+use crate::schema::{ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2};
 
 /// The versioned export document (`pitwall export` / `pitwall import`).
+///
+/// `pitwall/v2` is `pitwall/v1` plus the optional `replicates` array of each result; a document
+/// read as v1 keeps its tag, so writing it again gives it back unchanged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExportDoc {
@@ -13,27 +18,88 @@ pub struct ExportDoc {
     pub runs: Vec<Run>,
 }
 
-/// Why a document could not be read as schema v1.
+/// What a JSON error names as the schema when the document's own tag could not be read.
+const ANY_SCHEMA: &str = "pitwall/v1 or pitwall/v2";
+
+/// Why a document could not be read as an export document.
 #[derive(Debug, thiserror::Error)]
 pub enum SchemaError {
-    /// `message` is serde_json's, without the position it ends with (given once, here).
-    #[error("not valid JSON for schema {SCHEMA_V1} at line {line}, column {column}: {message}")]
+    /// `schema` is the document's tag (or both versions when it could not be read); `message` is
+    /// serde_json's, without the position it ends with (given once, here).
+    #[error("not valid JSON for schema {schema} at line {line}, column {column}: {message}")]
     Json {
+        schema: String,
         line: usize,
         column: usize,
         message: String,
     },
-    #[error("unsupported schema `{0}` (this pitwall reads `{SCHEMA_V1}`)")]
+    #[error("unsupported schema `{0}` (this pitwall reads `{SCHEMA_V1}` and `{SCHEMA_V2}`)")]
     Version(String),
     /// `run` names the run: `run ID`, or in a document `run N (ID)` (`run N` without an id).
     #[error("{run}: {what}")]
     Invalid { run: String, what: String },
 }
 
+/// Only the tag, read leniently before the document, so that a newer document is refused for
+/// its version rather than for a field this pitwall does not know.
+#[derive(Deserialize)]
+struct Tag {
+    #[serde(default)]
+    schema: Option<String>,
+}
+
+/// The shape of a v1 document as far as `replicates` goes: any `replicates` key in a result is
+/// an error at its position (the full read accepts it, since v2 has it). The fields are never
+/// read; reading them is the check.
+#[derive(Deserialize)]
+struct V1Probe {
+    #[serde(rename = "runs")]
+    _runs: Vec<V1ProbeRun>,
+}
+
+#[derive(Deserialize)]
+struct V1ProbeRun {
+    #[serde(rename = "results")]
+    _results: Vec<V1ProbeResult>,
+}
+
+#[derive(Deserialize)]
+struct V1ProbeResult {
+    #[serde(default, rename = "replicates")]
+    _replicates: Option<NotInV1>,
+}
+
+/// A value that cannot be read (it has none): a `replicates` key in a v1 document.
+enum NotInV1 {}
+
+impl<'de> Deserialize<'de> for NotInV1 {
+    fn deserialize<D: Deserializer<'de>>(_: D) -> Result<NotInV1, D::Error> {
+        Err(D::Error::custom(format!(
+            "unknown field `replicates` in schema {SCHEMA_V1} (hint: replicates are new in \
+             {SCHEMA_V2}; declare \"schema\": \"{SCHEMA_V2}\")"
+        )))
+    }
+}
+
+fn json_error(schema: &str, e: &serde_json::Error) -> SchemaError {
+    let message = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    SchemaError::Json {
+        schema: schema.to_string(),
+        line: e.line(),
+        column: e.column(),
+        message: message
+            .strip_suffix(&suffix)
+            .unwrap_or(&message)
+            .to_string(),
+    }
+}
+
 impl ExportDoc {
+    /// A document of the newest schema (`pitwall/v2`).
     pub fn new(runs: Vec<Run>) -> ExportDoc {
         ExportDoc {
-            schema: SCHEMA_V1.to_string(),
+            schema: SCHEMA_V2.to_string(),
             runs,
         }
     }
@@ -45,22 +111,24 @@ impl ExportDoc {
         s
     }
 
-    /// Reads and validates an export document.
+    /// Reads and validates an export document of schema `pitwall/v1` or `pitwall/v2`.
     pub fn from_json(text: &str) -> Result<ExportDoc, SchemaError> {
-        let doc: ExportDoc = serde_json::from_str(text).map_err(|e| {
-            let message = e.to_string();
-            let suffix = format!(" at line {} column {}", e.line(), e.column());
-            SchemaError::Json {
-                line: e.line(),
-                column: e.column(),
-                message: message
-                    .strip_suffix(&suffix)
-                    .unwrap_or(&message)
-                    .to_string(),
+        // A document that is not JSON at all, or has no string tag, fails the full read below.
+        let declared = serde_json::from_str::<Tag>(text)
+            .ok()
+            .and_then(|t| t.schema);
+        let named = match declared.as_deref() {
+            Some(s @ (SCHEMA_V1 | SCHEMA_V2)) => s,
+            Some(other) => return Err(SchemaError::Version(other.to_string())),
+            None => ANY_SCHEMA,
+        };
+        let doc: ExportDoc = serde_json::from_str(text).map_err(|e| json_error(named, &e))?;
+        match doc.schema.as_str() {
+            SCHEMA_V1 => {
+                serde_json::from_str::<V1Probe>(text).map_err(|e| json_error(SCHEMA_V1, &e))?;
             }
-        })?;
-        if doc.schema != SCHEMA_V1 {
-            return Err(SchemaError::Version(doc.schema));
+            SCHEMA_V2 => {}
+            other => return Err(SchemaError::Version(other.to_string())),
         }
         for (i, run) in doc.runs.iter().enumerate() {
             // In a document, the index finds the run even when its id is empty.
@@ -83,7 +151,8 @@ impl ExportDoc {
 }
 
 impl Run {
-    /// Checks what the type system cannot: finite samples, parallel metadata, known ids.
+    /// Checks what the type system cannot: finite samples, parallel metadata and replicates,
+    /// known ids.
     pub fn validate(&self) -> Result<(), SchemaError> {
         let bad = |what: String| SchemaError::Invalid {
             run: format!("run {}", self.id),
@@ -125,6 +194,14 @@ impl Run {
                     "{}: {} sample_meta entries for {} samples",
                     r.key(),
                     r.sample_meta.len(),
+                    r.samples.len()
+                )));
+            }
+            if !r.replicates.is_empty() && r.replicates.len() != r.samples.len() {
+                return Err(bad(format!(
+                    "{}: {} replicates entries for {} samples",
+                    r.key(),
+                    r.replicates.len(),
                     r.samples.len()
                 )));
             }
@@ -205,21 +282,103 @@ mod tests {
     #[test]
     fn export_round_trips_exactly() {
         let samples = vec![0.1 + 0.2, 1e-300, 123_456_789.123_456_79, 5e-324, f64::MAX];
-        let doc = ExportDoc::new(vec![run(vec![result(samples)])]);
+        let mut with_replicates = result(samples.clone());
+        with_replicates.name = "copy".into();
+        with_replicates.replicates = vec![0, 0, 1, 1, u32::MAX];
+        let doc = ExportDoc::new(vec![run(vec![result(samples), with_replicates])]);
         let text = doc.to_json();
+        assert!(
+            text.starts_with("{\n  \"schema\": \"pitwall/v2\",\n"),
+            "{text}"
+        );
+        // Written only where known: once, for the second result.
+        assert_eq!(text.matches("\"replicates\"").count(), 1, "{text}");
         let back = ExportDoc::from_json(&text).unwrap();
         assert_eq!(back, doc);
+        assert_eq!(back.runs[0].results[1].replicates[4], u32::MAX);
         assert_eq!(back.to_json(), text);
+    }
+
+    #[test]
+    fn reads_v1_and_keeps_its_tag() {
+        let v1 = ExportDoc::new(vec![run(vec![result(vec![1.0, 2.0])])])
+            .to_json()
+            .replace("pitwall/v2", "pitwall/v1");
+        let doc = ExportDoc::from_json(&v1).unwrap();
+        assert_eq!(doc.schema, SCHEMA_V1);
+        assert!(doc.runs[0].results[0].replicates.is_empty());
+        assert_eq!(doc.to_json(), v1, "a v1 document is written back unchanged");
+    }
+
+    #[test]
+    fn replicates_are_unknown_in_v1() {
+        let mut r = result(vec![1.0, 2.0]);
+        r.replicates = vec![0, 1];
+        let v2 = ExportDoc::new(vec![run(vec![r])]).to_json();
+        let v1 = v2.replace("pitwall/v2", "pitwall/v1");
+        let line = v1
+            .lines()
+            .position(|l| l.contains("\"replicates\""))
+            .unwrap()
+            + 1;
+        let e = ExportDoc::from_json(&v1).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "not valid JSON for schema pitwall/v1 at line {line}, column "
+            )) && e.contains("unknown field `replicates` in schema pitwall/v1")
+                && e.contains("hint: replicates are new in pitwall/v2"),
+            "{e}"
+        );
+        // The key itself is what v1 lacks, even empty (pitwall never writes it empty).
+        let doc = r#"{"schema":"pitwall/v1","runs":[RUN]}"#.replace(
+            "RUN",
+            &serde_json::to_string(&run(vec![result(vec![1.0])])).unwrap(),
+        );
+        ExportDoc::from_json(&doc).unwrap();
+        let with_empty = doc.replace("\"samples\":[1.0]", "\"samples\":[1.0],\"replicates\":[]");
+        assert_ne!(with_empty, doc);
+        let e = ExportDoc::from_json(&with_empty).unwrap_err().to_string();
+        assert!(
+            e.contains("unknown field `replicates` in schema pitwall/v1"),
+            "{e}"
+        );
+        // The same document as v2 is fine.
+        let v2_empty = with_empty.replace("pitwall/v1", "pitwall/v2");
+        assert!(
+            ExportDoc::from_json(&v2_empty).unwrap().runs[0].results[0]
+                .replicates
+                .is_empty()
+        );
     }
 
     #[test]
     fn rejects_other_schema_and_bad_samples() {
         let text = ExportDoc::new(vec![])
             .to_json()
-            .replace("pitwall/v1", "pitwall/v9");
+            .replace("pitwall/v2", "pitwall/v9");
+        let e = ExportDoc::from_json(&text).unwrap_err();
         assert!(
-            matches!(ExportDoc::from_json(&text), Err(SchemaError::Version(v)) if v == "pitwall/v9")
+            matches!(&e, SchemaError::Version(v) if v == "pitwall/v9"),
+            "{e:?}"
         );
+        assert_eq!(
+            e.to_string(),
+            "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1` and `pitwall/v2`)"
+        );
+        // A newer document is refused for its version, not for the fields it added.
+        let newer = r#"{"schema":"pitwall/v9","runs":[],"signature":"abc"}"#;
+        assert!(matches!(
+            ExportDoc::from_json(newer),
+            Err(SchemaError::Version(_))
+        ));
+        // Without a readable tag, both versions are named.
+        for broken in [r#"{"schema":"pitwall/v2","runs":["#, r#"{"runs":[]}"#] {
+            let e = ExportDoc::from_json(broken).unwrap_err().to_string();
+            assert!(
+                e.starts_with("not valid JSON for schema pitwall/v1 or pitwall/v2 at line 1,"),
+                "{e}"
+            );
+        }
         let mut bad_id = run(vec![result(vec![1.0])]);
         bad_id.id = String::new();
         let text = ExportDoc::new(vec![bad_id.clone()]).to_json();
@@ -231,7 +390,7 @@ mod tests {
             .replace("\"higher_is_better\"", "\"upwards\"");
         let e = ExportDoc::from_json(&text).unwrap_err().to_string();
         assert!(
-            e.starts_with("not valid JSON for schema pitwall/v1 at line ")
+            e.starts_with("not valid JSON for schema pitwall/v2 at line ")
                 && e.contains(": unknown variant `upwards`"),
             "{e}"
         );
@@ -243,6 +402,25 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("2 sample_meta entries for 1 samples")
+        );
+        let mut r = run(vec![result(vec![1.0, 2.0, 3.0])]);
+        r.results[0].replicates = vec![0, 1];
+        assert_eq!(
+            r.validate().unwrap_err().to_string(),
+            format!(
+                "run {}: kernel/gemm_f32[n=64]/throughput: 2 replicates entries for 3 samples",
+                r.id
+            )
+        );
+        r.results[0].replicates = vec![0, 1, 1];
+        r.validate().unwrap();
+        let text = ExportDoc::new(vec![r.clone()])
+            .to_json()
+            .replace("      1,\n            1\n", "      1\n");
+        let e = ExportDoc::from_json(&text).unwrap_err().to_string();
+        assert!(
+            e.ends_with("2 replicates entries for 3 samples"),
+            "{e}\n{text}"
         );
     }
 }

@@ -12,6 +12,6 @@ pub use backend::{Backend, BackendError, SuiteKind};
 pub use benchmark::{BenchError, Benchmark, BenchmarkId, Conversion, MetricSpec, SamplingHint};
 pub use schema::{
     BenchmarkResult, CommitInfo, Direction, ExportDoc, Fingerprint, GpuInfo, PairInfo, PairRole,
-    SequentialPlanInfo,
-    ResultStatus, Run, RunStatus, SCHEMA_V1, SampleMeta, SchemaError, Unit, WORKING_TREE,
+    ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SampleMeta, SchemaError,
+    SequentialPlanInfo, Unit, WORKING_TREE,
 };

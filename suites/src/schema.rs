@@ -1,12 +1,17 @@
-//! Result schema v1: a run of one commit on one machine, holding every benchmark result with
+//! The result schema: a run of one commit on one machine, holding every benchmark result with
 //! all its raw samples. This is what the store keeps and what `pitwall export` writes.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// Tag of the versioned JSON documents (`pitwall export`, pitwall JSON benchmark output).
+/// Tag of pitwall JSON benchmark output, of `pitwall run/show --format json`, and of export
+/// documents written before replicates were recorded (still read by `pitwall import`).
 pub const SCHEMA_V1: &str = "pitwall/v1";
+
+/// Tag of the export document `pitwall export` writes: `pitwall/v1` plus the optional
+/// `replicates` array of each result.
+pub const SCHEMA_V2: &str = "pitwall/v2";
 
 /// Whether smaller or larger values of a measure are better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

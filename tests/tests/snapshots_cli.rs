@@ -1,5 +1,6 @@
 //! Snapshots of what people read: `runs`, `show` (table and JSON) and `export` of a fixed,
-//! imported history, so any change to the rendered output is reviewed.
+//! imported history (the v1 and v2 export fixtures), so any change to the rendered output is
+//! reviewed.
 
 use pitwall_e2e::Sandbox;
 
@@ -39,17 +40,32 @@ fn show_table_and_json() {
     );
 }
 
+fn fixture_text(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
 #[test]
 fn export_of_imported_fixture_is_canonical() {
-    let sb = fixture_store();
+    // The fixtures are written in canonical form, so import → export gives a v2 document back
+    // byte for byte, replicates included.
+    let sb = Sandbox::new();
+    let v2 = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/export-v2.json");
+    sb.run(&["import", "--quiet", v2]).expect(0);
     let out = sb.run(&["export"]).expect(0).stdout();
-    let fixture = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/export-v1.json"
-    ))
-    .unwrap();
-    // The fixture is written in canonical form, so import → export gives it back byte for byte.
-    assert_eq!(out, fixture);
+    assert!(out.contains("\"replicates\": ["), "{out}");
+    assert_eq!(out, fixture_text("export-v2.json"));
+    // A v1 document (no replicates) comes back as v2 with nothing else changed.
+    let out = fixture_store().run(&["export"]).expect(0).stdout();
+    let v1 = fixture_text("export-v1.json");
+    assert!(v1.contains("\"schema\": \"pitwall/v1\""));
+    assert_eq!(
+        out,
+        v1.replacen(
+            "\"schema\": \"pitwall/v1\"",
+            "\"schema\": \"pitwall/v2\"",
+            1
+        )
+    );
 }
 
 #[test]

@@ -16,6 +16,10 @@ fn export_import_round_trips_byte_for_byte() {
     a.run(&["run", "--quiet"]).expect(0);
     a.run(&["run", "--quiet"]).expect(0);
     let first = a.run(&["export"]).expect(0).stdout();
+    assert!(
+        first.starts_with("{\n  \"schema\": \"pitwall/v2\",\n"),
+        "{first}"
+    );
     let file = a.write("export.json", &first);
 
     let b = Sandbox::new();
@@ -75,12 +79,40 @@ fn garbage_imports_store_nothing() {
         &good.replacen("\"samples\": [", "\"samples\": [-1e999, ", 1),
     );
     sb.run(&["import", nan.to_str().unwrap()]).expect(2);
-    let wrong = sb.write("other.json", "{\"schema\": \"pitwall/v2\", \"runs\": []}");
+    let wrong = sb.write("other.json", "{\"schema\": \"pitwall/v9\", \"runs\": []}");
     let e = sb
         .run(&["import", wrong.to_str().unwrap()])
         .expect(2)
         .stderr();
-    assert!(e.contains("unsupported schema `pitwall/v2`"), "{e}");
+    assert!(
+        e.contains(
+            "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1` and `pitwall/v2`)"
+        ),
+        "{e}"
+    );
+    // Replicates are new in v2: a v1 document that has them is refused, naming the line.
+    let v2 = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/export-v2.json"
+    ))
+    .unwrap();
+    let v1_with_replicates = sb.write(
+        "v1-replicates.json",
+        &v2.replace("\"schema\": \"pitwall/v2\"", "\"schema\": \"pitwall/v1\""),
+    );
+    let e = sb
+        .run(&["import", v1_with_replicates.to_str().unwrap()])
+        .expect(2)
+        .stderr();
+    assert!(
+        e.contains("not valid JSON for schema pitwall/v1 at line 50, column ")
+            && e.contains("unknown field `replicates` in schema pitwall/v1"),
+        "{e}"
+    );
+    assert!(
+        !sb.db().exists() || sb.count("runs") == 0,
+        "nothing stored when any file is bad"
+    );
 }
 
 /// An import that would fail part-way stores nothing: an id twice with different content in

@@ -46,7 +46,7 @@ pub enum Cmd {
     Runs(RunsArgs),
     /// Show one stored run
     Show(ShowArgs),
-    /// Write stored runs as versioned JSON (schema pitwall/v1)
+    /// Write stored runs as versioned JSON (schema pitwall/v2)
     Export(ExportArgs),
     /// Store runs from `pitwall export` files or other tools' results (docs/FORMATS.md)
     Import(ImportArgs),

@@ -87,6 +87,7 @@ pub(super) fn rich_run() -> Run {
     time.measure = "time".into();
     time.unit = Unit::new(Unit::NANOSECONDS);
     time.direction = Direction::LowerIsBetter;
+    time.replicates = vec![0, 1, 1];
     let failed = BenchmarkResult::failed(
         "toy",
         "broken",
@@ -162,6 +163,64 @@ pub(super) fn round_trips_a_run_exactly(store: &mut dyn Store) {
             .is_empty()
     );
     assert_eq!(store.all_runs().unwrap(), vec![original]);
+}
+
+/// Replicates come back exactly, including the extremes of `u32`, beside metadata or without
+/// it; a result without them comes back without them (not with zeros); and they are part of
+/// what makes a run identical on re-insert.
+pub(super) fn round_trips_replicates(store: &mut dyn Store) {
+    let mut per_process = ok_result("per_process", vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    per_process.replicates = vec![0, 0, 1, 1, 2, u32::MAX];
+    let mut with_meta = ok_result("with_meta", vec![7.0, 8.0]);
+    with_meta.replicates = vec![3, 0];
+    with_meta.sample_meta = vec![
+        SampleMeta {
+            sm_clock_mhz: Some(1410),
+            ..SampleMeta::default()
+        },
+        SampleMeta::default(),
+    ];
+    let unknown = ok_result("unknown", vec![9.0, 10.0]);
+    let original = run(
+        "repl-1",
+        "2026-03-01T10:00:00Z",
+        vec![per_process, with_meta, unknown],
+    );
+    assert_eq!(
+        store.insert_run(&original).unwrap(),
+        InsertOutcome::Inserted
+    );
+    let got = store.get_run("repl-1").unwrap();
+    assert_eq!(got, original);
+    assert_eq!(got.results[0].replicates, [0, 0, 1, 1, 2, u32::MAX]);
+    assert_eq!(got.results[1].replicates, [3, 0]);
+    assert!(got.results[2].replicates.is_empty());
+    assert_eq!(store.all_runs().unwrap(), vec![original.clone()]);
+    assert_eq!(
+        store.insert_run(&original).unwrap(),
+        InsertOutcome::AlreadyStored
+    );
+    let mut changed = original.clone();
+    changed.results[0].replicates[1] = 1;
+    assert!(matches!(
+        store.insert_run(&changed),
+        Err(StoreError::Conflict { .. })
+    ));
+    // Replicates that are not parallel to the samples are refused before writing.
+    let mut bad = run(
+        "repl-2",
+        "2026-03-02T10:00:00Z",
+        vec![ok_result("x", vec![1.0, 2.0])],
+    );
+    bad.results[0].replicates = vec![0];
+    let err = store.insert_run(&bad).unwrap_err();
+    assert!(matches!(err, StoreError::Invalid { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("1 replicates entries for 2 samples"),
+        "{err}"
+    );
+    assert_eq!(store.list_runs(None).unwrap().len(), 1);
 }
 
 pub(super) fn result_with_all_empty_metadata_keeps_it(store: &mut dyn Store) {
@@ -356,6 +415,11 @@ macro_rules! store_conformance_tests {
         fn conformance_round_trips_a_run_exactly() {
             let (_guard, mut store) = $open;
             super::conformance::round_trips_a_run_exactly(&mut *store);
+        }
+        #[test]
+        fn conformance_round_trips_replicates() {
+            let (_guard, mut store) = $open;
+            super::conformance::round_trips_replicates(&mut *store);
         }
         #[test]
         fn conformance_result_with_all_empty_metadata_keeps_it() {

@@ -76,8 +76,15 @@ CREATE INDEX runs_by_pair ON runs (pair_id);
 CREATE INDEX runs_by_commit ON runs (commit_sha);
 ";
 
+/// Migration 3: the replicate (benchmark process) each sample came from, `replicates` in the
+/// schema. NULL for every sample of a result whose replicates are unknown, which includes every
+/// sample stored before this migration: those runs read back with empty `replicates`.
+const V3: &str = "
+ALTER TABLE samples ADD COLUMN replicate INTEGER;
+";
+
 /// Every migration, in order. The schema version after applying `MIGRATIONS[..n]` is `n`.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// The schema version this pitwall writes.
 pub(super) fn latest_version() -> i64 {

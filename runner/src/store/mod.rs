@@ -5,6 +5,7 @@
 mod conformance;
 mod migrations;
 mod pg;
+mod pg_migrations;
 #[cfg(test)]
 mod pg_tests;
 mod rows;

@@ -14,8 +14,10 @@ use pitwall_suites::{BenchmarkResult, Run};
 use postgres::config::SslMode;
 use postgres::{Client, Config, GenericClient, IsolationLevel, NoTls};
 
+use super::pg_migrations::{current_version, migrate};
 use super::rows::{
-    ResultRow, RunRow, SampleRow, SummaryRow, already_stored, corrupt, meta_json, to_json,
+    ResultRow, RunRow, SampleRow, SummaryRow, already_stored, corrupt, meta_json, replicate,
+    to_json,
 };
 use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
 use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, StoreUrl};
@@ -25,59 +27,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Advisory-lock key ("pitwall" in ASCII) held, per transaction, while migrating and while
 /// inserting a run: the duplicate check and the insert then see the same state everywhere.
-const LOCK_KEY: i64 = 0x0070_6974_7761_6c6c;
-
-/// Migration 1: the SQLite store's tables (see `migrations.rs` there for the why of each
-/// column). `id` and `started_at` use the "C" collation so that ordering and prefix lookups
-/// are by bytes, as in SQLite, whatever the database's locale; samples are `float8`, which
-/// PostgreSQL keeps bit for bit (including `-0`).
-const V1: &str = r#"
-CREATE TABLE runs (
-    id               TEXT COLLATE "C" PRIMARY KEY,
-    project          TEXT NOT NULL,
-    commit_sha       TEXT NOT NULL,
-    branch           TEXT,
-    started_at       TEXT COLLATE "C" NOT NULL,
-    finished_at      TEXT NOT NULL,
-    config_hash      TEXT NOT NULL,
-    status           TEXT NOT NULL,
-    fingerprint_json TEXT NOT NULL,
-    commit_info_json TEXT,
-    error            TEXT,
-    pair_json        TEXT,
-    pair_id          TEXT
-);
-CREATE INDEX runs_by_started_at ON runs (started_at, id);
-CREATE INDEX runs_by_pair ON runs (pair_id);
-CREATE INDEX runs_by_commit ON runs (commit_sha);
-
-CREATE TABLE results (
-    id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    run_id      TEXT COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-    ord         INTEGER NOT NULL,
-    suite       TEXT NOT NULL,
-    name        TEXT NOT NULL,
-    params_json TEXT NOT NULL,
-    measure     TEXT NOT NULL,
-    unit        TEXT NOT NULL,
-    direction   TEXT NOT NULL,
-    status      TEXT NOT NULL,
-    error       TEXT,
-    UNIQUE (run_id, ord)
-);
-CREATE INDEX results_by_benchmark ON results (suite, name);
-
-CREATE TABLE samples (
-    result_id BIGINT NOT NULL REFERENCES results (id) ON DELETE CASCADE,
-    idx       INTEGER NOT NULL,
-    value     DOUBLE PRECISION NOT NULL,
-    meta_json TEXT,
-    PRIMARY KEY (result_id, idx)
-);
-"#;
-
-/// Every migration, in order; never edit a released one, append.
-const MIGRATIONS: &[&str] = &[V1];
+pub(super) const LOCK_KEY: i64 = 0x0070_6974_7761_6c6c;
 
 /// The PostgreSQL store.
 pub struct PgStore {
@@ -93,7 +43,7 @@ impl std::fmt::Debug for PgStore {
     }
 }
 
-fn backend(store: &str) -> impl Fn(postgres::Error) -> StoreError + '_ {
+pub(super) fn backend(store: &str) -> impl Fn(postgres::Error) -> StoreError + '_ {
     move |e| StoreError::Backend {
         store: store.to_string(),
         source: Box::new(e),
@@ -144,80 +94,6 @@ impl PgStore {
         let mut client = self.client.borrow_mut();
         current_version(&mut *client).map_err(backend(&self.described))
     }
-}
-
-/// Refuses, before anything is written, a database whose `runs` table is not pitwall's (no
-/// `pitwall_schema` beside it), and with `OpenMode::Existing` one without pitwall's tables.
-/// Called under the migration lock, so a runner migrating at the same moment is not mistaken
-/// for a foreign application.
-fn check_is_ours(
-    client: &mut impl GenericClient,
-    store: &str,
-    mode: OpenMode,
-) -> Result<(), StoreError> {
-    let mut exists = |table: &str| -> Result<bool, StoreError> {
-        let row = client
-            .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])
-            .map_err(backend(store))?;
-        Ok(row.get(0))
-    };
-    let ours = exists("pitwall_schema")?;
-    if !ours && exists("runs")? {
-        return Err(StoreError::Foreign {
-            store: store.to_string(),
-            what: "it has a `runs` table but no `pitwall_schema`".into(),
-        });
-    }
-    if !ours && mode == OpenMode::Existing {
-        return Err(StoreError::Missing {
-            store: store.to_string(),
-            what: "has no pitwall tables".into(),
-        });
-    }
-    Ok(())
-}
-
-fn current_version(client: &mut impl GenericClient) -> Result<i64, postgres::Error> {
-    let rows = client.query("SELECT version FROM pitwall_schema", &[])?;
-    Ok(rows.first().map_or(0, |r| i64::from(r.get::<_, i32>(0))))
-}
-
-/// Applies the migrations this database lacks, in one transaction under the advisory lock, so
-/// two runners opening a fresh database at once do not both migrate.
-fn migrate(client: &mut Client, store: &str, mode: OpenMode) -> Result<(), StoreError> {
-    let be = backend(store);
-    let mut tx = client.transaction().map_err(&be)?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_KEY])
-        .map_err(&be)?;
-    // Refusing drops `tx`: nothing was written.
-    check_is_ours(&mut tx, store, mode)?;
-    tx.batch_execute("CREATE TABLE IF NOT EXISTS pitwall_schema (version INTEGER NOT NULL)")
-        .map_err(&be)?;
-    let found = current_version(&mut tx).map_err(&be)?;
-    let latest = MIGRATIONS.len() as i64;
-    if found > latest {
-        return Err(StoreError::TooNew {
-            store: store.to_string(),
-            found,
-            supported: latest,
-        });
-    }
-    if found == latest {
-        return tx.commit().map_err(&be);
-    }
-    for (n, script) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        tx.batch_execute(script).map_err(|e| StoreError::Backend {
-            store: store.to_string(),
-            source: format!("applying schema migration {}: {e}", n + 1).into(),
-        })?;
-    }
-    tx.execute("DELETE FROM pitwall_schema", &[]).map_err(&be)?;
-    tx.execute(
-        "INSERT INTO pitwall_schema (version) VALUES ($1)",
-        &[&(latest as i32)],
-    )
-    .map_err(&be)?;
-    tx.commit().map_err(&be)
 }
 
 /// A read-only transaction on one snapshot of the database.
@@ -271,18 +147,19 @@ fn load_run(
     let mut samples: HashMap<i64, Vec<SampleRow>> = HashMap::new();
     for s in client
         .query(
-            "SELECT s.result_id, s.idx, s.value, s.meta_json
+            "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
              FROM samples s JOIN results r ON r.id = s.result_id
              WHERE r.run_id = $1 ORDER BY s.result_id, s.idx",
             &[&id],
         )
         .map_err(&be)?
     {
-        samples.entry(s.get(0)).or_default().push((
-            i64::from(s.get::<_, i32>(1)),
-            s.get(2),
-            s.get(3),
-        ));
+        samples.entry(s.get(0)).or_default().push(SampleRow {
+            idx: i64::from(s.get::<_, i32>(1)),
+            value: s.get(2),
+            meta_json: s.get(3),
+            replicate: s.get(4),
+        });
     }
     let mut results: Vec<BenchmarkResult> = Vec::with_capacity(result_rows.len());
     for (expected, r) in result_rows.iter().enumerate() {
@@ -419,19 +296,22 @@ impl Store for PgStore {
         for row in &ids {
             id_of[row.get::<_, i32>(0) as usize] = row.get(1);
         }
-        let (mut result_ids, mut idxs, mut values, mut metas) = (vec![], vec![], vec![], vec![]);
+        let (mut result_ids, mut idxs, mut values) = (vec![], vec![], vec![]);
+        let (mut metas, mut replicates) = (vec![], vec![]);
         for (ord, result) in r.iter().enumerate() {
             for (idx, value) in result.samples.iter().enumerate() {
                 result_ids.push(id_of[ord]);
                 idxs.push(idx as i32);
                 values.push(*value);
                 metas.push(meta_json(result, idx));
+                replicates.push(replicate(result, idx));
             }
         }
         tx.execute(
-            "INSERT INTO samples (result_id, idx, value, meta_json)
-             SELECT * FROM unnest($1::bigint[], $2::int[], $3::float8[], $4::text[])",
-            &[&result_ids, &idxs, &values, &metas],
+            "INSERT INTO samples (result_id, idx, value, meta_json, replicate)
+             SELECT * FROM unnest($1::bigint[], $2::int[], $3::float8[], $4::text[],
+                                  $5::bigint[])",
+            &[&result_ids, &idxs, &values, &metas, &replicates],
         )
         .map_err(&be)?;
         fault_pause_in_txn();

@@ -1,4 +1,4 @@
-//! The rows every SQL store keeps (runs, results, samples) and how they become schema-v1 `Run`s
+//! The rows every SQL store keeps (runs, results, samples) and how they become schema `Run`s
 //! again, shared by the SQLite and PostgreSQL backends so both give back a run exactly as it
 //! went in and report stored garbage the same way: as `StoreError::Corrupt` naming what is
 //! wrong, never as a panic or a wrong answer.
@@ -28,6 +28,12 @@ pub(super) fn to_json<T: serde::Serialize>(value: &T) -> String {
 /// metadata entries are all empty still comes back with them.)
 pub(super) fn meta_json(result: &BenchmarkResult, idx: usize) -> Option<String> {
     result.sample_meta.get(idx).map(to_json)
+}
+
+/// `replicates` as stored: each sample's replicate, or NULL for every sample of a result whose
+/// replicates are unknown (runs stored before they were recorded, foreign results).
+pub(super) fn replicate(result: &BenchmarkResult, idx: usize) -> Option<i64> {
+    result.replicates.get(idx).map(|&r| i64::from(r))
 }
 
 pub(super) fn parse_json<T: serde::de::DeserializeOwned>(
@@ -181,8 +187,15 @@ pub(super) struct ResultRow {
     pub error: Option<String>,
 }
 
-/// One `samples` row: position, value, per-sample metadata (NULL when the result has none).
-pub(super) type SampleRow = (i64, f64, Option<String>);
+/// One `samples` row, every column as stored.
+pub(super) struct SampleRow {
+    pub idx: i64,
+    pub value: f64,
+    /// Per-sample metadata; NULL for every sample of a result that has none.
+    pub meta_json: Option<String>,
+    /// The replicate (migration 3); NULL for every sample of a result without replicates.
+    pub replicate: Option<i64>,
+}
 
 impl ResultRow {
     /// Result number `expected` of run `run_id` from this row and its sample rows (in index
@@ -211,7 +224,11 @@ impl ResultRow {
         })?;
         let status = ResultStatus::parse(&self.status)
             .ok_or_else(|| corrupt(store, format!("{at}: unknown status `{}`", self.status)))?;
-        let (samples, sample_meta) = decode_samples(store, &at, samples)?;
+        let Samples {
+            samples,
+            sample_meta,
+            replicates,
+        } = decode_samples(store, &at, samples)?;
         Ok(BenchmarkResult {
             suite: self.suite,
             name: self.name,
@@ -223,21 +240,27 @@ impl ResultRow {
             error: self.error,
             samples,
             sample_meta,
-            // Filled from the samples' replicate column by the store (migration 3).
-            replicates: Vec::new(),
+            replicates,
         })
     }
 }
 
-fn decode_samples(
-    store: &str,
-    at: &str,
-    rows: Vec<SampleRow>,
-) -> Result<(Vec<f64>, Vec<SampleMeta>), StoreError> {
+/// A result's sample columns, decoded.
+struct Samples {
+    samples: Vec<f64>,
+    sample_meta: Vec<SampleMeta>,
+    replicates: Vec<u32>,
+}
+
+/// Checks that the sample rows are numbered 0, 1, … and that metadata and replicates are each
+/// either stored for every sample or for none.
+fn decode_samples(store: &str, at: &str, rows: Vec<SampleRow>) -> Result<Samples, StoreError> {
     let mut samples = Vec::with_capacity(rows.len());
     let mut metas = Vec::new();
-    let mut nulls = 0usize;
-    for (idx, value, meta) in rows {
+    let mut replicates = Vec::new();
+    let (mut meta_nulls, mut replicate_nulls) = (0usize, 0usize);
+    for row in rows {
+        let idx = row.idx;
         if idx != samples.len() as i64 {
             return Err(corrupt(
                 store,
@@ -247,21 +270,44 @@ fn decode_samples(
                 ),
             ));
         }
-        samples.push(value);
-        match meta {
+        samples.push(row.value);
+        match row.meta_json {
             Some(text) => metas.push(parse_json(
                 store,
                 || format!("{at} sample {idx}: meta_json"),
                 &text,
             )?),
-            None => nulls += 1,
+            None => meta_nulls += 1,
+        }
+        match row.replicate {
+            Some(r) => replicates.push(u32::try_from(r).map_err(|_| {
+                corrupt(
+                    store,
+                    format!(
+                        "{at} sample {idx}: replicate {r} is not between 0 and {}",
+                        u32::MAX
+                    ),
+                )
+            })?),
+            None => replicate_nulls += 1,
         }
     }
-    if nulls > 0 && !metas.is_empty() {
+    let n = samples.len();
+    if meta_nulls > 0 && !metas.is_empty() {
         return Err(corrupt(
             store,
-            format!("{at}: {nulls} of {} samples lack meta_json", samples.len()),
+            format!("{at}: {meta_nulls} of {n} samples lack meta_json"),
         ));
     }
-    Ok((samples, metas))
+    if replicate_nulls > 0 && !replicates.is_empty() {
+        return Err(corrupt(
+            store,
+            format!("{at}: {replicate_nulls} of {n} samples lack a replicate"),
+        ));
+    }
+    Ok(Samples {
+        samples,
+        sample_meta: metas,
+        replicates,
+    })
 }

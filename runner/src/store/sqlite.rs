@@ -7,7 +7,7 @@ use std::time::Duration;
 use pitwall_suites::Run;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
 
-use super::rows::{RunRow, SummaryRow, already_stored, meta_json, to_json};
+use super::rows::{RunRow, SummaryRow, already_stored, meta_json, replicate, to_json};
 use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
 use super::sqlite_codec::{backend, load_run};
 use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, migrations};
@@ -226,8 +226,8 @@ impl Store for SqliteStore {
                 .map_err(&be)?;
             let mut ins_sample = tx
                 .prepare_cached(
-                    "INSERT INTO samples (result_id, idx, value, meta_json)
-                     VALUES (?1, ?2, ?3, ?4)",
+                    "INSERT INTO samples (result_id, idx, value, meta_json, replicate)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
                 )
                 .map_err(&be)?;
             for (ord, r) in run.results.iter().enumerate() {
@@ -248,7 +248,13 @@ impl Store for SqliteStore {
                 let result_id = tx.last_insert_rowid();
                 for (idx, value) in r.samples.iter().enumerate() {
                     ins_sample
-                        .execute(params![result_id, idx as i64, value, meta_json(r, idx)])
+                        .execute(params![
+                            result_id,
+                            idx as i64,
+                            value,
+                            meta_json(r, idx),
+                            replicate(r, idx)
+                        ])
                         .map_err(&be)?;
                 }
             }

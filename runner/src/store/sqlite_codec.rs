@@ -1,4 +1,4 @@
-//! Reading SQLite rows back into schema-v1 `Run`s (the decoding itself, shared with the
+//! Reading SQLite rows back into schema `Run`s (the decoding itself, shared with the
 //! PostgreSQL store, is in `rows`), so a stored run comes back exactly as it went in and stored
 //! garbage is reported as `StoreError::Corrupt` naming what is wrong.
 
@@ -104,11 +104,17 @@ fn load_samples(
     let be = backend(store);
     let mut stmt = conn
         .prepare_cached(
-            "SELECT idx, value, meta_json FROM samples WHERE result_id = ?1 ORDER BY idx",
+            "SELECT idx, value, meta_json, replicate FROM samples WHERE result_id = ?1
+             ORDER BY idx",
         )
         .map_err(&be)?;
     stmt.query_map(params![result_id], |r| {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        Ok(SampleRow {
+            idx: r.get(0)?,
+            value: r.get(1)?,
+            meta_json: r.get(2)?,
+            replicate: r.get(3)?,
+        })
     })
     .map_err(&be)?
     .collect::<Result<Vec<SampleRow>, _>>()
@@ -183,5 +189,39 @@ mod tests {
             what.contains("result 0: 1 of 6 samples lack meta_json"),
             "{what}"
         );
+        conn.execute("UPDATE samples SET meta_json = '{}' WHERE idx = 3", [])
+            .unwrap();
+        assert_eq!(store.get_run("latest").unwrap(), original);
+
+        // Result 1 has replicates [0, 1, 1]: one lost is corrupt, as is one out of range.
+        let result_1 = "(SELECT id FROM results WHERE ord = 1)";
+        conn.execute(
+            &format!(
+                "UPDATE samples SET replicate = NULL WHERE idx = 2 AND result_id = {result_1}"
+            ),
+            [],
+        )
+        .unwrap();
+        let what = corrupt_what(&store);
+        assert!(
+            what.contains("result 1: 1 of 3 samples lack a replicate"),
+            "{what}"
+        );
+        conn.execute(
+            &format!("UPDATE samples SET replicate = -1 WHERE idx = 2 AND result_id = {result_1}"),
+            [],
+        )
+        .unwrap();
+        let what = corrupt_what(&store);
+        assert!(
+            what.contains("result 1 sample 2: replicate -1 is not between 0 and 4294967295"),
+            "{what}"
+        );
+        conn.execute(
+            &format!("UPDATE samples SET replicate = 1 WHERE idx = 2 AND result_id = {result_1}"),
+            [],
+        )
+        .unwrap();
+        assert_eq!(store.get_run("latest").unwrap(), original);
     }
 }

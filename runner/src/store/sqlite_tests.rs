@@ -1,13 +1,16 @@
 //! Tests of the SQLite store against real database files in temporary directories: the shared
 //! store behaviour (`conformance`), plus what only a file has: migrations on reopen, refusal of
-//! foreign files and newer schemas, WAL, and all-or-nothing inserts seen in the tables.
+//! foreign files and newer schemas, WAL, all-or-nothing inserts seen in the tables, and a store
+//! written by an older pitwall migrated in place.
 
 use std::path::Path;
 
-use rusqlite::Connection;
+use pitwall_suites::Run;
+use rusqlite::{Connection, params};
 
 use super::conformance::{rich_run, store_conformance_tests};
-use super::migrations::latest_version;
+use super::migrations::{MIGRATIONS, latest_version};
+use super::rows::{RunRow, meta_json, to_json};
 use super::{InsertOutcome, OpenMode, SqliteStore, Store, StoreError};
 
 pub(super) fn open(dir: &Path) -> SqliteStore {
@@ -205,4 +208,105 @@ fn refuses_another_programs_database_without_changing_it() {
         assert_eq!(std::fs::read(&db).unwrap(), before, "{name} unchanged");
         assert!(!dir.path().join(format!("{name}-wal")).exists());
     }
+}
+
+/// Writes `run` the way pitwall did at schema version 2 (before replicates were stored): the
+/// V1 and V2 scripts, `user_version = 2`, and the inserts of that version's `insert_run`.
+fn write_schema_2_store(db: &Path, run: &Run) {
+    let mut conn = Connection::open(db).unwrap();
+    conn.execute_batch(MIGRATIONS[0]).unwrap();
+    conn.execute_batch(MIGRATIONS[1]).unwrap();
+    conn.pragma_update(None, "user_version", 2).unwrap();
+    let tx = conn.transaction().unwrap();
+    let row = RunRow::of(run);
+    tx.execute(
+        "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
+                           config_hash, status, fingerprint_json, commit_info_json, error,
+                           pair_json, pair_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        params![
+            run.id,
+            row.project,
+            row.commit,
+            row.branch,
+            row.started_at,
+            row.finished_at,
+            row.config_hash,
+            row.status,
+            row.fingerprint_json,
+            row.commit_info_json,
+            row.error,
+            row.pair_json,
+            run.pair.as_ref().map(|p| p.id.clone()),
+        ],
+    )
+    .unwrap();
+    for (ord, r) in run.results.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
+                                  direction, status, error)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                run.id,
+                ord as i64,
+                r.suite,
+                r.name,
+                to_json(&r.params),
+                r.measure,
+                r.unit.as_str(),
+                r.direction.as_str(),
+                r.status.as_str(),
+                r.error,
+            ],
+        )
+        .unwrap();
+        let result_id = tx.last_insert_rowid();
+        for (idx, value) in r.samples.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO samples (result_id, idx, value, meta_json) VALUES (?1, ?2, ?3, ?4)",
+                params![result_id, idx as i64, value, meta_json(r, idx)],
+            )
+            .unwrap();
+        }
+    }
+    tx.commit().unwrap();
+}
+
+#[test]
+fn a_schema_2_store_is_migrated_in_place_and_its_runs_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("pitwall.db");
+    // Runs of that version had no replicates.
+    let mut old = rich_run();
+    for r in &mut old.results {
+        r.replicates.clear();
+    }
+    write_schema_2_store(&db, &old);
+
+    let mut store = SqliteStore::open_with(&db, OpenMode::Existing).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(latest_version(), 3);
+    assert_eq!(store.get_run("latest").unwrap(), old);
+    let nulls: i64 = Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM samples WHERE replicate IS NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(nulls, 9, "the old samples have no replicate");
+    // Re-importing the old run is idempotent; a new run with replicates goes in beside it.
+    assert_eq!(
+        store.insert_run(&old).unwrap(),
+        InsertOutcome::AlreadyStored
+    );
+    let mut new = rich_run();
+    new.id = "0190f0c0-0000-7000-8000-000000000002".into();
+    new.started_at = "2026-12-03T10:00:00Z".into();
+    assert!(!new.results[1].replicates.is_empty());
+    store.insert_run(&new).unwrap();
+    drop(store);
+    let store = SqliteStore::open(&db).unwrap();
+    assert_eq!(store.all_runs().unwrap(), vec![old, new]);
 }
