@@ -144,9 +144,16 @@ pub struct CiArgs {
     /// Head commit of the pull request
     #[arg(long, value_name = "REV", value_parser = non_empty)]
     pub head: String,
-    /// Interleaved rounds
+    /// Interleaved rounds; the first batch when measuring until decided ([ci] until_decided,
+    /// on by default)
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
+    /// Most rounds when measuring until decided [default: [ci] max_rounds, 15]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_rounds: Option<u32>,
+    /// Time budget when measuring until decided: seconds, or 30m, 2h
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub max_time: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Args)]
@@ -196,9 +203,20 @@ pub struct RunArgs {
     /// Candidate commit of an interleaved A/B measurement (with --base)
     #[arg(long, value_name = "REV", requires = "base", value_parser = non_empty)]
     pub head: Option<String>,
-    /// Interleaved rounds for --base/--head (base, head, base, head, …) [default: 3]
+    /// Interleaved rounds for --base/--head (base, head, base, head, …); with --until-decided
+    /// the first batch [default: 3]
     #[arg(long, value_name = "N", requires = "base", value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: Option<u32>,
+    /// With --base/--head: after the first batch, measure one more interleaved round at a time
+    /// (only the benchmarks still undecided) until every benchmark is decided or given up
+    #[arg(long, requires = "base")]
+    pub until_decided: bool,
+    /// Most rounds with --until-decided [default: 15]
+    #[arg(long, value_name = "N", requires = "until_decided", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_rounds: Option<u32>,
+    /// Time budget with --until-decided: seconds, or a number with s, m or h (30m, 2h)
+    #[arg(long, value_name = "DURATION", requires = "until_decided", value_parser = duration)]
+    pub max_time: Option<std::time::Duration>,
     /// Rebuild (and recreate the worktree of) each commit even if a build is cached
     #[arg(long)]
     pub rebuild: bool,
@@ -295,6 +313,30 @@ pub struct CompareArgs {
 }
 
 /// A value that must say something: an empty revision or name is refused.
+/// `90`, `90s`, `30m`, `2h`: a positive duration of at most a year.
+fn duration(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let (number, unit) = match t.char_indices().last() {
+        Some((i, c @ ('s' | 'm' | 'h'))) => (&t[..i], c),
+        _ => (t, 's'),
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (hint: seconds, or a number with s, m or h: 90, 30m, 2h)"))?;
+    let secs = value
+        * match unit {
+            'h' => 3600.0,
+            'm' => 60.0,
+            _ => 1.0,
+        };
+    if !(secs.is_finite() && secs > 0.0 && secs <= 366.0 * 86400.0) {
+        return Err(format!(
+            "`{s}` is out of range (hint: more than 0 and at most a year)"
+        ));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
 fn non_empty(s: &str) -> Result<String, String> {
     if s.trim().is_empty() {
         return Err("must not be empty".into());

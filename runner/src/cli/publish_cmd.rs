@@ -225,6 +225,7 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<u8, Failure> {
             cwd.display()
         )));
     }
+    let config = load_config(g)?;
     let run = RunArgs {
         suites: Vec::new(),
         bench: None,
@@ -234,6 +235,9 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<u8, Failure> {
         base: Some(a.base.clone()),
         head: Some(a.head.clone()),
         rounds: Some(a.rounds),
+        until_decided: config.ci.until_decided,
+        max_rounds: Some(a.max_rounds.unwrap_or(config.ci.max_rounds)),
+        max_time: a.max_time,
         rebuild: false,
         repo: None,
     };
@@ -241,7 +245,6 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<u8, Failure> {
     if measured == exit::INFRA {
         return Ok(exit::INFRA);
     }
-    let config = load_config(g)?;
     let store = open_store(g, &config, OpenMode::Existing)?;
     let (baseline, candidate) = source::resolve_pair("latest", store.as_ref())
         .context("the pair just measured")

@@ -9,13 +9,16 @@ use pitwall_runner::config::Config;
 use pitwall_runner::git::Repo;
 use pitwall_runner::gpu::load_nvml;
 use pitwall_runner::machine::{DirSysfs, ProcessAffinity};
+use pitwall_runner::pair::{
+    DEFAULT_MAX_ROUNDS, DEFAULT_ROUNDS, LookProgress, PairPlan, PairStop, UntilDecided,
+    measure_pair,
+};
 use pitwall_runner::run::{
     BuildOutcome, RunError, RunReport, RunRequest, Target, build, check_suites, execute,
-    execute_interleaved, failed_build_run,
+    failed_build_run,
 };
 use pitwall_runner::setup::{Mode, RunEnvironment};
 use pitwall_runner::store::{OpenMode, Store};
-use pitwall_runner::{compare, source};
 use pitwall_stats::ab::AbConfig;
 use pitwall_suites::RunStatus;
 use pitwall_suites::cpu::CpuBackend;
@@ -27,8 +30,17 @@ use super::exit::{self, Failure};
 use super::progress::Bars;
 use super::publish_cmd::{REPORT_DIR, write_report};
 
-/// Interleaved rounds of `--base/--head` when `--rounds` is not given.
-const DEFAULT_ROUNDS: u32 = 3;
+/// `round 5/15: 22 decided, 3 given up, 5 undecided (12m30s left)`.
+fn look_line(p: &LookProgress) -> String {
+    let left = p.time_left.map_or(String::new(), |t| {
+        let s = t.as_secs();
+        format!(" ({}m{:02}s left)", s / 60, s % 60)
+    });
+    format!(
+        "round {}/{}: {} decided, {} given up, {} undecided{left}",
+        p.round, p.max_rounds, p.decided, p.given_up, p.undecided
+    )
+}
 
 pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<u8, Failure> {
     let config = load_config(g)?;
@@ -237,15 +249,38 @@ pub(super) fn run_commits(
         }
     }
     if a.base.is_some() {
-        let rounds = a.rounds.unwrap_or(DEFAULT_ROUNDS);
         if targets.len() < 2 {
             return Ok(exit::INFRA);
         }
+        let plan = PairPlan {
+            rounds: a.rounds.unwrap_or(DEFAULT_ROUNDS),
+            until_decided: a.until_decided.then(|| UntilDecided {
+                max_rounds: a.max_rounds.unwrap_or(DEFAULT_MAX_ROUNDS),
+                max_time: a.max_time,
+            }),
+        };
         let env = prepare_env(config, g)?;
-        let reports =
-            execute_interleaved(config, request, &CpuBackend, &targets, rounds, &env, bars)
-                .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+        let quiet = g.quiet;
+        let progress = |p: &LookProgress| {
+            if !quiet {
+                eprintln!("{}", look_line(p));
+            }
+        };
+        let outcome = measure_pair(
+            config,
+            request,
+            &CpuBackend,
+            &targets[0],
+            &targets[1],
+            &plan,
+            &AbConfig::default(),
+            &env,
+            bars,
+            &progress,
+        )
+        .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
         print_monitor_health(&env, g);
+        let reports = [outcome.base, outcome.head];
         if reports.iter().any(|r| r.run.results.is_empty()) {
             return Err(Failure::usage(anyhow!(
                 "no benchmark matched the selection (hint: check --suite and --bench)"
@@ -266,26 +301,20 @@ pub(super) fn run_commits(
             .unwrap_or_default();
         if !g.quiet {
             eprintln!(
-                "stored base run {} and head run {} (pair {pair}, {} rounds) in {}",
+                "stored base run {} and head run {} (pair {pair}, {} rounds{}) in {}",
                 reports[0].run.id,
                 reports[1].run.id,
-                rounds,
+                outcome.rounds,
+                match outcome.stop {
+                    PairStop::Fixed => "",
+                    PairStop::AllDecided => ", every benchmark decided or given up",
+                    PairStop::MaxRounds => ", stopped at --max-rounds",
+                    PairStop::MaxTime => ", stopped at --max-time",
+                },
                 store.describe()
             );
         }
-        let side = |r: &RunReport, role: &str| source::Side {
-            label: format!("{role} {} (run {})", &r.run.commit[..12], r.run.id),
-            results: r.run.results.clone(),
-            run: Some(r.run.clone()),
-        };
-        let report = compare::compare(
-            &side(&reports[0], "base"),
-            &side(&reports[1], "head"),
-            config,
-            None,
-            &AbConfig::default(),
-            compare::CompareOptions::default(),
-        );
+        let report = outcome.comparison;
         print!("{}", pitwall_reports::compare::render_table(&report));
         if !a.no_report {
             let out = PathBuf::from(REPORT_DIR);

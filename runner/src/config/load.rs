@@ -9,7 +9,7 @@ use pitwall_suites::SuiteKind;
 use toml::Spanned;
 
 use super::model::{
-    Config, GithubConfig, MAX_SECONDS, PinPolicy, PinningConfig, Project, Sampling, SuiteConfig,
+    CiConfig, Config, GithubConfig, MAX_SECONDS, PinPolicy, PinningConfig, Project, Sampling, SuiteConfig,
     Thresholds,
 };
 use super::raw::{RawConfig, RawSampling, valid_keys};
@@ -232,6 +232,21 @@ impl Ctx<'_> {
         let pinning = self.pinning(raw.pinning.unwrap_or_default())?;
         let github = self.github(raw.github.unwrap_or_default())?;
         let gpu = self.gpu(raw.gpu.unwrap_or_default())?;
+        let raw_ci = raw.ci.unwrap_or_default();
+        let mut ci = CiConfig::default();
+        if let Some(u) = raw_ci.until_decided {
+            ci.until_decided = u;
+        }
+        if let Some(m) = raw_ci.max_rounds {
+            if *m.get_ref() == 0 {
+                return Err(self.at(
+                    m.span(),
+                    "[ci] max_rounds must be at least 1".to_string(),
+                    None,
+                ));
+            }
+            ci.max_rounds = m.into_inner();
+        }
 
         let suites = if raw.suite.is_empty() {
             let mut suites = Vec::new();
@@ -279,6 +294,7 @@ impl Ctx<'_> {
             thresholds,
             pinning,
             github,
+            ci,
             gpu,
             suites,
         })

@@ -8,7 +8,7 @@ mod suite;
 
 pub use load::{ConfigError, DEFAULT_FILE, find_default, load_file, parse_str};
 pub use model::{
-    CommandSuite, Config, GithubConfig, GpuConfig, MAX_SECONDS, OutputFormat, PinPolicy,
+    CiConfig, CommandSuite, Config, GithubConfig, GpuConfig, MAX_SECONDS, OutputFormat, PinPolicy,
     PinningConfig, Project, Sampling, SuiteConfig, SuiteSpec, Thresholds,
 };
 

@@ -20,8 +20,28 @@ pub struct Config {
     pub thresholds: Thresholds,
     pub pinning: PinningConfig,
     pub github: GithubConfig,
+    pub ci: CiConfig,
     pub gpu: GpuConfig,
     pub suites: Vec<SuiteConfig>,
+}
+
+/// How `pitwall ci` measures a pull request (`[ci]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CiConfig {
+    /// Measure until every benchmark is decided (`run --until-decided`), not a fixed number of
+    /// rounds.
+    pub until_decided: bool,
+    /// The most rounds when measuring until decided.
+    pub max_rounds: u32,
+}
+
+impl Default for CiConfig {
+    fn default() -> Self {
+        CiConfig {
+            until_decided: true,
+            max_rounds: crate::pair::DEFAULT_MAX_ROUNDS,
+        }
+    }
 }
 
 /// Which GPU a run uses and what pitwall does with its clocks.
@@ -237,6 +257,7 @@ impl Config {
                 cpus: None,
             },
             github: GithubConfig::default(),
+            ci: CiConfig::default(),
             gpu: GpuConfig::default(),
             suites: SuiteKind::ALL
                 .into_iter()

@@ -14,6 +14,7 @@ pub struct RawConfig {
     pub thresholds: Option<RawThresholds>,
     pub pinning: Option<RawPinning>,
     pub github: Option<RawGithub>,
+    pub ci: Option<RawCi>,
     pub gpu: Option<RawGpu>,
     #[serde(default)]
     pub suite: Vec<Spanned<RawSuite>>,
@@ -63,6 +64,13 @@ pub struct RawThresholds {
 pub struct RawPinning {
     pub policy: Option<Spanned<String>>,
     pub cpus: Option<Spanned<Vec<u32>>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCi {
+    pub until_decided: Option<bool>,
+    pub max_rounds: Option<Spanned<u32>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
