@@ -43,6 +43,9 @@ pub struct BisectStep {
 /// The whole bisection.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BisectReport {
+    /// Some step could not be decided within the most rounds allowed and was decided by its
+    /// point estimate: `first_bad` is then a best guess, not a finding.
+    pub uncertain: bool,
     /// The benchmark followed (`suite/name[params]/measure`).
     pub key: String,
     pub unit: String,
@@ -102,6 +105,19 @@ pub fn render_table(r: &BisectReport) -> String {
         pct(r.ci.1),
         r.commits
     );
+    if r.uncertain {
+        let which: Vec<String> = r
+            .steps
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.uncertain)
+            .map(|(i, _)| (i + 1).to_string())
+            .collect();
+        out.push_str(&format!(
+            "UNCERTAIN: step {} could not be decided within --max-rounds and was decided by its estimate alone; the first bad commit below is a best guess (hint: bisect again with a larger --max-rounds, or follow a less noisy benchmark with --bench)\n\n",
+            which.join(", ")
+        ));
+    }
     let mut t = crate::table::Table::new(&[
         ">STEP", ">POS", "COMMIT", "VERDICT", ">VS GOOD", ">95% CI", ">ROUNDS", "SUBJECT",
     ]);
@@ -183,6 +199,7 @@ mod tests {
         let mut untestable = step(5, 5, "untestable", None);
         untestable.note = Some("build command `make` failed: exit status 2".into());
         BisectReport {
+            uncertain: false,
             key: "toy/parse[n=64]/time".into(),
             unit: "ns".into(),
             higher_is_better: false,
@@ -205,6 +222,24 @@ mod tests {
     #[test]
     fn table_snapshot() {
         insta::assert_snapshot!(render_table(&report()));
+    }
+
+    #[test]
+    fn an_uncertain_bisection_says_so_at_the_top() {
+        let mut r = report();
+        r.steps[1].uncertain = true;
+        r.uncertain = true;
+        let text = render_table(&r);
+        assert!(text.starts_with("bisecting "), "{text}");
+        assert!(
+            text.lines()
+                .nth(2)
+                .unwrap()
+                .starts_with("UNCERTAIN: step 2 "),
+            "{text}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&render_json(&r)).unwrap();
+        assert_eq!(v["uncertain"], true);
     }
 
     #[test]

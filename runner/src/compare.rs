@@ -61,6 +61,32 @@ fn incompatibility(b: &BenchmarkResult, c: &BenchmarkResult) -> Option<String> {
     }
 }
 
+/// A result's samples grouped by replicate (benchmark process), each with its round in the
+/// pair `info` describes (round 1 without one); samples without a replicate index count as
+/// one replicate. `exclude_throttled` leaves out samples flagged as throttled.
+pub fn replicates_of(
+    r: &BenchmarkResult,
+    info: Option<&PairInfo>,
+    exclude_throttled: bool,
+) -> Vec<Replicate> {
+    let mut by_index: BTreeMap<u32, Replicate> = BTreeMap::new();
+    for (i, &v) in r.samples.iter().enumerate() {
+        if exclude_throttled && r.sample_meta.get(i).is_some_and(|m| m.throttled) {
+            continue;
+        }
+        let index = r.replicates.get(i).copied().unwrap_or(0);
+        by_index
+            .entry(index)
+            .or_insert_with(|| Replicate {
+                round: info.map_or(1, |p| p.round_of(index)),
+                samples: Vec::new(),
+            })
+            .samples
+            .push(v);
+    }
+    by_index.into_values().collect()
+}
+
 /// How a comparison treats the environment and throttled samples.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CompareOptions {
@@ -137,23 +163,8 @@ pub fn compare(
         Some(s) => SequentialPlan::until_decided(s.first_look, s.max_rounds, ab.alpha),
         None => SequentialPlan::fixed(rounds, ab.alpha),
     };
-    let replicates = |r: &BenchmarkResult, info: Option<&PairInfo>| -> Vec<Replicate> {
-        let mut by_index: BTreeMap<u32, Replicate> = BTreeMap::new();
-        for (i, &v) in r.samples.iter().enumerate() {
-            if options.exclude_throttled && r.sample_meta.get(i).is_some_and(|m| m.throttled) {
-                continue;
-            }
-            let index = r.replicates.get(i).copied().unwrap_or(0);
-            by_index
-                .entry(index)
-                .or_insert_with(|| Replicate {
-                    round: info.map_or(1, |p| p.round_of(index)),
-                    samples: Vec::new(),
-                })
-                .samples
-                .push(v);
-        }
-        by_index.into_values().collect()
+    let replicates = |r: &BenchmarkResult, info: Option<&PairInfo>| {
+        replicates_of(r, info, options.exclude_throttled)
     };
     let inputs: Vec<ReplicatedPair> = pairs
         .iter()

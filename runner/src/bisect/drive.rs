@@ -7,18 +7,17 @@
 use std::path::Path;
 
 use pitwall_reports::bisect::{BisectReport, BisectStep, CommitRef};
-use pitwall_stats::ab::AbConfig;
-use pitwall_suites::{BenchmarkResult, ResultStatus};
+use pitwall_stats::ab::{AbConfig, Replicate, ReplicatedPair, SequentialPlan, interval_at};
+use pitwall_suites::{Backend, ResultStatus, SequentialPlanInfo};
 
 use super::search::{Class, Range, classify, classify_by_estimate, max_steps};
-use crate::compare::{CompareOptions, compare};
+use crate::compare::replicates_of;
 use crate::config::Config;
 use crate::engine::RunObserver;
 use crate::git::{GitError, Repo, ResolvedCommit};
-use crate::run::{RunError, RunRequest, Target, build, execute_interleaved};
+use crate::pair::{PairPlan, UntilDecided, measure_pair};
+use crate::run::{Rounds, RunError, RunRequest, Target, build};
 use crate::setup::RunEnvironment;
-use crate::source::Side;
-use pitwall_suites::Backend;
 
 /// What to bisect.
 #[derive(Debug, Clone)]
@@ -113,38 +112,6 @@ struct Measure<'a> {
     observer: &'a dyn RunObserver,
 }
 
-impl Measure<'_> {
-    /// `rounds` interleaved rounds of `a` and `b`; their results.
-    fn pair(
-        &self,
-        request: &RunRequest,
-        a: &Target,
-        b: &Target,
-        rounds: u32,
-    ) -> Result<(Vec<BenchmarkResult>, Vec<BenchmarkResult>), RunError> {
-        let targets = [a.clone(), b.clone()];
-        let mut reports = execute_interleaved(
-            self.config,
-            request,
-            self.backend,
-            &targets,
-            rounds,
-            self.env,
-            self.observer,
-        )?;
-        let b = reports.pop().map(|r| r.run.results).unwrap_or_default();
-        let a = reports.pop().map(|r| r.run.results).unwrap_or_default();
-        Ok((a, b))
-    }
-}
-
-fn samples_of(results: &[BenchmarkResult], key: &str) -> Option<Vec<f64>> {
-    results
-        .iter()
-        .find(|r| r.key() == key && r.status == ResultStatus::Ok && !r.samples.is_empty())
-        .map(|r| r.samples.clone())
-}
-
 /// Runs a bisection in `repo` and reports the first bad commit.
 pub fn bisect(
     repo_dir: &Path,
@@ -180,28 +147,35 @@ pub fn bisect(
         }
     })?;
 
-    // The endpoints: is there a regression, which benchmark, and how big?
-    let (g, b) = m.pair(&request.select, &good_target, &bad_target, request.rounds)?;
-    for (what, results) in [("good", &g), ("bad", &b)] {
-        if results.is_empty() {
+    // The endpoints: is there a regression, which benchmark, and how big? Measured until
+    // every benchmark is decided (or the rounds run out), like `run --until-decided`.
+    let plan = PairPlan {
+        rounds: request.rounds,
+        until_decided: Some(UntilDecided {
+            max_rounds: request.max_rounds,
+            max_time: None,
+        }),
+    };
+    let endpoints = measure_pair(
+        config,
+        &request.select,
+        backend,
+        &good_target,
+        &bad_target,
+        &plan,
+        ab,
+        env,
+        observer,
+        &|_| {},
+    )?;
+    for (what, report) in [("good", &endpoints.base), ("bad", &endpoints.head)] {
+        if report.run.results.is_empty() {
             return Err(BisectError::NothingMeasured {
                 what: what.to_string(),
             });
         }
     }
-    let side = |label: &str, results: Vec<BenchmarkResult>| Side {
-        label: label.to_string(),
-        results,
-        run: None,
-    };
-    let endpoints = compare(
-        &side("good", g.clone()),
-        &side("bad", b.clone()),
-        config,
-        None,
-        ab,
-        CompareOptions::default(),
-    );
+    let endpoints = endpoints.comparison;
     let Some(worst) = endpoints.worst_regression() else {
         return Err(BisectError::NoRegression {
             selection: request
@@ -278,6 +252,7 @@ pub fn bisect(
     }
     let at = |i: usize| if i == 0 { &good } else { &after[i - 1] };
     Ok(BisectReport {
+        uncertain: steps.iter().any(|s| s.uncertain),
         key,
         unit,
         higher_is_better,
@@ -297,7 +272,8 @@ pub fn bisect(
     })
 }
 
-/// Measures one probe against the good commit until it is classified (or the rounds run out).
+/// Measures one probe against the good commit, one interleaved round at a time after the
+/// first batch, until its repeated interval is clear of the midpoint or the rounds run out.
 #[allow(clippy::too_many_arguments)]
 fn probe(
     m: &Measure<'_>,
@@ -311,35 +287,60 @@ fn probe(
     ab: &AbConfig,
     rounds_done: &mut u32,
 ) -> Result<super::search::Verdict, String> {
-    let (mut good_samples, mut probe_samples) = (Vec::new(), Vec::new());
+    let targets = [good.clone(), target.clone()];
+    let max_rounds = request.max_rounds.max(request.rounds);
+    let plan = SequentialPlan::until_decided(request.rounds, max_rounds, ab.alpha);
+    let info = SequentialPlanInfo {
+        first_look: plan.first_look,
+        max_rounds,
+    };
+    let mut acc = Rounds::new(2);
     loop {
-        let (g, p) = m
-            .pair(focus, good, target, request.rounds)
-            .map_err(|e| e.to_string())?;
-        *rounds_done += request.rounds;
-        let failed = |r: &[BenchmarkResult]| {
-            r.iter()
-                .find(|x| x.key() == key)
-                .and_then(|x| x.error.clone())
-                .unwrap_or_else(|| format!("{key} not measured"))
-        };
-        good_samples.extend(samples_of(&g, key).ok_or_else(|| format!("good: {}", failed(&g)))?);
-        probe_samples.extend(samples_of(&p, key).ok_or_else(|| failed(&p))?);
-        if let Some(v) = classify(
-            &good_samples,
-            &probe_samples,
-            bad_ratio,
-            higher_is_better,
-            ab,
-        ) {
-            return Ok(v);
+        acc.round(
+            m.config, focus, None, m.backend, &targets, m.env, m.observer,
+        );
+        let round = acc.count();
+        *rounds_done = round;
+        if round < request.rounds {
+            continue;
         }
-        if *rounds_done >= request.max_rounds {
-            return Ok(classify_by_estimate(
-                &good_samples,
-                &probe_samples,
-                bad_ratio,
-            ));
+        let reports = acc.reports(m.config, &targets, m.env, Some(info));
+        let side = |i: usize| -> Result<Vec<Replicate>, String> {
+            let results = &reports[i].run.results;
+            let r = results
+                .iter()
+                .find(|x| x.key() == key && x.status == ResultStatus::Ok && !x.samples.is_empty())
+                .ok_or_else(|| {
+                    let why = results
+                        .iter()
+                        .find(|x| x.key() == key)
+                        .and_then(|x| x.error.clone())
+                        .unwrap_or_else(|| format!("{key} not measured"));
+                    if i == 0 { format!("good: {why}") } else { why }
+                })?;
+            Ok(replicates_of(r, reports[i].run.pair.as_ref(), false))
+        };
+        let pair = ReplicatedPair {
+            base: side(0)?,
+            cand: side(1)?,
+            higher_is_better,
+            threshold: None,
+        };
+        match interval_at(&pair, &plan, round, ab) {
+            Some(c) => {
+                if let Some(v) = classify(&c, bad_ratio) {
+                    return Ok(v);
+                }
+                if round >= max_rounds {
+                    return Ok(classify_by_estimate(&c, bad_ratio));
+                }
+            }
+            None if round >= max_rounds => {
+                return Err(format!(
+                    "{key}: no interval after {round} rounds (fewer than two processes a side with positive values)"
+                ));
+            }
+            None => {}
         }
     }
 }

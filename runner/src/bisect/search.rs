@@ -2,17 +2,19 @@
 //! between them, find the first bad commit with as few build-and-measure steps as possible.
 //!
 //! The search is a binary search over the first-parent commits `(good, bad]`. Each probe is
-//! measured in interleaved rounds with the good commit (fresh samples of both, so drift between
-//! steps cancels) and classified against the *geometric midpoint* of the regression
-//! (`sqrt(bad / good)` in ratio space): bad when the bootstrap interval of its ratio to good
-//! lies beyond the midpoint, good when it lies short of it. When the interval straddles the
-//! midpoint, more rounds are measured (up to a limit) before deciding by the point estimate,
-//! and the step is marked uncertain. This is the classic "compare against both ends" rule of
-//! performance bisection (e.g. Chromium's Pinpoint), with pitwall's A/B statistics
-//! (docs/STATISTICS.md) as the interval. A commit that cannot be built or measured is skipped
+//! measured in interleaved rounds with the good commit (fresh processes of both, so drift
+//! between steps cancels) and classified against the *geometric midpoint* of the regression
+//! (`sqrt(bad / good)` in ratio space): bad when the repeated confidence interval of its ratio
+//! to good lies beyond the midpoint, good when it lies short of it. The interval comes from
+//! the replicates (one per process and round) and the same sequential plan as `run
+//! --until-decided` (docs/STATISTICS.md), so a probe may be looked at after every round and
+//! stop as soon as it is clear. When the interval still straddles the midpoint at the most
+//! rounds allowed, the step is decided by the point estimate and marked uncertain, and so is
+//! the whole bisection. This is the classic "compare against both ends" rule of performance
+//! bisection (e.g. Chromium's Pinpoint). A commit that cannot be built or measured is skipped
 //! (as `git bisect skip`) and a neighbour is tried instead.
 
-use pitwall_stats::ab::{AbConfig, PairInput, compare_all};
+use pitwall_stats::ab::Comparison;
 
 /// What a probe turned out to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -24,41 +26,21 @@ pub enum Class {
     Untestable,
 }
 
-/// The classification of one probe's samples against the good commit's.
+/// The classification of one probe against the good commit.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Verdict {
     pub class: Class,
-    /// Median ratio probe / good, and its bootstrap interval.
+    /// Ratio probe / good, and its repeated confidence interval.
     pub ratio: f64,
     pub ci: (f64, f64),
     /// The interval straddled the midpoint even after the most rounds allowed.
     pub uncertain: bool,
 }
 
-/// Classifies `probe` against `good` given the ratio `bad_ratio` (bad / good medians) that
-/// defines the regression. `None` when the interval straddles the midpoint (measure more).
-pub fn classify(
-    good: &[f64],
-    probe: &[f64],
-    bad_ratio: f64,
-    higher_is_better: bool,
-    ab: &AbConfig,
-) -> Option<Verdict> {
-    let verdict = |class, ratio, ci, uncertain| Verdict {
-        class,
-        ratio,
-        ci,
-        uncertain,
-    };
-    let c = &compare_all(
-        &[PairInput {
-            base: good,
-            cand: probe,
-            higher_is_better,
-            threshold: None,
-        }],
-        ab,
-    )[0];
+/// Classifies a probe's comparison with good (`c.ratio`, `c.ci`) given the ratio `bad_ratio`
+/// (bad / good) that defines the regression. `None` when the interval straddles the midpoint
+/// (measure more).
+pub fn classify(c: &Comparison, bad_ratio: f64) -> Option<Verdict> {
     let mid = bad_ratio.sqrt();
     let (lo, hi) = c.ci;
     if !(c.ratio.is_finite() && lo.is_finite() && hi.is_finite()) {
@@ -70,29 +52,34 @@ pub fn classify(
     } else {
         (hi < mid, lo > mid)
     };
+    let verdict = |class| Verdict {
+        class,
+        ratio: c.ratio,
+        ci: c.ci,
+        uncertain: false,
+    };
     if beyond {
-        Some(verdict(Class::Bad, c.ratio, c.ci, false))
+        Some(verdict(Class::Bad))
     } else if short {
-        Some(verdict(Class::Good, c.ratio, c.ci, false))
+        Some(verdict(Class::Good))
     } else {
         None
     }
 }
 
-/// The decision when the most rounds allowed did not settle it: by the point estimate.
-pub fn classify_by_estimate(good: &[f64], probe: &[f64], bad_ratio: f64) -> Verdict {
-    let median = |v: &[f64]| pitwall_stats::summary::median(v).unwrap_or(f64::NAN);
-    let ratio = median(probe) / median(good);
+/// The decision when the most rounds allowed did not settle it: by the point estimate, marked
+/// uncertain.
+pub fn classify_by_estimate(c: &Comparison, bad_ratio: f64) -> Verdict {
     let mid = bad_ratio.sqrt();
     let bad = if bad_ratio > 1.0 {
-        ratio > mid
+        c.ratio > mid
     } else {
-        ratio < mid
+        c.ratio < mid
     };
     Verdict {
         class: if bad { Class::Bad } else { Class::Good },
-        ratio,
-        ci: (f64::NAN, f64::NAN),
+        ratio: c.ratio,
+        ci: c.ci,
         uncertain: true,
     }
 }
@@ -150,36 +137,54 @@ pub fn max_steps(n: usize) -> usize {
 mod tests {
     use super::*;
 
-    /// Deterministic noise in [-1, 1).
-    fn noise(i: usize, salt: usize) -> f64 {
-        ((i * 7919 + salt * 104_729) % 1000) as f64 / 500.0 - 1.0
-    }
-
-    fn samples(level: f64, n: usize, salt: usize, rel: f64) -> Vec<f64> {
-        (0..n)
-            .map(|i| level * (1.0 + rel * noise(i, salt)))
-            .collect()
+    fn comparison(ratio: f64, ci: (f64, f64)) -> Comparison {
+        use pitwall_stats::ab::{Replicate, ReplicatedPair, SequentialPlan, interval_at};
+        // Any comparison will do; only ratio and ci are read.
+        let reps = |level: f64| -> Vec<Replicate> {
+            (1..=3)
+                .map(|round| Replicate {
+                    round,
+                    samples: vec![level, level * 1.01, level * 0.99],
+                })
+                .collect()
+        };
+        let pair = ReplicatedPair {
+            base: reps(100.0),
+            cand: reps(101.0),
+            higher_is_better: false,
+            threshold: None,
+        };
+        let mut c = interval_at(
+            &pair,
+            &SequentialPlan::fixed(3, 0.05),
+            3,
+            &pitwall_stats::ab::AbConfig::default(),
+        )
+        .unwrap();
+        c.ratio = ratio;
+        c.ci = ci;
+        c
     }
 
     #[test]
     fn classification_against_the_midpoint() {
-        let ab = AbConfig::default();
-        let good = samples(100.0, 30, 1, 0.02);
         // A 30% slowdown: bad ratio 1.3, midpoint ~1.14.
-        let bad = classify(&good, &samples(130.0, 30, 2, 0.02), 1.3, false, &ab).unwrap();
+        let bad = classify(&comparison(1.3, (1.25, 1.35)), 1.3).unwrap();
         assert_eq!(bad.class, Class::Bad);
-        let same = classify(&good, &samples(100.0, 30, 3, 0.02), 1.3, false, &ab).unwrap();
+        let same = classify(&comparison(1.0, (0.97, 1.03)), 1.3).unwrap();
         assert_eq!(same.class, Class::Good);
-        // A throughput drop: bad ratio 0.7.
-        let fast = samples(1000.0, 30, 4, 0.02);
-        let dropped = classify(&fast, &samples(700.0, 30, 5, 0.02), 0.7, true, &ab).unwrap();
+        // A throughput drop: bad ratio 0.7, midpoint ~0.84.
+        let dropped = classify(&comparison(0.7, (0.66, 0.74)), 0.7).unwrap();
         assert_eq!(dropped.class, Class::Bad);
-        let kept = classify(&fast, &samples(995.0, 30, 6, 0.02), 0.7, true, &ab).unwrap();
+        let kept = classify(&comparison(0.995, (0.97, 1.02)), 0.7).unwrap();
         assert_eq!(kept.class, Class::Good);
-        // Right at the midpoint with heavy noise: undecided, then by estimate.
-        let at_mid = samples(114.0, 6, 7, 0.3);
-        assert!(classify(&good, &at_mid, 1.3, false, &ab).is_none());
-        assert!(classify_by_estimate(&good, &at_mid, 1.3).uncertain);
+        // Straddling the midpoint: undecided, then by estimate and uncertain.
+        let at_mid = comparison(1.16, (1.0, 1.3));
+        assert!(classify(&at_mid, 1.3).is_none());
+        let v = classify_by_estimate(&at_mid, 1.3);
+        assert!(v.uncertain && v.class == Class::Bad);
+        // No interval: never a sure class.
+        assert!(classify(&comparison(1.3, (f64::NAN, f64::NAN)), 1.3).is_none());
     }
 
     #[test]

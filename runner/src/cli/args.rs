@@ -84,11 +84,12 @@ pub struct BisectArgs {
     /// Only benchmarks whose name[params] contains TEXT; the worst regression among them is followed
     #[arg(long, value_name = "TEXT")]
     pub bench: Option<String>,
-    /// Interleaved rounds per measurement
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Interleaved rounds measured before the first look at each commit
+    #[arg(long, value_name = "N", default_value_t = pitwall_runner::pair::DEFAULT_ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
-    /// Most rounds one commit may take before it is decided by its median alone
-    #[arg(long, value_name = "N", default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Most rounds one commit may take; one still undecided then is decided by its estimate
+    /// and the bisection is marked uncertain
+    #[arg(long, value_name = "N", default_value_t = pitwall_runner::pair::DEFAULT_MAX_ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_rounds: u32,
     /// Rebuild every commit even when its build is cached
     #[arg(long)]
@@ -146,7 +147,7 @@ pub struct CiArgs {
     pub head: String,
     /// Interleaved rounds; the first batch when measuring until decided ([ci] until_decided,
     /// on by default)
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = pitwall_runner::pair::DEFAULT_ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
     /// Most rounds when measuring until decided [default: [ci] max_rounds, 15]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -320,9 +321,9 @@ fn duration(s: &str) -> Result<std::time::Duration, String> {
         Some((i, c @ ('s' | 'm' | 'h'))) => (&t[..i], c),
         _ => (t, 's'),
     };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration (hint: seconds, or a number with s, m or h: 90, 30m, 2h)"))?;
+    let value: f64 = number.parse().map_err(|_| {
+        format!("`{s}` is not a duration (hint: seconds, or a number with s, m or h: 90, 30m, 2h)")
+    })?;
     let secs = value
         * match unit {
             'h' => 3600.0,

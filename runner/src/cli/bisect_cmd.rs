@@ -54,6 +54,11 @@ pub(super) fn cmd_bisect(g: &Global, a: &BisectArgs) -> Result<u8, Failure> {
     })?;
     print_monitor_health(&env, g);
     halt_if_terminating();
+    if report.uncertain && !g.quiet {
+        eprintln!(
+            "warning: uncertain: some step could not be decided within --max-rounds; the first bad commit is a best guess (exit 0; see docs/BISECT.md)"
+        );
+    }
     print!(
         "{}",
         match a.format {

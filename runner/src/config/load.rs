@@ -9,8 +9,8 @@ use pitwall_suites::SuiteKind;
 use toml::Spanned;
 
 use super::model::{
-    CiConfig, Config, GithubConfig, MAX_SECONDS, PinPolicy, PinningConfig, Project, Sampling, SuiteConfig,
-    Thresholds,
+    CiConfig, Config, GithubConfig, MAX_SECONDS, PinPolicy, PinningConfig, Project, Sampling,
+    SuiteConfig, Thresholds,
 };
 use super::raw::{RawConfig, RawSampling, valid_keys};
 use crate::store::StoreUrl;

@@ -18,7 +18,7 @@ pub use bootstrap::{RatioCi, Xoshiro256, ratio_of_medians_ci};
 pub use error::AbError;
 pub use hodges_lehmann::{hodges_lehmann, hodges_lehmann_ratio};
 pub use mwu::{Alternative, MwuMethod, MwuResult, mann_whitney_u};
-pub use replicated::{Replicate, ReplicatedPair, compare_replicated};
+pub use replicated::{Replicate, ReplicatedPair, compare_replicated, interval_at};
 pub use sequential::{SequentialPlan, Spending};
 pub use verdict::{AbConfig, Comparison, Method, PairInput, Verdict, compare_all};
 pub use welch::{WelchResult, welch_t_test};

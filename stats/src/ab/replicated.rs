@@ -312,6 +312,25 @@ pub fn compare_replicated(
         .collect()
 }
 
+/// The ratio and its repeated confidence interval for one benchmark at the look after
+/// `round` of `plan`, without any verdict rule (bisection classifies against its own
+/// midpoint). No variance is borrowed (one benchmark). `None` without two replicates a side
+/// with positive samples.
+pub fn interval_at(
+    pair: &ReplicatedPair,
+    plan: &SequentialPlan,
+    round: u32,
+    config: &AbConfig,
+) -> Option<Comparison> {
+    if !pair.replicable() {
+        return None;
+    }
+    let l = look(pair, round)?;
+    let boundaries = plan.boundaries();
+    let c = plan.boundary_at(&boundaries, round);
+    Some(judge(pair, l, VariancePrior::NONE, c, round, config))
+}
+
 fn count(reps: &[Replicate], up_to: u32) -> usize {
     reps.iter()
         .filter(|r| r.round <= up_to && !r.samples.is_empty())
