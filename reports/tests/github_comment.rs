@@ -240,3 +240,23 @@ fn legacy_markdown_keeps_pipes_inside_their_cell() {
     let bare = row.replace("\\\\", "").replace("\\|", "");
     assert_eq!(bare.matches('|').count(), 7, "{row}");
 }
+
+#[test]
+fn one_process_per_side_is_flagged_in_the_comment() {
+    let mut r = report(vec![bench("short", Verdict::Regression, 1.2)]);
+    r.rounds = None;
+    r.replicates = 1;
+    let body = render_pr_comment(&r, &CommentOptions::default());
+    assert!(
+        body.contains("> [!WARNING]\n> warning: one process per side (1 replicate)"),
+        "{body}"
+    );
+    assert!(body.contains("Rounds: sides measured separately"), "{body}");
+    // An interleaved pair with replicates says how many rounds and warns about nothing.
+    let body = render_pr_comment(
+        &report(vec![bench("short", Verdict::Regression, 1.2)]),
+        &CommentOptions::default(),
+    );
+    assert!(body.contains("Rounds: 3 interleaved rounds"), "{body}");
+    assert!(!body.contains("1 replicate"), "{body}");
+}

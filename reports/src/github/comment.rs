@@ -170,7 +170,7 @@ fn head(r: &ComparisonReport, opts: &CommentOptions) -> String {
         out.push_str(&format!("> [!WARNING]\n> {}\n\n", escape_text(&line)));
     }
     out.push_str(&format!(
-        "Baseline: {}<br>\nCandidate: {}<br>\nMeasured in {}\n\n",
+        "Baseline: {}<br>\nCandidate: {}<br>\nRounds: {}\n\n",
         escape_text(&r.baseline),
         escape_text(&r.candidate),
         escape_text(&r.rounds_text())
