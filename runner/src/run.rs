@@ -211,6 +211,7 @@ pub fn execute_interleaved(
                     request.filter.as_deref(),
                     observer,
                     env.meta_source(),
+                    env.isolation(),
                 );
                 merge(&mut results[t], outcome.results);
                 if round == 0 {

@@ -12,6 +12,8 @@ pub trait RunObserver {
     /// A suite was skipped (e.g. no GPU), with the reason as one line.
     fn suite_skipped(&self, _suite: &str, _reason: &str) {}
     fn suite_finished(&self, _suite: &str) {}
+    /// A built-in suite's round runs in a fresh worker process with this id.
+    fn worker_started(&self, _suite: &str, _pid: u32) {}
 }
 
 /// Ignores every event.
