@@ -274,6 +274,7 @@ impl Rounds {
                     wanted.as_ref(),
                     observer,
                     env.meta_source(),
+                    env.isolation(),
                 );
                 let base = self.next_replicate[t];
                 self.next_replicate[t] += merge(&mut self.results[t], outcome.results, base);

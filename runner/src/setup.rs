@@ -10,7 +10,7 @@ use pitwall_suites::{Fingerprint, GpuInfo};
 use serde_json::json;
 
 use crate::config::{Config, PinPolicy};
-use crate::engine::SampleMetaSource;
+use crate::engine::{Isolation, SampleMetaSource};
 use crate::fingerprint;
 use crate::gpu::{ClockGuard, ClockMode, ClockMonitor, GpuDevice, GpuError, MonitorHealth, Nvml};
 use crate::machine::{
@@ -34,6 +34,8 @@ pub struct RunEnvironment {
     pub fingerprint: Fingerprint,
     /// One line each: what is not as a careful benchmarker would want it.
     pub warnings: Vec<String>,
+    /// Where built-in suites run; set with [`RunEnvironment::set_isolation`].
+    isolation: Isolation,
     // Field order matters: the monitor stops before the clocks are restored.
     monitor: Option<ClockMonitor>,
     guard: Option<ClockGuard>,
@@ -214,6 +216,7 @@ impl RunEnvironment {
         Ok(RunEnvironment {
             fingerprint: fp,
             warnings,
+            isolation: Isolation::InProcess,
             monitor,
             guard,
         })
@@ -222,6 +225,20 @@ impl RunEnvironment {
     /// The per-sample GPU state source, when a GPU is monitored.
     pub fn meta_source(&self) -> Option<&dyn SampleMetaSource> {
         self.monitor.as_ref().map(|m| m as &dyn SampleMetaSource)
+    }
+
+    /// Runs built-in suites as `isolation` says (in process by default) and records it in
+    /// the fingerprint (`extra.isolation`: `worker` or `in_process`).
+    pub fn set_isolation(&mut self, isolation: Isolation) {
+        self.fingerprint
+            .extra
+            .insert("isolation".into(), json!(isolation.as_str()));
+        self.isolation = isolation;
+    }
+
+    /// Where built-in suites run.
+    pub fn isolation(&self) -> &Isolation {
+        &self.isolation
     }
 
     /// How the GPU monitor has fared so far, when a GPU is monitored.
@@ -243,6 +260,7 @@ impl RunEnvironment {
         RunEnvironment {
             fingerprint,
             warnings: Vec::new(),
+            isolation: Isolation::InProcess,
             monitor: None,
             guard: None,
         }

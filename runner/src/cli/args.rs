@@ -68,6 +68,10 @@ pub enum Cmd {
     /// Find the first commit between --good and --bad that made a benchmark slower
     #[command(after_help = EXIT_CODES)]
     Bisect(BisectArgs),
+    /// Internal: run one round of a built-in suite for a parent pitwall (request on stdin,
+    /// JSON lines on stdout)
+    #[command(name = "__worker", hide = true)]
+    Worker,
 }
 
 #[derive(Debug, Args)]

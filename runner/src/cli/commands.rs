@@ -45,6 +45,7 @@ pub fn main() -> ExitCode {
         Cmd::Comment(a) => cmd_comment(&cli.global, a),
         Cmd::Ci(a) => cmd_ci(&cli.global, a),
         Cmd::Bisect(a) => super::bisect_cmd::cmd_bisect(&cli.global, a),
+        Cmd::Worker => super::run_cmd::cmd_worker(),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, anyhow};
 use pitwall_reports::exporter_for;
 use pitwall_runner::config::Config;
+use pitwall_runner::engine::{Isolation, serve_worker};
 use pitwall_runner::git::Repo;
 use pitwall_runner::gpu::load_nvml;
 use pitwall_runner::machine::{DirSysfs, ProcessAffinity};
@@ -80,14 +81,27 @@ fn build_failure(e: RunError) -> Failure {
     Failure::infra(e.into()).with_details(tail)
 }
 
+/// `pitwall __worker`: one round of a built-in suite for the parent pitwall, which started it
+/// (docs/REPRODUCIBILITY.md). The backend is the one every measuring command uses.
+pub(super) fn cmd_worker() -> Result<u8, Failure> {
+    serve_worker(
+        &mut std::io::stdin().lock(),
+        &mut std::io::stdout().lock(),
+        &CpuBackend,
+    )
+    .map_err(|e| Failure::infra(e.into()))?;
+    Ok(exit::OK)
+}
+
 /// Pins this process, applies the clock policy and starts GPU monitoring; prints what is not
-/// as it should be. Keep the result alive while measuring.
+/// as it should be. Built-in suites run each round in a fresh `pitwall __worker` process.
+/// Keep the result alive while measuring.
 pub(super) fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment, Failure> {
     // On SIGINT/SIGTERM: kill running benchmark commands, restore clocks, then die.
     pitwall_runner::gpu::on_terminate(pitwall_runner::engine::kill_running_commands);
     pitwall_runner::gpu::install_signal_handler().map_err(|e| Failure::infra(e.into()))?;
     let nvml = load_nvml().map(Arc::from);
-    let env = RunEnvironment::prepare(
+    let mut env = RunEnvironment::prepare(
         config,
         Path::new("/"),
         &DirSysfs::real(),
@@ -96,6 +110,10 @@ pub(super) fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment,
         Mode::Apply,
     )
     .map_err(|e| Failure::infra(e.into()))?;
+    let exe = std::env::current_exe()
+        .context("cannot find pitwall's own executable to start suite workers")
+        .map_err(Failure::infra)?;
+    env.set_isolation(Isolation::Worker { exe });
     if !g.quiet {
         if let Some(reason) = env
             .fingerprint

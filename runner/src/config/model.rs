@@ -76,8 +76,8 @@ pub struct Project {
 /// Larger values are mistakes (the largest do not even fit a `Duration`).
 pub const MAX_SECONDS: f64 = 31_536_000.0;
 
-/// How the engine samples one benchmark.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// How the engine samples one benchmark. Deserialisable too: a suite worker receives it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Sampling {
     /// Warm-up time before sampling starts.
     pub warmup_s: f64,

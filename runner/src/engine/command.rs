@@ -52,22 +52,27 @@ impl CommandOutcome {
                 )
             }
         };
-        let tail = self.stderr_tail.trim();
-        if tail.is_empty() {
-            what
-        } else {
-            let lines: Vec<&str> = tail
-                .lines()
-                .rev()
-                .take(5)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
-            let lines: Vec<String> = lines.into_iter().map(escape_controls).collect();
-            format!("{what}; stderr tail: {}", lines.join(" | "))
-        }
+        with_stderr_tail(what, &self.stderr_tail)
     }
+}
+
+/// `what`, followed by the last lines of `stderr_tail` (control characters escaped) when it
+/// says anything: the one-line failure message of a process.
+pub(super) fn with_stderr_tail(what: String, stderr_tail: &str) -> String {
+    let tail = stderr_tail.trim();
+    if tail.is_empty() {
+        return what;
+    }
+    let lines: Vec<&str> = tail
+        .lines()
+        .rev()
+        .take(5)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let lines: Vec<String> = lines.into_iter().map(escape_controls).collect();
+    format!("{what}; stderr tail: {}", lines.join(" | "))
 }
 
 /// `text` with control characters (ESC, CR, BEL, …; tabs are kept) written as `\x1b`-style
@@ -106,16 +111,9 @@ pub fn run_command(
     let start = Instant::now();
     let mut child = cmd.spawn()?;
     let pgid = child.id() as i32;
-    if let Ok(mut g) = RUNNING_GROUPS.lock() {
-        g.push(pgid);
-    }
-    // pitwall may have been told to terminate between the spawn and the registration above:
-    // the terminate hook reads the list after setting the flag, so one of the two sees the other.
-    if crate::gpu::terminating() {
-        kill_group(pgid);
-    }
+    track_group(pgid);
     let mut out = child.stdout.take().expect("stdout is piped");
-    let mut err = child.stderr.take().expect("stderr is piped");
+    let err = child.stderr.take().expect("stderr is piped");
     let out_reader = thread::spawn(move || {
         let mut buf = Vec::new();
         let _ = (&mut out)
@@ -125,23 +123,7 @@ pub fn run_command(
         let _ = std::io::copy(&mut out, &mut std::io::sink());
         buf
     });
-    let err_reader = thread::spawn(move || {
-        let mut tail: Vec<u8> = Vec::new();
-        let mut chunk = [0u8; 8192];
-        while let Ok(n) = err.read(&mut chunk) {
-            if n == 0 {
-                break;
-            }
-            tail.extend_from_slice(&chunk[..n]);
-            if tail.len() > 2 * STDERR_TAIL_BYTES {
-                tail.drain(..tail.len() - STDERR_TAIL_BYTES);
-            }
-        }
-        if tail.len() > STDERR_TAIL_BYTES {
-            tail.drain(..tail.len() - STDERR_TAIL_BYTES);
-        }
-        String::from_utf8_lossy(&tail).into_owned()
-    });
+    let err_reader = spawn_tail_reader(err);
 
     let mut poll = Duration::from_micros(200);
     let (exit, elapsed_ns) = loop {
@@ -164,9 +146,7 @@ pub fn run_command(
     };
     // Whatever the shell left behind (background children holding the pipes) goes too.
     kill_group(pgid);
-    if let Ok(mut g) = RUNNING_GROUPS.lock() {
-        g.retain(|p| *p != pgid);
-    }
+    untrack_group(pgid);
     let stdout = out_reader.join().unwrap_or_default();
     let stderr_tail = err_reader.join().unwrap_or_default();
     Ok(CommandOutcome {
@@ -177,10 +157,56 @@ pub fn run_command(
     })
 }
 
-/// Process groups of commands running now, so a terminating pitwall can take them along.
+/// Reads `stream` to its end on a thread; the thread returns its last `STDERR_TAIL_BYTES`,
+/// lossily decoded.
+pub(super) fn spawn_tail_reader(
+    mut stream: impl Read + Send + 'static,
+) -> thread::JoinHandle<String> {
+    thread::spawn(move || {
+        let mut tail: Vec<u8> = Vec::new();
+        let mut chunk = [0u8; 8192];
+        while let Ok(n) = stream.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            tail.extend_from_slice(&chunk[..n]);
+            if tail.len() > 2 * STDERR_TAIL_BYTES {
+                tail.drain(..tail.len() - STDERR_TAIL_BYTES);
+            }
+        }
+        if tail.len() > STDERR_TAIL_BYTES {
+            tail.drain(..tail.len() - STDERR_TAIL_BYTES);
+        }
+        String::from_utf8_lossy(&tail).into_owned()
+    })
+}
+
+/// Registers the process group of a just-spawned benchmark process (a command, a suite
+/// worker), so a terminating pitwall kills it; kills it at once if pitwall is terminating.
+pub(super) fn track_group(pgid: i32) {
+    if let Ok(mut g) = RUNNING_GROUPS.lock() {
+        g.push(pgid);
+    }
+    // pitwall may have been told to terminate between the spawn and the registration above:
+    // the terminate hook reads the list after setting the flag, so one of the two sees the other.
+    if crate::gpu::terminating() {
+        kill_group(pgid);
+    }
+}
+
+/// Forgets a process group registered with [`track_group`] (after it was killed and reaped).
+pub(super) fn untrack_group(pgid: i32) {
+    if let Ok(mut g) = RUNNING_GROUPS.lock() {
+        g.retain(|p| *p != pgid);
+    }
+}
+
+/// Process groups of commands and workers running now, so a terminating pitwall can take them
+/// along.
 static RUNNING_GROUPS: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
 
-/// Kills every running command's process group (on SIGINT/SIGTERM of pitwall itself).
+/// Kills every running command's and worker's process group (on SIGINT/SIGTERM of pitwall
+/// itself).
 pub fn kill_running_commands() {
     let groups = RUNNING_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
     for pgid in groups {
@@ -188,7 +214,7 @@ pub fn kill_running_commands() {
     }
 }
 
-fn kill_group(pgid: i32) {
+pub(super) fn kill_group(pgid: i32) {
     // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
     unsafe {
         libc::kill(-pgid, libc::SIGKILL);

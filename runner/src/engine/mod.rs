@@ -1,5 +1,6 @@
-//! The measurement engine: adaptive sampling of in-process benchmarks, running and timing
-//! external commands with a hard timeout, and turning both into stored results.
+//! The measurement engine: adaptive sampling of in-process benchmarks (in pitwall or in a
+//! fresh worker process per round), running and timing external commands with a hard
+//! timeout, and turning both into stored results.
 
 mod command;
 mod meta;
@@ -7,6 +8,8 @@ mod observer;
 mod sampler;
 mod stop;
 mod suite;
+mod worker;
+mod worker_parent;
 
 pub use command::{CommandOutcome, ExitKind, escape_controls, kill_running_commands, run_command};
 pub use meta::SampleMetaSource;
@@ -14,3 +17,4 @@ pub use observer::{NullObserver, RunObserver};
 pub use sampler::{SampleSet, sample_benchmark};
 pub use stop::{StopReason, StopRule, duration_from_secs};
 pub use suite::{SuiteOutcome, run_suite};
+pub use worker::{Isolation, PROTOCOL, WORKER_SUBCOMMAND, WorkerError, serve_worker};

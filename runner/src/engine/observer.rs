@@ -15,6 +15,8 @@ pub trait RunObserver {
     /// ignored), as one line; it is recorded with the run's format notes too.
     fn warning(&self, _suite: &str, _line: &str) {}
     fn suite_finished(&self, _suite: &str) {}
+    /// A built-in suite's round runs in a fresh worker process with this id.
+    fn worker_started(&self, _suite: &str, _pid: u32) {}
 }
 
 /// Ignores every event.

@@ -17,10 +17,12 @@ use super::meta::SampleMetaSource;
 use super::observer::RunObserver;
 use super::sampler::sample_benchmark;
 use super::stop::{StopRule, duration_from_secs};
+use super::worker::Isolation;
+use super::worker_parent::{WORKER_GRACE, run_in_worker};
 use crate::config::{CommandSuite, OutputFormat, Sampling, SuiteConfig, SuiteSpec};
 
-/// What a suite produced.
-#[derive(Debug, Clone, PartialEq)]
+/// What a suite produced (a suite worker sends it to pitwall as JSON).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SuiteOutcome {
     pub results: Vec<BenchmarkResult>,
     /// Set when the suite could not run here at all (e.g. no GPU): one line saying why.
@@ -35,7 +37,8 @@ pub struct SuiteOutcome {
 /// contains it: for built-in and wall-time suites before running, for other command suites in
 /// the results read from the tool's output. `only` (display names) narrows a built-in suite to
 /// those benchmarks (the rounds of `--until-decided` after the first batch); command suites run
-/// whole.
+/// whole. With `Isolation::Worker`, a built-in suite runs in a fresh worker process (its own
+/// backend; `backend` is not used), started in `checkout`.
 pub fn run_suite(
     suite: &SuiteConfig,
     backend: &dyn Backend,
@@ -44,7 +47,20 @@ pub fn run_suite(
     only: Option<&std::collections::BTreeSet<String>>,
     observer: &dyn RunObserver,
     meta: Option<&dyn SampleMetaSource>,
+    isolation: &Isolation,
 ) -> SuiteOutcome {
+    if let (SuiteSpec::Builtin { .. }, Isolation::Worker { exe }) = (&suite.spec, isolation) {
+        return run_in_worker(
+            exe,
+            suite,
+            checkout,
+            filter,
+            only,
+            observer,
+            meta,
+            WORKER_GRACE,
+        );
+    }
     match &suite.spec {
         SuiteSpec::Builtin { kind, options, .. } => match backend.benchmarks(*kind, options) {
             Ok(mut benches) => {
