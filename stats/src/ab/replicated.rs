@@ -11,9 +11,11 @@
 //!    within-process precision enters only through this summary; the variance used below is
 //!    that of the summaries, which contains the noise between processes (Kalibera & Jones,
 //!    "Rigorous Benchmarking in Reasonable Time", ISMM 2013, §4: the highest level of
-//!    replication gives the honest interval). With ≥ 5 replicates a side, replicate summaries
-//!    more than 5 robust standard deviations slow are set aside too (single-sample
-//!    replicates, as in wall-time suites, have slow outliers of their own).
+//!    replication gives the honest interval). When every replicate is a single sample (a
+//!    wall-time suite times one execution per process) and there are ≥ 5 a side, replicates
+//!    more than 5 robust standard deviations slow are set aside, as the within-process verdict
+//!    does with samples; the offsets of multi-sample processes are never screened, since they
+//!    are the noise between processes that the interval has to contain.
 //! 2. **Two-sample t on the summaries** with a pooled variance on `n_b + n_c − 2` degrees of
 //!    freedom, moderated across the benchmarks of the comparison by empirical Bayes
 //!    ([`super::moderated`], Smyth 2004). The estimate is the log of the ratio of geometric
@@ -135,12 +137,19 @@ fn summary(samples: &[f64], higher_is_better: bool) -> f64 {
 
 /// Per-side summaries up to a round, screened when there are enough of them.
 fn summaries(reps: &[Replicate], up_to: u32, higher_is_better: bool) -> Vec<f64> {
-    let s: Vec<f64> = reps
+    let kept: Vec<&Replicate> = reps
         .iter()
         .filter(|r| r.round <= up_to && !r.samples.is_empty())
+        .collect();
+    let s: Vec<f64> = kept
+        .iter()
         .map(|r| summary(&r.samples, higher_is_better))
         .collect();
-    if s.len() >= MIN_REPLICATES_TO_SCREEN {
+    // Only single-sample replicates (a wall-time suite: one execution, one sample) carry their
+    // slow outliers into the summaries; the offsets of multi-sample processes are the very
+    // noise between processes the interval must keep.
+    let single = kept.iter().all(|r| r.samples.len() == 1);
+    if single && s.len() >= MIN_REPLICATES_TO_SCREEN {
         // `screen` works on the slow side of raw values; logs keep the order.
         screen(&s, higher_is_better)
     } else {
