@@ -13,7 +13,7 @@ use pitwall_suites::{
 };
 
 use crate::config::Config;
-use crate::engine::{CommandOutcome, RunObserver, run_command, run_suite};
+use crate::engine::{CommandOutcome, RunObserver, Selection, run_command, run_suite};
 use crate::fingerprint;
 use crate::setup::RunEnvironment;
 
@@ -270,8 +270,10 @@ impl Rounds {
                     suite,
                     backend,
                     &target.checkout,
-                    request.filter.as_deref(),
-                    wanted.as_ref(),
+                    Selection {
+                        filter: request.filter.as_deref(),
+                        only: wanted.as_ref(),
+                    },
                     observer,
                     env.meta_source(),
                     env.isolation(),

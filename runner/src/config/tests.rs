@@ -290,3 +290,20 @@ fn empty_project_values_and_runs_with_wall_time_are_errors() {
         "{e}"
     );
 }
+
+#[test]
+fn ci_measures_until_decided_by_default_and_can_be_told_otherwise() {
+    let c = parse("").unwrap();
+    assert!(c.ci.until_decided);
+    assert_eq!(c.ci.max_rounds, crate::pair::DEFAULT_MAX_ROUNDS);
+    let c = parse("[ci]\nuntil_decided = false\nmax_rounds = 8\n").unwrap();
+    assert!(!c.ci.until_decided);
+    assert_eq!(c.ci.max_rounds, 8);
+    let e = err("[ci]\nmax_rounds = 0\n");
+    assert!(
+        e.contains("pitwall.toml:2:") && e.contains("[ci] max_rounds must be at least 1"),
+        "{e}"
+    );
+    let e = err("[ci]\nrounds = 3\n");
+    assert!(e.contains("rounds"), "{e}");
+}

@@ -16,5 +16,5 @@ pub use meta::SampleMetaSource;
 pub use observer::{NullObserver, RunObserver};
 pub use sampler::{SampleSet, sample_benchmark};
 pub use stop::{StopReason, StopRule, duration_from_secs};
-pub use suite::{SuiteOutcome, run_suite};
+pub use suite::{Selection, SuiteOutcome, run_suite};
 pub use worker::{Isolation, PROTOCOL, WORKER_SUBCOMMAND, WorkerError, serve_worker};

@@ -2,7 +2,7 @@
 //! `command` suites through `run_command` and an output format. Failures become failed
 //! results (with the reason) and never stop the other benchmarks.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
@@ -33,6 +33,15 @@ pub struct SuiteOutcome {
     pub notes: Vec<String>,
 }
 
+/// Which benchmarks of a suite to run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Selection<'a> {
+    /// Keep benchmarks whose display name (`name[k=v,…]`) contains this text.
+    pub filter: Option<&'a str>,
+    /// Only these display names (the later rounds of `--until-decided`); all when `None`.
+    pub only: Option<&'a BTreeSet<String>>,
+}
+
 /// Runs `suite` in `checkout`; `filter` keeps only benchmarks whose display name (`name[k=v,…]`)
 /// contains it: for built-in and wall-time suites before running, for other command suites in
 /// the results read from the tool's output. `only` (display names) narrows a built-in suite to
@@ -43,19 +52,18 @@ pub fn run_suite(
     suite: &SuiteConfig,
     backend: &dyn Backend,
     checkout: &Path,
-    filter: Option<&str>,
-    only: Option<&std::collections::BTreeSet<String>>,
+    selection: Selection<'_>,
     observer: &dyn RunObserver,
     meta: Option<&dyn SampleMetaSource>,
     isolation: &Isolation,
 ) -> SuiteOutcome {
+    let Selection { filter, only } = selection;
     if let (SuiteSpec::Builtin { .. }, Isolation::Worker { exe }) = (&suite.spec, isolation) {
         return run_in_worker(
             exe,
             suite,
             checkout,
-            filter,
-            only,
+            selection,
             observer,
             meta,
             WORKER_GRACE,
@@ -247,6 +255,9 @@ fn workdir(cmd: &CommandSuite, checkout: &Path) -> Result<PathBuf, String> {
     }
 }
 
+/// A benchmark measure within one tool output: name, parameters, measure.
+type BenchKey = (String, BTreeMap<String, String>, String);
+
 /// Runs a command `runs` times and reads its output in `format`, merging the entries of the same
 /// benchmark (samples appended in run order). `Err` says why the suite failed as a whole (the
 /// command failed, or its output is invalid); it becomes one failed result named `command`.
@@ -268,8 +279,7 @@ fn run_parsed_command(
     };
     let mut benchmarks = Vec::new();
     // Each execution is one replicate: (name, params, measure) → (execution, samples) in order.
-    let mut executions: HashMap<(String, BTreeMap<String, String>, String), Vec<(u32, usize)>> =
-        HashMap::new();
+    let mut executions: HashMap<BenchKey, Vec<(u32, usize)>> = HashMap::new();
     for execution in 0..cmd.runs {
         observer.benchmark_started(suite, "command");
         let dir = match workdir(cmd, checkout) {

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::meta::SampleMetaSource;
 use super::observer::RunObserver;
-use super::suite::{SuiteOutcome, run_suite};
+use super::suite::{Selection, SuiteOutcome, run_suite};
 use crate::config::{Sampling, SuiteConfig, SuiteSpec};
 
 /// Version of the request and event protocol. Parent and worker are the same executable, so
@@ -344,8 +344,10 @@ pub fn serve_worker(
         &suite,
         backend,
         &request.checkout,
-        request.filter.as_deref(),
-        request.only.as_ref(),
+        Selection {
+            filter: request.filter.as_deref(),
+            only: request.only.as_ref(),
+        },
         &emitter,
         windows,
         &Isolation::InProcess,

@@ -22,7 +22,7 @@ use super::command::{
 use super::meta::SampleMetaSource;
 use super::observer::RunObserver;
 use super::stop::duration_from_secs;
-use super::suite::SuiteOutcome;
+use super::suite::{Selection, SuiteOutcome};
 use super::worker::{
     ClockAnchor, PROTOCOL, WORKER_SUBCOMMAND, WorkerEvent, WorkerRequest, decode_non_finite,
 };
@@ -43,8 +43,7 @@ pub(super) fn run_in_worker(
     exe: &Path,
     suite: &SuiteConfig,
     checkout: &Path,
-    filter: Option<&str>,
-    only: Option<&std::collections::BTreeSet<String>>,
+    selection: Selection<'_>,
     observer: &dyn RunObserver,
     meta: Option<&dyn SampleMetaSource>,
     grace: Duration,
@@ -62,7 +61,7 @@ pub(super) fn run_in_worker(
         metas: BTreeMap::new(),
         outcome: None,
     };
-    match watch(exe, suite, checkout, filter, only, &mut session, grace) {
+    match watch(exe, suite, checkout, selection, &mut session, grace) {
         Ok(outcome) => outcome,
         Err(msg) => session.fail(msg),
     }
@@ -73,14 +72,13 @@ fn watch(
     exe: &Path,
     suite: &SuiteConfig,
     checkout: &Path,
-    filter: Option<&str>,
-    only: Option<&std::collections::BTreeSet<String>>,
+    selection: Selection<'_>,
     session: &mut Session<'_>,
     grace: Duration,
 ) -> Result<SuiteOutcome, String> {
-    let mut request = WorkerRequest::new(suite, checkout, filter, session.meta.is_some())
+    let mut request = WorkerRequest::new(suite, checkout, selection.filter, session.meta.is_some())
         .ok_or_else(|| format!("suite `{}` is not a built-in suite", suite.name))?;
-    request.only = only.cloned();
+    request.only = selection.only.cloned();
     let stdin = request_file(&request)
         .map_err(|e| format!("cannot write the request for a suite worker: {e}"))?;
     let mut child = Command::new(exe)

@@ -12,8 +12,8 @@ use pitwall_suites::{BenchmarkResult, ResultStatus, SampleMeta, SuiteKind};
 
 use super::*;
 use crate::config::{Sampling, SuiteConfig};
-use crate::engine::run_suite;
 use crate::engine::worker::{Isolation, NonFinite, encode_non_finite, monotonic_ns};
+use crate::engine::{Selection, run_suite};
 
 /// Records what it is told, one line per event.
 #[derive(Default)]
@@ -99,8 +99,7 @@ fn run(
         Path::new(exe),
         &suite(0.3),
         checkout,
-        None,
-        None,
+        Selection::default(),
         obs,
         meta,
         Duration::from_millis(300),
@@ -125,8 +124,7 @@ fn a_worker_exiting_non_zero_is_a_failed_result() {
         &suite(10.0),
         &pitwall_suites::cpu::CpuBackend,
         Path::new("/"),
-        None,
-        None,
+        Selection::default(),
         &obs,
         None,
         &Isolation::Worker {
@@ -332,8 +330,10 @@ fn each_round_runs_in_its_own_pitwall_worker() {
             &suite(60.0),
             &pitwall_suites::cpu::CpuBackend,
             checkout.path(),
-            Some("gemm_f32[n=64]"),
-            None,
+            Selection {
+                filter: Some("gemm_f32[n=64]"),
+                only: None,
+            },
             &obs,
             Some(&source),
             &isolation,
