@@ -37,6 +37,10 @@ pub(crate) struct ComparePage {
     pub summary: String,
     pub incomparable: bool,
     pub env_mismatch: Vec<String>,
+    /// `3 interleaved rounds (until decided, at most 15)` or `sides measured separately`.
+    pub rounds: String,
+    /// Said when the verdicts rest on one process per side, or sides measured separately.
+    pub replication: Option<String>,
     pub rows: Vec<CompareRow>,
     pub only_baseline: Vec<String>,
     pub only_candidate: Vec<String>,
@@ -136,6 +140,8 @@ pub(crate) fn compare(
         summary: r.summary_line(),
         incomparable: r.incomparable,
         env_mismatch: r.env_mismatch.clone(),
+        rounds: r.rounds_text(),
+        replication: r.replication_line(),
         rows,
         only_baseline: r.only_baseline.clone(),
         only_candidate: r.only_candidate.clone(),

@@ -153,6 +153,9 @@ fn comparison_page_orders_regressions_first_and_shows_mismatch() {
     assert!(first_reg < first_unch);
     assert!(html.contains(r#"class="mismatch""#) && html.contains("gpu model: H100 vs H200"));
     assert_eq!(html.matches(r#"<svg class="boxes""#).count(), 16);
+    // Two separately measured runs: one process a side, and the page says so.
+    assert!(html.contains("rounds: sides measured separately"), "{html}");
+    assert!(html.contains("warning: one process per side (1 replicate)"));
     assert!(
         !html.contains("show the median only"),
         "samples found in the runs"
