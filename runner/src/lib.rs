@@ -12,6 +12,7 @@ pub mod git;
 pub mod gpu;
 pub mod machine;
 pub mod pair;
+pub mod rounds;
 pub mod run;
 pub mod setup;
 pub mod source;

@@ -14,7 +14,8 @@ use pitwall_suites::{Backend, SequentialPlanInfo};
 use crate::compare::{CompareOptions, compare};
 use crate::config::Config;
 use crate::engine::RunObserver;
-use crate::run::{Rounds, RunError, RunReport, RunRequest, Target, check_suites};
+use crate::rounds::Rounds;
+use crate::run::{RunError, RunReport, RunRequest, Target, check_suites};
 use crate::setup::RunEnvironment;
 use crate::source::Side;
 

@@ -16,7 +16,8 @@ use crate::config::Config;
 use crate::engine::RunObserver;
 use crate::git::{GitError, Repo, ResolvedCommit};
 use crate::pair::{PairPlan, UntilDecided, measure_pair};
-use crate::run::{Rounds, RunError, RunRequest, Target, build};
+use crate::rounds::Rounds;
+use crate::run::{RunError, RunRequest, Target, build};
 use crate::setup::RunEnvironment;
 
 /// What to bisect.

@@ -8,6 +8,7 @@ pub mod error;
 pub mod hodges_lehmann;
 pub mod moderated;
 pub mod mwu;
+pub mod replicate_summary;
 pub mod replicated;
 pub mod sequential;
 pub mod verdict;

@@ -54,10 +54,10 @@ use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 use super::bh::benjamini_hochberg;
 use super::moderated::{VariancePrior, fit_prior};
+use super::replicate_summary::{Look, look, summaries};
+pub use super::replicate_summary::{Replicate, ReplicatedPair};
 use super::sequential::{SequentialPlan, nominal_level};
-use super::verdict::{
-    AbConfig, Comparison, Method, PairInput, Verdict, compare_all, fmt_q, screen,
-};
+use super::verdict::{AbConfig, Comparison, Method, PairInput, Verdict, compare_all, fmt_q};
 
 /// Fraction of the threshold a change must be shown to exceed (see the module docs). Chosen
 /// with the synthetic evaluation: 0.5 cost a tenth of detection for no measurable gain in
@@ -74,135 +74,6 @@ const FUTILITY_AFTER_LOOKS: u32 = 2;
 /// today's estimate is optimistic about that, so a benchmark kept going only for it must look
 /// clearly able to get there.
 const EQUIVALENCE_FUTILITY_FACTOR: f64 = 1.5;
-
-/// Slow outliers within one replicate: robust standard deviations beyond its median.
-const WITHIN_REPLICATE_SIGMAS: f64 = 3.0;
-
-/// Replicates per side from which whole slow replicates may be set aside.
-const MIN_REPLICATES_TO_SCREEN: usize = 5;
-
-/// Scale factor of the MAD of standard normal data.
-const MAD_TO_SIGMA: f64 = 1.482_602_218_505_602;
-
-/// One benchmark process's samples and the round it was measured in (1-based).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Replicate {
-    pub round: u32,
-    pub samples: Vec<f64>,
-}
-
-/// One benchmark's replicates on both sides.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReplicatedPair {
-    pub base: Vec<Replicate>,
-    pub cand: Vec<Replicate>,
-    pub higher_is_better: bool,
-    /// Per-benchmark override of [`AbConfig::threshold`].
-    pub threshold: Option<f64>,
-}
-
-impl ReplicatedPair {
-    fn all_samples(reps: &[Replicate], up_to: u32) -> Vec<f64> {
-        reps.iter()
-            .filter(|r| r.round <= up_to)
-            .flat_map(|r| r.samples.iter().copied())
-            .collect()
-    }
-
-    /// Whether the replicate method applies: two replicates a side with samples, every
-    /// sample finite and positive (logarithms).
-    fn replicable(&self) -> bool {
-        let ok = |reps: &[Replicate]| {
-            reps.iter().filter(|r| !r.samples.is_empty()).count() >= 2
-                && reps
-                    .iter()
-                    .flat_map(|r| &r.samples)
-                    .all(|v| v.is_finite() && *v > 0.0)
-        };
-        ok(&self.base) && ok(&self.cand)
-    }
-}
-
-/// The log summary of one replicate (see the module docs).
-fn summary(samples: &[f64], higher_is_better: bool) -> f64 {
-    let logs: Vec<f64> = samples.iter().map(|v| v.ln()).collect();
-    if logs.len() < 3 {
-        return logs.iter().sum::<f64>() / logs.len() as f64;
-    }
-    let m = crate::median(&logs).unwrap_or(f64::NAN);
-    let mad = crate::mad(&logs).unwrap_or(0.0) * MAD_TO_SIGMA;
-    let limit = WITHIN_REPLICATE_SIGMAS * mad;
-    let kept: Vec<f64> = logs
-        .iter()
-        .copied()
-        .filter(|&l| {
-            mad <= 0.0
-                || if higher_is_better {
-                    m - l <= limit
-                } else {
-                    l - m <= limit
-                }
-        })
-        .collect();
-    kept.iter().sum::<f64>() / kept.len() as f64
-}
-
-/// Per-side summaries up to a round, screened when there are enough of them.
-fn summaries(reps: &[Replicate], up_to: u32, higher_is_better: bool) -> Vec<f64> {
-    let kept: Vec<&Replicate> = reps
-        .iter()
-        .filter(|r| r.round <= up_to && !r.samples.is_empty())
-        .collect();
-    let s: Vec<f64> = kept
-        .iter()
-        .map(|r| summary(&r.samples, higher_is_better))
-        .collect();
-    // Only single-sample replicates (a wall-time suite: one execution, one sample) carry their
-    // slow outliers into the summaries; the offsets of multi-sample processes are the very
-    // noise between processes the interval must keep.
-    let single = kept.iter().all(|r| r.samples.len() == 1);
-    if single && s.len() >= MIN_REPLICATES_TO_SCREEN {
-        // `screen` works on the slow side of raw values; logs keep the order.
-        screen(&s, higher_is_better)
-    } else {
-        s
-    }
-}
-
-fn mean_var(x: &[f64]) -> (f64, f64) {
-    let n = x.len() as f64;
-    let m = x.iter().sum::<f64>() / n;
-    let v = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-    (m, v)
-}
-
-/// The numbers of one benchmark at one look.
-#[derive(Debug, Clone, Copy)]
-struct Look {
-    nb: usize,
-    nc: usize,
-    diff: f64,
-    pooled_var: f64,
-    dof: f64,
-}
-
-fn look(pair: &ReplicatedPair, round: u32) -> Option<Look> {
-    let b = summaries(&pair.base, round, pair.higher_is_better);
-    let c = summaries(&pair.cand, round, pair.higher_is_better);
-    if b.len() < 2 || c.len() < 2 {
-        return None;
-    }
-    let (mb, vb) = mean_var(&b);
-    let (mc, vc) = mean_var(&c);
-    let dof = (b.len() + c.len() - 2) as f64;
-    Some(Look {
-        nb: b.len(),
-        nc: c.len(),
-        diff: mc - mb,
-        pooled_var: ((b.len() - 1) as f64 * vb + (c.len() - 1) as f64 * vc) / dof,
-        dof,
-    })
-}
 
 /// Quantile of Student's t at probability `p` (the normal for very large df).
 fn t_quantile(p: f64, dof: f64) -> f64 {

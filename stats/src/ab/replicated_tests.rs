@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::ab::Xoshiro256;
+use crate::ab::replicate_summary::summary;
 
 fn normal(rng: &mut Xoshiro256) -> f64 {
     let u1 = rng.next_f64().max(1e-300);
