@@ -160,8 +160,8 @@ pub fn compare(
     };
     let rounds = pair.map_or(1, |(p, _)| p.rounds.max(1));
     let plan = match pair.and_then(|(p, _)| p.sequential) {
-        Some(s) => SequentialPlan::until_decided(s.first_look, s.max_rounds, ab.alpha),
-        None => SequentialPlan::fixed(rounds, ab.alpha),
+        Some(s) => SequentialPlan::until_decided(s.first_look, s.max_rounds, ab.replicate_alpha),
+        None => SequentialPlan::fixed(rounds, ab.replicate_alpha),
     };
     let replicates = |r: &BenchmarkResult, info: Option<&PairInfo>| {
         replicates_of(r, info, options.exclude_throttled)

@@ -290,7 +290,7 @@ fn probe(
 ) -> Result<super::search::Verdict, String> {
     let targets = [good.clone(), target.clone()];
     let max_rounds = request.max_rounds.max(request.rounds);
-    let plan = SequentialPlan::until_decided(request.rounds, max_rounds, ab.alpha);
+    let plan = SequentialPlan::until_decided(request.rounds, max_rounds, ab.replicate_alpha);
     let info = SequentialPlanInfo {
         first_look: plan.first_look,
         max_rounds,

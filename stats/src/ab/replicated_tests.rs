@@ -56,7 +56,7 @@ fn process_offsets_are_not_called_changes() {
         })
         .collect();
     let config = AbConfig::default();
-    let out = compare_replicated(&pairs, &SequentialPlan::fixed(3, config.alpha), 3, &config);
+    let out = compare_replicated(&pairs, &SequentialPlan::fixed(3, config.replicate_alpha), 3, &config);
     let calls = out
         .iter()
         .filter(|c| matches!(c.verdict, Verdict::Regression | Verdict::Improvement))
@@ -112,7 +112,7 @@ fn a_clear_change_is_decided_at_the_first_look() {
         )
     };
     let config = AbConfig::default();
-    let plan = SequentialPlan::until_decided(3, 15, config.alpha);
+    let plan = SequentialPlan::until_decided(3, 15, config.replicate_alpha);
     let out = compare_replicated(&[slow, fast_throughput], &plan, 15, &config);
     assert_eq!(out[0].verdict, Verdict::Regression, "{}", out[0].reason);
     assert_eq!(out[1].verdict, Verdict::Improvement, "{}", out[1].reason);
@@ -128,7 +128,7 @@ fn a_clear_change_is_decided_at_the_first_look() {
 fn unchanged_needs_an_interval_inside_the_band() {
     let mut rng = Xoshiro256::seed_from(8);
     let config = AbConfig::default();
-    let plan = SequentialPlan::until_decided(3, 15, config.alpha);
+    let plan = SequentialPlan::until_decided(3, 15, config.replicate_alpha);
     // Quiet: shown unchanged early. Noisy (8% offsets): not shown unchanged at round 3.
     let quiet = pair(
         side(&mut rng, 15, 10, 100.0, 0.002, 0.001),
@@ -150,7 +150,7 @@ fn a_hopeless_benchmark_is_given_up_before_the_last_round() {
     // 25% offsets between processes, and a 1.5% shift: 15 rounds cannot decide it.
     let mut rng = Xoshiro256::seed_from(21);
     let config = AbConfig::default();
-    let plan = SequentialPlan::until_decided(3, 15, config.alpha);
+    let plan = SequentialPlan::until_decided(3, 15, config.replicate_alpha);
     let hopeless = pair(
         side(&mut rng, 15, 5, 100.0, 0.02, 0.25),
         side(&mut rng, 15, 5, 101.5, 0.02, 0.25),
@@ -229,7 +229,7 @@ fn error_rate_of_a_null_comparison_looked_at_every_round() {
     // regression/improvement calls stay far below α.
     let mut rng = Xoshiro256::seed_from(99);
     let config = AbConfig::default();
-    let plan = SequentialPlan::until_decided(3, 15, config.alpha);
+    let plan = SequentialPlan::until_decided(3, 15, config.replicate_alpha);
     let pairs: Vec<ReplicatedPair> = (0..200)
         .map(|i| {
             let cv = 0.02 + 0.02 * (i % 5) as f64 / 4.0;

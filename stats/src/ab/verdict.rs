@@ -98,6 +98,11 @@ pub struct AbConfig {
     pub seed: u64,
     /// Fewer samples than this on either side gives "inconclusive".
     pub min_samples: usize,
+    /// Two-sided error rate of the replicate verdicts over all looks of a sequential plan
+    /// (`super::replicated`): the bound on the chance that an unchanged benchmark is ever
+    /// called changed. 0.04 kept false positives under 0.5% of unchanged benchmarks in the
+    /// synthetic evaluation (0.05: 0.54%) at a detection of 80% (docs/STATISTICS.md).
+    pub replicate_alpha: f64,
 }
 
 impl Default for AbConfig {
@@ -108,6 +113,7 @@ impl Default for AbConfig {
             bootstrap_resamples: 2000,
             seed: 0x0005_EED0_FA11_0FAB,
             min_samples: 5,
+            replicate_alpha: 0.04,
         }
     }
 }
