@@ -19,7 +19,7 @@ if [ -z "$bin" ] && [ -x .gpu/pitwall ]; then
   bin=.gpu/pitwall
 elif [ -z "$bin" ]; then
   command -v cargo >/dev/null || { echo "error: no .gpu/pitwall and no cargo (hint: run ci/gpu-stage.sh and carry .gpu)" >&2; exit 2; }
-  cargo build --release --quiet -p pitwall-runner
+  cargo build --release --quiet -p pitwall
   bin=target/release/pitwall
 fi
 echo "== $("$bin" --version) on $(hostname), $(date -u +%FT%TZ)"

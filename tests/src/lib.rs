@@ -18,14 +18,7 @@ pub fn pitwall_bin() -> PathBuf {
         .expect("target/<profile>");
     BUILD.call_once(|| {
         let mut cmd = Command::new(env!("CARGO"));
-        cmd.args([
-            "build",
-            "--quiet",
-            "-p",
-            "pitwall-runner",
-            "--bin",
-            "pitwall",
-        ]);
+        cmd.args(["build", "--quiet", "-p", "pitwall", "--bin", "pitwall"]);
         if dir.file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");
         }

@@ -56,7 +56,12 @@ fn process_offsets_are_not_called_changes() {
         })
         .collect();
     let config = AbConfig::default();
-    let out = compare_replicated(&pairs, &SequentialPlan::fixed(3, config.replicate_alpha), 3, &config);
+    let out = compare_replicated(
+        &pairs,
+        &SequentialPlan::fixed(3, config.replicate_alpha),
+        3,
+        &config,
+    );
     let calls = out
         .iter()
         .filter(|c| matches!(c.verdict, Verdict::Regression | Verdict::Improvement))
