@@ -4,23 +4,21 @@
 use std::path::Path;
 
 use anyhow::{Context, anyhow};
-use pitwall_formats::InputFormat;
 use pitwall_host::gpu::load_nvml;
 use pitwall_host::machine::{DirSysfs, ProcessAffinity};
-use pitwall_pipeline::config::Config;
 use pitwall_pipeline::setup::{Mode, RunEnvironment};
 use pitwall_pipeline::{compare, detect, source};
 use pitwall_reports::detect::{DetectedChange, SeriesDetection, SeriesSource};
 use pitwall_stats::ab::AbConfig;
 use pitwall_stats::changepoint::{self, DetectConfig};
-use pitwall_store::{OpenMode, Store};
+use pitwall_store::OpenMode;
 use std::sync::Arc;
 
 use super::args::{CompareArgs, CompareFormat, DetectArgs, EnvArgs, Format, Global};
-use super::commands::{load_config, open_store};
-use super::exit::{self, Failure};
+use super::context::{load_config, open_store, resolve_side, store_for};
+use super::exit::{ExitClass, Failure};
 
-pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<u8, Failure> {
+pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<ExitClass, Failure> {
     if let Some(t) = a.threshold {
         if !(t > 0.0 && t.is_finite()) {
             return Err(Failure::usage(anyhow!(
@@ -87,59 +85,10 @@ pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<u8, Failure> {
             report.env_mismatch.join("; ")
         )));
     }
-    Ok(if report.has_regression() {
-        exit::REGRESSION
-    } else {
-        exit::OK
-    })
+    Ok(ExitClass::of_comparison(&report))
 }
 
-/// The store comparison sides are looked up in: none when every side is a file, so comparing
-/// two files needs no store; otherwise the existing one (never created here), and a failure
-/// to open it names the side that needed it.
-pub(super) fn store_for(
-    g: &Global,
-    config: &Config,
-    baseline: &str,
-    candidate: &str,
-) -> Result<Option<Box<dyn Store>>, Failure> {
-    let needs = [("--baseline", baseline), ("--candidate", candidate)]
-        .into_iter()
-        .find(|(_, spec)| !source::names_a_file(spec));
-    let Some((flag, spec)) = needs else {
-        return Ok(None);
-    };
-    open_store(g, config, OpenMode::Existing)
-        .map(Some)
-        .map_err(|mut f| {
-            f.error = f.error.context(format!(
-                "{flag}: `{spec}` is not a file, so it is looked up in the store"
-            ));
-            f
-        })
-}
-
-/// A comparison side (a file when there is no store); a store that fails is infrastructure,
-/// anything else the user's input.
-pub(super) fn resolve_side(
-    flag: &str,
-    spec: &str,
-    store: Option<&dyn Store>,
-    format: Option<InputFormat>,
-) -> Result<source::Side, Failure> {
-    let side = match store {
-        Some(store) => source::resolve(spec, store, format),
-        None => source::read_file(spec, Path::new(spec), format),
-    };
-    side.map_err(|e| match e {
-        source::SourceError::Store(inner) => {
-            Failure::from(anyhow::Error::new(inner).context(flag.to_string()))
-        }
-        other => Failure::usage(anyhow::Error::new(other).context(flag.to_string())),
-    })
-}
-
-pub(super) fn cmd_detect(g: &Global, a: &DetectArgs) -> Result<u8, Failure> {
+pub(super) fn cmd_detect(g: &Global, a: &DetectArgs) -> Result<ExitClass, Failure> {
     let config = DetectConfig::default();
     let mut out = Vec::new();
     if !a.series.is_empty() {
@@ -207,10 +156,10 @@ pub(super) fn cmd_detect(g: &Global, a: &DetectArgs) -> Result<u8, Failure> {
             Format::Json => pitwall_reports::detect::render_json_lines(&out),
         }
     );
-    Ok(exit::OK)
+    Ok(ExitClass::Ok)
 }
 
-pub(super) fn cmd_env(g: &Global, a: &EnvArgs) -> Result<u8, Failure> {
+pub(super) fn cmd_env(g: &Global, a: &EnvArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
     let nvml = load_nvml().map(Arc::from);
     let env = RunEnvironment::prepare(
@@ -236,5 +185,5 @@ pub(super) fn cmd_env(g: &Global, a: &EnvArgs) -> Result<u8, Failure> {
             pitwall_reports::env::render_env(&env.fingerprint, &env.warnings)
         ),
     }
-    Ok(exit::OK)
+    Ok(ExitClass::Ok)
 }

@@ -3,18 +3,18 @@
 
 use anyhow::Context;
 use pitwall_cpu::CpuBackend;
-use pitwall_pipeline::bisect::{BisectError, BisectRequest, bisect};
+use pitwall_pipeline::bisect::{BisectRequest, bisect};
 use pitwall_pipeline::run::{RunRequest, check_suites};
 use pitwall_reports::bisect::{render_json, render_table};
 use pitwall_stats::ab::AbConfig;
 
 use super::args::{BisectArgs, Format, Global};
-use super::commands::load_config;
-use super::exit::{self, Failure};
+use super::context::load_config;
+use super::environment::{halt_if_terminating, prepare_env, print_monitor_health};
+use super::exit::{ExitClass, Failure};
 use super::progress::Bars;
-use super::run_cmd::{halt_if_terminating, prepare_env, print_monitor_health};
 
-pub(super) fn cmd_bisect(g: &Global, a: &BisectArgs) -> Result<u8, Failure> {
+pub(super) fn cmd_bisect(g: &Global, a: &BisectArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
     let select = RunRequest {
         suites: a.suites.clone(),
@@ -44,14 +44,7 @@ pub(super) fn cmd_bisect(g: &Global, a: &BisectArgs) -> Result<u8, Failure> {
         &bars,
         &AbConfig::default(),
     )
-    .map_err(|e| match e {
-        BisectError::Git(_)
-        | BisectError::NothingMeasured { .. }
-        | BisectError::NoRegression { .. } => Failure::usage(e.into()),
-        BisectError::Run(_)
-        | BisectError::GoodUnusable { .. }
-        | BisectError::BadUnusable { .. } => Failure::infra(e.into()),
-    })?;
+    .map_err(Failure::of_bisect)?;
     print_monitor_health(&env, g);
     halt_if_terminating();
     if report.uncertain && !g.quiet {
@@ -66,5 +59,5 @@ pub(super) fn cmd_bisect(g: &Global, a: &BisectArgs) -> Result<u8, Failure> {
             Format::Json => render_json(&report),
         }
     );
-    Ok(exit::OK)
+    Ok(ExitClass::Ok)
 }

@@ -1,14 +1,25 @@
 //! The `pitwall` binary, the only crate that sees clap: arguments become typed requests for
 //! the `pitwall_pipeline` library; errors become one line and a documented exit code.
 
+// Commands, one module per group; they never import each other.
 mod analyze_cmd;
-mod args;
 mod bisect_cmd;
-mod commands;
-mod exit;
-mod progress;
 mod publish_cmd;
 mod run_cmd;
+mod store_cmd;
+
+// What the commands share; none of these imports a command module.
+mod args;
+mod context;
+mod environment;
+mod exit;
+mod github;
+mod measure;
+mod progress;
+mod site;
+
+// The dispatcher, the only module that names every command.
+mod commands;
 
 fn main() -> std::process::ExitCode {
     // Die quietly on a closed pipe (`pitwall runs | head`), as Unix tools do, instead of

@@ -1,24 +1,23 @@
 //! `pitwall report`, `pitwall comment` and `pitwall ci`: the HTML report and what goes to GitHub.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, anyhow};
-use pitwall_pipeline::config::Config;
 use pitwall_pipeline::git::Repo;
-use pitwall_pipeline::{compare, source};
-use pitwall_stats::ab::AbConfig;
-use pitwall_store::{OpenMode, Store};
+use pitwall_pipeline::pair::{PairPlan, UntilDecided};
+use pitwall_pipeline::run::{RunRequest, check_suites};
+use pitwall_pipeline::source;
+use pitwall_store::OpenMode;
 
-use super::analyze_cmd::{resolve_side, store_for};
-use super::args::{CiArgs, CommentArgs, Format, GithubArgs, Global, ReportArgs, RunArgs};
-use super::commands::{load_config, open_store};
-use super::exit::{self, Failure};
-use super::run_cmd::cmd_run;
+use super::args::{CiArgs, CommentArgs, Global, ReportArgs};
+use super::context::{load_config, open_store, resolve_side, store_for};
+use super::exit::{ExitClass, Failure};
+use super::github::publish;
+use super::measure::{checkout_and_build, measure_and_store_pair};
+use super::progress::Bars;
+use super::site::{REPORT_DIR, write_report};
 
-/// Default report directory.
-pub(super) const REPORT_DIR: &str = ".pitwall/report";
-
-pub(super) fn cmd_report(g: &Global, a: &ReportArgs) -> Result<u8, Failure> {
+pub(super) fn cmd_report(g: &Global, a: &ReportArgs) -> Result<ExitClass, Failure> {
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from(REPORT_DIR));
     if out.exists() && !out.is_dir() {
         return Err(Failure::usage(anyhow!(
@@ -38,64 +37,10 @@ pub(super) fn cmd_report(g: &Global, a: &ReportArgs) -> Result<u8, Failure> {
             summary.index_bytes / 1024
         );
     }
-    Ok(exit::OK)
+    Ok(ExitClass::Ok)
 }
 
-/// Writes the HTML report of every stored run, with the latest interleaved pair (or else the
-/// two latest runs) as its comparison.
-pub(super) fn write_report(
-    config: &Config,
-    store: &dyn Store,
-    out: &Path,
-) -> Result<pitwall_reports::html::SiteSummary, Failure> {
-    let runs = store
-        .all_runs()
-        .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
-    let mut comparisons = Vec::new();
-    let sides = match source::resolve_pair("latest", store) {
-        Ok(pair) => Some(("latest base/head pair".to_string(), pair)),
-        Err(_) if runs.len() >= 2 => {
-            let side = |r: &pitwall_schema::Run| source::Side {
-                label: format!("run {}", r.id),
-                results: r.results.clone(),
-                run: Some(r.clone()),
-            };
-            Some((
-                "latest run vs the one before (separate runs: noise between runs is not in the samples; `pitwall run --base --head` interleaves)".to_string(),
-                (side(&runs[runs.len() - 2]), side(&runs[runs.len() - 1])),
-            ))
-        }
-        Err(_) => None,
-    };
-    if let Some((title, (base, head))) = sides {
-        let report = compare::compare(
-            &base,
-            &head,
-            config,
-            None,
-            &AbConfig::default(),
-            compare::CompareOptions {
-                allow_env_mismatch: true,
-                exclude_throttled: false,
-            },
-        );
-        if !report.benchmarks.is_empty() {
-            comparisons.push((title, report));
-        }
-    }
-    let generated_at = pitwall_pipeline::run::now_rfc3339();
-    let input = pitwall_reports::html::ReportInput {
-        project: &config.project.name,
-        runs: &runs,
-        comparisons: &comparisons,
-        generated_at: &generated_at,
-    };
-    pitwall_reports::html::write_site(&input, out)
-        .with_context(|| format!("cannot write the report to {}", out.display()))
-        .map_err(Failure::infra)
-}
-
-pub(super) fn cmd_comment(g: &Global, a: &CommentArgs) -> Result<u8, Failure> {
+pub(super) fn cmd_comment(g: &Global, a: &CommentArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
     let (baseline, candidate) = match (&a.baseline, &a.candidate) {
         (Some(b), Some(c)) => {
@@ -115,105 +60,11 @@ pub(super) fn cmd_comment(g: &Global, a: &CommentArgs) -> Result<u8, Failure> {
     publish(g, &config, &a.github, &baseline, &candidate)
 }
 
-/// Compares, renders the pull-request comment and publishes it with a commit status.
-pub(super) fn publish(
-    g: &Global,
-    config: &Config,
-    gh: &GithubArgs,
-    baseline: &source::Side,
-    candidate: &source::Side,
-) -> Result<u8, Failure> {
-    use pitwall_reports::github::{
-        CommentOptions, GithubConfig, HttpGithub, Secret, publish_comment, publish_status,
-        render_pr_comment,
-    };
-    let report = compare::compare(
-        baseline,
-        candidate,
-        config,
-        None,
-        &AbConfig::default(),
-        compare::CompareOptions::default(),
-    );
-    let throttled = [baseline, candidate]
-        .iter()
-        .flat_map(|s| s.results.iter())
-        .map(|r| r.sample_meta.iter().filter(|m| m.throttled).count())
-        .sum();
-    let report_url = gh
-        .report_url
-        .clone()
-        .or_else(|| config.github.report_url.clone());
-    let body = render_pr_comment(
-        &report,
-        &CommentOptions {
-            report_url: report_url.clone(),
-            throttled_samples: throttled,
-            ..CommentOptions::default()
-        },
-    );
-    let verdict = if report.incomparable {
-        exit::USAGE
-    } else if report.has_regression() {
-        exit::REGRESSION
-    } else {
-        exit::OK
-    };
-    if gh.dry_run {
-        print!("{body}");
-        return Ok(verdict);
-    }
-    let repo = gh
-        .repo
-        .clone()
-        .or_else(|| config.github.repo.clone())
-        .or_else(|| std::env::var("GITHUB_REPOSITORY").ok())
-        .ok_or_else(|| {
-            Failure::usage(anyhow!(
-                "no repository to publish to (hint: --repo OWNER/NAME or [github] repo)"
-            ))
-        })?;
-    let api_url = gh
-        .api_url
-        .clone()
-        .or_else(|| std::env::var("GITHUB_API_URL").ok())
-        .unwrap_or_else(|| config.github.api_url.clone());
-    let token = Secret::from_env(&config.github.token_env).map_err(|e| Failure::usage(e.into()))?;
-    let mut cfg = GithubConfig::new(api_url, repo, token);
-    cfg.token_var = config.github.token_env.clone();
-    let api = HttpGithub::new(cfg).map_err(|e| Failure::usage(e.into()))?;
-    let outcome = publish_comment(&api, gh.pr, &body)
-        .with_context(|| format!("pull request {}: cannot publish the comment", gh.pr))
-        .map_err(Failure::infra)?;
-    let sha = gh.sha.clone().or_else(|| {
-        candidate
-            .run
-            .as_ref()
-            .map(|r| r.commit.clone())
-            .filter(|c| c.len() == 40 && c.chars().all(|ch| ch.is_ascii_hexdigit()))
-    });
-    if let Some(sha) = &sha {
-        publish_status(&api, sha, &report, report_url.as_deref())
-            .with_context(|| format!("commit {sha}: cannot set the status"))
-            .map_err(Failure::infra)?;
-    }
-    if !g.quiet {
-        eprintln!(
-            "pull request {}: {:?}; status {}",
-            gh.pr,
-            outcome,
-            if sha.is_some() {
-                "set"
-            } else {
-                "not set (no commit sha; hint: --sha)"
-            }
-        );
-    }
-    println!("{}", report.summary_line());
-    Ok(verdict)
-}
-
-pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<u8, Failure> {
+/// The pull-request job: build and measure `--base` and `--head` interleaved (until decided
+/// when `[ci] until_decided`), store both runs, write the report, then publish the comparison
+/// of exactly the pair measured here (another job's pair on a shared store is never
+/// published by mistake).
+pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     // `ci` has no flag naming the git repository (its --repo is the GitHub OWNER/NAME), so
     // check before measuring that it runs inside one.
     let cwd = std::env::current_dir()
@@ -226,28 +77,36 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<u8, Failure> {
         )));
     }
     let config = load_config(g)?;
-    let run = RunArgs {
-        suites: Vec::new(),
-        bench: None,
-        format: Format::Table,
-        no_report: false,
-        commits: Vec::new(),
-        base: Some(a.base.clone()),
-        head: Some(a.head.clone()),
-        rounds: Some(a.rounds),
-        until_decided: config.ci.until_decided,
-        max_rounds: Some(a.max_rounds.unwrap_or(config.ci.max_rounds)),
-        max_time: a.max_time,
-        rebuild: false,
-        repo: None,
+    let mut store = open_store(g, &config, OpenMode::Create)?;
+    let request = RunRequest::default();
+    let bars = Bars::new(g.quiet);
+    check_suites(&config, &request).map_err(|e| Failure::usage(e.into()))?;
+    let revs = [a.base.as_str(), a.head.as_str()];
+    let built = checkout_and_build(g, &config, store.as_mut(), &cwd, &revs, false)?;
+    let [base, head] = built.targets.as_slice() else {
+        return Ok(ExitClass::Infra);
     };
-    let measured = cmd_run(g, &run)?;
-    if measured == exit::INFRA {
-        return Ok(exit::INFRA);
+    let plan = PairPlan {
+        rounds: a.rounds,
+        until_decided: config.ci.until_decided.then(|| UntilDecided {
+            max_rounds: a.max_rounds.unwrap_or(config.ci.max_rounds),
+            max_time: a.max_time,
+        }),
+    };
+    let measured = measure_and_store_pair(
+        g,
+        &config,
+        store.as_mut(),
+        &request,
+        base,
+        head,
+        &plan,
+        false,
+        built.class,
+        &bars,
+    )?;
+    if measured.class == ExitClass::Infra {
+        return Ok(ExitClass::Infra);
     }
-    let store = open_store(g, &config, OpenMode::Existing)?;
-    let (baseline, candidate) = source::resolve_pair("latest", store.as_ref())
-        .context("the pair just measured")
-        .map_err(Failure::usage)?;
-    publish(g, &config, &a.github, &baseline, &candidate)
+    publish(g, &config, &a.github, &measured.base, &measured.head)
 }

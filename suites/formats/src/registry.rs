@@ -218,7 +218,7 @@ mod tests {
     use super::*;
 
     fn fixture(rel: &str) -> String {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/");
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/");
         std::fs::read_to_string(format!("{dir}{rel}")).unwrap()
     }
 
