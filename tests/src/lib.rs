@@ -18,7 +18,18 @@ pub fn pitwall_bin() -> PathBuf {
         .expect("target/<profile>");
     BUILD.call_once(|| {
         let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(["build", "--quiet", "-p", "pitwall", "--bin", "pitwall"]);
+        // With the fakes and fault hooks the tests drive (PITWALL_FAKE_NVML, …): a release
+        // build has none of them.
+        cmd.args([
+            "build",
+            "--quiet",
+            "-p",
+            "pitwall",
+            "--bin",
+            "pitwall",
+            "--features",
+            "test-hooks",
+        ]);
         if dir.file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");
         }

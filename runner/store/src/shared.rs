@@ -35,10 +35,12 @@ pub(super) fn pick_one(store: &str, id: &str, matches: Vec<String>) -> Result<St
 /// Test hook for crash tests: when this environment variable holds a number of milliseconds,
 /// `insert_run` sleeps that long after writing a run's results and samples and before COMMIT,
 /// so a test can kill the process mid-transaction and check nothing partial was stored. It
-/// changes nothing else.
+/// changes nothing else. Only with the `test-hooks` feature: a release build has no hook.
+#[cfg(feature = "test-hooks")]
 const FAULT_PAUSE_ENV: &str = "PITWALL_FAULT_PAUSE_IN_TXN_MS";
 
 /// Sleeps for the crash-test hook (`PITWALL_FAULT_PAUSE_IN_TXN_MS`) when it is set.
+#[cfg(feature = "test-hooks")]
 pub(super) fn fault_pause_in_txn() {
     if let Some(ms) = std::env::var(FAULT_PAUSE_ENV)
         .ok()
@@ -49,6 +51,10 @@ pub(super) fn fault_pause_in_txn() {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
 }
+
+/// Without the `test-hooks` feature there is no crash-test hook.
+#[cfg(not(feature = "test-hooks"))]
+pub(super) fn fault_pause_in_txn() {}
 
 /// Why a short id found nothing: prefixes shorter than 4 characters are not looked up.
 pub(super) fn prefix_hint(id: &str) -> &'static str {

@@ -3,8 +3,6 @@
 //! Only the pure helpers here run in this crate's tests: the machines that build pitwall have
 //! no GPU (ci/gpu-check.sh exercises the rest on a lent one).
 
-use std::path::Path;
-
 use nvml_wrapper::Nvml as NvmlLib;
 use std::collections::BTreeMap;
 
@@ -12,12 +10,13 @@ use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor, TopologyLeve
 use nvml_wrapper::enums::device::{DeviceArchitecture, GpuLockedClocksSetting};
 use nvml_wrapper::error::NvmlError;
 
-use super::file_fake::FileNvml;
 use super::types::{ClockReading, GpuDevice, GpuError, Nvml};
 
 /// Environment variable naming a `FileNvml` state file. **Test hook only**: when it is set,
 /// `load_nvml` returns the file-backed fake instead of the real NVML, so end-to-end tests can
-/// run `pitwall` (locking, signals, restore) on machines without a GPU.
+/// run `pitwall` (locking, signals, restore) on machines without a GPU. Only with the
+/// `test-hooks` feature: a release build always opens the real NVML.
+#[cfg(any(test, feature = "test-hooks"))]
 pub const FAKE_NVML_ENV: &str = "PITWALL_FAKE_NVML";
 
 /// NVLink slots NVML can address per GPU (`NVML_NVLINK_MAX_LINKS` in `nvml.h`).
@@ -27,8 +26,10 @@ const NVLINK_MAX_LINKS: u32 = 18;
 /// else the real library. Without the library or driver this returns
 /// `GpuError::Unavailable`; it never panics.
 pub fn load_nvml() -> Result<Box<dyn Nvml>, GpuError> {
+    #[cfg(any(test, feature = "test-hooks"))]
     if let Some(path) = std::env::var_os(FAKE_NVML_ENV).filter(|p| !p.is_empty()) {
-        return Ok(Box::new(FileNvml::open(Path::new(&path))?));
+        let fake = super::file_fake::FileNvml::open(std::path::Path::new(&path))?;
+        return Ok(Box::new(fake));
     }
     load_real_nvml().map(|n| Box::new(n) as Box<dyn Nvml>)
 }

@@ -182,6 +182,7 @@ pub enum GpuError {
         #[source]
         source: std::io::Error,
     },
+    #[cfg(any(test, feature = "test-hooks"))]
     #[error(
         "fake nvml state file {path}: {source}; hint: PITWALL_FAKE_NVML is a test hook: unset it to use the real NVML"
     )]

@@ -3,6 +3,8 @@
 
 mod affinity;
 mod apply;
+#[cfg(any(test, feature = "test-hooks"))]
+mod fake_affinity;
 mod host_checks;
 mod pinning;
 mod sysfs;
@@ -16,8 +18,10 @@ mod host_checks_tests;
 #[cfg(test)]
 mod pinning_tests;
 
-pub use affinity::{Affinity, AffinityCall, FakeAffinity, ProcessAffinity};
+pub use affinity::{Affinity, ProcessAffinity};
 pub use apply::{PinOutcome, apply_pinning};
+#[cfg(any(test, feature = "test-hooks"))]
+pub use fake_affinity::{AffinityCall, FakeAffinity};
 pub use host_checks::{HostCheck, UNKNOWN, host_checks};
 pub use pinning::{PinError, PinPlan, plan_pinning};
 pub use sysfs::{
