@@ -1,14 +1,18 @@
 //! `ClockGuard`: locks GPU clocks for the length of a run and puts them back however the run
-//! ends: normal return (Drop), panic (Drop during unwinding), SIGINT or SIGTERM (a handler that
-//! restores every active guard, then dies of the same signal). A GPU left locked after a
+//! ends: normal return (Drop), panic (Drop during unwinding), SIGINT or SIGTERM (through
+//! signal-hook: a thread restores every active guard, then dies of the same signal). A GPU left locked after a
 //! benchmark silently skews every later job on the machine, so restoring is not optional.
 //!
 //! What is *not* covered: `panic = "abort"` (no unwinding, so no Drop: the clocks stay locked),
 //! SIGKILL, power loss and other uncatchable ends. `nvidia-smi -rgc` undoes a lock by hand.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once, OnceLock};
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use signal_hook::low_level::emulate_default_handler;
 
 use super::types::{ClockMode, GpuError, Nvml};
 
@@ -179,18 +183,16 @@ impl Drop for ClockGuard {
     }
 }
 
-/// Write end of the self-pipe; -1 until the handler is installed.
-static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
-
 /// Signals after which locked clocks are restored before the process dies.
-pub const RESTORE_SIGNALS: [i32; 2] = [libc::SIGINT, libc::SIGTERM];
+pub const RESTORE_SIGNALS: [i32; 2] = [SIGINT, SIGTERM];
 
-/// Installs (once per process) handlers for SIGINT and SIGTERM. The handler itself only
-/// writes the signal number to a pipe (`write(2)` is async-signal-safe); a small thread
-/// reads it, runs `restore_all_active()` (NVML calls, allocation, locks: none of that is
-/// allowed in a signal handler), restores the default action and re-raises the signal, so the
-/// process ends as killed by that signal (shell status 128 + signo; 130 for SIGINT, 143 for
-/// SIGTERM). Any handler installed earlier for these signals is replaced.
+/// Installs (once per process), through signal-hook, the handling of SIGINT and SIGTERM: a
+/// small thread waits for the first one, runs the terminate hooks and `restore_all_active()`
+/// (NVML calls, allocation, locks: none of that is allowed in a signal handler), then ends the
+/// process with the default action of that signal, so it ends as killed by it (shell status
+/// 128 + signo; 130 for SIGINT, 143 for SIGTERM). A second signal (say a restore hung on a
+/// wedged driver and the user presses Ctrl-C again) dies at once with the default action,
+/// leaving the clocks as they are.
 pub fn install_signal_handler() -> Result<(), GpuError> {
     static ONCE: Once = Once::new();
     static RESULT: OnceLock<Result<(), i32>> = OnceLock::new();
@@ -206,93 +208,24 @@ pub fn install_signal_handler() -> Result<(), GpuError> {
 }
 
 fn install() -> io::Result<()> {
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: pipe(2) writes two descriptors into the array we own.
-    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-        return Err(io::Error::last_os_error());
+    // Set by the first signal. Signal-hook runs a signal's actions in registration order, so
+    // the conditional default (registered first) sees the flag as earlier signals left it.
+    let signalled = Arc::new(AtomicBool::new(false));
+    for signo in RESTORE_SIGNALS {
+        signal_hook::flag::register_conditional_default(signo, Arc::clone(&signalled))?;
+        signal_hook::flag::register(signo, Arc::clone(&signalled))?;
     }
-    for fd in fds {
-        // SAFETY: fcntl(2) on descriptors we just created; children must not inherit them.
-        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-    }
-    // SAFETY: as above. The handler must never block on a full pipe.
-    unsafe { libc::fcntl(fds[1], libc::F_SETFL, libc::O_NONBLOCK) };
-    let read_fd = fds[0];
+    let mut signals = Signals::new(RESTORE_SIGNALS)?;
     std::thread::Builder::new()
         .name("pitwall-clock-restore".into())
-        .spawn(move || restore_thread(read_fd))?;
-    PIPE_WRITE.store(fds[1], Ordering::SeqCst);
-    for signo in RESTORE_SIGNALS {
-        // SAFETY: a zeroed sigaction is valid; we set a plain handler with an empty mask.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            action.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut action.sa_mask);
-            if libc::sigaction(signo, &action, std::ptr::null_mut()) != 0 {
-                return Err(io::Error::last_os_error());
+        .spawn(move || {
+            if let Some(signo) = signals.forever().next() {
+                die_restored(signo);
             }
-        }
-    }
+        })?;
     Ok(())
 }
 
-/// Set by the first SIGINT/SIGTERM; a second one does not wait for the restore.
-static SIGNALLED: AtomicBool = AtomicBool::new(false);
-
-/// The signal handler: async-signal-safe (atomics, `write(2)`, `signal(2)`, `raise(3)`; errno
-/// preserved). The first signal asks the restore thread to restore and re-raise; a second one
-/// (say a restore hung on a wedged driver and the user presses Ctrl-C again) dies at once with
-/// the default action, leaving the clocks as they are.
-extern "C" fn on_signal(signo: libc::c_int) {
-    let fd = PIPE_WRITE.load(Ordering::SeqCst);
-    if fd < 0 {
-        return;
-    }
-    if SIGNALLED.swap(true, Ordering::SeqCst) {
-        // SAFETY: signal(2) and raise(3) are async-signal-safe.
-        unsafe {
-            libc::signal(signo, libc::SIG_DFL);
-            libc::raise(signo);
-        }
-        return;
-    }
-    let byte = signo as u8;
-    // SAFETY: errno is thread-local; write(2) on a valid descriptor from a local byte.
-    unsafe {
-        let errno = *errno_location();
-        libc::write(fd, (&byte as *const u8).cast(), 1);
-        *errno_location() = errno;
-    }
-}
-
-#[cfg(any(target_os = "linux", target_os = "android"))]
-unsafe fn errno_location() -> *mut libc::c_int {
-    // SAFETY: always valid for the calling thread.
-    unsafe { libc::__errno_location() }
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-unsafe fn errno_location() -> *mut libc::c_int {
-    // SAFETY: always valid for the calling thread (macOS and the BSDs).
-    unsafe { libc::__error() }
-}
-
-fn restore_thread(read_fd: libc::c_int) {
-    loop {
-        let mut byte = 0u8;
-        // SAFETY: read(2) of one byte into a local.
-        let n = unsafe { libc::read(read_fd, (&mut byte as *mut u8).cast(), 1) };
-        if n == 1 {
-            die_restored(i32::from(byte));
-        }
-        if n == 0 || (n < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted) {
-            return;
-        }
-    }
-}
-
-/// Restores every active lock, then ends the process by `signo` with its default action.
 /// Other cleanups to run on SIGINT/SIGTERM before the clocks are restored (e.g. killing the
 /// process groups of running benchmark commands).
 static TERMINATE_HOOKS: Mutex<Vec<fn()>> = Mutex::new(Vec::new());
@@ -314,6 +247,8 @@ pub fn terminating() -> bool {
     TERMINATING.load(Ordering::SeqCst)
 }
 
+/// Runs the terminate hooks, restores every active lock, then ends the process by `signo`
+/// with its default action.
 fn die_restored(signo: i32) -> ! {
     TERMINATING.store(true, Ordering::SeqCst);
     let hooks = TERMINATE_HOOKS
@@ -330,15 +265,8 @@ fn die_restored(signo: i32) -> ! {
             );
         }
     }
-    // SAFETY: resetting a disposition, unblocking and raising a signal in this thread.
-    unsafe {
-        libc::signal(signo, libc::SIG_DFL);
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, signo);
-        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        libc::raise(signo);
-    }
+    // Default action, unblocked, raised: the process ends as killed by `signo`.
+    let _ = emulate_default_handler(signo);
     // Only reached if the signal could not kill us: exit with the status a shell would show.
     std::process::exit(128 + signo)
 }
