@@ -19,14 +19,14 @@
 //!
 //! A second group times `median_ci_rel_half_width` alone on sorted vectors of the same sizes.
 //!
-//! Run: `cargo bench -p pitwall-runner --bench engine_overhead`
+//! Run: `cargo bench -p pitwall-pipeline --bench engine_overhead`
 
 use std::hint::black_box;
 
 use criterion::{BenchmarkId as CId, Criterion, Throughput, criterion_group, criterion_main};
-use pitwall_runner::engine::{StopReason, StopRule, sample_benchmark};
+use pitwall_pipeline::engine::{StopReason, StopRule, sample_benchmark};
+use pitwall_schema::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
 use pitwall_stats::summary::median_ci_rel_half_width;
-use pitwall_suites::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
 
 const SIZES: [usize; 3] = [100, 1_000, 10_000];
 

@@ -1,7 +1,7 @@
 //! Cost of the statistics on realistic sizes: change-point detection over long histories
 //! (10,000 and 100,000 points) and an A/B comparison of 1,000 benchmarks.
 //!
-//! Run: `cargo bench -p pitwall-runner --bench statistics`
+//! Run: `cargo bench -p pitwall-pipeline --bench statistics`
 
 use std::hint::black_box;
 

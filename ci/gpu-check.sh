@@ -6,7 +6,8 @@
 #
 # The lent machine has no Rust toolchain and no network: run ci/gpu-stage.sh here first, then
 # the device tool with command "bash ci/gpu-check.sh", carry [".gpu"], timeout_s 420.
-# Without a GPU (or with PITWALL_FAKE_NVML) it runs the same steps, as a rehearsal.
+# Without a GPU (or with PITWALL_FAKE_NVML, then with a binary built with the test-hooks
+# feature) it runs the same steps, as a rehearsal.
 # Writes everything under $OUT (or /tmp/pitwall-gpu-check) and prints a short table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,8 +20,15 @@ if [ -z "$bin" ] && [ -x .gpu/pitwall ]; then
   bin=.gpu/pitwall
 elif [ -z "$bin" ]; then
   command -v cargo >/dev/null || { echo "error: no .gpu/pitwall and no cargo (hint: run ci/gpu-stage.sh and carry .gpu)" >&2; exit 2; }
-  cargo build --release --quiet -p pitwall-runner
-  bin=target/release/pitwall
+  if [ -n "${PITWALL_FAKE_NVML:-}" ]; then
+    # The rehearsal with the file-backed fake NVML: its own binary with the test hooks, in
+    # its own target directory, so target/release/pitwall stays a release build without them.
+    cargo build --release --quiet -p pitwall --features test-hooks --target-dir target/rehearsal
+    bin=target/rehearsal/release/pitwall
+  else
+    cargo build --release --quiet -p pitwall
+    bin=target/release/pitwall
+  fi
 fi
 echo "== $("$bin" --version) on $(hostname), $(date -u +%FT%TZ)"
 

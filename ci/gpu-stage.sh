@@ -4,7 +4,7 @@
 # Then, with the device tool: run command "bash ci/gpu-check.sh", carry [".gpu"], timeout 420.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet -p pitwall-runner
+cargo build --release --quiet -p pitwall
 mkdir -p .gpu
 cp target/release/pitwall .gpu/pitwall
 strip .gpu/pitwall 2>/dev/null || true

@@ -3,8 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pitwall_suites::ExportDoc;
-use pitwall_suites::formats::{detect, parse, Input};
+use pitwall_schema::ExportDoc;
+use pitwall_formats::{detect, parse, Input};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pitwall_suites::formats::{parse, Input, InputFormat};
+use pitwall_formats::{parse, Input, InputFormat};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {

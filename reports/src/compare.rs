@@ -27,7 +27,7 @@ pub struct ComparedBenchmark {
 impl ComparedBenchmark {
     /// `suite/name[k=v]/measure` (the suite is left out for bare result files).
     pub fn key(&self) -> String {
-        pitwall_suites::schema::benchmark_key(&self.suite, &self.name, &self.params, &self.measure)
+        pitwall_schema::schema::benchmark_key(&self.suite, &self.name, &self.params, &self.measure)
     }
 
     /// Relative change in the "worse" direction: +5% means 5% worse, whatever the direction.

@@ -1,7 +1,7 @@
 //! The environment fingerprint for people (`pitwall env`): the facts that decide whether two
 //! runs are comparable, then the host checks, then what should be fixed.
 
-use pitwall_suites::Fingerprint;
+use pitwall_schema::Fingerprint;
 use serde_json::Value;
 
 use crate::table::Table;
@@ -170,7 +170,7 @@ pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pitwall_suites::GpuInfo;
+    use pitwall_schema::GpuInfo;
     use serde_json::json;
 
     #[test]

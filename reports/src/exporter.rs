@@ -1,9 +1,9 @@
 //! Output formats of a finished run (`pitwall run --format`, `pitwall show --format`): a
 //! summary table for people and a stable JSON document for machines.
 
+use pitwall_schema::schema::display_name;
+use pitwall_schema::{ResultStatus, Run};
 use pitwall_stats::Summary;
-use pitwall_suites::schema::display_name;
-use pitwall_suites::{ResultStatus, Run};
 use serde::Serialize;
 
 use crate::number::{pct, sig};
@@ -231,7 +231,7 @@ impl Exporter for JsonExporter {
             })
             .collect();
         let doc = JsonRun {
-            schema: pitwall_suites::SCHEMA_V1,
+            schema: pitwall_schema::SCHEMA_V1,
             run: RunHead {
                 id: &run.id,
                 project: &run.project,
@@ -255,7 +255,7 @@ impl Exporter for JsonExporter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pitwall_suites::{BenchmarkResult, Direction, Fingerprint, RunStatus, Unit};
+    use pitwall_schema::{BenchmarkResult, Direction, Fingerprint, RunStatus, Unit};
     use std::collections::BTreeMap;
 
     fn sample_run() -> Run {

@@ -18,13 +18,17 @@ pub fn pitwall_bin() -> PathBuf {
         .expect("target/<profile>");
     BUILD.call_once(|| {
         let mut cmd = Command::new(env!("CARGO"));
+        // With the fakes and fault hooks the tests drive (PITWALL_FAKE_NVML, …): a release
+        // build has none of them.
         cmd.args([
             "build",
             "--quiet",
             "-p",
-            "pitwall-runner",
+            "pitwall",
             "--bin",
             "pitwall",
+            "--features",
+            "test-hooks",
         ]);
         if dir.file_name().is_some_and(|n| n == "release") {
             cmd.arg("--release");

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use pitwall_schema::Run;
 use pitwall_stats::ab::Verdict;
-use pitwall_suites::Run;
 use serde::Serialize;
 
 use super::model::Series;

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use pitwall_schema::{Direction, ResultStatus, Run};
 use pitwall_stats::changepoint::{ChangePoint, DetectConfig, detect};
 use pitwall_stats::median_ci;
-use pitwall_suites::{Direction, ResultStatus, Run};
 
 /// One run's view of one benchmark measure.
 #[derive(Debug, Clone)]
@@ -41,7 +41,7 @@ pub(crate) struct Series {
 impl Series {
     /// `name[k=v,…]`: what a row shows next to the suite.
     pub fn label(&self) -> String {
-        pitwall_suites::schema::display_name(&self.name, &self.params)
+        pitwall_schema::schema::display_name(&self.name, &self.params)
     }
 
     /// Whether a relative change of the median makes this measure worse.
@@ -150,7 +150,7 @@ pub(crate) fn short_commit(commit: &str) -> &str {
 /// How a run is named where several runs of the same commit may stand side by side (a change
 /// point's ends): its short sha, or for runs without one (`working tree`, imported results)
 /// the commit label and the minute it started (`working tree 2026-12-02 10:00`).
-pub(crate) fn run_label(run: &pitwall_suites::Run) -> String {
+pub(crate) fn run_label(run: &pitwall_schema::Run) -> String {
     let short = short_commit(&run.commit);
     if short.len() == 10 && short != run.commit {
         return short.to_string();

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use pitwall_suites::{Direction, Fingerprint, Run};
+use pitwall_schema::{Direction, Fingerprint, Run};
 use serde::Serialize;
 
 use super::model::{Series, numeric_param, run_label, short_commit};

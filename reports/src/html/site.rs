@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use minijinja::value::Serde;
 use minijinja::{Environment, UndefinedBehavior, Value, context};
-use pitwall_suites::Run;
+use pitwall_schema::Run;
 
 use super::compare_page;
 use super::model;

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use pitwall_suites::Run;
+use pitwall_schema::Run;
 
 use super::model::{Series, run_label, short_commit};
 use crate::number::{pct, sig};

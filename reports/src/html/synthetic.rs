@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use pitwall_stats::{AbConfig, PairInput, compare_all};
-use pitwall_suites::{
+use pitwall_schema::{
     BenchmarkResult, CommitInfo, Direction, Fingerprint, GpuInfo, ResultStatus, Run, RunStatus,
     SampleMeta, Unit,
 };
+use pitwall_stats::{AbConfig, PairInput, compare_all};
 
 use crate::compare::{ComparedBenchmark, ComparisonReport};
 

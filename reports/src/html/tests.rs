@@ -3,7 +3,7 @@
 
 use super::synthetic;
 use super::{ReportInput, write_site};
-use pitwall_suites::Run;
+use pitwall_schema::Run;
 
 /// 16 measures (two suites, sweeps over `size`) × 30 runs, one renamed to a script tag, one
 /// commit subject with markup, and a comparison across a GPU change.

@@ -1,0 +1,189 @@
+//! `pitwall compare`, `pitwall detect` and `pitwall env`: reading stored or given results and
+//! the machine, changing nothing.
+
+use std::path::Path;
+
+use anyhow::{Context, anyhow};
+use pitwall_host::gpu::load_nvml;
+use pitwall_host::machine::{DirSysfs, ProcessAffinity};
+use pitwall_pipeline::setup::{Mode, RunEnvironment};
+use pitwall_pipeline::{compare, detect, source};
+use pitwall_reports::detect::{DetectedChange, SeriesDetection, SeriesSource};
+use pitwall_stats::ab::AbConfig;
+use pitwall_stats::changepoint::{self, DetectConfig};
+use pitwall_store::OpenMode;
+use std::sync::Arc;
+
+use super::args::{CompareArgs, CompareFormat, DetectArgs, EnvArgs, Format, Global};
+use super::context::{load_config, open_store, resolve_side, store_for};
+use super::exit::{ExitClass, Failure};
+
+pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<ExitClass, Failure> {
+    if let Some(t) = a.threshold {
+        if !(t > 0.0 && t.is_finite()) {
+            return Err(Failure::usage(anyhow!(
+                "--threshold {t}: must be a positive percentage (hint: --threshold 2 means ±2%)"
+            )));
+        }
+    }
+    let config = load_config(g)?;
+    let (baseline, candidate) = match (&a.baseline, &a.candidate) {
+        (Some(b), Some(c)) => {
+            let store = store_for(g, &config, b, c)?;
+            (
+                resolve_side("--baseline", b, store.as_deref(), a.input_format)?,
+                resolve_side("--candidate", c, store.as_deref(), a.input_format)?,
+            )
+        }
+        _ => {
+            let store = open_store(g, &config, OpenMode::Existing)?;
+            let pair = a.pair.as_deref().unwrap_or("latest");
+            source::resolve_pair(pair, store.as_ref())
+                .context("--pair")
+                .map_err(Failure::usage)?
+        }
+    };
+    let report = compare::compare(
+        &baseline,
+        &candidate,
+        &config,
+        a.threshold,
+        &AbConfig::default(),
+        compare::CompareOptions {
+            allow_env_mismatch: a.allow_env_mismatch,
+            exclude_throttled: a.exclude_throttled,
+        },
+    );
+    let nothing_in_common = report.benchmarks.is_empty()
+        && report.failed.is_empty()
+        && report.skipped.is_empty()
+        && report.incompatible.is_empty();
+    if nothing_in_common {
+        return Err(Failure::usage(anyhow!(
+            "{} and {} have no benchmark in common (hint: compare runs of the same suites)",
+            baseline.label,
+            candidate.label
+        )));
+    }
+    let text = match a.format {
+        CompareFormat::Table => pitwall_reports::compare::render_table(&report),
+        CompareFormat::Json => pitwall_reports::compare::render_json(&report),
+        CompareFormat::Markdown => pitwall_reports::compare::render_markdown(&report),
+    };
+    print!("{text}");
+    if report.benchmarks.is_empty() {
+        // Printed above: what failed, was skipped or differs in unit; none of it is a verdict.
+        return Err(Failure::usage(anyhow!(
+            "{} and {} have no benchmark that could be compared (hint: see the lists above)",
+            baseline.label,
+            candidate.label
+        )));
+    }
+    if report.incomparable {
+        return Err(Failure::usage(anyhow!(
+            "the runs are incomparable: {} (hint: --allow-env-mismatch compares anyway)",
+            report.env_mismatch.join("; ")
+        )));
+    }
+    Ok(ExitClass::of_comparison(&report))
+}
+
+pub(super) fn cmd_detect(g: &Global, a: &DetectArgs) -> Result<ExitClass, Failure> {
+    let config = DetectConfig::default();
+    let mut out = Vec::new();
+    if !a.series.is_empty() {
+        // Read every file first, so a bad one fails before any output.
+        let mut series = Vec::new();
+        for path in &a.series {
+            series.push((
+                path,
+                detect::read_series_file(path).map_err(|e| Failure::usage(e.into()))?,
+            ));
+        }
+        for (path, values) in series {
+            let changes = changepoint::detect(&values, &config)
+                .into_iter()
+                .map(|change| DetectedChange {
+                    change,
+                    commit_before: None,
+                    commit_after: None,
+                    run_after: None,
+                })
+                .collect();
+            out.push(SeriesDetection {
+                source: SeriesSource::File(path.display().to_string()),
+                points: values.len(),
+                changes,
+            });
+        }
+    }
+    if let Some(pattern) = &a.benchmark {
+        let cfg = load_config(g)?;
+        let store = open_store(g, &cfg, OpenMode::Existing)?;
+        let histories = detect::detect_history(store.as_ref(), pattern, &config)
+            .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+        if histories.is_empty() {
+            return Err(Failure::usage(anyhow!(
+                "no stored benchmark matches `{pattern}` in {}",
+                store.describe()
+            )));
+        }
+        for h in histories {
+            let changes = h
+                .change_points
+                .iter()
+                .map(|c| DetectedChange {
+                    change: c.clone(),
+                    commit_before: c.index.checked_sub(1).map(|i| h.points[i].commit.clone()),
+                    commit_after: h.points.get(c.index).map(|p| p.commit.clone()),
+                    run_after: h.points.get(c.index).map(|p| p.run.clone()),
+                })
+                .collect();
+            out.push(SeriesDetection {
+                source: SeriesSource::Benchmark {
+                    key: h.key,
+                    unit: h.unit,
+                },
+                points: h.points.len(),
+                changes,
+            });
+        }
+    }
+    print!(
+        "{}",
+        match a.format {
+            Format::Table => pitwall_reports::detect::render_table(&out),
+            Format::Json => pitwall_reports::detect::render_json_lines(&out),
+        }
+    );
+    Ok(ExitClass::Ok)
+}
+
+pub(super) fn cmd_env(g: &Global, a: &EnvArgs) -> Result<ExitClass, Failure> {
+    let config = load_config(g)?;
+    let nvml = load_nvml().map(Arc::from);
+    let env = RunEnvironment::prepare(
+        &config,
+        Path::new("/"),
+        &DirSysfs::real(),
+        &ProcessAffinity,
+        nvml,
+        Mode::Inspect,
+    )
+    .map_err(|e| Failure::infra(e.into()))?;
+    match a.format {
+        Format::Json => {
+            let doc =
+                serde_json::json!({ "fingerprint": env.fingerprint, "warnings": env.warnings });
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&doc).expect("fingerprint serializes")
+            );
+        }
+        Format::Table => print!(
+            "{}",
+            pitwall_reports::env::render_env(&env.fingerprint, &env.warnings)
+        ),
+    }
+    Ok(ExitClass::Ok)
+}

@@ -1,0 +1,377 @@
+//! Raw arguments (clap derive). Kept apart from what the commands do with them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use pitwall_formats::InputFormat;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  ok
+  1  regression found (comparisons)
+  2  usage or configuration error (flags, pitwall.toml, input files, unknown run,
+     missing store, or a file that is not a pitwall store)
+  3  infrastructure failure (a benchmark failed or hung, build or store failure)";
+
+/// Reproducible benchmarks and regression detection for GPU machine-learning code.
+#[derive(Debug, Parser)]
+#[command(name = "pitwall", version, after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Result store: sqlite:PATH, a path, or postgres://… [env: PITWALL_STORE; empty means
+    /// unset] [default: [store] url, else sqlite:.pitwall/pitwall.db]
+    #[arg(long, global = true, value_name = "URL")]
+    pub store: Option<String>,
+    /// Config file [default: ./pitwall.toml if present, else the built-in default]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// No progress output on stderr
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// Run the configured suites in the current directory and store the run
+    #[command(after_help = EXIT_CODES)]
+    Run(RunArgs),
+    /// List stored runs, newest first
+    Runs(RunsArgs),
+    /// Show one stored run
+    Show(ShowArgs),
+    /// Write stored runs as versioned JSON (schema pitwall/v2)
+    Export(ExportArgs),
+    /// Store runs from `pitwall export` files or other tools' results (docs/FORMATS.md)
+    Import(ImportArgs),
+    /// Compare two runs or result files benchmark by benchmark (exit 1 on a regression)
+    #[command(after_help = EXIT_CODES)]
+    Compare(CompareArgs),
+    /// Find change points in series files or in stored history
+    Detect(DetectArgs),
+    /// Print the environment fingerprint and the host and GPU checks (changes nothing)
+    Env(EnvArgs),
+    /// Write the static HTML report of the stored history
+    Report(ReportArgs),
+    /// Post the comparison as the sticky pull-request comment and a commit status
+    #[command(after_help = EXIT_CODES)]
+    Comment(CommentArgs),
+    /// The pull-request job: measure --base and --head interleaved, store, report, comment
+    #[command(after_help = EXIT_CODES)]
+    Ci(CiArgs),
+    /// Find the first commit between --good and --bad that made a benchmark slower
+    #[command(after_help = EXIT_CODES)]
+    Bisect(BisectArgs),
+    /// Internal: run one round of a built-in suite for a parent pitwall (request on stdin,
+    /// JSON lines on stdout)
+    #[command(name = "__worker", hide = true)]
+    Worker,
+}
+
+#[derive(Debug, Args)]
+pub struct BisectArgs {
+    /// A commit without the regression
+    #[arg(long, value_name = "REV")]
+    pub good: String,
+    /// A later commit with it (good must be an ancestor of bad)
+    #[arg(long, value_name = "REV")]
+    pub bad: String,
+    /// Only these suites (repeatable) when looking for the regression
+    #[arg(long = "suite", value_name = "NAME")]
+    pub suites: Vec<String>,
+    /// Only benchmarks whose name[params] contains TEXT; the worst regression among them is followed
+    #[arg(long, value_name = "TEXT")]
+    pub bench: Option<String>,
+    /// Interleaved rounds measured before the first look at each commit
+    #[arg(long, value_name = "N", default_value_t = pitwall_pipeline::pair::DEFAULT_ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
+    /// Most rounds one commit may take; one still undecided then is decided by its estimate
+    /// and the bisection is marked uncertain
+    #[arg(long, value_name = "N", default_value_t = pitwall_pipeline::pair::DEFAULT_MAX_ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_rounds: u32,
+    /// Rebuild every commit even when its build is cached
+    #[arg(long)]
+    pub rebuild: bool,
+    /// The git repository [default: the one containing the working directory]
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct GithubArgs {
+    /// Pull request number
+    #[arg(long, value_name = "N")]
+    pub pr: u64,
+    /// Repository OWNER/NAME [default: [github] repo, else $GITHUB_REPOSITORY]
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub repo: Option<String>,
+    /// API base URL [default: $GITHUB_API_URL, else [github] api_url, else https://api.github.com]
+    #[arg(long, value_name = "URL")]
+    pub api_url: Option<String>,
+    /// Link to the full HTML report in the comment [default: [github] report_url]
+    #[arg(long, value_name = "URL")]
+    pub report_url: Option<String>,
+    /// Commit to set the status on [default: the candidate's commit]
+    #[arg(long, value_name = "SHA")]
+    pub sha: Option<String>,
+    /// Print the comment instead of publishing it
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CommentArgs {
+    #[command(flatten)]
+    pub github: GithubArgs,
+    /// Baseline SRC (as for compare) [default: the latest --base/--head pair]
+    #[arg(long, value_name = "SRC", requires = "candidate")]
+    pub baseline: Option<String>,
+    /// Candidate SRC
+    #[arg(long, value_name = "SRC", requires = "baseline")]
+    pub candidate: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CiArgs {
+    #[command(flatten)]
+    pub github: GithubArgs,
+    /// Base commit of the pull request (its merge base or target branch)
+    #[arg(long, value_name = "REV", value_parser = non_empty)]
+    pub base: String,
+    /// Head commit of the pull request
+    #[arg(long, value_name = "REV", value_parser = non_empty)]
+    pub head: String,
+    /// Interleaved rounds; the first batch when measuring until decided ([ci] until_decided,
+    /// on by default)
+    #[arg(long, value_name = "N", default_value_t = pitwall_pipeline::pair::DEFAULT_ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
+    /// Most rounds when measuring until decided [default: [ci] max_rounds, 15]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_rounds: Option<u32>,
+    /// Time budget when measuring until decided: seconds, or 30m, 2h
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub max_time: Option<std::time::Duration>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Output directory [default: .pitwall/report]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct EnvArgs {
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Run only this suite (repeatable)
+    #[arg(long = "suite", value_name = "NAME")]
+    pub suites: Vec<String>,
+    /// Run only benchmarks whose name[params] contains TEXT
+    #[arg(long, value_name = "TEXT")]
+    pub bench: Option<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Do not write the HTML report after the run
+    #[arg(long)]
+    pub no_report: bool,
+    /// Measure these commits (sha, branch, tag, HEAD~2…), each in a cached worktree (repeatable)
+    #[arg(
+        long = "commit",
+        value_name = "REV",
+        num_args = 1..,
+        conflicts_with_all = ["base", "head"],
+        value_parser = non_empty
+    )]
+    pub commits: Vec<String>,
+    /// Baseline commit of an interleaved A/B measurement (with --head)
+    #[arg(long, value_name = "REV", requires = "head", value_parser = non_empty)]
+    pub base: Option<String>,
+    /// Candidate commit of an interleaved A/B measurement (with --base)
+    #[arg(long, value_name = "REV", requires = "base", value_parser = non_empty)]
+    pub head: Option<String>,
+    /// Interleaved rounds for --base/--head (base, head, base, head, …); with --until-decided
+    /// the first batch [default: 3]
+    #[arg(long, value_name = "N", requires = "base", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: Option<u32>,
+    /// With --base/--head: after the first batch, measure one more interleaved round at a time
+    /// (only the benchmarks still undecided) until every benchmark is decided or given up
+    #[arg(long, requires = "base")]
+    pub until_decided: bool,
+    /// Most rounds with --until-decided [default: 15]
+    #[arg(long, value_name = "N", requires = "until_decided", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_rounds: Option<u32>,
+    /// Time budget with --until-decided: seconds, or a number with s, m or h (30m, 2h)
+    #[arg(long, value_name = "DURATION", requires = "until_decided", value_parser = duration)]
+    pub max_time: Option<std::time::Duration>,
+    /// Rebuild (and recreate the worktree of) each commit even if a build is cached
+    #[arg(long)]
+    pub rebuild: bool,
+    /// The git repository holding the commits [default: the one containing the working directory]
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Show at most N runs (N ≥ 1)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Run id, unique id prefix (≥ 4 characters) or `latest`
+    pub run: String,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Runs to export (id, prefix or `latest`); all runs when none are given
+    pub runs: Vec<String>,
+    /// Write to FILE instead of standard output
+    #[arg(long, short, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// `pitwall export` files, or results of any tool docs/FORMATS.md lists (a directory for
+    /// criterion)
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Format of other tools' results [default: detected]
+    #[arg(long, value_name = "FORMAT", value_parser = parse_input_format)]
+    pub input_format: Option<InputFormat>,
+    /// Suite name for imported tool results [default: the format's name]
+    #[arg(long, value_name = "NAME", value_parser = non_empty)]
+    pub suite: Option<String>,
+    /// Full commit sha the imported tool results belong to [default: none, "working tree"]
+    #[arg(long, value_name = "SHA", value_parser = full_sha)]
+    pub commit: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CompareFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Baseline: run id, id prefix, `latest`, commit sha prefix, or a results file
+    #[arg(
+        long,
+        value_name = "SRC",
+        requires = "candidate",
+        conflicts_with = "pair"
+    )]
+    pub baseline: Option<String>,
+    /// Candidate: same forms as --baseline
+    #[arg(
+        long,
+        value_name = "SRC",
+        requires = "baseline",
+        conflicts_with = "pair"
+    )]
+    pub candidate: Option<String>,
+    /// The two runs of an interleaved `pitwall run --base --head` (pair id or `latest`)
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "latest")]
+    pub pair: Option<String>,
+    /// Smallest change that counts, in percent [default: per suite, else [thresholds], else 2]
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    pub threshold: Option<f64>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+    /// Compare even when the environments differ (GPU model, driver, clock policy, CPU…)
+    #[arg(long)]
+    pub allow_env_mismatch: bool,
+    /// Leave out samples taken while the GPU was throttled
+    #[arg(long)]
+    pub exclude_throttled: bool,
+    /// Format of result files given as SRC [default: detected]
+    #[arg(long, value_name = "FORMAT", value_parser = parse_input_format)]
+    pub input_format: Option<InputFormat>,
+}
+
+/// A value that must say something: an empty revision or name is refused.
+/// `90`, `90s`, `30m`, `2h`: a positive duration of at most a year.
+fn duration(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let (number, unit) = match t.char_indices().last() {
+        Some((i, c @ ('s' | 'm' | 'h'))) => (&t[..i], c),
+        _ => (t, 's'),
+    };
+    let value: f64 = number.parse().map_err(|_| {
+        format!("`{s}` is not a duration (hint: seconds, or a number with s, m or h: 90, 30m, 2h)")
+    })?;
+    let secs = value
+        * match unit {
+            'h' => 3600.0,
+            'm' => 60.0,
+            _ => 1.0,
+        };
+    if !(secs.is_finite() && secs > 0.0 && secs <= 366.0 * 86400.0) {
+        return Err(format!(
+            "`{s}` is out of range (hint: more than 0 and at most a year)"
+        ));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+fn non_empty(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("must not be empty".into());
+    }
+    Ok(s.to_string())
+}
+
+/// A full commit sha (40 hex digits, or 64 for SHA-256 repositories), stored lowercase.
+fn full_sha(s: &str) -> Result<String, String> {
+    let hex = s.chars().all(|c| c.is_ascii_hexdigit());
+    if !(hex && (s.len() == 40 || s.len() == 64)) {
+        return Err("not a full commit sha (hint: `git rev-parse REV` prints one)".into());
+    }
+    Ok(s.to_ascii_lowercase())
+}
+
+fn parse_input_format(s: &str) -> Result<InputFormat, String> {
+    InputFormat::parse_name(s)
+        .ok_or_else(|| format!("unknown format `{s}`; one of {}", InputFormat::names()))
+}
+
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("input").required(true).args(["series", "benchmark"]))]
+pub struct DetectArgs {
+    /// Series file: CSV with a `value` header and one number per line, or a JSON array
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub series: Vec<PathBuf>,
+    /// Stored benchmark measures whose key (suite/name[params]/measure) contains PATTERN
+    #[arg(long, value_name = "PATTERN")]
+    pub benchmark: Option<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}

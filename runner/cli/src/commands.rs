@@ -1,0 +1,47 @@
+//! The dispatcher: parses the command line and hands each subcommand to its module. The
+//! command modules import shared helpers (`context`, `environment`, `measure`, `site`,
+//! `github`), never each other.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use super::args::{Cli, Cmd};
+use super::exit::{self, ExitClass};
+use super::{analyze_cmd, bisect_cmd, publish_cmd, run_cmd, store_cmd};
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitClass::Usage
+            } else {
+                ExitClass::Ok
+            }
+            .code();
+        }
+    };
+    let g = &cli.global;
+    let result = match &cli.command {
+        Cmd::Run(a) => run_cmd::cmd_run(g, a),
+        Cmd::Runs(a) => store_cmd::cmd_runs(g, a),
+        Cmd::Show(a) => store_cmd::cmd_show(g, a),
+        Cmd::Export(a) => store_cmd::cmd_export(g, a),
+        Cmd::Import(a) => store_cmd::cmd_import(g, a),
+        Cmd::Compare(a) => analyze_cmd::cmd_compare(g, a),
+        Cmd::Detect(a) => analyze_cmd::cmd_detect(g, a),
+        Cmd::Env(a) => analyze_cmd::cmd_env(g, a),
+        Cmd::Report(a) => publish_cmd::cmd_report(g, a),
+        Cmd::Comment(a) => publish_cmd::cmd_comment(g, a),
+        Cmd::Ci(a) => publish_cmd::cmd_ci(g, a),
+        Cmd::Bisect(a) => bisect_cmd::cmd_bisect(g, a),
+        Cmd::Worker => run_cmd::cmd_worker(),
+    };
+    match result {
+        Ok(class) => class.code(),
+        Err(f) => exit::report(f),
+    }
+}

@@ -1,0 +1,129 @@
+//! What most commands start from: the configuration, the store, and the comparison sides
+//! named on the command line. Shared by the command modules, importing none of them.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use pitwall_formats::InputFormat;
+use pitwall_pipeline::config::{self, Config};
+use pitwall_pipeline::source;
+use pitwall_reports::OutputFormat;
+use pitwall_store::{self as store, OpenMode, Store, StoreUrl};
+
+use super::args::{Format, Global};
+use super::exit::Failure;
+
+pub(super) fn format(f: Format) -> OutputFormat {
+    match f {
+        Format::Table => OutputFormat::Table,
+        Format::Json => OutputFormat::Json,
+    }
+}
+
+/// `--config FILE`, else `./pitwall.toml`, else the built-in default.
+pub(super) fn load_config(g: &Global) -> Result<Config, Failure> {
+    let cwd = std::env::current_dir()
+        .context("cannot read the working directory")
+        .map_err(Failure::infra)?;
+    let project = cwd.file_name().map_or_else(
+        || "pitwall".to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let path = match &g.config {
+        Some(p) => Some(p.clone()),
+        None => config::find_default(&cwd),
+    };
+    match path {
+        Some(p) => config::load_file(&p, &project).map_err(|e| Failure::usage(e.into())),
+        None => Ok(Config::builtin_default(&project)),
+    }
+}
+
+/// `--store`, else `PITWALL_STORE` (empty counts as unset), else `[store] url`, else the
+/// default SQLite file. Commands that store runs open it with `OpenMode::Create`; commands
+/// that only read with `OpenMode::Existing`, so they never create a store.
+pub(super) fn open_store(
+    g: &Global,
+    config: &Config,
+    mode: OpenMode,
+) -> Result<Box<dyn Store>, Failure> {
+    let env = std::env::var("PITWALL_STORE")
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let url = match (&g.store, env, &config.store_url) {
+        (Some(s), _, _) => StoreUrl::parse(s)
+            .context("--store")
+            .map_err(Failure::usage)?,
+        (None, Some(s), _) => StoreUrl::parse(&s)
+            .context("PITWALL_STORE")
+            .map_err(Failure::usage)?,
+        (None, None, Some(s)) => {
+            let file = config
+                .source
+                .as_deref()
+                .map_or("config".into(), |p: &Path| p.display().to_string());
+            StoreUrl::parse(s)
+                .with_context(|| format!("{file}: [store] url"))
+                .map_err(Failure::usage)?
+        }
+        (None, None, None) => {
+            // pitwall's own directory ignores itself, so it never shows in `git status`.
+            let dir = Path::new(".pitwall");
+            if mode == OpenMode::Create
+                && std::fs::create_dir_all(dir).is_ok()
+                && !dir.join(".gitignore").exists()
+            {
+                let _ = std::fs::write(dir.join(".gitignore"), "*\n");
+            }
+            StoreUrl::default_sqlite()
+        }
+    };
+    store::open(&url, mode).map_err(|e| Failure::from(anyhow::Error::new(e)))
+}
+
+/// Writes through a temporary file and a rename, so a reader never sees half a file.
+pub(super) fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let tmp: PathBuf = path.with_extension("pitwall-tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// The store comparison sides are looked up in: none when every side is a file, so comparing
+/// two files needs no store; otherwise the existing one (never created here), and a failure
+/// to open it names the side that needed it.
+pub(super) fn store_for(
+    g: &Global,
+    config: &Config,
+    baseline: &str,
+    candidate: &str,
+) -> Result<Option<Box<dyn Store>>, Failure> {
+    let needs = [("--baseline", baseline), ("--candidate", candidate)]
+        .into_iter()
+        .find(|(_, spec)| !source::names_a_file(spec));
+    let Some((flag, spec)) = needs else {
+        return Ok(None);
+    };
+    open_store(g, config, OpenMode::Existing)
+        .map(Some)
+        .map_err(|mut f| {
+            f.error = f.error.context(format!(
+                "{flag}: `{spec}` is not a file, so it is looked up in the store"
+            ));
+            f
+        })
+}
+
+/// A comparison side (a file when there is no store); a store that fails is infrastructure,
+/// anything else the user's input.
+pub(super) fn resolve_side(
+    flag: &str,
+    spec: &str,
+    store: Option<&dyn Store>,
+    format: Option<InputFormat>,
+) -> Result<source::Side, Failure> {
+    let side = match store {
+        Some(store) => source::resolve(spec, store, format),
+        None => source::read_file(spec, Path::new(spec), format),
+    };
+    side.map_err(|e| Failure::of_source(flag, e))
+}

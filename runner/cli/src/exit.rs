@@ -1,0 +1,171 @@
+//! The one mapping from outcomes and errors to the documented exit codes: every command
+//! returns an `ExitClass` or a `Failure`, and only `report`/`ExitClass::code` turn them into
+//! a process exit code.
+
+use std::process::ExitCode;
+
+use pitwall_pipeline::bisect::BisectError;
+use pitwall_pipeline::config::ConfigError;
+use pitwall_pipeline::engine::escape_controls;
+use pitwall_pipeline::run::RunError;
+use pitwall_pipeline::source::SourceError;
+use pitwall_reports::compare::ComparisonReport;
+use pitwall_schema::RunStatus;
+use pitwall_store::StoreError;
+
+/// The documented exit codes, ordered by severity (so the worst of several is their `max`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ExitClass {
+    /// Everything went as asked.
+    Ok = 0,
+    /// A regression was found (comparisons).
+    Regression = 1,
+    /// Bad usage or configuration: flags, config file, input files, unknown run.
+    Usage = 2,
+    /// Infrastructure failure: a benchmark failed or hung, the build or the store failed.
+    Infra = 3,
+}
+
+impl ExitClass {
+    pub fn code(self) -> ExitCode {
+        ExitCode::from(self as u8)
+    }
+
+    /// A comparison's verdict: a regression, or fine.
+    pub fn of_comparison(report: &ComparisonReport) -> ExitClass {
+        if report.has_regression() {
+            ExitClass::Regression
+        } else {
+            ExitClass::Ok
+        }
+    }
+
+    /// A stored run: complete is fine, anything less is infrastructure.
+    pub fn of_run(status: RunStatus) -> ExitClass {
+        match status {
+            RunStatus::Complete => ExitClass::Ok,
+            RunStatus::Partial | RunStatus::Failed => ExitClass::Infra,
+        }
+    }
+
+    /// Classifies an error by its chain: configuration and lookup mistakes are usage errors,
+    /// everything else is infrastructure.
+    pub fn of_error(error: &anyhow::Error) -> ExitClass {
+        let usage = error.chain().any(|e| {
+            e.downcast_ref::<ConfigError>().is_some()
+                || matches!(
+                    e.downcast_ref::<RunError>(),
+                    Some(RunError::UnknownSuite { .. })
+                )
+                || matches!(
+                    e.downcast_ref::<StoreError>(),
+                    Some(
+                        StoreError::BadUrl { .. }
+                            | StoreError::Missing { .. }
+                            | StoreError::Foreign { .. }
+                            | StoreError::NotFound { .. }
+                            | StoreError::Ambiguous { .. }
+                            | StoreError::Invalid { .. }
+                            | StoreError::Conflict { .. }
+                    )
+                )
+        });
+        if usage {
+            ExitClass::Usage
+        } else {
+            ExitClass::Infra
+        }
+    }
+}
+
+/// An error with the exit class it maps to.
+#[derive(Debug)]
+pub struct Failure {
+    pub class: ExitClass,
+    pub error: anyhow::Error,
+    /// Context printed after the one-line error, indented (e.g. a failed build's log tail).
+    pub details: Vec<String>,
+}
+
+impl Failure {
+    pub fn usage(error: anyhow::Error) -> Failure {
+        Failure {
+            class: ExitClass::Usage,
+            error,
+            details: Vec::new(),
+        }
+    }
+
+    pub fn infra(error: anyhow::Error) -> Failure {
+        Failure {
+            class: ExitClass::Infra,
+            error,
+            details: Vec::new(),
+        }
+    }
+
+    pub fn with_details(mut self, details: Vec<String>) -> Failure {
+        self.details = details;
+        self
+    }
+
+    /// A comparison side that could not be read: a store that fails is infrastructure (as
+    /// its error says), anything else the user's input. `flag` names the side.
+    pub fn of_source(flag: &str, e: SourceError) -> Failure {
+        match e {
+            SourceError::Store(inner) => {
+                Failure::from(anyhow::Error::new(inner).context(flag.to_string()))
+            }
+            other => Failure::usage(anyhow::Error::new(other).context(flag.to_string())),
+        }
+    }
+
+    /// A bisection that failed: bad revisions or nothing to follow are the user's; a commit
+    /// that cannot be built or measured is infrastructure.
+    pub fn of_bisect(e: BisectError) -> Failure {
+        match e {
+            BisectError::Git(_)
+            | BisectError::NothingMeasured { .. }
+            | BisectError::NoRegression { .. } => Failure::usage(e.into()),
+            BisectError::Run(_)
+            | BisectError::GoodUnusable { .. }
+            | BisectError::BadUnusable { .. } => Failure::infra(e.into()),
+        }
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(error: anyhow::Error) -> Failure {
+        Failure {
+            class: ExitClass::of_error(&error),
+            error,
+            details: Vec::new(),
+        }
+    }
+}
+
+/// Prints context lines under an error: indented, control characters escaped (they come from
+/// commands' output).
+pub fn print_details(lines: &[String]) {
+    for line in lines {
+        eprintln!("  | {}", escape_controls(line));
+    }
+}
+
+/// Prints the error as one line (`error: outer: inner: root`), then its details, and returns
+/// its code.
+pub fn report(f: Failure) -> ExitCode {
+    let mut line = String::from("error: ");
+    let parts: Vec<String> = f.error.chain().map(|e| e.to_string()).collect();
+    // anyhow chains repeat the source's text when a variant embeds it; keep distinct parts.
+    let mut kept: Vec<&str> = Vec::new();
+    for p in &parts {
+        if !kept.iter().any(|k| k.contains(p.as_str())) {
+            kept.push(p);
+        }
+    }
+    line.push_str(&kept.join(": "));
+    eprintln!("{}", line.replace('\n', " "));
+    print_details(&f.details);
+    f.class.code()
+}

@@ -1,0 +1,32 @@
+//! The `pitwall` binary, the only crate that sees clap: arguments become typed requests for
+//! the `pitwall_pipeline` library; errors become one line and a documented exit code.
+
+// Commands, one module per group; they never import each other.
+mod analyze_cmd;
+mod bisect_cmd;
+mod publish_cmd;
+mod run_cmd;
+mod store_cmd;
+
+// What the commands share; none of these imports a command module.
+mod args;
+mod context;
+mod environment;
+mod exit;
+mod github;
+mod measure;
+mod progress;
+mod site;
+
+// The dispatcher, the only module that names every command.
+mod commands;
+
+fn main() -> std::process::ExitCode {
+    // Die quietly on a closed pipe (`pitwall runs | head`), as Unix tools do, instead of
+    // panicking on the failed write.
+    // SAFETY: resetting a signal disposition to its default touches no memory.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    commands::main()
+}

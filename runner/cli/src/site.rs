@@ -1,0 +1,69 @@
+//! The static HTML report written after measuring and by `pitwall report`: every stored run,
+//! with the latest interleaved pair (or else the two latest runs) as its comparison.
+
+use std::path::Path;
+
+use anyhow::Context;
+use pitwall_pipeline::config::Config;
+use pitwall_pipeline::{compare, source};
+use pitwall_stats::ab::AbConfig;
+use pitwall_store::Store;
+
+use super::exit::Failure;
+
+/// Default report directory.
+pub(super) const REPORT_DIR: &str = ".pitwall/report";
+
+/// Writes the HTML report of every stored run, with the latest interleaved pair (or else the
+/// two latest runs) as its comparison.
+pub(super) fn write_report(
+    config: &Config,
+    store: &dyn Store,
+    out: &Path,
+) -> Result<pitwall_reports::html::SiteSummary, Failure> {
+    let runs = store
+        .all_runs()
+        .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+    let mut comparisons = Vec::new();
+    let sides = match source::resolve_pair("latest", store) {
+        Ok(pair) => Some(("latest base/head pair".to_string(), pair)),
+        Err(_) if runs.len() >= 2 => {
+            let side = |r: &pitwall_schema::Run| source::Side {
+                label: format!("run {}", r.id),
+                results: r.results.clone(),
+                run: Some(r.clone()),
+            };
+            Some((
+                "latest run vs the one before (separate runs: noise between runs is not in the samples; `pitwall run --base --head` interleaves)".to_string(),
+                (side(&runs[runs.len() - 2]), side(&runs[runs.len() - 1])),
+            ))
+        }
+        Err(_) => None,
+    };
+    if let Some((title, (base, head))) = sides {
+        let report = compare::compare(
+            &base,
+            &head,
+            config,
+            None,
+            &AbConfig::default(),
+            compare::CompareOptions {
+                allow_env_mismatch: true,
+                exclude_throttled: false,
+            },
+        );
+        if !report.benchmarks.is_empty() {
+            comparisons.push((title, report));
+        }
+    }
+    let generated_at = pitwall_pipeline::run::now_rfc3339();
+    let input = pitwall_reports::html::ReportInput {
+        project: &config.project.name,
+        runs: &runs,
+        comparisons: &comparisons,
+        generated_at: &generated_at,
+    };
+    pitwall_reports::html::write_site(&input, out)
+        .with_context(|| format!("cannot write the report to {}", out.display()))
+        .map_err(Failure::infra)
+}

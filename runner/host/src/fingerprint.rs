@@ -1,0 +1,299 @@
+//! The environment fingerprint recorded with every run: what the results depend on besides
+//! the code. Read from a root directory (normally `/`) so tests can use a fake tree.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use pitwall_schema::Fingerprint;
+
+/// Environment variables that change benchmark behaviour, recorded by prefix.
+const ENV_PREFIXES: [&str; 7] = [
+    "CUDA_",
+    "NCCL_",
+    "OMP_",
+    "MKL_",
+    "OPENBLAS_",
+    "RAYON_",
+    "NVIDIA_",
+];
+
+/// Collects the fingerprint of this machine, reading files under `root`.
+pub fn collect(root: &Path, env: impl Iterator<Item = (String, String)>) -> Fingerprint {
+    let read = |p: &str| {
+        std::fs::read_to_string(root.join(p))
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    let cpuinfo = read("proc/cpuinfo").unwrap_or_default();
+    let cpu_model = cpuinfo
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            matches!(k.trim(), "model name" | "Model" | "cpu model").then(|| v.trim().to_string())
+        })
+        .unwrap_or_default();
+    let logical_cpus = cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("processor"))
+        .count() as u32;
+    let memory_bytes = read("proc/meminfo")
+        .and_then(|m| {
+            let line = m.lines().find(|l| l.starts_with("MemTotal:"))?.to_string();
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib * 1024)
+        })
+        .unwrap_or(0);
+    let env: BTreeMap<String, String> = env
+        .filter(|(k, _)| ENV_PREFIXES.iter().any(|p| k.starts_with(p)))
+        .collect();
+    Fingerprint {
+        hostname: read("proc/sys/kernel/hostname").unwrap_or_default(),
+        os: std::env::consts::OS.to_string(),
+        arch: std::env::consts::ARCH.to_string(),
+        kernel: read("proc/sys/kernel/osrelease").unwrap_or_default(),
+        cpu_model,
+        logical_cpus,
+        memory_bytes,
+        cpu_governor: read("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        gpus: Vec::new(),
+        pitwall_version: format!(
+            "{} ({})",
+            env!("CARGO_PKG_VERSION"),
+            if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            }
+        ),
+        env,
+        extra: BTreeMap::new(),
+    }
+}
+
+/// Compilers that shape the results: the one that built pitwall, and the C and CUDA
+/// compilers a project build would use (first line of `--version`; absent when not installed).
+pub fn toolchain() -> serde_json::Value {
+    let first_line = |cmd: &str, last: bool| -> Option<String> {
+        let out = std::process::Command::new(cmd)
+            .arg("--version")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = if last {
+            text.lines().rev().find(|l| !l.trim().is_empty())
+        } else {
+            text.lines().next()
+        };
+        line.map(|l| l.trim().to_string())
+    };
+    serde_json::json!({
+        "rustc": env!("PITWALL_RUSTC_VERSION"),
+        "cc": first_line("cc", false),
+        "nvcc": first_line("nvcc", true),
+    })
+}
+
+/// The fields that make two runs incomparable when they differ: hardware (CPU model and
+/// count, GPU models and drivers), the clock policy, and pitwall's build profile (built-in
+/// suites run at debug speed in a debug build). Hostnames, kernels and environment variables
+/// are recorded but do not block a comparison. One line per difference: `what: a vs b`.
+pub fn differences(a: &Fingerprint, b: &Fingerprint) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut check = |what: &str, x: String, y: String| {
+        if x != y {
+            out.push(format!("{what}: {x} vs {y}"));
+        }
+    };
+    check("arch", a.arch.clone(), b.arch.clone());
+    check("cpu model", a.cpu_model.clone(), b.cpu_model.clone());
+    check(
+        "logical cpus",
+        a.logical_cpus.to_string(),
+        b.logical_cpus.to_string(),
+    );
+    let gpus = |f: &Fingerprint| {
+        let mut m: Vec<String> = f.gpus.iter().map(|g| g.model.clone()).collect();
+        m.sort();
+        if m.is_empty() {
+            "none".to_string()
+        } else {
+            m.join(", ")
+        }
+    };
+    check("gpu model", gpus(a), gpus(b));
+    let drivers = |f: &Fingerprint| {
+        let mut d: Vec<String> = f.gpus.iter().filter_map(|g| g.driver.clone()).collect();
+        d.sort();
+        d.dedup();
+        d.join(", ")
+    };
+    check("gpu driver", drivers(a), drivers(b));
+    let clocks = |f: &Fingerprint| {
+        f.extra
+            .get("clocks")
+            .and_then(|c| c.get("mode"))
+            .and_then(|m| m.as_str())
+            .unwrap_or("unknown")
+            .to_string()
+    };
+    if !a.gpus.is_empty() || !b.gpus.is_empty() {
+        check("gpu clock policy", clocks(a), clocks(b));
+        // ECC costs memory bandwidth and a lower power limit caps clocks under load; either
+        // moves results by more than a typical threshold. Unknown on either side: no claim.
+        let per_gpu = |f: &Fingerprint, key: &str| -> Option<String> {
+            let vals: Option<Vec<String>> = f
+                .gpus
+                .iter()
+                .map(|g| {
+                    g.extra
+                        .get(key)
+                        .filter(|v| !v.is_null())
+                        .map(|v| v.to_string())
+                })
+                .collect();
+            vals.filter(|v| !v.is_empty()).map(|v| v.join(", "))
+        };
+        for (what, key) in [
+            ("gpu ecc", "ecc_enabled"),
+            ("gpu power limit W", "power_limit_w"),
+        ] {
+            if let (Some(x), Some(y)) = (per_gpu(a, key), per_gpu(b, key)) {
+                check(what, x, y);
+            }
+        }
+    }
+    let profile = |f: &Fingerprint| {
+        let v = &f.pitwall_version;
+        if v.contains("(debug)") {
+            "debug"
+        } else if v.contains("(release)") {
+            "release"
+        } else {
+            "unknown"
+        }
+        .to_string()
+    };
+    check("pitwall build", profile(a), profile(b));
+    out
+}
+
+/// The fingerprint of the machine this process runs on.
+pub fn current() -> Fingerprint {
+    collect(Path::new("/"), std::env::vars())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_a_fake_tree() {
+        let root = tempfile::tempdir().unwrap();
+        let w = |p: &str, s: &str| {
+            let path = root.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, s).unwrap();
+        };
+        w(
+            "proc/cpuinfo",
+            "processor\t: 0\nmodel name\t: Fake CPU 9000\n\nprocessor\t: 1\nmodel name\t: Fake CPU 9000\n",
+        );
+        w("proc/meminfo", "MemTotal:       2048 kB\nMemFree: 1 kB\n");
+        w("proc/sys/kernel/hostname", "runner-7\n");
+        w("proc/sys/kernel/osrelease", "6.1.0-test\n");
+        w(
+            "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            "performance\n",
+        );
+        let env = vec![
+            ("CUDA_VISIBLE_DEVICES".to_string(), "0".to_string()),
+            ("HOME".to_string(), "/root".to_string()),
+            ("OMP_NUM_THREADS".to_string(), "4".to_string()),
+        ];
+        let f = collect(root.path(), env.into_iter());
+        assert_eq!(f.hostname, "runner-7");
+        assert_eq!(f.kernel, "6.1.0-test");
+        assert_eq!(f.cpu_model, "Fake CPU 9000");
+        assert_eq!(f.logical_cpus, 2);
+        assert_eq!(f.memory_bytes, 2048 * 1024);
+        assert_eq!(f.cpu_governor.as_deref(), Some("performance"));
+        assert_eq!(
+            f.env.keys().collect::<Vec<_>>(),
+            ["CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS"]
+        );
+    }
+
+    #[test]
+    fn differences_name_the_fields_that_matter() {
+        let mut a = Fingerprint {
+            cpu_model: "EPYC".into(),
+            logical_cpus: 64,
+            pitwall_version: "0.1.0 (release)".into(),
+            hostname: "a".into(),
+            ..Default::default()
+        };
+        let mut b = Fingerprint {
+            hostname: "b".into(),
+            kernel: "other".into(),
+            ..a.clone()
+        };
+        assert!(
+            differences(&a, &b).is_empty(),
+            "hostname and kernel do not matter"
+        );
+        a.gpus.push(pitwall_schema::GpuInfo {
+            model: "NVIDIA H200".into(),
+            driver: Some("580".into()),
+            ..Default::default()
+        });
+        b.gpus.push(pitwall_schema::GpuInfo {
+            model: "NVIDIA H100".into(),
+            driver: Some("580".into()),
+            ..Default::default()
+        });
+        b.pitwall_version = "0.1.0 (debug)".into();
+        assert_eq!(
+            differences(&a, &b),
+            [
+                "gpu model: NVIDIA H200 vs NVIDIA H100",
+                "pitwall build: release vs debug"
+            ]
+        );
+        a.extra
+            .insert("clocks".into(), serde_json::json!({"mode": "lock"}));
+        assert!(differences(&a, &b).contains(&"gpu clock policy: lock vs unknown".to_string()));
+
+        // Same model, different ECC state and power limit: both named; unknown on one side
+        // (an older run, a driver that does not say) is not a difference.
+        b.gpus[0].model = "NVIDIA H200".into();
+        b.pitwall_version = a.pitwall_version.clone();
+        b.extra = a.extra.clone();
+        assert!(differences(&a, &b).is_empty());
+        a.gpus[0].extra.insert("ecc_enabled".into(), json!(true));
+        assert!(differences(&a, &b).is_empty(), "unknown on one side");
+        b.gpus[0].extra.insert("ecc_enabled".into(), json!(false));
+        a.gpus[0].extra.insert("power_limit_w".into(), json!(700.0));
+        b.gpus[0].extra.insert("power_limit_w".into(), json!(500.0));
+        assert_eq!(
+            differences(&a, &b),
+            [
+                "gpu ecc: true vs false",
+                "gpu power limit W: 700.0 vs 500.0"
+            ]
+        );
+        b.gpus[0].extra.insert("ecc_enabled".into(), json!(true));
+        b.gpus[0].extra.insert("power_limit_w".into(), json!(700.0));
+        assert!(differences(&a, &b).is_empty());
+    }
+
+    #[test]
+    fn missing_files_are_unknown_not_errors() {
+        let root = tempfile::tempdir().unwrap();
+        let f = collect(root.path(), std::iter::empty());
+        assert_eq!(f.cpu_model, "");
+        assert_eq!(f.memory_bytes, 0);
+        assert_eq!(f.cpu_governor, None);
+    }
+}

@@ -1,0 +1,272 @@
+//! `ClockGuard`: locks GPU clocks for the length of a run and puts them back however the run
+//! ends: normal return (Drop), panic (Drop during unwinding), SIGINT or SIGTERM (through
+//! signal-hook: a thread restores every active guard, then dies of the same signal). A GPU left locked after a
+//! benchmark silently skews every later job on the machine, so restoring is not optional.
+//!
+//! What is *not* covered: `panic = "abort"` (no unwinding, so no Drop: the clocks stay locked),
+//! SIGKILL, power loss and other uncatchable ends. `nvidia-smi -rgc` undoes a lock by hand.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Once, OnceLock};
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use signal_hook::low_level::emulate_default_handler;
+
+use super::types::{ClockMode, GpuError, Nvml};
+
+/// One lock that must be undone: which NVML, which device, and the owning guard's id.
+struct Active {
+    id: u64,
+    nvml: Arc<dyn Nvml>,
+    index: u32,
+}
+
+fn active() -> MutexGuard<'static, Vec<Active>> {
+    static ACTIVE: OnceLock<Mutex<Vec<Active>>> = OnceLock::new();
+    // Restoring must work even after a panic poisoned the lock.
+    ACTIVE
+        .get_or_init(|| Mutex::new(Vec::new()))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Resets the clocks of every active guard and forgets them (their Drop then does nothing).
+/// This is what the SIGINT/SIGTERM handler runs; callable directly, e.g. by a custom shutdown
+/// path. Returns `(device index, outcome)` per restored lock.
+pub fn restore_all_active() -> Vec<(u32, Result<(), GpuError>)> {
+    let drained: Vec<Active> = std::mem::take(&mut *active());
+    drained
+        .into_iter()
+        .map(|a| (a.index, a.nvml.reset_locked_clocks(a.index)))
+        .collect()
+}
+
+/// How many clock locks are currently held by live guards.
+pub fn active_count() -> usize {
+    active().len()
+}
+
+/// Holds a GPU in the state `ClockMode` asks for; restores it on Drop.
+pub struct ClockGuard {
+    nvml: Arc<dyn Nvml>,
+    index: u32,
+    mode: ClockMode,
+    /// The registry id and SM clock of the lock this guard must undo (only in `Lock` mode).
+    lock: Option<(u64, u32)>,
+}
+
+impl std::fmt::Debug for ClockGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClockGuard")
+            .field("index", &self.index)
+            .field("mode", &self.mode)
+            .field("lock", &self.lock)
+            .finish()
+    }
+}
+
+impl ClockGuard {
+    /// `Lock`: locks the SM clock of GPU `index` (min = max) to `sm_mhz`, or to the device's
+    /// default applications clock when `None`, and installs the signal handler (once per
+    /// process). `Observe` and `Off` touch nothing.
+    pub fn acquire(
+        nvml: Arc<dyn Nvml>,
+        index: u32,
+        mode: ClockMode,
+    ) -> Result<ClockGuard, GpuError> {
+        let ClockMode::Lock { sm_mhz } = mode else {
+            return Ok(ClockGuard {
+                nvml,
+                index,
+                mode,
+                lock: None,
+            });
+        };
+        let devices = nvml.devices()?;
+        let device = devices
+            .iter()
+            .find(|d| d.index == index)
+            .ok_or(GpuError::NoDevice {
+                index,
+                count: devices.len(),
+            })?;
+        let mhz = match (sm_mhz, device.base_sm_mhz) {
+            (Some(mhz), _) => mhz,
+            (None, Some(base)) => base,
+            (None, None) => {
+                return Err(GpuError::NoBaseClock {
+                    index,
+                    suggest: device.max_sm_mhz.map_or(1400, |m| m * 3 / 4),
+                });
+            }
+        };
+        if let Some(max) = device.max_sm_mhz.filter(|max| mhz > *max) {
+            return Err(GpuError::ClockOutOfRange {
+                index,
+                requested: mhz,
+                max,
+            });
+        }
+        if !nvml.locked_clocks_supported(index) {
+            return Err(GpuError::LockUnsupported {
+                index,
+                name: device.name.clone(),
+            });
+        }
+        install_signal_handler()?;
+        // Register before locking: a signal between the two then resets a lock that may not
+        // exist yet (harmless) instead of leaving one that does.
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        active().push(Active {
+            id,
+            nvml: Arc::clone(&nvml),
+            index,
+        });
+        if let Err(e) = nvml.set_locked_clocks(index, mhz, mhz) {
+            active().retain(|a| a.id != id);
+            return Err(e);
+        }
+        Ok(ClockGuard {
+            nvml,
+            index,
+            mode,
+            lock: Some((id, mhz)),
+        })
+    }
+
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+
+    pub fn mode(&self) -> ClockMode {
+        self.mode
+    }
+
+    /// The SM clock this guard locked, while it is still locked.
+    pub fn locked_mhz(&self) -> Option<u32> {
+        self.lock.map(|(_, mhz)| mhz)
+    }
+
+    /// Restores now and reports failure (Drop can only print it).
+    pub fn restore(mut self) -> Result<(), GpuError> {
+        self.restore_inner()
+    }
+
+    fn restore_inner(&mut self) -> Result<(), GpuError> {
+        let Some((id, _)) = self.lock.take() else {
+            return Ok(());
+        };
+        let mut registry = active();
+        let Some(at) = registry.iter().position(|a| a.id == id) else {
+            // Already restored by `restore_all_active` (a signal, or an explicit call).
+            return Ok(());
+        };
+        registry.swap_remove(at);
+        drop(registry);
+        self.nvml.reset_locked_clocks(self.index)
+    }
+}
+
+impl Drop for ClockGuard {
+    /// Runs on normal scope exit and during panic unwinding (not with `panic = "abort"`).
+    fn drop(&mut self) {
+        if let Err(e) = self.restore_inner() {
+            eprintln!(
+                "warning: could not restore the clocks of GPU {}: {e}; hint: run `nvidia-smi -rgc -i {}` as root",
+                self.index, self.index
+            );
+        }
+    }
+}
+
+/// Signals after which locked clocks are restored before the process dies.
+pub const RESTORE_SIGNALS: [i32; 2] = [SIGINT, SIGTERM];
+
+/// Installs (once per process), through signal-hook, the handling of SIGINT and SIGTERM: a
+/// small thread waits for the first one, runs the terminate hooks and `restore_all_active()`
+/// (NVML calls, allocation, locks: none of that is allowed in a signal handler), then ends the
+/// process with the default action of that signal, so it ends as killed by it (shell status
+/// 128 + signo; 130 for SIGINT, 143 for SIGTERM). A second signal (say a restore hung on a
+/// wedged driver and the user presses Ctrl-C again) dies at once with the default action,
+/// leaving the clocks as they are.
+pub fn install_signal_handler() -> Result<(), GpuError> {
+    static ONCE: Once = Once::new();
+    static RESULT: OnceLock<Result<(), i32>> = OnceLock::new();
+    ONCE.call_once(|| {
+        let _ = RESULT.set(install().map_err(|e| e.raw_os_error().unwrap_or(libc::EINVAL)));
+    });
+    match RESULT.get() {
+        Some(Err(code)) => Err(GpuError::SignalSetup {
+            source: io::Error::from_raw_os_error(*code),
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn install() -> io::Result<()> {
+    // Set by the first signal. Signal-hook runs a signal's actions in registration order, so
+    // the conditional default (registered first) sees the flag as earlier signals left it.
+    let signalled = Arc::new(AtomicBool::new(false));
+    for signo in RESTORE_SIGNALS {
+        signal_hook::flag::register_conditional_default(signo, Arc::clone(&signalled))?;
+        signal_hook::flag::register(signo, Arc::clone(&signalled))?;
+    }
+    let mut signals = Signals::new(RESTORE_SIGNALS)?;
+    std::thread::Builder::new()
+        .name("pitwall-clock-restore".into())
+        .spawn(move || {
+            if let Some(signo) = signals.forever().next() {
+                die_restored(signo);
+            }
+        })?;
+    Ok(())
+}
+
+/// Other cleanups to run on SIGINT/SIGTERM before the clocks are restored (e.g. killing the
+/// process groups of running benchmark commands).
+static TERMINATE_HOOKS: Mutex<Vec<fn()>> = Mutex::new(Vec::new());
+
+/// Registers a cleanup for SIGINT/SIGTERM (runs once, on the restore thread, not in the
+/// signal handler). Call `install_signal_handler` too.
+pub fn on_terminate(hook: fn()) {
+    TERMINATE_HOOKS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(hook);
+}
+
+/// Set once pitwall is dying of SIGINT/SIGTERM: nothing may be stored any more.
+static TERMINATING: AtomicBool = AtomicBool::new(false);
+
+/// Whether pitwall is dying of SIGINT/SIGTERM (results of an interrupted run are not stored).
+pub fn terminating() -> bool {
+    TERMINATING.load(Ordering::SeqCst)
+}
+
+/// Runs the terminate hooks, restores every active lock, then ends the process by `signo`
+/// with its default action.
+fn die_restored(signo: i32) -> ! {
+    TERMINATING.store(true, Ordering::SeqCst);
+    let hooks = TERMINATE_HOOKS
+        .lock()
+        .map(|h| h.clone())
+        .unwrap_or_default();
+    for hook in hooks {
+        hook();
+    }
+    for (index, outcome) in restore_all_active() {
+        if let Err(e) = outcome {
+            eprintln!(
+                "warning: could not restore the clocks of GPU {index}: {e}; hint: run `nvidia-smi -rgc -i {index}` as root"
+            );
+        }
+    }
+    // Default action, unblocked, raised: the process ends as killed by `signo`.
+    let _ = emulate_default_handler(signo);
+    // Only reached if the signal could not kill us: exit with the status a shell would show.
+    std::process::exit(128 + signo)
+}

@@ -1,0 +1,264 @@
+//! `ClockMonitor`: samples NVML state (clocks, temperature, power, throttle reasons) on a
+//! background thread so that each benchmark sample can be annotated with the conditions it ran
+//! under (`SampleMeta`), and a throttled sample can be told from a slow one.
+
+use std::collections::VecDeque;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use pitwall_schema::SampleMeta;
+
+use super::types::{ClockReading, Nvml, THROTTLE_SLOWDOWN_MASK};
+
+/// Readings kept: 65 536 at the usual 10 ms period is about 11 minutes of history.
+pub const RING_CAPACITY: usize = 65_536;
+
+/// Timestamped readings, oldest first, bounded (the oldest are dropped).
+#[derive(Debug, Clone)]
+pub struct ReadingLog {
+    readings: VecDeque<(Instant, ClockReading)>,
+    capacity: usize,
+}
+
+impl ReadingLog {
+    pub fn new(capacity: usize) -> Self {
+        ReadingLog {
+            readings: VecDeque::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Appends a reading taken at `at` (readings must come in time order).
+    pub fn push(&mut self, at: Instant, reading: ClockReading) {
+        if self.readings.len() == self.capacity {
+            self.readings.pop_front();
+        }
+        self.readings.push_back((at, reading));
+    }
+
+    pub fn len(&self) -> usize {
+        self.readings.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.readings.is_empty()
+    }
+
+    /// Summarises the readings taken in `[start, end]`: lowest SM and memory clocks, highest
+    /// temperature and power, the OR of all throttle reasons, and `throttled` when any of them
+    /// is in `THROTTLE_SLOWDOWN_MASK`. When no reading fell inside (a sample shorter than the
+    /// period), the reading nearest the interval stands in. Empty log: empty `SampleMeta`.
+    pub fn meta_between(&self, start: Instant, end: Instant) -> SampleMeta {
+        let (start, end) = if start <= end {
+            (start, end)
+        } else {
+            (end, start)
+        };
+        let lo = self.readings.partition_point(|(t, _)| *t < start);
+        let hi = self.readings.partition_point(|(t, _)| *t <= end);
+        let inside: Vec<&ClockReading> = if lo < hi {
+            self.readings.range(lo..hi).map(|(_, r)| r).collect()
+        } else {
+            // lo == hi: the readings just before and just after the interval are candidates.
+            let before = lo
+                .checked_sub(1)
+                .and_then(|i| self.readings.get(i))
+                .map(|(t, r)| (start - *t, r));
+            let after = self.readings.get(lo).map(|(t, r)| (*t - end, r));
+            match (before, after) {
+                (Some(b), Some(a)) => vec![if a.0 < b.0 { a.1 } else { b.1 }],
+                (Some((_, r)), None) | (None, Some((_, r))) => vec![r],
+                (None, None) => return SampleMeta::default(),
+            }
+        };
+        summarise(&inside)
+    }
+}
+
+fn summarise(readings: &[&ClockReading]) -> SampleMeta {
+    let max_f64 = |f: fn(&ClockReading) -> f64| {
+        readings
+            .iter()
+            .map(|r| f(r))
+            .filter(|v| v.is_finite())
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+    };
+    let bits = readings
+        .iter()
+        .fold(0u64, |acc, r| acc | r.throttle_reasons);
+    SampleMeta {
+        sm_clock_mhz: readings.iter().map(|r| r.sm_mhz).min(),
+        mem_clock_mhz: readings.iter().map(|r| r.mem_mhz).min(),
+        temperature_c: max_f64(|r| r.temperature_c),
+        power_w: max_f64(|r| r.power_w),
+        throttle_reasons: Some(bits),
+        throttled: bits & THROTTLE_SLOWDOWN_MASK != 0,
+    }
+}
+
+/// How the monitor itself fared: how many reads it made, how many failed (and the first
+/// error), and what one NVML query cost. Stored with each run as `gpu_monitor`, so a run whose
+/// per-sample GPU state is missing says why, and the polling cost is on record.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct MonitorHealth {
+    pub device: u32,
+    pub period_ms: u64,
+    pub readings: u64,
+    pub failed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+    /// Mean and largest wall time of one `read_clocks` call (all of its NVML queries).
+    pub query_us_mean: f64,
+    pub query_us_max: f64,
+}
+
+impl MonitorHealth {
+    fn record(&mut self, took: Duration, error: Option<String>) {
+        let us = took.as_secs_f64() * 1e6;
+        let n = (self.readings + self.failed) as f64;
+        self.query_us_mean = (self.query_us_mean * n + us) / (n + 1.0);
+        self.query_us_max = self.query_us_max.max(us);
+        match error {
+            None => self.readings += 1,
+            Some(e) => {
+                self.failed += 1;
+                self.first_error.get_or_insert(e);
+            }
+        }
+    }
+
+    /// One line for the terminal: `gpu 0 monitor: 812 readings every 10 ms, 0 failed, one
+    /// query 41 µs mean / 230 µs max`.
+    pub fn summary(&self) -> String {
+        let mut line = format!(
+            "gpu {} monitor: {} readings every {} ms, {} failed, one query {:.0} µs mean / {:.0} µs max",
+            self.device,
+            self.readings,
+            self.period_ms,
+            self.failed,
+            self.query_us_mean,
+            self.query_us_max
+        );
+        if let Some(e) = &self.first_error {
+            line.push_str(&format!(" (first error: {e})"));
+        }
+        line
+    }
+}
+
+/// Takes one reading into `log` and counts it (or its failure) in `health`.
+fn read_once(nvml: &dyn Nvml, index: u32, log: &Mutex<ReadingLog>, health: &Mutex<MonitorHealth>) {
+    let at = Instant::now();
+    let result = nvml.read_clocks(index);
+    let took = at.elapsed();
+    let error = match result {
+        Ok(reading) => {
+            log.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(at, reading);
+            None
+        }
+        Err(e) => Some(e.to_string()),
+    };
+    health
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .record(took, error);
+}
+
+/// A background thread reading one GPU every `period` into a `ReadingLog`. Stops on Drop.
+pub struct ClockMonitor {
+    log: Arc<Mutex<ReadingLog>>,
+    health: Arc<Mutex<MonitorHealth>>,
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+    index: u32,
+}
+
+impl std::fmt::Debug for ClockMonitor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClockMonitor")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClockMonitor {
+    /// Starts reading GPU `index` every `period` (10 ms is a good default: an NVML query costs
+    /// tens of microseconds). The first reading is taken before this returns. Failed reads are
+    /// counted (see `health`), not logged; each reading is stamped with the time just before
+    /// the query.
+    pub fn start(
+        nvml: Arc<dyn Nvml>,
+        index: u32,
+        period: Duration,
+    ) -> std::io::Result<ClockMonitor> {
+        let log = Arc::new(Mutex::new(ReadingLog::new(RING_CAPACITY)));
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread_log = Arc::clone(&log);
+        let health = Arc::new(Mutex::new(MonitorHealth {
+            device: index,
+            period_ms: period.as_millis() as u64,
+            ..MonitorHealth::default()
+        }));
+        let thread_health = Arc::clone(&health);
+        // One reading before returning, so the first sample already has a reading to go by.
+        read_once(nvml.as_ref(), index, &log, &health);
+        let thread = std::thread::Builder::new()
+            .name(format!("pitwall-gpu{index}-monitor"))
+            .spawn(move || {
+                // Until told to stop (or the monitor is dropped): a reading every period.
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(period) {
+                    read_once(nvml.as_ref(), index, &thread_log, &thread_health);
+                }
+            })?;
+        Ok(ClockMonitor {
+            log,
+            health,
+            stop: Some(stop),
+            thread: Some(thread),
+            index,
+        })
+    }
+
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// See `ReadingLog::meta_between`.
+    pub fn meta_between(&self, start: Instant, end: Instant) -> SampleMeta {
+        self.log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .meta_between(start, end)
+    }
+
+    /// A copy of the readings so far (for a run-level summary or a debug dump).
+    pub fn snapshot(&self) -> ReadingLog {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Reads, failures and query cost so far.
+    pub fn health(&self) -> MonitorHealth {
+        self.health
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// How many readings are held.
+    pub fn readings(&self) -> usize {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}
+
+impl Drop for ClockMonitor {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! The bisection driver: resolves the endpoints and the first-parent commits between them,
+//! confirms and sizes the regression by measuring both endpoints interleaved, then probes
+//! commits (checked out in cached worktrees and built like `run --commit`) until the first bad
+//! one is found. Measurements are not stored: probes of old commits would read as new points
+//! in the history; the report carries every probe's ratio and interval instead.
+
+use std::path::Path;
+
+use pitwall_reports::bisect::{BisectReport, BisectStep, CommitRef};
+use pitwall_schema::{Backend, ResultStatus, SequentialPlanInfo};
+use pitwall_stats::ab::{AbConfig, Replicate, ReplicatedPair, SequentialPlan, interval_at};
+
+use super::search::{Class, Range, classify, classify_by_estimate, max_steps};
+use crate::compare::replicates_of;
+use crate::config::Config;
+use crate::engine::RunObserver;
+use crate::git::{GitError, Repo, ResolvedCommit};
+use crate::pair::{PairPlan, UntilDecided, measure_pair};
+use crate::rounds::Rounds;
+use crate::run::{RunError, RunRequest, Target, build};
+use crate::setup::RunEnvironment;
+
+/// What to bisect.
+#[derive(Debug, Clone)]
+pub struct BisectRequest {
+    pub good: String,
+    pub bad: String,
+    /// Suites and benchmark filter for the endpoint measurement (as `run --suite/--bench`).
+    pub select: RunRequest,
+    /// Rounds per measurement, and the most rounds one probe may take to decide.
+    pub rounds: u32,
+    pub max_rounds: u32,
+    pub rebuild: bool,
+}
+
+/// Why a bisection could not run or finish.
+#[derive(Debug, thiserror::Error)]
+pub enum BisectError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Run(Box<RunError>),
+    #[error("good `{good}` ({good_sha}): {source}")]
+    GoodUnusable {
+        good: String,
+        good_sha: String,
+        #[source]
+        source: Box<RunError>,
+    },
+    #[error("bad `{bad}` ({bad_sha}): {source}")]
+    BadUnusable {
+        bad: String,
+        bad_sha: String,
+        #[source]
+        source: Box<RunError>,
+    },
+    #[error("{what} measured no results (hint: check --suite and --bench)")]
+    NothingMeasured { what: String },
+    #[error(
+        "no regression between good and bad{selection}: {summary} (hint: measure with more --rounds, or pick other endpoints)"
+    )]
+    NoRegression { selection: String, summary: String },
+}
+
+impl From<RunError> for BisectError {
+    fn from(e: RunError) -> BisectError {
+        BisectError::Run(Box::new(e))
+    }
+}
+
+fn commit_ref(c: &ResolvedCommit) -> CommitRef {
+    CommitRef {
+        sha: c.sha.clone(),
+        subject: c.info.subject.clone(),
+        author: c.info.author.clone(),
+        date: c.info.date.clone(),
+    }
+}
+
+/// Checks a commit out in the worktree cache and builds it (cached per commit, as `run
+/// --commit` does).
+fn prepare(
+    repo: &Repo,
+    commit: &ResolvedCommit,
+    config: &Config,
+    rebuild: bool,
+) -> Result<Target, RunError> {
+    let cache = repo.root().join(".pitwall").join("worktrees");
+    let checkout = repo
+        .checkout(commit, &cache, rebuild)
+        .map_err(|e| RunError::Build {
+            target: format!("commit {}", &commit.sha[..12]),
+            command: "git checkout".into(),
+            detail: e.to_string(),
+            log_tail: Vec::new(),
+        })?;
+    let target = Target {
+        checkout: checkout.path,
+        commit: commit.sha.clone(),
+        branch: commit.branch.clone(),
+        commit_info: Some(commit.info.clone()),
+    };
+    let marker = cache.join(format!("{}.build", commit.sha));
+    build(config, &target, Some(&marker), rebuild)?;
+    Ok(target)
+}
+
+/// The measurement context shared by every step.
+struct Measure<'a> {
+    config: &'a Config,
+    backend: &'a dyn Backend,
+    env: &'a RunEnvironment,
+    observer: &'a dyn RunObserver,
+}
+
+/// Runs a bisection in `repo` and reports the first bad commit.
+pub fn bisect(
+    repo_dir: &Path,
+    config: &Config,
+    request: &BisectRequest,
+    backend: &dyn Backend,
+    env: &RunEnvironment,
+    observer: &dyn RunObserver,
+    ab: &AbConfig,
+) -> Result<BisectReport, BisectError> {
+    let repo = Repo::discover(repo_dir)?;
+    let good = repo.resolve(&request.good)?;
+    let bad = repo.resolve(&request.bad)?;
+    let after = repo.first_parent_range(&good, &bad)?;
+    let m = Measure {
+        config,
+        backend,
+        env,
+        observer,
+    };
+    let good_target = prepare(&repo, &good, config, request.rebuild).map_err(|source| {
+        BisectError::GoodUnusable {
+            good: request.good.clone(),
+            good_sha: good.sha[..12].to_string(),
+            source: Box::new(source),
+        }
+    })?;
+    let bad_target = prepare(&repo, &bad, config, request.rebuild).map_err(|source| {
+        BisectError::BadUnusable {
+            bad: request.bad.clone(),
+            bad_sha: bad.sha[..12].to_string(),
+            source: Box::new(source),
+        }
+    })?;
+
+    // The endpoints: is there a regression, which benchmark, and how big? Measured until
+    // every benchmark is decided (or the rounds run out), like `run --until-decided`.
+    let plan = PairPlan {
+        rounds: request.rounds,
+        until_decided: Some(UntilDecided {
+            max_rounds: request.max_rounds,
+            max_time: None,
+        }),
+    };
+    let endpoints = measure_pair(
+        config,
+        &request.select,
+        backend,
+        &good_target,
+        &bad_target,
+        &plan,
+        ab,
+        env,
+        observer,
+        &|_| {},
+    )?;
+    for (what, report) in [("good", &endpoints.base), ("bad", &endpoints.head)] {
+        if report.run.results.is_empty() {
+            return Err(BisectError::NothingMeasured {
+                what: what.to_string(),
+            });
+        }
+    }
+    let endpoints = endpoints.comparison;
+    let Some(worst) = endpoints.worst_regression() else {
+        return Err(BisectError::NoRegression {
+            selection: request
+                .select
+                .filter
+                .as_ref()
+                .map(|f| format!(" for --bench {f}"))
+                .unwrap_or_default(),
+            summary: endpoints.summary_line(),
+        });
+    };
+    let key = worst.key();
+    let higher_is_better = worst.higher_is_better;
+    let bad_ratio = worst.comparison.ratio;
+    let unit = worst.unit.clone();
+    let endpoint_ci = worst.comparison.ci;
+    let suite = worst.suite.clone();
+    let shown = pitwall_schema::schema::display_name(&worst.name, &worst.params);
+    // From here on, only that benchmark is measured.
+    let focus = RunRequest {
+        suites: vec![suite],
+        filter: Some(shown),
+    };
+
+    let mut range = Range::new(after.len());
+    let mut steps = Vec::new();
+    while let Some(index) = range.next() {
+        let commit = &after[index - 1];
+        let mut step = BisectStep {
+            position: index,
+            commit: commit_ref(commit),
+            class: String::new(),
+            ratio: None,
+            ci: None,
+            uncertain: false,
+            rounds: 0,
+            note: None,
+        };
+        let verdict = match prepare(&repo, commit, config, request.rebuild) {
+            Err(e) => Err(e.to_string()),
+            Ok(target) => probe(
+                &m,
+                &focus,
+                &good_target,
+                &target,
+                &key,
+                bad_ratio,
+                higher_is_better,
+                request,
+                ab,
+                &mut step.rounds,
+            ),
+        };
+        let class = match verdict {
+            Ok(v) => {
+                step.ratio = Some(v.ratio);
+                step.ci = v.ci.0.is_finite().then_some(v.ci);
+                step.uncertain = v.uncertain;
+                v.class
+            }
+            Err(note) => {
+                step.note = Some(note.lines().next().unwrap_or_default().to_string());
+                Class::Untestable
+            }
+        };
+        step.class = match class {
+            Class::Good => "good",
+            Class::Bad => "bad",
+            Class::Untestable => "untestable",
+        }
+        .to_string();
+        range.record(index, class);
+        steps.push(step);
+    }
+    let at = |i: usize| if i == 0 { &good } else { &after[i - 1] };
+    Ok(BisectReport {
+        uncertain: steps.iter().any(|s| s.uncertain),
+        key,
+        unit,
+        higher_is_better,
+        good: commit_ref(&good),
+        bad: commit_ref(&bad),
+        commits: after.len(),
+        ratio: bad_ratio,
+        ci: endpoint_ci,
+        steps,
+        max_steps: max_steps(after.len()),
+        first_bad: commit_ref(at(range.bad)),
+        also_possible: range
+            .unresolved()
+            .into_iter()
+            .map(|i| commit_ref(at(i)))
+            .collect(),
+    })
+}
+
+/// Measures one probe against the good commit, one interleaved round at a time after the
+/// first batch, until its repeated interval is clear of the midpoint or the rounds run out.
+#[allow(clippy::too_many_arguments)]
+fn probe(
+    m: &Measure<'_>,
+    focus: &RunRequest,
+    good: &Target,
+    target: &Target,
+    key: &str,
+    bad_ratio: f64,
+    higher_is_better: bool,
+    request: &BisectRequest,
+    ab: &AbConfig,
+    rounds_done: &mut u32,
+) -> Result<super::search::Verdict, String> {
+    let targets = [good.clone(), target.clone()];
+    let max_rounds = request.max_rounds.max(request.rounds);
+    let plan = SequentialPlan::until_decided(request.rounds, max_rounds, ab.replicate_alpha);
+    let info = SequentialPlanInfo {
+        first_look: plan.first_look,
+        max_rounds,
+    };
+    let mut acc = Rounds::new(2);
+    loop {
+        acc.round(
+            m.config, focus, None, m.backend, &targets, m.env, m.observer,
+        );
+        let round = acc.count();
+        *rounds_done = round;
+        if round < request.rounds {
+            continue;
+        }
+        let reports = acc.reports(m.config, &targets, m.env, Some(info));
+        let side = |i: usize| -> Result<Vec<Replicate>, String> {
+            let results = &reports[i].run.results;
+            let r = results
+                .iter()
+                .find(|x| x.key() == key && x.status == ResultStatus::Ok && !x.samples.is_empty())
+                .ok_or_else(|| {
+                    let why = results
+                        .iter()
+                        .find(|x| x.key() == key)
+                        .and_then(|x| x.error.clone())
+                        .unwrap_or_else(|| format!("{key} not measured"));
+                    if i == 0 { format!("good: {why}") } else { why }
+                })?;
+            Ok(replicates_of(r, reports[i].run.pair.as_ref(), false))
+        };
+        let pair = ReplicatedPair {
+            base: side(0)?,
+            cand: side(1)?,
+            higher_is_better,
+            threshold: None,
+        };
+        match interval_at(&pair, &plan, round, ab) {
+            Some(c) => {
+                if let Some(v) = classify(&c, bad_ratio) {
+                    return Ok(v);
+                }
+                if round >= max_rounds {
+                    return Ok(classify_by_estimate(&c, bad_ratio));
+                }
+            }
+            None if round >= max_rounds => {
+                return Err(format!(
+                    "{key}: no interval after {round} rounds (fewer than two processes a side with positive values)"
+                ));
+            }
+            None => {}
+        }
+    }
+}

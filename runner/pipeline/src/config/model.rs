@@ -1,0 +1,276 @@
+//! The typed configuration the rest of pitwall uses, with the documented built-in defaults
+//! (docs/CONFIG.md). Serialisable so a run can record the hash of what it ran with.
+
+use pitwall_schema::SuiteKind;
+use pitwall_schema::backend::SuiteOptions;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Everything a run needs to know.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Config {
+    /// The file it came from; `None` for the built-in default.
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
+    pub project: Project,
+    /// Store URL from `[store] url`; `--store` and `PITWALL_STORE` take precedence.
+    pub store_url: Option<String>,
+    pub sampling: Sampling,
+    pub thresholds: Thresholds,
+    pub pinning: PinningConfig,
+    pub github: GithubConfig,
+    pub ci: CiConfig,
+    pub gpu: GpuConfig,
+    pub suites: Vec<SuiteConfig>,
+}
+
+/// How `pitwall ci` measures a pull request (`[ci]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CiConfig {
+    /// Measure until every benchmark is decided (`run --until-decided`), not a fixed number of
+    /// rounds.
+    pub until_decided: bool,
+    /// The most rounds when measuring until decided.
+    pub max_rounds: u32,
+}
+
+impl Default for CiConfig {
+    fn default() -> Self {
+        CiConfig {
+            until_decided: true,
+            max_rounds: crate::pair::DEFAULT_MAX_ROUNDS,
+        }
+    }
+}
+
+/// Which GPU a run uses and what pitwall does with its clocks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpuConfig {
+    /// NVML device index.
+    pub device: u32,
+    /// `lock` (base clock), `lock:<MHz>`, `observe` (read only, the default) or `off`.
+    pub clocks: crate::gpu::ClockMode,
+    /// How often clocks, temperature, power and throttle reasons are read during a run.
+    pub monitor_period_ms: u64,
+}
+
+impl Default for GpuConfig {
+    fn default() -> Self {
+        GpuConfig {
+            device: 0,
+            clocks: crate::gpu::ClockMode::Observe,
+            monitor_period_ms: 10,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Project {
+    pub name: String,
+    /// Shell command run in the checkout before the suites.
+    pub build: Option<String>,
+}
+
+/// Upper bound on every seconds-valued key (`warmup_s`, `max_time_s`, `timeout_s`): one year.
+/// Larger values are mistakes (the largest do not even fit a `Duration`).
+pub const MAX_SECONDS: f64 = 31_536_000.0;
+
+/// How the engine samples one benchmark. Deserialisable too: a suite worker receives it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+pub struct Sampling {
+    /// Warm-up time before sampling starts.
+    pub warmup_s: f64,
+    pub min_samples: u32,
+    pub max_samples: u32,
+    /// Stop when the 95% interval of the median is within ± this fraction of it.
+    pub target_rel_ci: f64,
+    /// Stop (after `min_samples`) when this much time was spent sampling.
+    pub max_time_s: f64,
+    /// Hard wall-clock limit per benchmark; a command still running is killed.
+    pub timeout_s: f64,
+}
+
+impl Sampling {
+    /// Built-in defaults: 0.1 s warm-up, 10–100 000 samples, ±1%, 1 s budget, 120 s timeout.
+    pub const DEFAULT: Sampling = Sampling {
+        warmup_s: 0.1,
+        min_samples: 10,
+        max_samples: 100_000,
+        target_rel_ci: 0.01,
+        max_time_s: 1.0,
+        timeout_s: 120.0,
+    };
+
+    /// The inference suite needs ≥ 1000 per-pass samples for a p99.9.
+    pub const INFERENCE: Sampling = Sampling {
+        min_samples: 1000,
+        max_time_s: 3.0,
+        ..Sampling::DEFAULT
+    };
+
+    /// The built-in defaults of a suite kind (`None` for command suites).
+    pub fn for_kind(kind: Option<SuiteKind>) -> Sampling {
+        match kind {
+            Some(SuiteKind::Inference) => Sampling::INFERENCE,
+            _ => Sampling::DEFAULT,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Thresholds {
+    /// Smallest relative change reported as a regression or improvement, in percent.
+    pub regression_pct: f64,
+}
+
+pub use pitwall_host::machine::PinPolicy;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PinningConfig {
+    pub policy: PinPolicy,
+    pub cpus: Option<Vec<u32>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GithubConfig {
+    pub repo: Option<String>,
+    pub api_url: String,
+    /// Name of the environment variable holding the token (never the token itself).
+    pub token_env: String,
+    pub report_url: Option<String>,
+}
+
+/// How a `command` suite's results are obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutputFormat {
+    /// The command's own harness takes the samples; its output is read in this format.
+    Parsed(pitwall_formats::InputFormat),
+    /// pitwall times the whole command, one execution per sample (hyperfine-style).
+    WallTime,
+}
+
+impl OutputFormat {
+    /// pitwall JSON, the default.
+    pub const PITWALL_JSON: OutputFormat =
+        OutputFormat::Parsed(pitwall_formats::InputFormat::PitwallJson);
+
+    /// Every accepted name, for hints.
+    pub fn names() -> String {
+        format!("{}, wall-time", pitwall_formats::InputFormat::names())
+    }
+
+    pub fn parse(s: &str) -> Option<OutputFormat> {
+        match s {
+            "wall-time" => Some(OutputFormat::WallTime),
+            other => pitwall_formats::InputFormat::parse_name(other).map(OutputFormat::Parsed),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputFormat::Parsed(f) => f.name(),
+            OutputFormat::WallTime => "wall-time",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommandSuite {
+    pub command: String,
+    pub format: OutputFormat,
+    /// Directory to run in, relative to the checkout; the checkout itself by default.
+    pub workdir: Option<PathBuf>,
+    pub env: BTreeMap<String, String>,
+    /// How many times the command runs (parsed formats); samples of all runs are kept.
+    pub runs: u32,
+    /// Where the command writes its results (a file, or a directory for `criterion`),
+    /// relative to the working directory; stdout when unset.
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum SuiteSpec {
+    Builtin {
+        kind: SuiteKind,
+        #[serde(skip)]
+        options: SuiteOptions,
+        ranks: Option<u32>,
+        max_bytes: Option<u64>,
+    },
+    Command(CommandSuite),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SuiteConfig {
+    pub name: String,
+    pub spec: SuiteSpec,
+    pub sampling: Sampling,
+    pub threshold_pct: Option<f64>,
+}
+
+impl SuiteConfig {
+    /// A built-in suite with its default sampling.
+    pub fn builtin(kind: SuiteKind) -> SuiteConfig {
+        SuiteConfig {
+            name: kind.as_str().to_string(),
+            spec: SuiteSpec::Builtin {
+                kind,
+                options: SuiteOptions::default(),
+                ranks: None,
+                max_bytes: None,
+            },
+            sampling: Sampling::for_kind(Some(kind)),
+            threshold_pct: None,
+        }
+    }
+}
+
+impl Config {
+    /// The documented default: all built-in suites, embedded SQLite store, `prefer` pinning.
+    pub fn builtin_default(project_name: &str) -> Config {
+        Config {
+            source: None,
+            project: Project {
+                name: project_name.to_string(),
+                build: None,
+            },
+            store_url: None,
+            sampling: Sampling::DEFAULT,
+            thresholds: Thresholds {
+                regression_pct: 2.0,
+            },
+            pinning: PinningConfig {
+                policy: PinPolicy::Prefer,
+                cpus: None,
+            },
+            github: GithubConfig::default(),
+            ci: CiConfig::default(),
+            gpu: GpuConfig::default(),
+            suites: SuiteKind::ALL
+                .into_iter()
+                .map(SuiteConfig::builtin)
+                .collect(),
+        }
+    }
+
+    /// SHA-256 over the canonical JSON of this configuration.
+    pub fn hash(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let json = serde_json::to_vec(self).expect("config always serializes");
+        let digest = Sha256::digest(&json);
+        digest.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+impl Default for GithubConfig {
+    fn default() -> Self {
+        GithubConfig {
+            repo: None,
+            api_url: "https://api.github.com".to_string(),
+            token_env: "GITHUB_TOKEN".to_string(),
+            report_url: None,
+        }
+    }
+}

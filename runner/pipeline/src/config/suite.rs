@@ -1,0 +1,171 @@
+//! Validating one `[[suite]]` entry: its kind and name, the keys that apply to that kind, and
+//! its sampling on top of `[sampling]` and the kind's defaults.
+
+use std::ops::Range;
+use std::path::PathBuf;
+
+use pitwall_schema::SuiteKind;
+use pitwall_schema::backend::SuiteOptions;
+
+use super::load::{ConfigError, Ctx};
+use super::model::{CommandSuite, OutputFormat, Sampling, SuiteConfig, SuiteSpec};
+use super::raw::{RawSampling, RawSuite};
+
+impl Ctx<'_> {
+    pub(super) fn suite(
+        &self,
+        s: RawSuite,
+        span: Range<usize>,
+        file_sampling: &RawSampling,
+        sampling_span: Range<usize>,
+    ) -> Result<SuiteConfig, ConfigError> {
+        let kinds = "kernel, inference, collective, command";
+        let Some(kind) = s.kind.clone() else {
+            return Err(self.at(
+                span,
+                "[[suite]] has no `kind`".into(),
+                Some(format!("set kind to one of {kinds}")),
+            ));
+        };
+        let kind_name = kind.get_ref().as_str();
+        let builtin = match kind_name {
+            "command" => None,
+            k => Some(SuiteKind::parse(k).ok_or_else(|| {
+                self.at(
+                    kind.span(),
+                    format!("unknown suite kind `{k}`"),
+                    Some(format!("use one of {kinds}")),
+                )
+            })?),
+        };
+        let name = match (&s.name, builtin) {
+            (Some(n), _) if !n.trim().is_empty() => n.clone(),
+            (Some(_), _) => return Err(self.at(span, "[[suite]] name is empty".into(), None)),
+            (None, Some(k)) => k.as_str().to_string(),
+            (None, None) => {
+                return Err(self.at(
+                    span,
+                    "command [[suite]] has no `name`".into(),
+                    Some("add name = \"…\"".into()),
+                ));
+            }
+        };
+        let label = format!("suite `{name}`");
+        let base = Sampling::for_kind(builtin);
+        // `[sampling]` on top of this kind's defaults: a conflict is `[sampling]`'s to fix.
+        let base = self.sampling(base, file_sampling, sampling_span, "[sampling]")?;
+        let sampling = self.sampling(base, &s.sampling(), span.clone(), &label)?;
+        if let Some(t) = s.threshold_pct {
+            if !(t > 0.0 && t.is_finite()) {
+                return Err(self.at(
+                    span,
+                    format!("{label}: threshold_pct must be a positive number"),
+                    None,
+                ));
+            }
+        }
+        let spec = match builtin {
+            Some(kind) => {
+                for (key, set) in [
+                    ("command", s.command.is_some()),
+                    ("format", s.format.is_some()),
+                    ("workdir", s.workdir.is_some()),
+                    ("env", !s.env.is_empty()),
+                    ("runs", s.runs.is_some()),
+                    ("output", s.output.is_some()),
+                ] {
+                    if set {
+                        return Err(self.at(
+                            span,
+                            format!("{label}: key `{key}` applies only to kind = \"command\""),
+                            None,
+                        ));
+                    }
+                }
+                if s.ranks == Some(0) || s.ranks == Some(1) && kind == SuiteKind::Collective {
+                    return Err(self.at(span, format!("{label}: ranks must be at least 2"), None));
+                }
+                let options = SuiteOptions {
+                    ranks: s.ranks.map(|r| r as usize),
+                    max_bytes: s.max_bytes,
+                };
+                SuiteSpec::Builtin {
+                    kind,
+                    options,
+                    ranks: s.ranks,
+                    max_bytes: s.max_bytes,
+                }
+            }
+            None => {
+                let Some(command) = s.command.clone().filter(|c| !c.trim().is_empty()) else {
+                    return Err(self.at(
+                        span,
+                        format!("{label}: kind = \"command\" needs `command`"),
+                        Some("add command = \"./bench --json\"".into()),
+                    ));
+                };
+                let format = match &s.format {
+                    None => OutputFormat::PITWALL_JSON,
+                    Some(f) => OutputFormat::parse(f.get_ref()).ok_or_else(|| {
+                        self.at(
+                            f.span(),
+                            format!("{label}: format `{}` is not supported", f.get_ref()),
+                            Some(format!("supported formats: {}", OutputFormat::names())),
+                        )
+                    })?,
+                };
+                if s.ranks.is_some() || s.max_bytes.is_some() {
+                    return Err(self.at(
+                        span,
+                        format!("{label}: ranks and max_bytes apply only to built-in suites"),
+                        None,
+                    ));
+                }
+                if format == OutputFormat::Parsed(pitwall_formats::InputFormat::Criterion)
+                    && s.output.is_none()
+                {
+                    return Err(self.at(
+                        span,
+                        format!("{label}: format `criterion` reads a directory"),
+                        Some("add output = \"target/criterion\"".into()),
+                    ));
+                }
+                if format == OutputFormat::WallTime && s.output.is_some() {
+                    return Err(self.at(
+                        span,
+                        format!("{label}: `output` does not apply to format `wall-time`"),
+                        None,
+                    ));
+                }
+                if format == OutputFormat::WallTime && s.runs.is_some() {
+                    return Err(self.at(
+                        span,
+                        format!("{label}: `runs` does not apply to format `wall-time`"),
+                        Some(
+                            "wall-time runs the command once per sample (min_samples to \
+                             max_samples times); remove `runs`"
+                                .into(),
+                        ),
+                    ));
+                }
+                if s.runs == Some(0) {
+                    return Err(self.at(span, format!("{label}: runs must be at least 1"), None));
+                }
+                SuiteSpec::Command(CommandSuite {
+                    command,
+                    format,
+                    workdir: s.workdir.map(PathBuf::from),
+                    env: s.env.clone(),
+                    runs: s.runs.unwrap_or(1),
+                    output: s.output.map(PathBuf::from),
+                })
+            }
+        };
+        Ok(SuiteConfig {
+            name,
+            spec,
+            sampling,
+            threshold_pct: s.threshold_pct,
+        })
+    }
+}

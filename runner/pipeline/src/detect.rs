@@ -1,0 +1,241 @@
+//! `pitwall detect`: reads series from files (CSV with a `value` header, or a JSON array) or
+//! builds them from stored history (median per run, oldest first), and finds change points.
+
+use std::path::Path;
+
+use pitwall_schema::ResultStatus;
+use pitwall_stats::changepoint::{ChangePoint, DetectConfig, detect};
+use pitwall_stats::median;
+
+use crate::store::{Store, StoreError};
+
+/// A series file that cannot be read; names file and line.
+#[derive(Debug, thiserror::Error)]
+pub enum SeriesError {
+    #[error("{file}: cannot read: {source}")]
+    Read {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}:{line}: {message}")]
+    Parse {
+        file: String,
+        line: usize,
+        message: String,
+    },
+}
+
+/// Reads a series: CSV whose first line is the header `value` and then one number per line,
+/// or a JSON array of numbers.
+pub fn read_series_file(path: &Path) -> Result<Vec<f64>, SeriesError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| SeriesError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    parse_series(&text, &file)
+}
+
+/// Parses series text; `file` only names it in errors.
+pub fn parse_series(text: &str, file: &str) -> Result<Vec<f64>, SeriesError> {
+    let err = |line: usize, message: String| SeriesError::Parse {
+        file: file.to_string(),
+        line,
+        message,
+    };
+    if text.trim_start().starts_with('[') {
+        let values: Vec<serde_json::Value> = serde_json::from_str(text)
+            .map_err(|e| err(e.line(), format!("invalid JSON array: {e}")))?;
+        return values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
+                    let line = json_element_line(text, i);
+                    err(line, format!("element {i} is not a finite number: {v}"))
+                })
+            })
+            .collect();
+    }
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    match lines.next() {
+        Some((_, header))
+            if header
+                .trim()
+                .trim_matches('"')
+                .eq_ignore_ascii_case("value") => {}
+        Some((i, header)) => {
+            return Err(err(
+                i + 1,
+                format!(
+                    "expected the header `value`, found `{}` (hint: CSV needs a `value` header line, or give a JSON array)",
+                    header.trim()
+                ),
+            ));
+        }
+        None => {
+            return Err(err(
+                1,
+                "empty file (hint: CSV with a `value` header, or a JSON array of numbers)".into(),
+            ));
+        }
+    }
+    lines
+        .map(|(i, l)| {
+            let cell = l.trim().trim_matches('"');
+            cell.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| err(i + 1, format!("`{cell}` is not a finite number")))
+        })
+        .collect()
+}
+
+/// Line of the i-th element of a JSON array (1-based), for messages.
+fn json_element_line(text: &str, index: usize) -> usize {
+    let mut depth = 0usize;
+    let mut seen = 0usize;
+    let mut line = 1;
+    let mut in_str = false;
+    let mut prev = ' ';
+    for ch in text.chars() {
+        if ch == '\n' {
+            line += 1;
+        }
+        if in_str {
+            if ch == '"' && prev != '\\' {
+                in_str = false;
+            }
+        } else {
+            match ch {
+                '"' => in_str = true,
+                '[' | '{' => depth += 1,
+                ']' | '}' => depth = depth.saturating_sub(1),
+                ',' if depth == 1 => {
+                    seen += 1;
+                    if seen > index {
+                        return line;
+                    }
+                }
+                _ => {}
+            }
+        }
+        prev = ch;
+    }
+    line
+}
+
+/// One run's value in a benchmark's history.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct HistoryPoint {
+    pub run: String,
+    pub commit: String,
+    pub started_at: String,
+    pub median: f64,
+}
+
+/// A benchmark measure's history and the change points found in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryDetection {
+    pub key: String,
+    pub unit: String,
+    pub points: Vec<HistoryPoint>,
+    pub change_points: Vec<ChangePoint>,
+}
+
+/// Histories of the stored benchmark measures whose key contains `pattern`, oldest run first,
+/// with their change points.
+pub fn detect_history(
+    store: &dyn Store,
+    pattern: &str,
+    config: &DetectConfig,
+) -> Result<Vec<HistoryDetection>, StoreError> {
+    let mut by_key: std::collections::BTreeMap<String, (String, Vec<HistoryPoint>)> =
+        Default::default();
+    for run in store.all_runs()? {
+        for r in &run.results {
+            if r.status != ResultStatus::Ok || !r.key().contains(pattern) {
+                continue;
+            }
+            let Some(m) = median(&r.samples) else {
+                continue;
+            };
+            let entry = by_key
+                .entry(r.key())
+                .or_insert_with(|| (r.unit.to_string(), Vec::new()));
+            entry.1.push(HistoryPoint {
+                run: run.id.clone(),
+                commit: run.commit.clone(),
+                started_at: run.started_at.clone(),
+                median: m,
+            });
+        }
+    }
+    Ok(by_key
+        .into_iter()
+        .map(|(key, (unit, points))| {
+            let values: Vec<f64> = points.iter().map(|p| p.median).collect();
+            let change_points = detect(&values, config);
+            HistoryDetection {
+                key,
+                unit,
+                points,
+                change_points,
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_and_json_series() {
+        assert_eq!(
+            parse_series("value\n1\n2.5\n\n3e2\n", "s.csv").unwrap(),
+            vec![1.0, 2.5, 300.0]
+        );
+        assert_eq!(
+            parse_series("[1, 2.5, 3]", "s.json").unwrap(),
+            vec![1.0, 2.5, 3.0]
+        );
+        assert_eq!(
+            parse_series("\"value\"\n\"4\"\n", "q.csv").unwrap(),
+            vec![4.0]
+        );
+    }
+
+    #[test]
+    fn garbage_names_file_and_line() {
+        let e = parse_series("value\n1\n2\nabc\n", "s.csv")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "s.csv:4: `abc` is not a finite number");
+        let e = parse_series("time\n1\n", "s.csv").unwrap_err().to_string();
+        assert!(
+            e.starts_with("s.csv:1: expected the header `value`, found `time`"),
+            "{e}"
+        );
+        let e = parse_series("[1,\n2,\n\"x\"]", "s.json")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "s.json:3: element 2 is not a finite number: \"x\"");
+        let e = parse_series("[1, 2", "s.json").unwrap_err().to_string();
+        assert!(e.starts_with("s.json:1: invalid JSON array"), "{e}");
+        let e = parse_series("value\nNaN\n", "s.csv")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "s.csv:2: `NaN` is not a finite number");
+        assert!(
+            parse_series("", "e.csv")
+                .unwrap_err()
+                .to_string()
+                .contains("empty file")
+        );
+    }
+}

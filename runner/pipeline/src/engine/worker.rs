@@ -1,0 +1,431 @@
+//! Built-in suites in a fresh process per round: samples taken in one process share its code
+//! layout, heap placement and frequency state, so only separate processes are independent
+//! replicates. This file holds the protocol between pitwall and its `pitwall __worker` child
+//! (a JSON request on stdin, JSON lines on stdout), the clock mapping that lets the parent
+//! attach its GPU monitor's state to the worker's samples, and the worker's side;
+//! `worker_parent.rs` spawns and watches workers.
+
+use std::cell::RefCell;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use pitwall_schema::backend::SuiteOptions;
+use pitwall_schema::{Backend, SampleMeta, SuiteKind};
+use serde::{Deserialize, Serialize};
+
+use super::meta::SampleMetaSource;
+use super::observer::RunObserver;
+use super::suite::{Selection, SuiteOutcome, run_suite};
+use crate::config::{Sampling, SuiteConfig, SuiteSpec};
+
+/// Version of the request and event protocol. Parent and worker are the same executable, so
+/// a mismatch means the executable was replaced while pitwall ran.
+pub const PROTOCOL: u32 = 1;
+
+/// The hidden subcommand a worker is started with (`<exe> __worker`).
+pub const WORKER_SUBCOMMAND: &str = "__worker";
+
+/// Where the benchmarks of a built-in suite run. Command suites always run in their own
+/// processes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Isolation {
+    /// In the calling process: every round of a run shares it (library callers, unit tests).
+    #[default]
+    InProcess,
+    /// Each `run_suite` of a built-in suite in a fresh `<exe> __worker` process, so each
+    /// round is a replicate. The worker builds its own backend (the one `pitwall` uses); the
+    /// `backend` given to `run_suite` is then not used for built-in suites.
+    Worker { exe: PathBuf },
+}
+
+impl Isolation {
+    /// How the fingerprint records it (`extra.isolation`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Isolation::InProcess => "in_process",
+            Isolation::Worker { .. } => "worker",
+        }
+    }
+}
+
+/// The backend options of a built-in suite, as the request carries them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub(crate) struct WireOptions {
+    pub ranks: Option<usize>,
+    pub max_bytes: Option<u64>,
+}
+
+/// What a worker needs to rebuild and run one built-in suite.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct WorkerRequest {
+    pub protocol: u32,
+    pub suite: String,
+    pub kind: SuiteKind,
+    pub options: WireOptions,
+    /// The configured keys, as `SuiteSpec::Builtin` keeps them.
+    pub ranks: Option<u32>,
+    pub max_bytes: Option<u64>,
+    pub sampling: Sampling,
+    pub threshold_pct: Option<f64>,
+    pub filter: Option<String>,
+    /// Display names a round of `--until-decided` still measures (all when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only: Option<std::collections::BTreeSet<String>>,
+    pub checkout: PathBuf,
+    /// Report each sample's window (the parent has a machine-state source to ask).
+    pub sample_windows: bool,
+}
+
+impl WorkerRequest {
+    /// The request for `suite` (`None` for a command suite, which needs no worker).
+    pub fn new(
+        suite: &SuiteConfig,
+        checkout: &Path,
+        filter: Option<&str>,
+        sample_windows: bool,
+    ) -> Option<WorkerRequest> {
+        let SuiteSpec::Builtin {
+            kind,
+            options,
+            ranks,
+            max_bytes,
+        } = &suite.spec
+        else {
+            return None;
+        };
+        Some(WorkerRequest {
+            protocol: PROTOCOL,
+            suite: suite.name.clone(),
+            kind: *kind,
+            options: WireOptions {
+                ranks: options.ranks,
+                max_bytes: options.max_bytes,
+            },
+            ranks: *ranks,
+            max_bytes: *max_bytes,
+            sampling: suite.sampling,
+            threshold_pct: suite.threshold_pct,
+            filter: filter.map(str::to_string),
+            only: None,
+            checkout: std::path::absolute(checkout).unwrap_or_else(|_| checkout.to_path_buf()),
+            sample_windows,
+        })
+    }
+
+    /// The suite as the parent configured it.
+    pub fn suite_config(&self) -> SuiteConfig {
+        SuiteConfig {
+            name: self.suite.clone(),
+            spec: SuiteSpec::Builtin {
+                kind: self.kind,
+                options: SuiteOptions {
+                    ranks: self.options.ranks,
+                    max_bytes: self.options.max_bytes,
+                },
+                ranks: self.ranks,
+                max_bytes: self.max_bytes,
+            },
+            sampling: self.sampling,
+            threshold_pct: self.threshold_pct,
+        }
+    }
+}
+
+/// One line a worker writes on stdout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub(crate) enum WorkerEvent {
+    /// First line: the protocol spoken and the worker's process id.
+    Hello {
+        protocol: u32,
+        pid: u32,
+    },
+    SuiteStarted {
+        benchmarks: usize,
+    },
+    BenchmarkStarted {
+        benchmark: String,
+    },
+    /// One sample's window on CLOCK_MONOTONIC, in nanoseconds.
+    Sample {
+        start_ns: u64,
+        end_ns: u64,
+    },
+    BenchmarkFinished {
+        benchmark: String,
+        error: Option<String>,
+    },
+    SuiteSkipped {
+        reason: String,
+    },
+    SuiteFinished,
+    /// Last line: what the suite produced (without the per-sample machine state, which the
+    /// parent fills in from the windows).
+    Outcome {
+        outcome: SuiteOutcome,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        non_finite: Vec<NonFinite>,
+    },
+}
+
+/// A sample JSON cannot carry (NaN, ±infinity): sent as 0 and restored from this.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct NonFinite {
+    pub result: usize,
+    pub sample: usize,
+    /// `nan`, `inf` or `-inf`.
+    pub value: String,
+}
+
+/// `outcome` with its non-finite samples replaced by 0, and where they were.
+pub(crate) fn encode_non_finite(mut outcome: SuiteOutcome) -> (SuiteOutcome, Vec<NonFinite>) {
+    let mut found = Vec::new();
+    for (result, r) in outcome.results.iter_mut().enumerate() {
+        for (sample, v) in r.samples.iter_mut().enumerate() {
+            if !v.is_finite() {
+                let value = if v.is_nan() {
+                    "nan"
+                } else if *v > 0.0 {
+                    "inf"
+                } else {
+                    "-inf"
+                };
+                found.push(NonFinite {
+                    result,
+                    sample,
+                    value: value.to_string(),
+                });
+                *v = 0.0;
+            }
+        }
+    }
+    (outcome, found)
+}
+
+/// Puts the samples [`encode_non_finite`] took out back; `Err` names a bad entry.
+pub(crate) fn decode_non_finite(
+    outcome: &mut SuiteOutcome,
+    non_finite: &[NonFinite],
+) -> Result<(), String> {
+    for n in non_finite {
+        let value = match n.value.as_str() {
+            "nan" => f64::NAN,
+            "inf" => f64::INFINITY,
+            "-inf" => f64::NEG_INFINITY,
+            other => return Err(format!("unknown non-finite sample value `{other}`")),
+        };
+        let slot = outcome
+            .results
+            .get_mut(n.result)
+            .and_then(|r| r.samples.get_mut(n.sample))
+            .ok_or_else(|| {
+                format!(
+                    "non-finite sample {} of result {} does not exist",
+                    n.sample, n.result
+                )
+            })?;
+        *slot = value;
+    }
+    Ok(())
+}
+
+/// Now on CLOCK_MONOTONIC, in nanoseconds: one clock for every process on a Linux host.
+pub(crate) fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into `ts`, a valid and exclusively borrowed
+    // local; CLOCK_MONOTONIC always exists on Linux, so it cannot fail.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+    }
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
+}
+
+/// One moment read on both clocks, so a process can turn its `Instant`s into CLOCK_MONOTONIC
+/// nanoseconds (the worker) and back (the parent).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ClockAnchor {
+    pub instant: Instant,
+    pub monotonic_ns: u64,
+}
+
+impl ClockAnchor {
+    pub fn now() -> ClockAnchor {
+        ClockAnchor {
+            instant: Instant::now(),
+            monotonic_ns: monotonic_ns(),
+        }
+    }
+
+    /// `at` in CLOCK_MONOTONIC nanoseconds.
+    pub fn to_monotonic_ns(self, at: Instant) -> u64 {
+        if at >= self.instant {
+            self.monotonic_ns
+                .saturating_add(duration_ns(at - self.instant))
+        } else {
+            self.monotonic_ns
+                .saturating_sub(duration_ns(self.instant - at))
+        }
+    }
+
+    /// The `Instant` of `ns` on CLOCK_MONOTONIC (the anchor's own when out of range).
+    pub fn to_instant(self, ns: u64) -> Instant {
+        if ns >= self.monotonic_ns {
+            self.instant
+                .checked_add(Duration::from_nanos(ns - self.monotonic_ns))
+        } else {
+            self.instant
+                .checked_sub(Duration::from_nanos(self.monotonic_ns - ns))
+        }
+        .unwrap_or(self.instant)
+    }
+}
+
+fn duration_ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Why a worker could not serve its request. Printed on its stderr, which the parent quotes.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error("cannot read the worker request on stdin: {0}")]
+    Read(std::io::Error),
+    #[error(
+        "invalid worker request: {0} (hint: `pitwall __worker` is started by pitwall itself, not by hand)"
+    )]
+    Request(serde_json::Error),
+    #[error(
+        "worker request speaks protocol {got}, this pitwall {PROTOCOL} (hint: the pitwall executable was replaced while it ran; run it again)"
+    )]
+    Protocol { got: u32 },
+    #[error("cannot write to the parent pitwall: {0}")]
+    Write(std::io::Error),
+}
+
+/// The worker: reads one request from `input`, runs the suite in this process with `backend`
+/// and streams its progress, each sample's window (when asked) and the outcome to `output`.
+pub fn serve_worker(
+    input: &mut dyn Read,
+    output: &mut dyn Write,
+    backend: &dyn Backend,
+) -> Result<(), WorkerError> {
+    let mut text = String::new();
+    input.read_to_string(&mut text).map_err(WorkerError::Read)?;
+    #[derive(Deserialize)]
+    struct Version {
+        protocol: u32,
+    }
+    let version: Version = serde_json::from_str(&text).map_err(WorkerError::Request)?;
+    if version.protocol != PROTOCOL {
+        return Err(WorkerError::Protocol {
+            got: version.protocol,
+        });
+    }
+    let request: WorkerRequest = serde_json::from_str(&text).map_err(WorkerError::Request)?;
+    let emitter = Emitter {
+        out: RefCell::new(output),
+        error: RefCell::new(None),
+        anchor: ClockAnchor::now(),
+    };
+    emitter.emit(&WorkerEvent::Hello {
+        protocol: PROTOCOL,
+        pid: std::process::id(),
+    });
+    let suite = request.suite_config();
+    let windows = request
+        .sample_windows
+        .then_some(&emitter as &dyn SampleMetaSource);
+    let outcome = run_suite(
+        &suite,
+        backend,
+        &request.checkout,
+        Selection {
+            filter: request.filter.as_deref(),
+            only: request.only.as_ref(),
+        },
+        &emitter,
+        windows,
+        &Isolation::InProcess,
+    );
+    let (outcome, non_finite) = encode_non_finite(outcome);
+    emitter.emit(&WorkerEvent::Outcome {
+        outcome,
+        non_finite,
+    });
+    match emitter.error.into_inner() {
+        Some(e) => Err(WorkerError::Write(e)),
+        None => Ok(()),
+    }
+}
+
+/// Writes events as JSON lines; the first write error is kept and stops further writes.
+struct Emitter<'a> {
+    out: RefCell<&'a mut dyn Write>,
+    error: RefCell<Option<std::io::Error>>,
+    anchor: ClockAnchor,
+}
+
+impl Emitter<'_> {
+    fn emit(&self, event: &WorkerEvent) {
+        if self.error.borrow().is_some() {
+            return;
+        }
+        let written = serde_json::to_vec(event)
+            .map_err(std::io::Error::other)
+            .and_then(|mut line| {
+                line.push(b'\n');
+                let mut out = self.out.borrow_mut();
+                out.write_all(&line)?;
+                out.flush()
+            });
+        if let Err(e) = written {
+            *self.error.borrow_mut() = Some(e);
+        }
+    }
+}
+
+impl RunObserver for Emitter<'_> {
+    fn suite_started(&self, _suite: &str, benchmarks: usize) {
+        self.emit(&WorkerEvent::SuiteStarted { benchmarks });
+    }
+    fn benchmark_started(&self, _suite: &str, benchmark: &str) {
+        self.emit(&WorkerEvent::BenchmarkStarted {
+            benchmark: benchmark.to_string(),
+        });
+    }
+    fn benchmark_finished(&self, _suite: &str, benchmark: &str, error: Option<&str>) {
+        self.emit(&WorkerEvent::BenchmarkFinished {
+            benchmark: benchmark.to_string(),
+            error: error.map(str::to_string),
+        });
+    }
+    fn suite_skipped(&self, _suite: &str, reason: &str) {
+        self.emit(&WorkerEvent::SuiteSkipped {
+            reason: reason.to_string(),
+        });
+    }
+    fn suite_finished(&self, _suite: &str) {
+        self.emit(&WorkerEvent::SuiteFinished);
+    }
+}
+
+/// In the worker, the "machine state" of a sample is its window, sent to the parent, which
+/// asks its own source; the placeholder returned here is replaced there.
+impl SampleMetaSource for Emitter<'_> {
+    fn meta_between(&self, start: Instant, end: Instant) -> SampleMeta {
+        self.emit(&WorkerEvent::Sample {
+            start_ns: self.anchor.to_monotonic_ns(start),
+            end_ns: self.anchor.to_monotonic_ns(end),
+        });
+        SampleMeta::default()
+    }
+}
+
+#[cfg(test)]
+#[path = "worker_tests.rs"]
+mod tests;

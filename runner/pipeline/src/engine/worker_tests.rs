@@ -1,0 +1,370 @@
+//! Tests of the worker protocol: the request rebuilds the suite exactly, events have a stable
+//! JSON form, samples JSON cannot carry survive, the clock mapping is exact, and a worker
+//! serves a request end to end in memory.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use pitwall_schema::backend::SuiteOptions;
+use pitwall_schema::{
+    Backend, BackendError, BenchError, Benchmark, BenchmarkId, BenchmarkResult, MetricSpec,
+    ResultStatus, SampleMeta, SamplingHint, SuiteKind,
+};
+
+use super::*;
+use crate::config::{CommandSuite, OutputFormat, Sampling, SuiteConfig, SuiteSpec};
+
+fn quick_sampling() -> Sampling {
+    Sampling {
+        warmup_s: 0.0,
+        min_samples: 5,
+        max_samples: 5,
+        target_rel_ci: 0.01,
+        max_time_s: 1.0,
+        timeout_s: 10.0,
+    }
+}
+
+fn builtin_suite() -> SuiteConfig {
+    SuiteConfig {
+        name: "coll".into(),
+        spec: SuiteSpec::Builtin {
+            kind: SuiteKind::Collective,
+            options: SuiteOptions {
+                ranks: Some(4),
+                max_bytes: Some(4096),
+            },
+            ranks: Some(4),
+            max_bytes: Some(4096),
+        },
+        sampling: quick_sampling(),
+        threshold_pct: Some(3.5),
+    }
+}
+
+#[test]
+fn the_request_rebuilds_the_suite_exactly() {
+    let suite = builtin_suite();
+    let request = WorkerRequest::new(&suite, Path::new("rel/dir"), Some("bytes=8"), true).unwrap();
+    assert!(request.checkout.is_absolute(), "{:?}", request.checkout);
+    assert!(request.checkout.ends_with("rel/dir"));
+    let json = serde_json::to_string(&request).unwrap();
+    let back: WorkerRequest = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, request);
+    assert_eq!(back.suite_config(), suite);
+    assert_eq!(back.filter.as_deref(), Some("bytes=8"));
+    assert!(back.sample_windows);
+
+    let command = SuiteConfig {
+        name: "cmd".into(),
+        spec: SuiteSpec::Command(CommandSuite {
+            command: "true".into(),
+            format: OutputFormat::WallTime,
+            workdir: None,
+            env: BTreeMap::new(),
+            runs: 1,
+            output: None,
+        }),
+        sampling: quick_sampling(),
+        threshold_pct: None,
+    };
+    assert_eq!(
+        WorkerRequest::new(&command, Path::new("/"), None, false),
+        None
+    );
+}
+
+#[test]
+fn events_are_tagged_json_lines_and_round_trip() {
+    let hello = WorkerEvent::Hello {
+        protocol: PROTOCOL,
+        pid: 7,
+    };
+    assert_eq!(
+        serde_json::to_string(&hello).unwrap(),
+        format!(r#"{{"event":"hello","protocol":{PROTOCOL},"pid":7}}"#)
+    );
+    assert_eq!(
+        serde_json::to_string(&WorkerEvent::Sample {
+            start_ns: 1,
+            end_ns: 2
+        })
+        .unwrap(),
+        r#"{"event":"sample","start_ns":1,"end_ns":2}"#
+    );
+    let outcome = SuiteOutcome {
+        results: vec![BenchmarkResult::failed(
+            "s",
+            "b",
+            BTreeMap::new(),
+            "boom".into(),
+        )],
+        skipped: Some("skipped: why".into()),
+        context: BTreeMap::from([("k".to_string(), serde_json::json!({"a": 1}))]),
+        notes: vec!["note".into()],
+    };
+    for event in [
+        hello,
+        WorkerEvent::SuiteStarted { benchmarks: 3 },
+        WorkerEvent::BenchmarkStarted {
+            benchmark: "gemm[n=8]".into(),
+        },
+        WorkerEvent::BenchmarkFinished {
+            benchmark: "gemm[n=8]".into(),
+            error: Some("bad\nline".into()),
+        },
+        WorkerEvent::SuiteSkipped {
+            reason: "no gpu".into(),
+        },
+        WorkerEvent::SuiteFinished,
+        WorkerEvent::Outcome {
+            outcome,
+            non_finite: vec![],
+        },
+    ] {
+        let line = serde_json::to_string(&event).unwrap();
+        assert!(!line.contains('\n'), "{line}");
+        assert_eq!(serde_json::from_str::<WorkerEvent>(&line).unwrap(), event);
+    }
+}
+
+#[test]
+fn samples_json_cannot_carry_survive_the_trip() {
+    let mut r = BenchmarkResult::failed("s", "b", BTreeMap::new(), "x".into());
+    r.samples = vec![1.5, f64::NAN, f64::INFINITY, 2.0, f64::NEG_INFINITY];
+    let outcome = SuiteOutcome {
+        results: vec![r],
+        skipped: None,
+        context: BTreeMap::new(),
+        notes: Vec::new(),
+    };
+    let (encoded, non_finite) = encode_non_finite(outcome);
+    assert_eq!(non_finite.len(), 3);
+    let line = serde_json::to_string(&WorkerEvent::Outcome {
+        outcome: encoded,
+        non_finite,
+    })
+    .unwrap();
+    let WorkerEvent::Outcome {
+        mut outcome,
+        non_finite,
+    } = serde_json::from_str(&line).unwrap()
+    else {
+        panic!("not an outcome: {line}");
+    };
+    decode_non_finite(&mut outcome, &non_finite).unwrap();
+    let s = &outcome.results[0].samples;
+    assert_eq!(
+        (s[0], s[2], s[3], s[4]),
+        (1.5, f64::INFINITY, 2.0, f64::NEG_INFINITY)
+    );
+    assert!(s[1].is_nan());
+
+    let bad = NonFinite {
+        result: 0,
+        sample: 9,
+        value: "nan".into(),
+    };
+    assert!(decode_non_finite(&mut outcome, &[bad]).is_err());
+}
+
+#[test]
+fn clock_mapping_is_exact_both_ways_and_around_the_anchor() {
+    let base = Instant::now();
+    let anchor = ClockAnchor {
+        instant: base + Duration::from_secs(10),
+        monotonic_ns: 50_000_000_000,
+    };
+    for offset_ms in [0u64, 1, 2_500, 9_999] {
+        let later = anchor.instant + Duration::from_millis(offset_ms);
+        let ns = anchor.to_monotonic_ns(later);
+        assert_eq!(ns, 50_000_000_000 + offset_ms * 1_000_000);
+        assert_eq!(anchor.to_instant(ns), later);
+        let earlier = anchor.instant - Duration::from_millis(offset_ms);
+        let ns = anchor.to_monotonic_ns(earlier);
+        assert_eq!(ns, 50_000_000_000 - offset_ms * 1_000_000);
+        assert_eq!(anchor.to_instant(ns), earlier);
+    }
+    // A worker's anchor and the parent's differ; a time on the shared clock maps to the same
+    // moment in both.
+    let worker = ClockAnchor {
+        instant: base,
+        monotonic_ns: 1_000,
+    };
+    let parent = ClockAnchor {
+        instant: base + Duration::from_millis(3),
+        monotonic_ns: 3_001_000,
+    };
+    let sample_start = base + Duration::from_millis(7);
+    assert_eq!(
+        parent.to_instant(worker.to_monotonic_ns(sample_start)),
+        sample_start
+    );
+    // Before the clock's zero or past what an Instant holds: the anchor, never a panic.
+    assert_eq!(worker.to_monotonic_ns(base - Duration::from_secs(1)), 0);
+    let _ = worker.to_instant(u64::MAX);
+}
+
+#[test]
+fn instant_and_clock_monotonic_are_the_same_clock() {
+    let a = ClockAnchor::now();
+    std::thread::sleep(Duration::from_millis(20));
+    let b = ClockAnchor::now();
+    assert!(b.monotonic_ns > a.monotonic_ns);
+    let mapped = a.to_instant(b.monotonic_ns);
+    let gap = if mapped > b.instant {
+        mapped - b.instant
+    } else {
+        b.instant - mapped
+    };
+    assert!(gap < Duration::from_millis(5), "clocks drift by {gap:?}");
+}
+
+/// One benchmark of constant speed, or an unavailable backend.
+struct Fake {
+    available: bool,
+}
+
+struct Steady;
+
+impl Benchmark for Steady {
+    fn id(&self) -> BenchmarkId {
+        BenchmarkId::new("steady", &[("n", "8".to_string())])
+    }
+    fn sampling(&self) -> SamplingHint {
+        SamplingHint::PerIteration
+    }
+    fn metrics(&self) -> Vec<MetricSpec> {
+        vec![MetricSpec::time("time")]
+    }
+    fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
+        Ok(1000.0 * iters as f64)
+    }
+}
+
+impl Backend for Fake {
+    fn name(&self) -> &'static str {
+        "fake"
+    }
+    fn benchmarks(
+        &self,
+        _: SuiteKind,
+        _: &SuiteOptions,
+    ) -> Result<Vec<Box<dyn Benchmark>>, BackendError> {
+        if self.available {
+            Ok(vec![Box::new(Steady)])
+        } else {
+            Err(BackendError::Unavailable {
+                backend: "fake",
+                reason: "no device".into(),
+            })
+        }
+    }
+}
+
+fn serve(request: &WorkerRequest, backend: &dyn Backend) -> Vec<WorkerEvent> {
+    let input = serde_json::to_vec(request).unwrap();
+    let mut out = Vec::new();
+    serve_worker(&mut input.as_slice(), &mut out, backend).unwrap();
+    String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_worker_streams_progress_windows_and_the_outcome() {
+    let mut suite = SuiteConfig::builtin(SuiteKind::Kernel);
+    suite.sampling = quick_sampling();
+    let request = WorkerRequest::new(&suite, Path::new("/"), None, true).unwrap();
+    let before = monotonic_ns();
+    let events = serve(&request, &Fake { available: true });
+    let after = monotonic_ns();
+    assert_eq!(
+        events[..3],
+        [
+            WorkerEvent::Hello {
+                protocol: PROTOCOL,
+                pid: std::process::id()
+            },
+            WorkerEvent::SuiteStarted { benchmarks: 1 },
+            WorkerEvent::BenchmarkStarted {
+                benchmark: "steady[n=8]".into()
+            },
+        ]
+    );
+    let windows: Vec<(u64, u64)> = events
+        .iter()
+        .filter_map(|e| match e {
+            WorkerEvent::Sample { start_ns, end_ns } => Some((*start_ns, *end_ns)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(windows.len(), 5);
+    assert!(
+        windows
+            .iter()
+            .all(|(s, e)| before <= *s && s <= e && *e <= after),
+        "{windows:?} not within {before}..{after}"
+    );
+    let n = events.len();
+    assert_eq!(
+        events[n - 3..n - 1],
+        [
+            WorkerEvent::BenchmarkFinished {
+                benchmark: "steady[n=8]".into(),
+                error: None
+            },
+            WorkerEvent::SuiteFinished,
+        ]
+    );
+    let WorkerEvent::Outcome { outcome, .. } = &events[n - 1] else {
+        panic!("last event is not the outcome: {:?}", events[n - 1]);
+    };
+    let r = &outcome.results[0];
+    assert_eq!((r.status, r.samples.len()), (ResultStatus::Ok, 5));
+    assert_eq!(r.sample_meta, vec![SampleMeta::default(); 5]);
+
+    // Without a source in the parent: no windows, no machine state.
+    let request = WorkerRequest::new(&suite, Path::new("/"), None, false).unwrap();
+    let events = serve(&request, &Fake { available: true });
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, WorkerEvent::Sample { .. }))
+    );
+    let Some(WorkerEvent::Outcome { outcome, .. }) = events.last() else {
+        panic!("no outcome");
+    };
+    assert!(outcome.results[0].sample_meta.is_empty());
+}
+
+#[test]
+fn a_worker_reports_an_unavailable_backend_as_skipped() {
+    let suite = SuiteConfig::builtin(SuiteKind::Kernel);
+    let request = WorkerRequest::new(&suite, Path::new("/"), None, false).unwrap();
+    let events = serve(&request, &Fake { available: false });
+    assert!(
+        matches!(&events[1], WorkerEvent::SuiteSkipped { reason } if reason.contains("no device"))
+    );
+    let Some(WorkerEvent::Outcome { outcome, .. }) = events.last() else {
+        panic!("no outcome");
+    };
+    assert!(outcome.skipped.as_deref().unwrap().contains("no device"));
+}
+
+#[test]
+fn a_bad_request_is_refused_with_a_hint() {
+    let backend = Fake { available: true };
+    let mut out = Vec::new();
+    let e = serve_worker(&mut b"not json".as_slice(), &mut out, &backend).unwrap_err();
+    assert!(matches!(e, WorkerError::Request(_)));
+    assert!(e.to_string().contains("hint:"), "{e}");
+    let e = serve_worker(&mut br#"{"protocol": 999}"#.as_slice(), &mut out, &backend).unwrap_err();
+    assert!(matches!(e, WorkerError::Protocol { got: 999 }), "{e}");
+    assert!(
+        out.is_empty(),
+        "nothing is written before the request is understood"
+    );
+}

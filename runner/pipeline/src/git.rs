@@ -1,0 +1,324 @@
+//! Exact commits: resolving revisions with libgit2 and checking each commit out into a cached,
+//! detached worktree under `.pitwall/worktrees/<sha>`, so a run means "this commit" and a
+//! second run of the same commit reuses its checkout and build.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use git2::{BranchType, Oid, Repository, StatusOptions, WorktreeAddOptions};
+use pitwall_schema::CommitInfo;
+
+/// A commit a run measures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedCommit {
+    /// The revision as the user wrote it.
+    pub rev: String,
+    pub sha: String,
+    /// The branch the revision names (or HEAD's branch when it resolves to HEAD).
+    pub branch: Option<String>,
+    pub info: CommitInfo,
+}
+
+/// A checked-out commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkout {
+    pub path: PathBuf,
+    /// The worktree existed already (clean, at the right commit) and was reused.
+    pub reused: bool,
+}
+
+/// Git failures, each naming the revision or worktree at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error(
+        "{dir} is not inside a git repository (hint: run pitwall in the repository, or pass --repo DIR)"
+    )]
+    NotARepo { dir: String },
+    #[error(
+        "unknown revision `{rev}` (hint: check the name, or fetch it first: git fetch origin {rev})"
+    )]
+    BadRev { rev: String },
+    #[error("revision `{rev}` is not a commit")]
+    NotACommit { rev: String },
+    #[error(
+        "good `{good}` is not an ancestor of bad `{bad}` (hint: the good commit must come first in the history)"
+    )]
+    NotAncestor { good: String, bad: String },
+    #[error(
+        "worktree for commit {sha} at {path} is dirty ({detail}) (hint: pass --rebuild to recreate it)"
+    )]
+    DirtyWorktree {
+        sha: String,
+        path: String,
+        detail: String,
+    },
+    #[error("commit {sha}: cannot check out into {path}: {source}")]
+    Checkout {
+        sha: String,
+        path: String,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("commit {sha}: submodules failed: {detail}")]
+    Submodules { sha: String, detail: String },
+    #[error("git: {0}")]
+    Other(#[from] git2::Error),
+}
+
+/// The repository being measured.
+pub struct Repo {
+    repo: Repository,
+    root: PathBuf,
+}
+
+impl std::fmt::Debug for Repo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Repo").field("root", &self.root).finish()
+    }
+}
+
+impl Repo {
+    /// The repository containing `dir`.
+    pub fn discover(dir: &Path) -> Result<Repo, GitError> {
+        let repo = Repository::discover(dir).map_err(|_| GitError::NotARepo {
+            dir: dir.display().to_string(),
+        })?;
+        let root = repo
+            .workdir()
+            .map(Path::to_path_buf)
+            .ok_or_else(|| GitError::NotARepo {
+                dir: dir.display().to_string(),
+            })?;
+        Ok(Repo { repo, root })
+    }
+
+    /// The working directory of the repository.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Resolves a revision (sha, prefix, branch, tag, `HEAD~2`…) to a commit.
+    pub fn resolve(&self, rev: &str) -> Result<ResolvedCommit, GitError> {
+        let obj = self
+            .repo
+            .revparse_single(rev)
+            .map_err(|_| GitError::BadRev {
+                rev: rev.to_string(),
+            })?;
+        let commit = obj.peel_to_commit().map_err(|_| GitError::NotACommit {
+            rev: rev.to_string(),
+        })?;
+        let branch = if self.repo.find_branch(rev, BranchType::Local).is_ok() {
+            Some(rev.to_string())
+        } else if rev == "HEAD" {
+            self.repo
+                .head()
+                .ok()
+                .filter(|h| h.is_branch())
+                .and_then(|h| h.shorthand().ok().map(str::to_string))
+        } else {
+            None
+        };
+        let author = commit.author();
+        let when = author.when();
+        let date = jiff::Timestamp::from_second(when.seconds())
+            .map(|t| {
+                t.to_zoned(jiff::tz::TimeZone::fixed(
+                    jiff::tz::Offset::from_seconds(when.offset_minutes() * 60)
+                        .unwrap_or(jiff::tz::Offset::UTC),
+                ))
+                .strftime("%Y-%m-%dT%H:%M:%S%:z")
+                .to_string()
+            })
+            .unwrap_or_default();
+        Ok(ResolvedCommit {
+            rev: rev.to_string(),
+            sha: commit.id().to_string(),
+            branch,
+            info: CommitInfo {
+                author: format!(
+                    "{} <{}>",
+                    author.name().unwrap_or(""),
+                    author.email().unwrap_or("")
+                ),
+                date,
+                subject: commit.summary().ok().flatten().unwrap_or("").to_string(),
+            },
+        })
+    }
+
+    /// The first-parent commits after `good` up to and including `bad`, oldest first (what
+    /// `git rev-list --first-parent --reverse good..bad` lists). `good` must be an ancestor of
+    /// `bad`.
+    pub fn first_parent_range(
+        &self,
+        good: &ResolvedCommit,
+        bad: &ResolvedCommit,
+    ) -> Result<Vec<ResolvedCommit>, GitError> {
+        let (g, b) = (Oid::from_str(&good.sha)?, Oid::from_str(&bad.sha)?);
+        if g == b || !self.repo.graph_descendant_of(b, g)? {
+            return Err(GitError::NotAncestor {
+                good: good.rev.clone(),
+                bad: bad.rev.clone(),
+            });
+        }
+        let mut walk = self.repo.revwalk()?;
+        walk.push(b)?;
+        walk.hide(g)?;
+        walk.simplify_first_parent()?;
+        walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::REVERSE)?;
+        walk.map(|oid| self.resolve(&oid?.to_string())).collect()
+    }
+
+    /// HEAD's sha, its branch, and whether tracked files differ from it (for working-tree runs).
+    pub fn head_state(&self) -> Option<(String, Option<String>, bool)> {
+        let head = self.repo.head().ok()?;
+        let sha = head.peel_to_commit().ok()?.id().to_string();
+        let branch = head
+            .is_branch()
+            .then(|| head.shorthand().ok().map(str::to_string))
+            .flatten();
+        Some((
+            sha,
+            branch,
+            !tracked_changes(&self.repo).unwrap_or_default().is_empty(),
+        ))
+    }
+
+    /// Checks `commit` out, detached, into `cache_dir/<sha>`, reusing a clean existing one.
+    /// With `recreate`, an existing worktree is removed first.
+    pub fn checkout(
+        &self,
+        commit: &ResolvedCommit,
+        cache_dir: &Path,
+        recreate: bool,
+    ) -> Result<Checkout, GitError> {
+        let sha = &commit.sha;
+        let path = cache_dir.join(sha);
+        let name = format!("pitwall-{}", &sha[..12]);
+        if path.exists() && recreate {
+            self.remove_worktree(&name, &path);
+        }
+        if path.exists() {
+            let wt = Repository::open(&path).map_err(|e| GitError::Checkout {
+                sha: sha.clone(),
+                path: path.display().to_string(),
+                source: e,
+            })?;
+            let head = wt
+                .head()
+                .ok()
+                .and_then(|h| h.target())
+                .map(|o| o.to_string());
+            if head.as_deref() != Some(sha.as_str()) {
+                return Err(GitError::DirtyWorktree {
+                    sha: sha.clone(),
+                    path: path.display().to_string(),
+                    detail: format!("HEAD is {}", head.unwrap_or_else(|| "unborn".into())),
+                });
+            }
+            let changed = tracked_changes(&wt)?;
+            if !changed.is_empty() {
+                return Err(GitError::DirtyWorktree {
+                    sha: sha.clone(),
+                    path: path.display().to_string(),
+                    detail: format!("changed: {}", changed.join(", ")),
+                });
+            }
+            return Ok(Checkout { path, reused: true });
+        }
+        std::fs::create_dir_all(cache_dir).map_err(|e| GitError::Checkout {
+            sha: sha.clone(),
+            path: path.display().to_string(),
+            source: git2::Error::from_str(&e.to_string()),
+        })?;
+        // Keep pitwall's cache out of the user's `git status`.
+        if let Some(pitwall_dir) = cache_dir.parent() {
+            let ignore = pitwall_dir.join(".gitignore");
+            if !ignore.exists() {
+                let _ = std::fs::write(ignore, "*\n");
+            }
+        }
+        // A stale registration (its directory deleted by hand) would block the name.
+        if let Ok(old) = self.repo.find_worktree(&name) {
+            if old.validate().is_err() {
+                let _ = old.prune(Some(git2::WorktreePruneOptions::new().working_tree(true)));
+            }
+        }
+        let err = |e: git2::Error| GitError::Checkout {
+            sha: sha.clone(),
+            path: path.display().to_string(),
+            source: e,
+        };
+        let oid = Oid::from_str(sha).map_err(err)?;
+        let target = self.repo.find_commit(oid).map_err(err)?;
+        // libgit2 adds worktrees on a branch; add on a temporary one, detach, then delete it.
+        let mut branch = self.repo.branch(&name, &target, true).map_err(err)?;
+        let reference = branch.get().name().map(str::to_string).map_err(err)?;
+        let reference = self.repo.find_reference(&reference).map_err(err)?;
+        let mut opts = WorktreeAddOptions::new();
+        opts.reference(Some(&reference));
+        self.repo.worktree(&name, &path, Some(&opts)).map_err(err)?;
+        let wt = Repository::open(&path).map_err(err)?;
+        wt.set_head_detached(oid).map_err(err)?;
+        wt.checkout_head(Some(git2::build::CheckoutBuilder::new().force()))
+            .map_err(err)?;
+        branch.delete().map_err(err)?;
+        if path.join(".gitmodules").exists() {
+            init_submodules(sha, &path)?;
+        }
+        Ok(Checkout {
+            path,
+            reused: false,
+        })
+    }
+
+    fn remove_worktree(&self, name: &str, path: &Path) {
+        let _ = std::fs::remove_dir_all(path);
+        if let Ok(wt) = self.repo.find_worktree(name) {
+            let _ = wt.prune(Some(
+                git2::WorktreePruneOptions::new()
+                    .valid(true)
+                    .working_tree(true),
+            ));
+        }
+    }
+}
+
+/// Paths of tracked files that differ from HEAD (untracked and ignored files do not count:
+/// builds create them).
+fn tracked_changes(repo: &Repository) -> Result<Vec<String>, GitError> {
+    let mut opts = StatusOptions::new();
+    opts.include_untracked(false)
+        .include_ignored(false)
+        .exclude_submodules(true);
+    let statuses = repo.statuses(Some(&mut opts))?;
+    Ok(statuses
+        .iter()
+        .filter_map(|s| s.path().ok().map(str::to_string))
+        .take(5)
+        .collect())
+}
+
+/// `git submodule update --init --recursive` in the worktree (libgit2 here has no transport for
+/// remote URLs; the git CLI uses the user's credentials and configuration).
+fn init_submodules(sha: &str, path: &Path) -> Result<(), GitError> {
+    let out = Command::new("git")
+        .args(["submodule", "update", "--init", "--recursive"])
+        .current_dir(path)
+        .output()
+        .map_err(|e| GitError::Submodules {
+            sha: sha.to_string(),
+            detail: format!(
+                "cannot run git: {e} (hint: install git for repositories with submodules)"
+            ),
+        })?;
+    if !out.status.success() {
+        let tail = String::from_utf8_lossy(&out.stderr);
+        return Err(GitError::Submodules {
+            sha: sha.to_string(),
+            detail: tail.lines().last().unwrap_or("").to_string(),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,216 @@
+//! `pitwall run --base A --head B`: both commits measured in interleaved rounds on this host,
+//! either a fixed number of rounds or, with `--until-decided`, round after round until every
+//! benchmark is decided, given up as hopeless, or the budget is spent. Each round is one more
+//! replicate (process) per side; the comparison after each round uses a sequential plan so
+//! that looking after every round does not inflate the error rate (docs/STATISTICS.md).
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use pitwall_reports::compare::ComparisonReport;
+use pitwall_schema::{Backend, SequentialPlanInfo};
+use pitwall_stats::ab::{AbConfig, Method, Verdict};
+
+use crate::compare::{CompareOptions, compare};
+use crate::config::Config;
+use crate::engine::RunObserver;
+use crate::rounds::Rounds;
+use crate::run::{RunError, RunReport, RunRequest, Target, check_suites};
+use crate::setup::RunEnvironment;
+use crate::source::Side;
+
+/// Interleaved rounds of `--base/--head` (and the first batch of `--until-decided`) when
+/// `--rounds` is not given.
+pub const DEFAULT_ROUNDS: u32 = 3;
+/// The most rounds `--until-decided` measures when `--max-rounds` is not given.
+pub const DEFAULT_MAX_ROUNDS: u32 = 15;
+
+/// How many rounds a pair gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairPlan {
+    /// All rounds, or the first batch with `until_decided`.
+    pub rounds: u32,
+    pub until_decided: Option<UntilDecided>,
+}
+
+impl Default for PairPlan {
+    fn default() -> Self {
+        PairPlan {
+            rounds: DEFAULT_ROUNDS,
+            until_decided: None,
+        }
+    }
+}
+
+/// The budget of `--until-decided`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UntilDecided {
+    pub max_rounds: u32,
+    /// Wall-clock budget for the whole pair; a round that would likely end past it is not
+    /// started.
+    pub max_time: Option<Duration>,
+}
+
+impl Default for UntilDecided {
+    fn default() -> Self {
+        UntilDecided {
+            max_rounds: DEFAULT_MAX_ROUNDS,
+            max_time: None,
+        }
+    }
+}
+
+/// Why measuring stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PairStop {
+    /// The fixed number of rounds was measured.
+    Fixed,
+    /// Every benchmark was decided or given up.
+    AllDecided,
+    MaxRounds,
+    MaxTime,
+}
+
+/// Progress after one look of `--until-decided`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LookProgress {
+    pub round: u32,
+    pub max_rounds: u32,
+    pub decided: usize,
+    pub given_up: usize,
+    pub undecided: usize,
+    /// Budget left, with `--max-time`.
+    pub time_left: Option<Duration>,
+}
+
+/// A measured pair: the two runs (base, head), the rounds, why it stopped, and the comparison
+/// as of the last round.
+#[derive(Debug, Clone)]
+pub struct PairOutcome {
+    pub base: RunReport,
+    pub head: RunReport,
+    pub rounds: u32,
+    pub stop: PairStop,
+    pub comparison: ComparisonReport,
+}
+
+/// The two sides of a measured pair, as `compare --pair` reads them.
+pub fn sides(base: &RunReport, head: &RunReport) -> (Side, Side) {
+    let side = |r: &RunReport, role: &str| Side {
+        label: format!(
+            "{role} {} (run {})",
+            &r.run.commit[..r.run.commit.len().min(12)],
+            r.run.id
+        ),
+        results: r.run.results.clone(),
+        run: Some(r.run.clone()),
+    };
+    (side(base, "base"), side(head, "head"))
+}
+
+/// Benchmarks that another round could still decide.
+fn undecided(report: &ComparisonReport) -> BTreeSet<String> {
+    report
+        .benchmarks
+        .iter()
+        .filter(|b| {
+            let c = &b.comparison;
+            c.verdict == Verdict::Inconclusive
+                && (c.more_rounds.is_some()
+                    || (c.method == Method::WithinProcess
+                        && c.base_replicates.min(c.cand_replicates) < 2))
+        })
+        .map(|b| b.key())
+        .collect()
+}
+
+/// Measures `base` and `head` under `plan`; the comparison uses `ab` and the configured
+/// thresholds.
+#[allow(clippy::too_many_arguments)]
+pub fn measure_pair(
+    config: &Config,
+    request: &RunRequest,
+    backend: &dyn Backend,
+    base: &Target,
+    head: &Target,
+    plan: &PairPlan,
+    ab: &AbConfig,
+    env: &RunEnvironment,
+    observer: &dyn RunObserver,
+    progress: &dyn Fn(&LookProgress),
+) -> Result<PairOutcome, RunError> {
+    check_suites(config, request)?;
+    let targets = [base.clone(), head.clone()];
+    let first = plan.rounds.max(1);
+    let sequential = plan.until_decided.map(|u| SequentialPlanInfo {
+        first_look: first,
+        max_rounds: u.max_rounds.max(first),
+    });
+    let started = Instant::now();
+    let mut acc = Rounds::new(2);
+    let mut only: Option<BTreeSet<String>> = None;
+    let stop = loop {
+        let t0 = Instant::now();
+        acc.round(
+            config,
+            request,
+            only.as_ref(),
+            backend,
+            &targets,
+            env,
+            observer,
+        );
+        let last_round = t0.elapsed();
+        let round = acc.count();
+        let (Some(u), Some(seq)) = (plan.until_decided, sequential) else {
+            if round >= first {
+                break PairStop::Fixed;
+            }
+            continue;
+        };
+        if round < first {
+            continue;
+        }
+        let reports = acc.reports(config, &targets, env, Some(seq));
+        let (b, h) = sides(&reports[0], &reports[1]);
+        let report = compare(&b, &h, config, None, ab, CompareOptions::default());
+        let open = undecided(&report);
+        let given_up = report
+            .benchmarks
+            .iter()
+            .filter(|b| b.comparison.verdict == Verdict::Inconclusive && !open.contains(&b.key()))
+            .count();
+        let time_left = u.max_time.map(|m| m.saturating_sub(started.elapsed()));
+        progress(&LookProgress {
+            round,
+            max_rounds: seq.max_rounds,
+            decided: report.benchmarks.len() - open.len() - given_up,
+            given_up,
+            undecided: open.len(),
+            time_left,
+        });
+        if open.is_empty() {
+            break PairStop::AllDecided;
+        }
+        if round >= seq.max_rounds {
+            break PairStop::MaxRounds;
+        }
+        if time_left.is_some_and(|left| left < last_round) {
+            break PairStop::MaxTime;
+        }
+        only = Some(open);
+    };
+    let mut reports = acc.reports(config, &targets, env, sequential);
+    let head_report = reports.pop().expect("two targets");
+    let base_report = reports.pop().expect("two targets");
+    let (b, h) = sides(&base_report, &head_report);
+    let comparison = compare(&b, &h, config, None, ab, CompareOptions::default());
+    Ok(PairOutcome {
+        rounds: acc.count(),
+        base: base_report,
+        head: head_report,
+        stop,
+        comparison,
+    })
+}

@@ -1,0 +1,277 @@
+//! The rounds of one measurement: every selected suite of every target, round after round,
+//! merged into one result per benchmark measure that remembers which process (replicate) each
+//! sample came from and where each round began. `run::execute_interleaved` and the
+//! until-decided loop of `crate::pair` both measure through it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use pitwall_schema::{
+    Backend, BenchmarkResult, PairInfo, PairRole, ResultStatus, SampleMeta, SequentialPlanInfo,
+};
+
+use crate::config::Config;
+use crate::engine::{RunObserver, Selection, run_suite};
+use crate::run::{RunReport, RunRequest, Target, new_run, now_rfc3339};
+use crate::setup::RunEnvironment;
+
+/// The rounds measured so far for a set of targets: merged results, replicate numbering and
+/// where each round began. [`execute_interleaved`] and the until-decided loop of
+/// [`crate::pair`] both measure through it.
+#[derive(Debug)]
+pub(crate) struct Rounds {
+    started_at: String,
+    results: Vec<Vec<BenchmarkResult>>,
+    skipped: Vec<Vec<String>>,
+    extras: Vec<(BTreeMap<String, serde_json::Value>, Vec<String>)>,
+    /// Per target: the next replicate index (processes launched so far on that side).
+    next_replicate: Vec<u32>,
+    /// Per target: the first replicate index of each round.
+    round_starts: Vec<Vec<u32>>,
+    pair_id: String,
+}
+
+impl Rounds {
+    pub(crate) fn new(targets: usize) -> Rounds {
+        Rounds {
+            started_at: now_rfc3339(),
+            results: vec![Vec::new(); targets],
+            skipped: vec![Vec::new(); targets],
+            extras: vec![Default::default(); targets],
+            next_replicate: vec![0; targets],
+            round_starts: vec![Vec::new(); targets],
+            pair_id: uuid::Uuid::now_v7().to_string(),
+        }
+    }
+
+    /// Rounds measured so far.
+    pub(crate) fn count(&self) -> u32 {
+        self.round_starts.first().map_or(0, |r| r.len() as u32)
+    }
+
+    /// One more round of every target. `only`: benchmark keys (`suite/name[params]/measure`)
+    /// still wanted; suites with none of them are left out, built-in suites run just those
+    /// benchmarks, and command suites run whole.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn round(
+        &mut self,
+        config: &Config,
+        request: &RunRequest,
+        only: Option<&BTreeSet<String>>,
+        backend: &dyn Backend,
+        targets: &[Target],
+        env: &RunEnvironment,
+        observer: &dyn RunObserver,
+    ) {
+        let first = self.count() == 0;
+        for (t, target) in targets.iter().enumerate() {
+            self.round_starts[t].push(self.next_replicate[t]);
+            for suite in &config.suites {
+                if !request.suites.is_empty() && !request.suites.contains(&suite.name) {
+                    continue;
+                }
+                let wanted: Option<BTreeSet<String>> = only.map(|keys| {
+                    let prefix = format!("{}/", suite.name);
+                    keys.iter()
+                        .filter_map(|k| k.strip_prefix(&prefix))
+                        .filter_map(|rest| rest.rsplit_once('/').map(|(shown, _)| shown))
+                        .map(str::to_string)
+                        .collect()
+                });
+                if wanted.as_ref().is_some_and(BTreeSet::is_empty) {
+                    continue;
+                }
+                let outcome = run_suite(
+                    suite,
+                    backend,
+                    &target.checkout,
+                    Selection {
+                        filter: request.filter.as_deref(),
+                        only: wanted.as_ref(),
+                    },
+                    observer,
+                    env.meta_source(),
+                    env.isolation(),
+                );
+                let base = self.next_replicate[t];
+                self.next_replicate[t] += merge(&mut self.results[t], outcome.results, base);
+                if first {
+                    self.skipped[t].extend(outcome.skipped);
+                    self.extras[t].0.extend(outcome.context);
+                    self.extras[t].1.extend(outcome.notes);
+                }
+            }
+        }
+    }
+
+    /// One run per target with everything measured so far; a pair (two targets) is linked and
+    /// records its rounds, replicate numbering and, when measured until decided, its plan.
+    pub(crate) fn reports(
+        &self,
+        config: &Config,
+        targets: &[Target],
+        env: &RunEnvironment,
+        sequential: Option<SequentialPlanInfo>,
+    ) -> Vec<RunReport> {
+        let monitor = env
+            .monitor_health()
+            .map(|h| serde_json::to_value(h).unwrap_or_default());
+        let rounds = self.count().max(1);
+        targets
+            .iter()
+            .enumerate()
+            .map(|(i, target)| {
+                let pair = (targets.len() == 2).then(|| PairInfo {
+                    id: self.pair_id.clone(),
+                    role: if i == 0 {
+                        PairRole::Base
+                    } else {
+                        PairRole::Head
+                    },
+                    rounds,
+                    round_starts: self.round_starts[i].clone(),
+                    sequential,
+                });
+                let mut fp = env.fingerprint.clone();
+                if let Some(m) = &monitor {
+                    fp.extra.insert("gpu_monitor".into(), m.clone());
+                }
+                let (context, notes) = &self.extras[i];
+                if !context.is_empty() {
+                    fp.extra.insert(
+                        "tool_context".into(),
+                        serde_json::to_value(context).unwrap_or_default(),
+                    );
+                }
+                if !notes.is_empty() {
+                    fp.extra
+                        .insert("format_notes".into(), serde_json::json!(notes));
+                }
+                let mut run = new_run(
+                    config,
+                    target,
+                    fp,
+                    &self.started_at,
+                    self.results[i].clone(),
+                );
+                run.pair = pair;
+                RunReport {
+                    run,
+                    skipped: self.skipped[i].clone(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Adds one suite execution's results: same benchmark measure → samples appended; a failure
+/// in any round marks the result failed. Replicate indices local to the execution (0 when a
+/// result has none: the suite ran in one process) are shifted by `first_replicate`; returns
+/// how many replicate indices the execution used.
+fn merge(
+    into: &mut Vec<BenchmarkResult>,
+    round: Vec<BenchmarkResult>,
+    first_replicate: u32,
+) -> u32 {
+    let mut used = 0;
+    for mut r in round {
+        if !r.samples.is_empty() {
+            if r.replicates.len() != r.samples.len() {
+                r.replicates = vec![0; r.samples.len()];
+            }
+            used = used.max(r.replicates.iter().max().map_or(0, |m| m + 1));
+            for i in &mut r.replicates {
+                *i += first_replicate;
+            }
+        }
+        let Some(existing) = into.iter_mut().find(|e| {
+            e.suite == r.suite && e.name == r.name && e.params == r.params && e.measure == r.measure
+        }) else {
+            into.push(r);
+            continue;
+        };
+        if !r.sample_meta.is_empty() || !existing.sample_meta.is_empty() {
+            // Keep the metadata parallel to the samples when only some rounds had it.
+            existing
+                .sample_meta
+                .resize(existing.samples.len(), SampleMeta::default());
+            let mut meta = r.sample_meta;
+            meta.resize(r.samples.len(), SampleMeta::default());
+            existing.sample_meta.extend(meta);
+        }
+        existing.samples.extend(r.samples);
+        existing.replicates.extend(r.replicates);
+        let combined = existing.status.combine(r.status);
+        if combined == ResultStatus::Ok {
+            existing.error = None;
+        } else if combined != existing.status {
+            existing.error = r.error.or(existing.error.take());
+        }
+        existing.status = combined;
+    }
+    used
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pitwall_schema::{Direction, Unit};
+
+    fn result(name: &str, samples: Vec<f64>, status: ResultStatus) -> BenchmarkResult {
+        BenchmarkResult {
+            suite: "s".into(),
+            name: name.into(),
+            params: Default::default(),
+            measure: "time".into(),
+            unit: Unit::new("ns"),
+            direction: Direction::LowerIsBetter,
+            status,
+            error: (status == ResultStatus::Failed).then(|| "boom".to_string()),
+            samples,
+            sample_meta: vec![],
+            replicates: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn merge_appends_rounds_and_keeps_failures() {
+        let mut acc = Vec::new();
+        let used = merge(
+            &mut acc,
+            vec![
+                result("a", vec![1.0, 2.0], ResultStatus::Ok),
+                result("b", vec![5.0], ResultStatus::Ok),
+            ],
+            0,
+        );
+        assert_eq!(used, 1, "a suite without replicates ran in one process");
+        let mut with_meta = result("a", vec![3.0], ResultStatus::Ok);
+        with_meta.sample_meta = vec![SampleMeta {
+            throttled: true,
+            ..Default::default()
+        }];
+        merge(
+            &mut acc,
+            vec![with_meta, result("b", vec![], ResultStatus::Failed)],
+            used,
+        );
+        assert_eq!(acc[0].samples, vec![1.0, 2.0, 3.0]);
+        assert_eq!(acc[0].replicates, vec![0, 0, 1]);
+        assert_eq!(acc[0].sample_meta.len(), 3);
+        assert!(acc[0].sample_meta[2].throttled && !acc[0].sample_meta[0].throttled);
+        assert_eq!(acc[1].status, ResultStatus::Failed);
+        assert_eq!(acc[1].error.as_deref(), Some("boom"));
+        assert_eq!(acc[1].replicates, vec![0]);
+    }
+
+    #[test]
+    fn merge_numbers_the_processes_of_each_execution_after_earlier_ones() {
+        // Two executions of a command suite (replicates 0, 1), then another round of it.
+        let mut acc = Vec::new();
+        let mut a = result("a", vec![1.0, 2.0, 3.0, 4.0], ResultStatus::Ok);
+        a.replicates = vec![0, 0, 1, 1];
+        let used = merge(&mut acc, vec![a.clone()], 5);
+        assert_eq!(used, 2);
+        merge(&mut acc, vec![a], 5 + used);
+        assert_eq!(acc[0].replicates, vec![5, 5, 6, 6, 7, 7, 8, 8]);
+    }
+}

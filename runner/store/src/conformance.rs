@@ -1,0 +1,475 @@
+//! The behaviour every store must have, written once and run against each backend (SQLite on
+//! temporary files, PostgreSQL on a real server): exact round trips, id lookup, idempotent
+//! imports, refusal of invalid runs, ordering, big runs and concurrent writers.
+
+use std::collections::BTreeMap;
+
+use pitwall_schema::{
+    BenchmarkResult, Direction, ExportDoc, Fingerprint, GpuInfo, ResultStatus, Run, RunStatus,
+    SampleMeta, Unit,
+};
+
+use super::{InsertOutcome, Store, StoreError};
+
+pub(super) fn ok_result(name: &str, samples: Vec<f64>) -> BenchmarkResult {
+    BenchmarkResult {
+        suite: "kernel".into(),
+        name: name.into(),
+        params: BTreeMap::from([
+            ("n".to_string(), "512".to_string()),
+            ("dtype".to_string(), "f32".to_string()),
+        ]),
+        measure: "throughput".into(),
+        unit: Unit::new(Unit::GFLOP_PER_S),
+        direction: Direction::HigherIsBetter,
+        status: ResultStatus::Ok,
+        error: None,
+        samples,
+        sample_meta: Vec::new(),
+        replicates: Vec::new(),
+    }
+}
+
+pub(super) fn run(id: &str, started_at: &str, results: Vec<BenchmarkResult>) -> Run {
+    Run {
+        id: id.into(),
+        project: "toy".into(),
+        commit: "0123456789abcdef0123456789abcdef01234567".into(),
+        branch: Some("main".into()),
+        started_at: started_at.into(),
+        finished_at: started_at.replace("T10", "T11"),
+        config_hash: "c0ffee".into(),
+        fingerprint: Fingerprint::default(),
+        status: RunStatus::from_results(&results),
+        commit_info: None,
+        error: None,
+        pair: None,
+        results,
+    }
+}
+
+/// A run using every corner of the schema.
+pub(super) fn rich_run() -> Run {
+    let mut with_meta = ok_result(
+        "gemm_f32",
+        vec![
+            0.1 + 0.2,
+            -0.0,
+            5e-324,
+            f64::MAX,
+            1e18,
+            123_456_789.123_456_79,
+        ],
+    );
+    with_meta.sample_meta = vec![
+        SampleMeta {
+            sm_clock_mhz: Some(1980),
+            mem_clock_mhz: Some(2619),
+            temperature_c: Some(61.5),
+            power_w: Some(412.25),
+            throttle_reasons: Some(0x4),
+            throttled: true,
+        },
+        SampleMeta::default(),
+        SampleMeta {
+            sm_clock_mhz: Some(1755),
+            ..SampleMeta::default()
+        },
+        SampleMeta::default(),
+        SampleMeta::default(),
+        SampleMeta {
+            power_w: Some(0.1),
+            ..SampleMeta::default()
+        },
+    ];
+    let mut time = ok_result("copy", vec![12.0, 11.5, 13.25]);
+    time.params.clear();
+    time.measure = "time".into();
+    time.unit = Unit::new(Unit::NANOSECONDS);
+    time.direction = Direction::LowerIsBetter;
+    time.replicates = vec![0, 1, 1];
+    let failed = BenchmarkResult::failed(
+        "toy",
+        "broken",
+        BTreeMap::from([("k".to_string(), "v w".to_string())]),
+        "exit status 3\nstderr: ünïcode \"quoted\"".into(),
+    );
+    let mut r = run(
+        "0190f0c0-0000-7000-8000-000000000001",
+        "2026-12-02T10:00:00Z",
+        vec![with_meta, time, failed],
+    );
+    r.commit_info = Some(pitwall_schema::CommitInfo {
+        author: "Ada <ada@example.com>".into(),
+        date: "2026-12-01T09:30:00+01:00".into(),
+        subject: "speed up \"gemm\" | tiles".into(),
+    });
+    r.error = Some("partial: build warning".into());
+    r.pair = Some(pitwall_schema::PairInfo {
+        id: "0190f0c0-0000-7000-8000-0000000000aa".into(),
+        role: pitwall_schema::PairRole::Head,
+        rounds: 3,
+        round_starts: vec![0, 2, 4],
+        sequential: Some(pitwall_schema::SequentialPlanInfo {
+            first_look: 3,
+            max_rounds: 15,
+        }),
+    });
+    r.fingerprint = Fingerprint {
+        hostname: "box".into(),
+        os: "linux".into(),
+        arch: "x86_64".into(),
+        kernel: "6.8.0".into(),
+        cpu_model: "epyc".into(),
+        logical_cpus: 64,
+        memory_bytes: 1 << 40,
+        cpu_governor: Some("performance".into()),
+        gpus: vec![GpuInfo {
+            model: "H200".into(),
+            uuid: Some("GPU-1".into()),
+            driver: Some("570.1".into()),
+            extra: BTreeMap::from([("ecc".to_string(), serde_json::json!(true))]),
+        }],
+        pitwall_version: "0.1.0 (debug)".into(),
+        env: BTreeMap::from([("CUDA_VISIBLE_DEVICES".to_string(), "0".to_string())]),
+        extra: BTreeMap::from([
+            (
+                "numa".to_string(),
+                serde_json::json!({"nodes": 2, "ratio": 0.5}),
+            ),
+            ("tags".to_string(), serde_json::json!(["a", null, -7])),
+        ]),
+    };
+    r
+}
+
+pub(super) fn round_trips_a_run_exactly(store: &mut dyn Store) {
+    let original = rich_run();
+    assert_eq!(
+        store.insert_run(&original).unwrap(),
+        InsertOutcome::Inserted
+    );
+    let got = store.get_run(&original.id).unwrap();
+    assert_eq!(got, original);
+    assert_eq!(got.results[0].samples[1].to_bits(), (-0.0f64).to_bits());
+    assert_eq!(
+        ExportDoc::new(vec![got]).to_json(),
+        ExportDoc::new(vec![original.clone()]).to_json()
+    );
+    // A result without metadata comes back with an empty vec, not a vec of empty entries.
+    assert!(
+        store.get_run("latest").unwrap().results[1]
+            .sample_meta
+            .is_empty()
+    );
+    assert_eq!(store.all_runs().unwrap(), vec![original]);
+}
+
+/// Replicates come back exactly, including the extremes of `u32`, beside metadata or without
+/// it; a result without them comes back without them (not with zeros); and they are part of
+/// what makes a run identical on re-insert.
+pub(super) fn round_trips_replicates(store: &mut dyn Store) {
+    let mut per_process = ok_result("per_process", vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    per_process.replicates = vec![0, 0, 1, 1, 2, u32::MAX];
+    let mut with_meta = ok_result("with_meta", vec![7.0, 8.0]);
+    with_meta.replicates = vec![3, 0];
+    with_meta.sample_meta = vec![
+        SampleMeta {
+            sm_clock_mhz: Some(1410),
+            ..SampleMeta::default()
+        },
+        SampleMeta::default(),
+    ];
+    let unknown = ok_result("unknown", vec![9.0, 10.0]);
+    let original = run(
+        "repl-1",
+        "2026-03-01T10:00:00Z",
+        vec![per_process, with_meta, unknown],
+    );
+    assert_eq!(
+        store.insert_run(&original).unwrap(),
+        InsertOutcome::Inserted
+    );
+    let got = store.get_run("repl-1").unwrap();
+    assert_eq!(got, original);
+    assert_eq!(got.results[0].replicates, [0, 0, 1, 1, 2, u32::MAX]);
+    assert_eq!(got.results[1].replicates, [3, 0]);
+    assert!(got.results[2].replicates.is_empty());
+    assert_eq!(store.all_runs().unwrap(), vec![original.clone()]);
+    assert_eq!(
+        store.insert_run(&original).unwrap(),
+        InsertOutcome::AlreadyStored
+    );
+    let mut changed = original.clone();
+    changed.results[0].replicates[1] = 1;
+    assert!(matches!(
+        store.insert_run(&changed),
+        Err(StoreError::Conflict { .. })
+    ));
+    // Replicates that are not parallel to the samples are refused before writing.
+    let mut bad = run(
+        "repl-2",
+        "2026-03-02T10:00:00Z",
+        vec![ok_result("x", vec![1.0, 2.0])],
+    );
+    bad.results[0].replicates = vec![0];
+    let err = store.insert_run(&bad).unwrap_err();
+    assert!(matches!(err, StoreError::Invalid { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("1 replicates entries for 2 samples"),
+        "{err}"
+    );
+    assert_eq!(store.list_runs(None).unwrap().len(), 1);
+}
+
+pub(super) fn result_with_all_empty_metadata_keeps_it(store: &mut dyn Store) {
+    let mut r = ok_result("x", vec![1.0, 2.0]);
+    r.sample_meta = vec![SampleMeta::default(); 2];
+    let original = run("aaaa-1", "2026-01-01T10:00:00Z", vec![r]);
+    store.insert_run(&original).unwrap();
+    assert_eq!(store.get_run("aaaa-1").unwrap(), original);
+}
+
+pub(super) fn finds_runs_by_prefix_and_latest(store: &mut dyn Store) {
+    for (id, at) in [
+        ("abcd1111", "2026-01-01T10:00:00Z"),
+        ("abcd2222", "2026-01-03T10:00:00Z"),
+        ("abce3333", "2026-01-02T10:00:00Z"),
+    ] {
+        store
+            .insert_run(&run(id, at, vec![ok_result("x", vec![1.0])]))
+            .unwrap();
+    }
+    assert_eq!(store.get_run("abcd2222").unwrap().id, "abcd2222");
+    assert_eq!(store.get_run("abce").unwrap().id, "abce3333");
+    assert_eq!(store.get_run("abcd1").unwrap().id, "abcd1111");
+    assert_eq!(store.get_run("latest").unwrap().id, "abcd2222");
+    match store.get_run("abcd").unwrap_err() {
+        StoreError::Ambiguous { id, candidates, .. } => {
+            assert_eq!(id, "abcd");
+            assert_eq!(candidates, "abcd1111, abcd2222");
+        }
+        e => panic!("expected ambiguous, got {e:?}"),
+    }
+    // Too short to be a prefix, and unknown ids.
+    let err = store.get_run("abc").unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("needs at least 4 characters"),
+        "{err}"
+    );
+    let err = store.get_run("ffff").unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+    assert!(err.to_string().contains(&store.describe()), "{err}");
+    assert!(err.to_string().contains("`ffff`"), "{err}");
+}
+
+pub(super) fn ambiguity_lists_at_most_five_candidates(store: &mut dyn Store) {
+    for i in 0..7 {
+        let r = run(&format!("beef{i}"), "2026-01-01T10:00:00Z", vec![]);
+        store.insert_run(&r).unwrap();
+    }
+    match store.get_run("beef").unwrap_err() {
+        StoreError::Ambiguous { candidates, .. } => {
+            assert_eq!(candidates, "beef0, beef1, beef2, beef3, beef4, …")
+        }
+        e => panic!("expected ambiguous, got {e:?}"),
+    }
+}
+
+pub(super) fn latest_on_an_empty_store_is_not_found(store: &mut dyn Store) {
+    assert!(matches!(
+        store.get_run("latest"),
+        Err(StoreError::NotFound { id, .. }) if id == "latest"
+    ));
+    assert!(store.list_runs(None).unwrap().is_empty());
+    assert!(store.all_runs().unwrap().is_empty());
+}
+
+pub(super) fn duplicate_inserts_are_idempotent_and_conflicts_change_nothing(store: &mut dyn Store) {
+    let original = rich_run();
+    assert_eq!(
+        store.insert_run(&original).unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(
+        store.insert_run(&original.clone()).unwrap(),
+        InsertOutcome::AlreadyStored
+    );
+    let mut changed = original.clone();
+    changed.results[0].samples[0] = 0.3;
+    let err = store.insert_run(&changed).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Conflict { id, .. } if *id == original.id),
+        "{err:?}"
+    );
+    assert_eq!(store.all_runs().unwrap(), vec![original]);
+}
+
+pub(super) fn lists_newest_first_with_counts(store: &mut dyn Store) {
+    let old = run(
+        "run-old",
+        "2026-01-01T10:00:00Z",
+        vec![ok_result("x", vec![1.0])],
+    );
+    let rich = rich_run(); // 2026-12-02, one failed result of three
+    let mut mid = run("run-mid", "2026-06-01T10:00:00Z", vec![]);
+    mid.branch = None;
+    for r in [&rich, &old, &mid] {
+        store.insert_run(r).unwrap();
+    }
+    let list = store.list_runs(None).unwrap();
+    let ids: Vec<&str> = list.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, [rich.id.as_str(), "run-mid", "run-old"]);
+    assert_eq!((list[0].results, list[0].failed_results), (3, 1));
+    assert_eq!(list[0].status, RunStatus::Partial);
+    assert_eq!((list[1].results, list[1].failed_results), (0, 0));
+    assert_eq!(list[1].branch, None);
+    assert_eq!(list[1].status, RunStatus::Failed);
+    assert_eq!((list[2].results, list[2].failed_results), (1, 0));
+    assert_eq!(list[2].commit, old.commit);
+    assert_eq!(store.list_runs(Some(2)).unwrap(), list[..2].to_vec());
+    let all: Vec<String> = store
+        .all_runs()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(all, ["run-old", "run-mid", rich.id.as_str()]);
+}
+
+pub(super) fn invalid_runs_are_refused_before_writing(store: &mut dyn Store) {
+    let bad = run(
+        "nan-run",
+        "2026-01-01T10:00:00Z",
+        vec![ok_result("x", vec![1.0, f64::NAN])],
+    );
+    let err = store.insert_run(&bad).unwrap_err();
+    assert!(matches!(err, StoreError::Invalid { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("sample 1 is not a finite number"),
+        "{err}"
+    );
+    assert!(store.list_runs(None).unwrap().is_empty());
+}
+
+pub(super) fn stores_a_hundred_thousand_samples_in_one_run(store: &mut dyn Store) {
+    let samples: Vec<f64> = (0..100_000)
+        .map(|i| f64::from(i) * 1.000_001 + 0.1)
+        .collect();
+    let mut r = ok_result("big", samples);
+    r.sample_meta = (0..100_000)
+        .map(|i| SampleMeta {
+            sm_clock_mhz: Some(1000 + i % 7),
+            ..SampleMeta::default()
+        })
+        .collect();
+    let original = run("big-run", "2026-01-01T10:00:00Z", vec![r]);
+    let t = std::time::Instant::now();
+    store.insert_run(&original).unwrap();
+    let inserted = t.elapsed();
+    assert_eq!(store.get_run("big-").unwrap(), original);
+    eprintln!(
+        "100k samples: insert {inserted:?}, insert+read {:?}",
+        t.elapsed()
+    );
+}
+
+/// Two writers, each with its own connection (opened, and racing to migrate, in its thread),
+/// insert 20 runs each; every run lands whole.
+pub(super) fn concurrent_writers_all_succeed(open: &(dyn Fn() -> Box<dyn Store> + Sync)) {
+    std::thread::scope(|scope| {
+        for t in 0..2 {
+            scope.spawn(move || {
+                let mut store = open();
+                for i in 0..20 {
+                    let samples = (0..500).map(|k| (t * 1000 + i * 10 + k) as f64).collect();
+                    let r = run(
+                        &format!("t{t}-run{i:02}"),
+                        &format!("2026-01-01T10:{i:02}:{t:02}Z"),
+                        vec![ok_result("x", samples)],
+                    );
+                    assert_eq!(store.insert_run(&r).unwrap(), InsertOutcome::Inserted);
+                }
+            });
+        }
+    });
+    let store = open();
+    let runs = store.all_runs().unwrap();
+    assert_eq!(runs.len(), 40);
+    assert!(runs.iter().all(|r| r.results[0].samples.len() == 500));
+    assert_eq!(
+        store.get_run("t1-run19").unwrap().results[0].samples[0],
+        1190.0
+    );
+}
+
+/// One `#[test]` per check above, for the store `$open` makes: an expression giving
+/// `(guard, Box<dyn Store>)` for a fresh, empty store (the guard keeps it alive), or returning
+/// from the test when the backend is unavailable. `$opener` gives a closure that opens the
+/// same store again (for the concurrency check).
+macro_rules! store_conformance_tests {
+    ($open:expr, $opener:expr) => {
+        #[test]
+        fn conformance_round_trips_a_run_exactly() {
+            let (_guard, mut store) = $open;
+            super::conformance::round_trips_a_run_exactly(&mut *store);
+        }
+        #[test]
+        fn conformance_round_trips_replicates() {
+            let (_guard, mut store) = $open;
+            super::conformance::round_trips_replicates(&mut *store);
+        }
+        #[test]
+        fn conformance_result_with_all_empty_metadata_keeps_it() {
+            let (_guard, mut store) = $open;
+            super::conformance::result_with_all_empty_metadata_keeps_it(&mut *store);
+        }
+        #[test]
+        fn conformance_finds_runs_by_prefix_and_latest() {
+            let (_guard, mut store) = $open;
+            super::conformance::finds_runs_by_prefix_and_latest(&mut *store);
+        }
+        #[test]
+        fn conformance_ambiguity_lists_at_most_five_candidates() {
+            let (_guard, mut store) = $open;
+            super::conformance::ambiguity_lists_at_most_five_candidates(&mut *store);
+        }
+        #[test]
+        fn conformance_latest_on_an_empty_store_is_not_found() {
+            let (_guard, mut store) = $open;
+            super::conformance::latest_on_an_empty_store_is_not_found(&mut *store);
+        }
+        #[test]
+        fn conformance_duplicate_inserts_are_idempotent() {
+            let (_guard, mut store) = $open;
+            super::conformance::duplicate_inserts_are_idempotent_and_conflicts_change_nothing(
+                &mut *store,
+            );
+        }
+        #[test]
+        fn conformance_lists_newest_first_with_counts() {
+            let (_guard, mut store) = $open;
+            super::conformance::lists_newest_first_with_counts(&mut *store);
+        }
+        #[test]
+        fn conformance_invalid_runs_are_refused_before_writing() {
+            let (_guard, mut store) = $open;
+            super::conformance::invalid_runs_are_refused_before_writing(&mut *store);
+        }
+        #[test]
+        fn conformance_stores_a_hundred_thousand_samples_in_one_run() {
+            let (_guard, mut store) = $open;
+            super::conformance::stores_a_hundred_thousand_samples_in_one_run(&mut *store);
+        }
+        #[test]
+        fn conformance_concurrent_writers_all_succeed() {
+            let (guard, store) = $open;
+            drop(store);
+            let open = $opener(&guard);
+            super::conformance::concurrent_writers_all_succeed(&open);
+        }
+    };
+}
+pub(super) use store_conformance_tests;

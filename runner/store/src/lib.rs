@@ -1,0 +1,137 @@
+//! The result store: where runs are kept. A trait so SQLite (default) and PostgreSQL (shared)
+//! backends sit behind one interface; `open` picks one from a store URL.
+
+#[cfg(test)]
+mod conformance;
+mod migrations;
+mod pg;
+mod pg_migrations;
+#[cfg(test)]
+mod pg_tests;
+mod rows;
+mod shared;
+mod sqlite;
+mod sqlite_codec;
+#[cfg(test)]
+mod sqlite_tests;
+mod url;
+
+pub use pg::PgStore;
+pub use sqlite::SqliteStore;
+pub use url::StoreUrl;
+
+use pitwall_schema::{Run, RunStatus};
+
+/// One line of `pitwall runs`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunSummary {
+    pub id: String,
+    pub project: String,
+    pub commit: String,
+    pub branch: Option<String>,
+    pub started_at: String,
+    pub status: RunStatus,
+    pub results: usize,
+    pub failed_results: usize,
+    /// Shared by the two runs of an interleaved base/head measurement.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pair_id: Option<String>,
+}
+
+/// What happened to a run handed to `insert_run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InsertOutcome {
+    Inserted,
+    /// A run with this id and identical content was already stored (imports are idempotent).
+    AlreadyStored,
+}
+
+/// Store failures. Every variant names the store it concerns.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("invalid store url `{url}`: {reason}")]
+    BadUrl { url: String, reason: String },
+    #[error("store {store}: cannot open: {source}")]
+    Open {
+        store: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error(
+        "store {store} {what} (hint: check --store, PITWALL_STORE or [store] url, or run `pitwall run` first to create it)"
+    )]
+    Missing { store: String, what: String },
+    #[error(
+        "store {store} is not a pitwall store ({what}); left unchanged (hint: check --store, PITWALL_STORE or [store] url, or name a new file)"
+    )]
+    Foreign { store: String, what: String },
+    #[error("store {store}: schema version {found} is newer than this pitwall ({supported})")]
+    TooNew {
+        store: String,
+        found: i64,
+        supported: i64,
+    },
+    #[error("store {store}: no run matches `{id}`{}", shared::prefix_hint(.id))]
+    NotFound { store: String, id: String },
+    #[error("store {store}: `{id}` matches several runs ({candidates}); give more characters")]
+    Ambiguous {
+        store: String,
+        id: String,
+        candidates: String,
+    },
+    #[error("store {store}: cannot store {source}")]
+    Invalid {
+        store: String,
+        #[source]
+        source: pitwall_schema::SchemaError,
+    },
+    #[error("store {store}: run {id} is already stored with different content")]
+    Conflict { store: String, id: String },
+    #[error("store {store}: stored data is corrupt: {what}")]
+    Corrupt { store: String, what: String },
+    #[error("store {store}: {source}")]
+    Backend {
+        store: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// Keeps runs. A run is stored whole or not at all.
+pub trait Store {
+    /// Human-readable location (path or URL without password), for messages.
+    fn describe(&self) -> String;
+
+    /// Stores a run and all its results and samples in one transaction.
+    fn insert_run(&mut self, run: &Run) -> Result<InsertOutcome, StoreError>;
+
+    /// Runs, newest first (by `started_at`, then id), at most `limit`.
+    fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>, StoreError>;
+
+    /// A run by full id, unique id prefix, or `latest`.
+    fn get_run(&self, id: &str) -> Result<Run, StoreError>;
+
+    /// Every run, oldest first, for export.
+    fn all_runs(&self) -> Result<Vec<Run>, StoreError>;
+}
+
+/// Whether opening a store may create it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Create a missing SQLite file (and its directories): for commands that store runs.
+    Create,
+    /// The SQLite file must exist and be a pitwall store (`StoreError::Missing` otherwise):
+    /// for commands that only read, so a mistyped path is not taken for an empty history.
+    /// For PostgreSQL: the database must already hold pitwall's tables.
+    Existing,
+}
+
+/// Opens the store a URL names, migrating it where needed. Either mode refuses a SQLite file
+/// or PostgreSQL database that holds other tables named like pitwall's but is no pitwall store
+/// (`StoreError::Foreign`) without changing it.
+pub fn open(url: &StoreUrl, mode: OpenMode) -> Result<Box<dyn Store>, StoreError> {
+    match url {
+        StoreUrl::Sqlite(path) => Ok(Box::new(SqliteStore::open_with(path, mode)?)),
+        StoreUrl::Postgres(u) => Ok(Box::new(PgStore::open_with(u, mode)?)),
+    }
+}

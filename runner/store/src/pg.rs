@@ -1,0 +1,392 @@
+//! The PostgreSQL store, for a history shared by several runners (`--store postgres://…`): the
+//! same tables as the SQLite store, written one run per transaction, with numbered migrations
+//! and run inserts serialised by an advisory lock so that runners writing at once never
+//! interleave, and lookups read one consistent snapshot.
+//!
+//! Connections are plain TCP or Unix sockets: TLS is not built in (`sslmode=require` is
+//! refused with a hint), so use it on a trusted network, a local socket or an SSH tunnel.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::Duration;
+
+use pitwall_schema::{BenchmarkResult, Run};
+use postgres::config::SslMode;
+use postgres::{Client, Config, GenericClient, IsolationLevel, NoTls};
+
+use super::pg_migrations::{current_version, migrate};
+use super::rows::{
+    ResultRow, RunRow, SampleRow, SummaryRow, already_stored, corrupt, meta_json, replicate,
+    to_json,
+};
+use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
+use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, StoreUrl};
+
+/// How long connecting may take when the URL does not say (`connect_timeout=`).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Advisory-lock key ("pitwall" in ASCII) held, per transaction, while migrating and while
+/// inserting a run: the duplicate check and the insert then see the same state everywhere.
+pub(super) const LOCK_KEY: i64 = 0x0070_6974_7761_6c6c;
+
+/// The PostgreSQL store.
+pub struct PgStore {
+    described: String,
+    client: RefCell<Client>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("store", &self.described)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(super) fn backend(store: &str) -> impl Fn(postgres::Error) -> StoreError + '_ {
+    move |e| StoreError::Backend {
+        store: store.to_string(),
+        source: Box::new(e),
+    }
+}
+
+impl PgStore {
+    /// Connects to `url` and brings its schema up to date (refusing one from a newer pitwall),
+    /// creating pitwall's tables in a database that has none (`OpenMode::Create`).
+    pub fn open(url: &str) -> Result<PgStore, StoreError> {
+        PgStore::open_with(url, OpenMode::Create)
+    }
+
+    /// As `open`; with `OpenMode::Existing` a database without pitwall's tables is refused
+    /// instead of set up (a reading command given a wrong database must not change it).
+    pub fn open_with(url: &str, mode: OpenMode) -> Result<PgStore, StoreError> {
+        let described = StoreUrl::redact(url);
+        let open_err = |source: Box<dyn std::error::Error + Send + Sync>| StoreError::Open {
+            store: described.clone(),
+            source,
+        };
+        let bad_url = |reason: String| StoreError::BadUrl {
+            url: described.clone(),
+            reason,
+        };
+        let mut config: Config = url.parse().map_err(|e| bad_url(format!("{e}")))?;
+        if config.get_ssl_mode() == SslMode::Require {
+            return Err(bad_url(
+                "sslmode=require: pitwall connects without TLS (hint: use a trusted network, a \
+                 Unix socket or an SSH tunnel, and sslmode=disable)"
+                    .into(),
+            ));
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        config.application_name("pitwall");
+        let mut client = config.connect(NoTls).map_err(|e| open_err(Box::new(e)))?;
+        migrate(&mut client, &described, mode)?;
+        Ok(PgStore {
+            described,
+            client: RefCell::new(client),
+        })
+    }
+
+    /// How many migrations the database has had.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        let mut client = self.client.borrow_mut();
+        current_version(&mut *client).map_err(backend(&self.described))
+    }
+}
+
+/// A read-only transaction on one snapshot of the database.
+fn snapshot(client: &mut Client) -> Result<postgres::Transaction<'_>, postgres::Error> {
+    client
+        .build_transaction()
+        .isolation_level(IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+}
+
+/// Run `id` with all its results and samples; `None` when no such run is stored.
+fn load_run(
+    client: &mut impl GenericClient,
+    store: &str,
+    id: &str,
+) -> Result<Option<Run>, StoreError> {
+    let be = backend(store);
+    let Some(r) = client
+        .query_opt(
+            "SELECT project, commit_sha, branch, started_at, finished_at, config_hash, status,
+                    fingerprint_json, commit_info_json, error, pair_json
+             FROM runs WHERE id = $1",
+            &[&id],
+        )
+        .map_err(&be)?
+    else {
+        return Ok(None);
+    };
+    let row = RunRow {
+        project: r.get(0),
+        commit: r.get(1),
+        branch: r.get(2),
+        started_at: r.get(3),
+        finished_at: r.get(4),
+        config_hash: r.get(5),
+        status: r.get(6),
+        fingerprint_json: r.get(7),
+        commit_info_json: r.get(8),
+        error: r.get(9),
+        pair_json: r.get(10),
+    };
+    let result_rows = client
+        .query(
+            "SELECT id, ord, suite, name, params_json, measure, unit, direction, status, error
+             FROM results WHERE run_id = $1 ORDER BY ord",
+            &[&id],
+        )
+        .map_err(&be)?;
+    // Every sample of the run in one query, grouped by result.
+    let mut samples: HashMap<i64, Vec<SampleRow>> = HashMap::new();
+    for s in client
+        .query(
+            "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
+             FROM samples s JOIN results r ON r.id = s.result_id
+             WHERE r.run_id = $1 ORDER BY s.result_id, s.idx",
+            &[&id],
+        )
+        .map_err(&be)?
+    {
+        samples.entry(s.get(0)).or_default().push(SampleRow {
+            idx: i64::from(s.get::<_, i32>(1)),
+            value: s.get(2),
+            meta_json: s.get(3),
+            replicate: s.get(4),
+        });
+    }
+    let mut results: Vec<BenchmarkResult> = Vec::with_capacity(result_rows.len());
+    for (expected, r) in result_rows.iter().enumerate() {
+        let row = ResultRow {
+            id: r.get(0),
+            ord: i64::from(r.get::<_, i32>(1)),
+            suite: r.get(2),
+            name: r.get(3),
+            params_json: r.get(4),
+            measure: r.get(5),
+            unit: r.get(6),
+            direction: r.get(7),
+            status: r.get(8),
+            error: r.get(9),
+        };
+        let own = samples.remove(&row.id).unwrap_or_default();
+        results.push(row.decode(store, id, expected, own)?);
+    }
+    row.decode(store, id, results).map(Some)
+}
+
+/// Resolves `latest`, a full id or a unique prefix to a full id.
+fn resolve_id(
+    client: &mut impl GenericClient,
+    store: &str,
+    id: &str,
+) -> Result<String, StoreError> {
+    let be = backend(store);
+    let not_found = || StoreError::NotFound {
+        store: store.to_string(),
+        id: id.to_string(),
+    };
+    if id == "latest" {
+        let row = client
+            .query_opt(
+                "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1",
+                &[],
+            )
+            .map_err(&be)?;
+        return row.map(|r| r.get(0)).ok_or_else(not_found);
+    }
+    if client
+        .query_opt("SELECT 1 FROM runs WHERE id = $1", &[&id])
+        .map_err(&be)?
+        .is_some()
+    {
+        return Ok(id.to_string());
+    }
+    if id.chars().count() < MIN_PREFIX {
+        return Err(not_found());
+    }
+    let matches: Vec<String> = client
+        .query(
+            "SELECT id FROM runs WHERE starts_with(id, $1) ORDER BY id LIMIT $2",
+            &[&id, &(MAX_CANDIDATES as i64 + 1)],
+        )
+        .map_err(&be)?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    super::shared::pick_one(store, id, matches)
+}
+
+impl Store for PgStore {
+    fn describe(&self) -> String {
+        self.described.clone()
+    }
+
+    fn insert_run(&mut self, run: &Run) -> Result<InsertOutcome, StoreError> {
+        let store = self.describe();
+        run.validate().map_err(|source| StoreError::Invalid {
+            store: store.clone(),
+            source,
+        })?;
+        let be = backend(&store);
+        let mut client = self.client.borrow_mut();
+        let mut tx = client.transaction().map_err(&be)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_KEY])
+            .map_err(&be)?;
+        if let Some(stored) = load_run(&mut tx, &store, &run.id)? {
+            // Dropping `tx` rolls back.
+            return already_stored(&store, &stored, run);
+        }
+        let row = RunRow::of(run);
+        tx.execute(
+            "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
+                               config_hash, status, fingerprint_json, commit_info_json, error,
+                               pair_json, pair_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+            &[
+                &run.id,
+                &row.project,
+                &row.commit,
+                &row.branch,
+                &row.started_at,
+                &row.finished_at,
+                &row.config_hash,
+                &row.status,
+                &row.fingerprint_json,
+                &row.commit_info_json,
+                &row.error,
+                &row.pair_json,
+                &run.pair.as_ref().map(|p| p.id.clone()),
+            ],
+        )
+        .map_err(&be)?;
+        // All results in one statement, all samples in another (arrays unnested server-side).
+        let r = &run.results;
+        let ords: Vec<i32> = (0..r.len() as i32).collect();
+        let col = |f: fn(&BenchmarkResult) -> String| r.iter().map(f).collect::<Vec<String>>();
+        let ids = tx
+            .query(
+                "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
+                                      direction, status, error)
+                 SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[],
+                                          $6::text[], $7::text[], $8::text[], $9::text[],
+                                          $10::text[])
+                 RETURNING ord, id",
+                &[
+                    &run.id,
+                    &ords,
+                    &col(|x| x.suite.clone()),
+                    &col(|x| x.name.clone()),
+                    &col(|x| to_json(&x.params)),
+                    &col(|x| x.measure.clone()),
+                    &col(|x| x.unit.as_str().to_string()),
+                    &col(|x| x.direction.as_str().to_string()),
+                    &col(|x| x.status.as_str().to_string()),
+                    &r.iter().map(|x| x.error.clone()).collect::<Vec<_>>(),
+                ],
+            )
+            .map_err(&be)?;
+        let mut id_of = vec![0i64; r.len()];
+        for row in &ids {
+            id_of[row.get::<_, i32>(0) as usize] = row.get(1);
+        }
+        let (mut result_ids, mut idxs, mut values) = (vec![], vec![], vec![]);
+        let (mut metas, mut replicates) = (vec![], vec![]);
+        for (ord, result) in r.iter().enumerate() {
+            for (idx, value) in result.samples.iter().enumerate() {
+                result_ids.push(id_of[ord]);
+                idxs.push(idx as i32);
+                values.push(*value);
+                metas.push(meta_json(result, idx));
+                replicates.push(replicate(result, idx));
+            }
+        }
+        tx.execute(
+            "INSERT INTO samples (result_id, idx, value, meta_json, replicate)
+             SELECT * FROM unnest($1::bigint[], $2::int[], $3::float8[], $4::text[],
+                                  $5::bigint[])",
+            &[&result_ids, &idxs, &values, &metas, &replicates],
+        )
+        .map_err(&be)?;
+        fault_pause_in_txn();
+        tx.commit().map_err(&be)?;
+        Ok(InsertOutcome::Inserted)
+    }
+
+    fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>, StoreError> {
+        let store = self.describe();
+        let be = backend(&store);
+        let limit = limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
+        let rows = self
+            .client
+            .borrow_mut()
+            .query(
+                "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
+                        (SELECT count(*) FROM results x WHERE x.run_id = r.id),
+                        (SELECT count(*) FROM results x
+                          WHERE x.run_id = r.id AND x.status = 'failed'),
+                        r.pair_id
+                 FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT $1",
+                &[&limit],
+            )
+            .map_err(&be)?;
+        rows.iter()
+            .map(|r| {
+                SummaryRow {
+                    id: r.get(0),
+                    project: r.get(1),
+                    commit: r.get(2),
+                    branch: r.get(3),
+                    started_at: r.get(4),
+                    status: r.get(5),
+                    results: r.get(6),
+                    failed_results: r.get(7),
+                    pair_id: r.get(8),
+                }
+                .decode(&store)
+            })
+            .collect()
+    }
+
+    fn get_run(&self, id: &str) -> Result<Run, StoreError> {
+        let store = self.describe();
+        let be = backend(&store);
+        let mut client = self.client.borrow_mut();
+        // One snapshot: resolving and loading see the same data.
+        let mut tx = snapshot(&mut client).map_err(&be)?;
+        let full = resolve_id(&mut tx, &store, id)?;
+        let run = load_run(&mut tx, &store, &full)?.ok_or_else(|| StoreError::NotFound {
+            store: store.clone(),
+            id: id.to_string(),
+        })?;
+        tx.commit().map_err(&be)?;
+        Ok(run)
+    }
+
+    fn all_runs(&self) -> Result<Vec<Run>, StoreError> {
+        let store = self.describe();
+        let be = backend(&store);
+        let mut client = self.client.borrow_mut();
+        let mut tx = snapshot(&mut client).map_err(&be)?;
+        let ids: Vec<String> = tx
+            .query("SELECT id FROM runs ORDER BY started_at, id", &[])
+            .map_err(&be)?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let mut runs = Vec::with_capacity(ids.len());
+        for id in ids {
+            let run = load_run(&mut tx, &store, &id)?
+                .ok_or_else(|| corrupt(&store, format!("run {id} vanished while reading")))?;
+            runs.push(run);
+        }
+        tx.commit().map_err(&be)?;
+        Ok(runs)
+    }
+}

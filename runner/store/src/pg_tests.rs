@@ -1,0 +1,295 @@
+//! Tests of the PostgreSQL store on a real server (`pitwall_e2e::pg_server`: the one named by
+//! `PITWALL_TEST_POSTGRES_URL`, or a private one started from the installed binaries), one
+//! fresh database per test: the shared store behaviour (`conformance`), plus migrations on
+//! reconnect (and in place, from version 1), refusal of a newer schema, all-or-nothing inserts,
+//! and clear errors for an unreachable server or a TLS-only URL.
+
+use pitwall_e2e::{TestDb, pg_server};
+
+use super::conformance::{rich_run, store_conformance_tests};
+use super::pg_migrations::MIGRATIONS;
+use super::rows::{RunRow, meta_json, to_json};
+use super::{InsertOutcome, OpenMode, PgStore, Store, StoreError};
+
+/// The schema version this pitwall writes.
+const LATEST: i64 = MIGRATIONS.len() as i64;
+
+/// A fresh database and a store on it, or `None` (said once) without PostgreSQL.
+fn fresh() -> Option<(TestDb, PgStore)> {
+    let db = pg_server()?.database();
+    let store = PgStore::open(&db.url).unwrap();
+    Some((db, store))
+}
+
+fn admin(db: &TestDb) -> postgres::Client {
+    postgres::Client::connect(&db.url, postgres::NoTls).unwrap()
+}
+
+fn count(db: &TestDb, table: &str) -> i64 {
+    admin(db)
+        .query_one(&format!("SELECT count(*) FROM {table}"), &[])
+        .unwrap()
+        .get(0)
+}
+
+store_conformance_tests!(
+    {
+        let Some((db, store)) = fresh() else {
+            return;
+        };
+        let store: Box<dyn Store> = Box::new(store);
+        (db, store)
+    },
+    |db: &TestDb| {
+        let url = db.url.clone();
+        move || Box::new(PgStore::open(&url).unwrap()) as Box<dyn Store>
+    }
+);
+
+#[test]
+fn reconnecting_keeps_data_and_does_not_remigrate() {
+    let Some((db, mut store)) = fresh() else {
+        return;
+    };
+    assert_eq!(store.schema_version().unwrap(), LATEST);
+    let original = rich_run();
+    store.insert_run(&original).unwrap();
+    drop(store);
+    // Re-running migration 1 would fail ("relation runs already exists").
+    let store = PgStore::open(&db.url).unwrap();
+    assert_eq!(store.schema_version().unwrap(), LATEST);
+    assert_eq!(store.get_run("latest").unwrap(), original);
+    assert!(
+        store
+            .describe()
+            .starts_with("postgres://postgres@127.0.0.1:")
+    );
+}
+
+#[test]
+fn refuses_a_newer_schema_and_leaves_it_alone() {
+    let Some((db, store)) = fresh() else {
+        return;
+    };
+    drop(store);
+    admin(&db)
+        .batch_execute("UPDATE pitwall_schema SET version = 9")
+        .unwrap();
+    let err = PgStore::open(&db.url).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::TooNew {
+                found: 9,
+                supported: LATEST,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("127.0.0.1"), "{err}");
+    let v: i32 = admin(&db)
+        .query_one("SELECT version FROM pitwall_schema", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(v, 9);
+}
+
+#[test]
+fn a_failure_mid_transaction_leaves_no_partial_run() {
+    let Some((db, mut store)) = fresh() else {
+        return;
+    };
+    // Samples are written after the run row and every result: failing there leaves all of
+    // those written inside the transaction.
+    admin(&db)
+        .batch_execute(
+            "CREATE FUNCTION fail_sample() RETURNS trigger LANGUAGE plpgsql AS
+               $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$;
+             CREATE TRIGGER fail_sample BEFORE INSERT ON samples
+               FOR EACH ROW EXECUTE FUNCTION fail_sample();",
+        )
+        .unwrap();
+    let original = rich_run();
+    let err = store.insert_run(&original).unwrap_err();
+    assert!(matches!(err, StoreError::Backend { .. }), "{err:?}");
+    let chain = format!("{err}: {:?}", std::error::Error::source(&err));
+    assert!(chain.contains("injected failure"), "{chain}");
+    for table in ["runs", "results", "samples"] {
+        assert_eq!(count(&db, table), 0, "{table}");
+    }
+    admin(&db)
+        .batch_execute("DROP TRIGGER fail_sample ON samples")
+        .unwrap();
+    assert_eq!(
+        store.insert_run(&original).unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(store.get_run(&original.id).unwrap(), original);
+    assert_eq!(count(&db, "samples"), 9);
+}
+
+#[test]
+fn an_unreachable_server_is_a_prompt_open_error() {
+    // A port nothing listens on (bound, then released).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://bob:secret@127.0.0.1:{port}/pw?connect_timeout=5");
+    let t = std::time::Instant::now();
+    let err = PgStore::open(&url).unwrap_err();
+    assert!(t.elapsed() < std::time::Duration::from_secs(10));
+    let msg = err.to_string();
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    assert!(msg.contains(&format!("127.0.0.1:{port}")), "{msg}");
+    assert!(!msg.contains("secret"), "{msg}");
+}
+
+#[test]
+fn tls_only_urls_are_refused_with_a_hint() {
+    let err = PgStore::open("postgres://u@db.example/pw?sslmode=require").unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("sslmode=require") && msg.contains("hint:"),
+        "{msg}"
+    );
+    assert!(matches!(err, StoreError::BadUrl { .. }), "{err:?}");
+    let err = PgStore::open("postgres://u@db.example/pw?sslmode=bogus").unwrap_err();
+    assert!(matches!(err, StoreError::BadUrl { .. }), "{err:?}");
+}
+
+#[test]
+fn reading_commands_do_not_set_up_a_database_and_foreign_tables_are_left_alone() {
+    let Some(server) = pg_server() else {
+        return;
+    };
+    // An empty database: a reading command refuses it and creates nothing.
+    let empty = server.database();
+    let err = PgStore::open_with(&empty.url, OpenMode::Existing).unwrap_err();
+    assert!(matches!(err, StoreError::Missing { .. }), "{err:?}");
+    assert!(err.to_string().contains("has no pitwall tables"), "{err}");
+    let tables: i64 = admin(&empty)
+        .query_one(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 0);
+    // Another application's `runs` table: refused by every mode, untouched.
+    admin(&empty)
+        .batch_execute("CREATE TABLE runs (x INTEGER); INSERT INTO runs VALUES (7)")
+        .unwrap();
+    for mode in [OpenMode::Create, OpenMode::Existing] {
+        let err = PgStore::open_with(&empty.url, mode).unwrap_err();
+        assert!(matches!(err, StoreError::Foreign { .. }), "{err:?}");
+    }
+    assert_eq!(count(&empty, "runs"), 1);
+    // A pitwall database opens either way.
+    let Some((db, store)) = fresh() else {
+        return;
+    };
+    drop(store);
+    PgStore::open_with(&db.url, OpenMode::Existing).unwrap();
+}
+
+/// Writes `run` the way pitwall did at schema version 1 (before replicates were stored): the
+/// V1 script, `pitwall_schema` at 1, and rows without a replicate.
+fn write_schema_1_database(db: &TestDb, run: &pitwall_schema::Run) {
+    let mut client = admin(db);
+    let mut tx = client.transaction().unwrap();
+    tx.batch_execute(MIGRATIONS[0]).unwrap();
+    tx.batch_execute(
+        "CREATE TABLE pitwall_schema (version INTEGER NOT NULL);
+         INSERT INTO pitwall_schema (version) VALUES (1);",
+    )
+    .unwrap();
+    let row = RunRow::of(run);
+    tx.execute(
+        "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
+                           config_hash, status, fingerprint_json, commit_info_json, error,
+                           pair_json, pair_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+        &[
+            &run.id,
+            &row.project,
+            &row.commit,
+            &row.branch,
+            &row.started_at,
+            &row.finished_at,
+            &row.config_hash,
+            &row.status,
+            &row.fingerprint_json,
+            &row.commit_info_json,
+            &row.error,
+            &row.pair_json,
+            &run.pair.as_ref().map(|p| p.id.clone()),
+        ],
+    )
+    .unwrap();
+    for (ord, r) in run.results.iter().enumerate() {
+        let id: i64 = tx
+            .query_one(
+                "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
+                                      direction, status, error)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+                &[
+                    &run.id,
+                    &(ord as i32),
+                    &r.suite,
+                    &r.name,
+                    &to_json(&r.params),
+                    &r.measure,
+                    &r.unit.as_str(),
+                    &r.direction.as_str(),
+                    &r.status.as_str(),
+                    &r.error,
+                ],
+            )
+            .unwrap()
+            .get(0);
+        for (idx, value) in r.samples.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO samples (result_id, idx, value, meta_json) VALUES ($1, $2, $3, $4)",
+                &[&id, &(idx as i32), value, &meta_json(r, idx)],
+            )
+            .unwrap();
+        }
+    }
+    tx.commit().unwrap();
+}
+
+#[test]
+fn a_schema_1_database_is_migrated_in_place_and_its_runs_read_back() {
+    let Some(server) = pg_server() else {
+        return;
+    };
+    let db = server.database();
+    let mut old = rich_run();
+    for r in &mut old.results {
+        r.replicates.clear();
+    }
+    write_schema_1_database(&db, &old);
+    let mut store = PgStore::open_with(&db.url, OpenMode::Existing).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.get_run("latest").unwrap(), old);
+    assert_eq!(
+        count(&db, "samples WHERE replicate IS NULL"),
+        9,
+        "the old samples have no replicate"
+    );
+    assert_eq!(
+        store.insert_run(&old).unwrap(),
+        InsertOutcome::AlreadyStored
+    );
+    let mut new = rich_run();
+    new.id = "0190f0c0-0000-7000-8000-000000000002".into();
+    new.started_at = "2026-12-03T10:00:00Z".into();
+    assert!(!new.results[1].replicates.is_empty());
+    store.insert_run(&new).unwrap();
+    drop(store);
+    let store = PgStore::open(&db.url).unwrap();
+    assert_eq!(store.all_runs().unwrap(), vec![old, new]);
+}

@@ -1,0 +1,313 @@
+//! The rows every SQL store keeps (runs, results, samples) and how they become schema `Run`s
+//! again, shared by the SQLite and PostgreSQL backends so both give back a run exactly as it
+//! went in and report stored garbage the same way: as `StoreError::Corrupt` naming what is
+//! wrong, never as a panic or a wrong answer.
+
+use std::collections::BTreeMap;
+
+use pitwall_schema::{
+    BenchmarkResult, Direction, Fingerprint, ResultStatus, Run, RunStatus, SampleMeta, Unit,
+};
+
+use super::{RunSummary, StoreError};
+
+pub(super) fn corrupt(store: &str, what: String) -> StoreError {
+    StoreError::Corrupt {
+        store: store.to_string(),
+        what,
+    }
+}
+
+/// JSON text of a value of the schema types; these always serialize.
+pub(super) fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("schema types always serialize")
+}
+
+/// `sample_meta` as stored: one JSON text per sample, or NULL for every sample of a result
+/// that has no metadata. (An empty `SampleMeta` is stored as `{}`, not NULL, so a result whose
+/// metadata entries are all empty still comes back with them.)
+pub(super) fn meta_json(result: &BenchmarkResult, idx: usize) -> Option<String> {
+    result.sample_meta.get(idx).map(to_json)
+}
+
+/// `replicates` as stored: each sample's replicate, or NULL for every sample of a result whose
+/// replicates are unknown (runs stored before they were recorded, foreign results).
+pub(super) fn replicate(result: &BenchmarkResult, idx: usize) -> Option<i64> {
+    result.replicates.get(idx).map(|&r| i64::from(r))
+}
+
+pub(super) fn parse_json<T: serde::de::DeserializeOwned>(
+    store: &str,
+    what: impl FnOnce() -> String,
+    text: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| corrupt(store, format!("{}: {e}", what())))
+}
+
+/// One `runs` row, every column as stored.
+pub(super) struct RunRow {
+    pub project: String,
+    pub commit: String,
+    pub branch: Option<String>,
+    pub started_at: String,
+    pub finished_at: String,
+    pub config_hash: String,
+    pub status: String,
+    pub fingerprint_json: String,
+    pub commit_info_json: Option<String>,
+    pub error: Option<String>,
+    pub pair_json: Option<String>,
+}
+
+impl RunRow {
+    /// The row a run is stored as (without its results).
+    pub fn of(run: &Run) -> RunRow {
+        RunRow {
+            project: run.project.clone(),
+            commit: run.commit.clone(),
+            branch: run.branch.clone(),
+            started_at: run.started_at.clone(),
+            finished_at: run.finished_at.clone(),
+            config_hash: run.config_hash.clone(),
+            status: run.status.as_str().to_string(),
+            fingerprint_json: to_json(&run.fingerprint),
+            commit_info_json: run.commit_info.as_ref().map(to_json),
+            error: run.error.clone(),
+            pair_json: run.pair.as_ref().map(to_json),
+        }
+    }
+
+    /// Run `id` from this row and its results, checking every stored text.
+    pub fn decode(
+        self,
+        store: &str,
+        id: &str,
+        results: Vec<BenchmarkResult>,
+    ) -> Result<Run, StoreError> {
+        let commit_info = self
+            .commit_info_json
+            .map(|text| parse_json(store, || format!("run {id}: commit_info_json"), &text))
+            .transpose()?;
+        let pair = self
+            .pair_json
+            .map(|text| parse_json(store, || format!("run {id}: pair_json"), &text))
+            .transpose()?;
+        let status = RunStatus::parse(&self.status).ok_or_else(|| {
+            corrupt(
+                store,
+                format!("run {id}: unknown run status `{}`", self.status),
+            )
+        })?;
+        let fingerprint: Fingerprint = parse_json(
+            store,
+            || format!("run {id}: fingerprint_json"),
+            &self.fingerprint_json,
+        )?;
+        Ok(Run {
+            id: id.to_string(),
+            project: self.project,
+            commit: self.commit,
+            branch: self.branch,
+            started_at: self.started_at,
+            finished_at: self.finished_at,
+            config_hash: self.config_hash,
+            fingerprint,
+            status,
+            commit_info,
+            error: self.error,
+            pair,
+            results,
+        })
+    }
+}
+
+/// What inserting `run` means when `stored` already has its id: nothing to do when identical
+/// (byte-identical export is what "identical" means; imports are idempotent), else a conflict.
+pub(super) fn already_stored(
+    store: &str,
+    stored: &Run,
+    run: &Run,
+) -> Result<super::InsertOutcome, StoreError> {
+    if to_json(stored) == to_json(run) {
+        Ok(super::InsertOutcome::AlreadyStored)
+    } else {
+        Err(StoreError::Conflict {
+            store: store.to_string(),
+            id: run.id.clone(),
+        })
+    }
+}
+
+/// One line of `list_runs` as queried: the run's columns and its result counts.
+pub(super) struct SummaryRow {
+    pub id: String,
+    pub project: String,
+    pub commit: String,
+    pub branch: Option<String>,
+    pub started_at: String,
+    pub status: String,
+    pub results: i64,
+    pub failed_results: i64,
+    pub pair_id: Option<String>,
+}
+
+impl SummaryRow {
+    pub fn decode(self, store: &str) -> Result<RunSummary, StoreError> {
+        let status = RunStatus::parse(&self.status).ok_or_else(|| {
+            corrupt(
+                store,
+                format!("run {}: unknown run status `{}`", self.id, self.status),
+            )
+        })?;
+        Ok(RunSummary {
+            id: self.id,
+            project: self.project,
+            commit: self.commit,
+            branch: self.branch,
+            started_at: self.started_at,
+            status,
+            results: self.results.max(0) as usize,
+            failed_results: self.failed_results.max(0) as usize,
+            pair_id: self.pair_id,
+        })
+    }
+}
+
+/// One `results` row before its samples are attached.
+pub(super) struct ResultRow {
+    pub id: i64,
+    pub ord: i64,
+    pub suite: String,
+    pub name: String,
+    pub params_json: String,
+    pub measure: String,
+    pub unit: String,
+    pub direction: String,
+    pub status: String,
+    pub error: Option<String>,
+}
+
+/// One `samples` row, every column as stored.
+pub(super) struct SampleRow {
+    pub idx: i64,
+    pub value: f64,
+    /// Per-sample metadata; NULL for every sample of a result that has none.
+    pub meta_json: Option<String>,
+    /// The replicate (migration 3); NULL for every sample of a result without replicates.
+    pub replicate: Option<i64>,
+}
+
+impl ResultRow {
+    /// Result number `expected` of run `run_id` from this row and its sample rows (in index
+    /// order), checking positions, enumerations and JSON.
+    pub fn decode(
+        self,
+        store: &str,
+        run_id: &str,
+        expected: usize,
+        samples: Vec<SampleRow>,
+    ) -> Result<BenchmarkResult, StoreError> {
+        let at = format!("run {run_id} result {}", self.ord);
+        if self.ord != expected as i64 {
+            return Err(corrupt(
+                store,
+                format!("{at}: expected position {expected}"),
+            ));
+        }
+        let params: BTreeMap<String, String> =
+            parse_json(store, || format!("{at}: params_json"), &self.params_json)?;
+        let direction = Direction::parse(&self.direction).ok_or_else(|| {
+            corrupt(
+                store,
+                format!("{at}: unknown direction `{}`", self.direction),
+            )
+        })?;
+        let status = ResultStatus::parse(&self.status)
+            .ok_or_else(|| corrupt(store, format!("{at}: unknown status `{}`", self.status)))?;
+        let Samples {
+            samples,
+            sample_meta,
+            replicates,
+        } = decode_samples(store, &at, samples)?;
+        Ok(BenchmarkResult {
+            suite: self.suite,
+            name: self.name,
+            params,
+            measure: self.measure,
+            unit: Unit::new(self.unit),
+            direction,
+            status,
+            error: self.error,
+            samples,
+            sample_meta,
+            replicates,
+        })
+    }
+}
+
+/// A result's sample columns, decoded.
+struct Samples {
+    samples: Vec<f64>,
+    sample_meta: Vec<SampleMeta>,
+    replicates: Vec<u32>,
+}
+
+/// Checks that the sample rows are numbered 0, 1, … and that metadata and replicates are each
+/// either stored for every sample or for none.
+fn decode_samples(store: &str, at: &str, rows: Vec<SampleRow>) -> Result<Samples, StoreError> {
+    let mut samples = Vec::with_capacity(rows.len());
+    let mut metas = Vec::new();
+    let mut replicates = Vec::new();
+    let (mut meta_nulls, mut replicate_nulls) = (0usize, 0usize);
+    for row in rows {
+        let idx = row.idx;
+        if idx != samples.len() as i64 {
+            return Err(corrupt(
+                store,
+                format!(
+                    "{at}: sample index {idx} where {} was expected",
+                    samples.len()
+                ),
+            ));
+        }
+        samples.push(row.value);
+        match row.meta_json {
+            Some(text) => metas.push(parse_json(
+                store,
+                || format!("{at} sample {idx}: meta_json"),
+                &text,
+            )?),
+            None => meta_nulls += 1,
+        }
+        match row.replicate {
+            Some(r) => replicates.push(u32::try_from(r).map_err(|_| {
+                corrupt(
+                    store,
+                    format!(
+                        "{at} sample {idx}: replicate {r} is not between 0 and {}",
+                        u32::MAX
+                    ),
+                )
+            })?),
+            None => replicate_nulls += 1,
+        }
+    }
+    let n = samples.len();
+    if meta_nulls > 0 && !metas.is_empty() {
+        return Err(corrupt(
+            store,
+            format!("{at}: {meta_nulls} of {n} samples lack meta_json"),
+        ));
+    }
+    if replicate_nulls > 0 && !replicates.is_empty() {
+        return Err(corrupt(
+            store,
+            format!("{at}: {replicate_nulls} of {n} samples lack a replicate"),
+        ));
+    }
+    Ok(Samples {
+        samples,
+        sample_meta: metas,
+        replicates,
+    })
+}

@@ -1,0 +1,328 @@
+//! The embedded SQLite store, pitwall's default: one file, no server, safe for several pitwall
+//! processes at once (WAL, a busy timeout, and `BEGIN IMMEDIATE` for every write).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use pitwall_schema::Run;
+use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
+
+use super::rows::{RunRow, SummaryRow, already_stored, meta_json, replicate, to_json};
+use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
+use super::sqlite_codec::{backend, load_run};
+use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, migrations};
+
+/// How long a connection waits for another process's write lock before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The embedded SQLite store.
+#[derive(Debug)]
+pub struct SqliteStore {
+    path: PathBuf,
+    conn: Connection,
+}
+
+impl SqliteStore {
+    /// Opens the database at `path`, creating it (and its parent directories) and applying
+    /// migrations as needed.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        SqliteStore::open_with(path, OpenMode::Create)
+    }
+
+    /// Opens the database at `path`; with `OpenMode::Existing` a missing file or an empty
+    /// database is `StoreError::Missing` and nothing is created. A database with other tables
+    /// is refused in either mode before anything is written to it.
+    pub fn open_with(path: &Path, mode: OpenMode) -> Result<SqliteStore, StoreError> {
+        let store = describe_path(path);
+        let open_err = |source: Box<dyn std::error::Error + Send + Sync>| StoreError::Open {
+            store: store.clone(),
+            source,
+        };
+        let missing = |what: &str| StoreError::Missing {
+            store: store.clone(),
+            what: what.to_string(),
+        };
+        // No URI filenames: `file:…?mode=memory` would silently keep nothing.
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        match mode {
+            OpenMode::Create => {
+                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(parent).map_err(|e| open_err(Box::new(e)))?;
+                }
+                flags |= OpenFlags::SQLITE_OPEN_CREATE;
+            }
+            OpenMode::Existing => match std::fs::metadata(path) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(missing("does not exist"));
+                }
+                Err(e) => return Err(open_err(Box::new(e))),
+            },
+        }
+        let mut conn =
+            Connection::open_with_flags(path, flags).map_err(|e| open_err(Box::new(e)))?;
+        // Set first, so every later statement (including switching to WAL) waits for other
+        // processes' locks instead of failing with "database is locked".
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| open_err(Box::new(e)))?;
+        // The first read of the file: fails here when it is not a SQLite database. Checked
+        // before anything is written, so a database from a newer pitwall is left untouched.
+        let version = migrations::current_version(&conn).map_err(|e| open_err(Box::new(e)))?;
+        migrations::check_not_too_new(version, &store)?;
+        // Someone else's database, or none yet: decided before the first write (WAL included).
+        match migrations::ownership(&conn, version).map_err(|e| open_err(Box::new(e)))? {
+            migrations::Ownership::Pitwall => {}
+            migrations::Ownership::Empty if mode == OpenMode::Create => {}
+            migrations::Ownership::Empty => return Err(missing("is an empty database")),
+            migrations::Ownership::Foreign(what) => {
+                return Err(StoreError::Foreign { store, what });
+            }
+        }
+        // WAL: readers never block the writer and vice versa, so `pitwall runs` works while a
+        // run is being stored. (On filesystems without shared memory SQLite keeps its rollback
+        // journal; the busy timeout and BEGIN IMMEDIATE keep writes correct either way.)
+        let _mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+            .map_err(|e| open_err(Box::new(e)))?;
+        // FULL rather than NORMAL: a run takes minutes of machine time to produce and is stored
+        // in one transaction, so one extra fsync per commit costs nothing, and a run reported
+        // as stored survives a power loss (NORMAL in WAL mode may drop the last commits).
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(|e| open_err(Box::new(e)))?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(|e| open_err(Box::new(e)))?;
+        migrations::migrate(&mut conn, &store)?;
+        Ok(SqliteStore {
+            path: path.to_path_buf(),
+            conn,
+        })
+    }
+
+    /// How many migrations the file has had (its `PRAGMA user_version`).
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        migrations::current_version(&self.conn).map_err(backend(&self.describe()))
+    }
+
+    /// Ids of stored runs, oldest first (by `started_at`, then id).
+    fn run_ids_oldest_first(&self, store: &str) -> Result<Vec<String>, StoreError> {
+        let be = backend(store);
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id FROM runs ORDER BY started_at, id")
+            .map_err(&be)?;
+        let ids = stmt
+            .query_map([], |r| r.get(0))
+            .map_err(&be)?
+            .collect::<Result<Vec<String>, _>>()
+            .map_err(&be)?;
+        Ok(ids)
+    }
+
+    /// Resolves `latest`, a full id or a unique prefix to a full id.
+    fn resolve_id(&self, store: &str, id: &str) -> Result<String, StoreError> {
+        let be = backend(store);
+        let not_found = || StoreError::NotFound {
+            store: store.to_string(),
+            id: id.to_string(),
+        };
+        if id == "latest" {
+            // RFC 3339 UTC timestamps written by pitwall sort as text in time order.
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1")
+                .map_err(&be)?;
+            let mut ids = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(&be)?;
+            return ids.next().transpose().map_err(&be)?.ok_or_else(not_found);
+        }
+        let mut exact = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM runs WHERE id = ?1")
+            .map_err(&be)?;
+        let n: i64 = exact.query_row([id], |r| r.get(0)).map_err(&be)?;
+        if n > 0 {
+            return Ok(id.to_string());
+        }
+        if id.chars().count() < MIN_PREFIX {
+            return Err(not_found());
+        }
+        // Every id starting with `id` sorts in [id, id + U+10FFFF), so the primary key index
+        // bounds the scan; the substr test makes the match exact.
+        let upper = format!("{id}{}", char::MAX);
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM runs WHERE id >= ?1 AND id < ?2
+                   AND substr(id, 1, length(?1)) = ?1
+                 ORDER BY id LIMIT ?3",
+            )
+            .map_err(&be)?;
+        let matches = stmt
+            .query_map(params![id, upper, MAX_CANDIDATES as i64 + 1], |r| r.get(0))
+            .map_err(&be)?
+            .collect::<Result<Vec<String>, _>>()
+            .map_err(&be)?;
+        super::shared::pick_one(store, id, matches)
+    }
+}
+
+fn describe_path(path: &Path) -> String {
+    format!("sqlite:{}", path.display())
+}
+
+impl Store for SqliteStore {
+    fn describe(&self) -> String {
+        describe_path(&self.path)
+    }
+
+    fn insert_run(&mut self, run: &Run) -> Result<InsertOutcome, StoreError> {
+        let store = self.describe();
+        run.validate().map_err(|source| StoreError::Invalid {
+            store: store.clone(),
+            source,
+        })?;
+        let be = backend(&store);
+        // IMMEDIATE takes the write lock up front (waiting up to the busy timeout), so the
+        // duplicate check below and the inserts see the same database state.
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&be)?;
+        if let Some(stored) = load_run(&tx, &store, &run.id)? {
+            // Returning drops `tx`, rolling back the (read-only) transaction.
+            return already_stored(&store, &stored, run);
+        }
+        let row = RunRow::of(run);
+        tx.prepare_cached(
+            "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
+                               config_hash, status, fingerprint_json, commit_info_json, error,
+                               pair_json, pair_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                run.id,
+                row.project,
+                row.commit,
+                row.branch,
+                row.started_at,
+                row.finished_at,
+                row.config_hash,
+                row.status,
+                row.fingerprint_json,
+                row.commit_info_json,
+                row.error,
+                row.pair_json,
+                run.pair.as_ref().map(|p| p.id.clone()),
+            ])
+        })
+        .map_err(&be)?;
+        {
+            let mut ins_result = tx
+                .prepare_cached(
+                    "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
+                                          direction, status, error)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                )
+                .map_err(&be)?;
+            let mut ins_sample = tx
+                .prepare_cached(
+                    "INSERT INTO samples (result_id, idx, value, meta_json, replicate)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                )
+                .map_err(&be)?;
+            for (ord, r) in run.results.iter().enumerate() {
+                ins_result
+                    .execute(params![
+                        run.id,
+                        ord as i64,
+                        r.suite,
+                        r.name,
+                        to_json(&r.params),
+                        r.measure,
+                        r.unit.as_str(),
+                        r.direction.as_str(),
+                        r.status.as_str(),
+                        r.error,
+                    ])
+                    .map_err(&be)?;
+                let result_id = tx.last_insert_rowid();
+                for (idx, value) in r.samples.iter().enumerate() {
+                    ins_sample
+                        .execute(params![
+                            result_id,
+                            idx as i64,
+                            value,
+                            meta_json(r, idx),
+                            replicate(r, idx)
+                        ])
+                        .map_err(&be)?;
+                }
+            }
+        }
+        fault_pause_in_txn();
+        tx.commit().map_err(&be)?;
+        Ok(InsertOutcome::Inserted)
+    }
+
+    fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>, StoreError> {
+        let store = self.describe();
+        let be = backend(&store);
+        // SQLite reads a negative LIMIT as "no limit".
+        let limit = limit.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
+                        (SELECT count(*) FROM results x WHERE x.run_id = r.id),
+                        (SELECT count(*) FROM results x
+                          WHERE x.run_id = r.id AND x.status = 'failed'),
+                        r.pair_id
+                 FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?1",
+            )
+            .map_err(&be)?;
+        let rows = stmt
+            .query_map([limit], |r| {
+                Ok(SummaryRow {
+                    id: r.get(0)?,
+                    project: r.get(1)?,
+                    commit: r.get(2)?,
+                    branch: r.get(3)?,
+                    started_at: r.get(4)?,
+                    status: r.get(5)?,
+                    results: r.get(6)?,
+                    failed_results: r.get(7)?,
+                    pair_id: r.get(8)?,
+                })
+            })
+            .map_err(&be)?;
+        rows.map(|row| row.map_err(&be)?.decode(&store)).collect()
+    }
+
+    fn get_run(&self, id: &str) -> Result<Run, StoreError> {
+        let store = self.describe();
+        // One read transaction: resolving and loading see the same snapshot.
+        let tx = self.conn.unchecked_transaction().map_err(backend(&store))?;
+        let full = self.resolve_id(&store, id)?;
+        let run = load_run(&tx, &store, &full)?.ok_or_else(|| StoreError::NotFound {
+            store: store.clone(),
+            id: id.to_string(),
+        })?;
+        tx.finish().map_err(backend(&store))?;
+        Ok(run)
+    }
+
+    fn all_runs(&self) -> Result<Vec<Run>, StoreError> {
+        let store = self.describe();
+        let tx = self.conn.unchecked_transaction().map_err(backend(&store))?;
+        let mut runs = Vec::new();
+        for id in self.run_ids_oldest_first(&store)? {
+            let run = load_run(&tx, &store, &id)?.ok_or_else(|| StoreError::Corrupt {
+                store: store.clone(),
+                what: format!("run {id} vanished while reading"),
+            })?;
+            runs.push(run);
+        }
+        tx.finish().map_err(backend(&store))?;
+        Ok(runs)
+    }
+}

@@ -1,0 +1,312 @@
+//! Tests of the SQLite store against real database files in temporary directories: the shared
+//! store behaviour (`conformance`), plus what only a file has: migrations on reopen, refusal of
+//! foreign files and newer schemas, WAL, all-or-nothing inserts seen in the tables, and a store
+//! written by an older pitwall migrated in place.
+
+use std::path::Path;
+
+use pitwall_schema::Run;
+use rusqlite::{Connection, params};
+
+use super::conformance::{rich_run, store_conformance_tests};
+use super::migrations::{MIGRATIONS, latest_version};
+use super::rows::{RunRow, meta_json, to_json};
+use super::{InsertOutcome, OpenMode, SqliteStore, Store, StoreError};
+
+pub(super) fn open(dir: &Path) -> SqliteStore {
+    SqliteStore::open(&dir.join("pitwall.db")).unwrap()
+}
+
+fn table_count(path: &Path, table: &str) -> i64 {
+    let conn = Connection::open(path).unwrap();
+    conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+        .unwrap()
+}
+
+store_conformance_tests!(
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Box<dyn Store> = Box::new(open(dir.path()));
+        (dir, store)
+    },
+    |dir: &tempfile::TempDir| {
+        let db = dir.path().join("pitwall.db");
+        move || Box::new(SqliteStore::open(&db).unwrap()) as Box<dyn Store>
+    }
+);
+
+#[test]
+fn reopening_keeps_data_and_does_not_remigrate() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("nested/deeper/pitwall.db");
+    let original = rich_run();
+    {
+        let mut store = SqliteStore::open(&db).unwrap();
+        assert_eq!(store.schema_version().unwrap(), latest_version());
+        store.insert_run(&original).unwrap();
+    }
+    // Re-running migration 1 on this file would fail ("table runs already exists").
+    let store = SqliteStore::open(&db).unwrap();
+    assert_eq!(store.schema_version().unwrap(), latest_version());
+    assert_eq!(store.get_run("latest").unwrap(), original);
+    let conn = Connection::open(&db).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[test]
+fn refuses_a_newer_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("pitwall.db");
+    drop(SqliteStore::open(&db).unwrap());
+    Connection::open(&db)
+        .unwrap()
+        .pragma_update(None, "user_version", latest_version() + 3)
+        .unwrap();
+    let err = SqliteStore::open(&db).unwrap_err();
+    assert!(
+        matches!(err, StoreError::TooNew { found, .. } if found == latest_version() + 3),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains(&db.display().to_string()), "{err}");
+}
+
+#[test]
+fn refuses_a_file_that_is_not_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    let text = "these are not the tables you are looking for\n".repeat(100);
+    std::fs::write(&file, &text).unwrap();
+    let err = SqliteStore::open(&file).unwrap_err();
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains(&file.display().to_string()), "{msg}");
+    assert!(msg.contains("not a database"), "{msg}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}
+
+#[test]
+fn a_failure_mid_transaction_leaves_no_partial_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("pitwall.db");
+    let mut store = open(dir.path());
+    // Make the second result's insert fail after the run row, the first result and its
+    // samples were written in the same transaction.
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER fail_second BEFORE INSERT ON results WHEN NEW.ord = 1
+             BEGIN SELECT RAISE(ABORT, 'injected failure'); END;",
+        )
+        .unwrap();
+    let original = rich_run();
+    let err = store.insert_run(&original).unwrap_err();
+    assert!(matches!(err, StoreError::Backend { .. }), "{err:?}");
+    assert!(err.to_string().contains("injected failure"), "{err}");
+    for table in ["runs", "results", "samples"] {
+        assert_eq!(table_count(&db, table), 0, "{table}");
+    }
+    assert!(matches!(
+        store.get_run(&original.id),
+        Err(StoreError::NotFound { .. })
+    ));
+    // The store is still usable, and the same run goes in once the fault is gone.
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch("DROP TRIGGER fail_second")
+        .unwrap();
+    assert_eq!(
+        store.insert_run(&original).unwrap(),
+        InsertOutcome::Inserted
+    );
+    assert_eq!(store.get_run(&original.id).unwrap(), original);
+}
+
+#[test]
+fn a_conflicting_insert_changes_no_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("pitwall.db");
+    let mut store = open(dir.path());
+    let original = rich_run();
+    store.insert_run(&original).unwrap();
+    let samples = table_count(&db, "samples");
+    assert_eq!(samples, 9);
+    assert_eq!(
+        store.insert_run(&original.clone()).unwrap(),
+        InsertOutcome::AlreadyStored
+    );
+    let mut changed = original.clone();
+    changed.results[0].samples[0] = 0.3;
+    let err = store.insert_run(&changed).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Conflict { id, .. } if *id == original.id),
+        "{err:?}"
+    );
+    assert_eq!(table_count(&db, "runs"), 1);
+    assert_eq!(table_count(&db, "results"), 3);
+    assert_eq!(table_count(&db, "samples"), samples);
+    assert_eq!(store.get_run(&original.id).unwrap(), original);
+}
+
+#[test]
+fn opening_an_existing_store_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("missing/dir/pitwall.db");
+    let err = SqliteStore::open_with(&db, OpenMode::Existing).unwrap_err();
+    assert!(matches!(err, StoreError::Missing { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains(&db.display().to_string()) && msg.contains("does not exist"),
+        "{msg}"
+    );
+    assert!(msg.contains("hint: check --store, PITWALL_STORE"), "{msg}");
+    assert!(
+        !dir.path().join("missing").exists(),
+        "no directories created"
+    );
+    // An empty file is not a store yet either, and stays empty.
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, "").unwrap();
+    let err = SqliteStore::open_with(&empty, OpenMode::Existing).unwrap_err();
+    assert!(err.to_string().contains("is an empty database"), "{err}");
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+    // Once created, it opens for reading.
+    drop(SqliteStore::open(&db).unwrap());
+    let store = SqliteStore::open_with(&db, OpenMode::Existing).unwrap();
+    assert!(store.list_runs(None).unwrap().is_empty());
+}
+
+#[test]
+fn refuses_another_programs_database_without_changing_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, setup, what) in [
+        (
+            "plain.db",
+            "CREATE TABLE notes (t TEXT);",
+            "no pitwall schema version",
+        ),
+        (
+            "versioned.db",
+            "CREATE TABLE notes (t TEXT); PRAGMA user_version = 1;",
+            "no `runs` table",
+        ),
+    ] {
+        let db = dir.path().join(name);
+        Connection::open(&db).unwrap().execute_batch(setup).unwrap();
+        let before = std::fs::read(&db).unwrap();
+        for mode in [OpenMode::Create, OpenMode::Existing] {
+            let err = SqliteStore::open_with(&db, mode).unwrap_err();
+            assert!(matches!(err, StoreError::Foreign { .. }), "{err:?}");
+            let msg = err.to_string();
+            assert!(
+                msg.contains("is not a pitwall store") && msg.contains(what),
+                "{msg}"
+            );
+        }
+        assert_eq!(std::fs::read(&db).unwrap(), before, "{name} unchanged");
+        assert!(!dir.path().join(format!("{name}-wal")).exists());
+    }
+}
+
+/// Writes `run` the way pitwall did at schema version 2 (before replicates were stored): the
+/// V1 and V2 scripts, `user_version = 2`, and the inserts of that version's `insert_run`.
+fn write_schema_2_store(db: &Path, run: &Run) {
+    let mut conn = Connection::open(db).unwrap();
+    conn.execute_batch(MIGRATIONS[0]).unwrap();
+    conn.execute_batch(MIGRATIONS[1]).unwrap();
+    conn.pragma_update(None, "user_version", 2).unwrap();
+    let tx = conn.transaction().unwrap();
+    let row = RunRow::of(run);
+    tx.execute(
+        "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
+                           config_hash, status, fingerprint_json, commit_info_json, error,
+                           pair_json, pair_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        params![
+            run.id,
+            row.project,
+            row.commit,
+            row.branch,
+            row.started_at,
+            row.finished_at,
+            row.config_hash,
+            row.status,
+            row.fingerprint_json,
+            row.commit_info_json,
+            row.error,
+            row.pair_json,
+            run.pair.as_ref().map(|p| p.id.clone()),
+        ],
+    )
+    .unwrap();
+    for (ord, r) in run.results.iter().enumerate() {
+        tx.execute(
+            "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
+                                  direction, status, error)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                run.id,
+                ord as i64,
+                r.suite,
+                r.name,
+                to_json(&r.params),
+                r.measure,
+                r.unit.as_str(),
+                r.direction.as_str(),
+                r.status.as_str(),
+                r.error,
+            ],
+        )
+        .unwrap();
+        let result_id = tx.last_insert_rowid();
+        for (idx, value) in r.samples.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO samples (result_id, idx, value, meta_json) VALUES (?1, ?2, ?3, ?4)",
+                params![result_id, idx as i64, value, meta_json(r, idx)],
+            )
+            .unwrap();
+        }
+    }
+    tx.commit().unwrap();
+}
+
+#[test]
+fn a_schema_2_store_is_migrated_in_place_and_its_runs_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("pitwall.db");
+    // Runs of that version had no replicates.
+    let mut old = rich_run();
+    for r in &mut old.results {
+        r.replicates.clear();
+    }
+    write_schema_2_store(&db, &old);
+
+    let mut store = SqliteStore::open_with(&db, OpenMode::Existing).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(latest_version(), 3);
+    assert_eq!(store.get_run("latest").unwrap(), old);
+    let nulls: i64 = Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT count(*) FROM samples WHERE replicate IS NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(nulls, 9, "the old samples have no replicate");
+    // Re-importing the old run is idempotent; a new run with replicates goes in beside it.
+    assert_eq!(
+        store.insert_run(&old).unwrap(),
+        InsertOutcome::AlreadyStored
+    );
+    let mut new = rich_run();
+    new.id = "0190f0c0-0000-7000-8000-000000000002".into();
+    new.started_at = "2026-12-03T10:00:00Z".into();
+    assert!(!new.results[1].replicates.is_empty());
+    store.insert_run(&new).unwrap();
+    drop(store);
+    let store = SqliteStore::open(&db).unwrap();
+    assert_eq!(store.all_runs().unwrap(), vec![old, new]);
+}

@@ -1,0 +1,61 @@
+//! The CPU backend: real kernels, an MLP and a thread all-reduce, so every suite runs and is
+//! tested on a machine without a GPU.
+
+// Paths inside this crate name the contracts as `crate::backend`, `crate::benchmark`, `crate::schema`.
+use pitwall_schema::{backend, benchmark, schema};
+
+mod collective;
+mod inference;
+mod kernel;
+
+pub use collective::{AllReduceBench, bus_factor_allreduce};
+pub use inference::MlpBench;
+pub use kernel::{GemmBench, ReductionBench, StreamBench, StreamOp};
+
+use crate::backend::{Backend, BackendError, SuiteKind, SuiteOptions};
+use crate::benchmark::Benchmark;
+
+/// The CPU backend.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CpuBackend;
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn benchmarks(
+        &self,
+        kind: SuiteKind,
+        options: &SuiteOptions,
+    ) -> Result<Vec<Box<dyn Benchmark>>, BackendError> {
+        Ok(match kind {
+            SuiteKind::Kernel => kernel::suite(options),
+            SuiteKind::Inference => inference::suite(options),
+            SuiteKind::Collective => collective::suite(options),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_suite_runs_once_within_a_small_cap() {
+        let options = SuiteOptions {
+            max_bytes: Some(1 << 20),
+            ..Default::default()
+        };
+        for kind in SuiteKind::ALL {
+            let mut benches = CpuBackend.benchmarks(kind, &options).unwrap();
+            assert!(!benches.is_empty(), "{} is empty", kind.as_str());
+            for bench in &mut benches {
+                let name = bench.id().display();
+                let ns = bench.run(1).unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert!(ns > 0.0, "{name} took {ns} ns");
+                assert!(!bench.metrics().is_empty(), "{name} has no metrics");
+            }
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! Readers for benchmark output formats: what a `command` suite prints, or a file given to
+//! `pitwall import`/`pitwall compare`, becomes results. One module per format; `registry`
+//! names them, dispatches and auto-detects.
+
+// Paths inside this crate name the schema as `crate::schema`.
+use pitwall_schema::schema;
+
+pub mod bmf;
+pub mod cargo_criterion;
+mod checks;
+pub mod criterion_dir;
+pub mod google_benchmark;
+pub mod hyperfine;
+mod json_util;
+pub mod mlperf_loadgen;
+pub mod nccl_tests;
+pub mod nvbench;
+pub mod pitwall_json;
+pub mod pytest_benchmark;
+mod registry;
+
+pub use checks::{merge_duplicates, strip_bom};
+pub use pitwall_json::{FormatError, ParsedBenchmark, parse_pitwall_json};
+pub use registry::{Input, InputFormat, ParsedRun, detect, parse};

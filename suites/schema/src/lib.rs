@@ -1,0 +1,16 @@
+//! What every pitwall crate shares: the result schema and its export format, and the contracts
+//! between a suite and the engine (benchmark, backend). Readers of other tools' formats and
+//! the built-in CPU kernels live in their own crates, so readers of results never build them.
+
+pub mod backend;
+pub mod benchmark;
+pub mod export;
+pub mod schema;
+
+pub use backend::{Backend, BackendError, SuiteKind};
+pub use benchmark::{BenchError, Benchmark, BenchmarkId, Conversion, MetricSpec, SamplingHint};
+pub use schema::{
+    BenchmarkResult, CommitInfo, Direction, ExportDoc, Fingerprint, GpuInfo, PairInfo, PairRole,
+    ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SampleMeta, SchemaError,
+    SequentialPlanInfo, Unit, WORKING_TREE,
+};

@@ -1,0 +1,171 @@
+//! The crate layout's rules, checked (docs/ARCHITECTURE.md): no crate holds more than 30% of
+//! the non-test code, clap is a dependency of the binary crate only, `pitwall-reports` does not
+//! build the CPU kernels, and the CLI's modules import each other without a cycle.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// Workspace member directories (relative), from the root Cargo.toml.
+fn members() -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let start = text.find("members = [").expect("members");
+    let end = start + text[start..].find(']').expect("end of members");
+    text[start..end]
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// `.rs` files under `dir`, skipping what the counting rule leaves out.
+fn counted_lines(dir: &Path, out: &mut usize) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if !["tests", "benches", "examples", "fuzz", "target"].contains(&name.as_str()) {
+                counted_lines(&path, out);
+            }
+        } else if name.ends_with(".rs") && name != "tests.rs" && !name.ends_with("_tests.rs") {
+            *out += std::fs::read_to_string(&path).unwrap().lines().count();
+        }
+    }
+}
+
+#[test]
+fn no_crate_holds_more_than_30_percent_of_the_non_test_code() {
+    let mut per_crate = BTreeMap::new();
+    for m in members() {
+        if m == "tests" {
+            continue; // the end-to-end crate: all of it is under tests/
+        }
+        let mut n = 0;
+        counted_lines(&root().join(&m), &mut n);
+        per_crate.insert(m, n);
+    }
+    let total: usize = per_crate.values().sum();
+    for (m, n) in &per_crate {
+        let share = *n as f64 / total as f64;
+        assert!(
+            share <= 0.30,
+            "{m}: {n} of {total} lines ({:.1}%)",
+            share * 100.0
+        );
+    }
+}
+
+#[test]
+fn clap_is_a_dependency_of_the_binary_crate_only() {
+    for m in members() {
+        let text = std::fs::read_to_string(root().join(&m).join("Cargo.toml")).unwrap();
+        let has = |dep: &str| text.lines().any(|l| l.trim_start().starts_with(dep));
+        let binary = m == "runner/cli";
+        for dep in ["clap", "indicatif", "anyhow"] {
+            assert_eq!(has(dep), binary, "{m}/Cargo.toml and {dep}");
+        }
+    }
+}
+
+#[test]
+fn reports_does_not_build_the_cpu_kernels() {
+    let out = Command::new(env!("CARGO"))
+        .args([
+            "tree",
+            "-p",
+            "pitwall-reports",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ])
+        .current_dir(root())
+        .output()
+        .expect("cargo tree");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tree = String::from_utf8_lossy(&out.stdout);
+    for banned in ["matrixmultiply", "pitwall-cpu", "pitwall-formats", "clap"] {
+        assert!(
+            !tree.contains(banned),
+            "pitwall-reports depends on {banned}:\n{tree}"
+        );
+    }
+}
+
+#[test]
+fn the_cli_modules_import_each_other_without_a_cycle() {
+    let dir = root().join("runner/cli/src");
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let modules: BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for m in &modules {
+        let text = std::fs::read_to_string(dir.join(format!("{m}.rs"))).unwrap();
+        let mut to = BTreeSet::new();
+        for part in text.split("super::").skip(1) {
+            let names: Vec<&str> = if let Some(group) = part.strip_prefix('{') {
+                group[..group.find('}').unwrap()].split(',').collect()
+            } else {
+                vec![part]
+            };
+            for n in names {
+                let n: String = n
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if modules.contains(&n) {
+                    to.insert(n);
+                }
+            }
+        }
+        edges.insert(m.clone(), to);
+    }
+    // Depth-first search for a back edge.
+    fn visit(
+        m: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) {
+        if done.contains(m) {
+            return;
+        }
+        assert!(
+            !path.iter().any(|p| p == m),
+            "module cycle: {path:?} -> {m}"
+        );
+        path.push(m.to_string());
+        for n in &edges[m] {
+            visit(n, edges, path, done);
+        }
+        path.pop();
+        done.insert(m.to_string());
+    }
+    let mut done = BTreeSet::new();
+    for m in &modules {
+        visit(m, &edges, &mut Vec::new(), &mut done);
+    }
+    // Commands never import each other.
+    for (m, to) in &edges {
+        if m.ends_with("_cmd") {
+            let cmds: Vec<_> = to.iter().filter(|t| t.ends_with("_cmd")).collect();
+            assert!(cmds.is_empty(), "{m} imports {cmds:?}");
+        }
+    }
+}
