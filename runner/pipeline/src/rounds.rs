@@ -3,7 +3,7 @@
 //! sample came from and where each round began. `run::execute_interleaved` and the
 //! until-decided loop of `crate::pair` both measure through it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use pitwall_schema::{
     Backend, BenchmarkResult, PairInfo, PairRole, ResultStatus, SampleMeta, SequentialPlanInfo,
@@ -20,7 +20,7 @@ use crate::setup::RunEnvironment;
 #[derive(Debug)]
 pub(crate) struct Rounds {
     started_at: String,
-    results: Vec<Vec<BenchmarkResult>>,
+    results: Vec<Merged>,
     skipped: Vec<Vec<String>>,
     extras: Vec<(BTreeMap<String, serde_json::Value>, Vec<String>)>,
     /// Per target: the next replicate index (processes launched so far on that side).
@@ -34,7 +34,7 @@ impl Rounds {
     pub(crate) fn new(targets: usize) -> Rounds {
         Rounds {
             started_at: now_rfc3339(),
-            results: vec![Vec::new(); targets],
+            results: vec![Merged::default(); targets],
             skipped: vec![Vec::new(); targets],
             extras: vec![Default::default(); targets],
             next_replicate: vec![0; targets],
@@ -151,7 +151,7 @@ impl Rounds {
                     target,
                     fp,
                     &self.started_at,
-                    self.results[i].clone(),
+                    self.results[i].results.clone(),
                 );
                 run.pair = pair;
                 RunReport {
@@ -163,15 +163,19 @@ impl Rounds {
     }
 }
 
+/// The results of one target so far, with an index by benchmark measure so that merging a
+/// round costs time linear in its results (a tool can print 10⁶ of them).
+#[derive(Debug, Clone, Default)]
+struct Merged {
+    results: Vec<BenchmarkResult>,
+    index: HashMap<(String, String, BTreeMap<String, String>, String), usize>,
+}
+
 /// Adds one suite execution's results: same benchmark measure → samples appended; a failure
 /// in any round marks the result failed. Replicate indices local to the execution (0 when a
 /// result has none: the suite ran in one process) are shifted by `first_replicate`; returns
 /// how many replicate indices the execution used.
-fn merge(
-    into: &mut Vec<BenchmarkResult>,
-    round: Vec<BenchmarkResult>,
-    first_replicate: u32,
-) -> u32 {
+fn merge(into: &mut Merged, round: Vec<BenchmarkResult>, first_replicate: u32) -> u32 {
     let mut used = 0;
     for mut r in round {
         if !r.samples.is_empty() {
@@ -183,12 +187,18 @@ fn merge(
                 *i += first_replicate;
             }
         }
-        let Some(existing) = into.iter_mut().find(|e| {
-            e.suite == r.suite && e.name == r.name && e.params == r.params && e.measure == r.measure
-        }) else {
-            into.push(r);
+        let key = (
+            r.suite.clone(),
+            r.name.clone(),
+            r.params.clone(),
+            r.measure.clone(),
+        );
+        let Some(&at) = into.index.get(&key) else {
+            into.index.insert(key, into.results.len());
+            into.results.push(r);
             continue;
         };
+        let existing = &mut into.results[at];
         if !r.sample_meta.is_empty() || !existing.sample_meta.is_empty() {
             // Keep the metadata parallel to the samples when only some rounds had it.
             existing
@@ -234,7 +244,7 @@ mod tests {
 
     #[test]
     fn merge_appends_rounds_and_keeps_failures() {
-        let mut acc = Vec::new();
+        let mut acc = Merged::default();
         let used = merge(
             &mut acc,
             vec![
@@ -254,24 +264,26 @@ mod tests {
             vec![with_meta, result("b", vec![], ResultStatus::Failed)],
             used,
         );
-        assert_eq!(acc[0].samples, vec![1.0, 2.0, 3.0]);
-        assert_eq!(acc[0].replicates, vec![0, 0, 1]);
-        assert_eq!(acc[0].sample_meta.len(), 3);
-        assert!(acc[0].sample_meta[2].throttled && !acc[0].sample_meta[0].throttled);
-        assert_eq!(acc[1].status, ResultStatus::Failed);
-        assert_eq!(acc[1].error.as_deref(), Some("boom"));
-        assert_eq!(acc[1].replicates, vec![0]);
+        assert_eq!(acc.results[0].samples, vec![1.0, 2.0, 3.0]);
+        assert_eq!(acc.results[0].replicates, vec![0, 0, 1]);
+        assert_eq!(acc.results[0].sample_meta.len(), 3);
+        assert!(
+            acc.results[0].sample_meta[2].throttled && !acc.results[0].sample_meta[0].throttled
+        );
+        assert_eq!(acc.results[1].status, ResultStatus::Failed);
+        assert_eq!(acc.results[1].error.as_deref(), Some("boom"));
+        assert_eq!(acc.results[1].replicates, vec![0]);
     }
 
     #[test]
     fn merge_numbers_the_processes_of_each_execution_after_earlier_ones() {
         // Two executions of a command suite (replicates 0, 1), then another round of it.
-        let mut acc = Vec::new();
+        let mut acc = Merged::default();
         let mut a = result("a", vec![1.0, 2.0, 3.0, 4.0], ResultStatus::Ok);
         a.replicates = vec![0, 0, 1, 1];
         let used = merge(&mut acc, vec![a.clone()], 5);
         assert_eq!(used, 2);
         merge(&mut acc, vec![a], 5 + used);
-        assert_eq!(acc[0].replicates, vec![5, 5, 6, 6, 7, 7, 8, 8]);
+        assert_eq!(acc.results[0].replicates, vec![5, 5, 6, 6, 7, 7, 8, 8]);
     }
 }
