@@ -430,6 +430,34 @@ pub fn detect(series: &[f64], config: &DetectConfig) -> Vec<ChangePoint> {
     if n < 2 * min_seg {
         return Vec::new();
     }
+    // The tests are scale-free, but their arithmetic (differences, squares, variances) is not:
+    // values near ±1.8e308 overflow to infinity and values near 1e-308 lose all precision.
+    // Detect on the series divided by its largest magnitude when that is extreme; the medians
+    // reported below come from the original values.
+    let largest = series
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0_f64, |m, v| m.max(v.abs()));
+    let scaled: Vec<f64>;
+    let work: &[f64] =
+        if largest > 0.0 && !(MIN_PLAIN_MAGNITUDE..=MAX_PLAIN_MAGNITUDE).contains(&largest) {
+            scaled = series.iter().map(|v| v / largest).collect();
+            &scaled
+        } else {
+            series
+        };
+    let found = detect_indices(work, config, min_seg);
+    summarize(series, &found)
+}
+
+/// Largest magnitude detection works on directly; above it the series is rescaled first.
+const MAX_PLAIN_MAGNITUDE: f64 = 1e150;
+/// Smallest largest-magnitude detection works on directly; below it the series is rescaled.
+const MIN_PLAIN_MAGNITUDE: f64 = 1e-150;
+
+/// Indices and p-values of the change points of `series` (already in a safe range).
+fn detect_indices(series: &[f64], config: &DetectConfig, min_seg: usize) -> Vec<(usize, f64)> {
+    let n = series.len();
     let mut found = level_changes(series, config);
     if n > 2 * min_seg
         && config.slope_change_z.is_finite()
@@ -450,6 +478,12 @@ pub fn detect(series: &[f64], config: &DetectConfig) -> Vec<ChangePoint> {
         found.extend(added);
         found.sort_by_key(|&(k, _)| k);
     }
+    found
+}
+
+/// Change points with the medians of the segments around them, from the original values.
+fn summarize(series: &[f64], found: &[(usize, f64)]) -> Vec<ChangePoint> {
+    let n = series.len();
     let mut prev = 0;
     found
         .iter()

@@ -290,3 +290,25 @@ fn finds_a_peak_on_a_smooth_series_by_its_change_of_slope() {
         "{level_only:?}"
     );
 }
+
+#[test]
+fn extreme_magnitudes_are_found_like_ordinary_ones() {
+    // A step from +1 to −1 with 1% noise, at index 40 of 80.
+    let unit = steps(17, &[(40, 1.0), (40, -1.0)], 0.01);
+    let want: Vec<usize> = detect(&unit, &DetectConfig::default())
+        .iter()
+        .map(|c| c.index)
+        .collect();
+    assert_eq!(want, vec![40]);
+    // The same series times 1e308 (differences overflow to infinity), 1e300, and 1e-308
+    // (subnormal: differences lose all precision): the same change point, and the medians
+    // in the original units.
+    for scale in [1e308, 1e300, 1e-308] {
+        let big: Vec<f64> = unit.iter().map(|v| v * scale).collect();
+        let got = detect(&big, &DetectConfig::default());
+        let at: Vec<usize> = got.iter().map(|c| c.index).collect();
+        assert_eq!(at, want, "scale {scale}");
+        assert!((got[0].before / scale - 1.0).abs() < 0.05, "{:?}", got[0]);
+        assert!((got[0].after / scale + 1.0).abs() < 0.05, "{:?}", got[0]);
+    }
+}
