@@ -156,3 +156,30 @@ fn pitwall_store_from_the_environment_is_named_and_empty_means_unset() {
     );
     assert_eq!(sb.count("runs"), 1, "stored in the default store");
 }
+
+#[test]
+fn a_file_that_is_not_a_database_is_a_usage_error_and_left_unchanged() {
+    let sb = Sandbox::new();
+    let notes = sb.path().join("notes.txt");
+    let text = "not a database\n".repeat(200);
+    std::fs::write(&notes, &text).unwrap();
+    let mut random = vec![0u8; 8192];
+    for (i, b) in random.iter_mut().enumerate() {
+        *b = (i.wrapping_mul(2_654_435_761) >> 13) as u8;
+    }
+    let noise = sb.path().join("noise.bin");
+    std::fs::write(&noise, &random).unwrap();
+    for file in [&notes, &noise] {
+        for args in [&["runs"][..], &["run"][..]] {
+            let mut all = args.to_vec();
+            all.extend(["--store", file.to_str().unwrap()]);
+            let e = sb.run(&all).expect(2).stderr();
+            assert!(
+                e.contains("is not a pitwall store (not a SQLite database file)"),
+                "{e}"
+            );
+        }
+    }
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), text);
+    assert_eq!(std::fs::read(&noise).unwrap(), random);
+}

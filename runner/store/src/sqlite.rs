@@ -67,7 +67,16 @@ impl SqliteStore {
             .map_err(|e| open_err(Box::new(e)))?;
         // The first read of the file: fails here when it is not a SQLite database. Checked
         // before anything is written, so a database from a newer pitwall is left untouched.
-        let version = migrations::current_version(&conn).map_err(|e| open_err(Box::new(e)))?;
+        let version =
+            migrations::current_version(&conn).map_err(|e| match e.sqlite_error_code() {
+                // A file that is not a SQLite database at all (text, random bytes): the wrong
+                // path, not a broken machine.
+                Some(rusqlite::ErrorCode::NotADatabase) => StoreError::Foreign {
+                    store: store.clone(),
+                    what: "not a SQLite database file".to_string(),
+                },
+                _ => open_err(Box::new(e)),
+            })?;
         migrations::check_not_too_new(version, &store)?;
         // Someone else's database, or none yet: decided before the first write (WAL included).
         match migrations::ownership(&conn, version).map_err(|e| open_err(Box::new(e)))? {

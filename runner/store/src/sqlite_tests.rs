@@ -80,10 +80,14 @@ fn refuses_a_file_that_is_not_a_database() {
     let text = "these are not the tables you are looking for\n".repeat(100);
     std::fs::write(&file, &text).unwrap();
     let err = SqliteStore::open(&file).unwrap_err();
-    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    // A usage error (exit 2: the wrong path), not a failing machine (exit 3).
+    assert!(matches!(err, StoreError::Foreign { .. }), "{err:?}");
     let msg = err.to_string();
     assert!(msg.contains(&file.display().to_string()), "{msg}");
-    assert!(msg.contains("not a database"), "{msg}");
+    assert!(
+        msg.contains("is not a pitwall store (not a SQLite database file)"),
+        "{msg}"
+    );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
 }
 
