@@ -212,10 +212,11 @@ fn p_value(p: f64) -> String {
 
 /// Terminal table: every benchmark, regressions first.
 pub fn render_table(r: &ComparisonReport) -> String {
+    let esc = crate::table::escape_controls;
     let mut out = format!(
         "baseline:  {}\ncandidate: {}\nrounds:    {}\n\n",
-        r.baseline,
-        r.candidate,
+        esc(&r.baseline),
+        esc(&r.candidate),
         r.rounds_text()
     );
     for line in [r.mismatch_line(), r.replication_line()]
@@ -260,10 +261,10 @@ pub fn render_table(r: &ComparisonReport) -> String {
         ("not compared, units or directions differ", &r.incompatible),
     ] {
         if !keys.is_empty() {
-            out.push_str(&format!("{label}: {}\n", keys.join(", ")));
+            out.push_str(&format!("{label}: {}\n", esc(&keys.join(", "))));
         }
     }
-    out.push_str(&format!("summary: {}\n", r.summary_line()));
+    out.push_str(&format!("summary: {}\n", esc(&r.summary_line())));
     out
 }
 

@@ -100,18 +100,22 @@ impl Exporter for TableExporter {
                 }
             }
         }
+        let esc = crate::table::escape_controls;
         let mut out = format!(
             "run {}  project {}  commit {}  status {}\n",
-            run.id,
-            run.project,
-            run.commit,
+            esc(&run.id),
+            esc(&run.project),
+            esc(&run.commit),
             run.status.as_str()
         );
         if let Some(error) = &run.error {
             let mut lines = error.lines();
-            out.push_str(&format!("error: {}\n", lines.next().unwrap_or_default()));
+            out.push_str(&format!(
+                "error: {}\n",
+                esc(lines.next().unwrap_or_default())
+            ));
             for line in lines {
-                out.push_str(&format!("  | {line}\n"));
+                out.push_str(&format!("  | {}\n", esc(line)));
             }
         }
         if !t.is_empty() {
@@ -119,7 +123,7 @@ impl Exporter for TableExporter {
             out.push_str(&t.render());
         }
         for line in skipped {
-            out.push_str(&format!("\nskipped: {line}"));
+            out.push_str(&format!("\nskipped: {}", esc(line)));
         }
         if !skipped.is_empty() {
             out.push('\n');
@@ -128,7 +132,7 @@ impl Exporter for TableExporter {
             if !lines.is_empty() {
                 out.push_str(&format!("\n{title}:\n"));
                 for e in lines {
-                    out.push_str(&format!("  {e}\n"));
+                    out.push_str(&format!("  {}\n", esc(&e)));
                 }
             }
         }

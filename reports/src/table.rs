@@ -22,9 +22,13 @@ impl Table {
         }
     }
 
+    /// Adds a row. Cells are untrusted text (benchmark names, tool messages): control
+    /// characters are escaped (`\x1b`), so an ANSI sequence cannot restyle or rewrite the
+    /// terminal and a newline cannot split the row.
     pub fn row(&mut self, cells: Vec<String>) {
         debug_assert_eq!(cells.len(), self.headers.len());
-        self.rows.push(cells);
+        self.rows
+            .push(cells.iter().map(|c| escape_controls(c)).collect());
     }
 
     pub fn is_empty(&self) -> bool {
@@ -62,9 +66,39 @@ impl Table {
     }
 }
 
+/// `text` with every control character (C0, DEL and C1: ESC, newline, carriage return,
+/// backspace…) written as `\xNN`, for one line of a terminal. Tabs are kept.
+pub fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\t' => out.push(c),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_cannot_reach_the_terminal() {
+        let mut t = Table::new(&["NAME", ">VALUE"]);
+        t.row(vec![
+            "evil\x1b[2J\x1b[31mred\nsecond row\r\u{9b}".into(),
+            "1".into(),
+        ]);
+        let out = t.render();
+        assert_eq!(out.lines().count(), 2, "{out}");
+        assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+        assert!(
+            out.contains("evil\\x1b[2J\\x1b[31mred\\x0asecond row\\x0d\\x9b"),
+            "{out}"
+        );
+    }
 
     #[test]
     fn aligns_columns() {

@@ -167,3 +167,48 @@ fn report_out_naming_a_file_says_so() {
         "keep\n"
     );
 }
+
+#[test]
+fn control_characters_in_benchmark_names_do_not_reach_the_terminal() {
+    // A tool's output names a benchmark with an ANSI escape (clear screen, red) and a newline.
+    let sb = Sandbox::new();
+    let evil = "bench\u{1b}[2J\u{1b}[31mred\nfake row";
+    let doc = |level: f64| {
+        serde_json::json!({"schema": "pitwall/v1", "benchmarks": [
+            {"name": evil, "samples": [level, level + 1.0, level + 2.0, level + 1.0, level]},
+            {"name": "plain", "samples": [5.0, 5.1, 5.2, 5.1, 5.0]}
+        ]})
+        .to_string()
+    };
+    sb.write("a.json", &doc(100.0));
+    sb.write("b.json", &doc(150.0));
+    let clean = |out: &str| {
+        assert!(
+            !out.chars().any(|c| c.is_control() && c != '\n'),
+            "raw control character in {out:?}"
+        );
+        assert!(
+            out.contains("bench\\x1b[2J\\x1b[31mred\\x0afake row"),
+            "{out}"
+        );
+    };
+    let out = sb
+        .run(&["compare", "--baseline", "a.json", "--candidate", "b.json"])
+        .expect(1)
+        .stdout();
+    clean(&out);
+    sb.run(&[
+        "import",
+        "--input-format",
+        "pitwall-json",
+        "--suite",
+        "s",
+        "a.json",
+    ])
+    .expect(0);
+    let shown = sb.run(&["show", "latest"]).expect(0).stdout();
+    clean(&shown);
+    // One table row per benchmark: the newline did not split the row.
+    let rows = shown.lines().filter(|l| l.starts_with("s ")).count();
+    assert_eq!(rows, 2, "{shown}");
+}

@@ -5,6 +5,7 @@ use std::cell::RefCell;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pitwall_pipeline::engine::RunObserver;
+use pitwall_reports::table::escape_controls;
 
 /// Draws suite progress bars.
 pub struct Bars {
@@ -64,7 +65,10 @@ impl RunObserver for Bars {
             if let Some(e) = error {
                 b.suspend(|| {
                     if !self.quiet {
-                        eprintln!("warning: {suite}/{benchmark} failed: {e}");
+                        eprintln!(
+                            "warning: {}",
+                            escape_controls(&format!("{suite}/{benchmark} failed: {e}"))
+                        );
                     }
                 });
             }
@@ -73,13 +77,13 @@ impl RunObserver for Bars {
 
     fn suite_skipped(&self, _suite: &str, reason: &str) {
         if !self.quiet {
-            eprintln!("{reason}");
+            eprintln!("{}", escape_controls(reason));
         }
     }
 
     fn warning(&self, _suite: &str, line: &str) {
         if !self.quiet {
-            let print = || eprintln!("warning: {line}");
+            let print = || eprintln!("warning: {}", escape_controls(line));
             match &*self.bar.borrow() {
                 Some(b) => b.suspend(print),
                 None => print(),
