@@ -54,6 +54,7 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
                 )));
             }
         }
+        let has_times = matches!(r.get("times"), Some(Value::Array(_)));
         let samples = match r.get("times") {
             None | Some(Value::Null) => {
                 let mean = r
@@ -76,6 +77,13 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
         let error = match r.get("exit_codes") {
             None | Some(Value::Null) => None,
             Some(Value::Array(codes)) => {
+                if has_times && codes.len() != samples.len() {
+                    return Err(fail(format!(
+                        "{} `exit_codes` for {} `times` (hyperfine writes one per run)",
+                        codes.len(),
+                        samples.len()
+                    )));
+                }
                 let bad: Vec<&Value> = codes.iter().filter(|c| c.as_i64() != Some(0)).collect();
                 if let Some(c) = bad.iter().find(|c| !c.is_null() && !c.is_i64()) {
                     return Err(fail(format!(
@@ -290,5 +298,15 @@ mod tests {
             assert_eq!(e.format, "hyperfine");
             assert!(e.to_string().contains(want), "{e}\n  wanted: {want}");
         }
+    }
+
+    #[test]
+    fn exit_codes_must_match_the_times() {
+        let text = r#"{"results":[{"command":"a","mean":1,"times":[1,2,3],"exit_codes":[0,0,0,0,0,0,0,0,0,0]}]}"#;
+        let e = parse(text).unwrap_err().to_string();
+        assert!(e.contains("10 `exit_codes` for 3 `times`"), "{e}");
+        // Without `times` (summary only) the counts are not comparable.
+        let summary = r#"{"results":[{"command":"a","mean":1,"exit_codes":[0,0]}]}"#;
+        assert!(parse(summary).is_ok());
     }
 }

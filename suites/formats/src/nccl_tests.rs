@@ -49,6 +49,7 @@ fn parse_text(text: &str) -> Result<ParsedRun, FormatError> {
     let mut keys = 5;
     let mut rows = 0;
     let mut devices = Vec::new();
+    let mut impossible: Vec<String> = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let at = format!("line {}: ", n + 1);
         if let Some(h) = line.strip_prefix('#') {
@@ -73,6 +74,18 @@ fn parse_text(text: &str) -> Result<ParsedRun, FormatError> {
             continue;
         }
         let tokens: Vec<&str> = line.split_whitespace().collect();
+        // A row whose size is a number but not a byte count (`-8`, 26 digits): left out, and
+        // counted so that the run says so.
+        if let Some(first) = tokens.first() {
+            let digits = first.strip_prefix('-').unwrap_or(first);
+            if !digits.is_empty()
+                && digits.bytes().all(|c| c.is_ascii_digit())
+                && first.parse::<u64>().is_err()
+            {
+                impossible.push(first.to_string());
+                continue;
+            }
+        }
         // Data rows start with the size in bytes; NCCL's own log lines and blanks do not.
         if tokens.first().is_none_or(|t| t.parse::<u64>().is_err()) {
             if line.contains("NCCL failure") || line.contains("CUDA failure") {
@@ -144,6 +157,20 @@ fn parse_text(text: &str) -> Result<ParsedRun, FormatError> {
     }
     if !devices.is_empty() {
         run.context.insert("devices".into(), Value::Array(devices));
+    }
+    if !impossible.is_empty() {
+        let shown: Vec<String> = impossible
+            .iter()
+            .take(3)
+            .map(|s| format!("`{}`", s.chars().take(40).collect::<String>()))
+            .collect();
+        run.warnings.push(format!(
+            "{} row{} with an impossible size ({}{}) left out",
+            impossible.len(),
+            if impossible.len() == 1 { "" } else { "s" },
+            shown.join(", "),
+            if impossible.len() > 3 { ", …" } else { "" }
+        ));
     }
     run.notes.insert(0, SUMMARY_NOTE.into());
     Ok(run)
@@ -493,5 +520,24 @@ mod tests {
         let e = parse(r#"{"results":[]}"#).unwrap_err();
         assert!(e.message.contains("no results"), "{e}");
         assert!(parse("").unwrap_err().message.contains("no result rows"));
+    }
+
+    #[test]
+    fn rows_with_an_impossible_size_are_left_out_and_counted() {
+        let first = TEXT
+            .lines()
+            .find(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .unwrap();
+        let size = first.split_whitespace().next().unwrap();
+        let negative = first.replacen(size, "-8", 1);
+        let huge = first.replacen(size, "12345678901234567890123456", 1);
+        let text = format!("{TEXT}\n{negative}\n{huge}\n");
+        let run = parse(&text).unwrap();
+        assert_eq!(run.benchmarks.len(), parse(TEXT).unwrap().benchmarks.len());
+        assert_eq!(
+            run.warnings,
+            vec!["2 rows with an impossible size (`-8`, `12345678901234567890123456`) left out"]
+        );
+        assert!(parse(TEXT).unwrap().warnings.is_empty());
     }
 }

@@ -164,6 +164,12 @@ impl Run {
                 what: "empty id".into(),
             });
         }
+        if let Some(why) = bad_run_id(&self.id) {
+            return Err(SchemaError::Invalid {
+                run: "run".into(),
+                what: format!("id {:?} {why}", shorten(&self.id, 80)),
+            });
+        }
         for (field, value) in [
             ("started_at", &self.started_at),
             ("finished_at", &self.finished_at),
@@ -173,6 +179,12 @@ impl Run {
                     "{field} `{value}` is not an RFC 3339 UTC time like 2026-12-02T10:00:00Z"
                 )));
             }
+        }
+        if utc_instant(&self.finished_at) < utc_instant(&self.started_at) {
+            return Err(bad(format!(
+                "finished_at `{}` is before started_at `{}`",
+                self.finished_at, self.started_at
+            )));
         }
         let implied = RunStatus::from_results(&self.results);
         if self.status != implied {
@@ -188,6 +200,16 @@ impl Run {
                     "{}: sample {i} is not a finite number",
                     r.key()
                 )));
+            }
+            if TIME_UNITS.contains(&r.unit.as_str()) {
+                if let Some(i) = r.samples.iter().position(|v| *v < 0.0) {
+                    return Err(bad(format!(
+                        "{}: sample {i} is a negative time ({} {})",
+                        r.key(),
+                        r.samples[i],
+                        r.unit
+                    )));
+                }
             }
             if !r.sample_meta.is_empty() && r.sample_meta.len() != r.samples.len() {
                 return Err(bad(format!(
@@ -245,7 +267,66 @@ pub fn is_utc_rfc3339(s: &str) -> bool {
         || (frac.len() > 1
             && frac.starts_with('.')
             && frac[1..].bytes().all(|c| c.is_ascii_digit()));
-    (1..=12).contains(&mo) && (1..=31).contains(&d) && h < 24 && mi < 60 && sec <= 60 && frac_ok
+    let Some(y) = digits(0..4) else {
+        return false;
+    };
+    (1..=12).contains(&mo)
+        && (1..=days_in_month(y, mo)).contains(&d)
+        && h < 24
+        && mi < 60
+        && sec <= 60
+        && frac_ok
+}
+
+/// Units whose values are durations and so cannot be negative (as pitwall JSON output checks).
+const TIME_UNITS: [&str; 5] = ["ns", "us", "µs", "ms", "s"];
+
+/// Days in month `mo` (1–12) of year `y` (proleptic Gregorian).
+fn days_in_month(y: u32, mo: u32) -> u32 {
+    match mo {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// A valid `is_utc_rfc3339` time as a comparable instant: (date and time digits, fraction).
+/// Texts of one layout compare as text, but a fraction (`.5Z`) and none (`Z`) do not.
+fn utc_instant(s: &str) -> (String, f64) {
+    let whole = s.get(..19).unwrap_or(s).to_string();
+    let frac = s
+        .get(19..s.len().saturating_sub(1))
+        .filter(|f| !f.is_empty())
+        .and_then(|f| format!("0{f}").parse().ok())
+        .unwrap_or(0.0);
+    (whole, frac)
+}
+
+/// Why `id` cannot be a run id, if it cannot: ids name files, URLs and rows, so only letters,
+/// digits, `-`, `_` and `.` (not leading) up to 128 characters.
+fn bad_run_id(id: &str) -> Option<&'static str> {
+    if id.chars().count() > 128 {
+        Some("is longer than 128 characters")
+    } else if id.starts_with('.') {
+        Some("starts with `.`")
+    } else if !id
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        Some("has characters other than letters, digits, `-`, `_` and `.`")
+    } else {
+        None
+    }
+}
+
+/// At most `max` characters of `s`, with `…` when cut.
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(max).collect::<String>())
+    }
 }
 
 #[cfg(test)]
@@ -264,6 +345,9 @@ mod tests {
             assert!(is_utc_rfc3339(ok), "{ok}");
         }
         for bad in [
+            "2026-02-30T09:00:00Z",
+            "2025-02-29T09:00:00Z",
+            "2026-04-31T09:00:00Z",
             "yesterday",
             "2026-12-02",
             "2026-12-02T10:00:00",
@@ -422,5 +506,49 @@ mod tests {
             e.ends_with("2 replicates entries for 3 samples"),
             "{e}\n{text}"
         );
+    }
+
+    #[test]
+    fn leap_days_exist_only_in_leap_years() {
+        assert!(is_utc_rfc3339("2024-02-29T09:00:00Z"));
+        assert!(is_utc_rfc3339("2000-02-29T09:00:00Z"));
+        assert!(!is_utc_rfc3339("1900-02-29T09:00:00Z"));
+    }
+
+    #[test]
+    fn import_refuses_what_cannot_be_true() {
+        let msg = |r: &Run| r.validate().unwrap_err().to_string();
+        // finished before started (also across a fraction and none).
+        let mut r = run(vec![result(vec![1.0])]);
+        r.started_at = "2026-12-02T10:00:00.5Z".into();
+        r.finished_at = "2026-12-02T10:00:00Z".into();
+        assert!(
+            msg(&r).contains("finished_at `2026-12-02T10:00:00Z` is before started_at"),
+            "{}",
+            msg(&r)
+        );
+        r.finished_at = "2026-12-02T10:00:00.75Z".into();
+        assert!(r.validate().is_ok());
+        // A negative time; a negative throughput delta is not a time and stays allowed.
+        let mut t = result(vec![1.0, -2.0]);
+        t.unit = crate::schema::Unit::new("ns");
+        t.measure = "time".into();
+        let e = msg(&run(vec![t]));
+        assert!(e.contains("sample 1 is a negative time (-2 ns)"), "{e}");
+        assert!(run(vec![result(vec![-1.0])]).validate().is_ok());
+        // Ids that would be paths or split a line.
+        for (id, why) in [
+            ("../../x", "starts with `.`"),
+            ("a/b", "has characters other"),
+            ("line\nbreak", "has characters other"),
+        ] {
+            let mut r = run(vec![result(vec![1.0])]);
+            r.id = id.into();
+            let e = msg(&r);
+            assert!(e.contains(why), "{id}: {e}");
+        }
+        let mut r = run(vec![result(vec![1.0])]);
+        r.id = "x".repeat(200);
+        assert!(msg(&r).contains("longer than 128 characters"));
     }
 }
