@@ -1,43 +1,12 @@
 //! Rendering of change points (`pitwall detect`): a table for people and one JSON object per
 //! series per line for machines.
 
-use pitwall_stats::changepoint::ChangePoint;
 use serde::Serialize;
+
+pub use pitwall_analysis::history::{DetectedChange, SeriesDetection, SeriesSource};
 
 use crate::number::{pct, sig};
 use crate::table::Table;
-
-/// Where a series came from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SeriesSource {
-    /// A series file given with `--series`.
-    File(String),
-    /// A stored benchmark measure (its key) with its unit.
-    Benchmark { key: String, unit: String },
-}
-
-/// A change point with, for stored history, the commits around it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DetectedChange {
-    #[serde(flatten)]
-    pub change: ChangePoint,
-    /// Last commit of the old regime (stored history only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit_before: Option<String>,
-    /// First commit of the new regime (stored history only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit_after: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub run_after: Option<String>,
-}
-
-/// The change points of one series.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SeriesDetection {
-    pub source: SeriesSource,
-    pub points: usize,
-    pub changes: Vec<DetectedChange>,
-}
 
 #[derive(Serialize)]
 struct JsonLine<'a> {
@@ -140,6 +109,7 @@ fn short(commit: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pitwall_stats::changepoint::ChangePoint;
 
     fn cp(index: usize, before: f64, after: f64) -> ChangePoint {
         ChangePoint {

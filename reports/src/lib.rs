@@ -8,7 +8,7 @@ pub mod env;
 pub mod exporter;
 pub mod github;
 pub mod html;
-pub mod number;
+pub use pitwall_analysis::number;
 pub mod table;
 
 pub use exporter::{Exporter, JsonExporter, OutputFormat, TableExporter, exporter_for};

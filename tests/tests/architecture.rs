@@ -1,6 +1,8 @@
 //! The crate layout's rules, checked (docs/ARCHITECTURE.md): no crate holds more than 30% of
-//! the non-test code, clap is a dependency of the binary crate only, `pitwall-reports` does not
-//! build the CPU kernels, and the CLI's modules import each other without a cycle.
+//! the non-test code, each crate depends only on the workspace crates its row of the table
+//! allows, clap is a dependency of the binary crate only, `pitwall-reports` does not build the
+//! CPU kernels, only the statistics and the analysis detect change points, and the CLI's
+//! modules import each other without a cycle.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -32,7 +34,11 @@ fn counted_lines(dir: &Path, out: &mut usize) {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         if path.is_dir() {
-            if !["tests", "benches", "examples", "fuzz", "target"].contains(&name.as_str()) {
+            // A crate nested in another's folder (`stats/analysis`) is counted as itself.
+            let nested_crate = path.join("Cargo.toml").exists();
+            if !nested_crate
+                && !["tests", "benches", "examples", "fuzz", "target"].contains(&name.as_str())
+            {
                 counted_lines(&path, out);
             }
         } else if name.ends_with(".rs") && name != "tests.rs" && !name.ends_with("_tests.rs") {
@@ -61,6 +67,97 @@ fn no_crate_holds_more_than_30_percent_of_the_non_test_code() {
             share * 100.0
         );
     }
+}
+
+/// The workspace crates a member's `[dependencies]` name (`pitwall-…`).
+fn workspace_dependencies(member: &str) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(root().join(member).join("Cargo.toml")).unwrap();
+    let mut in_deps = false;
+    let mut out = BTreeSet::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_deps = line == "[dependencies]";
+        } else if in_deps && line.starts_with("pitwall-") {
+            let name: String = line
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '-')
+                .collect();
+            out.insert(name);
+        }
+    }
+    out
+}
+
+/// Each library crate depends only on the crates its row of docs/ARCHITECTURE.md allows: the
+/// analysis on the schema and the statistics only, the renderers not on the use cases.
+#[test]
+fn crates_depend_only_on_the_crates_below_them() {
+    let allowed: BTreeMap<&str, &[&str]> = BTreeMap::from([
+        (
+            "runner/pipeline",
+            &[
+                "pitwall-store",
+                "pitwall-host",
+                "pitwall-reports",
+                "pitwall-analysis",
+                "pitwall-formats",
+                "pitwall-stats",
+                "pitwall-schema",
+            ][..],
+        ),
+        ("runner/store", &["pitwall-schema"][..]),
+        ("runner/host", &["pitwall-schema"][..]),
+        (
+            "reports",
+            &["pitwall-analysis", "pitwall-stats", "pitwall-schema"][..],
+        ),
+        ("suites/formats", &["pitwall-schema"][..]),
+        ("suites/cpu", &["pitwall-schema"][..]),
+        ("stats/analysis", &["pitwall-stats", "pitwall-schema"][..]),
+        ("stats", &[][..]),
+        ("suites/schema", &[][..]),
+    ]);
+    for m in members() {
+        if m == "runner/cli" || m == "tests" {
+            continue; // the binary may use everything; the end-to-end tests run the binary
+        }
+        let may = allowed
+            .get(m.as_str())
+            .unwrap_or_else(|| panic!("{m}: add its row to this test and to ARCHITECTURE.md"));
+        for dep in workspace_dependencies(&m) {
+            assert!(may.contains(&dep.as_str()), "{m} depends on {dep}");
+        }
+    }
+}
+
+/// Change points are found in `pitwall-stats` and turned into histories in `pitwall-analysis`
+/// only: no other crate calls the detector, so `detect`, the report and the comment cannot
+/// each build their own series.
+#[test]
+fn only_the_analysis_runs_change_point_detection() {
+    fn calls_detect(dir: &Path, found: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                calls_detect(&path, found);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                if text.contains("changepoint")
+                    && (text.contains("changepoint::detect") || text.contains("detect(&"))
+                {
+                    found.push(path);
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for dir in ["runner/cli/src", "runner/pipeline/src", "reports/src"] {
+        calls_detect(&root().join(dir), &mut found);
+    }
+    assert!(
+        found.is_empty(),
+        "change-point detection outside the analysis: {found:?}"
+    );
 }
 
 #[test]

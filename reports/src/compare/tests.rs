@@ -3,6 +3,7 @@
 
 use super::*;
 use pitwall_stats::ab::{AbConfig, PairInput, compare_all};
+use std::collections::BTreeMap;
 
 fn samples(level: f64, n: usize, salt: u64) -> Vec<f64> {
     (0..n as u64)

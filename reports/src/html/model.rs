@@ -1,113 +1,36 @@
-//! Per-benchmark histories built from runs: one point per run (median, its 95% interval,
-//! the raw min–max spread, throttling), change points over the medians, and stable slugs.
+//! Per-benchmark histories for the pages: the series and change points of
+//! `pitwall_analysis::history` (one point per run: median, its 95% interval, the raw min–max
+//! spread, throttling), with stable slugs and the labels pages show.
 
-use std::collections::BTreeMap;
+use pitwall_schema::Run;
+use pitwall_stats::changepoint::DetectConfig;
 
-use pitwall_schema::{Direction, ResultStatus, Run};
-use pitwall_stats::changepoint::{ChangePoint, DetectConfig, detect};
-use pitwall_stats::median_ci;
-
-/// One run's view of one benchmark measure.
-#[derive(Debug, Clone)]
-pub(crate) struct Point {
-    /// Index of the run in the input (oldest first).
-    pub run: usize,
-    pub median: f64,
-    /// 95% interval of the median (`None` with fewer than 6 samples).
-    pub ci: Option<(f64, f64)>,
-    pub min: f64,
-    pub max: f64,
-    pub n: usize,
-    /// Samples flagged as taken while the device was throttled.
-    pub throttled: usize,
-}
-
-/// The history of one benchmark measure (`suite/name[params]/measure`).
+/// A benchmark's history as `pitwall_analysis::history::series` built it, with the slug that
+/// names its page. Reads as the analysis series (`s.points`, `s.changes`, `s.key`).
 #[derive(Debug, Clone)]
 pub(crate) struct Series {
-    pub key: String,
     pub slug: String,
-    pub suite: String,
-    pub name: String,
-    pub params: BTreeMap<String, String>,
-    pub measure: String,
-    pub unit: String,
-    pub direction: Direction,
-    pub points: Vec<Point>,
-    /// Change points over the per-run medians (indices into `points`).
-    pub changes: Vec<ChangePoint>,
+    pub history: pitwall_analysis::Series,
 }
 
-impl Series {
-    /// `name[k=v,…]`: what a row shows next to the suite.
-    pub fn label(&self) -> String {
-        pitwall_schema::schema::display_name(&self.name, &self.params)
-    }
+impl std::ops::Deref for Series {
+    type Target = pitwall_analysis::Series;
 
-    /// Whether a relative change of the median makes this measure worse.
-    pub fn is_worse(&self, rel_change: f64) -> bool {
-        match self.direction {
-            Direction::LowerIsBetter => rel_change > 0.0,
-            Direction::HigherIsBetter => rel_change < 0.0,
-        }
+    fn deref(&self) -> &Self::Target {
+        &self.history
     }
 }
 
-/// Builds one series per benchmark measure, sorted by key. Failed results and results without
-/// samples are left out; when a run holds the same key twice, the first one counts.
+/// The runs' series, sorted by key, with the default change-point settings: the same series and
+/// change points `pitwall detect --benchmark` shows (one analysis, one rule for duplicate keys).
 pub(crate) fn collect(runs: &[Run]) -> Vec<Series> {
-    let mut by_key: BTreeMap<String, Series> = BTreeMap::new();
-    let mut sorted: Vec<f64> = Vec::new();
-    for (ri, run) in runs.iter().enumerate() {
-        for r in &run.results {
-            if r.status != ResultStatus::Ok || r.samples.is_empty() {
-                continue;
-            }
-            let key = r.key();
-            let series = by_key.entry(key.clone()).or_insert_with(|| Series {
-                slug: slug(&key),
-                key,
-                suite: r.suite.clone(),
-                name: r.name.clone(),
-                params: r.params.clone(),
-                measure: r.measure.clone(),
-                unit: r.unit.to_string(),
-                direction: r.direction,
-                points: Vec::new(),
-                changes: Vec::new(),
-            });
-            if series.points.last().is_some_and(|p| p.run == ri) {
-                continue;
-            }
-            sorted.clear();
-            sorted.extend(r.samples.iter().copied().filter(|v| v.is_finite()));
-            if sorted.is_empty() {
-                continue;
-            }
-            sorted.sort_by(f64::total_cmp);
-            let n = sorted.len();
-            let median = pitwall_stats::quantile_sorted(&sorted, 0.5).unwrap_or(f64::NAN);
-            series.points.push(Point {
-                run: ri,
-                median,
-                ci: median_ci(&sorted),
-                min: sorted[0],
-                max: sorted[n - 1],
-                n,
-                throttled: r.sample_meta.iter().filter(|m| m.throttled).count(),
-            });
-        }
-    }
-    let config = DetectConfig::default();
-    let mut out: Vec<Series> = by_key
-        .into_values()
-        .filter(|s| !s.points.is_empty())
-        .collect();
-    for s in &mut out {
-        let medians: Vec<f64> = s.points.iter().map(|p| p.median).collect();
-        s.changes = detect(&medians, &config);
-    }
-    out
+    pitwall_analysis::history::series(runs, &DetectConfig::default())
+        .into_iter()
+        .map(|history| Series {
+            slug: slug(&history.key),
+            history,
+        })
+        .collect()
 }
 
 /// File-name-safe, stable slug of a key: lower-case alphanumerics and dashes (at most 60),

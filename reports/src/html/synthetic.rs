@@ -4,13 +4,14 @@
 
 use std::collections::BTreeMap;
 
+use pitwall_analysis::compare::{CompareOptions, Side, compare};
 use pitwall_schema::{
     BenchmarkResult, CommitInfo, Direction, Fingerprint, GpuInfo, ResultStatus, Run, RunStatus,
     SampleMeta, Unit,
 };
-use pitwall_stats::{AbConfig, PairInput, compare_all};
+use pitwall_stats::AbConfig;
 
-use crate::compare::{ComparedBenchmark, ComparisonReport};
+use crate::compare::ComparisonReport;
 
 /// Small xorshift generator: the same seed gives the same numbers everywhere.
 struct Rng(u64);
@@ -147,37 +148,17 @@ pub fn runs(benchmarks: usize, runs: usize, samples: usize) -> Vec<Run> {
         .collect()
 }
 
-/// Compares two runs' results key by key with the default A/B settings, as `pitwall compare`
-/// would (without its configuration); labels name the runs so that the site finds the samples.
+/// Compares two runs as `pitwall compare --baseline RUN --candidate RUN --allow-env-mismatch`
+/// would with the default settings, through the one comparison of `pitwall_analysis::compare`;
+/// labels name the runs so that the site finds the samples. The environment difference is the
+/// synthetic runs' GPU model change (the host's full fingerprint rules are not available here).
 pub fn comparison(base: &Run, cand: &Run) -> ComparisonReport {
-    let pairs: Vec<(&BenchmarkResult, &BenchmarkResult)> = base
-        .results
-        .iter()
-        .filter_map(|b| Some((b, cand.results.iter().find(|c| c.key() == b.key())?)))
-        .collect();
-    let inputs: Vec<PairInput<'_>> = pairs
-        .iter()
-        .map(|(b, c)| PairInput {
-            base: &b.samples,
-            cand: &c.samples,
-            higher_is_better: c.direction == Direction::HigherIsBetter,
-            threshold: None,
-        })
-        .collect();
-    let comparisons = compare_all(&inputs, &AbConfig::default());
-    let benchmarks = pairs
-        .iter()
-        .zip(comparisons)
-        .map(|((b, c), comparison)| ComparedBenchmark {
-            suite: b.suite.clone(),
-            name: b.name.clone(),
-            params: b.params.clone(),
-            measure: b.measure.clone(),
-            unit: c.unit.to_string(),
-            higher_is_better: c.direction == Direction::HigherIsBetter,
-            comparison,
-        })
-        .collect();
+    let side = |r: &Run| Side {
+        label: format!("run {}", r.id),
+        run: Some(r.clone()),
+        results: r.results.clone(),
+    };
+    let ab = AbConfig::default();
     let env_mismatch = if base.fingerprint.gpus == cand.fingerprint.gpus {
         Vec::new()
     } else {
@@ -188,19 +169,15 @@ pub fn comparison(base: &Run, cand: &Run) -> ComparisonReport {
             model(cand).unwrap_or_default()
         )]
     };
-    ComparisonReport {
-        rounds: None,
-        sequential: None,
-        replicates: 1,
-        baseline: format!("run {}", base.id),
-        candidate: format!("run {}", cand.id),
-        benchmarks,
-        only_baseline: Vec::new(),
-        only_candidate: Vec::new(),
-        failed: Vec::new(),
-        skipped: Vec::new(),
-        incompatible: Vec::new(),
-        incomparable: false,
+    compare(
+        &side(base),
+        &side(cand),
+        &|_| ab.threshold * 100.0,
         env_mismatch,
-    }
+        &ab,
+        CompareOptions {
+            allow_env_mismatch: true,
+            exclude_throttled: false,
+        },
+    )
 }

@@ -8,9 +8,8 @@ use pitwall_host::gpu::load_nvml;
 use pitwall_host::machine::{DirSysfs, ProcessAffinity};
 use pitwall_pipeline::setup::{Mode, RunEnvironment};
 use pitwall_pipeline::{compare, detect, source};
-use pitwall_reports::detect::{DetectedChange, SeriesDetection, SeriesSource};
 use pitwall_stats::ab::AbConfig;
-use pitwall_stats::changepoint::{self, DetectConfig};
+use pitwall_stats::changepoint::DetectConfig;
 use pitwall_store::OpenMode;
 use std::sync::Arc;
 
@@ -101,20 +100,11 @@ pub(super) fn cmd_detect(g: &Global, a: &DetectArgs) -> Result<ExitClass, Failur
             ));
         }
         for (path, values) in series {
-            let changes = changepoint::detect(&values, &config)
-                .into_iter()
-                .map(|change| DetectedChange {
-                    change,
-                    commit_before: None,
-                    commit_after: None,
-                    run_after: None,
-                })
-                .collect();
-            out.push(SeriesDetection {
-                source: SeriesSource::File(path.display().to_string()),
-                points: values.len(),
-                changes,
-            });
+            out.push(detect::detect_values(
+                &path.display().to_string(),
+                &values,
+                &config,
+            ));
         }
     }
     if let Some(pattern) = &a.benchmark {
@@ -128,26 +118,7 @@ pub(super) fn cmd_detect(g: &Global, a: &DetectArgs) -> Result<ExitClass, Failur
                 store.describe()
             )));
         }
-        for h in histories {
-            let changes = h
-                .change_points
-                .iter()
-                .map(|c| DetectedChange {
-                    change: c.clone(),
-                    commit_before: c.index.checked_sub(1).map(|i| h.points[i].commit.clone()),
-                    commit_after: h.points.get(c.index).map(|p| p.commit.clone()),
-                    run_after: h.points.get(c.index).map(|p| p.run.clone()),
-                })
-                .collect();
-            out.push(SeriesDetection {
-                source: SeriesSource::Benchmark {
-                    key: h.key,
-                    unit: h.unit,
-                },
-                points: h.points.len(),
-                changes,
-            });
-        }
+        out.extend(histories);
     }
     print!(
         "{}",

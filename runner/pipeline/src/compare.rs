@@ -1,14 +1,14 @@
-//! `pitwall compare`: pairs the benchmarks of two sides by suite, name, parameters and measure,
-//! applies each one's threshold, and asks the statistics for verdicts.
+//! `pitwall compare` with a project's settings: each benchmark's threshold from the
+//! configuration and the environment rules of the host's fingerprint, around the one comparison
+//! of `pitwall_analysis::compare`.
 
-use std::collections::BTreeMap;
+use pitwall_analysis::comparison::ComparisonReport;
+use pitwall_stats::ab::AbConfig;
 
-use pitwall_reports::compare::{ComparedBenchmark, ComparisonReport};
-use pitwall_schema::{BenchmarkResult, Direction, PairInfo, ResultStatus};
-use pitwall_stats::ab::{AbConfig, Replicate, ReplicatedPair, SequentialPlan, compare_replicated};
+pub use pitwall_analysis::compare::{CompareOptions, replicates_of};
 
 use crate::config::Config;
-use crate::source::{FILE_SUITE, Side};
+use crate::source::Side;
 
 /// Threshold for a benchmark in percent: `--threshold`, else its suite's `threshold_pct`, else
 /// `[thresholds] regression_pct`.
@@ -24,78 +24,6 @@ fn threshold_pct(config: &Config, override_pct: Option<f64>, suite: &str) -> f64
         .unwrap_or(config.thresholds.regression_pct)
 }
 
-type Key = (String, BTreeMap<String, String>, String);
-
-fn key(r: &BenchmarkResult) -> Key {
-    (r.name.clone(), r.params.clone(), r.measure.clone())
-}
-
-fn display(r: &BenchmarkResult) -> String {
-    r.key()
-}
-
-/// Finds the candidate result matching `b`: same suite (unless either side is a bare file),
-/// name, parameters and measure.
-fn find(b: &BenchmarkResult, cands: &[BenchmarkResult], used: &[bool]) -> Option<usize> {
-    let k = key(b);
-    cands.iter().enumerate().position(|(i, c)| {
-        !used[i]
-            && key(c) == k
-            && (c.suite == b.suite || c.suite == FILE_SUITE || b.suite == FILE_SUITE)
-    })
-}
-
-/// Why two results with the same key cannot be compared: different units (`ns vs ms`) or
-/// directions. A ratio across units or directions would be a wrong answer, not a verdict.
-fn incompatibility(b: &BenchmarkResult, c: &BenchmarkResult) -> Option<String> {
-    if b.unit != c.unit {
-        Some(format!("unit {} vs {}", b.unit, c.unit))
-    } else if b.direction != c.direction {
-        Some(format!(
-            "direction {} vs {}",
-            b.direction.as_str(),
-            c.direction.as_str()
-        ))
-    } else {
-        None
-    }
-}
-
-/// A result's samples grouped by replicate (benchmark process), each with its round in the
-/// pair `info` describes (round 1 without one); samples without a replicate index count as
-/// one replicate. `exclude_throttled` leaves out samples flagged as throttled.
-pub fn replicates_of(
-    r: &BenchmarkResult,
-    info: Option<&PairInfo>,
-    exclude_throttled: bool,
-) -> Vec<Replicate> {
-    let mut by_index: BTreeMap<u32, Replicate> = BTreeMap::new();
-    for (i, &v) in r.samples.iter().enumerate() {
-        if exclude_throttled && r.sample_meta.get(i).is_some_and(|m| m.throttled) {
-            continue;
-        }
-        let index = r.replicates.get(i).copied().unwrap_or(0);
-        by_index
-            .entry(index)
-            .or_insert_with(|| Replicate {
-                round: info.map_or(1, |p| p.round_of(index)),
-                samples: Vec::new(),
-            })
-            .samples
-            .push(v);
-    }
-    by_index.into_values().collect()
-}
-
-/// How a comparison treats the environment and throttled samples.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CompareOptions {
-    /// Compare even when the fingerprints differ in fields that matter.
-    pub allow_env_mismatch: bool,
-    /// Leave out samples flagged as taken while the GPU was throttled.
-    pub exclude_throttled: bool,
-}
-
 /// Compares two sides. `override_pct` is `--threshold`.
 pub fn compare(
     baseline: &Side,
@@ -105,120 +33,16 @@ pub fn compare(
     ab: &AbConfig,
     options: CompareOptions,
 ) -> ComparisonReport {
-    let mut used = vec![false; candidate.results.len()];
-    let mut pairs: Vec<(&BenchmarkResult, &BenchmarkResult, f64)> = Vec::new();
-    let mut only_baseline = Vec::new();
-    let mut failed = Vec::new();
-    let mut skipped = Vec::new();
-    let mut incompatible = Vec::new();
-    let is = |r: &BenchmarkResult, s: ResultStatus| r.status == s;
-    for b in &baseline.results {
-        match find(b, &candidate.results, &used) {
-            Some(i) => {
-                used[i] = true;
-                let c = &candidate.results[i];
-                if is(b, ResultStatus::Failed) || is(c, ResultStatus::Failed) {
-                    failed.push(display(b));
-                } else if is(b, ResultStatus::Skipped) || is(c, ResultStatus::Skipped) {
-                    skipped.push(display(b));
-                } else if b.samples.is_empty() || c.samples.is_empty() {
-                    failed.push(display(b));
-                } else if let Some(why) = incompatibility(b, c) {
-                    incompatible.push(format!("{} ({why})", display(b)));
-                } else {
-                    let suite = if b.suite.is_empty() {
-                        &c.suite
-                    } else {
-                        &b.suite
-                    };
-                    pairs.push((b, c, threshold_pct(config, override_pct, suite) / 100.0));
-                }
-            }
-            None if is(b, ResultStatus::Failed) => failed.push(display(b)),
-            None if is(b, ResultStatus::Skipped) => skipped.push(display(b)),
-            None => only_baseline.push(display(b)),
-        }
-    }
-    let mut only_candidate = Vec::new();
-    for (c, _) in candidate.results.iter().zip(&used).filter(|(_, u)| !**u) {
-        if is(c, ResultStatus::Failed) {
-            failed.push(display(c));
-        } else if is(c, ResultStatus::Skipped) {
-            skipped.push(display(c));
-        } else {
-            only_candidate.push(display(c));
-        }
-    }
-    // An interleaved pair: both sides' runs linked by one pair id. Its rounds order the
-    // replicates; two separately measured sides are one round each.
-    let pair: Option<(&PairInfo, &PairInfo)> = match (&baseline.run, &candidate.run) {
-        (Some(a), Some(b)) => match (&a.pair, &b.pair) {
-            (Some(pa), Some(pb)) if pa.id == pb.id => Some((pa, pb)),
-            _ => None,
-        },
-        _ => None,
-    };
-    let rounds = pair.map_or(1, |(p, _)| p.rounds.max(1));
-    let plan = match pair.and_then(|(p, _)| p.sequential) {
-        Some(s) => SequentialPlan::until_decided(s.first_look, s.max_rounds, ab.replicate_alpha),
-        None => SequentialPlan::fixed(rounds, ab.replicate_alpha),
-    };
-    let replicates = |r: &BenchmarkResult, info: Option<&PairInfo>| {
-        replicates_of(r, info, options.exclude_throttled)
-    };
-    let inputs: Vec<ReplicatedPair> = pairs
-        .iter()
-        .map(|(b, c, thr)| ReplicatedPair {
-            base: replicates(b, pair.map(|(p, _)| p)),
-            cand: replicates(c, pair.map(|(_, p)| p)),
-            higher_is_better: c.direction == Direction::HigherIsBetter,
-            threshold: Some(*thr),
-        })
-        .collect();
-    let comparisons = compare_replicated(&inputs, &plan, rounds, ab);
     let env_mismatch = match (&baseline.run, &candidate.run) {
         (Some(a), Some(b)) => crate::fingerprint::differences(&a.fingerprint, &b.fingerprint),
         _ => Vec::new(),
     };
-    let benchmarks: Vec<ComparedBenchmark> = pairs
-        .iter()
-        .zip(comparisons)
-        .map(|((b, c, _), comparison)| ComparedBenchmark {
-            suite: if b.suite.is_empty() {
-                c.suite.clone()
-            } else {
-                b.suite.clone()
-            },
-            name: b.name.clone(),
-            params: b.params.clone(),
-            measure: b.measure.clone(),
-            unit: c.unit.to_string(),
-            higher_is_better: c.direction == Direction::HigherIsBetter,
-            comparison,
-        })
-        .collect();
-    let fewest = benchmarks
-        .iter()
-        .map(|b: &ComparedBenchmark| {
-            b.comparison
-                .base_replicates
-                .min(b.comparison.cand_replicates)
-        })
-        .min()
-        .unwrap_or(0);
-    ComparisonReport {
-        rounds: pair.map(|_| rounds),
-        sequential: pair.and_then(|(p, _)| p.sequential).map(|s| s.max_rounds),
-        replicates: fewest,
-        baseline: baseline.label.clone(),
-        candidate: candidate.label.clone(),
-        benchmarks,
-        only_baseline,
-        only_candidate,
-        failed,
-        skipped,
-        incompatible,
-        incomparable: !env_mismatch.is_empty() && !options.allow_env_mismatch,
+    pitwall_analysis::compare::compare(
+        baseline,
+        candidate,
+        &|suite| threshold_pct(config, override_pct, suite),
         env_mismatch,
-    }
+        ab,
+        options,
+    )
 }

@@ -1,11 +1,12 @@
 //! `pitwall detect`: reads series from files (CSV with a `value` header, or a JSON array) or
-//! builds them from stored history (median per run, oldest first), and finds change points.
+//! reads the stored history, and finds change points through `pitwall_analysis::history`.
 
 use std::path::Path;
 
-use pitwall_schema::ResultStatus;
-use pitwall_stats::changepoint::{ChangePoint, DetectConfig, detect};
-use pitwall_stats::median;
+use pitwall_analysis::history::SeriesDetection;
+use pitwall_stats::changepoint::DetectConfig;
+
+pub use pitwall_analysis::history::detect_values;
 
 use crate::store::{Store, StoreError};
 
@@ -129,65 +130,18 @@ fn json_element_line(text: &str, index: usize) -> usize {
     line
 }
 
-/// One run's value in a benchmark's history.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct HistoryPoint {
-    pub run: String,
-    pub commit: String,
-    pub started_at: String,
-    pub median: f64,
-}
-
-/// A benchmark measure's history and the change points found in it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HistoryDetection {
-    pub key: String,
-    pub unit: String,
-    pub points: Vec<HistoryPoint>,
-    pub change_points: Vec<ChangePoint>,
-}
-
-/// Histories of the stored benchmark measures whose key contains `pattern`, oldest run first,
-/// with their change points.
+/// The change points of the stored series whose key contains `pattern`, over every stored run
+/// (oldest first), with the commits around each: the one analysis of
+/// `pitwall_analysis::history`, which the HTML report uses too.
 pub fn detect_history(
     store: &dyn Store,
     pattern: &str,
     config: &DetectConfig,
-) -> Result<Vec<HistoryDetection>, StoreError> {
-    let mut by_key: std::collections::BTreeMap<String, (String, Vec<HistoryPoint>)> =
-        Default::default();
-    for run in store.all_runs()? {
-        for r in &run.results {
-            if r.status != ResultStatus::Ok || !r.key().contains(pattern) {
-                continue;
-            }
-            let Some(m) = median(&r.samples) else {
-                continue;
-            };
-            let entry = by_key
-                .entry(r.key())
-                .or_insert_with(|| (r.unit.to_string(), Vec::new()));
-            entry.1.push(HistoryPoint {
-                run: run.id.clone(),
-                commit: run.commit.clone(),
-                started_at: run.started_at.clone(),
-                median: m,
-            });
-        }
-    }
-    Ok(by_key
-        .into_iter()
-        .map(|(key, (unit, points))| {
-            let values: Vec<f64> = points.iter().map(|p| p.median).collect();
-            let change_points = detect(&values, config);
-            HistoryDetection {
-                key,
-                unit,
-                points,
-                change_points,
-            }
-        })
-        .collect())
+) -> Result<Vec<SeriesDetection>, StoreError> {
+    let runs = store.all_runs()?;
+    Ok(pitwall_analysis::history::detect_history(
+        &runs, pattern, config,
+    ))
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use pitwall_reports::compare::ComparisonReport;
+use pitwall_analysis::comparison::ComparisonReport;
 use pitwall_schema::{Backend, SequentialPlanInfo};
 use pitwall_stats::ab::{AbConfig, Method, Verdict};
 

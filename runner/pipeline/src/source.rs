@@ -9,19 +9,7 @@ use pitwall_schema::{BenchmarkResult, ExportDoc, Run};
 
 use crate::store::{Store, StoreError};
 
-/// Suite recorded for benchmarks read from a bare pitwall JSON file (which has no suite);
-/// pairing ignores the suite when either side has this one.
-pub const FILE_SUITE: &str = "";
-
-/// Results of one side of a comparison, with a label saying where they came from.
-#[derive(Debug, Clone)]
-pub struct Side {
-    /// `run 0193…` or `file a.json`.
-    pub label: String,
-    /// The run when the side is a stored or exported run (fingerprint, commit).
-    pub run: Option<Run>,
-    pub results: Vec<BenchmarkResult>,
-}
+pub use pitwall_analysis::compare::{FILE_SUITE, Side};
 
 /// Why a source could not be used.
 #[derive(Debug, thiserror::Error)]

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use pitwall_reports::bisect::{BisectReport, BisectStep, CommitRef};
+use pitwall_analysis::bisect::{BisectReport, BisectStep, CommitRef};
 use pitwall_schema::{Backend, ResultStatus, SequentialPlanInfo};
 use pitwall_stats::ab::{AbConfig, Replicate, ReplicatedPair, SequentialPlan, interval_at};
 

@@ -1,0 +1,223 @@
+//! The comparison of two sides: pairs their benchmarks by suite, name, parameters and measure,
+//! sets aside what failed, was skipped, is on one side only or differs in unit or direction,
+//! groups samples by replicate and round, and asks the statistics for verdicts. The one
+//! implementation behind `pitwall compare`, interleaved pairs, `ci`, bisect and the report.
+
+use std::collections::BTreeMap;
+
+use pitwall_schema::{BenchmarkResult, Direction, PairInfo, ResultStatus, Run};
+use pitwall_stats::ab::{AbConfig, Replicate, ReplicatedPair, SequentialPlan, compare_replicated};
+
+use crate::comparison::{ComparedBenchmark, ComparisonReport};
+
+/// Suite recorded for benchmarks read from a bare pitwall JSON file (which has no suite);
+/// pairing ignores the suite when either side has this one.
+pub const FILE_SUITE: &str = "";
+
+/// Results of one side of a comparison, with a label saying where they came from.
+#[derive(Debug, Clone)]
+pub struct Side {
+    /// `run 0193…` or `file a.json`.
+    pub label: String,
+    /// The run when the side is a stored or exported run (fingerprint, commit).
+    pub run: Option<Run>,
+    pub results: Vec<BenchmarkResult>,
+}
+
+type Key = (String, BTreeMap<String, String>, String);
+
+fn key(r: &BenchmarkResult) -> Key {
+    (r.name.clone(), r.params.clone(), r.measure.clone())
+}
+
+fn display(r: &BenchmarkResult) -> String {
+    r.key()
+}
+
+/// Finds the candidate result matching `b`: same suite (unless either side is a bare file),
+/// name, parameters and measure.
+fn find(b: &BenchmarkResult, cands: &[BenchmarkResult], used: &[bool]) -> Option<usize> {
+    let k = key(b);
+    cands.iter().enumerate().position(|(i, c)| {
+        !used[i]
+            && key(c) == k
+            && (c.suite == b.suite || c.suite == FILE_SUITE || b.suite == FILE_SUITE)
+    })
+}
+
+/// Why two results with the same key cannot be compared: different units (`ns vs ms`) or
+/// directions. A ratio across units or directions would be a wrong answer, not a verdict.
+fn incompatibility(b: &BenchmarkResult, c: &BenchmarkResult) -> Option<String> {
+    if b.unit != c.unit {
+        Some(format!("unit {} vs {}", b.unit, c.unit))
+    } else if b.direction != c.direction {
+        Some(format!(
+            "direction {} vs {}",
+            b.direction.as_str(),
+            c.direction.as_str()
+        ))
+    } else {
+        None
+    }
+}
+
+/// A result's samples grouped by replicate (benchmark process), each with its round in the
+/// pair `info` describes (round 1 without one); samples without a replicate index count as
+/// one replicate. `exclude_throttled` leaves out samples flagged as throttled.
+pub fn replicates_of(
+    r: &BenchmarkResult,
+    info: Option<&PairInfo>,
+    exclude_throttled: bool,
+) -> Vec<Replicate> {
+    let mut by_index: BTreeMap<u32, Replicate> = BTreeMap::new();
+    for (i, &v) in r.samples.iter().enumerate() {
+        if exclude_throttled && r.sample_meta.get(i).is_some_and(|m| m.throttled) {
+            continue;
+        }
+        let index = r.replicates.get(i).copied().unwrap_or(0);
+        by_index
+            .entry(index)
+            .or_insert_with(|| Replicate {
+                round: info.map_or(1, |p| p.round_of(index)),
+                samples: Vec::new(),
+            })
+            .samples
+            .push(v);
+    }
+    by_index.into_values().collect()
+}
+
+/// How a comparison treats the environment and throttled samples.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompareOptions {
+    /// Compare even when the fingerprints differ in fields that matter.
+    pub allow_env_mismatch: bool,
+    /// Leave out samples flagged as taken while the GPU was throttled.
+    pub exclude_throttled: bool,
+}
+
+/// Compares two sides. `threshold_pct` gives a suite's regression threshold in percent (the
+/// caller's `--threshold`, suite and project settings); `env_mismatch` lists the environment
+/// differences that matter between the sides' runs (empty when either side has no run), and
+/// makes the comparison incomparable unless `options.allow_env_mismatch`.
+pub fn compare(
+    baseline: &Side,
+    candidate: &Side,
+    threshold_pct: &dyn Fn(&str) -> f64,
+    env_mismatch: Vec<String>,
+    ab: &AbConfig,
+    options: CompareOptions,
+) -> ComparisonReport {
+    let mut used = vec![false; candidate.results.len()];
+    let mut pairs: Vec<(&BenchmarkResult, &BenchmarkResult, f64)> = Vec::new();
+    let mut only_baseline = Vec::new();
+    let mut failed = Vec::new();
+    let mut skipped = Vec::new();
+    let mut incompatible = Vec::new();
+    let is = |r: &BenchmarkResult, s: ResultStatus| r.status == s;
+    for b in &baseline.results {
+        match find(b, &candidate.results, &used) {
+            Some(i) => {
+                used[i] = true;
+                let c = &candidate.results[i];
+                if is(b, ResultStatus::Failed) || is(c, ResultStatus::Failed) {
+                    failed.push(display(b));
+                } else if is(b, ResultStatus::Skipped) || is(c, ResultStatus::Skipped) {
+                    skipped.push(display(b));
+                } else if b.samples.is_empty() || c.samples.is_empty() {
+                    failed.push(display(b));
+                } else if let Some(why) = incompatibility(b, c) {
+                    incompatible.push(format!("{} ({why})", display(b)));
+                } else {
+                    let suite = if b.suite.is_empty() {
+                        &c.suite
+                    } else {
+                        &b.suite
+                    };
+                    pairs.push((b, c, threshold_pct(suite) / 100.0));
+                }
+            }
+            None if is(b, ResultStatus::Failed) => failed.push(display(b)),
+            None if is(b, ResultStatus::Skipped) => skipped.push(display(b)),
+            None => only_baseline.push(display(b)),
+        }
+    }
+    let mut only_candidate = Vec::new();
+    for (c, _) in candidate.results.iter().zip(&used).filter(|(_, u)| !**u) {
+        if is(c, ResultStatus::Failed) {
+            failed.push(display(c));
+        } else if is(c, ResultStatus::Skipped) {
+            skipped.push(display(c));
+        } else {
+            only_candidate.push(display(c));
+        }
+    }
+    // An interleaved pair: both sides' runs linked by one pair id. Its rounds order the
+    // replicates; two separately measured sides are one round each.
+    let pair: Option<(&PairInfo, &PairInfo)> = match (&baseline.run, &candidate.run) {
+        (Some(a), Some(b)) => match (&a.pair, &b.pair) {
+            (Some(pa), Some(pb)) if pa.id == pb.id => Some((pa, pb)),
+            _ => None,
+        },
+        _ => None,
+    };
+    let rounds = pair.map_or(1, |(p, _)| p.rounds.max(1));
+    let plan = match pair.and_then(|(p, _)| p.sequential) {
+        Some(s) => SequentialPlan::until_decided(s.first_look, s.max_rounds, ab.replicate_alpha),
+        None => SequentialPlan::fixed(rounds, ab.replicate_alpha),
+    };
+    let replicates = |r: &BenchmarkResult, info: Option<&PairInfo>| {
+        replicates_of(r, info, options.exclude_throttled)
+    };
+    let inputs: Vec<ReplicatedPair> = pairs
+        .iter()
+        .map(|(b, c, thr)| ReplicatedPair {
+            base: replicates(b, pair.map(|(p, _)| p)),
+            cand: replicates(c, pair.map(|(_, p)| p)),
+            higher_is_better: c.direction == Direction::HigherIsBetter,
+            threshold: Some(*thr),
+        })
+        .collect();
+    let comparisons = compare_replicated(&inputs, &plan, rounds, ab);
+    let benchmarks: Vec<ComparedBenchmark> = pairs
+        .iter()
+        .zip(comparisons)
+        .map(|((b, c, _), comparison)| ComparedBenchmark {
+            suite: if b.suite.is_empty() {
+                c.suite.clone()
+            } else {
+                b.suite.clone()
+            },
+            name: b.name.clone(),
+            params: b.params.clone(),
+            measure: b.measure.clone(),
+            unit: c.unit.to_string(),
+            higher_is_better: c.direction == Direction::HigherIsBetter,
+            comparison,
+        })
+        .collect();
+    let fewest = benchmarks
+        .iter()
+        .map(|b: &ComparedBenchmark| {
+            b.comparison
+                .base_replicates
+                .min(b.comparison.cand_replicates)
+        })
+        .min()
+        .unwrap_or(0);
+    ComparisonReport {
+        rounds: pair.map(|_| rounds),
+        sequential: pair.and_then(|(p, _)| p.sequential).map(|s| s.max_rounds),
+        replicates: fewest,
+        baseline: baseline.label.clone(),
+        candidate: candidate.label.clone(),
+        benchmarks,
+        only_baseline,
+        only_candidate,
+        failed,
+        skipped,
+        incompatible,
+        incomparable: !env_mismatch.is_empty() && !options.allow_env_mismatch,
+        env_mismatch,
+    }
+}

@@ -1,0 +1,308 @@
+//! Benchmark histories: stored runs turned into one series per benchmark measure (one point
+//! per run) with the change points found in it. `pitwall detect --benchmark`, the HTML report
+//! and anything else that shows a history call [`series`], so they cannot disagree about which
+//! points a series has or where it changed.
+
+use std::collections::BTreeMap;
+
+use pitwall_schema::{Direction, ResultStatus, Run};
+use pitwall_stats::changepoint::{ChangePoint, DetectConfig, detect};
+use pitwall_stats::{median_ci, quantile_sorted};
+use serde::Serialize;
+
+/// One run's view of one benchmark measure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// Index of the run in the input (oldest first).
+    pub run: usize,
+    /// Median of the finite samples.
+    pub median: f64,
+    /// 95% interval of the median (`None` with fewer than 6 samples).
+    pub ci: Option<(f64, f64)>,
+    pub min: f64,
+    pub max: f64,
+    /// Finite samples behind the point.
+    pub n: usize,
+    /// Samples flagged as taken while the device was throttled.
+    pub throttled: usize,
+}
+
+/// The history of one benchmark measure (`suite/name[params]/measure`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub key: String,
+    pub suite: String,
+    pub name: String,
+    pub params: BTreeMap<String, String>,
+    pub measure: String,
+    pub unit: String,
+    pub direction: Direction,
+    pub points: Vec<Point>,
+    /// Change points over the per-run medians (indices into `points`).
+    pub changes: Vec<ChangePoint>,
+}
+
+impl Series {
+    /// `name[k=v,…]`: what a row shows next to the suite.
+    pub fn label(&self) -> String {
+        pitwall_schema::schema::display_name(&self.name, &self.params)
+    }
+
+    /// Whether a relative change of the median makes this measure worse.
+    pub fn is_worse(&self, rel_change: f64) -> bool {
+        match self.direction {
+            Direction::LowerIsBetter => rel_change > 0.0,
+            Direction::HigherIsBetter => rel_change < 0.0,
+        }
+    }
+
+    /// The change points with the commits and run around each; `runs` are the runs the series
+    /// was built from.
+    pub fn detection(&self, runs: &[Run]) -> SeriesDetection {
+        let run_of = |i: usize| self.points.get(i).map(|p| &runs[p.run]);
+        let changes = self
+            .changes
+            .iter()
+            .map(|c| DetectedChange {
+                change: c.clone(),
+                commit_before: c
+                    .index
+                    .checked_sub(1)
+                    .and_then(run_of)
+                    .map(|r| r.commit.clone()),
+                commit_after: run_of(c.index).map(|r| r.commit.clone()),
+                run_after: run_of(c.index).map(|r| r.id.clone()),
+            })
+            .collect();
+        SeriesDetection {
+            source: SeriesSource::Benchmark {
+                key: self.key.clone(),
+                unit: self.unit.clone(),
+            },
+            points: self.points.len(),
+            changes,
+        }
+    }
+}
+
+/// Builds one series per benchmark measure from `runs` (oldest first), sorted by key, and finds
+/// each one's change points over its per-run medians with `config`.
+///
+/// The rules, in one place:
+/// - a result counts when its status is ok and it has at least one finite sample; its point
+///   is the median of its finite samples;
+/// - **duplicate keys**: when a run holds the same key more than once, the first ok result with
+///   finite samples counts and the others are left out, so every series has at most one point
+///   per run (as a comparison pairs the first result of a key first);
+/// - a measure without any point has no series.
+pub fn series(runs: &[Run], config: &DetectConfig) -> Vec<Series> {
+    let mut by_key: BTreeMap<String, Series> = BTreeMap::new();
+    let mut sorted: Vec<f64> = Vec::new();
+    for (ri, run) in runs.iter().enumerate() {
+        for r in &run.results {
+            if r.status != ResultStatus::Ok || r.samples.is_empty() {
+                continue;
+            }
+            let key = r.key();
+            let series = by_key.entry(key.clone()).or_insert_with(|| Series {
+                key,
+                suite: r.suite.clone(),
+                name: r.name.clone(),
+                params: r.params.clone(),
+                measure: r.measure.clone(),
+                unit: r.unit.to_string(),
+                direction: r.direction,
+                points: Vec::new(),
+                changes: Vec::new(),
+            });
+            if series.points.last().is_some_and(|p| p.run == ri) {
+                continue;
+            }
+            sorted.clear();
+            sorted.extend(r.samples.iter().copied().filter(|v| v.is_finite()));
+            if sorted.is_empty() {
+                continue;
+            }
+            sorted.sort_by(f64::total_cmp);
+            let n = sorted.len();
+            series.points.push(Point {
+                run: ri,
+                median: quantile_sorted(&sorted, 0.5).unwrap_or(f64::NAN),
+                ci: median_ci(&sorted),
+                min: sorted[0],
+                max: sorted[n - 1],
+                n,
+                throttled: r.sample_meta.iter().filter(|m| m.throttled).count(),
+            });
+        }
+    }
+    let mut out: Vec<Series> = by_key
+        .into_values()
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    for s in &mut out {
+        let medians: Vec<f64> = s.points.iter().map(|p| p.median).collect();
+        s.changes = detect(&medians, config);
+    }
+    out
+}
+
+/// The change points of the stored series whose key contains `pattern` (every series when it
+/// is empty), as `pitwall detect --benchmark` shows them; built by [`series`].
+pub fn detect_history(runs: &[Run], pattern: &str, config: &DetectConfig) -> Vec<SeriesDetection> {
+    series(runs, config)
+        .iter()
+        .filter(|s| s.key.contains(pattern))
+        .map(|s| s.detection(runs))
+        .collect()
+}
+
+/// The change points of a series of plain values read from `file`.
+pub fn detect_values(file: &str, values: &[f64], config: &DetectConfig) -> SeriesDetection {
+    SeriesDetection {
+        source: SeriesSource::File(file.to_string()),
+        points: values.len(),
+        changes: detect(values, config)
+            .into_iter()
+            .map(|change| DetectedChange {
+                change,
+                commit_before: None,
+                commit_after: None,
+                run_after: None,
+            })
+            .collect(),
+    }
+}
+
+/// Where a series came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SeriesSource {
+    /// A series file given with `--series`.
+    File(String),
+    /// A stored benchmark measure (its key) with its unit.
+    Benchmark { key: String, unit: String },
+}
+
+/// A change point with, for stored history, the commits around it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DetectedChange {
+    #[serde(flatten)]
+    pub change: ChangePoint,
+    /// Last commit of the old regime (stored history only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_before: Option<String>,
+    /// First commit of the new regime (stored history only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_after: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_after: Option<String>,
+}
+
+/// The change points of one series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeriesDetection {
+    pub source: SeriesSource,
+    pub points: usize,
+    pub changes: Vec<DetectedChange>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pitwall_schema::{BenchmarkResult, Fingerprint, RunStatus, Unit};
+
+    fn result(name: &str, samples: Vec<f64>) -> BenchmarkResult {
+        BenchmarkResult {
+            suite: "kernel".into(),
+            name: name.into(),
+            params: BTreeMap::new(),
+            measure: "time".into(),
+            unit: Unit::new(Unit::NANOSECONDS),
+            direction: Direction::LowerIsBetter,
+            status: ResultStatus::Ok,
+            error: None,
+            samples,
+            sample_meta: Vec::new(),
+            replicates: Vec::new(),
+        }
+    }
+
+    fn run(i: usize, results: Vec<BenchmarkResult>) -> Run {
+        Run {
+            id: format!("run-{i}"),
+            project: "p".into(),
+            commit: format!("{i:040x}"),
+            branch: None,
+            started_at: format!("2026-01-01T00:00:{i:02}Z"),
+            finished_at: String::new(),
+            config_hash: String::new(),
+            fingerprint: Fingerprint::default(),
+            status: RunStatus::Complete,
+            commit_info: None,
+            error: None,
+            pair: None,
+            results,
+        }
+    }
+
+    /// 40 runs stepping from 100 to 130 at run 25; runs 10 to 19 also hold the key a second
+    /// time at the stepped level.
+    fn stepped_with_duplicates() -> Vec<Run> {
+        (0..40)
+            .map(|i| {
+                let level = if i < 25 { 100.0 } else { 130.0 };
+                let wobble = |k: usize| level * (1.0 + 0.001 * ((i * 7 + k * 3) % 5) as f64);
+                let mut results = vec![result("gemm", (0..5).map(wobble).collect())];
+                if (10..20).contains(&i) {
+                    results.push(result("gemm", vec![130.0; 5]));
+                }
+                run(i, results)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_first_result_of_a_duplicate_key_counts() {
+        let runs = stepped_with_duplicates();
+        let s = series(&runs, &DetectConfig::default());
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].points.len(), 40, "one point per run");
+        assert!(s[0].points.iter().enumerate().all(|(i, p)| p.run == i));
+        assert!(s[0].points[15].median < 101.0, "{:?}", s[0].points[15]);
+        assert_eq!(
+            s[0].changes.iter().map(|c| c.index).collect::<Vec<_>>(),
+            vec![25]
+        );
+    }
+
+    #[test]
+    fn detection_names_the_commits_around_each_change() {
+        let runs = stepped_with_duplicates();
+        let d = detect_history(&runs, "gemm", &DetectConfig::default());
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].points, 40);
+        let c = &d[0].changes[0];
+        assert_eq!(c.commit_before.as_deref(), Some(runs[24].commit.as_str()));
+        assert_eq!(c.commit_after.as_deref(), Some(runs[25].commit.as_str()));
+        assert_eq!(c.run_after.as_deref(), Some("run-25"));
+        assert!(detect_history(&runs, "nothing", &DetectConfig::default()).is_empty());
+    }
+
+    #[test]
+    fn failed_empty_and_non_finite_results_add_no_point() {
+        let mut failed = result("gemm", vec![1e9; 5]);
+        failed.status = ResultStatus::Failed;
+        let runs = vec![
+            run(0, vec![failed, result("gemm", vec![1.0, f64::NAN, 3.0])]),
+            run(
+                1,
+                vec![result("gemm", vec![]), result("gemm", vec![f64::NAN])],
+            ),
+            run(2, vec![result("other", vec![f64::INFINITY])]),
+        ];
+        let s = series(&runs, &DetectConfig::default());
+        assert_eq!(s.len(), 1, "`other` has no finite sample, so no series");
+        assert_eq!(s[0].points.len(), 1);
+        assert_eq!((s[0].points[0].median, s[0].points[0].n), (2.0, 2));
+    }
+}

@@ -1,0 +1,16 @@
+//! The analysis model: what stored results mean, as values. An A/B comparison of two sides
+//! (`compare`, `comparison`), benchmark histories with their change points (`history`), and what
+//! a bisection found (`bisect`). Built here (or, for bisect, by the pipeline from measurements)
+//! and only rendered by `pitwall-reports`, so `detect`, the HTML report, the PR comment and
+//! `ci` show the same verdicts and change points. Depends on the schema and the statistics only.
+
+pub mod bisect;
+pub mod compare;
+pub mod comparison;
+pub mod history;
+pub mod number;
+
+pub use bisect::{BisectReport, BisectStep, CommitRef};
+pub use compare::{CompareOptions, FILE_SUITE, Side, compare};
+pub use comparison::{ComparedBenchmark, ComparisonReport, VerdictCounts};
+pub use history::{DetectedChange, Series, SeriesDetection, SeriesSource, detect_history, series};
