@@ -445,3 +445,50 @@ fn criterion_results_left_by_earlier_runs_are_ignored_with_a_warning() {
     let notes = &doc["runs"][0]["fingerprint"]["extra"]["format_notes"];
     assert_eq!(notes, &serde_json::json!([warning]), "{notes}");
 }
+
+#[test]
+fn output_files_that_are_devices_fifos_or_too_large_are_refused() {
+    let sb = Sandbox::new();
+    let fifo = sb.path().join("pipe");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let extra = r#"
+[[suite]]
+name = "zero"
+kind = "command"
+command = "true"
+output = "/dev/zero"
+timeout_s = 20
+
+[[suite]]
+name = "fifo"
+kind = "command"
+command = "true"
+output = "pipe"
+timeout_s = 20
+"#;
+    sb.write("pitwall.toml", &config(extra));
+    let start = Instant::now();
+    let v = sb.run(&["run", "--format", "json"]).expect(3).json();
+    // Before: /dev/zero grew to gigabytes and the FIFO hung past timeout_s.
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+    for suite in ["zero", "fifo"] {
+        let b = v["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["suite"] == suite)
+            .unwrap_or_else(|| panic!("{suite} in {v}"));
+        assert_eq!(b["status"], "failed", "{b}");
+        let e = b["error"].as_str().unwrap();
+        assert!(e.contains("not a regular file"), "{e}");
+    }
+    assert_eq!(v["run"]["status"], "partial");
+}

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 /// How much of stderr is kept for messages.
 const STDERR_TAIL_BYTES: usize = 4096;
 /// Upper bound on captured stdout (benchmark output, not logs).
-const STDOUT_MAX_BYTES: usize = 256 << 20;
+pub(crate) const STDOUT_MAX_BYTES: usize = 256 << 20;
 
 /// How a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -255,6 +255,32 @@ fn workdir(cmd: &CommandSuite, checkout: &Path) -> Result<PathBuf, String> {
     }
 }
 
+/// The text of a command suite's `output` file: a regular file of at most the limit that
+/// applies to stdout. A FIFO or device (`/dev/zero`, a pipe nobody writes) would hang or grow
+/// without bound, so it is refused before it is opened.
+fn read_output_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO or device cannot be read as benchmark output; hint: write the output to a file)",
+        ));
+    }
+    let limit = super::command::STDOUT_MAX_BYTES as u64;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {} MiB", limit >> 20),
+        ));
+    }
+    Ok(text)
+}
+
 /// A benchmark measure within one tool output: name, parameters, measure.
 type BenchKey = (String, BTreeMap<String, String>, String);
 
@@ -311,7 +337,7 @@ fn run_parsed_command(
                     )
                 })
             }
-            Some(out) => match std::fs::read_to_string(dir.join(out)) {
+            Some(out) => match read_output_file(&dir.join(out)) {
                 Ok(text) => formats::parse(format, Input::Text(&text)).map_err(|e| {
                     format!(
                         "{} (written by `{}`) is not valid: {e}",
