@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, anyhow};
 use pitwall_cpu::CpuBackend;
 use pitwall_pipeline::config::Config;
-use pitwall_pipeline::engine::serve_worker;
+use pitwall_pipeline::engine::{die_with_parent, serve_worker};
 use pitwall_pipeline::git::Repo;
 use pitwall_pipeline::pair::{DEFAULT_MAX_ROUNDS, DEFAULT_ROUNDS, PairPlan, UntilDecided};
 use pitwall_pipeline::run::{
@@ -64,6 +64,9 @@ fn build_failure(e: RunError) -> Failure {
 /// `pitwall __worker`: one round of a built-in suite for the parent pitwall, which started it
 /// (docs/REPRODUCIBILITY.md). The backend is the one every measuring command uses.
 pub(super) fn cmd_worker() -> Result<ExitClass, Failure> {
+    if !die_with_parent() {
+        return Ok(ExitClass::Infra);
+    }
     serve_worker(
         &mut std::io::stdin().lock(),
         &mut std::io::stdout().lock(),

@@ -287,6 +287,7 @@ fn a_schema_1_database_is_migrated_in_place_and_its_runs_read_back() {
     let mut new = rich_run();
     new.id = "0190f0c0-0000-7000-8000-000000000002".into();
     new.started_at = "2026-12-03T10:00:00Z".into();
+    new.finished_at = "2026-12-03T10:05:00Z".into();
     assert!(!new.results[1].replicates.is_empty());
     store.insert_run(&new).unwrap();
     drop(store);

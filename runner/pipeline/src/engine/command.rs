@@ -108,9 +108,12 @@ pub fn run_command(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    // Started before the clock: it only waits, and kills the group if pitwall dies.
+    let mut watchdog = Watchdog::spawn()?;
     let start = Instant::now();
     let mut child = cmd.spawn()?;
     let pgid = child.id() as i32;
+    watchdog.guard(pgid);
     track_group(pgid);
     let mut out = child.stdout.take().expect("stdout is piped");
     let err = child.stderr.take().expect("stderr is piped");
@@ -147,6 +150,7 @@ pub fn run_command(
     // Whatever the shell left behind (background children holding the pipes) goes too.
     kill_group(pgid);
     untrack_group(pgid);
+    watchdog.dismiss();
     let stdout = out_reader.join().unwrap_or_default();
     let stderr_tail = err_reader.join().unwrap_or_default();
     Ok(CommandOutcome {
@@ -155,6 +159,76 @@ pub fn run_command(
         stderr_tail,
         elapsed_ns,
     })
+}
+
+/// Kills a benchmark's process group if pitwall itself dies, even by SIGKILL (no handler
+/// runs then). A small `sh` waits on a pipe whose only writer is pitwall (close-on-exec, so
+/// no benchmark inherits it): the kernel closes it when pitwall exits in any way, the read
+/// ends, and the watchdog kills the group it was given. A process that leaves the group
+/// (`setsid`) escapes it, as it escapes every group kill (docs/REPRODUCIBILITY.md).
+pub(crate) struct Watchdog {
+    child: std::process::Child,
+    writer: Option<std::fs::File>,
+}
+
+/// The watchdog's script: the group id on the first line, then wait for end of input.
+const WATCHDOG_SCRIPT: &str =
+    "read -r pgid || exit 0; cat >/dev/null; kill -9 \"-$pgid\" 2>/dev/null";
+
+impl Watchdog {
+    pub(crate) fn spawn() -> std::io::Result<Watchdog> {
+        use std::os::fd::FromRawFd;
+        let mut fds = [0i32; 2];
+        // SAFETY: `fds` is a valid two-element array for pipe2 to fill.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: pipe2 succeeded, so both descriptors are open and owned by nobody else.
+        let (reader, writer) = unsafe {
+            (
+                std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+                std::fs::File::from_raw_fd(fds[1]),
+            )
+        };
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(WATCHDOG_SCRIPT)
+            .stdin(Stdio::from(reader))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()?;
+        Ok(Watchdog {
+            child,
+            writer: Some(writer),
+        })
+    }
+
+    /// Arms the watchdog for process group `pgid`.
+    pub(crate) fn guard(&mut self, pgid: i32) {
+        if let Some(w) = self.writer.as_mut() {
+            use std::io::Write;
+            let _ = writeln!(w, "{pgid}");
+            let _ = w.flush();
+        }
+    }
+
+    /// The group is gone: stop the watchdog without it killing anything.
+    pub(crate) fn dismiss(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.writer.take();
+    }
+}
+
+impl Drop for Watchdog {
+    /// Left without `dismiss` (an error return): closing the pipe makes the watchdog kill the
+    /// group it guards, which is what an abandoned benchmark deserves; then it is reaped.
+    fn drop(&mut self) {
+        if self.writer.take().is_some() {
+            let _ = self.child.wait();
+        }
+    }
 }
 
 /// Reads `stream` to its end on a thread; the thread returns its last `STDERR_TAIL_BYTES`,

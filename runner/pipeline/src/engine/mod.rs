@@ -17,4 +17,6 @@ pub use observer::{NullObserver, RunObserver};
 pub use sampler::{SampleSet, sample_benchmark};
 pub use stop::{StopReason, StopRule, duration_from_secs};
 pub use suite::{Selection, SuiteOutcome, run_suite};
-pub use worker::{Isolation, PROTOCOL, WORKER_SUBCOMMAND, WorkerError, serve_worker};
+pub use worker::{
+    Isolation, PROTOCOL, WORKER_SUBCOMMAND, WorkerError, die_with_parent, serve_worker,
+};

@@ -309,6 +309,26 @@ pub enum WorkerError {
 
 /// The worker: reads one request from `input`, runs the suite in this process with `backend`
 /// and streams its progress, each sample's window (when asked) and the outcome to `output`.
+/// Makes this worker process die with the pitwall that started it, even when that pitwall is
+/// killed with SIGKILL and no handler of its own runs (Linux `PR_SET_PDEATHSIG`). Called first
+/// thing by `pitwall __worker`; the parent starts workers from its main thread, whose exit is
+/// what the kernel watches. Returns false when the parent is already gone.
+pub fn die_with_parent() -> bool {
+    let parent = std::os::unix::process::parent_id();
+    // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number and touches no memory.
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+    }
+    // The parent may have died before the call above: then this process was already adopted.
+    std::os::unix::process::parent_id() == parent
+}
+
 pub fn serve_worker(
     input: &mut dyn Read,
     output: &mut dyn Write,
