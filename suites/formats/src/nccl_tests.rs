@@ -25,12 +25,36 @@ const FORMAT: &str = "nccl-tests";
 pub const SUMMARY_NOTE: &str = "nccl-tests: summary values only (each an average over the \
      test's iterations): comparisons are summary-based";
 
-/// One placement of one row: time (µs), algbw, busbw (GB/s), wrong elements (None: N/A).
+/// One placement of one row: time (µs), algbw, busbw (GB/s), and its validation.
 struct Perf {
     time_us: f64,
     algbw: f64,
     busbw: f64,
-    wrong: Option<f64>,
+    check: Check,
+}
+
+/// A placement's validation column, in the layout of the nccl-tests that wrote it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Check {
+    /// `N/A`: validation off (`-c 0`).
+    Off,
+    /// Current nccl-tests: `#wrong`, the count of wrong elements.
+    Wrong(f64),
+    /// Older nccl-tests: `error`, the largest relative error, to be judged against the
+    /// tolerance nccl-tests itself used for the data type.
+    MaxError(f64),
+}
+
+/// nccl-tests' own tolerance for the `error` column of older versions (`DeltaMaxValue` in
+/// its `common.cu`): 1e-2 for half and bfloat16, 1e-5 for float, 1e-12 for double, exact for
+/// integers. An unknown type is judged like float.
+fn error_tolerance(ty: &str) -> f64 {
+    match ty.to_ascii_lowercase().as_str() {
+        "half" | "float16" | "fp16" | "bfloat16" | "bf16" => 1e-2,
+        "double" | "float64" | "fp64" => 1e-12,
+        "int8" | "uint8" | "char" | "int" | "int32" | "uint32" | "int64" | "uint64" => 0.0,
+        _ => 1e-5,
+    }
 }
 
 /// Reads nccl-tests output, text or `-J` JSON.
@@ -50,6 +74,8 @@ fn parse_text(text: &str) -> Result<ParsedRun, FormatError> {
     let mut rows = 0;
     let mut devices = Vec::new();
     let mut impossible: Vec<String> = Vec::new();
+    // Older nccl-tests print the largest relative error instead of `#wrong`.
+    let mut error_column = false;
     for (n, line) in text.lines().enumerate() {
         let at = format!("line {}: ", n + 1);
         if let Some(h) = line.strip_prefix('#') {
@@ -70,6 +96,7 @@ fn parse_text(text: &str) -> Result<ParsedRun, FormatError> {
                 if cols.contains(&"cputime") {
                     time_measure = "cpu_time";
                 }
+                error_column = cols.contains(&"error") && !cols.contains(&"#wrong");
             }
             continue;
         }
@@ -110,15 +137,16 @@ fn parse_text(text: &str) -> Result<ParsedRun, FormatError> {
             }
         };
         let perf = |i: usize| -> Result<Perf, FormatError> {
-            let wrong = match tokens[i + 3] {
-                "N/A" => None,
-                _ => Some(num(i + 3, "#wrong")?),
+            let check = match (tokens[i + 3], error_column) {
+                ("N/A", _) => Check::Off,
+                (_, true) => Check::MaxError(num(i + 3, "error")?),
+                (_, false) => Check::Wrong(num(i + 3, "#wrong")?),
             };
             Ok(Perf {
                 time_us: num(i, "time")?,
                 algbw: num(i + 1, "algbw")?,
                 busbw: num(i + 2, "busbw")?,
-                wrong,
+                check,
             })
         };
         let size = tokens[0].to_string();
@@ -242,15 +270,15 @@ fn parse_json_output(text: &str) -> Result<ParsedRun, FormatError> {
                         )
                     })
             };
-            let wrong = match p.get("nwrong") {
-                None | Some(Value::Null) => None,
-                Some(_) => Some(num("nwrong")?),
+            let check = match p.get("nwrong") {
+                None | Some(Value::Null) => Check::Off,
+                Some(_) => Check::Wrong(num("nwrong")?),
             };
             let perf = Perf {
                 time_us: num(time_measure)?,
                 algbw: num("alg_bw")?,
                 busbw: num("bus_bw")?,
-                wrong,
+                check,
             };
             add(&mut run.benchmarks, &key, time_measure, placement, &perf);
             any = true;
@@ -306,10 +334,15 @@ fn add(out: &mut Vec<ParsedBenchmark>, key: &Key<'_>, time: &str, placement: &st
         params.insert("root".to_string(), key.root.to_string());
     }
     params.insert("placement".to_string(), placement.to_string());
-    let error = p
-        .wrong
-        .filter(|w| *w > 0.0)
-        .map(|w| format!("{placement}: {w} wrong elements (#wrong)"));
+    let error = match p.check {
+        Check::Wrong(w) if w > 0.0 => Some(format!("{placement}: {w} wrong elements (#wrong)")),
+        Check::MaxError(e) if e > error_tolerance(key.ty) => Some(format!(
+            "{placement}: largest relative error {e:e} above nccl-tests' tolerance {:e} for {}",
+            error_tolerance(key.ty),
+            key.ty
+        )),
+        _ => None,
+    };
     for (measure, unit, direction, value) in [
         (
             time,
@@ -369,6 +402,7 @@ mod tests {
     const TEXT: &str = include_str!("../../../tests/fixtures/nccl-tests/all_reduce_perf.txt");
     const WRONG: &str = include_str!("../../../tests/fixtures/nccl-tests/all_reduce_wrong.txt");
     const JSON: &str = include_str!("../../../tests/fixtures/nccl-tests/all_reduce_perf.json");
+    const OLD: &str = include_str!("../../../tests/fixtures/nccl-tests/all_reduce_old_error.txt");
 
     fn find<'a>(run: &'a ParsedRun, size: &str, placement: &str, m: &str) -> &'a ParsedBenchmark {
         run.benchmarks
@@ -539,5 +573,30 @@ mod tests {
             vec!["2 rows with an impossible size (`-8`, `12345678901234567890123456`) left out"]
         );
         assert!(parse(TEXT).unwrap().warnings.is_empty());
+    }
+
+    #[test]
+    fn the_older_error_column_is_judged_against_the_types_tolerance() {
+        let run = parse(OLD).unwrap();
+        // 4 sizes × 2 placements × 3 measures; the log lines between rows are skipped.
+        assert_eq!(run.benchmarks.len(), 24);
+        let failed: Vec<String> = run
+            .benchmarks
+            .iter()
+            .filter_map(|b| b.error.clone())
+            .collect();
+        // 5e-07 passes for float; only the 2e-03 in-place row (3 measures) fails.
+        assert_eq!(failed.len(), 3, "{failed:?}");
+        assert!(
+            failed.iter().all(|e| e
+                == "in-place: largest relative error 2e-3 above nccl-tests' tolerance 1e-5 for float"),
+            "{failed:?}"
+        );
+        let b = find(&run, "1048576", "out-of-place", "busbw");
+        assert!(b.error.is_none() && b.samples == vec![20.63]);
+        assert!(!b.params.contains_key("root"));
+        // The same value is an error for an integer type and fine for half.
+        assert_eq!(error_tolerance("int32"), 0.0);
+        assert_eq!(error_tolerance("half"), 1e-2);
     }
 }
