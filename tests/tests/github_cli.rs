@@ -72,8 +72,22 @@ fn ci_measures_comments_once_and_sets_the_status() {
             .unwrap();
         assert_eq!(auth, format!("Bearer {TOKEN}"));
     }
+    let id = comments[0].id;
+    assert!(
+        out.stderr()
+            .contains(&format!("pull request 7: comment {id} created; status set")),
+        "{}",
+        out.stderr()
+    );
     // A second publication updates the same comment (sticky), never a second one.
-    gh(&sb, &server, &["comment", "--pr", "7"]).expect(1);
+    let again = gh(&sb, &server, &["comment", "--pr", "7"])
+        .expect(1)
+        .stderr();
+    assert!(again.contains(&format!("comment {id} updated")), "{again}");
+    assert!(
+        !again.contains("Updated(") && !again.contains("Created("),
+        "{again}"
+    );
     assert_eq!(server.comments_on(7).len(), 1);
     assert_eq!(server.comments_on(7)[0].id, comments[0].id);
 }

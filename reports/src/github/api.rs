@@ -241,6 +241,16 @@ pub enum CommentOutcome {
     Updated(u64),
 }
 
+impl std::fmt::Display for CommentOutcome {
+    /// `comment 555 updated`: what the user reads (not the enum's debug form).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CommentOutcome::Created(id) => write!(f, "comment {id} created"),
+            CommentOutcome::Updated(id) => write!(f, "comment {id} updated"),
+        }
+    }
+}
+
 /// pitwall's earliest comment on `pr`, looking through every page.
 pub fn find_pitwall_comment(
     api: &dyn GithubApi,

@@ -91,7 +91,7 @@ pub(super) fn publish(
     }
     if !g.quiet {
         eprintln!(
-            "pull request {}: {:?}; status {}",
+            "pull request {}: {}; status {}",
             gh.pr,
             outcome,
             if sha.is_some() {

@@ -43,6 +43,8 @@ impl CommandOutcome {
 
     /// One-line description of a failure, with the stderr tail.
     pub fn failure_message(&self, command: &str, timeout_s: f64) -> String {
+        let command = shown_command(command);
+        let timeout_s = fmt_secs(timeout_s);
         let what = match self.exit {
             ExitKind::Exited(c) => format!("command `{command}` exited with status {c}"),
             ExitKind::Signalled(s) => format!("command `{command}` was killed by signal {s}"),
@@ -53,6 +55,30 @@ impl CommandOutcome {
             }
         };
         with_stderr_tail(what, &self.stderr_tail)
+    }
+}
+
+/// Longest command quoted in a message, in characters.
+const SHOWN_COMMAND_CHARS: usize = 200;
+
+/// A command as messages quote it: control characters escaped and cut after
+/// [`SHOWN_COMMAND_CHARS`] characters (`… (1048576 characters)`), so a huge generated command
+/// does not become a megabyte-long error line.
+pub fn shown_command(command: &str) -> String {
+    let n = command.chars().count();
+    if n <= SHOWN_COMMAND_CHARS {
+        return escape_controls(command);
+    }
+    let head: String = command.chars().take(SHOWN_COMMAND_CHARS).collect();
+    format!("{}… ({n} characters)", escape_controls(&head))
+}
+
+/// Seconds as people write them: `20`, `0.5`, and `1e-300` rather than 300 digits.
+pub fn fmt_secs(s: f64) -> String {
+    if s != 0.0 && !(1e-3..1e9).contains(&s.abs()) {
+        format!("{s:e}")
+    } else {
+        format!("{s}")
     }
 }
 
@@ -400,5 +426,24 @@ mod tests {
         );
         assert!(o.stderr_tail.len() <= STDERR_TAIL_BYTES);
         assert!(o.stderr_tail.ends_with("last\n"));
+    }
+
+    #[test]
+    fn messages_show_seconds_briefly_and_cut_huge_commands() {
+        let outcome = CommandOutcome {
+            exit: ExitKind::TimedOut,
+            stdout: Vec::new(),
+            stderr_tail: String::new(),
+            elapsed_ns: 0.0,
+        };
+        let huge = format!("echo {}", "x".repeat(1 << 20));
+        let msg = outcome.failure_message(&huge, 1e-300);
+        assert!(msg.len() < 400, "{} bytes", msg.len());
+        assert!(msg.contains("… (1048581 characters)"), "{msg}");
+        assert!(msg.contains("timed out after 1e-300s"), "{msg}");
+        assert_eq!(fmt_secs(20.0), "20");
+        assert_eq!(fmt_secs(0.5), "0.5");
+        assert_eq!(fmt_secs(0.0), "0");
+        assert_eq!(shown_command("a\x1bb"), "a\\x1bb");
     }
 }

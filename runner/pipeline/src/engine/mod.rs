@@ -11,7 +11,10 @@ mod suite;
 mod worker;
 mod worker_parent;
 
-pub use command::{CommandOutcome, ExitKind, escape_controls, kill_running_commands, run_command};
+pub use command::{
+    CommandOutcome, ExitKind, escape_controls, fmt_secs, kill_running_commands, run_command,
+    shown_command,
+};
 pub use meta::SampleMetaSource;
 pub use observer::{NullObserver, RunObserver};
 pub use sampler::{SampleSet, sample_benchmark};

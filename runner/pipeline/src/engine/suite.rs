@@ -12,7 +12,7 @@ use pitwall_schema::{
     Backend, BackendError, Benchmark, BenchmarkResult, Direction, ResultStatus, Unit,
 };
 
-use super::command::{ExitKind, run_command};
+use super::command::{ExitKind, fmt_secs, run_command, shown_command};
 use super::meta::SampleMetaSource;
 use super::observer::RunObserver;
 use super::sampler::sample_benchmark;
@@ -317,7 +317,12 @@ fn run_parsed_command(
         let started = SystemTime::now();
         let outcome = match run_command(&cmd.command, &dir, &cmd.env, left) {
             Ok(o) => o,
-            Err(e) => return fail(format!("cannot start command `{}`: {e}", cmd.command)),
+            Err(e) => {
+                return fail(format!(
+                    "cannot start command `{}`: {e}",
+                    shown_command(&cmd.command)
+                ));
+            }
         };
         if !outcome.success() {
             return fail(outcome.failure_message(&cmd.command, sampling.timeout_s));
@@ -325,15 +330,19 @@ fn run_parsed_command(
         let parsed = match &cmd.output {
             None => {
                 let text = String::from_utf8_lossy(&outcome.stdout);
-                formats::parse(format, Input::Text(&text))
-                    .map_err(|e| format!("output of command `{}` is not valid: {e}", cmd.command))
+                formats::parse(format, Input::Text(&text)).map_err(|e| {
+                    format!(
+                        "output of command `{}` is not valid: {e}",
+                        shown_command(&cmd.command)
+                    )
+                })
             }
             Some(out) if format.reads_dir() => {
                 formats::parse(format, Input::DirSince(&dir.join(out), started)).map_err(|e| {
                     format!(
                         "{} (written by `{}`) is not valid: {e}",
                         out.display(),
-                        cmd.command
+                        shown_command(&cmd.command)
                     )
                 })
             }
@@ -342,13 +351,13 @@ fn run_parsed_command(
                     format!(
                         "{} (written by `{}`) is not valid: {e}",
                         out.display(),
-                        cmd.command
+                        shown_command(&cmd.command)
                     )
                 }),
                 Err(e) => Err(format!(
                     "cannot read {} after `{}`: {e}",
                     out.display(),
-                    cmd.command
+                    shown_command(&cmd.command)
                 )),
             },
         };
@@ -409,7 +418,8 @@ fn run_parsed_command(
             .collect()),
         Err(e) => fail(format!(
             "the {} runs of command `{}` disagree: {e}",
-            cmd.runs, cmd.command
+            cmd.runs,
+            shown_command(&cmd.command)
         )),
     }
 }
@@ -433,13 +443,13 @@ fn run_wall_time(
         format!(
             "warm-up used up timeout_s ({}s) before any sample was taken{} (warmup_s = {}s; \
              hint: make timeout_s larger than warmup_s)",
-            sampling.timeout_s,
+            fmt_secs(sampling.timeout_s),
             if killed {
                 "; the execution running at the limit was killed with its process group"
             } else {
                 ""
             },
-            sampling.warmup_s
+            fmt_secs(sampling.warmup_s)
         )
     };
     let executions = std::cell::Cell::new(0u64);
@@ -454,7 +464,12 @@ fn run_wall_time(
         let first = executions.replace(executions.get() + 1) == 0;
         let o = match run_command(&cmd.command, dir, &cmd.env, left) {
             Ok(o) => o,
-            Err(e) => return Some(Err(format!("cannot start command `{}`: {e}", cmd.command))),
+            Err(e) => {
+                return Some(Err(format!(
+                    "cannot start command `{}`: {e}",
+                    shown_command(&cmd.command)
+                )));
+            }
         };
         Some(if o.success() {
             Ok(o.elapsed_ns)
