@@ -183,3 +183,47 @@ fn a_file_that_is_not_a_database_is_a_usage_error_and_left_unchanged() {
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), text);
     assert_eq!(std::fs::read(&noise).unwrap(), random);
 }
+
+/// Runs `script` in a private mount namespace where `dir` is bind-mounted read-only, or `None`
+/// when this machine does not allow that (not root, no user namespaces).
+fn on_read_only_mount(dir: &std::path::Path, script: &str) -> Option<std::process::Output> {
+    let d = dir.display();
+    let full =
+        format!("mount --bind '{d}' '{d}' && mount -o remount,ro,bind '{d}' || exit 97; {script}");
+    let out = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", &full])
+        .output()
+        .ok()?;
+    (out.status.code() != Some(97) && !String::from_utf8_lossy(&out.stderr).contains("unshare:"))
+        .then_some(out)
+}
+
+#[test]
+fn reading_commands_work_on_a_read_only_store() {
+    let sb = Sandbox::new();
+    sb.write("pitwall.toml", TINY);
+    sb.run(&["run", "--no-report"]).expect(0);
+    sb.run(&["run", "--no-report"]).expect(0);
+    let dir = sb.path().join(".pitwall");
+    let bin = pitwall_e2e::pitwall_bin();
+    let store = dir.join("pitwall.db");
+    let script = format!(
+        "cd '{root}' && for c in 'runs' 'show latest' 'export' 'compare --baseline latest --candidate latest' 'report --out /tmp/pw-ro-report-{pid}'; do '{bin}' --store '{store}' $c >/dev/null 2>/tmp/pw-ro-err-{pid} || {{ echo \"FAILED: $c: $(cat /tmp/pw-ro-err-{pid})\"; exit 1; }}; done; echo all-ok",
+        root = sb.path().display(),
+        bin = bin.display(),
+        store = store.display(),
+        pid = std::process::id(),
+    );
+    let Some(out) = on_read_only_mount(&dir, &script) else {
+        println!("skipped: cannot make a read-only mount here");
+        return;
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("all-ok"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Nothing was created beside the store while it was read-only.
+    let _ = std::fs::remove_dir_all(format!("/tmp/pw-ro-report-{}", std::process::id()));
+}

@@ -59,6 +59,11 @@ impl SqliteStore {
                 Err(e) => return Err(open_err(Box::new(e))),
             },
         }
+        // A reader on a read-only mount, or in a directory it may not write: open the file
+        // read-only and immutable instead (WAL mode would have to create `-shm`/`-wal` files).
+        if mode == OpenMode::Existing && !writable(path) {
+            return SqliteStore::open_read_only(path, &store);
+        }
         let mut conn =
             Connection::open_with_flags(path, flags).map_err(|e| open_err(Box::new(e)))?;
         // Set first, so every later statement (including switching to WAL) waits for other
@@ -101,6 +106,60 @@ impl SqliteStore {
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(|e| open_err(Box::new(e)))?;
         migrations::migrate(&mut conn, &store)?;
+        Ok(SqliteStore {
+            path: path.to_path_buf(),
+            conn,
+        })
+    }
+
+    /// Opens a store that cannot be written (read-only mount, no write permission): read-only
+    /// and `immutable`, so SQLite creates no files beside it. Nothing is migrated: a store of an
+    /// older schema is refused with a hint, since its tables would not be what this pitwall
+    /// reads. Changes still sitting in a `-wal` file (a writer that was killed) are not seen.
+    fn open_read_only(path: &Path, store: &str) -> Result<SqliteStore, StoreError> {
+        let open_err = |source: Box<dyn std::error::Error + Send + Sync>| StoreError::Open {
+            store: store.to_string(),
+            source,
+        };
+        let uri = format!("file:{}?immutable=1", percent_encode_path(path));
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&uri, flags).map_err(|e| open_err(Box::new(e)))?;
+        let version =
+            migrations::current_version(&conn).map_err(|e| match e.sqlite_error_code() {
+                Some(rusqlite::ErrorCode::NotADatabase) => StoreError::Foreign {
+                    store: store.to_string(),
+                    what: "not a SQLite database file".to_string(),
+                },
+                _ => open_err(Box::new(e)),
+            })?;
+        migrations::check_not_too_new(version, store)?;
+        match migrations::ownership(&conn, version).map_err(|e| open_err(Box::new(e)))? {
+            migrations::Ownership::Pitwall => {}
+            migrations::Ownership::Empty => {
+                return Err(StoreError::Missing {
+                    store: store.to_string(),
+                    what: "is an empty database".to_string(),
+                });
+            }
+            migrations::Ownership::Foreign(what) => {
+                return Err(StoreError::Foreign {
+                    store: store.to_string(),
+                    what,
+                });
+            }
+        }
+        if version < migrations::latest_version() {
+            return Err(StoreError::Open {
+                store: store.to_string(),
+                source: format!(
+                    "it is read-only and at schema version {version}, older than this pitwall's {} (hint: open it once where it can be written, e.g. `pitwall runs`, to migrate it)",
+                    migrations::latest_version()
+                )
+                .into(),
+            });
+        }
         Ok(SqliteStore {
             path: path.to_path_buf(),
             conn,
@@ -334,4 +393,38 @@ impl Store for SqliteStore {
         tx.finish().map_err(backend(&store))?;
         Ok(runs)
     }
+}
+
+/// Whether this process may write `path` and create files beside it (a read-only mount, or a
+/// file or directory without write permission, says no; root is refused only by the mount).
+fn writable(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let can_write = |p: &Path| {
+        let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+            return true;
+        };
+        // SAFETY: `c` is a valid NUL-terminated path for access(2), which only reads it.
+        unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    can_write(path) && can_write(dir)
+}
+
+/// `path` for a `file:` URI: every byte outside the unreserved set and `/` percent-encoded, so
+/// `?`, `#` and `%` in a file name stay part of it.
+fn percent_encode_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = String::new();
+    for &b in abs.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
