@@ -5,12 +5,13 @@ use anyhow::Context;
 use pitwall_cpu::CpuBackend;
 use pitwall_pipeline::bisect::{BisectRequest, bisect};
 use pitwall_pipeline::run::{RunRequest, check_suites};
+use pitwall_pipeline::setup::halt_if_terminating;
 use pitwall_reports::bisect::{render_json, render_table};
 use pitwall_stats::ab::AbConfig;
 
 use super::args::{BisectArgs, Format, Global};
 use super::context::load_config;
-use super::environment::{halt_if_terminating, prepare_env, print_monitor_health};
+use super::environment::{prepare_env, print_monitor_health};
 use super::exit::{ExitClass, Failure};
 use super::progress::Bars;
 

@@ -1,6 +1,6 @@
 //! The machine around a measurement, for the commands that measure: pinning, clocks and GPU
-//! monitoring set up before, the monitor's health said after, and a run interrupted by a
-//! signal never stored.
+//! monitoring set up before, the monitor's health said after, and the console side of the
+//! pipeline's measuring use cases (`Console`, their `MeasureHooks`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -9,11 +9,17 @@ use anyhow::Context;
 use pitwall_host::gpu::load_nvml;
 use pitwall_host::machine::{DirSysfs, ProcessAffinity};
 use pitwall_pipeline::config::Config;
-use pitwall_pipeline::engine::Isolation;
+use pitwall_pipeline::engine::{Isolation, RunObserver};
+use pitwall_pipeline::measure::{EnvironmentError, MeasureHooks};
+use pitwall_pipeline::pair::LookProgress;
+use pitwall_pipeline::run::{RunError, RunReport, Target};
 use pitwall_pipeline::setup::{Mode, RunEnvironment};
+use pitwall_schema::Run;
+use pitwall_store::Store;
 
 use super::args::Global;
-use super::exit::Failure;
+use super::exit::{self, Failure};
+use super::progress::Bars;
 
 /// Pins this process, applies the clock policy and starts GPU monitoring; prints what is not
 /// as it should be. Built-in suites run each round in a fresh `pitwall __worker` process.
@@ -63,10 +69,89 @@ pub(super) fn print_monitor_health(env: &RunEnvironment, g: &Global) {
     }
 }
 
-/// A run interrupted by SIGINT/SIGTERM is not stored: wait here for the signal to end the
-/// process once the clocks are restored.
-pub(super) fn halt_if_terminating() {
-    while pitwall_host::gpu::terminating() {
-        std::thread::park();
+/// What a run of `pitwall run` prints once it is stored.
+pub(super) type OnStored<'a> = dyn Fn(&RunReport, &mut dyn Store) + 'a;
+
+/// The console around a measuring use case: progress bars, the machine set up when asked,
+/// and one line for each thing worth saying on stderr (none with `--quiet` but warnings and
+/// errors).
+pub(super) struct Console<'a> {
+    g: &'a Global,
+    bars: Bars,
+    on_stored: Option<&'a OnStored<'a>>,
+}
+
+impl<'a> Console<'a> {
+    pub(super) fn new(g: &'a Global) -> Console<'a> {
+        Console {
+            g,
+            bars: Bars::new(g.quiet),
+            on_stored: None,
+        }
     }
+
+    /// Renders each run of `measure_commits` as soon as it is stored.
+    pub(super) fn on_stored(mut self, f: &'a OnStored<'a>) -> Console<'a> {
+        self.on_stored = Some(f);
+        self
+    }
+}
+
+impl MeasureHooks for Console<'_> {
+    fn observer(&self) -> &dyn RunObserver {
+        &self.bars
+    }
+
+    fn prepare(&self, config: &Config) -> Result<RunEnvironment, EnvironmentError> {
+        prepare_env(config, self.g).map_err(|f| f.error.into())
+    }
+
+    fn measured(&self, env: &RunEnvironment) {
+        print_monitor_health(env, self.g);
+    }
+
+    fn build_cached(&self, target: &Target) {
+        if !self.g.quiet {
+            eprintln!(
+                "{}: build cached (hint: --rebuild forces it)",
+                target.describe()
+            );
+        }
+    }
+
+    fn build_failed(&self, target: &Target, run: &Run, error: &RunError, store: &str) {
+        eprintln!("error: {error}");
+        if let RunError::Build { log_tail, .. } = error {
+            exit::print_details(log_tail);
+        }
+        eprintln!(
+            "stored failed run {} for {} in {store}",
+            run.id,
+            target.describe()
+        );
+    }
+
+    fn look(&self, p: &LookProgress) {
+        if !self.g.quiet {
+            eprintln!("{}", look_line(p));
+        }
+    }
+
+    fn run_stored(&self, report: &RunReport, store: &mut dyn Store) {
+        if let Some(f) = self.on_stored {
+            f(report, store);
+        }
+    }
+}
+
+/// `round 5/15: 22 decided, 3 given up, 5 undecided (12m30s left)`.
+fn look_line(p: &LookProgress) -> String {
+    let left = p.time_left.map_or(String::new(), |t| {
+        let s = t.as_secs();
+        format!(" ({}m{:02}s left)", s / 60, s % 60)
+    });
+    format!(
+        "round {}/{}: {} decided, {} given up, {} undecided{left}",
+        p.round, p.max_rounds, p.decided, p.given_up, p.undecided
+    )
 }

@@ -291,3 +291,11 @@ fn gpu_info(d: &GpuDevice) -> GpuInfo {
         extra,
     }
 }
+
+/// A run interrupted by SIGINT/SIGTERM is not stored: wait here for the signal to end the
+/// process once the clocks are restored.
+pub fn halt_if_terminating() {
+    while crate::gpu::terminating() {
+        std::thread::park();
+    }
+}

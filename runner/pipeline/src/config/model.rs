@@ -39,7 +39,7 @@ impl Default for CiConfig {
     fn default() -> Self {
         CiConfig {
             until_decided: true,
-            max_rounds: crate::pair::DEFAULT_MAX_ROUNDS,
+            max_rounds: crate::defaults::MAX_ROUNDS,
         }
     }
 }
