@@ -15,6 +15,7 @@ use pitwall_pipeline::pair::LookProgress;
 use pitwall_pipeline::run::{RunError, RunReport, Target};
 use pitwall_pipeline::setup::{Mode, RunEnvironment};
 use pitwall_schema::Run;
+use pitwall_schema::sections::GpuAvailability;
 use pitwall_store::Store;
 
 use super::args::Global;
@@ -45,10 +46,8 @@ pub(super) fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment,
     if !g.quiet {
         if let Some(reason) = env
             .fingerprint
-            .extra
-            .get("gpu")
-            .and_then(|g| g.get("reason"))
-            .and_then(|r| r.as_str())
+            .section::<GpuAvailability>()
+            .and_then(|g| g.reason)
         {
             eprintln!("no GPU: {reason}; GPU monitoring skipped, CPU suites only");
         }

@@ -6,3 +6,10 @@
 pub const ROUNDS: u32 = 3;
 /// The most rounds `--until-decided` measures when `--max-rounds` is not given.
 pub const MAX_ROUNDS: u32 = 15;
+/// Smallest relative change reported as a regression or improvement, in percent, when neither
+/// the suite (`threshold_pct`), `[thresholds] regression_pct` nor `--threshold` says.
+pub const REGRESSION_PCT: f64 = 2.0;
+/// How each benchmark is sampled when `[sampling]` does not say (0.1 s warm-up, 10–100 000
+/// samples, ±1%, 1 s budget, 120 s timeout); the inference suite has its own
+/// (`Sampling::INFERENCE`).
+pub const SAMPLING: crate::config::Sampling = crate::config::Sampling::DEFAULT;

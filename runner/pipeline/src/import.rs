@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use pitwall_formats::{InputFormat, ParsedRun};
+use pitwall_schema::sections::{FormatNotes, ImportedFrom, ToolContext};
 use pitwall_schema::{Fingerprint, Run, RunStatus, WORKING_TREE};
 
 use crate::config::Config;
@@ -158,20 +159,17 @@ fn imported_run(
 ) -> Run {
     let now = crate::run::now_rfc3339();
     let mut fingerprint = Fingerprint::default();
-    fingerprint.extra.insert(
-        "imported_from".into(),
-        serde_json::json!({ "file": spec, "format": format.name() }),
-    );
+    fingerprint.set_section(&ImportedFrom {
+        file: spec.to_string(),
+        format: format.name().to_string(),
+        other: Default::default(),
+    });
     if !parsed.context.is_empty() {
-        fingerprint.extra.insert(
-            "tool_context".into(),
-            serde_json::json!({ format.name(): parsed.context }),
-        );
+        let context = serde_json::to_value(&parsed.context).expect("context serializes");
+        fingerprint.set_section(&ToolContext([(format.name().to_string(), context)].into()));
     }
     if !parsed.notes.is_empty() {
-        fingerprint
-            .extra
-            .insert("format_notes".into(), serde_json::json!(parsed.notes));
+        fingerprint.set_section(&FormatNotes(parsed.notes.clone()));
     }
     let suite = options
         .suite
