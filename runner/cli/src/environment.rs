@@ -25,7 +25,7 @@ use super::progress::Bars;
 /// Pins this process, applies the clock policy and starts GPU monitoring; prints what is not
 /// as it should be. Built-in suites run each round in a fresh `pitwall __worker` process.
 /// Keep the result alive while measuring.
-pub(super) fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment, Failure> {
+fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment, Failure> {
     // On SIGINT/SIGTERM: kill running benchmark commands, restore clocks, then die.
     pitwall_host::gpu::on_terminate(pitwall_pipeline::engine::kill_running_commands);
     pitwall_host::gpu::install_signal_handler().map_err(|e| Failure::infra(e.into()))?;
@@ -60,7 +60,7 @@ pub(super) fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment,
 
 /// After measuring: one line on how the GPU monitor fared (a warning when reads failed, so a
 /// run without per-sample GPU state says why).
-pub(super) fn print_monitor_health(env: &RunEnvironment, g: &Global) {
+fn print_monitor_health(env: &RunEnvironment, g: &Global) {
     match env.monitor_health() {
         Some(h) if h.failed > 0 => eprintln!("warning: {}", h.summary()),
         Some(h) if !g.quiet => eprintln!("{}", h.summary()),

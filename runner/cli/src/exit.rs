@@ -145,6 +145,7 @@ impl Failure {
             | MeasureError::NotARepository(_)
             | MeasureError::NothingRan { .. }
             | MeasureError::Measure(RunError::UnknownSuite { .. }) => Failure::usage(e.into()),
+            MeasureError::Bisect(e) => Failure::of_bisect(e),
             MeasureError::Build(RunError::Build { ref log_tail, .. }) => {
                 let tail = log_tail.clone();
                 Failure::infra(e.into()).with_details(tail)

@@ -1,5 +1,5 @@
-//! The measuring use cases behind `pitwall run` and `pitwall ci`: measure the working tree or
-//! exact commits, and measure a base/head pair interleaved, storing every run. Each takes a
+//! The measuring use cases behind `pitwall run`, `pitwall ci` and `pitwall bisect`: measure the
+//! working tree or exact commits, and measure a base/head pair interleaved, storing every run. Each takes a
 //! request and a `&mut dyn Store` and returns what it measured (`ci` publishes exactly the pair
 //! returned, never the store's latest); progress and the machine setup go through
 //! [`MeasureHooks`], so nothing here prints.
@@ -10,6 +10,7 @@ use std::time::Duration;
 use pitwall_schema::{Backend, Run, RunStatus};
 use pitwall_stats::ab::AbConfig;
 
+use crate::bisect::{BisectError, BisectReport, BisectRequest};
 use crate::config::Config;
 use crate::engine::RunObserver;
 use crate::git::{GitError, Repo};
@@ -65,6 +66,9 @@ pub enum MeasureError {
     Build(RunError),
     #[error(transparent)]
     Environment(EnvironmentError),
+    /// A bisection failed.
+    #[error(transparent)]
+    Bisect(BisectError),
     #[error(transparent)]
     Measure(RunError),
     #[error("cannot store run {id}")]
@@ -315,6 +319,33 @@ pub fn ci(
         rebuild: false,
     };
     measure_pair(m, store, &pair)
+}
+
+/// `pitwall bisect` in the repository at `repo`: the machine set up through the hooks, then
+/// the bisection (its measurements are not stored, see `bisect::bisect`).
+pub fn bisect(
+    m: &Measurer,
+    repo: &Path,
+    req: &BisectRequest,
+) -> Result<BisectReport, MeasureError> {
+    check_suites(m.config, &req.select).map_err(MeasureError::Selection)?;
+    let env = m
+        .hooks
+        .prepare(m.config)
+        .map_err(MeasureError::Environment)?;
+    let report = crate::bisect::bisect(
+        repo,
+        m.config,
+        req,
+        m.backend,
+        &env,
+        m.hooks.observer(),
+        &AbConfig::default(),
+    )
+    .map_err(MeasureError::Bisect)?;
+    m.hooks.measured(&env);
+    halt_if_terminating();
+    Ok(report)
 }
 
 /// Resolves every revision (before measuring anything), checks each out in the cached
