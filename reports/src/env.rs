@@ -2,6 +2,9 @@
 //! runs are comparable, then the host checks, then what should be fixed.
 
 use pitwall_schema::Fingerprint;
+use pitwall_schema::sections::{
+    Clocks, CudaLibraries, GpuAvailability, HostChecks, NumaNodes, Pinning, Toolchain,
+};
 use serde_json::Value;
 
 use crate::table::Table;
@@ -12,6 +15,11 @@ fn text(v: Option<&Value>) -> String {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
     }
+}
+
+/// A typed value as `text` shows it: `-` when absent.
+fn shown<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
 }
 
 /// Renders the fingerprint and warnings as aligned text.
@@ -33,30 +41,25 @@ pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
         fp.cpu_governor.clone().unwrap_or_else(|| "-".into()),
     );
     row("pitwall", fp.pitwall_version.clone());
-    if let Some(tc) = fp.extra.get("toolchain") {
-        for k in ["rustc", "cc", "nvcc"] {
-            row(k, text(tc.get(k)));
-        }
+    if let Some(tc) = fp.section::<Toolchain>() {
+        row("rustc", shown(tc.rustc));
+        row("cc", shown(tc.cc));
+        row("nvcc", shown(tc.nvcc));
     }
-    if let Some(Value::Object(nodes)) = fp.extra.get("numa_nodes") {
-        let layout: Vec<String> = nodes
-            .iter()
-            .map(|(n, c)| format!("{n}: {}", text(Some(c))))
-            .collect();
+    if let Some(NumaNodes(nodes)) = fp.section() {
+        let layout: Vec<String> = nodes.iter().map(|(n, c)| format!("{n}: {c}")).collect();
         row("numa", layout.join(", "));
     }
-    if let Some(Value::Object(libs)) = fp.extra.get("cuda_libraries") {
+    if let Some(CudaLibraries(libs)) = fp.section() {
         for (k, v) in libs {
-            row(k, text(Some(v)));
+            row(&k, v);
         }
     }
     if fp.gpus.is_empty() {
         let reason = fp
-            .extra
-            .get("gpu")
-            .and_then(|g| g.get("reason"))
-            .and_then(Value::as_str)
-            .unwrap_or("none found");
+            .section::<GpuAvailability>()
+            .and_then(|g| g.reason)
+            .unwrap_or_else(|| "none found".to_string());
         row("gpu", format!("none ({reason})"));
     }
     for (i, g) in fp.gpus.iter().enumerate() {
@@ -108,39 +111,41 @@ pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
             row(&format!("gpu {i} topology"), links.join(", "));
         }
     }
-    if let Some(c) = fp.extra.get("clocks") {
+    if let Some(c) = fp.section::<Clocks>() {
         row(
             "clock policy",
             format!(
                 "{} (device {}, locked sm {})",
-                text(c.get("mode")),
-                text(c.get("device")),
-                text(c.get("locked_sm_mhz"))
+                shown(c.mode),
+                shown(c.device),
+                shown(c.locked_sm_mhz)
             ),
         );
     }
-    if let Some(p) = fp.extra.get("pinning") {
-        let plan = p.get("plan");
-        let detail = match plan {
-            Some(plan) => format!(
-                "cpus {} numa {} ({})",
-                text(plan.get("cpus")),
-                text(plan.get("numa_node")),
-                text(plan.get("source"))
-            ),
-            None => text(p.get("error")),
+    if let Some(p) = fp.section::<Pinning>() {
+        let detail = match p.plan {
+            Some(plan) => {
+                let plan = plan.unwrap_or_default();
+                format!(
+                    "cpus {} numa {} ({})",
+                    shown(plan.cpus.map(|c| Value::from(c).to_string())),
+                    shown(plan.numa_node),
+                    shown(plan.source)
+                )
+            }
+            None => shown(p.error),
         };
-        row("pinning", format!("{}: {detail}", text(p.get("policy"))));
+        row("pinning", format!("{}: {detail}", shown(p.policy)));
     }
     for (k, v) in &fp.env {
         row(&format!("env {k}"), v.clone());
     }
     let mut out = t.render();
-    if let Some(Value::Array(checks)) = fp.extra.get("host_checks") {
+    if let Some(HostChecks(checks)) = fp.section() {
         let mut c = Table::new(&["CHECK", "VALUE", "OK", "ADVICE"]);
         for check in checks {
-            let ok = check.get("ok").and_then(Value::as_bool).unwrap_or(true);
-            let value = text(check.get("value"));
+            let ok = check.ok.unwrap_or(true);
+            let value = shown(check.value);
             let ok_text = if value == "unknown" {
                 "?"
             } else if ok {
@@ -149,10 +154,10 @@ pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
                 "NO"
             };
             c.row(vec![
-                text(check.get("name")),
+                shown(check.name),
                 value,
                 ok_text.to_string(),
-                text(check.get("advice")),
+                shown(check.advice),
             ]);
         }
         out.push('\n');

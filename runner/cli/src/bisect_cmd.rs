@@ -3,16 +3,15 @@
 
 use anyhow::Context;
 use pitwall_cpu::CpuBackend;
-use pitwall_pipeline::bisect::{BisectRequest, bisect};
-use pitwall_pipeline::run::{RunRequest, check_suites};
+use pitwall_pipeline::bisect::BisectRequest;
+use pitwall_pipeline::measure::{Measurer, bisect};
+use pitwall_pipeline::run::RunRequest;
 use pitwall_reports::bisect::{render_json, render_table};
-use pitwall_stats::ab::AbConfig;
 
 use super::args::{BisectArgs, Format, Global};
 use super::context::load_config;
-use super::environment::{halt_if_terminating, prepare_env, print_monitor_health};
+use super::environment::Console;
 use super::exit::{ExitClass, Failure};
-use super::progress::Bars;
 
 pub(super) fn cmd_bisect(g: &Global, a: &BisectArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
@@ -20,7 +19,6 @@ pub(super) fn cmd_bisect(g: &Global, a: &BisectArgs) -> Result<ExitClass, Failur
         suites: a.suites.clone(),
         filter: a.bench.clone(),
     };
-    check_suites(&config, &select).map_err(|e| Failure::usage(e.into()))?;
     let cwd = std::env::current_dir()
         .context("cannot read the working directory")
         .map_err(Failure::infra)?;
@@ -33,20 +31,13 @@ pub(super) fn cmd_bisect(g: &Global, a: &BisectArgs) -> Result<ExitClass, Failur
         max_rounds: a.max_rounds.max(a.rounds),
         rebuild: a.rebuild,
     };
-    let bars = Bars::new(g.quiet);
-    let env = prepare_env(&config, g)?;
-    let report = bisect(
-        &repo,
-        &config,
-        &request,
-        &CpuBackend,
-        &env,
-        &bars,
-        &AbConfig::default(),
-    )
-    .map_err(Failure::of_bisect)?;
-    print_monitor_health(&env, g);
-    halt_if_terminating();
+    let console = Console::new(g);
+    let m = Measurer {
+        config: &config,
+        backend: &CpuBackend,
+        hooks: &console,
+    };
+    let report = bisect(&m, &repo, &request).map_err(Failure::of_measure)?;
     if report.uncertain && !g.quiet {
         eprintln!(
             "warning: uncertain: some step could not be decided within --max-rounds; the first bad commit is a best guess (exit 0; see docs/BISECT.md)"

@@ -1,6 +1,6 @@
 //! The machine around a measurement, for the commands that measure: pinning, clocks and GPU
-//! monitoring set up before, the monitor's health said after, and a run interrupted by a
-//! signal never stored.
+//! monitoring set up before, the monitor's health said after, and the console side of the
+//! pipeline's measuring use cases (`Console`, their `MeasureHooks`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -9,16 +9,23 @@ use anyhow::Context;
 use pitwall_host::gpu::load_nvml;
 use pitwall_host::machine::{DirSysfs, ProcessAffinity};
 use pitwall_pipeline::config::Config;
-use pitwall_pipeline::engine::Isolation;
+use pitwall_pipeline::engine::{Isolation, RunObserver};
+use pitwall_pipeline::measure::{EnvironmentError, MeasureHooks};
+use pitwall_pipeline::pair::LookProgress;
+use pitwall_pipeline::run::{RunError, RunReport, Target};
 use pitwall_pipeline::setup::{Mode, RunEnvironment};
+use pitwall_schema::Run;
+use pitwall_schema::sections::GpuAvailability;
+use pitwall_store::Store;
 
 use super::args::Global;
-use super::exit::Failure;
+use super::exit::{self, Failure};
+use super::progress::Bars;
 
 /// Pins this process, applies the clock policy and starts GPU monitoring; prints what is not
 /// as it should be. Built-in suites run each round in a fresh `pitwall __worker` process.
 /// Keep the result alive while measuring.
-pub(super) fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment, Failure> {
+fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment, Failure> {
     // On SIGINT/SIGTERM: kill running benchmark commands, restore clocks, then die.
     pitwall_host::gpu::on_terminate(pitwall_pipeline::engine::kill_running_commands);
     pitwall_host::gpu::install_signal_handler().map_err(|e| Failure::infra(e.into()))?;
@@ -39,10 +46,8 @@ pub(super) fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment,
     if !g.quiet {
         if let Some(reason) = env
             .fingerprint
-            .extra
-            .get("gpu")
-            .and_then(|g| g.get("reason"))
-            .and_then(|r| r.as_str())
+            .section::<GpuAvailability>()
+            .and_then(|g| g.reason)
         {
             eprintln!("no GPU: {reason}; GPU monitoring skipped, CPU suites only");
         }
@@ -55,7 +60,7 @@ pub(super) fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment,
 
 /// After measuring: one line on how the GPU monitor fared (a warning when reads failed, so a
 /// run without per-sample GPU state says why).
-pub(super) fn print_monitor_health(env: &RunEnvironment, g: &Global) {
+fn print_monitor_health(env: &RunEnvironment, g: &Global) {
     match env.monitor_health() {
         Some(h) if h.failed > 0 => eprintln!("warning: {}", h.summary()),
         Some(h) if !g.quiet => eprintln!("{}", h.summary()),
@@ -63,10 +68,89 @@ pub(super) fn print_monitor_health(env: &RunEnvironment, g: &Global) {
     }
 }
 
-/// A run interrupted by SIGINT/SIGTERM is not stored: wait here for the signal to end the
-/// process once the clocks are restored.
-pub(super) fn halt_if_terminating() {
-    while pitwall_host::gpu::terminating() {
-        std::thread::park();
+/// What a run of `pitwall run` prints once it is stored.
+pub(super) type OnStored<'a> = dyn Fn(&RunReport, &mut dyn Store) + 'a;
+
+/// The console around a measuring use case: progress bars, the machine set up when asked,
+/// and one line for each thing worth saying on stderr (none with `--quiet` but warnings and
+/// errors).
+pub(super) struct Console<'a> {
+    g: &'a Global,
+    bars: Bars,
+    on_stored: Option<&'a OnStored<'a>>,
+}
+
+impl<'a> Console<'a> {
+    pub(super) fn new(g: &'a Global) -> Console<'a> {
+        Console {
+            g,
+            bars: Bars::new(g.quiet),
+            on_stored: None,
+        }
     }
+
+    /// Renders each run of `measure_commits` as soon as it is stored.
+    pub(super) fn on_stored(mut self, f: &'a OnStored<'a>) -> Console<'a> {
+        self.on_stored = Some(f);
+        self
+    }
+}
+
+impl MeasureHooks for Console<'_> {
+    fn observer(&self) -> &dyn RunObserver {
+        &self.bars
+    }
+
+    fn prepare(&self, config: &Config) -> Result<RunEnvironment, EnvironmentError> {
+        prepare_env(config, self.g).map_err(|f| f.error.into())
+    }
+
+    fn measured(&self, env: &RunEnvironment) {
+        print_monitor_health(env, self.g);
+    }
+
+    fn build_cached(&self, target: &Target) {
+        if !self.g.quiet {
+            eprintln!(
+                "{}: build cached (hint: --rebuild forces it)",
+                target.describe()
+            );
+        }
+    }
+
+    fn build_failed(&self, target: &Target, run: &Run, error: &RunError, store: &str) {
+        eprintln!("error: {error}");
+        if let RunError::Build { log_tail, .. } = error {
+            exit::print_details(log_tail);
+        }
+        eprintln!(
+            "stored failed run {} for {} in {store}",
+            run.id,
+            target.describe()
+        );
+    }
+
+    fn look(&self, p: &LookProgress) {
+        if !self.g.quiet {
+            eprintln!("{}", look_line(p));
+        }
+    }
+
+    fn run_stored(&self, report: &RunReport, store: &mut dyn Store) {
+        if let Some(f) = self.on_stored {
+            f(report, store);
+        }
+    }
+}
+
+/// `round 5/15: 22 decided, 3 given up, 5 undecided (12m30s left)`.
+fn look_line(p: &LookProgress) -> String {
+    let left = p.time_left.map_or(String::new(), |t| {
+        let s = t.as_secs();
+        format!(" ({}m{:02}s left)", s / 60, s % 60)
+    });
+    format!(
+        "round {}/{}: {} decided, {} given up, {} undecided{left}",
+        p.round, p.max_rounds, p.decided, p.given_up, p.undecided
+    )
 }

@@ -7,6 +7,8 @@ use std::process::ExitCode;
 use pitwall_pipeline::bisect::BisectError;
 use pitwall_pipeline::config::ConfigError;
 use pitwall_pipeline::engine::escape_controls;
+use pitwall_pipeline::import::ImportError;
+use pitwall_pipeline::measure::MeasureError;
 use pitwall_pipeline::run::RunError;
 use pitwall_pipeline::source::SourceError;
 use pitwall_reports::compare::ComparisonReport;
@@ -130,6 +132,38 @@ impl Failure {
             BisectError::Run(_)
             | BisectError::GoodUnusable { .. }
             | BisectError::BadUnusable { .. } => Failure::infra(e.into()),
+        }
+    }
+
+    /// A measuring use case that failed: a bad selection, repository, revision or a selection
+    /// that matched nothing is the user's; the machine, a build, a checkout, measuring or
+    /// storing is infrastructure.
+    pub fn of_measure(e: MeasureError) -> Failure {
+        match e {
+            MeasureError::Selection(_)
+            | MeasureError::Repo(_)
+            | MeasureError::NotARepository(_)
+            | MeasureError::NothingRan { .. }
+            | MeasureError::Measure(RunError::UnknownSuite { .. }) => Failure::usage(e.into()),
+            MeasureError::Bisect(e) => Failure::of_bisect(e),
+            MeasureError::Build(RunError::Build { ref log_tail, .. }) => {
+                let tail = log_tail.clone();
+                Failure::infra(e.into()).with_details(tail)
+            }
+            MeasureError::Measure(_)
+            | MeasureError::Checkout(_)
+            | MeasureError::Build(_)
+            | MeasureError::Environment(_)
+            | MeasureError::Store { .. } => Failure::infra(e.into()),
+        }
+    }
+
+    /// An import that failed: unreadable, invalid or conflicting input is the user's; a store
+    /// that fails is classified by its error.
+    pub fn of_import(e: ImportError) -> Failure {
+        match e {
+            ImportError::Store { .. } => Failure::from(anyhow::Error::new(e)),
+            _ => Failure::usage(e.into()),
         }
     }
 }

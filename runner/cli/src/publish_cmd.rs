@@ -3,18 +3,17 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, anyhow};
-use pitwall_pipeline::git::Repo;
-use pitwall_pipeline::pair::{PairPlan, UntilDecided};
-use pitwall_pipeline::run::{RunRequest, check_suites};
+use pitwall_cpu::CpuBackend;
+use pitwall_pipeline::measure::{CiRequest, Measurer, PairResult, ci};
 use pitwall_pipeline::source;
 use pitwall_store::OpenMode;
 
 use super::args::{CiArgs, CommentArgs, Global, ReportArgs};
 use super::context::{load_config, open_store, resolve_side, store_for};
+use super::environment::Console;
 use super::exit::{ExitClass, Failure};
 use super::github::publish;
-use super::measure::{checkout_and_build, measure_and_store_pair};
-use super::progress::Bars;
+use super::measure::print_pair;
 use super::site::{REPORT_DIR, write_report};
 
 pub(super) fn cmd_report(g: &Global, a: &ReportArgs) -> Result<ExitClass, Failure> {
@@ -66,47 +65,28 @@ pub(super) fn cmd_comment(g: &Global, a: &CommentArgs) -> Result<ExitClass, Fail
 /// published by mistake).
 pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     // `ci` has no flag naming the git repository (its --repo is the GitHub OWNER/NAME), so
-    // check before measuring that it runs inside one.
+    // the request checks before measuring that it runs inside one.
     let cwd = std::env::current_dir()
         .context("cannot read the working directory")
         .map_err(Failure::infra)?;
-    if Repo::discover(&cwd).is_err() {
-        return Err(Failure::usage(anyhow!(
-            "{} is not inside a git repository (hint: run pitwall ci in a checkout of the repository; --repo names the GitHub repository, OWNER/NAME)",
-            cwd.display()
-        )));
-    }
+    let mut request =
+        CiRequest::new(&cwd, &a.base, &a.head, a.rounds).map_err(Failure::of_measure)?;
+    request.max_rounds = a.max_rounds;
+    request.max_time = a.max_time;
     let config = load_config(g)?;
     let mut store = open_store(g, &config, OpenMode::Create)?;
-    let request = RunRequest::default();
-    let bars = Bars::new(g.quiet);
-    check_suites(&config, &request).map_err(|e| Failure::usage(e.into()))?;
-    let revs = [a.base.as_str(), a.head.as_str()];
-    let built = checkout_and_build(g, &config, store.as_mut(), &cwd, &revs, false)?;
-    let [base, head] = built.targets.as_slice() else {
-        return Ok(ExitClass::Infra);
+    let console = Console::new(g);
+    let m = Measurer {
+        config: &config,
+        backend: &CpuBackend,
+        hooks: &console,
     };
-    let plan = PairPlan {
-        rounds: a.rounds,
-        until_decided: config.ci.until_decided.then(|| UntilDecided {
-            max_rounds: a.max_rounds.unwrap_or(config.ci.max_rounds),
-            max_time: a.max_time,
-        }),
+    let pair = match ci(&m, store.as_mut(), &request).map_err(Failure::of_measure)? {
+        PairResult::NotBuilt => return Ok(ExitClass::Infra),
+        PairResult::Measured(pair) => pair,
     };
-    let measured = measure_and_store_pair(
-        g,
-        &config,
-        store.as_mut(),
-        &request,
-        base,
-        head,
-        &plan,
-        false,
-        built.class,
-        &bars,
-    )?;
-    if measured.class == ExitClass::Infra {
+    if print_pair(g, &config, store.as_mut(), &pair, false) == ExitClass::Infra {
         return Ok(ExitClass::Infra);
     }
-    publish(g, &config, &a.github, &measured.base, &measured.head)
+    publish(g, &config, &a.github, &pair.base, &pair.head)
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use pitwall_schema::Fingerprint;
+use pitwall_schema::sections::{Clocks, Toolchain};
 
 /// Environment variables that change benchmark behaviour, recorded by prefix.
 const ENV_PREFIXES: [&str; 7] = [
@@ -72,7 +73,7 @@ pub fn collect(root: &Path, env: impl Iterator<Item = (String, String)>) -> Fing
 
 /// Compilers that shape the results: the one that built pitwall, and the C and CUDA
 /// compilers a project build would use (first line of `--version`; absent when not installed).
-pub fn toolchain() -> serde_json::Value {
+pub fn toolchain() -> Toolchain {
     let first_line = |cmd: &str, last: bool| -> Option<String> {
         let out = std::process::Command::new(cmd)
             .arg("--version")
@@ -87,11 +88,12 @@ pub fn toolchain() -> serde_json::Value {
         };
         line.map(|l| l.trim().to_string())
     };
-    serde_json::json!({
-        "rustc": env!("PITWALL_RUSTC_VERSION"),
-        "cc": first_line("cc", false),
-        "nvcc": first_line("nvcc", true),
-    })
+    Toolchain {
+        rustc: Some(env!("PITWALL_RUSTC_VERSION").to_string()),
+        cc: first_line("cc", false),
+        nvcc: first_line("nvcc", true),
+        other: Default::default(),
+    }
 }
 
 /// The fields that make two runs incomparable when they differ: hardware (CPU model and
@@ -130,12 +132,9 @@ pub fn differences(a: &Fingerprint, b: &Fingerprint) -> Vec<String> {
     };
     check("gpu driver", drivers(a), drivers(b));
     let clocks = |f: &Fingerprint| {
-        f.extra
-            .get("clocks")
-            .and_then(|c| c.get("mode"))
-            .and_then(|m| m.as_str())
-            .unwrap_or("unknown")
-            .to_string()
+        f.section::<Clocks>()
+            .and_then(|c| c.mode)
+            .unwrap_or_else(|| "unknown".to_string())
     };
     if !a.gpus.is_empty() || !b.gpus.is_empty() {
         check("gpu clock policy", clocks(a), clocks(b));

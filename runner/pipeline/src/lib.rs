@@ -6,9 +6,12 @@
 pub mod bisect;
 pub mod compare;
 pub mod config;
+pub mod defaults;
 pub mod detect;
 pub mod engine;
 pub mod git;
+pub mod import;
+pub mod measure;
 pub mod pair;
 pub mod rounds;
 pub mod run;

@@ -19,11 +19,7 @@ use crate::run::{RunError, RunReport, RunRequest, Target, check_suites};
 use crate::setup::RunEnvironment;
 use crate::source::Side;
 
-/// Interleaved rounds of `--base/--head` (and the first batch of `--until-decided`) when
-/// `--rounds` is not given.
-pub const DEFAULT_ROUNDS: u32 = 3;
-/// The most rounds `--until-decided` measures when `--max-rounds` is not given.
-pub const DEFAULT_MAX_ROUNDS: u32 = 15;
+pub use crate::defaults::{MAX_ROUNDS as DEFAULT_MAX_ROUNDS, ROUNDS as DEFAULT_ROUNDS};
 
 /// How many rounds a pair gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

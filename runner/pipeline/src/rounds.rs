@@ -9,6 +9,8 @@ use pitwall_schema::{
     Backend, BenchmarkResult, PairInfo, PairRole, ResultStatus, SampleMeta, SequentialPlanInfo,
 };
 
+use pitwall_schema::sections::{FormatNotes, ToolContext, keys};
+
 use crate::config::Config;
 use crate::engine::{RunObserver, Selection, run_suite};
 use crate::run::{RunReport, RunRequest, Target, new_run, now_rfc3339};
@@ -133,18 +135,14 @@ impl Rounds {
                 });
                 let mut fp = env.fingerprint.clone();
                 if let Some(m) = &monitor {
-                    fp.extra.insert("gpu_monitor".into(), m.clone());
+                    fp.extra.insert(keys::GPU_MONITOR.into(), m.clone());
                 }
                 let (context, notes) = &self.extras[i];
                 if !context.is_empty() {
-                    fp.extra.insert(
-                        "tool_context".into(),
-                        serde_json::to_value(context).unwrap_or_default(),
-                    );
+                    fp.set_section(&ToolContext(context.clone()));
                 }
                 if !notes.is_empty() {
-                    fp.extra
-                        .insert("format_notes".into(), serde_json::json!(notes));
+                    fp.set_section(&FormatNotes(notes.clone()));
                 }
                 let mut run = new_run(
                     config,

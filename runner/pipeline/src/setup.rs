@@ -2,10 +2,15 @@
 //! to the GPU, host checks, and the GPU's clocks (locked or observed, sampled during the run).
 //! Everything is recorded in the fingerprint; what could not be controlled becomes a warning.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use pitwall_schema::sections::{
+    Clocks, CudaLibraries, GpuAvailability, Isolation as SectionIsolation, NumaNodes, PinnedCpus,
+    keys,
+};
 use pitwall_schema::{Fingerprint, GpuInfo};
 use serde_json::json;
 
@@ -71,11 +76,10 @@ impl RunEnvironment {
     ) -> Result<RunEnvironment, SetupError> {
         let mut fp = fingerprint::collect(root, std::env::vars());
         let mut warnings = Vec::new();
-        fp.extra
-            .insert("toolchain".into(), fingerprint::toolchain());
+        fp.set_section(&fingerprint::toolchain());
         let libs = crate::gpu::cuda_library_versions();
         if !libs.is_empty() {
-            fp.extra.insert("cuda_libraries".into(), json!(libs));
+            fp.set_section(&CudaLibraries(libs));
         }
 
         // The GPU: facts for the fingerprint and the checks only NVML can make.
@@ -98,10 +102,11 @@ impl RunEnvironment {
                 }
             },
             Err(e) => {
-                fp.extra.insert(
-                    "gpu".into(),
-                    json!({ "available": false, "reason": e.to_string() }),
-                );
+                fp.set_section(&GpuAvailability {
+                    available: false,
+                    reason: Some(e.to_string()),
+                    other: Default::default(),
+                });
                 (None, None)
             }
         };
@@ -131,7 +136,7 @@ impl RunEnvironment {
                 }
                 let cpus = outcome.applied_cpus.clone();
                 fp.extra.insert(
-                    "pinning".into(),
+                    keys::PINNING.into(),
                     serde_json::to_value(&outcome).unwrap_or_default(),
                 );
                 cpus
@@ -145,7 +150,7 @@ impl RunEnvironment {
                         json!({ "policy": policy_name(config.pinning.policy), "error": e.to_string() })
                     }
                 };
-                fp.extra.insert("pinning".into(), value);
+                fp.extra.insert(keys::PINNING.into(), value);
                 plan.map(|p| p.cpus).unwrap_or_default()
             }
         };
@@ -162,11 +167,11 @@ impl RunEnvironment {
             ));
         }
         fp.extra.insert(
-            "host_checks".into(),
+            keys::HOST_CHECKS.into(),
             serde_json::to_value(&checks).unwrap_or_default(),
         );
         // NUMA layout: each node's CPUs.
-        let numa: serde_json::Map<String, serde_json::Value> = sysfs
+        let numa: BTreeMap<String, String> = sysfs
             .list("sys/devices/system/node")
             .into_iter()
             .filter(|n| {
@@ -174,16 +179,14 @@ impl RunEnvironment {
             })
             .filter_map(|n| {
                 let cpus = sysfs.read(&format!("sys/devices/system/node/{n}/cpulist"))?;
-                Some((n, json!(cpus)))
+                Some((n, cpus))
             })
             .collect();
         if !numa.is_empty() {
-            fp.extra
-                .insert("numa_nodes".into(), serde_json::Value::Object(numa));
+            fp.set_section(&NumaNodes(numa));
         }
         if !pinned_cpus.is_empty() {
-            fp.extra
-                .insert("cpus".into(), json!(format_cpulist(&pinned_cpus)));
+            fp.set_section(&PinnedCpus(format_cpulist(&pinned_cpus)));
         }
 
         // Clocks: lock or observe, and watch them during the run.
@@ -212,7 +215,12 @@ impl RunEnvironment {
             _ => {}
         }
         let locked = guard.as_ref().and_then(ClockGuard::locked_mhz);
-        fp.extra.insert("clocks".into(), json!({ "mode": clock_mode.to_string(), "locked_sm_mhz": locked, "device": config.gpu.device }));
+        fp.set_section(&Clocks {
+            mode: Some(clock_mode.to_string()),
+            locked_sm_mhz: locked,
+            device: Some(config.gpu.device),
+            other: Default::default(),
+        });
         Ok(RunEnvironment {
             fingerprint: fp,
             warnings,
@@ -231,8 +239,7 @@ impl RunEnvironment {
     /// the fingerprint (`extra.isolation`: `worker` or `in_process`).
     pub fn set_isolation(&mut self, isolation: Isolation) {
         self.fingerprint
-            .extra
-            .insert("isolation".into(), json!(isolation.as_str()));
+            .set_section(&SectionIsolation(isolation.as_str().to_string()));
         self.isolation = isolation;
     }
 
@@ -289,5 +296,13 @@ fn gpu_info(d: &GpuDevice) -> GpuInfo {
         uuid: Some(d.uuid.clone()),
         driver: Some(d.driver_version.clone()),
         extra,
+    }
+}
+
+/// A run interrupted by SIGINT/SIGTERM is not stored: wait here for the signal to end the
+/// process once the clocks are restored.
+pub fn halt_if_terminating() {
+    while crate::gpu::terminating() {
+        std::thread::park();
     }
 }

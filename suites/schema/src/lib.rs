@@ -6,6 +6,7 @@ pub mod backend;
 pub mod benchmark;
 pub mod export;
 pub mod schema;
+pub mod sections;
 
 pub use backend::{Backend, BackendError, SuiteKind};
 pub use benchmark::{BenchError, Benchmark, BenchmarkId, Conversion, MetricSpec, SamplingHint};
@@ -14,3 +15,4 @@ pub use schema::{
     ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SampleMeta, SchemaError,
     SequentialPlanInfo, Unit, WORKING_TREE,
 };
+pub use sections::Section;

@@ -5,4 +5,5 @@ mod drive;
 mod search;
 
 pub use drive::{BisectError, BisectRequest, bisect};
+pub use pitwall_analysis::bisect::BisectReport;
 pub use search::{Class, Range, Verdict, classify, classify_by_estimate, max_steps};

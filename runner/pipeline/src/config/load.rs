@@ -207,7 +207,7 @@ impl Ctx<'_> {
             None => (RawSampling::default(), 0..0),
         };
         let sampling = self.sampling(
-            Sampling::DEFAULT,
+            crate::defaults::SAMPLING,
             &file_sampling,
             sampling_span.clone(),
             "[sampling]",
@@ -225,7 +225,7 @@ impl Ctx<'_> {
                 regression_pct: *p.get_ref(),
             },
             None => Thresholds {
-                regression_pct: 2.0,
+                regression_pct: crate::defaults::REGRESSION_PCT,
             },
         };
 

@@ -39,7 +39,7 @@ impl Default for CiConfig {
     fn default() -> Self {
         CiConfig {
             until_decided: true,
-            max_rounds: crate::pair::DEFAULT_MAX_ROUNDS,
+            max_rounds: crate::defaults::MAX_ROUNDS,
         }
     }
 }
@@ -237,9 +237,9 @@ impl Config {
                 build: None,
             },
             store_url: None,
-            sampling: Sampling::DEFAULT,
+            sampling: crate::defaults::SAMPLING,
             thresholds: Thresholds {
-                regression_pct: 2.0,
+                regression_pct: crate::defaults::REGRESSION_PCT,
             },
             pinning: PinningConfig {
                 policy: PinPolicy::Prefer,

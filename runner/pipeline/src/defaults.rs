@@ -1,0 +1,15 @@
+//! Every default that more than one place relies on, named once: the CLI's flags, the
+//! configuration file and the use cases all read them from here.
+
+/// Interleaved rounds of `--base/--head` (and the first batch of `--until-decided`, of
+/// `pitwall ci` and of `pitwall bisect`) when `--rounds` is not given.
+pub const ROUNDS: u32 = 3;
+/// The most rounds `--until-decided` measures when `--max-rounds` is not given.
+pub const MAX_ROUNDS: u32 = 15;
+/// Smallest relative change reported as a regression or improvement, in percent, when neither
+/// the suite (`threshold_pct`), `[thresholds] regression_pct` nor `--threshold` says.
+pub const REGRESSION_PCT: f64 = 2.0;
+/// How each benchmark is sampled when `[sampling]` does not say (0.1 s warm-up, 10–100 000
+/// samples, ±1%, 1 s budget, 120 s timeout); the inference suite has its own
+/// (`Sampling::INFERENCE`).
+pub const SAMPLING: crate::config::Sampling = crate::config::Sampling::DEFAULT;

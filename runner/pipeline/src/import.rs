@@ -1,0 +1,197 @@
+//! `pitwall import`: export files and other tools' results read in, checked as a whole, then
+//! stored. Reading happens when the request is built, so a bad file is reported before any
+//! store is opened; [`import`] stores all or nothing of what was read.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use pitwall_formats::{InputFormat, ParsedRun};
+use pitwall_schema::sections::{FormatNotes, ImportedFrom, ToolContext};
+use pitwall_schema::{Fingerprint, Run, RunStatus, WORKING_TREE};
+
+use crate::config::Config;
+use crate::source::{self, FileResults, SourceError};
+use crate::store::{InsertOutcome, Store, StoreError};
+
+/// Why an import failed; nothing was stored unless the variant is `Store`.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// A file could not be read or parsed.
+    #[error(transparent)]
+    Read(#[from] SourceError),
+    /// A run in a file is not valid.
+    #[error("{}: {detail}", .path.display())]
+    Invalid { path: PathBuf, detail: String },
+    /// A run conflicts with another in the input or with a stored one.
+    #[error("{}: run {id}: {detail}", .path.display())]
+    Conflict {
+        path: PathBuf,
+        id: String,
+        detail: String,
+    },
+    /// Storing failed; `run` says which file and run (`FILE: cannot import run ID`).
+    #[error("{run}")]
+    Store {
+        run: String,
+        #[source]
+        source: StoreError,
+    },
+}
+
+/// How to read other tools' results.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// `--input-format`; detected per file when unset.
+    pub format: Option<InputFormat>,
+    /// Suite name for tool results (the format's name when unset).
+    pub suite: Option<String>,
+    /// Commit the tool results belong to (the working tree when unset).
+    pub commit: Option<String>,
+}
+
+/// The runs read from each file, in order, ready to store.
+#[derive(Debug, Clone)]
+pub struct ImportRequest {
+    pub files: Vec<(PathBuf, Vec<Run>)>,
+}
+
+impl ImportRequest {
+    /// Reads every file (without storing anything); tool results become one run each.
+    pub fn read(
+        config: &Config,
+        files: &[PathBuf],
+        options: &ImportOptions,
+    ) -> Result<ImportRequest, ImportError> {
+        let mut read = Vec::new();
+        for path in files {
+            let spec = path.display().to_string();
+            let runs = match source::read_results(&spec, path, options.format)? {
+                FileResults::Runs(runs) => runs,
+                FileResults::Parsed(format, parsed) => {
+                    vec![imported_run(config, options, &spec, format, parsed)]
+                }
+            };
+            read.push((path.clone(), runs));
+        }
+        Ok(ImportRequest { files: read })
+    }
+}
+
+/// How many runs were stored, and how many were already there (imports are idempotent).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportOutcome {
+    pub inserted: usize,
+    pub already: usize,
+}
+
+/// Checks everything read, then stores it.
+pub fn import(req: &ImportRequest, store: &mut dyn Store) -> Result<ImportOutcome, ImportError> {
+    check(req, store)?;
+    let mut outcome = ImportOutcome::default();
+    for (path, runs) in &req.files {
+        for run in runs {
+            match store.insert_run(run) {
+                Ok(InsertOutcome::Inserted) => outcome.inserted += 1,
+                Ok(InsertOutcome::AlreadyStored) => outcome.already += 1,
+                Err(source) => {
+                    return Err(ImportError::Store {
+                        run: format!("{}: cannot import run {}", path.display(), run.id),
+                        source,
+                    });
+                }
+            }
+        }
+    }
+    Ok(outcome)
+}
+
+/// Everything that would make an import fail part-way, checked before anything is stored: an
+/// invalid run, one id twice in the input with different content, or an id already stored
+/// with different content. (A run identical to a stored one is fine: imports are idempotent.)
+fn check(req: &ImportRequest, store: &dyn Store) -> Result<(), ImportError> {
+    let mut seen: HashMap<&str, (&PathBuf, String)> = HashMap::new();
+    for (path, runs) in &req.files {
+        for run in runs {
+            let at = |detail: String| ImportError::Conflict {
+                path: path.clone(),
+                id: run.id.clone(),
+                detail,
+            };
+            run.validate().map_err(|e| ImportError::Invalid {
+                path: path.clone(),
+                detail: e.to_string(),
+            })?;
+            let text = serde_json::to_string(run).expect("runs serialize");
+            if let Some((first, other)) = seen.get(run.id.as_str()) {
+                if *other != text {
+                    return Err(at(format!(
+                        "appears again with different content (first in {}); nothing was imported",
+                        first.display()
+                    )));
+                }
+                continue;
+            }
+            // `get_run` also resolves prefixes: only a run with exactly this id counts.
+            if let Ok(stored) = store.get_run(&run.id) {
+                if stored.id == run.id
+                    && serde_json::to_string(&stored).expect("runs serialize") != text
+                {
+                    return Err(at(format!(
+                        "already stored in {} with different content; nothing was imported",
+                        store.describe()
+                    )));
+                }
+            }
+            seen.insert(run.id.as_str(), (path, text));
+        }
+    }
+    Ok(())
+}
+
+/// A run for another tool's results: measured elsewhere, so the fingerprint holds only what
+/// the tool said about its machine.
+fn imported_run(
+    config: &Config,
+    options: &ImportOptions,
+    spec: &str,
+    format: InputFormat,
+    parsed: ParsedRun,
+) -> Run {
+    let now = crate::run::now_rfc3339();
+    let mut fingerprint = Fingerprint::default();
+    fingerprint.set_section(&ImportedFrom {
+        file: spec.to_string(),
+        format: format.name().to_string(),
+        other: Default::default(),
+    });
+    if !parsed.context.is_empty() {
+        let context = serde_json::to_value(&parsed.context).expect("context serializes");
+        fingerprint.set_section(&ToolContext([(format.name().to_string(), context)].into()));
+    }
+    if !parsed.notes.is_empty() {
+        fingerprint.set_section(&FormatNotes(parsed.notes.clone()));
+    }
+    let suite = options
+        .suite
+        .clone()
+        .unwrap_or_else(|| format.name().to_string());
+    let results = source::to_results(&suite, parsed);
+    Run {
+        id: uuid::Uuid::now_v7().to_string(),
+        project: config.project.name.clone(),
+        commit: options
+            .commit
+            .clone()
+            .unwrap_or_else(|| WORKING_TREE.to_string()),
+        branch: None,
+        started_at: now.clone(),
+        finished_at: now,
+        config_hash: config.hash(),
+        fingerprint,
+        status: RunStatus::from_results(&results),
+        commit_info: None,
+        error: None,
+        pair: None,
+        results,
+    }
+}

@@ -1,0 +1,408 @@
+//! The measuring use cases behind `pitwall run`, `pitwall ci` and `pitwall bisect`: measure the
+//! working tree or exact commits, and measure a base/head pair interleaved, storing every run. Each takes a
+//! request and a `&mut dyn Store` and returns what it measured (`ci` publishes exactly the pair
+//! returned, never the store's latest); progress and the machine setup go through
+//! [`MeasureHooks`], so nothing here prints.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use pitwall_schema::{Backend, Run, RunStatus};
+use pitwall_stats::ab::AbConfig;
+
+use crate::bisect::{BisectError, BisectReport, BisectRequest};
+use crate::config::Config;
+use crate::engine::RunObserver;
+use crate::git::{GitError, Repo};
+use crate::pair::{self, LookProgress, PairOutcome, PairPlan, UntilDecided, sides};
+use crate::run::{BuildOutcome, RunError, RunReport, RunRequest, Target, build, check_suites};
+use crate::run::{execute, failed_build_run};
+use crate::setup::{RunEnvironment, halt_if_terminating};
+use crate::source::Side;
+use crate::store::{Store, StoreError};
+
+/// What the caller provides around a measurement: progress, the machine setup (pinning,
+/// clocks, GPU monitoring, signal handlers), and what happened along the way.
+pub trait MeasureHooks {
+    /// Receives suite and benchmark progress.
+    fn observer(&self) -> &dyn RunObserver;
+    /// Sets up the machine just before the first measurement; keep it alive while measuring.
+    fn prepare(&self, config: &Config) -> Result<RunEnvironment, EnvironmentError>;
+    /// Measuring with `env` is over (e.g. to say how the GPU monitor fared).
+    fn measured(&self, _env: &RunEnvironment) {}
+    /// A commit's build was cached and skipped.
+    fn build_cached(&self, _target: &Target) {}
+    /// A commit's build failed; `run` (its failure, with the log tail) is stored in `store`.
+    fn build_failed(&self, _target: &Target, _run: &Run, _error: &RunError, _store: &str) {}
+    /// One look of `--until-decided`.
+    fn look(&self, _progress: &LookProgress) {}
+    /// One run of [`measure_commits`] was stored in `store` (the next one is not measured yet).
+    fn run_stored(&self, _report: &RunReport, _store: &mut dyn Store) {}
+}
+
+/// Why the machine could not be set up (the caller's error, kept with its chain).
+pub type EnvironmentError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why a measurement failed; `pitwall`'s exit mapping classifies each variant.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    /// A suite named in the selection is not configured.
+    #[error(transparent)]
+    Selection(RunError),
+    /// The repository or a revision could not be found.
+    #[error(transparent)]
+    Repo(GitError),
+    /// `pitwall ci` outside a git repository.
+    #[error(
+        "{} is not inside a git repository (hint: run pitwall ci in a checkout of the repository; --repo names the GitHub repository, OWNER/NAME)",
+        .0.display()
+    )]
+    NotARepository(PathBuf),
+    /// A commit could not be checked out.
+    #[error(transparent)]
+    Checkout(GitError),
+    /// The working tree could not be built (nothing is stored).
+    #[error(transparent)]
+    Build(RunError),
+    #[error(transparent)]
+    Environment(EnvironmentError),
+    /// A bisection failed.
+    #[error(transparent)]
+    Bisect(BisectError),
+    #[error(transparent)]
+    Measure(RunError),
+    #[error("cannot store run {id}")]
+    Store {
+        id: String,
+        #[source]
+        source: StoreError,
+    },
+    /// Nothing to store: no benchmark matched, or (`selection` false) every suite was skipped.
+    #[error("{}", if *.selection {
+        "no benchmark matched the selection (hint: check --suite and --bench)"
+    } else {
+        "no benchmark ran (every suite was skipped)"
+    })]
+    NothingRan {
+        selection: bool,
+        /// The suites skipped, one line each.
+        skipped: Vec<String>,
+    },
+}
+
+/// What every measuring use case needs besides its request and the store.
+pub struct Measurer<'a> {
+    pub config: &'a Config,
+    pub backend: &'a dyn Backend,
+    pub hooks: &'a dyn MeasureHooks,
+}
+
+/// What [`measure_commits`] measures.
+#[derive(Debug, Clone)]
+pub enum Revisions {
+    /// The working tree in this directory, as it is (always built).
+    WorkingTree(PathBuf),
+    /// Exact commits of the repository at `repo`, in cached worktrees.
+    Commits {
+        repo: PathBuf,
+        revs: Vec<String>,
+        rebuild: bool,
+    },
+}
+
+/// `pitwall run` without `--base/--head`.
+#[derive(Debug, Clone)]
+pub struct CommitsRequest {
+    pub select: RunRequest,
+    pub revisions: Revisions,
+}
+
+/// The runs measured and stored, in order; `build_failed` when a commit's build failed (its
+/// failure is stored as a failed run and not among `runs`).
+#[derive(Debug, Clone, Default)]
+pub struct CommitsOutcome {
+    pub runs: Vec<RunReport>,
+    pub build_failed: bool,
+}
+
+/// Measures the working tree or each commit in turn and stores each run.
+pub fn measure_commits(
+    m: &Measurer,
+    store: &mut dyn Store,
+    req: &CommitsRequest,
+) -> Result<CommitsOutcome, MeasureError> {
+    check_suites(m.config, &req.select).map_err(MeasureError::Selection)?;
+    let (targets, build_failed) = match &req.revisions {
+        Revisions::WorkingTree(dir) => {
+            let mut target = Target::working_tree(dir);
+            if let Ok(repo) = Repo::discover(dir) {
+                if let Some((_, branch, _)) = repo.head_state() {
+                    target.branch = branch;
+                }
+            }
+            build(m.config, &target, None, true).map_err(MeasureError::Build)?;
+            (vec![target], false)
+        }
+        Revisions::Commits {
+            repo,
+            revs,
+            rebuild,
+        } => checkout_and_build(m, store, repo, revs, *rebuild)?,
+    };
+    let env = m
+        .hooks
+        .prepare(m.config)
+        .map_err(MeasureError::Environment)?;
+    let mut runs = Vec::new();
+    for target in &targets {
+        let report = execute(
+            m.config,
+            &req.select,
+            m.backend,
+            target,
+            &env,
+            m.hooks.observer(),
+        )
+        .map_err(MeasureError::Measure)?;
+        m.hooks.measured(&env);
+        halt_if_terminating();
+        if report.run.results.is_empty() {
+            return Err(MeasureError::NothingRan {
+                selection: req.select.filter.is_some() || !req.select.suites.is_empty(),
+                skipped: report.skipped,
+            });
+        }
+        insert(store, &report.run)?;
+        m.hooks.run_stored(&report, store);
+        runs.push(report);
+    }
+    Ok(CommitsOutcome { runs, build_failed })
+}
+
+/// `pitwall run --base A --head B`.
+#[derive(Debug, Clone)]
+pub struct PairRequest {
+    pub select: RunRequest,
+    /// The repository holding both commits.
+    pub repo: PathBuf,
+    pub base: String,
+    pub head: String,
+    pub plan: PairPlan,
+    pub rebuild: bool,
+}
+
+/// A pair measured and stored: both runs with the rounds and the comparison, and the two
+/// sides as `compare --pair` reads them.
+#[derive(Debug, Clone)]
+pub struct MeasuredPair {
+    pub outcome: PairOutcome,
+    pub base: Side,
+    pub head: Side,
+}
+
+impl MeasuredPair {
+    /// Some benchmark of either side failed or hung.
+    pub fn partial(&self) -> bool {
+        [&self.outcome.base, &self.outcome.head]
+            .iter()
+            .any(|r| r.run.status != RunStatus::Complete)
+    }
+}
+
+/// A pair use case's result: measured, or not because a build failed (stored as a failed run).
+#[derive(Debug, Clone)]
+pub enum PairResult {
+    NotBuilt,
+    Measured(Box<MeasuredPair>),
+}
+
+/// Builds both commits, measures them interleaved under the request's plan and stores both
+/// runs; returns exactly the pair it measured.
+pub fn measure_pair(
+    m: &Measurer,
+    store: &mut dyn Store,
+    req: &PairRequest,
+) -> Result<PairResult, MeasureError> {
+    check_suites(m.config, &req.select).map_err(MeasureError::Selection)?;
+    let revs = [req.base.clone(), req.head.clone()];
+    let (targets, _) = checkout_and_build(m, store, &req.repo, &revs, req.rebuild)?;
+    let [base, head] = targets.as_slice() else {
+        return Ok(PairResult::NotBuilt);
+    };
+    let env = m
+        .hooks
+        .prepare(m.config)
+        .map_err(MeasureError::Environment)?;
+    let progress = |p: &LookProgress| m.hooks.look(p);
+    let outcome = pair::measure_pair(
+        m.config,
+        &req.select,
+        m.backend,
+        base,
+        head,
+        &req.plan,
+        &AbConfig::default(),
+        &env,
+        m.hooks.observer(),
+        &progress,
+    )
+    .map_err(MeasureError::Measure)?;
+    m.hooks.measured(&env);
+    if [&outcome.base, &outcome.head]
+        .iter()
+        .any(|r| r.run.results.is_empty())
+    {
+        return Err(MeasureError::NothingRan {
+            selection: true,
+            skipped: Vec::new(),
+        });
+    }
+    halt_if_terminating();
+    for report in [&outcome.base, &outcome.head] {
+        insert(store, &report.run)?;
+    }
+    let (base, head) = sides(&outcome.base, &outcome.head);
+    Ok(PairResult::Measured(Box::new(MeasuredPair {
+        outcome,
+        base,
+        head,
+    })))
+}
+
+/// A pull-request job: `--base` and `--head` of the repository at `repo`.
+#[derive(Debug, Clone)]
+pub struct CiRequest {
+    repo: PathBuf,
+    pub base: String,
+    pub head: String,
+    pub rounds: u32,
+    /// `--max-rounds`, else `[ci] max_rounds` (with `[ci] until_decided`).
+    pub max_rounds: Option<u32>,
+    pub max_time: Option<Duration>,
+}
+
+impl CiRequest {
+    /// Checks, before anything is measured or stored, that `dir` is inside a git repository.
+    pub fn new(dir: &Path, base: &str, head: &str, rounds: u32) -> Result<Self, MeasureError> {
+        Repo::discover(dir).map_err(|_| MeasureError::NotARepository(dir.to_path_buf()))?;
+        Ok(CiRequest {
+            repo: dir.to_path_buf(),
+            base: base.to_string(),
+            head: head.to_string(),
+            rounds,
+            max_rounds: None,
+            max_time: None,
+        })
+    }
+}
+
+/// The pull-request job: measures the pair (until decided when `[ci] until_decided`) over
+/// every configured suite, stores both runs and returns exactly that pair for publishing.
+pub fn ci(
+    m: &Measurer,
+    store: &mut dyn Store,
+    req: &CiRequest,
+) -> Result<PairResult, MeasureError> {
+    let ci = &m.config.ci;
+    let pair = PairRequest {
+        select: RunRequest::default(),
+        repo: req.repo.clone(),
+        base: req.base.clone(),
+        head: req.head.clone(),
+        plan: PairPlan {
+            rounds: req.rounds,
+            until_decided: ci.until_decided.then(|| UntilDecided {
+                max_rounds: req.max_rounds.unwrap_or(ci.max_rounds),
+                max_time: req.max_time,
+            }),
+        },
+        rebuild: false,
+    };
+    measure_pair(m, store, &pair)
+}
+
+/// `pitwall bisect` in the repository at `repo`: the machine set up through the hooks, then
+/// the bisection (its measurements are not stored, see `bisect::bisect`).
+pub fn bisect(
+    m: &Measurer,
+    repo: &Path,
+    req: &BisectRequest,
+) -> Result<BisectReport, MeasureError> {
+    check_suites(m.config, &req.select).map_err(MeasureError::Selection)?;
+    let env = m
+        .hooks
+        .prepare(m.config)
+        .map_err(MeasureError::Environment)?;
+    let report = crate::bisect::bisect(
+        repo,
+        m.config,
+        req,
+        m.backend,
+        &env,
+        m.hooks.observer(),
+        &AbConfig::default(),
+    )
+    .map_err(MeasureError::Bisect)?;
+    m.hooks.measured(&env);
+    halt_if_terminating();
+    Ok(report)
+}
+
+/// Resolves every revision (before measuring anything), checks each out in the cached
+/// worktrees and builds it. A failed build is stored as a failed run with its log tail and the
+/// others go on; the flag says whether one failed.
+fn checkout_and_build(
+    m: &Measurer,
+    store: &mut dyn Store,
+    repo_dir: &Path,
+    revs: &[String],
+    rebuild: bool,
+) -> Result<(Vec<Target>, bool), MeasureError> {
+    let repo = Repo::discover(repo_dir).map_err(MeasureError::Repo)?;
+    let commits = revs
+        .iter()
+        .map(|r| repo.resolve(r))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(MeasureError::Repo)?;
+    let cache = repo.root().join(".pitwall").join("worktrees");
+    let mut targets = Vec::new();
+    let mut failed = false;
+    for c in &commits {
+        let checkout = repo
+            .checkout(c, &cache, rebuild)
+            .map_err(MeasureError::Checkout)?;
+        let target = Target {
+            checkout: checkout.path,
+            commit: c.sha.clone(),
+            branch: c.branch.clone(),
+            commit_info: Some(c.info.clone()),
+        };
+        let marker = cache.join(format!("{}.build", c.sha));
+        match build(m.config, &target, Some(&marker), rebuild) {
+            Ok(outcome) => {
+                if outcome == BuildOutcome::Cached {
+                    m.hooks.build_cached(&target);
+                }
+                targets.push(target);
+            }
+            Err(e) => {
+                // Keep the failure with its log tail, then go on with the other commits.
+                let run = failed_build_run(m.config, &target, &e);
+                insert(store, &run)?;
+                m.hooks.build_failed(&target, &run, &e, &store.describe());
+                failed = true;
+            }
+        }
+    }
+    Ok((targets, failed))
+}
+
+fn insert(store: &mut dyn Store, run: &Run) -> Result<(), MeasureError> {
+    store
+        .insert_run(run)
+        .map(|_| ())
+        .map_err(|source| MeasureError::Store {
+            id: run.id.clone(),
+            source,
+        })
+}
