@@ -212,3 +212,33 @@ fn control_characters_in_benchmark_names_do_not_reach_the_terminal() {
     let rows = shown.lines().filter(|l| l.starts_with("s ")).count();
     assert_eq!(rows, 2, "{shown}");
 }
+
+#[test]
+fn import_warns_about_rows_a_reader_left_out() {
+    let sb = Sandbox::new();
+    let fixture = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/nccl-tests/all_reduce_perf.txt"),
+    )
+    .unwrap();
+    let row = fixture
+        .lines()
+        .find(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .unwrap();
+    let size = row.split_whitespace().next().unwrap();
+    let text = format!("{fixture}\n{}\n", row.replacen(size, "-8", 1));
+    sb.write("nccl.txt", &text);
+    let e = sb
+        .run(&["import", "--input-format", "nccl-tests", "nccl.txt"])
+        .expect(0)
+        .stderr();
+    assert!(
+        e.contains("warning: nccl.txt: nccl-tests: 1 row with an impossible size (`-8`) left out"),
+        "{e}"
+    );
+    let export = sb.run(&["export"]).expect(0).stdout();
+    assert!(
+        export.contains("1 row with an impossible size"),
+        "kept in the run's notes"
+    );
+}

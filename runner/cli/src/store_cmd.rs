@@ -99,6 +99,9 @@ pub(super) fn cmd_import(g: &Global, a: &ImportArgs) -> Result<ExitClass, Failur
     let mut store = open_store(g, &config, OpenMode::Create)?;
     let outcome = import(&request, store.as_mut()).map_err(Failure::of_import)?;
     if !g.quiet {
+        for w in &request.warnings {
+            eprintln!("warning: {}", pitwall_reports::table::escape_controls(w));
+        }
         eprintln!(
             "imported {} run(s), {} already stored, into {}",
             outcome.inserted,

@@ -53,6 +53,9 @@ pub struct ImportOptions {
 #[derive(Debug, Clone)]
 pub struct ImportRequest {
     pub files: Vec<(PathBuf, Vec<Run>)>,
+    /// What the readers left out or doubt (`FILE: nccl-tests: 2 rows with an impossible size
+    /// … left out`), one line each, for the user; also kept in the run's format notes.
+    pub warnings: Vec<String>,
 }
 
 impl ImportRequest {
@@ -63,17 +66,27 @@ impl ImportRequest {
         options: &ImportOptions,
     ) -> Result<ImportRequest, ImportError> {
         let mut read = Vec::new();
+        let mut warnings = Vec::new();
         for path in files {
             let spec = path.display().to_string();
             let runs = match source::read_results(&spec, path, options.format)? {
                 FileResults::Runs(runs) => runs,
                 FileResults::Parsed(format, parsed) => {
+                    warnings.extend(
+                        parsed
+                            .warnings
+                            .iter()
+                            .map(|w| format!("{spec}: {}: {w}", format.name())),
+                    );
                     vec![imported_run(config, options, &spec, format, parsed)]
                 }
             };
             read.push((path.clone(), runs));
         }
-        Ok(ImportRequest { files: read })
+        Ok(ImportRequest {
+            files: read,
+            warnings,
+        })
     }
 }
 
@@ -168,8 +181,19 @@ fn imported_run(
         let context = serde_json::to_value(&parsed.context).expect("context serializes");
         fingerprint.set_section(&ToolContext([(format.name().to_string(), context)].into()));
     }
-    if !parsed.notes.is_empty() {
-        fingerprint.set_section(&FormatNotes(parsed.notes.clone()));
+    let notes: Vec<String> = parsed
+        .notes
+        .iter()
+        .cloned()
+        .chain(
+            parsed
+                .warnings
+                .iter()
+                .map(|w| format!("{}: {w}", format.name())),
+        )
+        .collect();
+    if !notes.is_empty() {
+        fingerprint.set_section(&FormatNotes(notes));
     }
     let suite = options
         .suite
