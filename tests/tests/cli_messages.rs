@@ -242,3 +242,30 @@ fn import_warns_about_rows_a_reader_left_out() {
         "kept in the run's notes"
     );
 }
+
+#[test]
+fn every_command_shows_its_exit_codes_and_explains_format() {
+    let sb = Sandbox::new();
+    for cmd in [
+        "run", "runs", "show", "export", "import", "compare", "detect", "env", "report", "comment",
+        "ci",
+    ] {
+        let help = help_text(&sb, &[cmd]);
+        assert!(help.contains("Exit codes: 0 ok"), "{cmd}: {help}");
+        assert!(
+            help.contains("Global options:"),
+            "{cmd}: global flags apart: {help}"
+        );
+    }
+    // bisect's own table says what docs/BISECT.md says: 0 also when uncertain, never 1.
+    let bisect = help_text(&sb, &["bisect"]);
+    assert!(
+        bisect.contains("0 a first bad commit was found (also when uncertain"),
+        "{bisect}"
+    );
+    assert!(!bisect.contains("1 regression found"), "{bisect}");
+    for cmd in ["run", "runs", "show", "env", "compare"] {
+        let help = help_text(&sb, &[cmd]);
+        assert!(help.contains("--format <FORMAT> Output:"), "{cmd}: {help}");
+    }
+}

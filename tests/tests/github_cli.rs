@@ -47,6 +47,13 @@ fn ci_measures_comments_once_and_sets_the_status() {
     )
     .expect(1);
     assert!(out.stdout().contains("1 regression"), "{}", out.stdout());
+    // The summary once (the table's last line), not a second time after publishing.
+    assert_eq!(
+        out.stdout().matches("1 regression").count(),
+        1,
+        "{}",
+        out.stdout()
+    );
     assert!(
         sb.path().join(".pitwall/report/index.html").exists(),
         "report written"

@@ -13,6 +13,15 @@ Exit codes:
      missing store, or a file that is not a pitwall store)
   3  infrastructure failure (a benchmark failed or hung, build or store failure)";
 
+/// `pitwall bisect`'s exit codes, as docs/BISECT.md gives them.
+const BISECT_EXIT_CODES: &str = "\
+Exit codes:
+  0  a first bad commit was found (also when uncertain: the output says so first, and JSON
+     has \"uncertain\": true)
+  2  usage error: a bad revision, good not an ancestor of bad, an unknown --suite, nothing
+     measured, or no regression between good and bad
+  3  an endpoint cannot be built or measured";
+
 /// Reproducible benchmarks and regression detection for GPU machine-learning code.
 #[derive(Debug, Parser)]
 #[command(name = "pitwall", version, after_help = EXIT_CODES)]
@@ -24,6 +33,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct Global {
     /// Result store: sqlite:PATH, a path, or postgres://… [env: PITWALL_STORE; empty means
     /// unset] [default: [store] url, else sqlite:.pitwall/pitwall.db]
@@ -43,21 +53,28 @@ pub enum Cmd {
     #[command(after_help = EXIT_CODES)]
     Run(RunArgs),
     /// List stored runs, newest first
+    #[command(after_help = EXIT_CODES)]
     Runs(RunsArgs),
     /// Show one stored run
+    #[command(after_help = EXIT_CODES)]
     Show(ShowArgs),
     /// Write stored runs as versioned JSON (schema pitwall/v2)
+    #[command(after_help = EXIT_CODES)]
     Export(ExportArgs),
     /// Store runs from `pitwall export` files or other tools' results (docs/FORMATS.md)
+    #[command(after_help = EXIT_CODES)]
     Import(ImportArgs),
     /// Compare two runs or result files benchmark by benchmark (exit 1 on a regression)
     #[command(after_help = EXIT_CODES)]
     Compare(CompareArgs),
     /// Find change points in series files or in stored history
+    #[command(after_help = EXIT_CODES)]
     Detect(DetectArgs),
     /// Print the environment fingerprint and the host and GPU checks (changes nothing)
+    #[command(after_help = EXIT_CODES)]
     Env(EnvArgs),
     /// Write the static HTML report of the stored history
+    #[command(after_help = EXIT_CODES)]
     Report(ReportArgs),
     /// Post the comparison as the sticky pull-request comment and a commit status
     #[command(after_help = EXIT_CODES)]
@@ -66,7 +83,7 @@ pub enum Cmd {
     #[command(after_help = EXIT_CODES)]
     Ci(CiArgs),
     /// Find the first commit between --good and --bad that made a benchmark slower
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = BISECT_EXIT_CODES)]
     Bisect(BisectArgs),
     /// Internal: run one round of a built-in suite for a parent pitwall (request on stdin,
     /// JSON lines on stdout)
@@ -101,6 +118,7 @@ pub struct BisectArgs {
     /// The git repository [default: the one containing the working directory]
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
+    /// Output: an aligned table for people, or JSON for programs
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
 }
@@ -170,6 +188,7 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct EnvArgs {
+    /// Output: an aligned table for people, or JSON for programs
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
 }
@@ -188,6 +207,7 @@ pub struct RunArgs {
     /// Run only benchmarks whose name[params] contains TEXT
     #[arg(long, value_name = "TEXT")]
     pub bench: Option<String>,
+    /// Output: an aligned table for people, or JSON for programs
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
     /// Do not write the HTML report after the run
@@ -232,6 +252,7 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct RunsArgs {
+    /// Output: an aligned table for people, or JSON for programs
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
     /// Show at most N runs (N ≥ 1)
@@ -243,6 +264,7 @@ pub struct RunsArgs {
 pub struct ShowArgs {
     /// Run id, unique id prefix (≥ 4 characters) or `latest`
     pub run: String,
+    /// Output: an aligned table for people, or JSON for programs
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
 }
@@ -304,6 +326,7 @@ pub struct CompareArgs {
     /// Smallest change that counts, in percent [default: per suite, else [thresholds], else 2]
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     pub threshold: Option<f64>,
+    /// Output: an aligned table, JSON for programs, or Markdown for a pull-request comment
     #[arg(long, value_enum, default_value = "table")]
     pub format: CompareFormat,
     /// Compare even when the environments differ (GPU model, driver, clock policy, CPU…)
@@ -372,6 +395,7 @@ pub struct DetectArgs {
     /// Stored benchmark measures whose key (suite/name[params]/measure) contains PATTERN
     #[arg(long, value_name = "PATTERN")]
     pub benchmark: Option<String>,
+    /// Output: an aligned table for people, or JSON for programs
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
 }

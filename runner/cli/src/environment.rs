@@ -49,7 +49,7 @@ fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment, Failure> {
             .section::<GpuAvailability>()
             .and_then(|g| g.reason)
         {
-            eprintln!("no GPU: {reason}; GPU monitoring skipped, CPU suites only");
+            eprintln!("{}", no_gpu_line(&reason));
         }
         for w in &env.warnings {
             eprintln!("warning: {w}");
@@ -153,4 +153,34 @@ fn look_line(p: &LookProgress) -> String {
         "round {}/{}: {} decided, {} given up, {} undecided{left}",
         p.round, p.max_rounds, p.decided, p.given_up, p.undecided
     )
+}
+
+/// The one short line of a run without a usable GPU: the cause in a few words (the full
+/// reason, with its hint, is in the fingerprint and `pitwall env`).
+fn no_gpu_line(reason: &str) -> String {
+    let cause = if reason.contains("libnvidia-ml") && reason.contains("cannot load") {
+        "no NVIDIA driver".to_string()
+    } else {
+        let first = reason.split("; hint:").next().unwrap_or(reason);
+        pitwall_reports::table::escape_controls(first.trim_start_matches("nvml is not available: "))
+    };
+    format!("no GPU ({cause}): GPU monitoring skipped, CPU suites only")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_no_gpu_line_is_short() {
+        let reason = "nvml is not available: cannot load libnvidia-ml.so.1 (libnvidia-ml.so.1: cannot open shared object file: No such file or directory); hint: GPU features need the NVIDIA driver (libnvidia-ml.so.1); use clock mode off on machines without one";
+        assert_eq!(
+            super::no_gpu_line(reason),
+            "no GPU (no NVIDIA driver): GPU monitoring skipped, CPU suites only"
+        );
+        assert_eq!(
+            super::no_gpu_line(
+                "nvml is not available: NVML init failed: driver/library mismatch; hint: x"
+            ),
+            "no GPU (NVML init failed: driver/library mismatch): GPU monitoring skipped, CPU suites only"
+        );
+    }
 }

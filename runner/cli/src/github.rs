@@ -16,6 +16,7 @@ pub(super) fn publish(
     gh: &GithubArgs,
     baseline: &source::Side,
     candidate: &source::Side,
+    print_summary: bool,
 ) -> Result<ExitClass, Failure> {
     use pitwall_reports::github::{
         CommentOptions, GithubConfig, HttpGithub, Secret, publish_comment, publish_status,
@@ -101,6 +102,9 @@ pub(super) fn publish(
             }
         );
     }
-    println!("{}", report.summary_line());
+    // `ci` has printed the comparison table, summary included, already.
+    if print_summary {
+        println!("{}", report.summary_line());
+    }
     Ok(verdict)
 }

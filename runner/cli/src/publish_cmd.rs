@@ -56,7 +56,7 @@ pub(super) fn cmd_comment(g: &Global, a: &CommentArgs) -> Result<ExitClass, Fail
                 .map_err(Failure::usage)?
         }
     };
-    publish(g, &config, &a.github, &baseline, &candidate)
+    publish(g, &config, &a.github, &baseline, &candidate, true)
 }
 
 /// The pull-request job: build and measure `--base` and `--head` interleaved (until decided
@@ -88,5 +88,5 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     if print_pair(g, &config, store.as_mut(), &pair, false) == ExitClass::Infra {
         return Ok(ExitClass::Infra);
     }
-    publish(g, &config, &a.github, &pair.base, &pair.head)
+    publish(g, &config, &a.github, &pair.base, &pair.head, false)
 }
