@@ -167,3 +167,46 @@ fn dry_run_prints_the_comment() {
         out.stdout()
     );
 }
+
+#[test]
+fn ci_with_its_own_store_writes_the_report_beside_it() {
+    let sb = Sandbox::new();
+    let (base, head) = repo(&sb);
+    let server = Server::start();
+    let shared = sb.path().join("shared");
+    let store = format!("sqlite:{}", shared.join("pr.db").display());
+    gh(
+        &sb,
+        &server,
+        &[
+            "ci", "--base", &base, "--head", &head, "--pr", "8", "--rounds", "2", "--store", &store,
+        ],
+    )
+    .expect(1);
+    // Before: it replaced the default store's report in .pitwall/report.
+    assert!(shared.join("pr-report/index.html").exists());
+    assert!(!sb.path().join(".pitwall/report").exists());
+    // --report-dir wins.
+    let out = sb.path().join("elsewhere");
+    gh(
+        &sb,
+        &server,
+        &[
+            "ci",
+            "--base",
+            &base,
+            "--head",
+            &head,
+            "--pr",
+            "8",
+            "--rounds",
+            "2",
+            "--store",
+            &store,
+            "--report-dir",
+            out.to_str().unwrap(),
+        ],
+    )
+    .expect(1);
+    assert!(out.join("index.html").exists());
+}

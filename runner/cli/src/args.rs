@@ -177,6 +177,10 @@ pub struct CiArgs {
     /// Time budget when measuring until decided: seconds, or 30m, 2h
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub max_time: Option<std::time::Duration>,
+    /// Where to write the HTML report [default: [report] dir, else beside a SQLite store:
+    /// .pitwall/report for the default one; required for a PostgreSQL store]
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -213,6 +217,10 @@ pub struct RunArgs {
     /// Do not write the HTML report after the run
     #[arg(long)]
     pub no_report: bool,
+    /// Where to write the HTML report [default: [report] dir, else beside a SQLite store:
+    /// .pitwall/report for the default one; required for a PostgreSQL store]
+    #[arg(long, value_name = "DIR", conflicts_with = "no_report")]
+    pub report_dir: Option<PathBuf>,
     /// Measure these commits (sha, branch, tag, HEAD~2…), each in a cached worktree (repeatable)
     #[arg(
         long = "commit",

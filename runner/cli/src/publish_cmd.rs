@@ -1,7 +1,5 @@
 //! `pitwall report`, `pitwall comment` and `pitwall ci`: the HTML report and what goes to GitHub.
 
-use std::path::PathBuf;
-
 use anyhow::{Context, anyhow};
 use pitwall_cpu::CpuBackend;
 use pitwall_pipeline::measure::{CiRequest, Measurer, PairResult, ci};
@@ -13,12 +11,11 @@ use super::context::{load_config, open_store, resolve_side, store_for};
 use super::environment::Console;
 use super::exit::{ExitClass, Failure};
 use super::github::publish;
-use super::measure::print_pair;
-use super::site::{REPORT_DIR, write_report};
+use super::measure::{print_pair, report_dir};
+use super::site::write_report;
 
 pub(super) fn cmd_report(g: &Global, a: &ReportArgs) -> Result<ExitClass, Failure> {
-    let out = a.out.clone().unwrap_or_else(|| PathBuf::from(REPORT_DIR));
-    if out.exists() && !out.is_dir() {
+    if let Some(out) = a.out.as_ref().filter(|o| o.exists() && !o.is_dir()) {
         return Err(Failure::usage(anyhow!(
             "--out {}: is a file, not a directory (hint: the report is a directory of pages; name a new or existing directory)",
             out.display()
@@ -26,6 +23,8 @@ pub(super) fn cmd_report(g: &Global, a: &ReportArgs) -> Result<ExitClass, Failur
     }
     let config = load_config(g)?;
     let store = open_store(g, &config, OpenMode::Existing)?;
+    // As after `run` and `ci`: --out, else [report] dir, else beside the store.
+    let out = report_dir(a.out.as_deref(), &config, store.as_ref())?;
     let summary = write_report(&config, store.as_ref(), &out)?;
     println!("{}", out.join("index.html").display());
     if !g.quiet {
@@ -75,6 +74,7 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     request.max_time = a.max_time;
     let config = load_config(g)?;
     let mut store = open_store(g, &config, OpenMode::Create)?;
+    let report = report_dir(a.report_dir.as_deref(), &config, store.as_ref())?;
     let console = Console::new(g);
     let m = Measurer {
         config: &config,
@@ -85,7 +85,7 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
         PairResult::NotBuilt => return Ok(ExitClass::Infra),
         PairResult::Measured(pair) => pair,
     };
-    if print_pair(g, &config, store.as_mut(), &pair, false) == ExitClass::Infra {
+    if print_pair(g, &config, store.as_mut(), &pair, Some(&report)) == ExitClass::Infra {
         return Ok(ExitClass::Infra);
     }
     publish(g, &config, &a.github, &pair.base, &pair.head, false)

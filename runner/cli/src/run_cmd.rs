@@ -19,11 +19,22 @@ use super::args::{Global, RunArgs};
 use super::context::{format, load_config, open_store};
 use super::environment::Console;
 use super::exit::{ExitClass, Failure};
-use super::measure::{print_pair, report_after};
+use super::measure::{print_pair, report_after, report_dir};
 
 pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
     let mut store = open_store(g, &config, OpenMode::Create)?;
+    // Decided before measuring: a store without a place for the report is a usage error now,
+    // not a warning after an hour of measuring.
+    let report = if a.no_report {
+        None
+    } else {
+        Some(report_dir(
+            a.report_dir.as_deref(),
+            &config,
+            store.as_ref(),
+        )?)
+    };
     let cwd = std::env::current_dir()
         .context("cannot read the working directory")
         .map_err(Failure::infra)?;
@@ -57,7 +68,7 @@ pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
         return Ok(match result {
             PairResult::NotBuilt => ExitClass::Infra,
             PairResult::Measured(pair) => {
-                print_pair(g, &config, store.as_mut(), &pair, a.no_report)
+                print_pair(g, &config, store.as_mut(), &pair, report.as_deref())
             }
         });
     }
@@ -71,7 +82,9 @@ pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
         }
     };
     let request = CommitsRequest { select, revisions };
-    let print = |report: &RunReport, store: &mut dyn Store| print_run(g, a, &config, store, report);
+    let print = |r: &RunReport, store: &mut dyn Store| {
+        print_run(g, a, &config, store, r, report.as_deref())
+    };
     let console = Console::new(g).on_stored(&print);
     let m = Measurer {
         config: &config,
@@ -114,7 +127,14 @@ pub(super) fn cmd_worker() -> Result<ExitClass, Failure> {
 }
 
 /// A stored run, printed in the chosen format, then (unless `--no-report`) the HTML report.
-fn print_run(g: &Global, a: &RunArgs, config: &Config, store: &mut dyn Store, report: &RunReport) {
+fn print_run(
+    g: &Global,
+    a: &RunArgs,
+    config: &Config,
+    store: &mut dyn Store,
+    report: &RunReport,
+    out: Option<&std::path::Path>,
+) {
     let run = &report.run;
     print!(
         "{}",
@@ -128,7 +148,7 @@ fn print_run(g: &Global, a: &RunArgs, config: &Config, store: &mut dyn Store, re
             store.describe()
         );
     }
-    if !a.no_report {
-        report_after(g, config, store);
+    if let Some(out) = out {
+        report_after(g, config, store, out);
     }
 }

@@ -295,6 +295,11 @@ impl Ctx<'_> {
             pinning,
             github,
             ci,
+            report_dir: raw
+                .report
+                .and_then(|r| r.dir)
+                .filter(|d| !d.trim().is_empty())
+                .map(PathBuf::from),
             gpu,
             suites,
         })

@@ -21,6 +21,8 @@ pub struct Config {
     pub pinning: PinningConfig,
     pub github: GithubConfig,
     pub ci: CiConfig,
+    /// `[report] dir`: where `run` and `ci` write the HTML report (else beside a SQLite store).
+    pub report_dir: Option<PathBuf>,
     pub gpu: GpuConfig,
     pub suites: Vec<SuiteConfig>,
 }
@@ -247,6 +249,7 @@ impl Config {
             },
             github: GithubConfig::default(),
             ci: CiConfig::default(),
+            report_dir: None,
             gpu: GpuConfig::default(),
             suites: SuiteKind::ALL
                 .into_iter()

@@ -15,6 +15,7 @@ pub struct RawConfig {
     pub pinning: Option<RawPinning>,
     pub github: Option<RawGithub>,
     pub ci: Option<RawCi>,
+    pub report: Option<RawReport>,
     pub gpu: Option<RawGpu>,
     #[serde(default)]
     pub suite: Vec<Spanned<RawSuite>>,
@@ -64,6 +65,12 @@ pub struct RawThresholds {
 pub struct RawPinning {
     pub policy: Option<Spanned<String>>,
     pub cpus: Option<Spanned<Vec<u32>>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawReport {
+    pub dir: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
