@@ -17,6 +17,12 @@ fn text(v: Option<&Value>) -> String {
     }
 }
 
+/// A typed value as its JSON is shown by `text` (`700.0`, `["a"]`, a string bare): `-` when
+/// absent.
+fn json<T: serde::Serialize>(v: Option<T>) -> String {
+    text(v.and_then(|v| serde_json::to_value(v).ok()).as_ref())
+}
+
 /// A typed value as `text` shows it: `-` when absent.
 fn shown<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "-".to_string(), |v| v.to_string())
@@ -63,7 +69,7 @@ pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
         row("gpu", format!("none ({reason})"));
     }
     for (i, g) in fp.gpus.iter().enumerate() {
-        let e = |k: &str| text(g.extra.get(k));
+        let d = g.details().unwrap_or_default();
         row(
             &format!("gpu {i}"),
             format!(
@@ -77,36 +83,36 @@ pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
             &format!("gpu {i} pci"),
             format!(
                 "{} gen {} x{} numa {}",
-                e("pci_bus_id"),
-                e("pcie_gen"),
-                e("pcie_width"),
-                e("numa_node")
+                json(d.pci_bus_id.as_ref()),
+                json(d.pcie_gen.as_ref()),
+                json(d.pcie_width.as_ref()),
+                json(d.numa_node.as_ref())
             ),
         );
         row(
             &format!("gpu {i} clocks"),
             format!(
                 "max sm {} MHz, base sm {} MHz, max mem {} MHz, power limit {} W",
-                e("max_sm_mhz"),
-                e("base_sm_mhz"),
-                e("max_mem_mhz"),
-                e("power_limit_w")
+                json(d.max_sm_mhz.as_ref()),
+                json(d.base_sm_mhz.as_ref()),
+                json(d.max_mem_mhz.as_ref()),
+                json(d.power_limit_w.as_ref())
             ),
         );
         row(
             &format!("gpu {i} state"),
             format!(
                 "persistence {}, ecc {}, cuda driver {}, nvlink peers {}",
-                e("persistence_mode"),
-                e("ecc_enabled"),
-                e("cuda_driver_version"),
-                e("nvlink_peers")
+                json(d.persistence_mode.as_ref()),
+                json(d.ecc_enabled.as_ref()),
+                json(d.cuda_driver_version.as_ref()),
+                json(d.nvlink_peers.as_ref())
             ),
         );
-        if let Some(Value::Object(topo)) = g.extra.get("topology") {
+        if let Some(topo) = &d.topology {
             let links: Vec<String> = topo
                 .iter()
-                .map(|(other, how)| format!("gpu {other} {}", text(Some(how))))
+                .map(|(other, how)| format!("gpu {other} {how}"))
                 .collect();
             row(&format!("gpu {i} topology"), links.join(", "));
         }

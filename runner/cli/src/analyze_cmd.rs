@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use anyhow::{Context, anyhow};
 use pitwall_host::gpu::load_nvml;
 use pitwall_host::machine::{DirSysfs, ProcessAffinity};
 use pitwall_pipeline::setup::{Mode, RunEnvironment};
@@ -20,7 +19,7 @@ use super::exit::{ExitClass, Failure};
 pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<ExitClass, Failure> {
     if let Some(t) = a.threshold {
         if !(t > 0.0 && t.is_finite()) {
-            return Err(Failure::usage(anyhow!(
+            return Err(Failure::rejected(format!(
                 "--threshold {t}: must be a positive percentage (hint: --threshold 2 means ±2%)"
             )));
         }
@@ -37,9 +36,7 @@ pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<ExitClass, Fail
         _ => {
             let store = open_store(g, &config, OpenMode::Existing)?;
             let pair = a.pair.as_deref().unwrap_or("latest");
-            source::resolve_pair(pair, store.as_ref())
-                .context("--pair")
-                .map_err(Failure::usage)?
+            source::resolve_pair(pair, store.as_ref()).map_err(|e| Failure::of_pair("--pair", e))?
         }
     };
     let report = compare::compare(
@@ -58,10 +55,9 @@ pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<ExitClass, Fail
         && report.skipped.is_empty()
         && report.incompatible.is_empty();
     if nothing_in_common {
-        return Err(Failure::usage(anyhow!(
+        return Err(Failure::rejected(format!(
             "{} and {} have no benchmark in common (hint: compare runs of the same suites)",
-            baseline.label,
-            candidate.label
+            baseline.label, candidate.label
         )));
     }
     let text = match a.format {
@@ -72,14 +68,13 @@ pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<ExitClass, Fail
     print!("{text}");
     if report.benchmarks.is_empty() {
         // Printed above: what failed, was skipped or differs in unit; none of it is a verdict.
-        return Err(Failure::usage(anyhow!(
+        return Err(Failure::rejected(format!(
             "{} and {} have no benchmark that could be compared (hint: see the lists above)",
-            baseline.label,
-            candidate.label
+            baseline.label, candidate.label
         )));
     }
     if report.incomparable {
-        return Err(Failure::usage(anyhow!(
+        return Err(Failure::rejected(format!(
             "the runs are incomparable: {} (hint: --allow-env-mismatch compares anyway)",
             report.env_mismatch.join("; ")
         )));
@@ -96,7 +91,7 @@ pub(super) fn cmd_detect(g: &Global, a: &DetectArgs) -> Result<ExitClass, Failur
         for path in &a.series {
             series.push((
                 path,
-                detect::read_series_file(path).map_err(|e| Failure::usage(e.into()))?,
+                detect::read_series_file(path).map_err(Failure::of_series)?,
             ));
         }
         for (path, values) in series {
@@ -110,10 +105,10 @@ pub(super) fn cmd_detect(g: &Global, a: &DetectArgs) -> Result<ExitClass, Failur
     if let Some(pattern) = &a.benchmark {
         let cfg = load_config(g)?;
         let store = open_store(g, &cfg, OpenMode::Existing)?;
-        let histories = detect::detect_history(store.as_ref(), pattern, &config)
-            .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+        let histories =
+            detect::detect_history(store.as_ref(), pattern, &config).map_err(Failure::of_store)?;
         if histories.is_empty() {
-            return Err(Failure::usage(anyhow!(
+            return Err(Failure::rejected(format!(
                 "no stored benchmark matches `{pattern}` in {}",
                 store.describe()
             )));
@@ -141,7 +136,7 @@ pub(super) fn cmd_env(g: &Global, a: &EnvArgs) -> Result<ExitClass, Failure> {
         nvml,
         Mode::Inspect,
     )
-    .map_err(|e| Failure::infra(e.into()))?;
+    .map_err(Failure::of_setup)?;
     match a.format {
         Format::Json => {
             let doc =

@@ -1,7 +1,6 @@
 //! `pitwall bisect --good REV --bad REV`: finds the first commit that made a benchmark slower,
 //! measuring as few commits as a binary search allows (docs/BISECT.md).
 
-use anyhow::Context;
 use pitwall_cpu::CpuBackend;
 use pitwall_pipeline::bisect::BisectRequest;
 use pitwall_pipeline::measure::{Measurer, bisect};
@@ -9,7 +8,7 @@ use pitwall_pipeline::run::RunRequest;
 use pitwall_reports::bisect::{render_json, render_table};
 
 use super::args::{BisectArgs, Format, Global};
-use super::context::load_config;
+use super::context::{current_dir, load_config};
 use super::environment::Console;
 use super::exit::{ExitClass, Failure};
 
@@ -19,9 +18,7 @@ pub(super) fn cmd_bisect(g: &Global, a: &BisectArgs) -> Result<ExitClass, Failur
         suites: a.suites.clone(),
         filter: a.bench.clone(),
     };
-    let cwd = std::env::current_dir()
-        .context("cannot read the working directory")
-        .map_err(Failure::infra)?;
+    let cwd = current_dir()?;
     let repo = a.repo.clone().unwrap_or(cwd);
     let request = BisectRequest {
         good: a.good.clone(),

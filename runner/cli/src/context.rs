@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use pitwall_formats::InputFormat;
 use pitwall_pipeline::config::{self, Config};
 use pitwall_pipeline::source;
@@ -20,11 +19,14 @@ pub(super) fn format(f: Format) -> OutputFormat {
     }
 }
 
+/// The directory pitwall runs in.
+pub(super) fn current_dir() -> Result<PathBuf, Failure> {
+    std::env::current_dir().map_err(|e| Failure::of_io("cannot read the working directory", e))
+}
+
 /// `--config FILE`, else `./pitwall.toml`, else the built-in default.
 pub(super) fn load_config(g: &Global) -> Result<Config, Failure> {
-    let cwd = std::env::current_dir()
-        .context("cannot read the working directory")
-        .map_err(Failure::infra)?;
+    let cwd = current_dir()?;
     let project = cwd.file_name().map_or_else(
         || "pitwall".to_string(),
         |n| n.to_string_lossy().into_owned(),
@@ -34,7 +36,7 @@ pub(super) fn load_config(g: &Global) -> Result<Config, Failure> {
         None => config::find_default(&cwd),
     };
     match path {
-        Some(p) => config::load_file(&p, &project).map_err(|e| Failure::usage(e.into())),
+        Some(p) => config::load_file(&p, &project).map_err(Failure::of_config),
         None => Ok(Config::builtin_default(&project)),
     }
 }
@@ -51,20 +53,17 @@ pub(super) fn open_store(
         .ok()
         .filter(|v| !v.trim().is_empty());
     let url = match (&g.store, env, &config.store_url) {
-        (Some(s), _, _) => StoreUrl::parse(s)
-            .context("--store")
-            .map_err(Failure::usage)?,
-        (None, Some(s), _) => StoreUrl::parse(&s)
-            .context("PITWALL_STORE")
-            .map_err(Failure::usage)?,
+        (Some(s), _, _) => StoreUrl::parse(s).map_err(|e| Failure::of_store_url("--store", e))?,
+        (None, Some(s), _) => {
+            StoreUrl::parse(&s).map_err(|e| Failure::of_store_url("PITWALL_STORE", e))?
+        }
         (None, None, Some(s)) => {
             let file = config
                 .source
                 .as_deref()
                 .map_or("config".into(), |p: &Path| p.display().to_string());
             StoreUrl::parse(s)
-                .with_context(|| format!("{file}: [store] url"))
-                .map_err(Failure::usage)?
+                .map_err(|e| Failure::of_store_url(format!("{file}: [store] url"), e))?
         }
         (None, None, None) => {
             // pitwall's own directory ignores itself, so it never shows in `git status`.
@@ -78,7 +77,7 @@ pub(super) fn open_store(
             StoreUrl::default_sqlite()
         }
     };
-    store::open(&url, mode).map_err(|e| Failure::from(anyhow::Error::new(e)))
+    store::open(&url, mode).map_err(Failure::of_store)
 }
 
 /// Writes through a temporary file and a rename, so a reader never sees half a file.

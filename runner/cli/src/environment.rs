@@ -5,7 +5,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::Context;
 use pitwall_host::gpu::load_nvml;
 use pitwall_host::machine::{DirSysfs, ProcessAffinity};
 use pitwall_pipeline::config::Config;
@@ -28,7 +27,7 @@ use super::progress::Bars;
 fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment, Failure> {
     // On SIGINT/SIGTERM: kill running benchmark commands, restore clocks, then die.
     pitwall_host::gpu::on_terminate(pitwall_pipeline::engine::kill_running_commands);
-    pitwall_host::gpu::install_signal_handler().map_err(|e| Failure::infra(e.into()))?;
+    pitwall_host::gpu::install_signal_handler().map_err(Failure::of_gpu)?;
     let nvml = load_nvml().map(Arc::from);
     let mut env = RunEnvironment::prepare(
         config,
@@ -38,10 +37,13 @@ fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment, Failure> {
         nvml,
         Mode::Apply,
     )
-    .map_err(|e| Failure::infra(e.into()))?;
-    let exe = std::env::current_exe()
-        .context("cannot find pitwall's own executable to start suite workers")
-        .map_err(Failure::infra)?;
+    .map_err(Failure::of_setup)?;
+    let exe = std::env::current_exe().map_err(|e| {
+        Failure::of_io(
+            "cannot find pitwall's own executable to start suite workers",
+            e,
+        )
+    })?;
     env.set_isolation(Isolation::Worker { exe });
     if !g.quiet {
         if let Some(reason) = env

@@ -2,16 +2,22 @@
 //! returns an `ExitClass` or a `Failure`, and only `report`/`ExitClass::code` turn them into
 //! a process exit code.
 
+use std::fmt::Display;
 use std::process::ExitCode;
 
+use pitwall_host::gpu::GpuError;
 use pitwall_pipeline::bisect::BisectError;
 use pitwall_pipeline::config::ConfigError;
-use pitwall_pipeline::engine::escape_controls;
+use pitwall_pipeline::detect::SeriesError;
+use pitwall_pipeline::engine::{WorkerError, escape_controls};
 use pitwall_pipeline::import::ImportError;
 use pitwall_pipeline::measure::MeasureError;
 use pitwall_pipeline::run::RunError;
+use pitwall_pipeline::setup::SetupError;
 use pitwall_pipeline::source::SourceError;
 use pitwall_reports::compare::ComparisonReport;
+use pitwall_reports::github::GithubError;
+use pitwall_reports::html::HtmlError;
 use pitwall_schema::RunStatus;
 use pitwall_store::StoreError;
 
@@ -80,7 +86,12 @@ impl ExitClass {
     }
 }
 
-/// An error with the exit class it maps to.
+/// A context line over an error (`--store`, `cannot write FILE`), as anyhow's `context` takes.
+pub trait What: Display + Send + Sync + 'static {}
+impl<T: Display + Send + Sync + 'static> What for T {}
+
+/// An error with the exit class it maps to. Commands build one only through the `of_*`
+/// functions below (and `rejected`), which name what failed; the class is chosen here.
 #[derive(Debug)]
 pub struct Failure {
     pub class: ExitClass,
@@ -90,7 +101,7 @@ pub struct Failure {
 }
 
 impl Failure {
-    pub fn usage(error: anyhow::Error) -> Failure {
+    fn usage(error: anyhow::Error) -> Failure {
         Failure {
             class: ExitClass::Usage,
             error,
@@ -98,7 +109,7 @@ impl Failure {
         }
     }
 
-    pub fn infra(error: anyhow::Error) -> Failure {
+    fn infra(error: anyhow::Error) -> Failure {
         Failure {
             class: ExitClass::Infra,
             error,
@@ -109,6 +120,77 @@ impl Failure {
     pub fn with_details(mut self, details: Vec<String>) -> Failure {
         self.details = details;
         self
+    }
+
+    /// A request the command refuses as given (a flag's value, runs with nothing to compare,
+    /// a pattern that matched nothing): usage.
+    pub fn rejected(message: String) -> Failure {
+        Failure::usage(anyhow::Error::msg(message))
+    }
+
+    /// A store that could not be opened or read: classified by the error (a bad url, a
+    /// missing store, an unknown or ambiguous run are usage; the database failing is
+    /// infrastructure), as `ExitClass::of_error` does.
+    pub fn of_store(e: StoreError) -> Failure {
+        Failure::from(anyhow::Error::new(e))
+    }
+
+    /// A store url that does not parse, under `what` said where it came from: usage.
+    pub fn of_store_url(what: impl What, e: StoreError) -> Failure {
+        Failure::usage(anyhow::Error::new(e).context(what))
+    }
+
+    /// A configuration file that cannot be read or is invalid: usage.
+    pub fn of_config(e: ConfigError) -> Failure {
+        Failure::usage(e.into())
+    }
+
+    /// A stored pair (`--pair`, `latest`) that could not be resolved, under `what`: usage,
+    /// whatever the cause (unlike `of_source`, a failing store is not told apart here).
+    pub fn of_pair(what: impl What, e: SourceError) -> Failure {
+        Failure::usage(anyhow::Error::new(e).context(what))
+    }
+
+    /// A series file (`detect --series`) that cannot be read or parsed: usage.
+    pub fn of_series(e: SeriesError) -> Failure {
+        Failure::usage(e.into())
+    }
+
+    /// The machine could not be set up for measuring (pinning, GPU, clocks): infrastructure.
+    pub fn of_setup(e: SetupError) -> Failure {
+        Failure::infra(e.into())
+    }
+
+    /// The host's GPU layer failed (the signal handlers that restore clocks): infrastructure.
+    pub fn of_gpu(e: GpuError) -> Failure {
+        Failure::infra(e.into())
+    }
+
+    /// A suite worker (`pitwall __worker`) that failed: infrastructure.
+    pub fn of_worker(e: WorkerError) -> Failure {
+        Failure::infra(e.into())
+    }
+
+    /// A local file or directory that could not be read or written (the working directory,
+    /// pitwall's executable, an output file), under `what`: infrastructure.
+    pub fn of_io(what: impl What, e: std::io::Error) -> Failure {
+        Failure::infra(anyhow::Error::new(e).context(what))
+    }
+
+    /// The HTML report could not be written, under `what`: infrastructure.
+    pub fn of_site(what: impl What, e: HtmlError) -> Failure {
+        Failure::infra(anyhow::Error::new(e).context(what))
+    }
+
+    /// GitHub publishing could not be set up (no token, bad api url or repository): usage.
+    pub fn of_github_setup(e: GithubError) -> Failure {
+        Failure::usage(e.into())
+    }
+
+    /// GitHub refused or failed a publication (comment, status), under `what`:
+    /// infrastructure, whatever GitHub answered.
+    pub fn of_github(what: impl What, e: GithubError) -> Failure {
+        Failure::infra(anyhow::Error::new(e).context(what))
     }
 
     /// A comparison side that could not be read: a store that fails is infrastructure (as

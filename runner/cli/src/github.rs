@@ -1,7 +1,6 @@
 //! What goes to GitHub: the comparison of two sides rendered as the sticky pull-request
 //! comment and a commit status (`pitwall comment`, `pitwall ci`).
 
-use anyhow::{Context, anyhow};
 use pitwall_pipeline::config::Config;
 use pitwall_pipeline::{compare, source};
 use pitwall_stats::ab::AbConfig;
@@ -62,22 +61,25 @@ pub(super) fn publish(
         .or_else(|| config.github.repo.clone())
         .or_else(|| std::env::var("GITHUB_REPOSITORY").ok())
         .ok_or_else(|| {
-            Failure::usage(anyhow!(
-                "no repository to publish to (hint: --repo OWNER/NAME or [github] repo)"
-            ))
+            Failure::rejected(
+                "no repository to publish to (hint: --repo OWNER/NAME or [github] repo)".into(),
+            )
         })?;
     let api_url = gh
         .api_url
         .clone()
         .or_else(|| std::env::var("GITHUB_API_URL").ok())
         .unwrap_or_else(|| config.github.api_url.clone());
-    let token = Secret::from_env(&config.github.token_env).map_err(|e| Failure::usage(e.into()))?;
+    let token = Secret::from_env(&config.github.token_env).map_err(Failure::of_github_setup)?;
     let mut cfg = GithubConfig::new(api_url, repo, token);
     cfg.token_var = config.github.token_env.clone();
-    let api = HttpGithub::new(cfg).map_err(|e| Failure::usage(e.into()))?;
-    let outcome = publish_comment(&api, gh.pr, &body)
-        .with_context(|| format!("pull request {}: cannot publish the comment", gh.pr))
-        .map_err(Failure::infra)?;
+    let api = HttpGithub::new(cfg).map_err(Failure::of_github_setup)?;
+    let outcome = publish_comment(&api, gh.pr, &body).map_err(|e| {
+        Failure::of_github(
+            format!("pull request {}: cannot publish the comment", gh.pr),
+            e,
+        )
+    })?;
     let sha = gh.sha.clone().or_else(|| {
         candidate
             .run
@@ -87,8 +89,7 @@ pub(super) fn publish(
     });
     if let Some(sha) = &sha {
         publish_status(&api, sha, &report, report_url.as_deref())
-            .with_context(|| format!("commit {sha}: cannot set the status"))
-            .map_err(Failure::infra)?;
+            .map_err(|e| Failure::of_github(format!("commit {sha}: cannot set the status"), e))?;
     }
     if !g.quiet {
         eprintln!(

@@ -23,7 +23,7 @@ pub(super) fn report_dir(
     store: &dyn Store,
 ) -> Result<PathBuf, Failure> {
     report_dir_for(flag.or(config.report_dir.as_deref()), &store.describe())
-        .map_err(|e| Failure::usage(anyhow::anyhow!(e)))
+        .map_err(Failure::rejected)
 }
 
 /// [`report_dir`] on the store's description (`sqlite:PATH` or a PostgreSQL URL).

@@ -1,13 +1,12 @@
 //! `pitwall report`, `pitwall comment` and `pitwall ci`: the HTML report and what goes to GitHub.
 
-use anyhow::{Context, anyhow};
 use pitwall_cpu::CpuBackend;
 use pitwall_pipeline::measure::{CiRequest, Measurer, PairResult, ci};
 use pitwall_pipeline::source;
 use pitwall_store::OpenMode;
 
 use super::args::{CiArgs, CommentArgs, Global, ReportArgs};
-use super::context::{load_config, open_store, resolve_side, store_for};
+use super::context::{current_dir, load_config, open_store, resolve_side, store_for};
 use super::environment::Console;
 use super::exit::{ExitClass, Failure};
 use super::github::publish;
@@ -16,7 +15,7 @@ use super::site::write_report;
 
 pub(super) fn cmd_report(g: &Global, a: &ReportArgs) -> Result<ExitClass, Failure> {
     if let Some(out) = a.out.as_ref().filter(|o| o.exists() && !o.is_dir()) {
-        return Err(Failure::usage(anyhow!(
+        return Err(Failure::rejected(format!(
             "--out {}: is a file, not a directory (hint: the report is a directory of pages; name a new or existing directory)",
             out.display()
         )));
@@ -50,9 +49,12 @@ pub(super) fn cmd_comment(g: &Global, a: &CommentArgs) -> Result<ExitClass, Fail
         }
         _ => {
             let store = open_store(g, &config, OpenMode::Existing)?;
-            source::resolve_pair("latest", store.as_ref())
-                .context("no --baseline/--candidate given, so the latest stored pair is compared")
-                .map_err(Failure::usage)?
+            source::resolve_pair("latest", store.as_ref()).map_err(|e| {
+                Failure::of_pair(
+                    "no --baseline/--candidate given, so the latest stored pair is compared",
+                    e,
+                )
+            })?
         }
     };
     publish(g, &config, &a.github, &baseline, &candidate, true)
@@ -65,9 +67,7 @@ pub(super) fn cmd_comment(g: &Global, a: &CommentArgs) -> Result<ExitClass, Fail
 pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     // `ci` has no flag naming the git repository (its --repo is the GitHub OWNER/NAME), so
     // the request checks before measuring that it runs inside one.
-    let cwd = std::env::current_dir()
-        .context("cannot read the working directory")
-        .map_err(Failure::infra)?;
+    let cwd = current_dir()?;
     let mut request =
         CiRequest::new(&cwd, &a.base, &a.head, a.rounds).map_err(Failure::of_measure)?;
     request.max_rounds = a.max_rounds;

@@ -2,7 +2,6 @@
 //! base/head pair, calls the pipeline's use case, and prints the runs (or the pair's
 //! comparison) it returns.
 
-use anyhow::Context;
 use pitwall_cpu::CpuBackend;
 use pitwall_pipeline::config::Config;
 use pitwall_pipeline::defaults;
@@ -16,7 +15,7 @@ use pitwall_reports::exporter_for;
 use pitwall_store::{OpenMode, Store};
 
 use super::args::{Global, RunArgs};
-use super::context::{format, load_config, open_store};
+use super::context::{current_dir, format, load_config, open_store};
 use super::environment::Console;
 use super::exit::{ExitClass, Failure};
 use super::measure::{print_pair, report_after, report_dir};
@@ -35,9 +34,7 @@ pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
             store.as_ref(),
         )?)
     };
-    let cwd = std::env::current_dir()
-        .context("cannot read the working directory")
-        .map_err(Failure::infra)?;
+    let cwd = current_dir()?;
     let select = RunRequest {
         suites: a.suites.clone(),
         filter: a.bench.clone(),
@@ -122,7 +119,7 @@ pub(super) fn cmd_worker() -> Result<ExitClass, Failure> {
         &mut std::io::stdout().lock(),
         &CpuBackend,
     )
-    .map_err(|e| Failure::infra(e.into()))?;
+    .map_err(Failure::of_worker)?;
     Ok(ExitClass::Ok)
 }
 

@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use anyhow::Context;
 use pitwall_pipeline::config::Config;
 use pitwall_pipeline::{compare, source};
 use pitwall_stats::ab::AbConfig;
@@ -21,9 +20,7 @@ pub(super) fn write_report(
     store: &dyn Store,
     out: &Path,
 ) -> Result<pitwall_reports::html::SiteSummary, Failure> {
-    let runs = store
-        .all_runs()
-        .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+    let runs = store.all_runs().map_err(Failure::of_store)?;
     let mut comparisons = Vec::new();
     let sides = match source::resolve_pair("latest", store) {
         Ok(pair) => Some(("latest base/head pair".to_string(), pair)),
@@ -64,6 +61,5 @@ pub(super) fn write_report(
         generated_at: &generated_at,
     };
     pitwall_reports::html::write_site(&input, out)
-        .with_context(|| format!("cannot write the report to {}", out.display()))
-        .map_err(Failure::infra)
+        .map_err(|e| Failure::of_site(format!("cannot write the report to {}", out.display()), e))
 }

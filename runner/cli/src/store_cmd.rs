@@ -1,7 +1,6 @@
 //! `pitwall runs`, `show`, `export` and `import`: the stored runs, listed, printed, written
 //! out as versioned JSON, or read in from export files and other tools' results.
 
-use anyhow::Context;
 use pitwall_pipeline::import::{ImportOptions, ImportRequest, import};
 use pitwall_reports::{Table, exporter_for};
 use pitwall_schema::ExportDoc;
@@ -16,7 +15,7 @@ pub(super) fn cmd_runs(g: &Global, a: &RunsArgs) -> Result<ExitClass, Failure> {
     let store = open_store(g, &config, OpenMode::Existing)?;
     let runs = store
         .list_runs(a.limit.map(|n| usize::try_from(n).unwrap_or(usize::MAX)))
-        .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+        .map_err(Failure::of_store)?;
     match a.format {
         Format::Json => {
             let mut s = serde_json::to_string_pretty(&runs).expect("summaries serialize");
@@ -56,9 +55,7 @@ pub(super) fn cmd_runs(g: &Global, a: &RunsArgs) -> Result<ExitClass, Failure> {
 pub(super) fn cmd_show(g: &Global, a: &ShowArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
     let store = open_store(g, &config, OpenMode::Existing)?;
-    let run = store
-        .get_run(&a.run)
-        .map_err(|e| Failure::from(anyhow::Error::new(e)))?;
+    let run = store.get_run(&a.run).map_err(Failure::of_store)?;
     print!("{}", exporter_for(format(a.format)).render(&run, &[]));
     Ok(ExitClass::Ok)
 }
@@ -67,22 +64,19 @@ pub(super) fn cmd_export(g: &Global, a: &ExportArgs) -> Result<ExitClass, Failur
     let config = load_config(g)?;
     let store = open_store(g, &config, OpenMode::Existing)?;
     let runs = if a.runs.is_empty() {
-        store
-            .all_runs()
-            .map_err(|e| Failure::from(anyhow::Error::new(e)))?
+        store.all_runs().map_err(Failure::of_store)?
     } else {
         a.runs
             .iter()
             .map(|id| store.get_run(id))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| Failure::from(anyhow::Error::new(e)))?
+            .map_err(Failure::of_store)?
     };
     let text = ExportDoc::new(runs).to_json();
     match &a.out {
         None => print!("{text}"),
         Some(path) => write_atomically(path, &text)
-            .with_context(|| format!("cannot write {}", path.display()))
-            .map_err(Failure::infra)?,
+            .map_err(|e| Failure::of_io(format!("cannot write {}", path.display()), e))?,
     }
     Ok(ExitClass::Ok)
 }

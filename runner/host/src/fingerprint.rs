@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use pitwall_schema::Fingerprint;
-use pitwall_schema::sections::{Clocks, Toolchain};
+use pitwall_schema::sections::{Clocks, GpuDetails, Toolchain};
+use serde_json::Value;
 
 /// Environment variables that change benchmark behaviour, recorded by prefix.
 const ENV_PREFIXES: [&str; 7] = [
@@ -96,6 +97,9 @@ pub fn toolchain() -> Toolchain {
     }
 }
 
+/// One per-GPU fact compared between runs, as JSON text shows it.
+type GpuField = fn(&GpuDetails) -> Option<Value>;
+
 /// The fields that make two runs incomparable when they differ: hardware (CPU model and
 /// count, GPU models and drivers), the clock policy, and pitwall's build profile (built-in
 /// suites run at debug speed in a debug build). Hostnames, kernels and environment variables
@@ -140,24 +144,20 @@ pub fn differences(a: &Fingerprint, b: &Fingerprint) -> Vec<String> {
         check("gpu clock policy", clocks(a), clocks(b));
         // ECC costs memory bandwidth and a lower power limit caps clocks under load; either
         // moves results by more than a typical threshold. Unknown on either side: no claim.
-        let per_gpu = |f: &Fingerprint, key: &str| -> Option<String> {
+        let per_gpu = |f: &Fingerprint, field: GpuField| {
             let vals: Option<Vec<String>> = f
                 .gpus
                 .iter()
-                .map(|g| {
-                    g.extra
-                        .get(key)
-                        .filter(|v| !v.is_null())
-                        .map(|v| v.to_string())
-                })
+                .map(|g| g.details().as_ref().and_then(field).map(|v| v.to_string()))
                 .collect();
             vals.filter(|v| !v.is_empty()).map(|v| v.join(", "))
         };
-        for (what, key) in [
-            ("gpu ecc", "ecc_enabled"),
-            ("gpu power limit W", "power_limit_w"),
-        ] {
-            if let (Some(x), Some(y)) = (per_gpu(a, key), per_gpu(b, key)) {
+        let fields: [(&str, GpuField); 2] = [
+            ("gpu ecc", |d| d.ecc_enabled.map(Value::from)),
+            ("gpu power limit W", |d| d.power_limit_w.map(Value::from)),
+        ];
+        for (what, field) in fields {
+            if let (Some(x), Some(y)) = (per_gpu(a, field), per_gpu(b, field)) {
                 check(what, x, y);
             }
         }

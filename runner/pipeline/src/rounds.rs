@@ -9,7 +9,7 @@ use pitwall_schema::{
     Backend, BenchmarkResult, PairInfo, PairRole, ResultStatus, SampleMeta, SequentialPlanInfo,
 };
 
-use pitwall_schema::sections::{FormatNotes, ToolContext, keys};
+use pitwall_schema::sections::{FormatNotes, ToolContext};
 
 use crate::config::Config;
 use crate::engine::{RunObserver, Selection, run_suite};
@@ -114,9 +114,7 @@ impl Rounds {
         env: &RunEnvironment,
         sequential: Option<SequentialPlanInfo>,
     ) -> Vec<RunReport> {
-        let monitor = env
-            .monitor_health()
-            .map(|h| serde_json::to_value(h).unwrap_or_default());
+        let monitor = env.monitor_health();
         let rounds = self.count().max(1);
         targets
             .iter()
@@ -135,7 +133,7 @@ impl Rounds {
                 });
                 let mut fp = env.fingerprint.clone();
                 if let Some(m) = &monitor {
-                    fp.extra.insert(keys::GPU_MONITOR.into(), m.clone());
+                    fp.set_section(m);
                 }
                 let (context, notes) = &self.extras[i];
                 if !context.is_empty() {

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pitwall_schema::sections::{
-    Clocks, CudaLibraries, GpuAvailability, Isolation as SectionIsolation, NumaNodes, PinnedCpus,
-    keys,
+    Clocks, CudaLibraries, GpuAvailability, GpuDetails, Isolation as SectionIsolation, NumaNodes,
+    PinnedCpus, keys,
 };
 use pitwall_schema::{Fingerprint, GpuInfo};
 use serde_json::json;
@@ -283,20 +283,32 @@ fn policy_name(p: PinPolicy) -> &'static str {
 }
 
 fn gpu_info(d: &GpuDevice) -> GpuInfo {
-    let mut extra = std::collections::BTreeMap::new();
-    if let Ok(serde_json::Value::Object(map)) = serde_json::to_value(d) {
-        for (k, v) in map {
-            if !matches!(k.as_str(), "name" | "uuid" | "driver_version") {
-                extra.insert(k, v);
-            }
-        }
-    }
-    GpuInfo {
+    let mut info = GpuInfo {
         model: d.name.clone(),
         uuid: Some(d.uuid.clone()),
         driver: Some(d.driver_version.clone()),
-        extra,
-    }
+        extra: Default::default(),
+    };
+    info.set_details(&GpuDetails {
+        index: Some(d.index),
+        pci_bus_id: Some(d.pci_bus_id.clone()),
+        cuda_driver_version: d.cuda_driver_version.clone(),
+        vbios: d.vbios.clone(),
+        pcie_gen: d.pcie_gen,
+        pcie_width: d.pcie_width,
+        power_limit_w: d.power_limit_w,
+        max_sm_mhz: d.max_sm_mhz,
+        max_mem_mhz: d.max_mem_mhz,
+        base_sm_mhz: d.base_sm_mhz,
+        persistence_mode: d.persistence_mode,
+        ecc_enabled: d.ecc_enabled,
+        other_processes: Some(d.other_processes.clone()),
+        numa_node: d.numa_node,
+        nvlink_peers: Some(d.nvlink_peers.clone()),
+        topology: (!d.topology.is_empty()).then(|| d.topology.clone()),
+        other: Default::default(),
+    });
+    info
 }
 
 /// A run interrupted by SIGINT/SIGTERM is not stored: wait here for the signal to end the

@@ -282,6 +282,8 @@ pub struct GpuInfo {
     pub uuid: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver: Option<String>,
+    /// What else NVML said about it; typed as [`crate::sections::GpuDetails`] (read with
+    /// [`GpuInfo::details`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, serde_json::Value>,
 }

@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::Fingerprint;
+use crate::{Fingerprint, GpuInfo};
 
 /// A section of `Fingerprint.extra`: its key and its shape.
 pub trait Section: Serialize + DeserializeOwned {
@@ -37,8 +37,125 @@ pub mod keys {
     pub const PINNING: &str = "pinning";
     /// `pitwall_host::machine::HostCheck` list; see [`super::HostCheckRow`].
     pub const HOST_CHECKS: &str = "host_checks";
-    /// The GPU monitor's summary of a run (per-sample state is in the samples).
+    /// The GPU monitor's summary of a run (per-sample state is in the samples); see
+    /// [`super::GpuMonitor`].
     pub const GPU_MONITOR: &str = "gpu_monitor";
+}
+
+impl GpuInfo {
+    /// What NVML said about this GPU besides its model, uuid and driver (`extra`), when it
+    /// is of its shape (a malformed `extra` reads as absent).
+    pub fn details(&self) -> Option<GpuDetails> {
+        let map: serde_json::Map<String, Value> = self
+            .extra
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        GpuDetails::deserialize(Value::Object(map)).ok()
+    }
+
+    /// Writes `details` as this GPU's `extra`, replacing it.
+    pub fn set_details(&mut self, details: &GpuDetails) {
+        self.extra = match serde_json::to_value(details).expect("gpu details serialize") {
+            Value::Object(map) => map.into_iter().collect(),
+            _ => BTreeMap::new(),
+        };
+    }
+}
+
+/// A GPU's `extra` (`GpuInfo.extra`, per GPU rather than a section of the fingerprint): the
+/// fields of the host's `GpuDevice` other than the model, uuid and driver. Fields NVML could
+/// not read are written as null; keys an older run lacks read as `None`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuDetails {
+    /// NVML index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u32>,
+    /// PCI bus id as NVML writes it (`00000000:17:00.0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pci_bus_id: Option<String>,
+    #[serde(default)]
+    pub cuda_driver_version: Option<String>,
+    #[serde(default)]
+    pub vbios: Option<String>,
+    #[serde(default)]
+    pub pcie_gen: Option<u32>,
+    #[serde(default)]
+    pub pcie_width: Option<u32>,
+    #[serde(default)]
+    pub power_limit_w: Option<f64>,
+    #[serde(default)]
+    pub max_sm_mhz: Option<u32>,
+    #[serde(default)]
+    pub max_mem_mhz: Option<u32>,
+    #[serde(default)]
+    pub base_sm_mhz: Option<u32>,
+    #[serde(default)]
+    pub persistence_mode: Option<bool>,
+    #[serde(default)]
+    pub ecc_enabled: Option<bool>,
+    /// Pids of other processes with a compute context on the GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_processes: Option<Vec<u32>>,
+    #[serde(default)]
+    pub numa_node: Option<i32>,
+    /// PCI bus ids at the far end of active NVLinks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvlink_peers: Option<Vec<String>>,
+    /// Link to each other GPU, by its index, in `nvidia-smi topo -m`'s words; not written
+    /// when empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<BTreeMap<String, String>>,
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
+}
+
+/// `gpu_monitor`: how the GPU monitor fared during a run: how many reads it made, how many
+/// failed (and the first error), and what one NVML query cost. The host's monitor keeps its
+/// count in this type, so what it counts is what is stored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuMonitor {
+    #[serde(default)]
+    pub device: u32,
+    #[serde(default)]
+    pub period_ms: u64,
+    #[serde(default)]
+    pub readings: u64,
+    #[serde(default)]
+    pub failed: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+    /// Mean and largest wall time of one `read_clocks` call (all of its NVML queries).
+    #[serde(default)]
+    pub query_us_mean: f64,
+    #[serde(default)]
+    pub query_us_max: f64,
+    #[serde(flatten)]
+    pub other: BTreeMap<String, Value>,
+}
+
+impl Section for GpuMonitor {
+    const KEY: &'static str = keys::GPU_MONITOR;
+}
+
+impl GpuMonitor {
+    /// One line for the terminal: `gpu 0 monitor: 812 readings every 10 ms, 0 failed, one
+    /// query 41 µs mean / 230 µs max`.
+    pub fn summary(&self) -> String {
+        let mut line = format!(
+            "gpu {} monitor: {} readings every {} ms, {} failed, one query {:.0} µs mean / {:.0} µs max",
+            self.device,
+            self.readings,
+            self.period_ms,
+            self.failed,
+            self.query_us_mean,
+            self.query_us_max
+        );
+        if let Some(e) = &self.first_error {
+            line.push_str(&format!(" (first error: {e})"));
+        }
+        line
+    }
 }
 
 /// `toolchain`: the compilers pitwall and the suites were built with.
@@ -262,5 +379,49 @@ mod tests {
         );
         fp.extra.insert("isolation".into(), json!(42));
         assert_eq!(fp.section::<Isolation>(), None, "malformed reads as absent");
+    }
+
+    #[test]
+    fn gpu_details_and_monitor_write_todays_json() {
+        // What `serde_json::to_value(&GpuDevice)` less model, uuid and driver wrote before.
+        let before = json!({
+            "index": 0, "pci_bus_id": "00000000:17:00.0", "cuda_driver_version": "13.0",
+            "vbios": null, "pcie_gen": 5, "pcie_width": 16, "power_limit_w": 700.0,
+            "max_sm_mhz": 1980, "max_mem_mhz": 3201, "base_sm_mhz": 1755,
+            "persistence_mode": true, "ecc_enabled": true, "other_processes": [],
+            "numa_node": null, "nvlink_peers": ["00000000:18:00.0"],
+        });
+        let mut gpu = GpuInfo {
+            extra: before.as_object().unwrap().clone().into_iter().collect(),
+            ..Default::default()
+        };
+        let d = gpu.details().expect("details");
+        assert_eq!(d.power_limit_w, Some(700.0));
+        assert_eq!(d.topology, None);
+        gpu.set_details(&d);
+        assert_eq!(serde_json::to_value(&gpu.extra).unwrap(), before);
+        gpu.extra.insert("mig".into(), json!("off"));
+        gpu.extra.remove("nvlink_peers");
+        let d = gpu.details().expect("details");
+        assert_eq!(d.nvlink_peers, None, "an older run without the key");
+        assert_eq!(d.other["mig"], json!("off"));
+        gpu.extra.insert("pcie_gen".into(), json!("five"));
+        assert_eq!(gpu.details(), None, "malformed reads as absent");
+
+        let mut fp = Fingerprint::default();
+        fp.set_section(&GpuMonitor {
+            device: 0,
+            period_ms: 10,
+            readings: 3,
+            query_us_mean: 40.0,
+            query_us_max: 50.0,
+            ..Default::default()
+        });
+        assert_eq!(
+            fp.extra["gpu_monitor"],
+            json!({ "device": 0, "period_ms": 10, "readings": 3, "failed": 0,
+                    "query_us_mean": 40.0, "query_us_max": 50.0 })
+        );
+        assert_eq!(fp.section::<GpuMonitor>().unwrap().readings, 3);
     }
 }

@@ -9,6 +9,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use pitwall_schema::SampleMeta;
+use pitwall_schema::sections::GpuMonitor;
 
 use super::types::{ClockReading, Nvml, THROTTLE_SLOWDOWN_MASK};
 
@@ -99,52 +100,23 @@ fn summarise(readings: &[&ClockReading]) -> SampleMeta {
 }
 
 /// How the monitor itself fared: how many reads it made, how many failed (and the first
-/// error), and what one NVML query cost. Stored with each run as `gpu_monitor`, so a run whose
-/// per-sample GPU state is missing says why, and the polling cost is on record.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct MonitorHealth {
-    pub device: u32,
-    pub period_ms: u64,
-    pub readings: u64,
-    pub failed: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_error: Option<String>,
-    /// Mean and largest wall time of one `read_clocks` call (all of its NVML queries).
-    pub query_us_mean: f64,
-    pub query_us_max: f64,
-}
+/// error), and what one NVML query cost. Stored with each run as `gpu_monitor` (the schema's
+/// section type, so there is one definition), so a run whose per-sample GPU state is missing
+/// says why, and the polling cost is on record.
+pub type MonitorHealth = GpuMonitor;
 
-impl MonitorHealth {
-    fn record(&mut self, took: Duration, error: Option<String>) {
-        let us = took.as_secs_f64() * 1e6;
-        let n = (self.readings + self.failed) as f64;
-        self.query_us_mean = (self.query_us_mean * n + us) / (n + 1.0);
-        self.query_us_max = self.query_us_max.max(us);
-        match error {
-            None => self.readings += 1,
-            Some(e) => {
-                self.failed += 1;
-                self.first_error.get_or_insert(e);
-            }
+/// Counts one read (or its failure, keeping the first error) and what it cost.
+fn record(health: &mut MonitorHealth, took: Duration, error: Option<String>) {
+    let us = took.as_secs_f64() * 1e6;
+    let n = (health.readings + health.failed) as f64;
+    health.query_us_mean = (health.query_us_mean * n + us) / (n + 1.0);
+    health.query_us_max = health.query_us_max.max(us);
+    match error {
+        None => health.readings += 1,
+        Some(e) => {
+            health.failed += 1;
+            health.first_error.get_or_insert(e);
         }
-    }
-
-    /// One line for the terminal: `gpu 0 monitor: 812 readings every 10 ms, 0 failed, one
-    /// query 41 µs mean / 230 µs max`.
-    pub fn summary(&self) -> String {
-        let mut line = format!(
-            "gpu {} monitor: {} readings every {} ms, {} failed, one query {:.0} µs mean / {:.0} µs max",
-            self.device,
-            self.readings,
-            self.period_ms,
-            self.failed,
-            self.query_us_mean,
-            self.query_us_max
-        );
-        if let Some(e) = &self.first_error {
-            line.push_str(&format!(" (first error: {e})"));
-        }
-        line
     }
 }
 
@@ -162,10 +134,11 @@ fn read_once(nvml: &dyn Nvml, index: u32, log: &Mutex<ReadingLog>, health: &Mute
         }
         Err(e) => Some(e.to_string()),
     };
-    health
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .record(took, error);
+    record(
+        &mut health.lock().unwrap_or_else(|e| e.into_inner()),
+        took,
+        error,
+    );
 }
 
 /// A background thread reading one GPU every `period` into a `ReadingLog`. Stops on Drop.
