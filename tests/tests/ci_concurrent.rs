@@ -52,6 +52,8 @@ fn ci(sb: &Sandbox, server: &Server, store: &str, pr: u64, base: &str, head: &st
         &pr,
         "--rounds",
         "2",
+        "--report-dir",
+        &format!("report-pr{pr}"),
         "--api-url",
         server.url.as_str(),
     ])

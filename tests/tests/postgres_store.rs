@@ -38,14 +38,20 @@ fn runs_are_stored_listed_exported_and_reported_from_postgres() {
             .map(|s| s.to_string())
             .collect()
     };
-    let out = sb.run(&refs(&with(&["run"]))).expect(0);
+    // A PostgreSQL store has no directory of its own for the report: one must be named,
+    // and that is checked before measuring.
+    let e = sb.run(&refs(&with(&["run"]))).expect(2).stderr();
+    assert!(e.contains("has no directory for the HTML report"), "{e}");
+    let out = sb
+        .run(&refs(&with(&["run", "--report-dir", "pg-run-report"])))
+        .expect(0);
     let stderr = out.stderr();
     assert!(
         stderr.contains("stored run ") && stderr.contains("postgres://postgres@127.0.0.1:"),
         "{stderr}"
     );
     assert!(
-        stderr.contains("report: .pitwall/report/index.html"),
+        stderr.contains("report: pg-run-report/index.html"),
         "{stderr}"
     );
     assert!(
