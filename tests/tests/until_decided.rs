@@ -116,15 +116,20 @@ fn until_decided_stops_as_soon_as_everything_is_clear() {
 #[test]
 fn a_hopeless_benchmark_is_given_up_before_max_rounds() {
     let sb = Sandbox::new();
-    // `wild` moves 30% from process to process and shifts 1%: no number of rounds within 15
-    // can call that change or rule it out. `clear` is decided at once.
-    let shas = repo(
-        &sb,
-        &[
-            r#"{"wild": [100.0, 0.3], "clear": [80.0, 0.001]}"#,
-            r#"{"wild": [101.0, 0.3], "clear": [80.0, 0.001]}"#,
-        ],
+    // `wild`'s processes alternate 30% above and below its level (on each side, counted in
+    // its own file) and it shifts 1%: no number of rounds within 15 can call that change or
+    // rule it out, whatever the draw. `clear` is decided at once.
+    let counters = tempfile::tempdir().unwrap();
+    let file = |side: &str| counters.path().join(side).display().to_string();
+    let base = format!(
+        r#"{{"wild": [100.0, 0.0, "{}"], "clear": [80.0, 0.0002]}}"#,
+        file("base")
     );
+    let head = format!(
+        r#"{{"wild": [101.0, 0.0, "{}"], "clear": [80.0, 0.0002]}}"#,
+        file("head")
+    );
+    let shas = repo(&sb, &[&base, &head]);
     let err = sb
         .run(&[
             "run",

@@ -155,7 +155,9 @@ fn a_missing_executable_is_a_failed_result() {
 
 #[test]
 fn garbage_on_stdout_kills_the_worker_with_the_line_escaped() {
-    let dir = scripted("printf 'hello \\033[2J world\\n'; echo oops >&2; sleep 30\n");
+    // stderr first: the stdout line gets the worker killed at once, and what it had not yet
+    // written to stderr by then would not be in the tail.
+    let dir = scripted("echo oops >&2; printf 'hello \\033[2J world\\n'; sleep 30\n");
     let start = Instant::now();
     let msg = failure(&run("/bin/sh", dir.path(), &Recorder::default(), None));
     assert!(start.elapsed() < Duration::from_secs(20), "not waited for");
