@@ -66,19 +66,7 @@ impl Table {
     }
 }
 
-/// `text` with every control character (C0, DEL and C1: ESC, newline, carriage return,
-/// backspace…) written as `\xNN`, for one line of a terminal. Tabs are kept.
-pub fn escape_controls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\t' => out.push(c),
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use pitwall_analysis::number::escape_controls;
 
 #[cfg(test)]
 mod tests {

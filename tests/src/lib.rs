@@ -235,3 +235,23 @@ kind = "collective"
 ranks = 2
 max_bytes = 4096
 "#;
+
+/// Asserts that a stored run (as exported JSON) recorded a locked SM clock and that its first
+/// result has one GPU state per sample, every one at that clock.
+pub fn assert_samples_at_locked_clock(run: &serde_json::Value) {
+    let locked = run["fingerprint"]["extra"]["clocks"]["locked_sm_mhz"]
+        .as_u64()
+        .expect("locked clock recorded");
+    let r = &run["results"][0];
+    let meta = r["sample_meta"].as_array().unwrap();
+    assert_eq!(
+        meta.len(),
+        r["samples"].as_array().unwrap().len(),
+        "one state per sample"
+    );
+    assert!(
+        meta.iter()
+            .all(|m| m["sm_clock_mhz"].as_u64() == Some(locked)),
+        "{meta:?}"
+    );
+}

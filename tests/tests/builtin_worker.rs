@@ -155,21 +155,7 @@ fn every_sample_of_a_worker_carries_the_gpu_state_pitwall_monitored() {
         String::from_utf8_lossy(&out.stderr)
     );
     let run = &runs(&sb)[0];
-    let locked = run["fingerprint"]["extra"]["clocks"]["locked_sm_mhz"]
-        .as_u64()
-        .expect("locked clock recorded");
-    let r = &run["results"][0];
-    let meta = r["sample_meta"].as_array().unwrap();
-    assert_eq!(
-        meta.len(),
-        r["samples"].as_array().unwrap().len(),
-        "one state per sample"
-    );
-    assert!(
-        meta.iter()
-            .all(|m| m["sm_clock_mhz"].as_u64() == Some(locked)),
-        "{meta:?}"
-    );
+    pitwall_e2e::assert_samples_at_locked_clock(run);
 }
 
 #[test]

@@ -66,22 +66,8 @@ fn locked_clocks_are_restored_and_every_sample_carries_gpu_state() {
     let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
     let run = &doc["runs"][0];
     assert_eq!(run["fingerprint"]["gpus"].as_array().unwrap().len(), 1);
-    let locked = run["fingerprint"]["extra"]["clocks"]["locked_sm_mhz"]
-        .as_u64()
-        .expect("locked clock recorded");
     assert_eq!(run["fingerprint"]["extra"]["clocks"]["mode"], "lock");
-    let r = &run["results"][0];
-    let meta = r["sample_meta"].as_array().unwrap();
-    assert_eq!(
-        meta.len(),
-        r["samples"].as_array().unwrap().len(),
-        "one state per sample"
-    );
-    assert!(
-        meta.iter()
-            .all(|m| m["sm_clock_mhz"].as_u64() == Some(locked)),
-        "{meta:?}"
-    );
+    pitwall_e2e::assert_samples_at_locked_clock(run);
 }
 
 #[test]

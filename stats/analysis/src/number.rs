@@ -1,5 +1,5 @@
-//! Number formatting for humans: a fixed number of significant digits, no exponent for the
-//! ranges benchmarks produce.
+//! Text for humans: numbers with a fixed number of significant digits (no exponent for the
+//! ranges benchmarks produce), and untrusted text made safe for one terminal line.
 
 /// `v` with `sig` significant digits (`1234.5678` → `1235`, `0.012345` → `0.01235`).
 pub fn sig(v: f64, sig: usize) -> String {
@@ -20,6 +20,21 @@ pub fn sig(v: f64, sig: usize) -> String {
 /// A fraction as a percentage with two significant digits (`0.0123` → `1.2%`).
 pub fn pct(fraction: f64) -> String {
     format!("{}%", sig(fraction * 100.0, 2))
+}
+
+/// `text` with every control character (C0, DEL and C1: ESC, newline, carriage return,
+/// backspace…) written as `\xNN`, so untrusted text (benchmark names, a command's stderr)
+/// cannot move the cursor, recolour or clear a terminal, or split a line. Tabs are kept.
+pub fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\t' => out.push(c),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -101,22 +101,7 @@ pub(super) fn with_stderr_tail(what: String, stderr_tail: &str) -> String {
     format!("{what}; stderr tail: {}", lines.join(" | "))
 }
 
-/// `text` with control characters (ESC, CR, BEL, …; tabs are kept) written as `\x1b`-style
-/// escapes, so a command's output quoted in a message cannot move the cursor, recolour or
-/// clear the user's terminal.
-pub fn escape_controls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\t' => out.push(c),
-            c if c.is_control() => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use pitwall_analysis::number::escape_controls;
 
 /// Runs `command` with `sh -c` in `cwd`, killing its process group after `timeout`.
 pub fn run_command(
