@@ -1,6 +1,7 @@
 //! Rendering of an A/B comparison (`pitwall compare`): a table for terminals, JSON for
 //! machines and Markdown for pull-request comments. A simple verdict first, details after.
 
+use pitwall_analysis::order::bench_cmp;
 use pitwall_stats::ab::Verdict;
 use serde::Serialize;
 
@@ -8,7 +9,7 @@ pub(crate) use pitwall_analysis::comparison::change;
 use pitwall_analysis::comparison::signed_pct;
 pub use pitwall_analysis::comparison::{ComparedBenchmark, ComparisonReport, VerdictCounts};
 
-use crate::number::sig;
+use crate::number::{DisplayUnit, sig};
 use crate::table::Table;
 
 pub use crate::github::comment::{CommentOptions, MARKER, render_pr_comment};
@@ -54,11 +55,12 @@ pub fn render_table(r: &ComparisonReport) -> String {
     ]);
     for b in ordered(r) {
         let c = &b.comparison;
+        let unit = display_unit(b);
         t.row(vec![
             b.key(),
-            sig(c.base_median, 4),
-            sig(c.cand_median, 4),
-            b.unit.clone(),
+            unit.num(c.base_median),
+            unit.num(c.cand_median),
+            unit.name().to_string(),
             change(b),
             interval(b),
             p_value(c.q_value),
@@ -84,6 +86,11 @@ pub fn render_table(r: &ComparisonReport) -> String {
     out
 }
 
+/// The unit both sides of a row are shown in, chosen by the baseline's median.
+pub(crate) fn display_unit(b: &ComparedBenchmark) -> DisplayUnit {
+    DisplayUnit::for_value(&b.unit, b.comparison.base_median)
+}
+
 pub(crate) fn verdict_text(b: &ComparedBenchmark) -> String {
     let c = &b.comparison;
     match (c.verdict, c.more_rounds, c.more_samples) {
@@ -98,7 +105,10 @@ pub(crate) fn verdict_text(b: &ComparedBenchmark) -> String {
     }
 }
 
-/// Regressions (worst first), improvements, inconclusive, unchanged.
+/// The order every output lists a comparison in (terminal, Markdown, PR comment, report):
+/// regressions (worst first), improvements, inconclusive (closest to worse first), then the
+/// unchanged in the order benchmarks are listed (`order::bench_cmp`: `bytes=2097152` before
+/// `bytes=16777216`), where a ranking by noise would only scatter a sweep.
 pub(crate) fn ordered(r: &ComparisonReport) -> Vec<&ComparedBenchmark> {
     let rank = |v: Verdict| match v {
         Verdict::Regression => 0,
@@ -108,9 +118,15 @@ pub(crate) fn ordered(r: &ComparisonReport) -> Vec<&ComparedBenchmark> {
     };
     let mut v: Vec<&ComparedBenchmark> = r.benchmarks.iter().collect();
     v.sort_by(|a, b| {
+        let by_severity = if a.comparison.verdict == Verdict::Unchanged {
+            std::cmp::Ordering::Equal
+        } else {
+            b.worse_by().total_cmp(&a.worse_by())
+        };
         rank(a.comparison.verdict)
             .cmp(&rank(b.comparison.verdict))
-            .then(b.worse_by().total_cmp(&a.worse_by()))
+            .then(by_severity)
+            .then_with(|| bench_cmp(a.bench_ref(), b.bench_ref()))
     });
     v
 }
@@ -198,13 +214,14 @@ pub fn render_markdown(r: &ComparisonReport) -> String {
     ));
     let header = "| benchmark | baseline | candidate | change | 95% CI | verdict |\n|---|---:|---:|---:|---:|---|\n";
     let row = |b: &ComparedBenchmark| {
+        let unit = display_unit(b);
         format!(
             "| `{}` | {} {} | {} {} | {} | {} | {} |\n",
             code_in_table(&b.key()),
-            sig(b.comparison.base_median, 4),
-            escape_md(&b.unit),
-            sig(b.comparison.cand_median, 4),
-            escape_md(&b.unit),
+            unit.num(b.comparison.base_median),
+            escape_md(unit.name()),
+            unit.num(b.comparison.cand_median),
+            escape_md(unit.name()),
             change(b),
             interval(b),
             verdict_text(b)

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 pub use pitwall_analysis::history::{DetectedChange, SeriesDetection, SeriesSource};
 
-use crate::number::{pct, sig};
+use crate::number::{DisplayUnit, pct, sig};
 use crate::table::Table;
 
 #[derive(Serialize)]
@@ -50,9 +50,9 @@ pub fn render_table(series: &[SeriesDetection]) -> String {
     ]);
     let mut quiet = Vec::new();
     for s in series {
-        let name = match &s.source {
-            SeriesSource::File(f) => f.clone(),
-            SeriesSource::Benchmark { key, unit } => format!("{key} ({unit})"),
+        let (name, unit) = match &s.source {
+            SeriesSource::File(f) => (f.clone(), None),
+            SeriesSource::Benchmark { key, unit } => (key.clone(), Some(unit.as_str())),
         };
         if s.changes.is_empty() {
             quiet.push(name);
@@ -65,12 +65,17 @@ pub fn render_table(series: &[SeriesDetection]) -> String {
                 _ => "-".to_string(),
             };
             let change = c.change.rel_change;
+            // Both levels in the unit that reads best for the level before.
+            let level = |v: f64| match unit {
+                Some(u) => DisplayUnit::for_value(u, c.change.before).show(v),
+                None => sig(v, 4),
+            };
             t.row(vec![
                 name.clone(),
                 s.points.to_string(),
                 c.change.index.to_string(),
-                sig(c.change.before, 4),
-                sig(c.change.after, 4),
+                level(c.change.before),
+                level(c.change.after),
                 if change > 0.0 {
                     format!("+{}", pct(change))
                 } else {
@@ -147,6 +152,19 @@ mod tests {
                 }],
             },
             SeriesDetection {
+                source: SeriesSource::Benchmark {
+                    key: "kernel/stream[bytes=2097152]/time".into(),
+                    unit: "ns".into(),
+                },
+                points: 30,
+                changes: vec![DetectedChange {
+                    change: cp(12, 149_690.0, 152_000.0),
+                    commit_before: Some("c".repeat(40)),
+                    commit_after: Some("d".repeat(40)),
+                    run_after: Some("0191-run".into()),
+                }],
+            },
+            SeriesDetection {
                 source: SeriesSource::File("flat.json".into()),
                 points: 50,
                 changes: vec![],
@@ -156,13 +174,19 @@ mod tests {
 
     #[test]
     fn table_snapshot() {
-        insta::assert_snapshot!(render_table(&series()));
+        let out = render_table(&series());
+        // Times read as the CLI's run table and the report show them.
+        assert!(
+            out.contains("149.7 µs") && out.contains("152.0 µs"),
+            "{out}"
+        );
+        insta::assert_snapshot!(out);
     }
 
     #[test]
     fn json_lines_snapshot() {
         let out = render_json_lines(&series());
-        assert_eq!(out.lines().count(), 3);
+        assert_eq!(out.lines().count(), 4);
         for line in out.lines() {
             serde_json::from_str::<serde_json::Value>(line).unwrap();
         }

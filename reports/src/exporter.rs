@@ -6,7 +6,7 @@ use pitwall_schema::{ResultStatus, Run};
 use pitwall_stats::Summary;
 use serde::Serialize;
 
-use crate::number::{pct, sig};
+use crate::number::{DisplayUnit, pct};
 use crate::table::Table;
 
 /// The formats a run can be shown in.
@@ -52,16 +52,16 @@ impl Exporter for TableExporter {
             let bench = display_name(&r.name, &r.params);
             match (r.status, Summary::of(&r.samples)) {
                 (ResultStatus::Ok, Some(s)) => {
-                    let (scale, unit) = human_unit(r.unit.as_str(), s.median);
+                    let unit = DisplayUnit::for_value(r.unit.as_str(), s.median);
                     t.row(vec![
                         r.suite.clone(),
                         bench,
                         r.measure.clone(),
                         s.n.to_string(),
-                        sig(s.median / scale, 4),
+                        unit.num(s.median),
                         s.ci_rel_half_width().map_or_else(|| "-".to_string(), pct),
-                        sig(s.p99 / scale, 4),
-                        unit,
+                        unit.num(s.p99),
+                        unit.name().to_string(),
                         "ok".to_string(),
                     ])
                 }
@@ -138,24 +138,6 @@ impl Exporter for TableExporter {
         }
         out
     }
-}
-
-/// Shows nanosecond times in the largest unit that keeps the median ≥ 1 (ns, µs, ms, s).
-fn human_unit(unit: &str, median: f64) -> (f64, String) {
-    if unit != "ns" {
-        return (1.0, unit.to_string());
-    }
-    let m = median.abs();
-    let (scale, name) = if m >= 1e9 {
-        (1e9, "s")
-    } else if m >= 1e6 {
-        (1e6, "ms")
-    } else if m >= 1e3 {
-        (1e3, "µs")
-    } else {
-        (1.0, "ns")
-    };
-    (scale, name.to_string())
 }
 
 /// Machine summary: `{"run": {…}, "benchmarks": [{…, "median": …, "ci": [lo, hi]}], "skipped": […]}`.

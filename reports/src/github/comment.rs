@@ -212,7 +212,8 @@ fn tail(r: &ComparisonReport, opts: &CommentOptions) -> String {
 
 fn row(b: &ComparedBenchmark) -> String {
     let c = &b.comparison;
-    let unit = escape_text(&b.unit);
+    let shown = crate::compare::display_unit(b);
+    let unit = escape_text(shown.name());
     let verdict = match c.verdict {
         Verdict::Regression => "**regression**".to_string(),
         _ => escape_text(&verdict_text(b)),
@@ -220,8 +221,8 @@ fn row(b: &ComparedBenchmark) -> String {
     format!(
         "| {} | {} {unit} | {} {unit} | {} | {}× | {} | {verdict} |\n",
         code(&b.key()),
-        sig(c.base_median, 4),
-        sig(c.cand_median, 4),
+        shown.num(c.base_median),
+        shown.num(c.cand_median),
         change(b),
         sig(c.ratio, 4),
         interval(b),

@@ -1,11 +1,10 @@
-//! The comparison page: verdict table (regressions first), side-by-side box plots of the two
+//! The comparison page: verdict table (in the order every output lists a comparison), side-by-side box plots of the two
 //! sides' raw samples, found in the report's runs by the run id in each side's label (only the
 //! medians are drawn when the samples are not among the runs), and environment differences.
 
 use std::collections::BTreeMap;
 
 use pitwall_schema::Run;
-use pitwall_stats::ab::Verdict;
 use serde::Serialize;
 
 use super::model::Series;
@@ -69,15 +68,6 @@ fn side_samples<'a>(run: Option<&'a Run>, b: &ComparedBenchmark) -> Option<&'a [
         .map(|r| r.samples.as_slice())
 }
 
-fn verdict_rank(v: Verdict) -> u8 {
-    match v {
-        Verdict::Regression => 0,
-        Verdict::Improvement => 1,
-        Verdict::Inconclusive => 2,
-        Verdict::Unchanged => 3,
-    }
-}
-
 pub(crate) fn compare(
     title: &str,
     r: &ComparisonReport,
@@ -89,14 +79,8 @@ pub(crate) fn compare(
         .map(|s| (s.key.as_str(), s.slug.as_str()))
         .collect();
     let (base_run, cand_run) = (side_run(&r.baseline, runs), side_run(&r.candidate, runs));
-    let mut ordered: Vec<&ComparedBenchmark> = r.benchmarks.iter().collect();
-    ordered.sort_by(|a, b| {
-        verdict_rank(a.comparison.verdict)
-            .cmp(&verdict_rank(b.comparison.verdict))
-            .then(b.worse_by().total_cmp(&a.worse_by()))
-    });
     let mut missing = 0;
-    let rows = ordered
+    let rows = crate::compare::ordered(r)
         .into_iter()
         .map(|b| {
             let c = &b.comparison;
@@ -110,12 +94,13 @@ pub(crate) fn compare(
             let base = five(base_run, c.base_median, c.base_n);
             let cand = five(cand_run, c.cand_median, c.cand_n);
             let key = b.key();
+            let unit = crate::compare::display_unit(b);
             CompareRow {
                 slug: slugs.get(key.as_str()).map(|s| s.to_string()),
                 key,
-                base: sig(c.base_median, 4),
-                cand: sig(c.cand_median, 4),
-                unit: b.unit.clone(),
+                base: unit.num(c.base_median),
+                cand: unit.num(c.cand_median),
+                unit: unit.name().to_string(),
                 change: signed_pct(c.ratio - 1.0),
                 interval: format!(
                     "[{}, {}]",
@@ -129,7 +114,7 @@ pub(crate) fn compare(
                 },
                 verdict: c.verdict.as_str(),
                 reason: c.reason.clone(),
-                boxes: svg::boxes(base, cand, &b.unit),
+                boxes: svg::boxes(base, cand, &unit),
             }
         })
         .collect();

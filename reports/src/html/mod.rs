@@ -3,6 +3,7 @@
 //! environments. Self-contained: inline SVG, one CSS file, no CDN, works from `file://`.
 
 mod compare_page;
+mod history_chart;
 mod model;
 mod pages;
 mod site;

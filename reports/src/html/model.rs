@@ -5,6 +5,8 @@
 use pitwall_schema::Run;
 use pitwall_stats::changepoint::DetectConfig;
 
+use crate::number::DisplayUnit;
+
 /// A benchmark's history as `pitwall_analysis::history::series` built it, with the slug that
 /// names its page. Reads as the analysis series (`s.points`, `s.changes`, `s.key`).
 #[derive(Debug, Clone)]
@@ -21,7 +23,8 @@ impl std::ops::Deref for Series {
     }
 }
 
-/// The runs' series, sorted by key, with the default change-point settings: the same series and
+/// The runs' series, in the order benchmarks are listed (numbers as numbers), each in commit
+/// order, with the default change-point settings: the same series and
 /// change points `pitwall detect --benchmark` shows (one analysis, one rule for duplicate keys).
 pub(crate) fn collect(runs: &[Run]) -> Vec<Series> {
     pitwall_analysis::history::series(runs, &DetectConfig::default())
@@ -86,17 +89,12 @@ pub(crate) fn run_label(run: &pitwall_schema::Run) -> String {
     format!("{short} {minute}").trim_end().to_string()
 }
 
-/// A parameter value as a number (`4096`, `1.5`, `64K`, `1M`, `2G` with binary multiples).
-pub(crate) fn numeric_param(v: &str) -> Option<f64> {
-    let v = v.trim();
-    let (digits, mult) = match v.chars().last()? {
-        'k' | 'K' => (&v[..v.len() - 1], 1024.0),
-        'm' | 'M' => (&v[..v.len() - 1], 1024.0 * 1024.0),
-        'g' | 'G' => (&v[..v.len() - 1], 1024.0 * 1024.0 * 1024.0),
-        _ => (v, 1.0),
-    };
-    let x: f64 = digits.parse().ok()?;
-    x.is_finite().then_some(x * mult)
+pub(crate) use pitwall_analysis::order::numeric_param;
+
+/// The unit a benchmark's page and index row show its values in: the one that reads best for
+/// its latest median (`149.7 µs`), as the CLI shows a run.
+pub(crate) fn display_unit(s: &Series) -> DisplayUnit {
+    DisplayUnit::for_value(&s.unit, s.points.last().map_or(0.0, |p| p.median))
 }
 
 #[cfg(test)]
@@ -118,12 +116,13 @@ mod unit_tests {
     }
 
     #[test]
-    fn numeric_params() {
-        assert_eq!(numeric_param("4096"), Some(4096.0));
-        assert_eq!(numeric_param("64K"), Some(65536.0));
-        assert_eq!(numeric_param("1.5"), Some(1.5));
-        assert_eq!(numeric_param("f32"), None);
-        assert_eq!(numeric_param(""), None);
+    fn values_show_in_the_unit_of_the_latest_median() {
+        let runs = crate::html::synthetic::runs(1, 3, 5);
+        let mut s = collect(&runs).remove(0);
+        for (p, m) in s.history.points.iter_mut().zip([900.0, 1200.0, 149_690.0]) {
+            p.median = m;
+        }
+        assert_eq!(display_unit(&s).show(149_690.0), "149.7 µs");
     }
 
     #[test]

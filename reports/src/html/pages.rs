@@ -6,10 +6,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use pitwall_schema::{Direction, Fingerprint, Run};
 use serde::Serialize;
 
-use super::model::{Series, numeric_param, run_label, short_commit};
+use super::history_chart;
+use super::model::{Series, display_unit, numeric_param, run_label, short_commit};
 use super::svg::{self, SweepPoint};
 use crate::compare::ComparisonReport;
-use crate::number::{pct, sig};
+use crate::number::{DisplayUnit, pct, sig};
 
 /// Rows of the recent-runs table on a benchmark page.
 const RECENT_RUNS: usize = 20;
@@ -26,7 +27,7 @@ fn subject(run: &Run) -> String {
         .unwrap_or_default()
 }
 
-/// A change point as a row shows it.
+/// A change point as a row shows it (levels in the page's unit).
 #[derive(Debug, Serialize)]
 pub(crate) struct ChangeView {
     pub change: String,
@@ -44,6 +45,7 @@ fn change_view(
     s: &Series,
     cp: &pitwall_stats::changepoint::ChangePoint,
     runs: &[Run],
+    unit: &DisplayUnit,
 ) -> ChangeView {
     let from = &runs[s.points[cp.index - 1].run];
     let to = &runs[s.points[cp.index].run];
@@ -54,8 +56,8 @@ fn change_view(
         } else {
             "better"
         },
-        before: sig(cp.before, 4),
-        after: sig(cp.after, 4),
+        before: unit.num(cp.before),
+        after: unit.num(cp.after),
         from: run_label(from),
         from_subject: subject(from),
         to: run_label(to),
@@ -94,6 +96,10 @@ pub(crate) struct IndexPage {
     pub runs: usize,
     pub latest_worse: usize,
     pub latest_better: usize,
+    /// The one banner's class: `worse` when a comparison found a regression or a measure's
+    /// latest change point is worse, `incomparable` when a comparison could not be made,
+    /// else `ok`. Comparisons and history tell one story in one box.
+    pub status: &'static str,
 }
 
 pub(crate) fn index(
@@ -103,27 +109,38 @@ pub(crate) fn index(
 ) -> IndexPage {
     let rows: Vec<IndexRow> = series
         .iter()
-        .map(|s| IndexRow {
-            slug: s.slug.clone(),
-            suite: s.suite.clone(),
-            label: s.label(),
-            measure: s.measure.clone(),
-            unit: s.unit.clone(),
-            latest: s
-                .points
-                .last()
-                .map(|p| sig(p.median, 4))
-                .unwrap_or_default(),
-            runs: s.points.len(),
-            spark: svg::sparkline(s),
-            change: s.changes.last().map(|cp| change_view(s, cp, runs)),
+        .map(|s| {
+            let unit = display_unit(s);
+            IndexRow {
+                slug: s.slug.clone(),
+                suite: s.suite.clone(),
+                label: s.label(),
+                measure: s.measure.clone(),
+                unit: unit.name().to_string(),
+                latest: s
+                    .points
+                    .last()
+                    .map(|p| unit.num(p.median))
+                    .unwrap_or_default(),
+                runs: s.points.len(),
+                spark: svg::sparkline(s),
+                change: s.changes.last().map(|cp| change_view(s, cp, runs, &unit)),
+            }
         })
         .collect();
     let worse = rows
         .iter()
         .filter(|r| r.change.as_ref().is_some_and(|c| c.class == "worse"))
         .count();
+    let status = if comparisons.iter().any(|(_, r)| r.incomparable) {
+        "incomparable"
+    } else if worse > 0 || comparisons.iter().any(|(_, r)| r.counts().regression > 0) {
+        "worse"
+    } else {
+        "ok"
+    };
     IndexPage {
+        status,
         suites: series
             .iter()
             .map(|s| s.suite.clone())
@@ -233,6 +250,7 @@ fn sweeps(s: &Series, series: &[Series], group: &[usize]) -> Vec<SweepView> {
 }
 
 pub(crate) fn bench(s: &Series, series: &[Series], group: &[usize], runs: &[Run]) -> BenchPage {
+    let unit = display_unit(s);
     let recent = s
         .points
         .iter()
@@ -244,12 +262,12 @@ pub(crate) fn bench(s: &Series, series: &[Series], group: &[usize], runs: &[Run]
                 commit: short_commit(&run.commit).to_string(),
                 subject: subject(run),
                 started_at: run.started_at.clone(),
-                median: sig(p.median, 4),
+                median: unit.num(p.median),
                 ci: p
                     .ci
-                    .map(|(a, b)| format!("{} – {}", sig(a, 4), sig(b, 4)))
+                    .map(|(a, b)| format!("{} – {}", unit.num(a), unit.num(b)))
                     .unwrap_or_else(|| "n < 6".into()),
-                spread: format!("{} – {}", sig(p.min, 4), sig(p.max, 4)),
+                spread: format!("{} – {}", unit.num(p.min), unit.num(p.max)),
                 n: p.n,
                 throttled: p.throttled,
             }
@@ -260,17 +278,17 @@ pub(crate) fn bench(s: &Series, series: &[Series], group: &[usize], runs: &[Run]
         suite: s.suite.clone(),
         label: s.label(),
         measure: s.measure.clone(),
-        unit: s.unit.clone(),
+        unit: unit.name().to_string(),
         better: match s.direction {
             Direction::LowerIsBetter => "lower is better",
             Direction::HigherIsBetter => "higher is better",
         },
-        chart: svg::history(s, runs),
+        chart: history_chart::history(s, runs, &unit),
         changes: s
             .changes
             .iter()
             .rev()
-            .map(|cp| change_view(s, cp, runs))
+            .map(|cp| change_view(s, cp, runs, &unit))
             .collect(),
         sweeps: sweeps(s, series, group),
         recent,

@@ -1,13 +1,12 @@
-//! Inline SVG charts written by hand (no charting library): index sparklines, the history
-//! chart of a benchmark page, the parameter-sweep chart and comparison box plots. Every text
+//! Inline SVG charts written by hand (no charting library): index sparklines, the frame and
+//! scales every chart shares (the history chart is in `history_chart`), the parameter-sweep
+//! chart and comparison box plots. Every text
 //! that comes from data is XML-escaped here, because the templates insert these as safe HTML.
 
 use std::fmt::Write;
 
-use pitwall_schema::Run;
-
-use super::model::{Series, run_label, short_commit};
-use crate::number::{pct, sig};
+use super::model::Series;
+use crate::number::{DisplayUnit, sig};
 
 /// Most points a sparkline draws; longer histories are reduced to bucket medians.
 pub(crate) const SPARK_POINTS: usize = 60;
@@ -30,7 +29,7 @@ pub(crate) fn esc(s: &str) -> String {
 
 /// Linear (or log) map from a data range onto a pixel range.
 #[derive(Clone, Copy)]
-struct Scale {
+pub(super) struct Scale {
     d0: f64,
     d1: f64,
     r0: f64,
@@ -39,7 +38,7 @@ struct Scale {
 }
 
 impl Scale {
-    fn new(lo: f64, hi: f64, r0: f64, r1: f64, log: bool) -> Scale {
+    pub(super) fn new(lo: f64, hi: f64, r0: f64, r1: f64, log: bool) -> Scale {
         let (mut d0, mut d1) = if log {
             (lo.log2(), hi.log2())
         } else {
@@ -59,7 +58,7 @@ impl Scale {
         }
     }
 
-    fn at(&self, v: f64) -> f64 {
+    pub(super) fn at(&self, v: f64) -> f64 {
         let v = if self.log { v.log2() } else { v };
         self.r0 + (v - self.d0) / (self.d1 - self.d0) * (self.r1 - self.r0)
     }
@@ -135,7 +134,7 @@ pub(crate) fn sparkline(s: &Series) -> String {
     out
 }
 
-fn min_max(values: impl Iterator<Item = f64>) -> (f64, f64) {
+pub(super) fn min_max(values: impl Iterator<Item = f64>) -> (f64, f64) {
     values
         .filter(|v| v.is_finite())
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
@@ -143,12 +142,26 @@ fn min_max(values: impl Iterator<Item = f64>) -> (f64, f64) {
         })
 }
 
-/// Chart frame: y grid with tick labels. Returns the y scale.
-fn frame(out: &mut String, lo: f64, hi: f64, w: f64, h: f64, m: (f64, f64, f64, f64)) -> Scale {
+/// Chart frame: y grid with tick labels in `unit` (stored values in, shown values on the
+/// ticks), and the unit's name above them. Returns the y scale, over stored values.
+pub(super) fn frame(
+    out: &mut String,
+    (lo, hi): (f64, f64),
+    unit: &DisplayUnit,
+    (w, h): (f64, f64),
+    m: (f64, f64, f64, f64),
+) -> Scale {
     let (top, right, bottom, left) = m;
     let ys = Scale::new(lo, hi, h - bottom, top, false);
-    for t in ticks(ys.d0, ys.d1, 5) {
-        let y = ys.at(t);
+    // Round ticks in the shown unit, placed at the stored value they stand for.
+    let (d0, d1) = (unit.scale(ys.d0), unit.scale(ys.d1));
+    let per = if d1 != d0 {
+        (ys.d1 - ys.d0) / (d1 - d0)
+    } else {
+        1.0
+    };
+    for t in ticks(d0, d1, 5) {
+        let y = ys.at(ys.d0 + (t - d0) * per);
         let _ = write!(
             out,
             r#"<line class="grid" x1="{left}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}"/><text class="tick" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
@@ -158,136 +171,14 @@ fn frame(out: &mut String, lo: f64, hi: f64, w: f64, h: f64, m: (f64, f64, f64, 
             sig(t, 3)
         );
     }
-    ys
-}
-
-/// History of one benchmark over the runs: raw min–max band, 95% interval band of the
-/// median, median line, one marker per run (throttled runs in their own class) with a
-/// tooltip, and change points with their magnitude and commit range.
-pub(crate) fn history(s: &Series, runs: &[Run]) -> String {
-    const W: f64 = 960.0;
-    const H: f64 = 340.0;
-    let m = (24.0, 16.0, 36.0, 72.0);
-    let n = s.points.len();
-    let (lo, hi) = min_max(s.points.iter().flat_map(|p| [p.min, p.max]));
-    let pad = (hi - lo) * 0.05;
-    let mut out = format!(
-        r#"<svg id="history" class="chart" width="{W}" height="{H}" viewBox="0 0 {W} {H}" role="img" aria-label="history of {}">"#,
-        esc(&s.key)
+    let _ = write!(
+        out,
+        r#"<text class="axis unit" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+        left - 6.0,
+        (top - 8.0).max(10.0),
+        esc(unit.name())
     );
-    let ys = frame(&mut out, lo - pad, hi + pad, W, H, m);
-    let xs = Scale::new(0.0, (n.max(2) - 1) as f64, m.3 + 6.0, W - m.1 - 6.0, false);
-    let x = |i: usize| {
-        if n == 1 {
-            (m.3 + W - m.1) / 2.0
-        } else {
-            xs.at(i as f64)
-        }
-    };
-    let band = |out: &mut String, class: &str, f: &dyn Fn(usize) -> (f64, f64)| {
-        let _ = write!(out, r#"<path class="{class}" d=""#);
-        for i in 0..n {
-            let _ = write!(
-                out,
-                "{}{:.1},{:.1}",
-                if i == 0 { "M" } else { "L" },
-                x(i),
-                ys.at(f(i).1)
-            );
-        }
-        for i in (0..n).rev() {
-            let _ = write!(out, "L{:.1},{:.1}", x(i), ys.at(f(i).0));
-        }
-        out.push_str(r#"Z"/>"#);
-    };
-    band(&mut out, "spread", &|i| (s.points[i].min, s.points[i].max));
-    band(&mut out, "ci", &|i| {
-        let p = &s.points[i];
-        p.ci.unwrap_or((p.median, p.median))
-    });
-    out.push_str(r#"<polyline class="median" points=""#);
-    for (i, p) in s.points.iter().enumerate() {
-        let _ = write!(out, "{:.1},{:.1} ", x(i), ys.at(p.median));
-    }
-    out.push_str(r#""/>"#);
-    for cp in &s.changes {
-        let cx = (x(cp.index - 1) + x(cp.index)) / 2.0;
-        let class = if s.is_worse(cp.rel_change) {
-            "worse"
-        } else {
-            "better"
-        };
-        let from = run_label(&runs[s.points[cp.index - 1].run]);
-        let to = run_label(&runs[s.points[cp.index].run]);
-        let _ = write!(
-            out,
-            r#"<g class="cp {class}"><title>change between {} and {}: {} → {} {} ({}{}, p={})</title><line x1="{cx:.1}" x2="{cx:.1}" y1="{}" y2="{}"/><text x="{:.1}" y="{}">{}{}</text></g>"#,
-            esc(&from),
-            esc(&to),
-            sig(cp.before, 4),
-            sig(cp.after, 4),
-            esc(&s.unit),
-            if cp.rel_change > 0.0 { "+" } else { "" },
-            pct(cp.rel_change),
-            sig(cp.p_value, 2),
-            m.0,
-            H - m.2,
-            cx + 3.0,
-            m.0 - 6.0,
-            if cp.rel_change > 0.0 { "+" } else { "" },
-            pct(cp.rel_change),
-        );
-    }
-    for (i, p) in s.points.iter().enumerate() {
-        let run = &runs[p.run];
-        let subject = run
-            .commit_info
-            .as_ref()
-            .map(|c| c.subject.as_str())
-            .unwrap_or("");
-        let ci =
-            p.ci.map(|(a, b)| format!(" [95% CI {}–{}]", sig(a, 4), sig(b, 4)))
-                .unwrap_or_default();
-        let thr = if p.throttled > 0 {
-            format!(", {} throttled", p.throttled)
-        } else {
-            String::new()
-        };
-        let _ = write!(
-            out,
-            r#"<circle class="pt{}" cx="{:.1}" cy="{:.1}" r="{}"><title>{} {}&#10;median {} {}{}&#10;min–max {}–{}, n={}{}&#10;{}</title></circle>"#,
-            if p.throttled > 0 { " thr" } else { "" },
-            x(i),
-            ys.at(p.median),
-            if p.throttled > 0 { 4 } else { 3 },
-            esc(short_commit(&run.commit)),
-            esc(subject),
-            sig(p.median, 4),
-            esc(&s.unit),
-            ci,
-            sig(p.min, 4),
-            sig(p.max, 4),
-            p.n,
-            thr,
-            esc(&run.started_at),
-        );
-    }
-    if n > 0 {
-        let first = short_commit(&runs[s.points[0].run].commit);
-        let last = short_commit(&runs[s.points[n - 1].run].commit);
-        let _ = write!(
-            out,
-            r#"<text class="tick" x="{:.1}" y="{}">{}</text><text class="tick" x="{:.1}" y="{}" text-anchor="end">{}</text>"#,
-            x(0),
-            H - 12.0,
-            esc(first),
-            x(n - 1),
-            H - 12.0,
-            esc(last)
-        );
-    }
-    out.push_str("</svg>");
-    out
+    ys
 }
 
 /// One point of a parameter sweep.
@@ -300,6 +191,7 @@ pub(crate) struct SweepPoint {
 
 /// Latest median against a numeric parameter, log2 x axis when the values span 8× or more.
 pub(crate) fn sweep(points: &[SweepPoint], param: &str, unit: &str) -> String {
+    let shown = DisplayUnit::for_value(unit, min_max(points.iter().map(|p| p.y)).1);
     const W: f64 = 640.0;
     const H: f64 = 260.0;
     let m = (16.0, 16.0, 40.0, 72.0);
@@ -311,7 +203,7 @@ pub(crate) fn sweep(points: &[SweepPoint], param: &str, unit: &str) -> String {
         esc(param)
     );
     let pad = (yhi - ylo) * 0.08;
-    let ys = frame(&mut out, ylo - pad, yhi + pad, W, H, m);
+    let ys = frame(&mut out, (ylo - pad, yhi + pad), &shown, (W, H), m);
     let xs = Scale::new(xlo, xhi, m.3 + 12.0, W - m.1 - 12.0, log);
     out.push_str(r#"<polyline class="median" points=""#);
     for p in points {
@@ -322,14 +214,13 @@ pub(crate) fn sweep(points: &[SweepPoint], param: &str, unit: &str) -> String {
     for (i, p) in points.iter().enumerate() {
         let _ = write!(
             out,
-            r#"<circle class="pt{}" cx="{:.1}" cy="{:.1}" r="4"><title>{}={}: {} {}</title></circle>"#,
+            r#"<circle class="pt{}" cx="{:.1}" cy="{:.1}" r="4"><title>{}={}: {}</title></circle>"#,
             if p.current { " cur" } else { "" },
             xs.at(p.x),
             ys.at(p.y),
             esc(param),
             esc(&p.label),
-            sig(p.y, 4),
-            esc(unit)
+            esc(&shown.show(p.y)),
         );
         if i % every == 0 {
             let _ = write!(
@@ -392,7 +283,7 @@ impl Five {
 }
 
 /// Baseline and candidate box plots (min–max whiskers, quartile box, median) on one scale.
-pub(crate) fn boxes(base: Five, cand: Five, unit: &str) -> String {
+pub(crate) fn boxes(base: Five, cand: Five, unit: &DisplayUnit) -> String {
     const W: f64 = 300.0;
     const H: f64 = 44.0;
     let (lo, hi) = min_max([base.min, cand.min, base.max, cand.max].into_iter());
@@ -402,13 +293,12 @@ pub(crate) fn boxes(base: Five, cand: Five, unit: &str) -> String {
     for (side, f, y) in [("base", base, 11.0), ("cand", cand, 31.0)] {
         let _ = write!(
             out,
-            r#"<g class="{side}"><title>{side}: median {} {}, quartiles {}–{}, min–max {}–{}, n={}</title><line x1="{:.1}" x2="{:.1}" y1="{y}" y2="{y}"/><rect x="{:.1}" y="{}" width="{:.1}" height="14"/><line class="med" x1="{:.1}" x2="{:.1}" y1="{}" y2="{}"/></g>"#,
-            sig(f.median, 4),
-            esc(unit),
-            sig(f.q1, 4),
-            sig(f.q3, 4),
-            sig(f.min, 4),
-            sig(f.max, 4),
+            r#"<g class="{side}"><title>{side}: median {}, quartiles {}–{}, min–max {}–{}, n={}</title><line x1="{:.1}" x2="{:.1}" y1="{y}" y2="{y}"/><rect x="{:.1}" y="{}" width="{:.1}" height="14"/><line class="med" x1="{:.1}" x2="{:.1}" y1="{}" y2="{}"/></g>"#,
+            esc(&unit.show(f.median)),
+            unit.num(f.q1),
+            unit.num(f.q3),
+            unit.num(f.min),
+            unit.num(f.max),
             f.n,
             xs.at(f.min),
             xs.at(f.max),

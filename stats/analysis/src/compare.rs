@@ -205,6 +205,16 @@ pub fn compare(
         })
         .min()
         .unwrap_or(0);
+    // Listed as benchmarks are everywhere: numbers in names and parameters as numbers.
+    for list in [
+        &mut only_baseline,
+        &mut only_candidate,
+        &mut failed,
+        &mut skipped,
+        &mut incompatible,
+    ] {
+        list.sort_by(|a, b| crate::order::natural_cmp(a, b));
+    }
     ComparisonReport {
         rounds: pair.map(|_| rounds),
         sequential: pair.and_then(|(p, _)| p.sequential).map(|s| s.max_rounds),

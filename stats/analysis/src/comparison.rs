@@ -28,6 +28,16 @@ impl ComparedBenchmark {
         pitwall_schema::schema::benchmark_key(&self.suite, &self.name, &self.params, &self.measure)
     }
 
+    /// What identifies it, for `order::bench_cmp`.
+    pub fn bench_ref(&self) -> crate::order::BenchRef<'_> {
+        crate::order::BenchRef {
+            suite: &self.suite,
+            name: &self.name,
+            params: &self.params,
+            measure: &self.measure,
+        }
+    }
+
     /// Relative change in the "worse" direction: +5% means 5% worse, whatever the direction.
     pub fn worse_by(&self) -> f64 {
         let r = self.comparison.ratio;

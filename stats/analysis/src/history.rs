@@ -13,7 +13,7 @@ use serde::Serialize;
 /// One run's view of one benchmark measure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
-    /// Index of the run in the input (oldest first).
+    /// Index of the run in the input (stored order; points themselves are in commit order).
     pub run: usize,
     /// Median of the finite samples.
     pub median: f64,
@@ -37,6 +37,7 @@ pub struct Series {
     pub measure: String,
     pub unit: String,
     pub direction: Direction,
+    /// One point per run, in commit order (`order::commit_order`).
     pub points: Vec<Point>,
     /// Change points over the per-run medians (indices into `points`).
     pub changes: Vec<ChangePoint>,
@@ -46,6 +47,16 @@ impl Series {
     /// `name[k=v,…]`: what a row shows next to the suite.
     pub fn label(&self) -> String {
         pitwall_schema::schema::display_name(&self.name, &self.params)
+    }
+
+    /// What identifies it, for `order::bench_cmp`.
+    pub fn bench_ref(&self) -> crate::order::BenchRef<'_> {
+        crate::order::BenchRef {
+            suite: &self.suite,
+            name: &self.name,
+            params: &self.params,
+            measure: &self.measure,
+        }
     }
 
     /// Whether a relative change of the median makes this measure worse.
@@ -85,10 +96,15 @@ impl Series {
     }
 }
 
-/// Builds one series per benchmark measure from `runs` (oldest first), sorted by key, and finds
-/// each one's change points over its per-run medians with `config`.
+/// Builds one series per benchmark measure from `runs` (in stored order), in the order
+/// benchmarks are listed (`order::bench_cmp`: numbers as numbers), and finds each one's change
+/// points over its per-run medians with `config`.
 ///
 /// The rules, in one place:
+/// - **points are in commit order** (`order::commit_order`: the commit's date, else the run's
+///   start), not stored order, so the base run of a `--base/--head` pair, stored after newer
+///   commits, sits at its commit and not at the end; runs of the same commit keep their
+///   stored order;
 /// - a result counts when its status is ok and it has at least one finite sample; its point
 ///   is the median of its finite samples;
 /// - **duplicate keys**: when a run holds the same key more than once, the first ok result with
@@ -98,7 +114,8 @@ impl Series {
 pub fn series(runs: &[Run], config: &DetectConfig) -> Vec<Series> {
     let mut by_key: BTreeMap<String, Series> = BTreeMap::new();
     let mut sorted: Vec<f64> = Vec::new();
-    for (ri, run) in runs.iter().enumerate() {
+    for ri in crate::order::commit_order(runs) {
+        let run = &runs[ri];
         for r in &run.results {
             if r.status != ResultStatus::Ok || r.samples.is_empty() {
                 continue;
@@ -140,6 +157,7 @@ pub fn series(runs: &[Run], config: &DetectConfig) -> Vec<Series> {
         .into_values()
         .filter(|s| !s.points.is_empty())
         .collect();
+    out.sort_by(|a, b| crate::order::bench_cmp(a.bench_ref(), b.bench_ref()));
     for s in &mut out {
         let medians: Vec<f64> = s.points.iter().map(|p| p.median).collect();
         s.changes = detect(&medians, config);
@@ -304,5 +322,61 @@ mod tests {
         assert_eq!(s.len(), 1, "`other` has no finite sample, so no series");
         assert_eq!(s[0].points.len(), 1);
         assert_eq!((s[0].points[0].median, s[0].points[0].n), (2.0, 2));
+    }
+
+    fn dated(i: usize, date: &str, results: Vec<BenchmarkResult>) -> Run {
+        let mut r = run(i, results);
+        r.commit_info = Some(pitwall_schema::CommitInfo {
+            author: "a <a@x>".into(),
+            date: date.into(),
+            subject: format!("change {i}"),
+        });
+        r
+    }
+
+    #[test]
+    fn points_follow_commit_order_not_stored_order() {
+        // Commits 1..=4 measured in order, then a pair of commit 1 (base, stored after 4) and
+        // commit 4 (head); a working-tree run started after all of them; commit dates carry
+        // offsets (commit 3 at 10:03+02:00 is 08:03Z, before commit 1 at 09:01Z).
+        let at = |i: usize, date: &str| dated(i, date, vec![result("gemm", vec![i as f64; 3])]);
+        let mut runs = vec![
+            at(1, "2026-01-01T09:01:00Z"),
+            at(2, "2026-01-01T09:02:00Z"),
+            at(3, "2026-01-01T10:03:00+02:00"),
+            at(4, "2026-01-01T09:04:00Z"),
+            at(1, "2026-01-01T09:01:00Z"),
+            at(4, "2026-01-01T09:04:00Z"),
+        ];
+        let mut wt = run(9, vec![result("gemm", vec![9.0; 3])]);
+        wt.commit = "working tree".into();
+        wt.started_at = "2026-01-01T12:00:00.5Z".into();
+        runs.push(wt);
+        let s = &series(&runs, &DetectConfig::default())[0];
+        let order: Vec<usize> = s.points.iter().map(|p| p.run).collect();
+        assert_eq!(order, vec![2, 0, 4, 1, 3, 5, 6]);
+        let medians: Vec<f64> = s.points.iter().map(|p| p.median).collect();
+        assert_eq!(medians, vec![3.0, 1.0, 1.0, 2.0, 4.0, 4.0, 9.0]);
+    }
+
+    #[test]
+    fn series_list_numbers_as_numbers() {
+        let with = |bytes: &str| {
+            let mut r = result("all_reduce", vec![1.0]);
+            r.params.insert("bytes".into(), bytes.into());
+            r
+        };
+        let runs = vec![run(
+            0,
+            vec![
+                with("16777216"),
+                with("2097152"),
+                with("262144"),
+                with("1M"),
+            ],
+        )];
+        let s = series(&runs, &DetectConfig::default());
+        let bytes: Vec<&str> = s.iter().map(|s| s.params["bytes"].as_str()).collect();
+        assert_eq!(bytes, vec!["262144", "1M", "2097152", "16777216"]);
     }
 }

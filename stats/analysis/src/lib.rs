@@ -9,6 +9,7 @@ pub mod compare;
 pub mod comparison;
 pub mod history;
 pub mod number;
+pub mod order;
 
 pub use bisect::{BisectReport, BisectStep, CommitRef};
 pub use compare::{CompareOptions, FILE_SUITE, Side, compare};
