@@ -128,6 +128,19 @@ pub(crate) fn history(s: &Series, runs: &[Run], unit: &DisplayUnit) -> String {
         }
         out.push_str(r#"Z"/>"#);
     };
+    if let [p] = s.points.as_slice() {
+        // One run has no bands to draw: its spread and interval as bars instead.
+        let (cx, ci) = (x(0), p.ci.unwrap_or((p.median, p.median)));
+        let _ = write!(
+            out,
+            r#"<line class="spread" x1="{cx:.1}" x2="{cx:.1}" y1="{:.1}" y2="{:.1}"/><rect class="ci" x="{:.1}" y="{:.1}" width="12" height="{:.1}"/>"#,
+            ys.at(p.max),
+            ys.at(p.min),
+            cx - 6.0,
+            ys.at(ci.1),
+            (ys.at(ci.0) - ys.at(ci.1)).max(1.0),
+        );
+    }
     band(&mut out, "spread", &|i| (s.points[i].min, s.points[i].max));
     band(&mut out, "ci", &|i| {
         let p = &s.points[i];

@@ -86,6 +86,16 @@ fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     out
 }
 
+/// A round tick value with no trailing zeros (`0.5`, `1`, `2.5`, `160`).
+fn tick_text(t: f64) -> String {
+    let s = sig(t, 3);
+    if s.contains('.') && !s.contains('e') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 /// Median of a non-empty slice (sorts a copy).
 fn bucket_median(v: &[f64]) -> f64 {
     pitwall_stats::median(v).unwrap_or(f64::NAN)
@@ -168,7 +178,7 @@ pub(super) fn frame(
             w - right,
             left - 6.0,
             y + 4.0,
-            sig(t, 3)
+            tick_text(t)
         );
     }
     let _ = write!(
@@ -223,9 +233,16 @@ pub(crate) fn sweep(points: &[SweepPoint], param: &str, unit: &str) -> String {
             esc(&shown.show(p.y)),
         );
         if i % every == 0 {
+            // A label that would run past the chart's right edge ends there instead.
+            let half = p.label.chars().count() as f64 * 3.5;
+            let anchor = if xs.at(p.x) + half > W {
+                "end"
+            } else {
+                "middle"
+            };
             let _ = write!(
                 out,
-                r#"<text class="tick" x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+                r#"<text class="tick" x="{:.1}" y="{}" text-anchor="{anchor}">{}</text>"#,
                 xs.at(p.x),
                 H - m.2 + 16.0,
                 esc(&p.label)
@@ -332,6 +349,15 @@ mod unit_tests {
         let t = ticks(0.0, 100.0, 5);
         assert_eq!(t, vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
         assert_eq!(ticks(5.0, 5.0, 5), vec![5.0]);
+    }
+
+    #[test]
+    fn tick_labels_have_no_trailing_zeros() {
+        let shown: Vec<String> = [0.0, 0.5, 1.0, 2.5, 160.0, 0.025]
+            .into_iter()
+            .map(tick_text)
+            .collect();
+        assert_eq!(shown, ["0", "0.5", "1", "2.5", "160", "0.025"]);
     }
 
     #[test]

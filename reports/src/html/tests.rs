@@ -258,3 +258,124 @@ fn a_rewrite_removes_pages_the_history_no_longer_has() {
         assert!(index.contains(&format!("bench/{page}")), "{page} linked");
     }
 }
+
+/// The measures' rows on the index, as `data-name` shows them, in order.
+fn index_names(index: &str) -> Vec<String> {
+    index
+        .split(r#"data-name=""#)
+        .skip(1)
+        .map(|t| t[..t.find('"').unwrap()].to_string())
+        .collect()
+}
+
+#[test]
+fn the_index_tells_one_story_in_one_banner() {
+    // A comparison with a regression, a history without a worse change point (12 runs).
+    let runs = synthetic::runs(4, 12, 6);
+    let (dir, _) = render(&runs);
+    let index = read(&dir, "index.html");
+    assert_eq!(index.matches(r#"class="verdict"#).count(), 1, "{index}");
+    assert!(
+        index.contains(r#"<section class="verdict worse">"#),
+        "{index}"
+    );
+    assert!(index.contains("1 regression") && index.contains("History: 4 benchmark measures"));
+    // Without a comparison and without change points, the one banner is ok.
+    let dir = tempfile::tempdir().unwrap();
+    let input = ReportInput {
+        project: "p",
+        runs: &runs,
+        comparisons: &[],
+        generated_at: "t",
+    };
+    write_site(&input, dir.path()).unwrap();
+    let index = read(&dir, "index.html");
+    assert_eq!(index.matches(r#"class="verdict"#).count(), 1, "{index}");
+    assert!(index.contains(r#"<section class="verdict ok">"#), "{index}");
+}
+
+#[test]
+fn times_read_as_the_cli_shows_them() {
+    // gemm times of 100–800 µs, stored in ns.
+    let mut runs = synthetic::runs(4, 12, 6);
+    for r in &mut runs {
+        for b in &mut r.results {
+            b.samples.iter_mut().for_each(|v| *v *= 1000.0);
+        }
+    }
+    let (dir, _) = render(&runs);
+    let cli = crate::Exporter::render(&crate::TableExporter, &runs[11], &[]);
+    let cli_row = cli.lines().find(|l| l.contains("gemm0[size=64]")).unwrap();
+    let cli_median = cli_row.split_whitespace().nth(4).unwrap();
+    assert!(cli_row.contains(" µs "), "{cli_row}");
+    let index = read(&dir, "index.html");
+    let row = &index[index.find(r#"data-name="gemm0[size=64] time""#).unwrap()..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert!(
+        row.contains(&format!(r#"<td class="num">{cli_median}</td>"#))
+            && row.contains("<td>µs</td>"),
+        "{row} vs {cli_row}"
+    );
+    let page = bench_pages(&dir)
+        .into_iter()
+        .find(|p| p.starts_with("kernel-gemm0-size-64-"))
+        .unwrap();
+    let html = read(&dir, &format!("bench/{page}"));
+    assert!(
+        html.contains("(µs, lower is better)"),
+        "one unit on the page"
+    );
+    assert!(html.contains(r#"<text class="axis unit""#) && !html.contains(" ns<"));
+    let compare = read(&dir, "compare/1.html");
+    assert!(compare.contains("<td>µs</td>") && !compare.contains("<td>ns</td>"));
+}
+
+#[test]
+fn benchmarks_are_listed_with_numbers_as_numbers() {
+    let runs = synthetic::runs(8, 12, 6);
+    let (dir, _) = render(&runs);
+    let sizes = ["64", "128", "256", "512", "1024", "2048", "4096", "8192"];
+    let expected: Vec<String> = sizes
+        .iter()
+        .map(|s| format!("gemm0[size={s}] time"))
+        .collect();
+    assert_eq!(index_names(&read(&dir, "index.html")), expected);
+    // The comparison lists its unchanged rows in the same order.
+    let compare = read(&dir, "compare/1.html");
+    let unchanged: Vec<&str> = compare
+        .split(r#"<tr class="unchanged">"#)
+        .skip(1)
+        .map(|t| {
+            let t = &t[t.find("size=").unwrap() + 5..];
+            &t[..t.find(']').unwrap()]
+        })
+        .collect();
+    let mut sorted = unchanged.clone();
+    sorted.sort_by_key(|s| s.parse::<u32>().unwrap());
+    assert!(unchanged.len() >= 6, "{unchanged:?}");
+    assert_eq!(unchanged, sorted);
+}
+
+#[test]
+fn a_pairs_base_run_is_drawn_at_its_commit_not_as_the_newest() {
+    // Ten commits, then a pair's base run of commit 2, stored last (commit dates give the order).
+    let mut runs = synthetic::runs(1, 10, 6);
+    for (i, r) in runs.iter_mut().enumerate() {
+        r.commit_info.as_mut().unwrap().date = format!("2026-01-01T{i:02}:00:00Z");
+    }
+    let mut base = runs[2].clone();
+    base.id = "pair-base".into();
+    runs.push(base);
+    let (dir, _) = render(&runs);
+    let html = read(&dir, &format!("bench/{}", bench_pages(&dir)[0]));
+    let recent = &html[html.find("<h2>Recent runs</h2>").unwrap()..];
+    let first_row = &recent[recent.find("<tbody>").unwrap()..];
+    let newest = super::model::short_commit(&runs[9].commit);
+    assert!(
+        first_row[..first_row.find("</tr>").unwrap()].contains(newest),
+        "the newest commit heads the table"
+    );
+    let history = &html[html.find(r#"id="history""#).unwrap()..];
+    let last_label = history.rsplit(r#"<text class="tick sha""#).next().unwrap();
+    assert!(last_label.contains(newest), "{last_label}");
+}
