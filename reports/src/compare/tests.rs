@@ -164,3 +164,46 @@ fn json_snapshot() {
     assert!(v["benchmarks"][0]["ci"].as_array().unwrap().len() == 2);
     insta::assert_snapshot!(json);
 }
+
+#[test]
+fn times_are_scaled_alike_in_every_format_and_unchanged_rows_list_numbers_as_numbers() {
+    let mut r = report();
+    // `parse` at about 100 µs; three unchanged sizes whose text order is not their numeric one.
+    for b in &mut r.benchmarks {
+        if b.name == "parse" {
+            b.comparison.base_median *= 1000.0;
+            b.comparison.cand_median *= 1000.0;
+        }
+    }
+    let steady = r
+        .benchmarks
+        .iter()
+        .find(|b| b.name == "steady")
+        .unwrap()
+        .clone();
+    for size in ["16777216", "2097152", "262144"] {
+        let mut b = steady.clone();
+        b.params.insert("size".into(), size.into());
+        r.benchmarks.push(b);
+    }
+    let base = r.benchmarks[0].comparison.base_median;
+    let shown = crate::number::with_unit(base, "ns");
+    assert!(shown.ends_with(" µs"), "{shown}");
+    let table = render_table(&r);
+    let row = table.lines().find(|l| l.contains("parse")).unwrap();
+    assert!(
+        row.contains(shown.trim_end_matches(" µs")) && row.contains(" µs "),
+        "{row}"
+    );
+    let md = render_markdown(&r);
+    assert!(md.contains(&shown), "{md}");
+    let comment = render_pr_comment(&r, &CommentOptions::default());
+    assert!(comment.contains(&shown), "{comment}");
+    // Unchanged rows: size=64 (the original), then 262144, 2097152, 16777216.
+    let sizes: Vec<&str> = table
+        .lines()
+        .filter(|l| l.contains("steady"))
+        .map(|l| &l[l.find("size=").unwrap() + 5..l.find(']').unwrap()])
+        .collect();
+    assert_eq!(sizes, ["64", "262144", "2097152", "16777216"]);
+}
