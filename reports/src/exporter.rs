@@ -1,8 +1,9 @@
 //! Output formats of a finished run (`pitwall run --format`, `pitwall show --format`): a
 //! summary table for people and a stable JSON document for machines.
 
+use pitwall_analysis::order::{BenchRef, bench_cmp};
 use pitwall_schema::schema::display_name;
-use pitwall_schema::{ResultStatus, Run};
+use pitwall_schema::{BenchmarkResult, ResultStatus, Run};
 use pitwall_stats::Summary;
 use serde::Serialize;
 
@@ -48,7 +49,7 @@ impl Exporter for TableExporter {
             "STATUS",
         ]);
         let (mut errors, mut skips) = (Vec::new(), Vec::new());
-        for r in &run.results {
+        for r in listed(&run.results) {
             let bench = display_name(&r.name, &r.params);
             match (r.status, Summary::of(&r.samples)) {
                 (ResultStatus::Ok, Some(s)) => {
@@ -138,6 +139,35 @@ impl Exporter for TableExporter {
         }
         out
     }
+}
+
+/// A run's results in the order the table lists them: suites as they ran, and inside a suite
+/// benchmarks with numbers as numbers (`bytes=2097152` before `bytes=16777216`, as a tool that
+/// lists its results by file name would not); the measures of one benchmark as they ran.
+fn listed(results: &[BenchmarkResult]) -> Vec<&BenchmarkResult> {
+    let mut suites: Vec<&str> = Vec::new();
+    for r in results {
+        if !suites.contains(&r.suite.as_str()) {
+            suites.push(&r.suite);
+        }
+    }
+    let suite_pos = |r: &BenchmarkResult| suites.iter().position(|s| *s == r.suite);
+    // The measure is left out of the comparison: a stable sort keeps measures as they ran.
+    fn bench(r: &BenchmarkResult) -> BenchRef<'_> {
+        BenchRef {
+            suite: "",
+            name: &r.name,
+            params: &r.params,
+            measure: "",
+        }
+    }
+    let mut v: Vec<&BenchmarkResult> = results.iter().collect();
+    v.sort_by(|a, b| {
+        suite_pos(a)
+            .cmp(&suite_pos(b))
+            .then_with(|| bench_cmp(bench(a), bench(b)))
+    });
+    v
 }
 
 /// Machine summary: `{"run": {…}, "benchmarks": [{…, "median": …, "ci": [lo, hi]}], "skipped": […]}`.
@@ -328,6 +358,38 @@ mod tests {
         let json: serde_json::Value =
             serde_json::from_str(&JsonExporter.render(&run, &[])).unwrap();
         assert!(json["run"]["error"].as_str().unwrap().contains("-lcuda"));
+    }
+
+    #[test]
+    fn the_table_lists_numbers_as_numbers_and_times_in_their_unit() {
+        let mut run = sample_run();
+        let mut time = run.results[0].clone();
+        time.measure = "time".into();
+        time.unit = Unit::new(Unit::NANOSECONDS);
+        time.direction = Direction::LowerIsBetter;
+        time.samples = vec![149_690.0; 5];
+        run.results.clear();
+        for n in ["16777216", "2097152", "262144"] {
+            let mut t = time.clone();
+            t.params.insert("n".into(), n.into());
+            run.results.push(t);
+        }
+        let mut other = time.clone();
+        other.suite = "another".into();
+        run.results.insert(0, other);
+        let out = TableExporter.render(&run, &[]);
+        let order: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.split("n=").nth(1))
+            .map(|t| &t[..t.find(']').unwrap()])
+            .collect();
+        assert_eq!(order, ["256", "262144", "2097152", "16777216"], "{out}");
+        assert!(
+            out.lines().nth(3).unwrap().starts_with("another"),
+            "suites as they ran"
+        );
+        assert!(out.contains("149.7") && out.contains(" µs "), "{out}");
+        assert!(!out.contains("149690"), "{out}");
     }
 
     #[test]
