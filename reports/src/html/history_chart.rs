@@ -63,7 +63,7 @@ fn axis_name(run: &Run) -> (String, String) {
 
 /// The labels of the x axis: one per commit (adjacent runs of one commit share one, centred
 /// under them), as many as fit [`LABEL_GAP`] apart, chosen from the newest back so the newest
-/// commit is always named.
+/// commit is always named, and the oldest whenever it fits.
 pub(crate) fn x_labels(s: &Series, runs: &[Run], x: &dyn Fn(usize) -> f64) -> Vec<XLabel> {
     let mut groups: Vec<(usize, usize, (String, String))> = Vec::new();
     for (i, p) in s.points.iter().enumerate() {
@@ -73,11 +73,21 @@ pub(crate) fn x_labels(s: &Series, runs: &[Run], x: &dyn Fn(usize) -> f64) -> Ve
             _ => groups.push((i, i, name)),
         }
     }
+    let label = |(first, last, (top, bottom)): (usize, usize, (String, String))| XLabel {
+        x: (x(first) + x(last)) / 2.0,
+        top,
+        bottom,
+    };
+    let labels: Vec<XLabel> = groups.into_iter().map(label).collect();
+    // The oldest commit is named too (the axis shows its range), unless it would crowd the
+    // newest: the labels between keep their distance from it.
+    let oldest_x = labels.first().map_or(f64::NEG_INFINITY, |o| o.x);
+    let count = labels.len();
     let mut out: Vec<XLabel> = Vec::new();
-    for (first, last, (top, bottom)) in groups.into_iter().rev() {
-        let at = (x(first) + x(last)) / 2.0;
-        if out.last().is_none_or(|l| l.x - at >= LABEL_GAP) {
-            out.push(XLabel { x: at, top, bottom });
+    for (i, l) in labels.into_iter().enumerate().rev() {
+        let clear_of_oldest = i == 0 || l.x - oldest_x >= LABEL_GAP || i + 1 == count;
+        if clear_of_oldest && out.last().is_none_or(|n: &XLabel| n.x - l.x >= LABEL_GAP) {
+            out.push(l);
         }
     }
     out.reverse();
