@@ -1,7 +1,7 @@
 //! Inline SVG charts written by hand (no charting library): index sparklines, the frame and
 //! scales every chart shares (the history chart is in `history_chart`), the parameter-sweep
-//! chart and comparison box plots. Every text
-//! that comes from data is XML-escaped here, because the templates insert these as safe HTML.
+//! chart and comparison box plots. Every text that comes from data is XML-escaped here,
+//! because the templates insert these as safe HTML.
 
 use std::fmt::Write;
 
