@@ -368,7 +368,9 @@ fn a_pairs_base_run_is_drawn_at_its_commit_not_as_the_newest() {
     runs.push(base);
     let (dir, _) = render(&runs);
     let html = read(&dir, &format!("bench/{}", bench_pages(&dir)[0]));
-    let recent = &html[html.find("<h2>Latest runs, newest commit first</h2>").unwrap()..];
+    let recent = &html[html
+        .find("<h2>Latest runs, newest commit first</h2>")
+        .unwrap()..];
     let first_row = &recent[recent.find("<tbody>").unwrap()..];
     let newest = super::model::short_commit(&runs[9].commit);
     assert!(
