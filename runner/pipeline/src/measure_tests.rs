@@ -296,6 +296,9 @@ fn a_bisection_tells_each_probe_with_its_commit_and_verdict() {
             "built commit #5 ok=true",
         ]
     );
+    // The endpoints' pair is measured as good and bad.
+    assert_eq!(events[7], "round 1/6 good commit #0");
+    assert_eq!(events[9], "round 1/6 bad commit #5");
     assert!(
         events.contains(&"look 3/6 decided=1".to_string()),
         "{events:#?}"

@@ -183,7 +183,7 @@ pub fn bisect(
         &plan,
         ab,
         env,
-        observer,
+        &Endpoints(observer),
     )?;
     for (what, report) in [("good", &endpoints.base), ("bad", &endpoints.head)] {
         if report.run.results.is_empty() {
@@ -301,6 +301,54 @@ pub fn bisect(
             .map(|i| commit_ref(at(i)))
             .collect(),
     })
+}
+
+/// The observer of the endpoints' pair, which calls its sides base and head: here they are
+/// good and bad.
+struct Endpoints<'a>(&'a dyn RunObserver);
+
+impl RunObserver for Endpoints<'_> {
+    fn suite_started(&self, suite: &str, benchmarks: usize) {
+        self.0.suite_started(suite, benchmarks);
+    }
+    fn benchmark_started(&self, suite: &str, benchmark: &str) {
+        self.0.benchmark_started(suite, benchmark);
+    }
+    fn benchmark_finished(&self, suite: &str, benchmark: &str, error: Option<&str>) {
+        self.0.benchmark_finished(suite, benchmark, error);
+    }
+    fn suite_skipped(&self, suite: &str, reason: &str) {
+        self.0.suite_skipped(suite, reason);
+    }
+    fn warning(&self, suite: &str, line: &str) {
+        self.0.warning(suite, line);
+    }
+    fn suite_finished(&self, suite: &str) {
+        self.0.suite_finished(suite);
+    }
+    fn worker_started(&self, suite: &str, pid: u32) {
+        self.0.worker_started(suite, pid);
+    }
+    fn step(&self, step: &Step<'_>) {
+        match step {
+            Step::Round {
+                round,
+                rounds,
+                side: Some(side),
+                target,
+            } => self.0.step(&Step::Round {
+                round: *round,
+                rounds: *rounds,
+                side: Some(match *side {
+                    "base" => "good",
+                    "head" => "bad",
+                    other => other,
+                }),
+                target,
+            }),
+            other => self.0.step(other),
+        }
+    }
 }
 
 /// Measures one probe against the good commit, one interleaved round at a time after the
