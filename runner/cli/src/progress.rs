@@ -192,7 +192,12 @@ impl RunObserver for Progress {
             return;
         }
         self.benchmarks.set((done + 1, of));
-        self.status(None, format!("{suite} {}/{of}: {benchmark}", done + 1));
+        // On a terminal the bar shows how many are done.
+        let text = match self.mode {
+            Mode::Terminal => format!("{suite}: {benchmark}"),
+            _ => format!("{suite} {}/{of}: {benchmark}", done + 1),
+        };
+        self.status(None, text);
     }
 
     fn benchmark_finished(&self, suite: &str, benchmark: &str, error: Option<&str>) {
