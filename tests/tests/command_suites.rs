@@ -131,8 +131,14 @@ fn failing_build_command_stops_before_measuring() {
         "{e}"
     );
     assert!(!sb.db().exists() || sb.count("runs") == 0);
-    // One error line, then the log tail as indented context lines.
-    let lines: Vec<&str> = e.lines().collect();
+    // The build's progress (`[  0.0s] the working tree: building with …`), then one error
+    // line, then the log tail as indented context lines.
+    let lines: Vec<&str> = e.lines().skip_while(|l| l.starts_with('[')).collect();
+    assert_eq!(
+        e.lines().filter(|l| l.starts_with('[')).count(),
+        2,
+        "build started and failed: {e}"
+    );
     assert_eq!(
         lines[0],
         "error: the working tree: build command `echo compiler exploded >&2; exit 2` failed: \

@@ -47,6 +47,18 @@ fn ci_measures_comments_once_and_sets_the_status() {
     )
     .expect(1);
     assert!(out.stdout().contains("1 regression"), "{}", out.stdout());
+    // Progress on stderr (no terminal here): each side checked out, each round and look; none
+    // of it on stdout.
+    let err = out.stderr();
+    for line in [
+        format!("] base: {} base", &base[..12]),
+        format!("] round 1/15: head commit {}", &head[..12]),
+        "] suite toy: `sh bench.sh`".to_string(),
+        " given up, ".to_string(),
+    ] {
+        assert!(err.contains(&line), "{line}: {err}");
+    }
+    assert!(!out.stdout().contains("round 1/"), "{}", out.stdout());
     // The summary once (the table's last line), not a second time after publishing.
     assert_eq!(
         out.stdout().matches("1 regression").count(),

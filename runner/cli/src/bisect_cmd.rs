@@ -34,7 +34,9 @@ pub(super) fn cmd_bisect(g: &Global, a: &BisectArgs) -> Result<ExitClass, Failur
         backend: &CpuBackend,
         hooks: &console,
     };
-    let report = bisect(&m, &repo, &request).map_err(Failure::of_measure)?;
+    let report = bisect(&m, &repo, &request);
+    console.finish();
+    let report = report.map_err(Failure::of_measure)?;
     if report.uncertain && !g.quiet {
         eprintln!(
             "warning: uncertain: some step could not be decided within --max-rounds; the first bad commit is a best guess (exit 0; see docs/BISECT.md)"

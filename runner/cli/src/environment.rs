@@ -10,7 +10,6 @@ use pitwall_host::machine::{DirSysfs, ProcessAffinity};
 use pitwall_pipeline::config::Config;
 use pitwall_pipeline::engine::{Isolation, RunObserver};
 use pitwall_pipeline::measure::{EnvironmentError, MeasureHooks};
-use pitwall_pipeline::pair::LookProgress;
 use pitwall_pipeline::run::{RunError, RunReport, Target};
 use pitwall_pipeline::setup::{Mode, RunEnvironment};
 use pitwall_schema::Run;
@@ -19,7 +18,7 @@ use pitwall_store::Store;
 
 use super::args::Global;
 use super::exit::{self, Failure};
-use super::progress::Bars;
+use super::progress::Progress;
 
 /// Pins this process, applies the clock policy and starts GPU monitoring; prints what is not
 /// as it should be. Built-in suites run each round in a fresh `pitwall __worker` process.
@@ -73,12 +72,13 @@ fn print_monitor_health(env: &RunEnvironment, g: &Global) {
 /// What a run of `pitwall run` prints once it is stored.
 pub(super) type OnStored<'a> = dyn Fn(&RunReport, &mut dyn Store) + 'a;
 
-/// The console around a measuring use case: progress bars, the machine set up when asked,
-/// and one line for each thing worth saying on stderr (none with `--quiet` but warnings and
-/// errors).
+/// The console around a measuring use case: progress (a live line on a terminal, plain lines
+/// otherwise), the machine set up when asked, and one line for each thing worth saying on
+/// stderr (none with `--quiet` but warnings and errors). Call [`Console::finish`] when the use
+/// case returns, before printing its result.
 pub(super) struct Console<'a> {
     g: &'a Global,
-    bars: Bars,
+    progress: Progress,
     on_stored: Option<&'a OnStored<'a>>,
 }
 
@@ -86,9 +86,14 @@ impl<'a> Console<'a> {
     pub(super) fn new(g: &'a Global) -> Console<'a> {
         Console {
             g,
-            bars: Bars::new(g.quiet),
+            progress: Progress::new(g.quiet),
             on_stored: None,
         }
+    }
+
+    /// Measuring is over: the terminal's progress line is cleared.
+    pub(super) fn finish(&self) {
+        self.progress.finish();
     }
 
     /// Renders each run of `measure_commits` as soon as it is stored.
@@ -100,61 +105,38 @@ impl<'a> Console<'a> {
 
 impl MeasureHooks for Console<'_> {
     fn observer(&self) -> &dyn RunObserver {
-        &self.bars
+        &self.progress
     }
 
     fn prepare(&self, config: &Config) -> Result<RunEnvironment, EnvironmentError> {
-        prepare_env(config, self.g).map_err(|f| f.error.into())
+        self.progress
+            .suspend(|| prepare_env(config, self.g))
+            .map_err(|f| f.error.into())
     }
 
     fn measured(&self, env: &RunEnvironment) {
-        print_monitor_health(env, self.g);
-    }
-
-    fn build_cached(&self, target: &Target) {
-        if !self.g.quiet {
-            eprintln!(
-                "{}: build cached (hint: --rebuild forces it)",
-                target.describe()
-            );
-        }
+        self.progress.suspend(|| print_monitor_health(env, self.g));
     }
 
     fn build_failed(&self, target: &Target, run: &Run, error: &RunError, store: &str) {
-        eprintln!("error: {error}");
-        if let RunError::Build { log_tail, .. } = error {
-            exit::print_details(log_tail);
-        }
-        eprintln!(
-            "stored failed run {} for {} in {store}",
-            run.id,
-            target.describe()
-        );
-    }
-
-    fn look(&self, p: &LookProgress) {
-        if !self.g.quiet {
-            eprintln!("{}", look_line(p));
-        }
+        self.progress.suspend(|| {
+            eprintln!("error: {error}");
+            if let RunError::Build { log_tail, .. } = error {
+                exit::print_details(log_tail);
+            }
+            eprintln!(
+                "stored failed run {} for {} in {store}",
+                run.id,
+                target.describe()
+            );
+        });
     }
 
     fn run_stored(&self, report: &RunReport, store: &mut dyn Store) {
         if let Some(f) = self.on_stored {
-            f(report, store);
+            self.progress.suspend(|| f(report, store));
         }
     }
-}
-
-/// `round 5/15: 22 decided, 3 given up, 5 undecided (12m30s left)`.
-fn look_line(p: &LookProgress) -> String {
-    let left = p.time_left.map_or(String::new(), |t| {
-        let s = t.as_secs();
-        format!(" ({}m{:02}s left)", s / 60, s % 60)
-    });
-    format!(
-        "round {}/{}: {} decided, {} given up, {} undecided{left}",
-        p.round, p.max_rounds, p.decided, p.given_up, p.undecided
-    )
 }
 
 /// The one short line of a run without a usable GPU: the cause in a few words (the full

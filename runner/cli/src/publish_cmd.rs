@@ -81,7 +81,9 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
         backend: &CpuBackend,
         hooks: &console,
     };
-    let pair = match ci(&m, store.as_mut(), &request).map_err(Failure::of_measure)? {
+    let measured = ci(&m, store.as_mut(), &request);
+    console.finish();
+    let pair = match measured.map_err(Failure::of_measure)? {
         PairResult::NotBuilt => return Ok(ExitClass::Infra),
         PairResult::Measured(pair) => pair,
     };

@@ -61,7 +61,9 @@ pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
             backend: &CpuBackend,
             hooks: &console,
         };
-        let result = measure_pair(&m, store.as_mut(), &request).map_err(Failure::of_measure)?;
+        let result = measure_pair(&m, store.as_mut(), &request);
+        console.finish();
+        let result = result.map_err(Failure::of_measure)?;
         return Ok(match result {
             PairResult::NotBuilt => ExitClass::Infra,
             PairResult::Measured(pair) => {
@@ -88,7 +90,9 @@ pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
         backend: &CpuBackend,
         hooks: &console,
     };
-    let outcome = measure_commits(&m, store.as_mut(), &request).map_err(|e| {
+    let outcome = measure_commits(&m, store.as_mut(), &request);
+    console.finish();
+    let outcome = outcome.map_err(|e| {
         if let pitwall_pipeline::measure::MeasureError::NothingRan { skipped, .. } = &e {
             for s in skipped {
                 eprintln!("{s}");

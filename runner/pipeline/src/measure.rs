@@ -12,10 +12,10 @@ use pitwall_stats::ab::AbConfig;
 
 use crate::bisect::{BisectError, BisectReport, BisectRequest};
 use crate::config::Config;
-use crate::engine::RunObserver;
+use crate::engine::{RunObserver, Step};
 use crate::git::{GitError, Repo};
-use crate::pair::{self, LookProgress, PairOutcome, PairPlan, UntilDecided, sides};
-use crate::run::{BuildOutcome, RunError, RunReport, RunRequest, Target, build, check_suites};
+use crate::pair::{self, PairOutcome, PairPlan, UntilDecided, sides};
+use crate::run::{RunError, RunReport, RunRequest, Target, build, check_suites};
 use crate::run::{execute, failed_build_run};
 use crate::setup::{RunEnvironment, halt_if_terminating};
 use crate::source::Side;
@@ -24,18 +24,15 @@ use crate::store::{Store, StoreError};
 /// What the caller provides around a measurement: progress, the machine setup (pinning,
 /// clocks, GPU monitoring, signal handlers), and what happened along the way.
 pub trait MeasureHooks {
-    /// Receives suite and benchmark progress.
+    /// Receives progress: checkouts, builds, rounds, looks, bisect probes (as
+    /// [`crate::engine::Step`]s), suites and benchmarks.
     fn observer(&self) -> &dyn RunObserver;
     /// Sets up the machine just before the first measurement; keep it alive while measuring.
     fn prepare(&self, config: &Config) -> Result<RunEnvironment, EnvironmentError>;
     /// Measuring with `env` is over (e.g. to say how the GPU monitor fared).
     fn measured(&self, _env: &RunEnvironment) {}
-    /// A commit's build was cached and skipped.
-    fn build_cached(&self, _target: &Target) {}
     /// A commit's build failed; `run` (its failure, with the log tail) is stored in `store`.
     fn build_failed(&self, _target: &Target, _run: &Run, _error: &RunError, _store: &str) {}
-    /// One look of `--until-decided`.
-    fn look(&self, _progress: &LookProgress) {}
     /// One run of [`measure_commits`] was stored in `store` (the next one is not measured yet).
     fn run_stored(&self, _report: &RunReport, _store: &mut dyn Store) {}
 }
@@ -140,14 +137,20 @@ pub fn measure_commits(
                     target.branch = branch;
                 }
             }
-            build(m.config, &target, None, true).map_err(MeasureError::Build)?;
+            build(m.config, &target, None, true, m.hooks.observer())
+                .map_err(MeasureError::Build)?;
             (vec![target], false)
         }
         Revisions::Commits {
             repo,
             revs,
             rebuild,
-        } => checkout_and_build(m, store, repo, revs, *rebuild)?,
+        } => {
+            let labels: Vec<String> = (1..=revs.len())
+                .map(|k| format!("commit {k}/{}", revs.len()))
+                .collect();
+            checkout_and_build(m, store, repo, revs, &labels, *rebuild)?
+        }
     };
     let env = m
         .hooks
@@ -225,7 +228,8 @@ pub fn measure_pair(
 ) -> Result<PairResult, MeasureError> {
     check_suites(m.config, &req.select).map_err(MeasureError::Selection)?;
     let revs = [req.base.clone(), req.head.clone()];
-    let (targets, _) = checkout_and_build(m, store, &req.repo, &revs, req.rebuild)?;
+    let labels = ["base".to_string(), "head".to_string()];
+    let (targets, _) = checkout_and_build(m, store, &req.repo, &revs, &labels, req.rebuild)?;
     let [base, head] = targets.as_slice() else {
         return Ok(PairResult::NotBuilt);
     };
@@ -233,7 +237,6 @@ pub fn measure_pair(
         .hooks
         .prepare(m.config)
         .map_err(MeasureError::Environment)?;
-    let progress = |p: &LookProgress| m.hooks.look(p);
     let outcome = pair::measure_pair(
         m.config,
         &req.select,
@@ -244,7 +247,6 @@ pub fn measure_pair(
         &AbConfig::default(),
         &env,
         m.hooks.observer(),
-        &progress,
     )
     .map_err(MeasureError::Measure)?;
     m.hooks.measured(&env);
@@ -349,13 +351,14 @@ pub fn bisect(
 }
 
 /// Resolves every revision (before measuring anything), checks each out in the cached
-/// worktrees and builds it. A failed build is stored as a failed run with its log tail and the
-/// others go on; the flag says whether one failed.
+/// worktrees (telling the observer, under its label) and builds it. A failed build is stored as
+/// a failed run with its log tail and the others go on; the flag says whether one failed.
 fn checkout_and_build(
     m: &Measurer,
     store: &mut dyn Store,
     repo_dir: &Path,
     revs: &[String],
+    labels: &[String],
     rebuild: bool,
 ) -> Result<(Vec<Target>, bool), MeasureError> {
     let repo = Repo::discover(repo_dir).map_err(MeasureError::Repo)?;
@@ -367,7 +370,13 @@ fn checkout_and_build(
     let cache = repo.root().join(".pitwall").join("worktrees");
     let mut targets = Vec::new();
     let mut failed = false;
-    for c in &commits {
+    let observer = m.hooks.observer();
+    for (i, c) in commits.iter().enumerate() {
+        observer.step(&Step::Checkout {
+            label: labels.get(i).map_or("commit", String::as_str),
+            sha: &c.sha,
+            subject: &c.info.subject,
+        });
         let checkout = repo
             .checkout(c, &cache, rebuild)
             .map_err(MeasureError::Checkout)?;
@@ -378,13 +387,8 @@ fn checkout_and_build(
             commit_info: Some(c.info.clone()),
         };
         let marker = cache.join(format!("{}.build", c.sha));
-        match build(m.config, &target, Some(&marker), rebuild) {
-            Ok(outcome) => {
-                if outcome == BuildOutcome::Cached {
-                    m.hooks.build_cached(&target);
-                }
-                targets.push(target);
-            }
+        match build(m.config, &target, Some(&marker), rebuild, observer) {
+            Ok(_) => targets.push(target),
             Err(e) => {
                 // Keep the failure with its log tail, then go on with the other commits.
                 let run = failed_build_run(m.config, &target, &e);
@@ -406,3 +410,7 @@ fn insert(store: &mut dyn Store, run: &Run) -> Result<(), MeasureError> {
             source,
         })
 }
+
+#[cfg(test)]
+#[path = "measure_tests.rs"]
+mod tests;

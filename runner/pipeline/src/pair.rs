@@ -13,7 +13,8 @@ use pitwall_stats::ab::{AbConfig, Method, Verdict};
 
 use crate::compare::{CompareOptions, compare};
 use crate::config::Config;
-use crate::engine::RunObserver;
+pub use crate::engine::LookProgress;
+use crate::engine::{RunObserver, Step};
 use crate::rounds::Rounds;
 use crate::run::{RunError, RunReport, RunRequest, Target, check_suites};
 use crate::setup::RunEnvironment;
@@ -68,18 +69,6 @@ pub enum PairStop {
     MaxTime,
 }
 
-/// Progress after one look of `--until-decided`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LookProgress {
-    pub round: u32,
-    pub max_rounds: u32,
-    pub decided: usize,
-    pub given_up: usize,
-    pub undecided: usize,
-    /// Budget left, with `--max-time`.
-    pub time_left: Option<Duration>,
-}
-
 /// A measured pair: the two runs (base, head), the rounds, why it stopped, and the comparison
 /// as of the last round.
 #[derive(Debug, Clone)]
@@ -122,7 +111,7 @@ fn undecided(report: &ComparisonReport) -> BTreeSet<String> {
 }
 
 /// Measures `base` and `head` under `plan`; the comparison uses `ab` and the configured
-/// thresholds.
+/// thresholds. The observer is told each round and, until decided, each look.
 #[allow(clippy::too_many_arguments)]
 pub fn measure_pair(
     config: &Config,
@@ -134,7 +123,6 @@ pub fn measure_pair(
     ab: &AbConfig,
     env: &RunEnvironment,
     observer: &dyn RunObserver,
-    progress: &dyn Fn(&LookProgress),
 ) -> Result<PairOutcome, RunError> {
     check_suites(config, request)?;
     let targets = [base.clone(), head.clone()];
@@ -144,7 +132,8 @@ pub fn measure_pair(
         max_rounds: u.max_rounds.max(first),
     });
     let started = Instant::now();
-    let mut acc = Rounds::new(2);
+    let planned = sequential.map_or(first, |s| s.max_rounds);
+    let mut acc = Rounds::new(2).announced(planned, &["base", "head"]);
     let mut only: Option<BTreeSet<String>> = None;
     let stop = loop {
         let t0 = Instant::now();
@@ -178,14 +167,14 @@ pub fn measure_pair(
             .filter(|b| b.comparison.verdict == Verdict::Inconclusive && !open.contains(&b.key()))
             .count();
         let time_left = u.max_time.map(|m| m.saturating_sub(started.elapsed()));
-        progress(&LookProgress {
+        observer.step(&Step::Look(LookProgress {
             round,
             max_rounds: seq.max_rounds,
             decided: report.benchmarks.len() - open.len() - given_up,
             given_up,
             undecided: open.len(),
             time_left,
-        });
+        }));
         if open.is_empty() {
             break PairStop::AllDecided;
         }

@@ -12,7 +12,7 @@ use pitwall_schema::{
 use pitwall_schema::sections::{FormatNotes, ToolContext};
 
 use crate::config::Config;
-use crate::engine::{RunObserver, Selection, run_suite};
+use crate::engine::{RunObserver, Selection, Step, run_suite};
 use crate::run::{RunReport, RunRequest, Target, new_run, now_rfc3339};
 use crate::setup::RunEnvironment;
 
@@ -30,6 +30,9 @@ pub(crate) struct Rounds {
     /// Per target: the first replicate index of each round.
     round_starts: Vec<Vec<u32>>,
     pair_id: String,
+    /// The most rounds planned, and what each target is called, for progress.
+    planned: u32,
+    sides: Vec<&'static str>,
 }
 
 impl Rounds {
@@ -42,7 +45,18 @@ impl Rounds {
             next_replicate: vec![0; targets],
             round_starts: vec![Vec::new(); targets],
             pair_id: uuid::Uuid::now_v7().to_string(),
+            planned: 1,
+            sides: Vec::new(),
         }
+    }
+
+    /// For progress: at most `planned` rounds (the budget when measuring until decided), and
+    /// what each target is called (`base`, `head`); each round tells the observer which round
+    /// of how many measures which target (1 of 1 when measuring one target once).
+    pub(crate) fn announced(mut self, planned: u32, sides: &[&'static str]) -> Rounds {
+        self.planned = planned;
+        self.sides = sides.to_vec();
+        self
     }
 
     /// Rounds measured so far.
@@ -65,8 +79,15 @@ impl Rounds {
         observer: &dyn RunObserver,
     ) {
         let first = self.count() == 0;
+        let round = self.count() + 1;
         for (t, target) in targets.iter().enumerate() {
             self.round_starts[t].push(self.next_replicate[t]);
+            observer.step(&Step::Round {
+                round,
+                rounds: self.planned.max(round),
+                side: self.sides.get(t).copied(),
+                target: &target.describe(),
+            });
             for suite in &config.suites {
                 if !request.suites.is_empty() && !request.suites.contains(&suite.name) {
                     continue;

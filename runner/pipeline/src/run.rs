@@ -3,14 +3,14 @@
 //! in interleaved rounds so drift on the host cancels. Storing is the caller's job.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pitwall_schema::{
     Backend, BenchmarkResult, CommitInfo, Fingerprint, Run, RunStatus, WORKING_TREE,
 };
 
 use crate::config::Config;
-use crate::engine::{CommandOutcome, RunObserver, run_command};
+use crate::engine::{CommandOutcome, RunObserver, Step, run_command};
 use crate::fingerprint;
 use crate::rounds::Rounds;
 use crate::setup::RunEnvironment;
@@ -55,7 +55,7 @@ impl Target {
         if self.commit == WORKING_TREE {
             "the working tree".to_string()
         } else {
-            format!("commit {}", &self.commit[..self.commit.len().min(12)])
+            format!("commit {}", crate::engine::short_sha(&self.commit))
         }
     }
 }
@@ -93,22 +93,38 @@ pub enum BuildOutcome {
 }
 
 /// Runs `[project] build` in the target. With a `marker` file (per commit), a successful build
-/// is remembered and skipped next time unless `rebuild`.
+/// is remembered and skipped next time unless `rebuild`. The observer is told when the build
+/// starts and ends, or that it was cached.
 pub fn build(
     config: &Config,
     target: &Target,
     marker: Option<&Path>,
     rebuild: bool,
+    observer: &dyn RunObserver,
 ) -> Result<BuildOutcome, RunError> {
     let Some(command) = &config.project.build else {
         return Ok(BuildOutcome::NotConfigured);
     };
+    let described = target.describe();
     if let Some(m) = marker {
         if !rebuild && std::fs::read_to_string(m).is_ok_and(|c| c == *command) {
+            observer.step(&Step::BuildCached { target: &described });
             return Ok(BuildOutcome::Cached);
         }
         let _ = std::fs::remove_file(m);
     }
+    observer.step(&Step::BuildStarted {
+        target: &described,
+        command: &crate::engine::shown_command(command),
+    });
+    let started = Instant::now();
+    let finished = |ok: bool| {
+        observer.step(&Step::BuildFinished {
+            target: &described,
+            elapsed: started.elapsed(),
+            ok,
+        });
+    };
     let fail = |detail: String, log_tail: Vec<String>| RunError::Build {
         target: target.describe(),
         command: command.clone(),
@@ -121,7 +137,11 @@ pub fn build(
         &Default::default(),
         BUILD_TIMEOUT,
     )
-    .map_err(|e| fail(format!("cannot start: {e}"), Vec::new()))?;
+    .map_err(|e| {
+        finished(false);
+        fail(format!("cannot start: {e}"), Vec::new())
+    })?;
+    finished(outcome.success());
     if !outcome.success() {
         let out = String::from_utf8_lossy(&outcome.stdout);
         let log: Vec<&str> = out.lines().chain(outcome.stderr_tail.lines()).collect();
@@ -191,7 +211,7 @@ pub fn execute_interleaved(
     observer: &dyn RunObserver,
 ) -> Result<Vec<RunReport>, RunError> {
     check_suites(config, request)?;
-    let mut acc = Rounds::new(targets.len());
+    let mut acc = Rounds::new(targets.len()).announced(rounds.max(1), &[]);
     for _ in 0..rounds.max(1) {
         acc.round(config, request, None, backend, targets, env, observer);
     }

@@ -13,7 +13,7 @@ use pitwall_stats::ab::{AbConfig, Replicate, ReplicatedPair, SequentialPlan, int
 use super::search::{Class, Range, classify, classify_by_estimate, max_steps};
 use crate::compare::replicates_of;
 use crate::config::Config;
-use crate::engine::RunObserver;
+use crate::engine::{RunObserver, Step};
 use crate::git::{GitError, Repo, ResolvedCommit};
 use crate::pair::{PairPlan, UntilDecided, measure_pair};
 use crate::rounds::Rounds;
@@ -78,13 +78,23 @@ fn commit_ref(c: &ResolvedCommit) -> CommitRef {
 }
 
 /// Checks a commit out in the worktree cache and builds it (cached per commit, as `run
-/// --commit` does).
+/// --commit` does). An endpoint's checkout is told to the observer under `label` (a probe's
+/// commit was told with the probe).
 fn prepare(
     repo: &Repo,
     commit: &ResolvedCommit,
     config: &Config,
     rebuild: bool,
+    observer: &dyn RunObserver,
+    label: Option<&str>,
 ) -> Result<Target, RunError> {
+    if let Some(label) = label {
+        observer.step(&Step::Checkout {
+            label,
+            sha: &commit.sha,
+            subject: &commit.info.subject,
+        });
+    }
     let cache = repo.root().join(".pitwall").join("worktrees");
     let checkout = repo
         .checkout(commit, &cache, rebuild)
@@ -101,7 +111,7 @@ fn prepare(
         commit_info: Some(commit.info.clone()),
     };
     let marker = cache.join(format!("{}.build", commit.sha));
-    build(config, &target, Some(&marker), rebuild)?;
+    build(config, &target, Some(&marker), rebuild, observer)?;
     Ok(target)
 }
 
@@ -133,20 +143,27 @@ pub fn bisect(
         env,
         observer,
     };
-    let good_target = prepare(&repo, &good, config, request.rebuild).map_err(|source| {
-        BisectError::GoodUnusable {
-            good: request.good.clone(),
-            good_sha: good.sha[..12].to_string(),
-            source: Box::new(source),
-        }
+    let good_target = prepare(
+        &repo,
+        &good,
+        config,
+        request.rebuild,
+        observer,
+        Some("good"),
+    )
+    .map_err(|source| BisectError::GoodUnusable {
+        good: request.good.clone(),
+        good_sha: good.sha[..12].to_string(),
+        source: Box::new(source),
     })?;
-    let bad_target = prepare(&repo, &bad, config, request.rebuild).map_err(|source| {
-        BisectError::BadUnusable {
-            bad: request.bad.clone(),
-            bad_sha: bad.sha[..12].to_string(),
-            source: Box::new(source),
-        }
-    })?;
+    let bad_target =
+        prepare(&repo, &bad, config, request.rebuild, observer, Some("bad")).map_err(|source| {
+            BisectError::BadUnusable {
+                bad: request.bad.clone(),
+                bad_sha: bad.sha[..12].to_string(),
+                source: Box::new(source),
+            }
+        })?;
 
     // The endpoints: is there a regression, which benchmark, and how big? Measured until
     // every benchmark is decided (or the rounds run out), like `run --until-decided`.
@@ -166,8 +183,7 @@ pub fn bisect(
         &plan,
         ab,
         env,
-        observer,
-        &|_| {},
+        &Endpoints(observer),
     )?;
     for (what, report) in [("good", &endpoints.base), ("bad", &endpoints.head)] {
         if report.run.results.is_empty() {
@@ -203,8 +219,16 @@ pub fn bisect(
 
     let mut range = Range::new(after.len());
     let mut steps = Vec::new();
+    let bound = max_steps(after.len());
     while let Some(index) = range.next() {
         let commit = &after[index - 1];
+        let probe_no = steps.len() + 1;
+        observer.step(&Step::Probe {
+            probe: probe_no,
+            bound,
+            sha: &commit.sha,
+            subject: &commit.info.subject,
+        });
         let mut step = BisectStep {
             position: index,
             commit: commit_ref(commit),
@@ -215,7 +239,7 @@ pub fn bisect(
             rounds: 0,
             note: None,
         };
-        let verdict = match prepare(&repo, commit, config, request.rebuild) {
+        let verdict = match prepare(&repo, commit, config, request.rebuild, observer, None) {
             Err(e) => Err(e.to_string()),
             Ok(target) => probe(
                 &m,
@@ -248,6 +272,12 @@ pub fn bisect(
             Class::Untestable => "untestable",
         }
         .to_string();
+        observer.step(&Step::ProbeFinished {
+            probe: probe_no,
+            class: &step.class,
+            ratio: step.ratio,
+            rounds: step.rounds,
+        });
         range.record(index, class);
         steps.push(step);
     }
@@ -263,7 +293,7 @@ pub fn bisect(
         ratio: bad_ratio,
         ci: endpoint_ci,
         steps,
-        max_steps: max_steps(after.len()),
+        max_steps: bound,
         first_bad: commit_ref(at(range.bad)),
         also_possible: range
             .unresolved()
@@ -271,6 +301,54 @@ pub fn bisect(
             .map(|i| commit_ref(at(i)))
             .collect(),
     })
+}
+
+/// The observer of the endpoints' pair, which calls its sides base and head: here they are
+/// good and bad.
+struct Endpoints<'a>(&'a dyn RunObserver);
+
+impl RunObserver for Endpoints<'_> {
+    fn suite_started(&self, suite: &str, benchmarks: usize) {
+        self.0.suite_started(suite, benchmarks);
+    }
+    fn benchmark_started(&self, suite: &str, benchmark: &str) {
+        self.0.benchmark_started(suite, benchmark);
+    }
+    fn benchmark_finished(&self, suite: &str, benchmark: &str, error: Option<&str>) {
+        self.0.benchmark_finished(suite, benchmark, error);
+    }
+    fn suite_skipped(&self, suite: &str, reason: &str) {
+        self.0.suite_skipped(suite, reason);
+    }
+    fn warning(&self, suite: &str, line: &str) {
+        self.0.warning(suite, line);
+    }
+    fn suite_finished(&self, suite: &str) {
+        self.0.suite_finished(suite);
+    }
+    fn worker_started(&self, suite: &str, pid: u32) {
+        self.0.worker_started(suite, pid);
+    }
+    fn step(&self, step: &Step<'_>) {
+        match step {
+            Step::Round {
+                round,
+                rounds,
+                side: Some(side),
+                target,
+            } => self.0.step(&Step::Round {
+                round: *round,
+                rounds: *rounds,
+                side: Some(match *side {
+                    "base" => "good",
+                    "head" => "bad",
+                    other => other,
+                }),
+                target,
+            }),
+            other => self.0.step(other),
+        }
+    }
 }
 
 /// Measures one probe against the good commit, one interleaved round at a time after the
@@ -295,7 +373,7 @@ fn probe(
         first_look: plan.first_look,
         max_rounds,
     };
-    let mut acc = Rounds::new(2);
+    let mut acc = Rounds::new(2).announced(max_rounds, &["good", "probe"]);
     loop {
         acc.round(
             m.config, focus, None, m.backend, &targets, m.env, m.observer,

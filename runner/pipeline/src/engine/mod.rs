@@ -16,7 +16,7 @@ pub use command::{
     shown_command,
 };
 pub use meta::SampleMetaSource;
-pub use observer::{NullObserver, RunObserver};
+pub use observer::{LookProgress, NullObserver, RunObserver, Step, short_sha};
 pub use sampler::{SampleSet, sample_benchmark};
 pub use stop::{StopReason, StopRule, duration_from_secs};
 pub use suite::{Selection, SuiteOutcome, run_suite};

@@ -14,7 +14,7 @@ use pitwall_schema::{
 
 use super::command::{ExitKind, fmt_secs, run_command, shown_command};
 use super::meta::SampleMetaSource;
-use super::observer::RunObserver;
+use super::observer::{RunObserver, Step};
 use super::sampler::sample_benchmark;
 use super::stop::{StopRule, duration_from_secs};
 use super::worker::Isolation;
@@ -306,7 +306,13 @@ fn run_parsed_command(
     let mut benchmarks = Vec::new();
     // Each execution is one replicate: (name, params, measure) → (execution, samples) in order.
     let mut executions: HashMap<BenchKey, Vec<(u32, usize)>> = HashMap::new();
+    let shown = shown_command(&cmd.command);
     for execution in 0..cmd.runs {
+        observer.step(&Step::Command {
+            suite,
+            command: &shown,
+            execution: Some((execution + 1, cmd.runs)),
+        });
         observer.benchmark_started(suite, "command");
         let dir = match workdir(cmd, checkout) {
             Ok(dir) => dir,
@@ -434,6 +440,11 @@ fn run_wall_time(
     meta: Option<&dyn SampleMetaSource>,
 ) -> BenchmarkResult {
     let name = suite.to_string();
+    observer.step(&Step::Command {
+        suite,
+        command: &shown_command(&cmd.command),
+        execution: None,
+    });
     observer.benchmark_started(suite, &name);
     let rule = StopRule::from_sampling(sampling);
     let start = Instant::now();

@@ -1,0 +1,178 @@
+//! Tests of the progress renderer: the plain lines a sequence of events gives (times masked,
+//! untrusted text escaped), nothing in quiet or terminal mode, and each step's words.
+
+use std::rc::Rc;
+
+use super::*;
+
+/// A plain-line sink the test reads back.
+#[derive(Clone, Default)]
+struct Buffer(Rc<RefCell<Vec<u8>>>);
+
+impl Write for Buffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Buffer {
+    /// The lines written, with the elapsed time masked.
+    fn lines(&self) -> Vec<String> {
+        String::from_utf8(self.0.borrow().clone())
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let (time, rest) = l.split_once("] ").expect("a timed line");
+                assert!(time.starts_with('[') && time.ends_with('s'), "{l}");
+                format!("[T] {rest}")
+            })
+            .collect()
+    }
+}
+
+const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+
+fn events(p: &Progress) {
+    p.step(&Step::Checkout {
+        label: "commit 1/2",
+        sha: SHA,
+        subject: "fix\u{1b}[31m the\nloop",
+    });
+    p.step(&Step::BuildStarted {
+        target: "commit 0123456789ab",
+        command: "cargo build",
+    });
+    p.step(&Step::BuildFinished {
+        target: "commit 0123456789ab",
+        elapsed: Duration::from_millis(83_400),
+        ok: true,
+    });
+    p.step(&Step::Round {
+        round: 1,
+        rounds: 1,
+        side: None,
+        target: "commit 0123456789ab",
+    });
+    p.suite_started("cpu", 2);
+    p.benchmark_started("cpu", "gemm[n=64]");
+    p.benchmark_finished("cpu", "gemm[n=64]", None);
+    p.benchmark_started("cpu", "stream\u{7}");
+    p.benchmark_finished("cpu", "stream\u{7}", None);
+    p.suite_finished("cpu");
+    p.suite_started("toy", 0);
+    p.step(&Step::Command {
+        suite: "toy",
+        command: "sh bench.sh",
+        execution: Some((2, 3)),
+    });
+    p.benchmark_started("toy", "command");
+    p.suite_finished("toy");
+}
+
+#[test]
+fn plain_lines_say_each_step_once_escaped_after_the_time() {
+    let out = Buffer::default();
+    let p = Progress::with_mode(Mode::Lines, Box::new(out.clone()));
+    events(&p);
+    assert_eq!(
+        out.lines(),
+        [
+            "[T] commit 1/2: 0123456789ab fix\\x1b[31m the\\x0aloop",
+            "[T] commit 0123456789ab: building with `cargo build`",
+            "[T] commit 0123456789ab: built in 1m23s",
+            "[T] measuring commit 0123456789ab",
+            "[T] suite cpu: 2 benchmarks",
+            "[T] cpu 1/2: gemm[n=64]",
+            "[T] cpu 2/2: stream\\x07",
+            "[T] suite toy: `sh bench.sh` (execution 2/3)",
+        ]
+    );
+}
+
+#[test]
+fn quiet_and_terminal_modes_write_no_plain_lines() {
+    for mode in [Mode::Quiet, Mode::Terminal] {
+        let out = Buffer::default();
+        let p = Progress::with_mode(mode, Box::new(out.clone()));
+        events(&p);
+        p.finish();
+        assert!(out.0.borrow().is_empty(), "{mode:?}");
+    }
+}
+
+#[test]
+fn each_step_reads_as_one_line() {
+    let line = |s: Step<'_>| step_line(&s);
+    assert_eq!(
+        line(Step::Round {
+            round: 2,
+            rounds: 15,
+            side: Some("head"),
+            target: "commit 0123456789ab"
+        }),
+        "round 2/15: head commit 0123456789ab"
+    );
+    assert_eq!(
+        line(Step::BuildFinished {
+            target: "the working tree",
+            elapsed: Duration::from_millis(2_345),
+            ok: false
+        }),
+        "the working tree: build failed after 2.3s"
+    );
+    assert_eq!(
+        line(Step::BuildCached {
+            target: "commit 0123456789ab"
+        }),
+        "commit 0123456789ab: build cached (hint: --rebuild forces it)"
+    );
+    assert_eq!(
+        line(Step::Command {
+            suite: "wall",
+            command: "./serve",
+            execution: None
+        }),
+        "suite wall: `./serve`"
+    );
+    assert_eq!(
+        line(Step::Look(LookProgress {
+            round: 5,
+            max_rounds: 15,
+            decided: 22,
+            given_up: 3,
+            undecided: 5,
+            time_left: Some(Duration::from_secs(750)),
+        })),
+        "round 5/15: 22 decided, 3 given up, 5 undecided (12m30s left)"
+    );
+    assert_eq!(
+        line(Step::Probe {
+            probe: 2,
+            bound: 4,
+            sha: SHA,
+            subject: "speed up"
+        }),
+        "probe 2 of ~4: 0123456789ab speed up"
+    );
+    assert_eq!(
+        line(Step::ProbeFinished {
+            probe: 2,
+            class: "bad",
+            ratio: Some(1.4012),
+            rounds: 3
+        }),
+        "probe 2: bad (+40.1% vs good, 3 rounds)"
+    );
+    assert_eq!(
+        line(Step::ProbeFinished {
+            probe: 3,
+            class: "untestable",
+            ratio: None,
+            rounds: 0
+        }),
+        "probe 3: untestable"
+    );
+}
