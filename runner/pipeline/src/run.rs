@@ -10,7 +10,7 @@ use pitwall_schema::{
 };
 
 use crate::config::Config;
-use crate::engine::{CommandOutcome, RunObserver, run_command};
+use crate::engine::{ChildEnv, CommandOutcome, RunObserver, run_command};
 use crate::fingerprint;
 use crate::rounds::Rounds;
 use crate::setup::RunEnvironment;
@@ -118,7 +118,11 @@ pub fn build(
     let outcome = run_command(
         command,
         &target.checkout,
-        &Default::default(),
+        &ChildEnv::scrubbed(
+            &Default::default(),
+            &config.project.env_pass,
+            &config.token_vars(),
+        ),
         BUILD_TIMEOUT,
     )
     .map_err(|e| fail(format!("cannot start: {e}"), Vec::new()))?;
