@@ -30,9 +30,7 @@ pub enum GitlabError {
     #[error("invalid gitlab configuration: {what}")]
     Config { what: String },
 
-    #[error(
-        "gitlab answered {status} while trying to {action}: {message}; hint: {hint}"
-    )]
+    #[error("gitlab answered {status} while trying to {action}: {message}; hint: {hint}")]
     Status {
         action: String,
         status: u16,
@@ -110,11 +108,7 @@ impl std::fmt::Display for NoteOutcome {
 /// Keeps `body` as pitwall's one note on merge request `iid`: updates the earlier note that
 /// carries the marker and was written by the token's own account, else creates one. Notes by
 /// anyone else are ignored, marker or not.
-pub fn publish_note(
-    api: &dyn GitlabApi,
-    iid: u64,
-    body: &str,
-) -> Result<NoteOutcome, GitlabError> {
+pub fn publish_note(api: &dyn GitlabApi, iid: u64, body: &str) -> Result<NoteOutcome, GitlabError> {
     let body = if body.trim_start().starts_with(MARKER) {
         body.to_string()
     } else {
@@ -274,7 +268,10 @@ impl HttpGitlab {
                 .take(200)
                 .collect();
             let hint = match status {
-                401 => format!("check {} (expired, revoked or mistyped)", self.config.token_var),
+                401 => format!(
+                    "check {} (expired, revoked or mistyped)",
+                    self.config.token_var
+                ),
                 403 => format!(
                     "the token in {} needs the api scope and Reporter access (a CI_JOB_TOKEN cannot write notes; use a project access token)",
                     self.config.token_var
@@ -307,8 +304,12 @@ struct GitlabUser {
 impl GitlabApi for HttpGitlab {
     fn current_username(&self) -> Result<String, GitlabError> {
         let url = format!("{}/user", self.base);
-        let user: GitlabUser =
-            self.call("find the account the token belongs to", Method::GET, &url, None)?;
+        let user: GitlabUser = self.call(
+            "find the account the token belongs to",
+            Method::GET,
+            &url,
+            None,
+        )?;
         Ok(user.username)
     }
 

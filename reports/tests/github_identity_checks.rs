@@ -143,7 +143,10 @@ fn the_check_run_concludes_failure_neutral_or_success_and_is_updated_in_place() 
     let CheckOutcome::Created(id, CheckConclusion::Failure) = outcome else {
         panic!("{outcome:?}")
     };
-    assert_eq!(outcome.to_string(), format!("check run {id} created (failure)"));
+    assert_eq!(
+        outcome.to_string(),
+        format!("check run {id} created (failure)")
+    );
     let runs = server.check_runs();
     assert_eq!(runs.len(), 1);
     let b = &runs[0].body;
@@ -155,13 +158,19 @@ fn the_check_run_concludes_failure_neutral_or_success_and_is_updated_in_place() 
     let title = b["output"]["title"].as_str().unwrap();
     assert!(title.starts_with("1 regression"), "{title}");
     let summary = b["output"]["summary"].as_str().unwrap();
-    assert!(summary.starts_with("1 regression"), "marker dropped: {summary}");
+    assert!(
+        summary.starts_with("1 regression"),
+        "marker dropped: {summary}"
+    );
     assert!(summary.contains("| a | b |"), "the table: {summary}");
 
     for (r, want) in [(&incomparable, "neutral"), (&fine, "success")] {
         let run = CheckRun::for_report(r, &md(r), None);
         let outcome = publish_check(&gh, SHA, &run).unwrap();
-        assert!(matches!(outcome, CheckOutcome::Updated(u, _) if u == id), "{outcome:?}");
+        assert!(
+            matches!(outcome, CheckOutcome::Updated(u, _) if u == id),
+            "{outcome:?}"
+        );
         let runs = server.check_runs();
         assert_eq!(runs.len(), 1, "one check run per commit");
         assert_eq!(runs[0].body["conclusion"], want);
@@ -191,7 +200,11 @@ fn b64(bytes: &[u8]) -> String {
     const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
@@ -220,7 +233,10 @@ fn credentials_echoed_in_base64_at_any_alignment_are_redacted() {
         let gh = client(&server);
         let err = gh.create_issue_comment(2, "x").unwrap_err();
         let shown = format!("{err} {err:?}");
-        assert!(shown.contains("got"), "the echo is shown, redacted: {shown}");
+        assert!(
+            shown.contains("got"),
+            "the echo is shown, redacted: {shown}"
+        );
         assert!(shown.contains("***"), "{shown}");
         assert!(!shown.contains(&basic[8..20]), "base64 leaked: {shown}");
         assert!(!shown.contains(&plain[..12]), "base64 leaked: {shown}");

@@ -52,7 +52,6 @@ impl fmt::Display for Secret {
     }
 }
 
-
 /// What went wrong talking to GitHub. Each message names what to check.
 #[derive(Debug, thiserror::Error)]
 pub enum GithubError {

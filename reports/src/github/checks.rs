@@ -153,7 +153,9 @@ fn check_sha(sha: &str) -> Result<(), GithubError> {
         Ok(())
     } else {
         Err(GithubError::Config {
-            what: format!("commit {sha:?} is not a full sha; hint: pass the 40-character commit id"),
+            what: format!(
+                "commit {sha:?} is not a full sha; hint: pass the 40-character commit id"
+            ),
         })
     }
 }

@@ -11,8 +11,6 @@ pub use api::{
     StatusState, User, find_pitwall_comment, identity, publish_comment, publish_status,
     status_description,
 };
-pub use checks::{
-    CHECK_NAME, CheckConclusion, CheckOutcome, CheckRun, ChecksApi, publish_check,
-};
+pub use checks::{CHECK_NAME, CheckConclusion, CheckOutcome, CheckRun, ChecksApi, publish_check};
 pub use comment::{CommentOptions, GITHUB_COMMENT_LIMIT, MARKER, escape_text, render_pr_comment};
 pub use http::{GithubConfig, HttpGithub};

@@ -368,7 +368,11 @@ fn route(s: &mut State, method: &str, path: &str, query: &str, body: &Value) -> 
                 .filter(|r| r.sha == *sha && name.as_ref().is_none_or(|n| *n == r.name))
                 .map(|r| json!({"id": r.id, "name": r.name, "head_sha": r.sha}))
                 .collect();
-            (200, vec![], json!({"total_count": runs.len(), "check_runs": runs}))
+            (
+                200,
+                vec![],
+                json!({"total_count": runs.len(), "check_runs": runs}),
+            )
         }
         ("POST", ["check-runs"]) => {
             let id = s.next_id;

@@ -37,9 +37,10 @@ const READ: &[&str] = &[
 
 impl CiVars {
     pub(super) fn from_env() -> Self {
-        Self::from_pairs(READ.iter().filter_map(|k| {
-            std::env::var(k).ok().map(|v| (k.to_string(), v))
-        }))
+        Self::from_pairs(
+            READ.iter()
+                .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v))),
+        )
     }
 
     pub(super) fn from_pairs(pairs: impl IntoIterator<Item = (String, String)>) -> Self {
@@ -129,7 +130,9 @@ pub(super) fn publish_gitlab_note(
     let api = HttpGitlab::new(cfg).map_err(Failure::of_gitlab_setup)?;
     publish_note(&api, iid, body)
         .map(|o| o.to_string())
-        .map_err(|e| Failure::of_gitlab(format!("merge request !{iid}: cannot publish the note"), e))
+        .map_err(|e| {
+            Failure::of_gitlab(format!("merge request !{iid}: cannot publish the note"), e)
+        })
 }
 
 #[cfg(test)]
@@ -142,12 +145,20 @@ mod tests {
 
     #[test]
     fn a_github_pull_request_job_names_its_pull_request() {
-        let v = vars(&[("GITHUB_ACTIONS", "true"), ("GITHUB_REF", "refs/pull/42/merge")]);
+        let v = vars(&[
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_REF", "refs/pull/42/merge"),
+        ]);
         assert_eq!(v.forge(), Forge::Github);
         assert_eq!(v.pull_request(), Some(42));
         assert!(v.is_actions_token("GITHUB_TOKEN"));
         assert!(!v.is_actions_token("PITWALL_PAT"));
-        for r in ["refs/heads/main", "refs/pull/x/merge", "refs/pull/7/other", ""] {
+        for r in [
+            "refs/heads/main",
+            "refs/pull/x/merge",
+            "refs/pull/7/other",
+            "",
+        ] {
             assert_eq!(vars(&[("GITHUB_REF", r)]).pull_request(), None, "{r}");
         }
         assert!(!vars(&[]).is_actions_token("GITHUB_TOKEN"));

@@ -137,9 +137,8 @@ fn publish_github(
     let api = HttpGithub::new(cfg).map_err(Failure::of_github_setup)?;
     let mut done = Vec::new();
     if let (true, Some(pr)) = (targets.contains(&Publish::Comment), pr) {
-        let login = identity(&api, vars.is_actions_token(token_var)).map_err(|e| {
-            Failure::of_github("cannot tell which account the token belongs to", e)
-        })?;
+        let login = identity(&api, vars.is_actions_token(token_var))
+            .map_err(|e| Failure::of_github("cannot tell which account the token belongs to", e))?;
         let outcome = publish_comment(&api, pr, body, &login).map_err(|e| {
             Failure::of_github(format!("pull request {pr}: cannot publish the comment"), e)
         })?;
