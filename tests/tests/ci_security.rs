@@ -88,6 +88,7 @@ fn repo(sb: &Sandbox) -> (String, String) {
     sb.write(
         "leak.sh",
         "env > \"$1\"\n\
+         cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' > proc-env.txt\n\
          printf '%s\\n' \"tok=$GITHUB_TOKEN pw=$DEPLOY_PASSWORD\" >&2\n\
          exit 1\n",
     );
@@ -110,7 +111,10 @@ fn repo(sb: &Sandbox) -> (String, String) {
          [[suite]]\nname = \"echo\"\nkind = \"command\"\ncommand = \"sh echo.sh\"\nenv_pass = [\"GITHUB_TOKEN\"]\n\n\
          [[suite]]\nname = \"toy\"\nkind = \"command\"\ncommand = \"sh bench.sh\"\nenv_pass = [\"GITHUB_TOKEN\"]\n",
     );
-    sb.write(".gitignore", "build-env.txt\nsuite-env.txt\n.pitwall/\n");
+    sb.write(
+        ".gitignore",
+        "build-env.txt\nsuite-env.txt\nproc-env.txt\n.pitwall/\n",
+    );
     git(sb.path(), &["init", "-q", "-b", "main"]);
     git(sb.path(), &["add", "-A"]);
     git(sb.path(), &["commit", "-q", "-m", "base"]);
@@ -186,7 +190,25 @@ fn a_planted_token_reaches_no_output_store_export_report_or_publication() {
         db.contains("***"),
         "the echo suite's output is stored redacted"
     );
-    for dump in &dumps {
+    // Nor could it read pitwall's own environment through /proc (pitwall is not dumpable),
+    // nor that of any helper pitwall started beside it. Root reads every process's
+    // environment whatever pitwall does, so this holds for the unprivileged users runners run
+    // as.
+    let mut procs = Vec::new();
+    find(&cache, "proc-env.txt", &mut procs);
+    assert!(!procs.is_empty());
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    for p in procs.iter().filter(|_| !root) {
+        let seen = std::fs::read_to_string(p).unwrap();
+        assert!(seen.contains("PATH="), "it did read what it may: {seen}");
+        assert!(
+            !seen.contains(TOKEN) && !seen.contains(PASSWORD),
+            "{}",
+            p.display()
+        );
+    }
+    for dump in dumps.iter().chain(&procs) {
         std::fs::remove_file(dump).unwrap();
     }
     assert_tree_clean(&cache);
