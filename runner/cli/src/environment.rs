@@ -169,6 +169,18 @@ fn no_gpu_line(reason: &str) -> String {
     format!("no GPU ({cause}): GPU monitoring skipped, CPU suites only")
 }
 
+/// Makes this process non-dumpable (`PR_SET_DUMPABLE` 0): its memory and its environment
+/// (`/proc/PID/environ`, which keeps the token even after the commands it starts are given a
+/// scrubbed one) can no longer be read by the build and benchmark commands it runs as the same
+/// user, nor can they ptrace it. Also no core dump. A failure is ignored: it only means the
+/// kernel does not offer this (docs/CI.md).
+pub fn keep_secrets_from_children() {
+    // SAFETY: prctl(PR_SET_DUMPABLE) takes integer arguments and touches no memory.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -185,22 +197,7 @@ mod tests {
             "no GPU (NVML init failed: driver/library mismatch): GPU monitoring skipped, CPU suites only"
         );
     }
-}
 
-/// Makes this process non-dumpable (`PR_SET_DUMPABLE` 0): its memory and its environment
-/// (`/proc/PID/environ`, which keeps the token even after the commands it starts are given a
-/// scrubbed one) can no longer be read by the build and benchmark commands it runs as the same
-/// user, nor can they ptrace it. Also no core dump. A failure is ignored: it only means the
-/// kernel does not offer this (docs/CI.md).
-pub fn keep_secrets_from_children() {
-    // SAFETY: prctl(PR_SET_DUMPABLE) takes integer arguments and touches no memory.
-    unsafe {
-        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
-    }
-}
-
-#[cfg(test)]
-mod tests {
     #[test]
     fn pitwall_becomes_non_dumpable() {
         // A child, so that the test process itself stays as it was.

@@ -46,13 +46,13 @@ impl Ctx<'_> {
     }
 
     pub(super) fn gitlab(&self, g: super::raw::RawGitlab) -> GitlabConfig {
-        let mut out = GitlabConfig::default();
-        out.api_url = g.api_url;
-        out.project = g.project;
-        if let Some(t) = g.token_env {
-            out.token_env = t;
+        GitlabConfig {
+            api_url: g.api_url,
+            project: g.project,
+            token_env: g
+                .token_env
+                .unwrap_or_else(|| crate::defaults::GITLAB_TOKEN_ENV.to_string()),
         }
-        out
     }
 }
 

@@ -50,7 +50,7 @@ impl ChildEnv {
                 continue;
             }
             redactor.add(&value);
-            if !pass.iter().any(|p| *p == name) && !set.contains_key(&name) {
+            if !pass.contains(&name) && !set.contains_key(&name) {
                 remove.push(name);
             }
         }
