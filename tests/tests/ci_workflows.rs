@@ -208,6 +208,7 @@ fn fork_results_are_published_by_a_workflow_run_that_runs_no_pull_request_code()
             [
                 ("actions".to_string(), "read".to_string()),
                 ("checks".to_string(), "write".to_string()),
+                ("contents".to_string(), "read".to_string()),
                 ("pull-requests".to_string(), "write".to_string()),
             ]
         );
