@@ -107,7 +107,12 @@ fn two_ci_jobs_at_once_each_publish_their_own_pair_to_their_own_pull_request() {
         checks
             .iter()
             .filter(|c| c.sha == sha)
-            .map(|c| c.body["conclusion"].as_str().unwrap_or_default().to_string())
+            .map(|c| {
+                c.body["conclusion"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
             .collect::<Vec<_>>()
     };
     assert_eq!(conclusion(&head_a), ["failure"]);
