@@ -7,6 +7,7 @@ pub mod detect;
 pub mod env;
 pub mod exporter;
 pub mod github;
+pub mod gitlab;
 pub mod html;
 pub use pitwall_analysis::number;
 pub mod table;

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::error::Error as _;
 use std::time::{Duration, Instant};
 
-use github_support::{Fault, REPO, Server};
+use github_support::{BOT, Fault, REPO, Server};
 use pitwall_reports::compare::{ComparedBenchmark, ComparisonReport};
 use pitwall_reports::github::{
     CommentOptions, CommentOutcome, GithubApi, GithubConfig, GithubError, HttpGithub, MARKER,
@@ -91,11 +91,11 @@ fn first_publish_creates_second_updates_the_same_comment() {
     let gh = client(&server);
     let r = report(&[("parse", 100.0, 130.0), ("steady", 50.0, 50.0)]);
     let first = render_pr_comment(&r, &CommentOptions::default());
-    let created = publish_comment(&gh, 7, &first).unwrap();
+    let created = publish_comment(&gh, 7, &first, BOT).unwrap();
     let CommentOutcome::Created(id) = created else {
         panic!("{created:?}")
     };
-    let updated = publish_comment(&gh, 7, &body("second run")).unwrap();
+    let updated = publish_comment(&gh, 7, &body("second run"), BOT).unwrap();
     assert_eq!(updated, CommentOutcome::Updated(id));
     let ours: Vec<_> = server
         .comments_on(7)
@@ -111,8 +111,8 @@ fn first_publish_creates_second_updates_the_same_comment() {
 fn a_body_without_the_marker_gets_it_and_stays_sticky() {
     let server = Server::start();
     let gh = client(&server);
-    publish_comment(&gh, 3, "plain").unwrap();
-    publish_comment(&gh, 3, "plain again").unwrap();
+    publish_comment(&gh, 3, "plain", BOT).unwrap();
+    publish_comment(&gh, 3, "plain again", BOT).unwrap();
     let all = server.comments_on(3);
     assert_eq!(all.len(), 1);
     assert_eq!(all[0].body, body("plain again"));
@@ -127,7 +127,7 @@ fn marker_on_page_two_is_found_and_updated() {
     let gh = client(&server);
     assert_eq!(gh.list_issue_comments(9, 1).unwrap().len(), 100);
     assert_eq!(gh.list_issue_comments(9, 2).unwrap().len(), 50);
-    let outcome = publish_comment(&gh, 9, &body("new")).unwrap();
+    let outcome = publish_comment(&gh, 9, &body("new"), BOT).unwrap();
     assert_eq!(outcome, CommentOutcome::Updated(id));
     assert_eq!(server.comments_on(9).len(), 150);
     let pages: Vec<String> = server
@@ -147,7 +147,7 @@ fn retry_after_502_with_the_comment_already_made_creates_one() {
     let server = Server::start();
     server.fail_next("POST", Fault::BadGatewayAfter);
     let gh = client(&server);
-    let outcome = publish_comment(&gh, 5, &body("x")).unwrap();
+    let outcome = publish_comment(&gh, 5, &body("x"), BOT).unwrap();
     let all = server.comments_on(5);
     assert_eq!(all.len(), 1, "{all:?}");
     assert_eq!(outcome, CommentOutcome::Created(all[0].id));
@@ -167,7 +167,7 @@ fn retry_after_502_before_anything_happened_creates_one() {
     let server = Server::start();
     server.fail_next("POST", Fault::BadGatewayBefore);
     let gh = client(&server);
-    publish_comment(&gh, 5, &body("x")).unwrap();
+    publish_comment(&gh, 5, &body("x"), BOT).unwrap();
     assert_eq!(server.comments_on(5).len(), 1);
 }
 
@@ -177,7 +177,7 @@ fn retry_after_429_waits_and_creates_one() {
     server.fail_next("POST", Fault::TooManyRequests { retry_after: 1 });
     let gh = client(&server);
     let t = Instant::now();
-    publish_comment(&gh, 6, &body("x")).unwrap();
+    publish_comment(&gh, 6, &body("x"), BOT).unwrap();
     assert!(t.elapsed() >= Duration::from_secs(1), "{:?}", t.elapsed());
     assert_eq!(server.comments_on(6).len(), 1);
 }
@@ -239,7 +239,7 @@ fn unauthorized_names_the_variable_and_never_the_token() {
     assert_no_token(&format!("{c:?}"));
     let gh = HttpGithub::new(c).unwrap();
     assert_no_token(&format!("{gh:?}"));
-    let err = publish_comment(&gh, 1, "x").unwrap_err();
+    let err = publish_comment(&gh, 1, "x", BOT).unwrap_err();
     let shown = format!("{err}");
     assert!(shown.contains("token rejected"), "{shown}");
     assert!(shown.contains("hint: check PITWALL_GH_TOKEN"), "{shown}");
@@ -268,7 +268,7 @@ fn not_found_names_repository_and_pull_request() {
     let mut c = config(&server);
     c.repo = "octo/missing".into();
     let gh = HttpGithub::new(c).unwrap();
-    let err = publish_comment(&gh, 42, "x").unwrap_err();
+    let err = publish_comment(&gh, 42, "x", BOT).unwrap_err();
     let shown = err.to_string();
     assert!(
         shown.contains("repository octo/missing or pull request 42 not found"),

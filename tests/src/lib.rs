@@ -118,6 +118,21 @@ impl Sandbox {
             .current_dir(self.path())
             .env_remove("PITWALL_STORE")
             .env_remove("PITWALL_FAULT_PAUSE_IN_TXN_MS");
+        // A test run inside a CI job must not publish to, or read the change from, that job.
+        for ci in [
+            "GITHUB_ACTIONS",
+            "GITHUB_REF",
+            "GITHUB_REPOSITORY",
+            "GITHUB_API_URL",
+            "GITHUB_STEP_SUMMARY",
+            "GITLAB_CI",
+            "CI_API_V4_URL",
+            "CI_MERGE_REQUEST_IID",
+            "CI_MERGE_REQUEST_PROJECT_ID",
+            "CI_PROJECT_ID",
+        ] {
+            c.env_remove(ci);
+        }
         c
     }
 

@@ -101,15 +101,20 @@ fn two_ci_jobs_at_once_each_publish_their_own_pair_to_their_own_pull_request() {
     assert!(!b[0].body.contains(&cand(&head_a)), "{}", b[0].body);
     assert!(b[0].body.contains("improvement"), "{}", b[0].body);
 
-    let state = server.state.lock().unwrap();
-    let status = |sha: &str| {
-        state
-            .statuses
+    // Each head commit's own check run (the default [github] publish: check and comment).
+    let checks = server.check_runs();
+    let conclusion = |sha: &str| {
+        checks
             .iter()
-            .filter(|s| s.0 == sha)
-            .map(|s| s.1["state"].as_str().unwrap_or_default().to_string())
+            .filter(|c| c.sha == sha)
+            .map(|c| {
+                c.body["conclusion"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
             .collect::<Vec<_>>()
     };
-    assert_eq!(status(&head_a), ["failure"]);
-    assert_eq!(status(&head_b), ["success"]);
+    assert_eq!(conclusion(&head_a), ["failure"]);
+    assert_eq!(conclusion(&head_b), ["success"]);
 }

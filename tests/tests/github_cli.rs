@@ -1,6 +1,7 @@
 //! `pitwall comment` and `pitwall ci` against a real local HTTP server standing in for the
-//! GitHub API: one sticky comment updated in place, a commit status, retries that post exactly
-//! one comment, and a rejected token that exits 3 without the token appearing anywhere.
+//! GitHub API: one sticky comment updated in place, the check run (and a commit status when
+//! `[github] publish` asks for one), retries that post exactly one comment, and a rejected
+//! token that exits 3 without the token appearing anywhere.
 
 #[path = "../../reports/tests/github_support/mod.rs"]
 mod github_support;
@@ -78,11 +79,17 @@ fn ci_measures_comments_once_and_sets_the_status() {
         comments[0].body
     );
     assert!(comments[0].body.contains("regression"));
+    let checks = server.check_runs();
+    assert_eq!(checks.len(), 1);
+    assert_eq!(checks[0].sha, head);
+    assert_eq!(checks[0].name, "pitwall");
+    assert_eq!(checks[0].body["conclusion"], "failure");
     {
         let state = server.state.lock().unwrap();
-        assert_eq!(state.statuses.len(), 1);
-        assert_eq!(state.statuses[0].0, head);
-        assert_eq!(state.statuses[0].1["state"], "failure");
+        assert!(
+            state.statuses.is_empty(),
+            "no status unless [github] publish names it"
+        );
         let auth = state
             .requests
             .iter()
@@ -93,8 +100,10 @@ fn ci_measures_comments_once_and_sets_the_status() {
     }
     let id = comments[0].id;
     assert!(
-        out.stderr()
-            .contains(&format!("pull request 7: comment {id} created; status set")),
+        out.stderr().contains(&format!(
+            "pull request 7: comment {id} created; check run {} created (failure)",
+            checks[0].id
+        )),
         "{}",
         out.stderr()
     );
@@ -109,6 +118,25 @@ fn ci_measures_comments_once_and_sets_the_status() {
     );
     assert_eq!(server.comments_on(7).len(), 1);
     assert_eq!(server.comments_on(7)[0].id, comments[0].id);
+    assert_eq!(server.check_runs().len(), 1, "the same check run, updated");
+    assert_eq!(server.check_runs()[0].updates, 1);
+
+    // With the status asked for (and the comment left out), only the status and the check.
+    let toml = std::fs::read_to_string(sb.path().join("pitwall.toml")).unwrap();
+    sb.write(
+        "pitwall.toml",
+        &toml.replace(
+            "[github]\n",
+            "[github]\npublish = [\"check\", \"status\"]\n",
+        ),
+    );
+    let out = gh(&sb, &server, &["comment", "--sha", &head]).expect(1);
+    assert!(out.stderr().contains("status set"), "{}", out.stderr());
+    let state = server.state.lock().unwrap();
+    assert_eq!(state.statuses.len(), 1);
+    assert_eq!(state.statuses[0].0, head);
+    assert_eq!(state.statuses[0].1["state"], "failure");
+    assert_eq!(state.comments.len(), 1, "no comment published");
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! built on it, the errors, and [`Secret`], the token wrapper that never prints.
 //!
 //! No error message ever contains the token: it is not a field of any variant, text that
-//! GitHub sends back is passed through [`redact`] before it is stored, and `Secret`'s
-//! `Debug`/`Display` print `***`.
+//! GitHub sends back is passed through the configuration's `Redactor` (the token, raw,
+//! base64 as in a `Basic` header, or percent-encoded, and every other known secret) before it
+//! is stored, and `Secret`'s `Debug`/`Display` print `***`.
 
 use std::fmt;
 use std::time::Duration;
@@ -51,16 +52,6 @@ impl fmt::Display for Secret {
     }
 }
 
-/// Replaces every occurrence of the token in `text` (say, a server echoing a header back).
-pub(crate) fn redact(text: &str, token: &Secret) -> String {
-    let t = token.expose();
-    if t.is_empty() {
-        text.to_string()
-    } else {
-        text.replace(t, "***")
-    }
-}
-
 /// What went wrong talking to GitHub. Each message names what to check.
 #[derive(Debug, thiserror::Error)]
 pub enum GithubError {
@@ -78,7 +69,7 @@ pub enum GithubError {
     TokenRejected { action: String, token_var: String },
 
     #[error(
-        "token lacks permission to {action} (403: {message}); hint: it needs pull-requests: write (or issues: write) for comments and statuses: write for commit statuses"
+        "token lacks permission to {action} (403: {message}); hint: it needs pull-requests: write (or issues: write) for comments, checks: write for the check run and statuses: write for commit statuses"
     )]
     Forbidden { action: String, message: String },
 
@@ -155,14 +146,48 @@ pub struct IssueComment {
     pub body: Option<String>,
     #[serde(default)]
     pub html_url: Option<String>,
+    /// Who wrote it.
+    #[serde(default)]
+    pub user: Option<User>,
+}
+
+/// A GitHub account as the API names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct User {
+    pub login: String,
 }
 
 impl IssueComment {
-    /// Whether this is a pitwall comparison comment (the marker opens the body).
-    pub fn is_pitwall(&self) -> bool {
+    /// Whether the body opens with pitwall's marker. Anyone can write the marker: see
+    /// [`IssueComment::is_pitwall_by`].
+    pub fn has_marker(&self) -> bool {
         self.body
             .as_deref()
             .is_some_and(|b| b.trim_start().starts_with(MARKER))
+    }
+
+    /// Whether this is pitwall's comment: the marker, written by `login` (the identity pitwall
+    /// publishes as). A comment by anyone else is ignored, marker or not.
+    pub fn is_pitwall_by(&self, login: &str) -> bool {
+        self.has_marker()
+            && self
+                .user
+                .as_ref()
+                .is_some_and(|u| u.login.eq_ignore_ascii_case(login))
+    }
+}
+
+/// The login of the bot behind an Actions `GITHUB_TOKEN`. GitHub answers `GET /user` with 403
+/// for that (installation) token, so it cannot be asked.
+pub const ACTIONS_BOT: &str = "github-actions[bot]";
+
+/// The identity pitwall publishes as: `GET /user`; when GitHub refuses that with 403 and the
+/// token is an Actions `GITHUB_TOKEN` (`actions_token`), [`ACTIONS_BOT`].
+pub fn identity(api: &dyn GithubApi, actions_token: bool) -> Result<String, GithubError> {
+    match api.authenticated_login() {
+        Ok(login) => Ok(login),
+        Err(GithubError::Forbidden { .. }) if actions_token => Ok(ACTIONS_BOT.to_string()),
+        Err(e) => Err(e),
     }
 }
 
@@ -211,6 +236,8 @@ impl StatusState {
 
 /// The GitHub calls pitwall makes; [`super::HttpGithub`] is the real one.
 pub trait GithubApi {
+    /// The login the token authenticates as (`GET /user`).
+    fn authenticated_login(&self) -> Result<String, GithubError>;
     /// One page (1-based, 100 per page) of the comments on issue or pull request `pr`.
     fn list_issue_comments(&self, pr: u64, page: u32) -> Result<Vec<IssueComment>, GithubError>;
     fn create_issue_comment(&self, pr: u64, body: &str) -> Result<IssueComment, GithubError>;
@@ -251,15 +278,17 @@ impl std::fmt::Display for CommentOutcome {
     }
 }
 
-/// pitwall's earliest comment on `pr`, looking through every page.
+/// pitwall's earliest comment on `pr` (the marker, written by `login`), looking through
+/// every page.
 pub fn find_pitwall_comment(
     api: &dyn GithubApi,
     pr: u64,
+    login: &str,
 ) -> Result<Option<IssueComment>, GithubError> {
     for page in 1..=MAX_PAGES {
         let comments = api.list_issue_comments(pr, page)?;
         let short = comments.len() < PER_PAGE;
-        if let Some(c) = comments.into_iter().find(IssueComment::is_pitwall) {
+        if let Some(c) = comments.into_iter().find(|c| c.is_pitwall_by(login)) {
             return Ok(Some(c));
         }
         if short {
@@ -269,19 +298,21 @@ pub fn find_pitwall_comment(
     Ok(None)
 }
 
-/// Posts `body` as pitwall's one comment on `pr`: updates the earlier pitwall comment (found
-/// by [`MARKER`]) or creates one. The marker is put first when `body` lacks it.
+/// Posts `body` as pitwall's one comment on `pr`: updates the earlier pitwall comment (the
+/// [`MARKER`], written by `login`, see [`identity`]) or creates one. The marker is put first
+/// when `body` lacks it.
 pub fn publish_comment(
     api: &dyn GithubApi,
     pr: u64,
     body: &str,
+    login: &str,
 ) -> Result<CommentOutcome, GithubError> {
     let body = if body.trim_start().starts_with(MARKER) {
         body.to_string()
     } else {
         format!("{MARKER}\n{body}")
     };
-    match find_pitwall_comment(api, pr)? {
+    match find_pitwall_comment(api, pr, login)? {
         Some(existing) => {
             if existing.body.as_deref() == Some(body.as_str()) {
                 return Ok(CommentOutcome::Updated(existing.id));

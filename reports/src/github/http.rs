@@ -14,8 +14,10 @@ use reqwest::blocking::Client;
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 
+use pitwall_schema::Redactor;
+
 use super::api::{
-    GithubApi, GithubError, IssueComment, PER_PAGE, Secret, StatusState, redact, truncate_chars,
+    GithubApi, GithubError, IssueComment, PER_PAGE, Secret, StatusState, User, truncate_chars,
 };
 
 /// Where and how to reach GitHub.
@@ -34,11 +36,15 @@ pub struct GithubConfig {
     pub backoff_base: Duration,
     /// Timeout of one HTTP request (default 30 s).
     pub request_timeout: Duration,
+    /// Secrets removed from every message GitHub sends back: the token at least (in every
+    /// encoding, so a `Basic` header echoed in base64 is caught too).
+    pub redactor: Redactor,
 }
 
 impl GithubConfig {
     pub fn new(api_url: impl Into<String>, repo: impl Into<String>, token: Secret) -> Self {
         Self {
+            redactor: Redactor::new([token.expose()]),
             api_url: api_url.into(),
             repo: repo.into(),
             token,
@@ -60,15 +66,17 @@ pub struct HttpGithub {
     config: GithubConfig,
     base: String,
     client: Client,
+    /// The login `GET /user` answered, once asked.
+    login: std::sync::OnceLock<String>,
 }
 
 /// One request, described for errors.
-struct Req {
-    action: String,
-    target: String,
-    method: Method,
-    url: String,
-    body: Option<Value>,
+pub(super) struct Req {
+    pub(super) action: String,
+    pub(super) target: String,
+    pub(super) method: Method,
+    pub(super) url: String,
+    pub(super) body: Option<Value>,
 }
 
 enum Step {
@@ -80,7 +88,7 @@ enum Step {
     },
 }
 
-enum Sent {
+pub(super) enum Sent {
     Body(String),
     Recovered(IssueComment),
 }
@@ -149,6 +157,7 @@ impl HttpGithub {
             config,
             base,
             client,
+            login: std::sync::OnceLock::new(),
         })
     }
 
@@ -156,7 +165,11 @@ impl HttpGithub {
         &self.config
     }
 
-    fn repo_url(&self, rest: &str) -> String {
+    pub(super) fn url(&self, rest: &str) -> String {
+        format!("{}/{rest}", self.base)
+    }
+
+    pub(super) fn repo_url(&self, rest: &str) -> String {
         format!("{}/repos/{}/{rest}", self.base, self.config.repo)
     }
 
@@ -169,7 +182,7 @@ impl HttpGithub {
     }
 
     /// Sends `req` until it succeeds, fails for good, or `deadline` would be passed.
-    fn send(
+    pub(super) fn send(
         &self,
         req: &Req,
         deadline: Instant,
@@ -245,7 +258,7 @@ impl HttpGithub {
         if (200..300).contains(&status) {
             return Step::Done(body);
         }
-        let message = redact(&github_message(&body), &self.config.token);
+        let message = self.config.redactor.redact(&github_message(&body));
         let action = req.action.clone();
         let rate_limited = GithubError::RateLimited {
             action: action.clone(),
@@ -311,30 +324,28 @@ impl HttpGithub {
         decode(&req, self.send(&req, deadline, None)?)
     }
 
-    /// After a failed create: the comment the failed attempt may have made (a pitwall comment
-    /// when `body` is one, else one with the same body), brought up to date.
+    /// After a failed create: the comment the failed attempt may have made, one with the same
+    /// body, by the login `GET /user` gave when it was asked (anyone's otherwise: the body
+    /// is the one just sent).
     fn find_created(
         &self,
         pr: u64,
         body: &str,
         deadline: Instant,
     ) -> Result<Option<IssueComment>, GithubError> {
-        let wanted = IssueComment {
-            id: 0,
-            body: Some(body.to_string()),
-            html_url: None,
+        let by_us = |c: &IssueComment| match (self.login.get(), &c.user) {
+            (Some(login), Some(user)) => user.login.eq_ignore_ascii_case(login),
+            (Some(_), None) => false,
+            (None, _) => true,
         };
         for page in 1..=100 {
             let comments = self.list_page(pr, page, deadline)?;
             let short = comments.len() < PER_PAGE;
-            let found = comments.into_iter().find(|c| {
-                c.body.as_deref() == Some(body) || (wanted.is_pitwall() && c.is_pitwall())
-            });
+            let found = comments
+                .into_iter()
+                .find(|c| c.body.as_deref() == Some(body) && by_us(c));
             if let Some(c) = found {
-                if c.body.as_deref() == Some(body) {
-                    return Ok(Some(c));
-                }
-                return self.update_issue_comment(c.id, body).map(Some);
+                return Ok(Some(c));
             }
             if short {
                 break;
@@ -343,12 +354,15 @@ impl HttpGithub {
         Ok(None)
     }
 
-    fn deadline(&self) -> Instant {
+    pub(super) fn deadline(&self) -> Instant {
         Instant::now() + self.config.max_total
     }
 }
 
-fn decode<T: serde::de::DeserializeOwned>(req: &Req, sent: Sent) -> Result<T, GithubError> {
+pub(super) fn decode<T: serde::de::DeserializeOwned>(
+    req: &Req,
+    sent: Sent,
+) -> Result<T, GithubError> {
     let body = match sent {
         Sent::Body(b) => b,
         Sent::Recovered(c) => serde_json::to_string(&c).expect("comment serializes"),
@@ -392,6 +406,19 @@ fn rate_limit_wait(headers: &HeaderMap) -> Option<Duration> {
 }
 
 impl GithubApi for HttpGithub {
+    fn authenticated_login(&self) -> Result<String, GithubError> {
+        let req = Req {
+            action: "find the account the token belongs to".to_string(),
+            target: "/user".to_string(),
+            method: Method::GET,
+            url: self.url("user"),
+            body: None,
+        };
+        let user: User = decode(&req, self.send(&req, self.deadline(), None)?)?;
+        let _ = self.login.set(user.login.clone());
+        Ok(user.login)
+    }
+
     fn list_issue_comments(&self, pr: u64, page: u32) -> Result<Vec<IssueComment>, GithubError> {
         self.list_page(pr, page, self.deadline())
     }

@@ -1,5 +1,9 @@
 //! A small real HTTP/1.1 server that emulates the GitHub endpoints pitwall uses, keeps the
-//! comments it is given, records every request, and can be scripted to fail.
+//! comments (with their authors) and check runs it is given, records every request, and can
+//! be scripted to fail.
+//!
+//! `GET /user` answers [`BOT`] unless `user_login` says otherwise, or 403 (as GitHub does for
+//! an Actions installation token) when it is `None`.
 
 #![allow(dead_code)]
 
@@ -12,6 +16,8 @@ use std::thread;
 use serde_json::{Value, json};
 
 pub const REPO: &str = "octo/bench";
+/// The login the token authenticates as, by default; comments pitwall creates are its.
+pub const BOT: &str = "pitwall-bot";
 
 /// A scripted failure, used once by the next request that matches `method`.
 #[derive(Debug, Clone)]
@@ -33,6 +39,17 @@ pub struct Comment {
     pub id: u64,
     pub pr: u64,
     pub body: String,
+    pub author: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct CheckRun {
+    pub id: u64,
+    pub name: String,
+    pub sha: String,
+    /// The last body sent (create or update).
+    pub body: Value,
+    pub updates: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -49,6 +66,9 @@ pub struct Recorded {
 pub struct State {
     pub comments: Vec<Comment>,
     pub statuses: Vec<(String, Value)>,
+    pub check_runs: Vec<CheckRun>,
+    /// What `GET /user` answers: `Some(login)`, or 403 for `None`.
+    pub user_login: Option<String>,
     pub requests: Vec<Recorded>,
     pub faults: VecDeque<(String, Fault)>,
     /// Every request is answered 401.
@@ -69,6 +89,7 @@ impl Server {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let state = Arc::new(Mutex::new(State {
             next_id: 1000,
+            user_login: Some(BOT.to_string()),
             ..State::default()
         }));
         let shared = Arc::clone(&state);
@@ -101,11 +122,18 @@ impl Server {
                 id,
                 pr,
                 body: format!("looks good {i}"),
+                author: "reviewer".to_string(),
             });
         }
     }
 
+    /// A comment on `pr` by the bot.
     pub fn add_comment(&self, pr: u64, body: &str) -> u64 {
+        self.add_comment_by(pr, body, BOT)
+    }
+
+    /// A comment on `pr` by `author` (a spoofed pitwall comment when `body` has the marker).
+    pub fn add_comment_by(&self, pr: u64, body: &str, author: &str) -> u64 {
         let mut s = self.state.lock().unwrap();
         let id = s.next_id;
         s.next_id += 1;
@@ -113,8 +141,13 @@ impl Server {
             id,
             pr,
             body: body.to_string(),
+            author: author.to_string(),
         });
         id
+    }
+
+    pub fn check_runs(&self) -> Vec<CheckRun> {
+        self.state.lock().unwrap().check_runs.clone()
     }
 
     pub fn comments_on(&self, pr: u64) -> Vec<Comment> {
@@ -132,7 +165,7 @@ fn comment_json(c: &Comment) -> Value {
         "id": c.id,
         "body": c.body,
         "html_url": format!("https://github.example/{REPO}/pull/{}#issuecomment-{}", c.pr, c.id),
-        "user": {"login": "pitwall-bot"},
+        "user": {"login": c.author},
     })
 }
 
@@ -262,6 +295,16 @@ fn respond(
 
 fn route(s: &mut State, method: &str, path: &str, query: &str, body: &Value) -> Reply {
     let not_found = (404, vec![], json!({"message": "Not Found"}));
+    if (method, path) == ("GET", "/user") {
+        return match &s.user_login {
+            Some(login) => (200, vec![], json!({"login": login, "id": 1})),
+            None => (
+                403,
+                vec![],
+                json!({"message": "Resource not accessible by integration"}),
+            ),
+        };
+    }
     let Some(rest) = path.strip_prefix(&format!("/repos/{REPO}/")) else {
         return not_found;
     };
@@ -292,10 +335,12 @@ fn route(s: &mut State, method: &str, path: &str, query: &str, body: &Value) -> 
             let pr: u64 = n.parse().unwrap();
             let id = s.next_id;
             s.next_id += 1;
+            let author = s.user_login.clone().unwrap_or("github-actions[bot]".into());
             let c = Comment {
                 id,
                 pr,
                 body: body["body"].as_str().unwrap_or("").to_string(),
+                author,
             };
             s.comments.push(c.clone());
             (201, vec![], comment_json(&c))
@@ -307,6 +352,48 @@ fn route(s: &mut State, method: &str, path: &str, query: &str, body: &Value) -> 
                     c.body = body["body"].as_str().unwrap_or("").to_string();
                     let c = c.clone();
                     (200, vec![], comment_json(&c))
+                }
+                None => not_found,
+            }
+        }
+        ("GET", ["commits", sha, "check-runs"]) => {
+            let name = query
+                .split('&')
+                .filter_map(|kv| kv.split_once('='))
+                .find(|(k, _)| *k == "check_name")
+                .map(|(_, v)| v.to_string());
+            let runs: Vec<Value> = s
+                .check_runs
+                .iter()
+                .filter(|r| r.sha == *sha && name.as_ref().is_none_or(|n| *n == r.name))
+                .map(|r| json!({"id": r.id, "name": r.name, "head_sha": r.sha}))
+                .collect();
+            (
+                200,
+                vec![],
+                json!({"total_count": runs.len(), "check_runs": runs}),
+            )
+        }
+        ("POST", ["check-runs"]) => {
+            let id = s.next_id;
+            s.next_id += 1;
+            let run = CheckRun {
+                id,
+                name: body["name"].as_str().unwrap_or("").to_string(),
+                sha: body["head_sha"].as_str().unwrap_or("").to_string(),
+                body: body.clone(),
+                updates: 0,
+            };
+            s.check_runs.push(run);
+            (201, vec![], json!({"id": id, "name": body["name"]}))
+        }
+        ("PATCH", ["check-runs", id]) => {
+            let id: u64 = id.parse().unwrap();
+            match s.check_runs.iter_mut().find(|r| r.id == id) {
+                Some(r) => {
+                    r.body = body.clone();
+                    r.updates += 1;
+                    (200, vec![], json!({"id": id, "name": r.name}))
                 }
                 None => not_found,
             }

@@ -125,9 +125,10 @@ pub struct BisectArgs {
 
 #[derive(Debug, Args)]
 pub struct GithubArgs {
-    /// Pull request number
-    #[arg(long, value_name = "N")]
-    pub pr: u64,
+    /// Pull request (GitHub) or merge request (GitLab, also --mr) number [default: from the CI
+    /// job: $CI_MERGE_REQUEST_IID, or GITHUB_REF refs/pull/N/merge]
+    #[arg(long, visible_alias = "mr", value_name = "N")]
+    pub pr: Option<u64>,
     /// Repository OWNER/NAME [default: [github] repo, else $GITHUB_REPOSITORY]
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo: Option<String>,
@@ -137,10 +138,10 @@ pub struct GithubArgs {
     /// Link to the full HTML report in the comment [default: [github] report_url]
     #[arg(long, value_name = "URL")]
     pub report_url: Option<String>,
-    /// Commit to set the status on [default: the candidate's commit]
+    /// Commit to set the check run and status on [default: the candidate's commit]
     #[arg(long, value_name = "SHA")]
     pub sha: Option<String>,
-    /// Print the comment instead of publishing it
+    /// Print the comment instead of publishing it (still written to $GITHUB_STEP_SUMMARY)
     #[arg(long)]
     pub dry_run: bool,
 }

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use super::args::{Cli, Cmd};
+use super::environment;
 use super::exit::{self, ExitClass};
 use super::{analyze_cmd, bisect_cmd, publish_cmd, run_cmd, store_cmd};
 
@@ -25,6 +26,12 @@ pub fn main() -> ExitCode {
         }
     };
     let g = &cli.global;
+    if matches!(
+        cli.command,
+        Cmd::Run(_) | Cmd::Ci(_) | Cmd::Bisect(_) | Cmd::Comment(_)
+    ) {
+        environment::keep_secrets_from_children();
+    }
     let result = match &cli.command {
         Cmd::Run(a) => run_cmd::cmd_run(g, a),
         Cmd::Runs(a) => store_cmd::cmd_runs(g, a),

@@ -151,6 +151,18 @@ fn no_gpu_line(reason: &str) -> String {
     format!("no GPU ({cause}): GPU monitoring skipped, CPU suites only")
 }
 
+/// Makes this process non-dumpable (`PR_SET_DUMPABLE` 0): its memory and its environment
+/// (`/proc/PID/environ`, which keeps the token even after the commands it starts are given a
+/// scrubbed one) can no longer be read by the build and benchmark commands it runs as the same
+/// user, nor can they ptrace it. Also no core dump. A failure is ignored: it only means the
+/// kernel does not offer this (docs/CI.md).
+pub fn keep_secrets_from_children() {
+    // SAFETY: prctl(PR_SET_DUMPABLE) takes integer arguments and touches no memory.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -166,5 +178,23 @@ mod tests {
             ),
             "no GPU (NVML init failed: driver/library mismatch): GPU monitoring skipped, CPU suites only"
         );
+    }
+
+    #[test]
+    fn pitwall_becomes_non_dumpable() {
+        // A child, so that the test process itself stays as it was.
+        // SAFETY: fork in a test; the child only calls async-signal-safe functions and _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            super::keep_secrets_from_children();
+            // SAFETY: prctl with PR_GET_DUMPABLE reads a flag; _exit ends the child.
+            let dumpable = unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
+            unsafe { libc::_exit(if dumpable == 0 { 0 } else { 1 }) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child just forked.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
     }
 }

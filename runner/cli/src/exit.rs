@@ -17,6 +17,7 @@ use pitwall_pipeline::setup::SetupError;
 use pitwall_pipeline::source::SourceError;
 use pitwall_reports::compare::ComparisonReport;
 use pitwall_reports::github::GithubError;
+use pitwall_reports::gitlab::GitlabError;
 use pitwall_reports::html::HtmlError;
 use pitwall_schema::RunStatus;
 use pitwall_store::StoreError;
@@ -187,6 +188,16 @@ impl Failure {
         Failure::usage(e.into())
     }
 
+    /// GitLab publishing could not start (no token, a bad url): usage.
+    pub fn of_gitlab_setup(e: GitlabError) -> Failure {
+        Failure::usage(e.into())
+    }
+
+    /// GitLab refused or failed the merge-request note, under `what`: infrastructure.
+    pub fn of_gitlab(what: impl What, e: GitlabError) -> Failure {
+        Failure::infra(anyhow::Error::new(e).context(what))
+    }
+
     /// GitHub refused or failed a publication (comment, status), under `what`:
     /// infrastructure, whatever GitHub answered.
     pub fn of_github(what: impl What, e: GithubError) -> Failure {
@@ -281,7 +292,10 @@ pub fn report(f: Failure) -> ExitCode {
         }
     }
     line.push_str(&kept.join(": "));
-    eprintln!("{}", line.replace('\n', " "));
-    print_details(&f.details);
+    // Known secrets never reach the terminal, whatever an error quotes.
+    let redactor = pitwall_pipeline::engine::process_redactor(&[]);
+    eprintln!("{}", redactor.redact(&line.replace('\n', " ")));
+    let details: Vec<String> = f.details.iter().map(|d| redactor.redact(d)).collect();
+    print_details(&details);
     f.class.code()
 }

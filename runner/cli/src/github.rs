@@ -1,14 +1,19 @@
-//! What goes to GitHub: the comparison of two sides rendered as the sticky pull-request
-//! comment and a commit status (`pitwall comment`, `pitwall ci`).
+//! What goes to the forge: the comparison of two sides rendered as the sticky pull-request
+//! comment, the `pitwall` check run and (when asked for) a commit status on GitHub, or the
+//! sticky merge-request note on GitLab (`pitwall comment`, `pitwall ci`); and the job summary
+//! (`$GITHUB_STEP_SUMMARY`).
 
-use pitwall_pipeline::config::Config;
+use pitwall_pipeline::config::{Config, Publish};
 use pitwall_pipeline::{compare, source};
+use pitwall_reports::compare::ComparisonReport;
 use pitwall_stats::ab::AbConfig;
 
 use super::args::{GithubArgs, Global};
 use super::exit::{ExitClass, Failure};
+use super::forge::{CiVars, Forge, publish_gitlab_note};
 
-/// Compares, renders the pull-request comment and publishes it with a commit status.
+/// Compares, renders the comment and publishes it where the job runs: GitHub (comment, check
+/// run, status as `[github] publish` says) or GitLab (the merge-request note).
 pub(super) fn publish(
     g: &Global,
     config: &Config,
@@ -17,10 +22,7 @@ pub(super) fn publish(
     candidate: &source::Side,
     print_summary: bool,
 ) -> Result<ExitClass, Failure> {
-    use pitwall_reports::github::{
-        CommentOptions, GithubConfig, HttpGithub, Secret, publish_comment, publish_status,
-        render_pr_comment,
-    };
+    use pitwall_reports::github::{CommentOptions, render_pr_comment};
     let report = compare::compare(
         baseline,
         candidate,
@@ -51,15 +53,71 @@ pub(super) fn publish(
     } else {
         ExitClass::of_comparison(&report)
     };
+    let vars = CiVars::from_env();
+    write_step_summary(&vars, &body)?;
     if gh.dry_run {
         print!("{body}");
         return Ok(verdict);
+    }
+    let sha = gh.sha.clone().or_else(|| {
+        candidate
+            .run
+            .as_ref()
+            .map(|r| r.commit.clone())
+            .filter(|c| c.len() == 40 && c.chars().all(|ch| ch.is_ascii_hexdigit()))
+    });
+    let done = match vars.forge() {
+        Forge::Gitlab => {
+            let iid = gh.pr.or(vars.merge_request()).ok_or_else(|| {
+                Failure::rejected(
+                    "no merge request to comment on (hint: --mr N, or run in a merge-request pipeline)"
+                        .into(),
+                )
+            })?;
+            format!(
+                "merge request !{iid}: {}",
+                publish_gitlab_note(config, &vars, iid, &body)?
+            )
+        }
+        Forge::Github => publish_github(config, gh, &vars, &report, &body, sha, report_url)?,
+    };
+    if !g.quiet {
+        eprintln!("{done}");
+    }
+    // `ci` has printed the comparison table, summary included, already.
+    if print_summary {
+        println!("{}", report.summary_line());
+    }
+    Ok(verdict)
+}
+
+/// Publishes to GitHub what `[github] publish` names; returns what was done, for one line.
+fn publish_github(
+    config: &Config,
+    gh: &GithubArgs,
+    vars: &CiVars,
+    report: &ComparisonReport,
+    body: &str,
+    sha: Option<String>,
+    report_url: Option<String>,
+) -> Result<String, Failure> {
+    use pitwall_reports::github::{
+        CheckRun, GithubConfig, HttpGithub, Secret, identity, publish_check, publish_comment,
+        publish_status,
+    };
+    let targets = &config.github.publish;
+    let pr = gh.pr.or(vars.pull_request());
+    if targets.contains(&Publish::Comment) && pr.is_none() {
+        return Err(Failure::rejected(
+            "no pull request to comment on (hint: --pr N, run in a pull_request job, or leave \"comment\" out of [github] publish)"
+                .into(),
+        ));
     }
     let repo = gh
         .repo
         .clone()
         .or_else(|| config.github.repo.clone())
-        .or_else(|| std::env::var("GITHUB_REPOSITORY").ok())
+        .or_else(|| vars.get("GITHUB_REPOSITORY"))
         .ok_or_else(|| {
             Failure::rejected(
                 "no repository to publish to (hint: --repo OWNER/NAME or [github] repo)".into(),
@@ -68,44 +126,59 @@ pub(super) fn publish(
     let api_url = gh
         .api_url
         .clone()
-        .or_else(|| std::env::var("GITHUB_API_URL").ok())
+        .or_else(|| vars.get("GITHUB_API_URL"))
         .unwrap_or_else(|| config.github.api_url.clone());
-    let token = Secret::from_env(&config.github.token_env).map_err(Failure::of_github_setup)?;
-    let mut cfg = GithubConfig::new(api_url, repo, token);
-    cfg.token_var = config.github.token_env.clone();
+    let token_var = &config.github.token_env;
+    let token = Secret::from_env(token_var).map_err(Failure::of_github_setup)?;
+    let mut cfg = GithubConfig::new(api_url, repo, token.clone());
+    cfg.token_var = token_var.clone();
+    cfg.redactor = pitwall_pipeline::engine::process_redactor(&config.token_vars());
+    cfg.redactor.add(token.expose());
     let api = HttpGithub::new(cfg).map_err(Failure::of_github_setup)?;
-    let outcome = publish_comment(&api, gh.pr, &body).map_err(|e| {
-        Failure::of_github(
-            format!("pull request {}: cannot publish the comment", gh.pr),
-            e,
-        )
-    })?;
-    let sha = gh.sha.clone().or_else(|| {
-        candidate
-            .run
-            .as_ref()
-            .map(|r| r.commit.clone())
-            .filter(|c| c.len() == 40 && c.chars().all(|ch| ch.is_ascii_hexdigit()))
-    });
-    if let Some(sha) = &sha {
-        publish_status(&api, sha, &report, report_url.as_deref())
-            .map_err(|e| Failure::of_github(format!("commit {sha}: cannot set the status"), e))?;
+    let mut done = Vec::new();
+    if let (true, Some(pr)) = (targets.contains(&Publish::Comment), pr) {
+        let login = identity(&api, vars.is_actions_token(token_var))
+            .map_err(|e| Failure::of_github("cannot tell which account the token belongs to", e))?;
+        let outcome = publish_comment(&api, pr, body, &login).map_err(|e| {
+            Failure::of_github(format!("pull request {pr}: cannot publish the comment"), e)
+        })?;
+        done.push(format!("pull request {pr}: {outcome}"));
     }
-    if !g.quiet {
-        eprintln!(
-            "pull request {}: {}; status {}",
-            gh.pr,
-            outcome,
-            if sha.is_some() {
-                "set"
-            } else {
-                "not set (no commit sha; hint: --sha)"
+    let wants_sha = targets.contains(&Publish::Check) || targets.contains(&Publish::Status);
+    match (&sha, wants_sha) {
+        (Some(sha), _) => {
+            if targets.contains(&Publish::Check) {
+                let run = CheckRun::for_report(report, body, report_url.as_deref());
+                let outcome = publish_check(&api, sha, &run).map_err(|e| {
+                    Failure::of_github(format!("commit {sha}: cannot set the check run"), e)
+                })?;
+                done.push(outcome.to_string());
             }
-        );
+            if targets.contains(&Publish::Status) {
+                publish_status(&api, sha, report, report_url.as_deref()).map_err(|e| {
+                    Failure::of_github(format!("commit {sha}: cannot set the status"), e)
+                })?;
+                done.push("status set".to_string());
+            }
+        }
+        (None, true) => done.push("no check run or status (no commit sha; hint: --sha)".into()),
+        (None, false) => {}
     }
-    // `ci` has printed the comparison table, summary included, already.
-    if print_summary {
-        println!("{}", report.summary_line());
-    }
-    Ok(verdict)
+    Ok(done.join("; "))
+}
+
+/// Appends the Markdown to the job summary file GitHub Actions names in
+/// `$GITHUB_STEP_SUMMARY`, when it does.
+fn write_step_summary(vars: &CiVars, body: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    let Some(path) = vars.get("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+        return Ok(());
+    };
+    let what = || format!("$GITHUB_STEP_SUMMARY ({path})");
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| Failure::of_io(what(), e))?;
+    writeln!(file, "{body}").map_err(|e| Failure::of_io(what(), e))
 }

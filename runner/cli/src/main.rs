@@ -13,6 +13,7 @@ mod args;
 mod context;
 mod environment;
 mod exit;
+mod forge;
 mod github;
 mod measure;
 mod progress;

@@ -13,3 +13,13 @@ pub const REGRESSION_PCT: f64 = 2.0;
 /// samples, ±1%, 1 s budget, 120 s timeout); the inference suite has its own
 /// (`Sampling::INFERENCE`).
 pub const SAMPLING: crate::config::Sampling = crate::config::Sampling::DEFAULT;
+/// The variable holding the GitHub token when `[github] token_env` does not say.
+pub const GITHUB_TOKEN_ENV: &str = "GITHUB_TOKEN";
+/// The variable holding the GitLab token when `[gitlab] token_env` does not say.
+pub const GITLAB_TOKEN_ENV: &str = "GITLAB_TOKEN";
+/// What `comment` and `ci` publish to GitHub when `[github] publish` does not say: the check
+/// run and the sticky comment (the commit status only when asked for).
+pub const PUBLISH: [crate::config::Publish; 2] = [
+    crate::config::Publish::Check,
+    crate::config::Publish::Comment,
+];

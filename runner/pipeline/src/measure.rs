@@ -7,12 +7,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use pitwall_schema::{Backend, Run, RunStatus};
+use pitwall_schema::{Backend, Redactor, Run, RunStatus};
 use pitwall_stats::ab::AbConfig;
 
 use crate::bisect::{BisectError, BisectReport, BisectRequest};
 use crate::config::Config;
-use crate::engine::{RunObserver, Step};
+use crate::engine::{RunObserver, Step, process_redactor, redact_run};
 use crate::git::{GitError, Repo};
 use crate::pair::{self, PairOutcome, PairPlan, UntilDecided, sides};
 use crate::run::{RunError, RunReport, RunRequest, Target, build, check_suites};
@@ -157,8 +157,9 @@ pub fn measure_commits(
         .prepare(m.config)
         .map_err(MeasureError::Environment)?;
     let mut runs = Vec::new();
+    let redactor = process_redactor(&m.config.token_vars());
     for target in &targets {
-        let report = execute(
+        let mut report = execute(
             m.config,
             &req.select,
             m.backend,
@@ -175,7 +176,7 @@ pub fn measure_commits(
                 skipped: report.skipped,
             });
         }
-        insert(store, &report.run)?;
+        insert(store, &mut report.run, &redactor)?;
         m.hooks.run_stored(&report, store);
         runs.push(report);
     }
@@ -237,7 +238,7 @@ pub fn measure_pair(
         .hooks
         .prepare(m.config)
         .map_err(MeasureError::Environment)?;
-    let outcome = pair::measure_pair(
+    let mut outcome = pair::measure_pair(
         m.config,
         &req.select,
         m.backend,
@@ -260,8 +261,9 @@ pub fn measure_pair(
         });
     }
     halt_if_terminating();
-    for report in [&outcome.base, &outcome.head] {
-        insert(store, &report.run)?;
+    let redactor = process_redactor(&m.config.token_vars());
+    for report in [&mut outcome.base, &mut outcome.head] {
+        insert(store, &mut report.run, &redactor)?;
     }
     let (base, head) = sides(&outcome.base, &outcome.head);
     Ok(PairResult::Measured(Box::new(MeasuredPair {
@@ -391,8 +393,8 @@ fn checkout_and_build(
             Ok(_) => targets.push(target),
             Err(e) => {
                 // Keep the failure with its log tail, then go on with the other commits.
-                let run = failed_build_run(m.config, &target, &e);
-                insert(store, &run)?;
+                let mut run = failed_build_run(m.config, &target, &e);
+                insert(store, &mut run, &process_redactor(&m.config.token_vars()))?;
                 m.hooks.build_failed(&target, &run, &e, &store.describe());
                 failed = true;
             }
@@ -401,7 +403,10 @@ fn checkout_and_build(
     Ok((targets, failed))
 }
 
-fn insert(store: &mut dyn Store, run: &Run) -> Result<(), MeasureError> {
+/// Stores `run`, every known secret redacted from it first (what the caller shows next is
+/// the stored run).
+fn insert(store: &mut dyn Store, run: &mut Run, redactor: &Redactor) -> Result<(), MeasureError> {
+    redact_run(run, redactor);
     store
         .insert_run(run)
         .map(|_| ())

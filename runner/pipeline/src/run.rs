@@ -10,7 +10,7 @@ use pitwall_schema::{
 };
 
 use crate::config::Config;
-use crate::engine::{CommandOutcome, RunObserver, Step, run_command};
+use crate::engine::{ChildEnv, CommandOutcome, RunObserver, Step, run_command};
 use crate::fingerprint;
 use crate::rounds::Rounds;
 use crate::setup::RunEnvironment;
@@ -134,7 +134,11 @@ pub fn build(
     let outcome = run_command(
         command,
         &target.checkout,
-        &Default::default(),
+        &ChildEnv::scrubbed(
+            &Default::default(),
+            &config.project.env_pass,
+            &config.token_vars(),
+        ),
         BUILD_TIMEOUT,
     )
     .map_err(|e| {

@@ -6,6 +6,7 @@ pub mod backend;
 pub mod benchmark;
 pub mod export;
 pub mod schema;
+pub mod secrets;
 pub mod sections;
 
 pub use backend::{Backend, BackendError, SuiteKind};
@@ -15,4 +16,5 @@ pub use schema::{
     ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SampleMeta, SchemaError,
     SequentialPlanInfo, Unit, WORKING_TREE,
 };
+pub use secrets::Redactor;
 pub use sections::Section;

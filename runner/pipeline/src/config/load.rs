@@ -9,8 +9,8 @@ use pitwall_schema::SuiteKind;
 use toml::Spanned;
 
 use super::model::{
-    CiConfig, Config, GithubConfig, MAX_SECONDS, PinPolicy, PinningConfig, Project, Sampling,
-    SuiteConfig, Thresholds,
+    CiConfig, Config, MAX_SECONDS, PinPolicy, PinningConfig, Project, Sampling, SuiteConfig,
+    SuiteSpec, Thresholds,
 };
 use super::raw::{RawConfig, RawSampling, valid_keys};
 use crate::store::StoreUrl;
@@ -231,6 +231,7 @@ impl Ctx<'_> {
 
         let pinning = self.pinning(raw.pinning.unwrap_or_default())?;
         let github = self.github(raw.github.unwrap_or_default())?;
+        let gitlab = self.gitlab(raw.gitlab.unwrap_or_default());
         let gpu = self.gpu(raw.gpu.unwrap_or_default())?;
         let raw_ci = raw.ci.unwrap_or_default();
         let mut ci = CiConfig::default();
@@ -283,17 +284,29 @@ impl Ctx<'_> {
             }
             out
         };
+        let token_vars = [github.token_env.clone(), gitlab.token_env.clone()];
+        let suites = suites
+            .into_iter()
+            .map(|mut s| {
+                if let SuiteSpec::Command(c) = &mut s.spec {
+                    c.token_vars = token_vars.to_vec();
+                }
+                s
+            })
+            .collect();
         Ok(Config {
             source: None,
             project: Project {
                 name,
                 build: project.build.map(Spanned::into_inner),
+                env_pass: project.env_pass,
             },
             store_url,
             sampling,
             thresholds,
             pinning,
             github,
+            gitlab,
             ci,
             report_dir: raw
                 .report
@@ -464,29 +477,6 @@ impl Ctx<'_> {
             }
             out.monitor_period_ms = *p.get_ref();
         }
-        Ok(out)
-    }
-
-    fn github(&self, g: super::raw::RawGithub) -> Result<GithubConfig, ConfigError> {
-        let mut out = GithubConfig::default();
-        if let Some(repo) = g.repo {
-            let ok = matches!(repo.get_ref().split_once('/'), Some((o, n)) if !o.is_empty() && !n.is_empty() && !n.contains('/'));
-            if !ok {
-                return Err(self.at(
-                    repo.span(),
-                    format!("[github] repo `{}` is not OWNER/NAME", repo.get_ref()),
-                    None,
-                ));
-            }
-            out.repo = Some(repo.into_inner());
-        }
-        if let Some(u) = g.api_url {
-            out.api_url = u;
-        }
-        if let Some(t) = g.token_env {
-            out.token_env = t;
-        }
-        out.report_url = g.report_url;
         Ok(out)
     }
 }

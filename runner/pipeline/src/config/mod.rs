@@ -1,6 +1,7 @@
 //! `pitwall.toml`: raw TOML (`raw`) is validated into a typed configuration (`model`);
 //! `load` reads files and turns every mistake into one line naming file, line and key.
 
+mod forge;
 mod load;
 mod model;
 mod raw;
@@ -8,8 +9,9 @@ mod suite;
 
 pub use load::{ConfigError, DEFAULT_FILE, find_default, load_file, parse_str};
 pub use model::{
-    CiConfig, CommandSuite, Config, GithubConfig, GpuConfig, MAX_SECONDS, OutputFormat, PinPolicy,
-    PinningConfig, Project, Sampling, SuiteConfig, SuiteSpec, Thresholds,
+    CiConfig, CommandSuite, Config, GithubConfig, GitlabConfig, GpuConfig, MAX_SECONDS,
+    OutputFormat, PinPolicy, PinningConfig, Project, Publish, Sampling, SuiteConfig, SuiteSpec,
+    Thresholds,
 };
 
 #[cfg(test)]

@@ -20,6 +20,9 @@ pub struct Config {
     pub thresholds: Thresholds,
     pub pinning: PinningConfig,
     pub github: GithubConfig,
+    /// `[gitlab]`: where `pitwall ci` keeps its merge-request note; not part of the hash.
+    #[serde(skip)]
+    pub gitlab: GitlabConfig,
     pub ci: CiConfig,
     /// `[report] dir`: where `run` and `ci` write the HTML report (else beside a SQLite store).
     pub report_dir: Option<PathBuf>,
@@ -72,6 +75,9 @@ pub struct Project {
     pub name: String,
     /// Shell command run in the checkout before the suites.
     pub build: Option<String>,
+    /// Secret-looking variables the build may see (all others are removed, docs/CI.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub env_pass: Vec<String>,
 }
 
 /// Upper bound on every seconds-valued key (`warmup_s`, `max_time_s`, `timeout_s`): one year.
@@ -141,6 +147,58 @@ pub struct GithubConfig {
     /// Name of the environment variable holding the token (never the token itself).
     pub token_env: String,
     pub report_url: Option<String>,
+    /// What `comment` and `ci` publish; not part of the hash (it changes no measurement).
+    #[serde(skip)]
+    pub publish: Vec<Publish>,
+}
+
+/// One thing pitwall publishes to GitHub (`[github] publish`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Publish {
+    /// The `pitwall` check run (Checks API).
+    Check,
+    /// The sticky pull-request comment.
+    Comment,
+    /// The `pitwall/benchmarks` commit status.
+    Status,
+}
+
+impl Publish {
+    pub const ALL: [Publish; 3] = [Publish::Check, Publish::Comment, Publish::Status];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Publish::Check => "check",
+            Publish::Comment => "comment",
+            Publish::Status => "status",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Publish> {
+        Self::ALL.into_iter().find(|p| p.name() == s)
+    }
+}
+
+/// `[gitlab]`: the GitLab API for merge-request notes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GitlabConfig {
+    /// API base (`https://gitlab.example/api/v4`); `$CI_API_V4_URL` when unset.
+    pub api_url: Option<String>,
+    /// Project id or `group/name`; `$CI_MERGE_REQUEST_PROJECT_ID`/`$CI_PROJECT_ID` when unset.
+    pub project: Option<String>,
+    /// Name of the variable holding the token.
+    pub token_env: String,
+}
+
+impl Default for GitlabConfig {
+    fn default() -> Self {
+        GitlabConfig {
+            api_url: None,
+            project: None,
+            token_env: crate::defaults::GITLAB_TOKEN_ENV.to_string(),
+        }
+    }
 }
 
 /// How a `command` suite's results are obtained.
@@ -185,6 +243,13 @@ pub struct CommandSuite {
     /// Directory to run in, relative to the checkout; the checkout itself by default.
     pub workdir: Option<PathBuf>,
     pub env: BTreeMap<String, String>,
+    /// Secret-looking variables this suite's command may see.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub env_pass: Vec<String>,
+    /// The configured token variables, removed from the command's environment whatever
+    /// their names (filled in from `[github]`/`[gitlab] token_env` when loading).
+    #[serde(skip)]
+    pub token_vars: Vec<String>,
     /// How many times the command runs (parsed formats); samples of all runs are kept.
     pub runs: u32,
     /// Where the command writes its results (a file, or a directory for `criterion`),
@@ -237,6 +302,7 @@ impl Config {
             project: Project {
                 name: project_name.to_string(),
                 build: None,
+                env_pass: Vec::new(),
             },
             store_url: None,
             sampling: crate::defaults::SAMPLING,
@@ -248,6 +314,7 @@ impl Config {
                 cpus: None,
             },
             github: GithubConfig::default(),
+            gitlab: GitlabConfig::default(),
             ci: CiConfig::default(),
             report_dir: None,
             gpu: GpuConfig::default(),
@@ -256,6 +323,11 @@ impl Config {
                 .map(SuiteConfig::builtin)
                 .collect(),
         }
+    }
+
+    /// The variables holding tokens pitwall publishes with: never given to measured code.
+    pub fn token_vars(&self) -> Vec<String> {
+        vec![self.github.token_env.clone(), self.gitlab.token_env.clone()]
     }
 
     /// SHA-256 over the canonical JSON of this configuration.
@@ -272,8 +344,9 @@ impl Default for GithubConfig {
         GithubConfig {
             repo: None,
             api_url: "https://api.github.com".to_string(),
-            token_env: "GITHUB_TOKEN".to_string(),
+            token_env: crate::defaults::GITHUB_TOKEN_ENV.to_string(),
             report_url: None,
+            publish: crate::defaults::PUBLISH.to_vec(),
         }
     }
 }

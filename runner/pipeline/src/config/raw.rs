@@ -14,6 +14,7 @@ pub struct RawConfig {
     pub thresholds: Option<RawThresholds>,
     pub pinning: Option<RawPinning>,
     pub github: Option<RawGithub>,
+    pub gitlab: Option<RawGitlab>,
     pub ci: Option<RawCi>,
     pub report: Option<RawReport>,
     pub gpu: Option<RawGpu>,
@@ -34,6 +35,9 @@ pub struct RawGpu {
 pub struct RawProject {
     pub name: Option<Spanned<String>>,
     pub build: Option<Spanned<String>>,
+    /// Secret-looking variables the build command may see.
+    #[serde(default)]
+    pub env_pass: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -87,6 +91,15 @@ pub struct RawGithub {
     pub api_url: Option<String>,
     pub token_env: Option<String>,
     pub report_url: Option<String>,
+    pub publish: Option<Spanned<Vec<String>>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGitlab {
+    pub api_url: Option<String>,
+    pub project: Option<String>,
+    pub token_env: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -99,6 +112,8 @@ pub struct RawSuite {
     pub workdir: Option<String>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub env_pass: Vec<String>,
     pub runs: Option<u32>,
     pub output: Option<String>,
     pub ranks: Option<u32>,
@@ -129,16 +144,19 @@ impl RawSuite {
 /// Valid keys per table, for `hint:` lines.
 pub fn valid_keys(section: &str) -> &'static str {
     match section {
-        "" => "project, store, sampling, thresholds, pinning, github, gpu, suite",
+        "" => {
+            "project, store, sampling, thresholds, pinning, github, gitlab, ci, report, gpu, suite"
+        }
         "gpu" => "device, clocks, monitor_period_ms",
-        "project" => "name, build",
+        "project" => "name, build, env_pass",
         "store" => "url",
         "sampling" => "warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s",
         "thresholds" => "regression_pct",
         "pinning" => "policy, cpus",
-        "github" => "repo, api_url, token_env, report_url",
+        "github" => "repo, api_url, token_env, report_url, publish",
+        "gitlab" => "api_url, project, token_env",
         "suite" => {
-            "name, kind, command, format, output, workdir, env, runs, ranks, max_bytes, threshold_pct, \
+            "name, kind, command, format, output, workdir, env, env_pass, runs, ranks, max_bytes, threshold_pct, \
              warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s"
         }
         _ => "",

@@ -156,6 +156,8 @@ impl Ctx<'_> {
                     format,
                     workdir: s.workdir.map(PathBuf::from),
                     env: s.env.clone(),
+                    env_pass: s.env_pass.clone(),
+                    token_vars: Vec::new(),
                     runs: s.runs.unwrap_or(1),
                     output: s.output.map(PathBuf::from),
                 })

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use std::collections::BTreeMap;
+use super::child_env::ChildEnv;
 
 /// How much of stderr is kept for messages.
 const STDERR_TAIL_BYTES: usize = 4096;
@@ -103,18 +103,19 @@ pub(super) fn with_stderr_tail(what: String, stderr_tail: &str) -> String {
 
 pub use pitwall_analysis::number::escape_controls;
 
-/// Runs `command` with `sh -c` in `cwd`, killing its process group after `timeout`.
+/// Runs `command` with `sh -c` in `cwd` and environment `env` (secrets scrubbed, its output
+/// redacted), killing its process group after `timeout`.
 pub fn run_command(
     command: &str,
     cwd: &Path,
-    env: &BTreeMap<String, String>,
+    env: &ChildEnv,
     timeout: Duration,
 ) -> std::io::Result<CommandOutcome> {
     let mut cmd = Command::new("sh");
+    env.apply(&mut cmd);
     cmd.arg("-c")
         .arg(command)
         .current_dir(cwd)
-        .envs(env)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -162,8 +163,11 @@ pub fn run_command(
     kill_group(pgid);
     untrack_group(pgid);
     watchdog.dismiss();
-    let stdout = out_reader.join().unwrap_or_default();
-    let stderr_tail = err_reader.join().unwrap_or_default();
+    // Whatever the command echoes of a secret is gone before anything reads it.
+    let stdout = env
+        .redactor
+        .redact_bytes(out_reader.join().unwrap_or_default());
+    let stderr_tail = env.redactor.redact(&err_reader.join().unwrap_or_default());
     Ok(CommandOutcome {
         exit,
         stdout,
@@ -201,7 +205,10 @@ impl Watchdog {
                 std::fs::File::from_raw_fd(fds[1]),
             )
         };
-        let child = Command::new("sh")
+        let mut cmd = Command::new("sh");
+        // It lives beside the benchmark, readable by it through /proc: it gets no secret.
+        ChildEnv::scrubbed(&Default::default(), &[], &[]).apply(&mut cmd);
+        let child = cmd
             .arg("-c")
             .arg(WATCHDOG_SCRIPT)
             .stdin(Stdio::from(reader))
@@ -309,12 +316,13 @@ pub(super) fn kill_group(pgid: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn run(cmd: &str, timeout_ms: u64) -> CommandOutcome {
         run_command(
             cmd,
             Path::new("."),
-            &BTreeMap::new(),
+            &ChildEnv::default(),
             Duration::from_millis(timeout_ms),
         )
         .unwrap()
@@ -348,9 +356,45 @@ mod tests {
     }
 
     #[test]
+    fn what_a_command_echoes_of_a_secret_is_redacted() {
+        let inherited = [
+            (
+                "PW_SECRET_TOKEN".to_string(),
+                "planted-value-1234".to_string(),
+            ),
+            (
+                "PW_PASSED_TOKEN".to_string(),
+                "passed-value-5678".to_string(),
+            ),
+        ];
+        let env = ChildEnv::from_vars(
+            inherited,
+            &BTreeMap::new(),
+            &["PW_PASSED_TOKEN".to_string()],
+            &[],
+        );
+        let mut cmd_env = env.clone();
+        // The test process has neither variable: set the passed one as the parent would have.
+        cmd_env
+            .set
+            .insert("PW_PASSED_TOKEN".into(), "passed-value-5678".into());
+        let o = run_command(
+            "echo \"[$PW_PASSED_TOKEN]\"; echo \"$PW_PASSED_TOKEN\" >&2; exit 1",
+            Path::new("."),
+            &cmd_env,
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!(o.stdout, b"[***]\n");
+        assert_eq!(o.stderr_tail, "***\n");
+        assert!(!o.failure_message("x", 1.0).contains("passed-value"));
+    }
+
+    #[test]
     fn env_and_cwd_are_applied() {
         let dir = tempfile::tempdir().unwrap();
-        let env = BTreeMap::from([("PW_TEST".to_string(), "42".to_string())]);
+        let set = BTreeMap::from([("PW_TEST".to_string(), "42".to_string())]);
+        let env = ChildEnv::from_vars([], &set, &[], &[]);
         let o = run_command(
             "echo $PW_TEST; pwd",
             dir.path(),

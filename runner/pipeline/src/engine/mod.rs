@@ -2,6 +2,7 @@
 //! fresh worker process per round), running and timing external commands with a hard
 //! timeout, and turning both into stored results.
 
+mod child_env;
 mod command;
 mod meta;
 mod observer;
@@ -11,6 +12,7 @@ mod suite;
 mod worker;
 mod worker_parent;
 
+pub use child_env::{ChildEnv, process_redactor, redact_run};
 pub use command::{
     CommandOutcome, ExitKind, escape_controls, fmt_secs, kill_running_commands, run_command,
     shown_command,

@@ -12,6 +12,7 @@ use pitwall_schema::{
     Backend, BackendError, Benchmark, BenchmarkResult, Direction, ResultStatus, Unit,
 };
 
+use super::child_env::ChildEnv;
 use super::command::{ExitKind, fmt_secs, run_command, shown_command};
 use super::meta::SampleMetaSource;
 use super::observer::{RunObserver, Step};
@@ -307,6 +308,7 @@ fn run_parsed_command(
     // Each execution is one replicate: (name, params, measure) → (execution, samples) in order.
     let mut executions: HashMap<BenchKey, Vec<(u32, usize)>> = HashMap::new();
     let shown = shown_command(&cmd.command);
+    let child_env = ChildEnv::scrubbed(&cmd.env, &cmd.env_pass, &cmd.token_vars);
     for execution in 0..cmd.runs {
         observer.step(&Step::Command {
             suite,
@@ -321,7 +323,7 @@ fn run_parsed_command(
         let left = timeout.saturating_sub(start.elapsed());
         // A results directory keeps what earlier runs wrote: only what is newer is this run's.
         let started = SystemTime::now();
-        let outcome = match run_command(&cmd.command, &dir, &cmd.env, left) {
+        let outcome = match run_command(&cmd.command, &dir, &child_env, left) {
             Ok(o) => o,
             Err(e) => {
                 return fail(format!(
@@ -353,13 +355,16 @@ fn run_parsed_command(
                 })
             }
             Some(out) => match read_output_file(&dir.join(out)) {
-                Ok(text) => formats::parse(format, Input::Text(&text)).map_err(|e| {
-                    format!(
-                        "{} (written by `{}`) is not valid: {e}",
-                        out.display(),
-                        shown_command(&cmd.command)
-                    )
-                }),
+                Ok(mut text) => {
+                    child_env.redactor.redact_in_place(&mut text);
+                    formats::parse(format, Input::Text(&text)).map_err(|e| {
+                        format!(
+                            "{} (written by `{}`) is not valid: {e}",
+                            out.display(),
+                            shown_command(&cmd.command)
+                        )
+                    })
+                }
                 Err(e) => Err(format!(
                     "cannot read {} after `{}`: {e}",
                     out.display(),
@@ -464,6 +469,7 @@ fn run_wall_time(
         )
     };
     let executions = std::cell::Cell::new(0u64);
+    let child_env = ChildEnv::scrubbed(&cmd.env, &cmd.env_pass, &cmd.token_vars);
     // One execution within what is left of the limit; `None` when nothing is left.
     // `no_sample_yet`: a cut-off here means warm-up spent the limit, unless it is the very
     // first execution (which alone ran past it).
@@ -473,7 +479,7 @@ fn run_wall_time(
             return None;
         }
         let first = executions.replace(executions.get() + 1) == 0;
-        let o = match run_command(&cmd.command, dir, &cmd.env, left) {
+        let o = match run_command(&cmd.command, dir, &child_env, left) {
             Ok(o) => o,
             Err(e) => {
                 return Some(Err(format!(

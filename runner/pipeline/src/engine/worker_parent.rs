@@ -81,7 +81,10 @@ fn watch(
     request.only = selection.only.cloned();
     let stdin = request_file(&request)
         .map_err(|e| format!("cannot write the request for a suite worker: {e}"))?;
-    let mut child = Command::new(exe)
+    let mut cmd = Command::new(exe);
+    // A worker runs pitwall's own suites: it needs no secret, so it gets none.
+    super::child_env::ChildEnv::scrubbed(&Default::default(), &[], &[]).apply(&mut cmd);
+    let mut child = cmd
         .arg(WORKER_SUBCOMMAND)
         .current_dir(checkout)
         .stdin(stdin)

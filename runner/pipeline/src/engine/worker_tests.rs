@@ -62,6 +62,8 @@ fn the_request_rebuilds_the_suite_exactly() {
             format: OutputFormat::WallTime,
             workdir: None,
             env: BTreeMap::new(),
+            env_pass: Vec::new(),
+            token_vars: Vec::new(),
             runs: 1,
             output: None,
         }),

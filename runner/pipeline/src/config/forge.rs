@@ -1,0 +1,143 @@
+//! Validating `[github]` and `[gitlab]`: where and how `pitwall comment` and `pitwall ci`
+//! publish (repository, API, the variable holding the token, what is published).
+
+use super::load::{ConfigError, Ctx};
+use super::model::{GithubConfig, GitlabConfig, Publish};
+
+impl Ctx<'_> {
+    pub(super) fn github(&self, g: super::raw::RawGithub) -> Result<GithubConfig, ConfigError> {
+        let mut out = GithubConfig::default();
+        if let Some(repo) = g.repo {
+            let ok = matches!(repo.get_ref().split_once('/'), Some((o, n)) if !o.is_empty() && !n.is_empty() && !n.contains('/'));
+            if !ok {
+                return Err(self.at(
+                    repo.span(),
+                    format!("[github] repo `{}` is not OWNER/NAME", repo.get_ref()),
+                    None,
+                ));
+            }
+            out.repo = Some(repo.into_inner());
+        }
+        if let Some(u) = g.api_url {
+            out.api_url = u;
+        }
+        if let Some(t) = g.token_env {
+            out.token_env = t;
+        }
+        out.report_url = g.report_url;
+        if let Some(list) = g.publish {
+            let span = list.span();
+            let mut publish = Vec::new();
+            for name in list.into_inner() {
+                let Some(p) = Publish::parse(&name) else {
+                    return Err(self.at(
+                        span,
+                        format!("[github] publish: unknown target `{name}`"),
+                        Some("use any of \"check\", \"comment\", \"status\"".into()),
+                    ));
+                };
+                if !publish.contains(&p) {
+                    publish.push(p);
+                }
+            }
+            out.publish = publish;
+        }
+        Ok(out)
+    }
+
+    pub(super) fn gitlab(&self, g: super::raw::RawGitlab) -> GitlabConfig {
+        GitlabConfig {
+            api_url: g.api_url,
+            project: g.project,
+            token_env: g
+                .token_env
+                .unwrap_or_else(|| crate::defaults::GITLAB_TOKEN_ENV.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{Config, Publish, SuiteSpec, parse_str};
+
+    fn parse(text: &str) -> Config {
+        parse_str(text, "pitwall.toml", "dir").unwrap()
+    }
+
+    #[test]
+    fn publish_defaults_to_the_check_run_and_the_comment() {
+        let c = parse("");
+        assert_eq!(c.github.publish, [Publish::Check, Publish::Comment]);
+        let c = parse("[github]\npublish = [\"status\", \"check\", \"status\"]\n");
+        assert_eq!(c.github.publish, [Publish::Status, Publish::Check]);
+        let c = parse("[github]\npublish = []\n");
+        assert!(c.github.publish.is_empty());
+    }
+
+    #[test]
+    fn an_unknown_publish_target_names_the_accepted_ones() {
+        let e = parse_str("[github]\npublish = [\"checks\"]\n", "pitwall.toml", "d")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("pitwall.toml:2:11: [github] publish: unknown target `checks`"),
+            "{e}"
+        );
+        assert!(
+            e.contains("hint: use any of \"check\", \"comment\", \"status\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn gitlab_keys_and_token_variables() {
+        let c = parse("");
+        assert_eq!(c.gitlab.token_env, "GITLAB_TOKEN");
+        assert_eq!(c.gitlab.api_url, None);
+        assert_eq!(c.token_vars(), ["GITHUB_TOKEN", "GITLAB_TOKEN"]);
+        let c = parse(
+            "[github]\ntoken_env = \"GH_PAT\"\n\n[gitlab]\napi_url = \"https://gl.example/api/v4\"\n\
+             project = \"grp/app\"\ntoken_env = \"CI_JOB_TOKEN\"\n",
+        );
+        assert_eq!(c.token_vars(), ["GH_PAT", "CI_JOB_TOKEN"]);
+        assert_eq!(
+            c.gitlab.api_url.as_deref(),
+            Some("https://gl.example/api/v4")
+        );
+        assert_eq!(c.gitlab.project.as_deref(), Some("grp/app"));
+        let e = parse_str("[gitlab]\nurl = \"x\"\n", "pitwall.toml", "d")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("valid keys in [gitlab] are api_url, project, token_env"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn command_suites_know_what_to_pass_and_which_tokens_to_remove() {
+        let c = parse(
+            "[project]\nbuild = \"make\"\nenv_pass = [\"CARGO_REGISTRY_TOKEN\"]\n\n\
+             [github]\ntoken_env = \"GH_PAT\"\n\n\
+             [[suite]]\nname = \"t\"\nkind = \"command\"\ncommand = \"true\"\nenv_pass = [\"HF_TOKEN\"]\n",
+        );
+        assert_eq!(c.project.env_pass, ["CARGO_REGISTRY_TOKEN"]);
+        let SuiteSpec::Command(cmd) = &c.suites[0].spec else {
+            panic!("{:?}", c.suites[0].spec)
+        };
+        assert_eq!(cmd.env_pass, ["HF_TOKEN"]);
+        assert_eq!(cmd.token_vars, ["GH_PAT", "GITLAB_TOKEN"]);
+    }
+
+    #[test]
+    fn publishing_settings_leave_the_configuration_hash_alone() {
+        let base = parse("[project]\nname = \"p\"\n");
+        let other = parse(
+            "[project]\nname = \"p\"\n\n[github]\npublish = [\"status\"]\n\n[gitlab]\ntoken_env = \"X\"\n",
+        );
+        assert_eq!(base.hash(), other.hash());
+        // What the measured code may see is part of it.
+        let passing = parse("[project]\nname = \"p\"\nenv_pass = [\"HF_TOKEN\"]\n");
+        assert_ne!(base.hash(), passing.hash());
+    }
+}
