@@ -93,6 +93,7 @@ fn apply_set(cfg: &mut DetectConfig, kv: &str) {
         "kink_p_factor" => cfg.kink_p_factor = f(v),
         "robust_start" => cfg.robust_start = v == "true",
         "slope_change_z" => cfg.slope_change_z = f(v),
+        "refine_radius" => cfg.refine_radius = u(v),
         _ => panic!("unknown DetectConfig field {k}"),
     }
 }

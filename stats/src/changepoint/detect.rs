@@ -21,6 +21,7 @@
 use serde::Serialize;
 
 use super::edivisive::{best_split, window_starts};
+use super::refine::{Reach, refine};
 use super::steptest::{StepTest, best_kink, kink_test, step_test};
 use crate::summary::median;
 
@@ -90,6 +91,13 @@ pub struct DetectConfig {
     /// threshold appending data can switch the pass on or off. `f64::INFINITY` turns it off.
     /// Default 1.645 (one-sided 5%); see `stats/eval/README.md`.
     pub slope_change_z: f64,
+    /// Most points the refinement step may move a change point: after the merge step each one
+    /// is re-placed at the least-absolute-deviation single split of the stretch between its
+    /// neighbours (at most `window` points to either side), if it still passes there
+    /// (`refine.rs`; Bai 1997's "repartition"). The E-divisive split alone is off by one for
+    /// about one step in ten; with this, about 98% of clean 4–12σ steps are placed on their
+    /// first point (`stats/examples/cp_localization.rs`). 0 turns it off. Default 5.
+    pub refine_radius: usize,
 }
 
 impl Default for DetectConfig {
@@ -109,6 +117,7 @@ impl Default for DetectConfig {
             kink_p_factor: 0.01,
             robust_start: false,
             slope_change_z: 1.645,
+            refine_radius: 5,
         }
     }
 }
@@ -568,6 +577,27 @@ fn level_changes(series: &[f64], config: &DetectConfig) -> Vec<(usize, f64)> {
                 let (p, q) = bounds(&cps, j);
                 verdicts[j] = evaluate(series, p, cps[j], q, config, Tests::Both);
             }
+        }
+    }
+    // Refinement: each change point re-placed at the best single split near it (`refine`).
+    let reach = Reach {
+        min_seg,
+        reach: config.window.max(2 * min_seg),
+        radius: config.refine_radius,
+        outlier: config.clip,
+    };
+    if reach.radius > 0 {
+        let refined = refine(series, &cps, reach, |p, t, q| {
+            evaluate(series, p, t, q, config, Tests::Both).passes(config.max_p_value, config)
+        });
+        if refined != cps {
+            cps = refined;
+            verdicts = (0..cps.len())
+                .map(|i| {
+                    let (p, q) = bounds(&cps, i);
+                    evaluate(series, p, cps[i], q, config, Tests::Both)
+                })
+                .collect();
         }
     }
     cps.iter()

@@ -3,6 +3,7 @@
 mod detect;
 mod edivisive;
 pub mod metrics;
+mod refine;
 mod steptest;
 #[cfg(test)]
 mod tests;
