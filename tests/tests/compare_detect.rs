@@ -236,8 +236,8 @@ fn detect_series_files_csv_and_json() {
     assert!(lines[0]["file"].as_str().unwrap().ends_with("step.csv"));
     let cps = lines[0]["change_points"].as_array().unwrap();
     assert_eq!(cps.len(), 1, "{}", lines[0]);
-    let idx = cps[0]["index"].as_u64().unwrap();
-    assert!((59..=61).contains(&idx), "{idx}");
+    // The index of the first point of the new level, exactly (issue 13, "exact commits").
+    assert_eq!(cps[0]["index"], 60, "{}", lines[0]);
     let rel = cps[0]["rel_change"].as_f64().unwrap();
     assert!((rel - 0.3).abs() < 0.03, "{rel}");
     assert!(cps[0]["before"].as_f64().unwrap() < cps[0]["after"].as_f64().unwrap());
@@ -312,10 +312,12 @@ fn detect_stored_history_reports_the_commit_range() {
     assert_eq!(line["benchmark"], "kernel/gemm_f32[n=64]/time");
     assert_eq!(line["points"], 40);
     let cp = &line["change_points"][0];
-    let idx = cp["index"].as_u64().unwrap() as usize;
-    assert!((24..=26).contains(&idx), "{line}");
-    assert_eq!(cp["commit_after"], format!("{:040x}", idx + 1));
-    assert_eq!(cp["commit_before"], format!("{:040x}", idx));
+    // The step is at run 25 (commit 26): that commit is named as the first of the new level,
+    // the one before it as the last of the old (issue 13, "exact commits").
+    assert_eq!(cp["index"], 25, "{line}");
+    assert_eq!(cp["commit_after"], format!("{:040x}", 26));
+    assert_eq!(cp["commit_before"], format!("{:040x}", 25));
+    assert_eq!(cp["run_after"], "01900000-0000-7000-8000-000000000025");
     let e = sb
         .run(&["detect", "--benchmark", "nothing"])
         .expect(2)
