@@ -7,5 +7,6 @@ mod refine;
 mod steptest;
 #[cfg(test)]
 mod tests;
+mod verdict;
 
 pub use detect::{ChangePoint, DetectConfig, detect};
