@@ -6,6 +6,9 @@
 //!
 //! `cargo run --release -p pitwall-stats --example cp_localization
 //!     [--seed N] [--series N] [--show K] [--set key=value ...]`
+//! Defaults: seed 13, 10,000 series with steps and 5,000 without (about 1 s). `--set
+//! refine_radius=0` gives the placement before refinement (issue 13's "before" figure); the
+//! figures are recorded in docs/STATISTICS.md, "Exact commits".
 //!
 //! Scoring (as TCPD's F1, van den Burg & Williams, arXiv:2003.06222, margin 5): each true
 //! change, in order, is matched to the nearest still-unmatched prediction within 5 points
