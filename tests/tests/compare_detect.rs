@@ -212,7 +212,7 @@ fn step_series(n: usize, at: usize) -> Vec<f64> {
 fn detect_series_files_csv_and_json() {
     let sb = Sandbox::new();
     let csv: String = std::iter::once("value".to_string())
-        .chain(step_series(120, 60).iter().map(|v| v.to_string()))
+        .chain(step_series(60, 34).iter().map(|v| v.to_string()))
         .collect::<Vec<_>>()
         .join("\n");
     let csv_path = sb.write("step.csv", &csv);
@@ -236,8 +236,9 @@ fn detect_series_files_csv_and_json() {
     assert!(lines[0]["file"].as_str().unwrap().ends_with("step.csv"));
     let cps = lines[0]["change_points"].as_array().unwrap();
     assert_eq!(cps.len(), 1, "{}", lines[0]);
-    let idx = cps[0]["index"].as_u64().unwrap();
-    assert!((59..=61).contains(&idx), "{idx}");
+    // The index of the first point of the new level, exactly (issue 13, "exact commits"; the
+    // E-divisive split alone said 33 for this series).
+    assert_eq!(cps[0]["index"], 34, "{}", lines[0]);
     let rel = cps[0]["rel_change"].as_f64().unwrap();
     assert!((rel - 0.3).abs() < 0.03, "{rel}");
     assert!(cps[0]["before"].as_f64().unwrap() < cps[0]["after"].as_f64().unwrap());
@@ -276,7 +277,7 @@ fn detect_garbage_names_file_and_line() {
 #[test]
 fn detect_stored_history_reports_the_commit_range() {
     let sb = Sandbox::new();
-    let runs: Vec<Value> = step_series(40, 25)
+    let runs: Vec<Value> = step_series(40, 23)
         .iter()
         .enumerate()
         .map(|(i, level)| {
@@ -312,10 +313,13 @@ fn detect_stored_history_reports_the_commit_range() {
     assert_eq!(line["benchmark"], "kernel/gemm_f32[n=64]/time");
     assert_eq!(line["points"], 40);
     let cp = &line["change_points"][0];
-    let idx = cp["index"].as_u64().unwrap() as usize;
-    assert!((24..=26).contains(&idx), "{line}");
-    assert_eq!(cp["commit_after"], format!("{:040x}", idx + 1));
-    assert_eq!(cp["commit_before"], format!("{:040x}", idx));
+    // The step is at run 23 (commit 24): that commit is named as the first of the new level,
+    // the one before it as the last of the old (issue 13, "exact commits"; the E-divisive split
+    // alone said 22, naming the last good commit as the first bad one).
+    assert_eq!(cp["index"], 23, "{line}");
+    assert_eq!(cp["commit_after"], format!("{:040x}", 24));
+    assert_eq!(cp["commit_before"], format!("{:040x}", 23));
+    assert_eq!(cp["run_after"], "01900000-0000-7000-8000-000000000023");
     let e = sb
         .run(&["detect", "--benchmark", "nothing"])
         .expect(2)

@@ -16,12 +16,16 @@
 //!   `min_rel_change` relative to the level before it;
 //! - on smooth series (positively autocorrelated first differences, `slope_change_z`) the
 //!   same detection also runs on the first differences, so a change of slope (a peak, a
-//!   levelling-off) is found where no level step is.
+//!   levelling-off) is found where no level step is;
+//! - each change point that survives is re-placed at the least-absolute-deviation single split
+//!   between its neighbours (`refine`), so its index is the first point of the new level.
 
 use serde::Serialize;
 
 use super::edivisive::{best_split, window_starts};
-use super::steptest::{StepTest, best_kink, kink_test, step_test};
+use super::refine::{Reach, refine};
+use super::steptest::best_kink;
+use super::verdict::{Tests, Verdict, evaluate, rel};
 use crate::summary::median;
 
 /// Settings of [`detect`]. The defaults are the values used for every series in pitwall's
@@ -90,6 +94,15 @@ pub struct DetectConfig {
     /// threshold appending data can switch the pass on or off. `f64::INFINITY` turns it off.
     /// Default 1.645 (one-sided 5%); see `stats/eval/README.md`.
     pub slope_change_z: f64,
+    /// Most points the refinement step may move a change point: after the merge step each one
+    /// is re-placed at the least-absolute-deviation single split of the stretch between its
+    /// neighbours (at most `window` points to either side), if it still passes there
+    /// (`refine.rs`; Bai 1997's "repartition"). The E-divisive split alone is off by one for
+    /// about one step in ten; with this, 98.2% of the found 4–12 σ steps of the generated set
+    /// are placed on their first point, against 89.6% without (`stats/examples/
+    /// cp_localization.rs`, docs/STATISTICS.md). 0 turns it off. Default 5 (the minimum
+    /// segment; not tuned).
+    pub refine_radius: usize,
 }
 
 impl Default for DetectConfig {
@@ -109,6 +122,7 @@ impl Default for DetectConfig {
             kink_p_factor: 0.01,
             robust_start: false,
             slope_change_z: 1.645,
+            refine_radius: 5,
         }
     }
 }
@@ -126,235 +140,6 @@ pub struct ChangePoint {
     pub rel_change: f64,
     /// Two-sided p-value of the step test that accepted this change point.
     pub p_value: f64,
-}
-
-/// Relative change b/a − 1, defined for a = 0.
-fn rel(a: f64, b: f64) -> f64 {
-    if a == 0.0 {
-        if b == 0.0 {
-            0.0
-        } else {
-            f64::INFINITY.copysign(b)
-        }
-    } else {
-        b / a - 1.0
-    }
-}
-
-/// Evaluation of one change point at `tau` between neighbours `prev` and `next`.
-struct Verdict {
-    test: Option<StepTest>,
-    /// |after/before − 1| of the test windows' medians.
-    rel_change: f64,
-    /// Change-of-slope test at `tau` over the same window, when enabled.
-    kink: Option<StepTest>,
-    /// Deviation the slope change builds up over the shorter side, relative to the median
-    /// before, and the length of that side.
-    kink_rel_change: f64,
-    kink_arm: f64,
-}
-
-/// Which alternatives `evaluate` tests.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Tests {
-    /// The level-step test only.
-    Step,
-    /// The kink test only (the step fields of the verdict are left empty).
-    Kink,
-    /// The step test, and the kink test where the step test does not already pass.
-    Both,
-}
-
-fn evaluate(
-    x: &[f64],
-    prev: usize,
-    tau: usize,
-    next: usize,
-    cfg: &DetectConfig,
-    tests: Tests,
-) -> Verdict {
-    let w = cfg.test_window.max(cfg.min_segment).max(2);
-    let lo = prev.max(tau.saturating_sub(w));
-    let hi = next.min(tau + w);
-    let left = &x[lo..tau];
-    let right = &x[tau..hi];
-    let kink_arm = left.len().min(right.len()) as f64;
-    // The kink test at `tau` and its change over the shorter arm, relative to the left median.
-    let kink_here = |before: Option<f64>| {
-        let k = kink_test(
-            &x[lo..hi],
-            tau - lo,
-            cfg.clip,
-            cfg.max_autocorrelation,
-            cfg.robust_start,
-        );
-        let r = match (k, before) {
-            (Some(k), Some(a)) if a != 0.0 => (k.step * kink_arm / a).abs(),
-            (Some(_), Some(_)) => f64::INFINITY,
-            _ => 0.0,
-        };
-        (k, r)
-    };
-    if tests == Tests::Kink {
-        let (k, r) = kink_here(median(left));
-        return Verdict {
-            test: None,
-            rel_change: 0.0,
-            kink: k,
-            kink_rel_change: r,
-            kink_arm,
-        };
-    }
-    let test = step_test(
-        left,
-        right,
-        cfg.detrend,
-        cfg.clip,
-        cfg.max_autocorrelation,
-        cfg.robust_start,
-    );
-    let before = median(left);
-    let rel_change = match (before, median(right)) {
-        (Some(a), Some(b)) => rel(a, b).abs(),
-        _ => 0.0,
-    };
-    // The kink test only matters where the step test does not already pass at the strict
-    // level (which implies the weak one).
-    let step_passes = failure(
-        test,
-        |t| t.step.abs() / t.scale,
-        rel_change,
-        cfg.max_p_value.max(cfg.weak_p_value),
-        cfg.min_effect,
-        cfg.min_rel_change,
-        1.0,
-    )
-    .is_none()
-        && failure(
-            test,
-            |t| t.step.abs() / t.scale,
-            rel_change,
-            cfg.max_p_value.min(cfg.weak_p_value),
-            cfg.min_effect,
-            cfg.min_rel_change,
-            1.0,
-        )
-        .is_none();
-    let (kink, kink_rel_change) =
-        if tests == Tests::Both && cfg.kink_min_effect.is_finite() && !step_passes {
-            kink_here(before)
-        } else {
-            (None, 0.0)
-        };
-    Verdict {
-        test,
-        rel_change,
-        kink,
-        kink_rel_change,
-        kink_arm,
-    }
-}
-
-/// `None` when a test result passes at level `p` with effect `effect(t)` ≥ `min_effect` and
-/// relative change ≥ `min_rel`; otherwise a key, larger for worse points: failing the test
-/// ranks by p-value above failing only the effect-size floors, then by the smaller of the
-/// effect times `unit` and the relative change in multiples of `min_rel`.
-fn failure(
-    t: Option<StepTest>,
-    effect: impl Fn(&StepTest) -> f64,
-    rel_change: f64,
-    p: f64,
-    min_effect: f64,
-    min_rel: f64,
-    unit: f64,
-) -> Option<(u8, f64)> {
-    let Some(t) = t else {
-        return Some((3, 0.0));
-    };
-    if t.p_value.is_nan() || t.p_value > p {
-        return Some((2, t.p_value));
-    }
-    let effect = if t.scale > 0.0 {
-        effect(&t)
-    } else {
-        f64::INFINITY
-    };
-    if effect < min_effect || rel_change < min_rel {
-        return Some((1, -(effect * unit).min(rel_change / min_rel.max(1e-300))));
-    }
-    None
-}
-
-impl Verdict {
-    /// Passes at level `p`, with the effect-size floors.
-    fn passes(&self, p: f64, cfg: &DetectConfig) -> bool {
-        self.badness(p, cfg).is_none()
-    }
-
-    /// Passes as a kink (not only as a step) at level `p`.
-    fn kink_passes(&self, p: f64, cfg: &DetectConfig) -> bool {
-        cfg.kink_min_effect.is_finite()
-            && failure(
-                self.kink,
-                |t| t.step.abs() * self.kink_arm / t.scale,
-                self.kink_rel_change,
-                p * cfg.kink_p_factor,
-                cfg.kink_min_effect,
-                cfg.min_rel_change,
-                1.0,
-            )
-            .is_none()
-    }
-
-    /// `None` when the change point passes as a level step or as a kink; otherwise the
-    /// smaller of the two failure keys (see `failure`).
-    fn badness(&self, p: f64, cfg: &DetectConfig) -> Option<(u8, f64)> {
-        let step = failure(
-            self.test,
-            |t| t.step.abs() / t.scale,
-            self.rel_change,
-            p,
-            cfg.min_effect,
-            cfg.min_rel_change,
-            1.0,
-        )?;
-        if !cfg.kink_min_effect.is_finite() {
-            return Some(step);
-        }
-        let kink = failure(
-            self.kink,
-            |t| t.step.abs() * self.kink_arm / t.scale,
-            self.kink_rel_change,
-            p * cfg.kink_p_factor,
-            cfg.kink_min_effect,
-            cfg.min_rel_change,
-            cfg.min_effect / cfg.kink_min_effect,
-        )?;
-        Some(if (kink.0, kink.1) < (step.0, step.1) {
-            kink
-        } else {
-            step
-        })
-    }
-
-    /// p-value of the test that accepts the point (the step test unless only the kink passes).
-    fn p_value(&self, p: f64, cfg: &DetectConfig) -> f64 {
-        let step_p = self.test.map_or(1.0, |t| t.p_value);
-        let step_ok = failure(
-            self.test,
-            |t| t.step.abs() / t.scale,
-            self.rel_change,
-            p,
-            cfg.min_effect,
-            cfg.min_rel_change,
-            1.0,
-        )
-        .is_none();
-        match self.kink {
-            Some(k) if !step_ok => k.p_value.min(step_p),
-            _ => step_p,
-        }
-    }
 }
 
 /// Split step: weak change points of every window, by recursive E-divisive splitting.
@@ -568,6 +353,28 @@ fn level_changes(series: &[f64], config: &DetectConfig) -> Vec<(usize, f64)> {
                 let (p, q) = bounds(&cps, j);
                 verdicts[j] = evaluate(series, p, cps[j], q, config, Tests::Both);
             }
+        }
+    }
+    // Refinement: each change point re-placed at the best single split near it (`refine`).
+    let reach = Reach {
+        min_seg,
+        reach: config.window.max(2 * min_seg),
+        radius: config.refine_radius,
+        outlier: config.clip,
+    };
+    if reach.radius > 0 {
+        let refined = refine(series, &cps, reach, |p, t, q| {
+            evaluate(series, p, t, q, config, Tests::Both).passes(config.max_p_value, config)
+        });
+        // Re-test (for the reported p-value) where the point or a neighbour moved.
+        let moved = |i: usize| i < cps.len() && refined[i] != cps[i];
+        let stale: Vec<usize> = (0..cps.len())
+            .filter(|&i| moved(i) || moved(i.wrapping_sub(1)) || moved(i + 1))
+            .collect();
+        cps = refined;
+        for i in stale {
+            let (p, q) = bounds(&cps, i);
+            verdicts[i] = evaluate(series, p, cps[i], q, config, Tests::Both);
         }
     }
     cps.iter()

@@ -3,8 +3,10 @@
 mod detect;
 mod edivisive;
 pub mod metrics;
+mod refine;
 mod steptest;
 #[cfg(test)]
 mod tests;
+mod verdict;
 
 pub use detect::{ChangePoint, DetectConfig, detect};

@@ -76,7 +76,7 @@ fn fit<const K: usize>(design: &[[f64; K]], y: &[f64]) -> Option<([f64; K], f64)
 }
 
 /// Median of `buf` in O(n), reordering it; 0 for an empty slice.
-fn median_in_place(buf: &mut [f64]) -> f64 {
+pub(crate) fn median_in_place(buf: &mut [f64]) -> f64 {
     let n = buf.len();
     if n == 0 {
         return 0.0;
