@@ -11,6 +11,7 @@ pub mod mwu;
 pub mod replicate_summary;
 pub mod replicated;
 pub mod sequential;
+pub mod trend;
 pub mod verdict;
 pub mod welch;
 

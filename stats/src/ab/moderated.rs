@@ -24,6 +24,10 @@ use statrs::function::gamma::digamma;
 pub struct VariancePrior {
     pub df: f64,
     pub scale: f64,
+    /// Whether a posterior variance is kept at or above the benchmark's own (see
+    /// [`VariancePrior::moderate`]): true for the one-scale prior of [`fit_prior`], false for
+    /// a prior whose scale already follows each benchmark's noise ([`super::trend`]).
+    pub never_below_own: bool,
 }
 
 impl VariancePrior {
@@ -31,22 +35,26 @@ impl VariancePrior {
     pub const NONE: VariancePrior = VariancePrior {
         df: 0.0,
         scale: 0.0,
+        never_below_own: true,
     };
 
     /// The posterior variance and its degrees of freedom for a benchmark with variance `s2`
-    /// on `d` degrees of freedom, never below `s2` itself: borrowing may widen a quiet
-    /// benchmark's interval and lends it degrees of freedom, but a benchmark noisier than the
-    /// rest keeps its own variance. Benchmark noise is heterogeneous in a fixed way (some are
-    /// always noisier), which the exchangeable prior of Smyth (2004) does not model; shrinking
-    /// those variances down is where false calls came from in the synthetic evaluation.
+    /// on `d` degrees of freedom. With one scale for all benchmarks it is never below `s2`
+    /// itself: borrowing may widen a quiet benchmark's interval and lends it degrees of
+    /// freedom, but a benchmark noisier than the rest keeps its own variance. Benchmark noise
+    /// is heterogeneous in a fixed way (some are always noisier), which the exchangeable prior
+    /// of Smyth (2004) does not model; shrinking those variances down is where false calls
+    /// came from in the synthetic evaluation. A trended prior models that heterogeneity, and
+    /// its posterior is Smyth's, both ways.
     pub fn moderate(&self, s2: f64, d: f64) -> (f64, f64) {
+        let floor = if self.never_below_own { s2 } else { 0.0 };
         if self.df <= 0.0 {
             (s2, d)
         } else if self.df.is_infinite() {
-            (self.scale.max(s2), f64::INFINITY)
+            (self.scale.max(floor), f64::INFINITY)
         } else {
             (
-                ((self.df * self.scale + d * s2) / (self.df + d)).max(s2),
+                ((self.df * self.scale + d * s2) / (self.df + d)).max(floor),
                 self.df + d,
             )
         }
@@ -80,12 +88,14 @@ pub fn fit_prior(variances: &[(f64, f64)]) -> VariancePrior {
         return VariancePrior {
             df: f64::INFINITY,
             scale: mean.exp(),
+            never_below_own: true,
         };
     }
     let d0 = 2.0 * trigamma_inverse(spread);
     VariancePrior {
         df: d0,
         scale: (mean + digamma(d0 / 2.0) - (d0 / 2.0).ln()).exp(),
+        never_below_own: true,
     }
 }
 
@@ -116,7 +126,7 @@ fn tetragamma(mut x: f64) -> f64 {
 
 /// The x with ψ′(x) = y, by Newton's method from limma's starting point (Smyth 2004,
 /// appendix): monotone convergence on the convex function 1/ψ′.
-fn trigamma_inverse(y: f64) -> f64 {
+pub(super) fn trigamma_inverse(y: f64) -> f64 {
     if y > 1e7 {
         return 1.0 / y.sqrt();
     }

@@ -55,26 +55,54 @@ impl ReplicatedPair {
 
 /// The log summary of one replicate (see the module docs).
 pub(super) fn summary(samples: &[f64], higher_is_better: bool) -> f64 {
+    summary_and_within(samples, higher_is_better).0
+}
+
+/// The log summary of one replicate and the within-process variance of that summary (the
+/// variance of the kept logarithms over their count; NaN with fewer than two kept).
+fn summary_and_within(samples: &[f64], higher_is_better: bool) -> (f64, f64) {
     let logs: Vec<f64> = samples.iter().map(|v| v.ln()).collect();
-    if logs.len() < 3 {
-        return logs.iter().sum::<f64>() / logs.len() as f64;
-    }
-    let m = crate::median(&logs).unwrap_or(f64::NAN);
-    let mad = crate::mad(&logs).unwrap_or(0.0) * MAD_TO_SIGMA;
-    let limit = WITHIN_REPLICATE_SIGMAS * mad;
-    let kept: Vec<f64> = logs
+    let kept: Vec<f64> = if logs.len() < 3 {
+        logs
+    } else {
+        let m = crate::median(&logs).unwrap_or(f64::NAN);
+        let mad = crate::mad(&logs).unwrap_or(0.0) * MAD_TO_SIGMA;
+        let limit = WITHIN_REPLICATE_SIGMAS * mad;
+        logs.iter()
+            .copied()
+            .filter(|&l| {
+                mad <= 0.0
+                    || if higher_is_better {
+                        m - l <= limit
+                    } else {
+                        l - m <= limit
+                    }
+            })
+            .collect()
+    };
+    let n = kept.len() as f64;
+    let mean = kept.iter().sum::<f64>() / n;
+    let within = if kept.len() >= 2 {
+        kept.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0) / n
+    } else {
+        f64::NAN
+    };
+    (mean, within)
+}
+
+/// The mean within-process variance of the replicate summaries up to a round: how noisy the
+/// benchmark is inside one process, a covariate of its noise between processes (see
+/// [`super::trend`]). `None` when no replicate has two samples.
+pub(super) fn within_variance(pair: &ReplicatedPair, up_to: u32) -> Option<f64> {
+    let v: Vec<f64> = pair
+        .base
         .iter()
-        .copied()
-        .filter(|&l| {
-            mad <= 0.0
-                || if higher_is_better {
-                    m - l <= limit
-                } else {
-                    l - m <= limit
-                }
-        })
+        .chain(&pair.cand)
+        .filter(|r| r.round <= up_to && r.samples.len() >= 2)
+        .map(|r| summary_and_within(&r.samples, pair.higher_is_better).1)
+        .filter(|w| w.is_finite())
         .collect();
-    kept.iter().sum::<f64>() / kept.len() as f64
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
 /// Per-side summaries up to a round, screened when there are enough of them.
@@ -114,6 +142,8 @@ pub(super) struct Look {
     pub diff: f64,
     pub pooled_var: f64,
     pub dof: f64,
+    /// [`within_variance`], when known.
+    pub within: Option<f64>,
 }
 
 pub(super) fn look(pair: &ReplicatedPair, round: u32) -> Option<Look> {
@@ -131,5 +161,6 @@ pub(super) fn look(pair: &ReplicatedPair, round: u32) -> Option<Look> {
         diff: mc - mb,
         pooled_var: ((b.len() - 1) as f64 * vb + (c.len() - 1) as f64 * vc) / dof,
         dof,
+        within: within_variance(pair, round),
     })
 }

@@ -18,8 +18,10 @@
 //!    are the noise between processes that the interval has to contain.
 //! 2. **Two-sample t on the summaries** with a pooled variance on `n_b + n_c − 2` degrees of
 //!    freedom, moderated across the benchmarks of the comparison by empirical Bayes
-//!    ([`super::moderated`], Smyth 2004). The estimate is the log of the ratio of geometric
-//!    means of the summaries.
+//!    ([`super::moderated`], Smyth 2004), with a prior scale that follows each benchmark's
+//!    noise within a process ([`super::trend`], limma-trend): a benchmark borrows towards the
+//!    typical variance of benchmarks as noisy as itself inside one process. The estimate is
+//!    the log of the ratio of geometric means of the summaries.
 //! 3. **Looks and error control.** The comparison is looked at after rounds given by a
 //!    [`SequentialPlan`]: once for a fixed number of rounds, after every round for
 //!    `--until-decided`. At a look with boundary `c`, the interval `estimate ± t_df(Φ(c))·se`
@@ -53,10 +55,11 @@
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 use super::bh::benjamini_hochberg;
-use super::moderated::{VariancePrior, fit_prior};
+use super::moderated::VariancePrior;
 use super::replicate_summary::{Look, look, summaries};
 pub use super::replicate_summary::{Replicate, ReplicatedPair};
 use super::sequential::{SequentialPlan, nominal_level};
+use super::trend::{VarianceObs, fit_trended_prior};
 use super::verdict::{AbConfig, Comparison, Method, PairInput, Verdict, compare_all, fmt_q};
 
 /// Fraction of the threshold a change must be shown to exceed (see the module docs). Chosen
@@ -144,11 +147,15 @@ pub fn compare_replicated(
             .enumerate()
             .map(|(i, p)| (!fallback.contains(&i)).then(|| look(p, round)).flatten())
             .collect();
-        let prior = fit_prior(
+        let prior = fit_trended_prior(
             &numbers
                 .iter()
                 .flatten()
-                .map(|l| (l.pooled_var, l.dof))
+                .map(|l| VarianceObs {
+                    s2: l.pooled_var,
+                    d: l.dof,
+                    within: l.within,
+                })
                 .collect::<Vec<_>>(),
         );
         let c = plan.boundary_at(&boundaries, round);
@@ -159,20 +166,23 @@ pub fn compare_replicated(
         let mut judged: Vec<Comparison> = open
             .iter()
             .map(|&i| {
-                judge(
-                    &pairs[i],
-                    numbers[i].expect("filtered"),
-                    prior,
-                    c,
-                    round,
-                    config,
-                )
+                let l = numbers[i].expect("filtered");
+                judge(&pairs[i], l, prior.at(l.within), c, round, config)
             })
             .collect();
         let q = benjamini_hochberg(&judged.iter().map(|j| j.p_value).collect::<Vec<_>>());
         for ((&i, j), q) in open.iter().zip(judged.iter_mut()).zip(q) {
             j.q_value = q;
-            let decided = settle(j, &pairs[i], nominal, round, plan, &boundaries, prior);
+            let within = numbers[i].and_then(|l| l.within);
+            let decided = settle(
+                j,
+                &pairs[i],
+                nominal,
+                round,
+                plan,
+                &boundaries,
+                prior.at(within),
+            );
             if decided {
                 out[i] = Some(j.clone());
             } else {
