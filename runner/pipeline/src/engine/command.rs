@@ -120,12 +120,14 @@ pub fn run_command(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    // Started before the clock: it only waits, and kills the group if pitwall dies.
-    let mut watchdog = Watchdog::spawn()?;
+    // Started before the clock: it only waits, and kills the group if pitwall dies. The
+    // child names its group to the watchdog itself, before exec: were pitwall killed right
+    // after the spawn, a group id written by pitwall could come too late.
+    let watchdog = Watchdog::spawn()?;
+    watchdog.armed_by_child(&mut cmd);
     let start = Instant::now();
     let mut child = cmd.spawn()?;
     let pgid = child.id() as i32;
-    watchdog.guard(pgid);
     track_group(pgid);
     let mut out = child.stdout.take().expect("stdout is piped");
     let err = child.stderr.take().expect("stderr is piped");
@@ -222,12 +224,25 @@ impl Watchdog {
         })
     }
 
-    /// Arms the watchdog for process group `pgid`.
-    pub(crate) fn guard(&mut self, pgid: i32) {
-        if let Some(w) = self.writer.as_mut() {
-            use std::io::Write;
-            let _ = writeln!(w, "{pgid}");
-            let _ = w.flush();
+    /// Makes the child started by `cmd` write its own process id (its group id: it runs in a
+    /// group of its own) to the watchdog between fork and exec, so the watchdog is armed
+    /// before the command runs at all.
+    pub(crate) fn armed_by_child(&self, cmd: &mut Command) {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::process::CommandExt;
+        let Some(fd) = self.writer.as_ref().map(|w| w.as_raw_fd()) else {
+            return;
+        };
+        // SAFETY: the hook runs in the forked child and calls only async-signal-safe
+        // functions (getpid, write) on a stack buffer; the descriptor is the pipe's write end,
+        // open in the parent (close-on-exec, so exec closes the child's copy).
+        unsafe {
+            cmd.pre_exec(move || {
+                let mut buf = [0u8; 24];
+                let n = decimal_line(libc::getpid() as u64, &mut buf);
+                libc::write(fd, buf.as_ptr().cast(), n);
+                Ok(())
+            });
         }
     }
 
@@ -237,6 +252,26 @@ impl Watchdog {
         let _ = self.child.wait();
         self.writer.take();
     }
+}
+
+/// Writes `v` and a newline into `buf` without allocating (safe between fork and exec);
+/// returns the length.
+fn decimal_line(mut v: u64, buf: &mut [u8; 24]) -> usize {
+    let mut digits = [0u8; 20];
+    let mut n = 0;
+    loop {
+        digits[n] = b'0' + (v % 10) as u8;
+        n += 1;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    for i in 0..n {
+        buf[i] = digits[n - 1 - i];
+    }
+    buf[n] = b'\n';
+    n + 1
 }
 
 impl Drop for Watchdog {
@@ -316,6 +351,15 @@ pub(super) fn kill_group(pgid: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_childs_pid_line_is_plain_decimal() {
+        let mut buf = [0u8; 24];
+        for v in [0u64, 7, 4_194_304, u64::MAX] {
+            let n = decimal_line(v, &mut buf);
+            assert_eq!(&buf[..n], format!("{v}\n").as_bytes());
+        }
+    }
     use std::collections::BTreeMap;
 
     fn run(cmd: &str, timeout_ms: u64) -> CommandOutcome {
