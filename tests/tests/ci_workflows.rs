@@ -283,8 +283,8 @@ fn the_gitlab_template_measures_merge_requests_and_history() {
         "the merge request comes from CI_MERGE_REQUEST_IID"
     );
     assert!(
-        script.contains("$CI_MERGE_REQUEST_DIFF_BASE_SHA"),
-        "{script}"
+        !script.contains("--base") && !script.contains("--head"),
+        "base and head come from CI_MERGE_REQUEST_DIFF_BASE_SHA and CI_COMMIT_SHA: {script}"
     );
     let history = &y["pitwall-history"];
     let rule = history["rules"][0]["if"].as_str().unwrap();

@@ -152,8 +152,13 @@ fn repo(sb: &Sandbox) -> (String, String) {
 }
 
 fn in_pipeline(sb: &Sandbox, url: &str, args: &[&str]) -> Out {
+    in_pipeline_with(sb, url, args, &[])
+}
+
+fn in_pipeline_with(sb: &Sandbox, url: &str, args: &[&str], extra: &[(&str, &str)]) -> Out {
     Out(sb
         .cmd(args)
+        .envs(extra.iter().copied())
         .env("GITLAB_CI", "true")
         .env("CI_API_V4_URL", url)
         .env("CI_MERGE_REQUEST_IID", "12")
@@ -176,10 +181,15 @@ fn ci_in_a_merge_request_pipeline_keeps_one_note_and_ignores_spoofed_ones() {
         body: spoof.into(),
         author: "mallory".into(),
     });
-    let out = in_pipeline(
+    // No --base/--head: the merge-request pipeline's variables name the commits.
+    let out = in_pipeline_with(
         &sb,
         &url,
-        &["ci", "--base", &base, "--head", &head, "--rounds", "2"],
+        &["ci", "--rounds", "2"],
+        &[
+            ("CI_MERGE_REQUEST_DIFF_BASE_SHA", &base),
+            ("CI_COMMIT_SHA", &head),
+        ],
     )
     .expect(1);
     assert!(

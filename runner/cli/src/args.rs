@@ -162,12 +162,14 @@ pub struct CommentArgs {
 pub struct CiArgs {
     #[command(flatten)]
     pub github: GithubArgs,
-    /// Base commit of the pull request (its merge base or target branch)
+    /// Base commit of the pull request (its merge base or target branch) [default in a GitLab
+    /// merge-request pipeline: $CI_MERGE_REQUEST_DIFF_BASE_SHA]
     #[arg(long, value_name = "REV", value_parser = non_empty)]
-    pub base: String,
-    /// Head commit of the pull request
+    pub base: Option<String>,
+    /// Head commit of the pull request [default in a GitLab merge-request pipeline:
+    /// $CI_COMMIT_SHA]
     #[arg(long, value_name = "REV", value_parser = non_empty)]
-    pub head: String,
+    pub head: Option<String>,
     /// Interleaved rounds; the first batch when measuring until decided ([ci] until_decided,
     /// on by default)
     #[arg(long, value_name = "N", default_value_t = pitwall_pipeline::defaults::ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]

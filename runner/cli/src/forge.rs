@@ -32,6 +32,8 @@ const READ: &[&str] = &[
     "CI_API_V4_URL",
     "CI_MERGE_REQUEST_IID",
     "CI_MERGE_REQUEST_PROJECT_ID",
+    "CI_MERGE_REQUEST_DIFF_BASE_SHA",
+    "CI_COMMIT_SHA",
     "CI_PROJECT_ID",
 ];
 
@@ -74,6 +76,40 @@ impl CiVars {
     /// The merge request of a GitLab merge-request pipeline (`CI_MERGE_REQUEST_IID`).
     pub(super) fn merge_request(&self) -> Option<u64> {
         self.get("CI_MERGE_REQUEST_IID")?.parse().ok()
+    }
+
+    /// The base and head commits of a GitLab merge-request pipeline: the merge request's
+    /// diff base (`CI_MERGE_REQUEST_DIFF_BASE_SHA`) and the commit the job runs for
+    /// (`CI_COMMIT_SHA`). `None` outside one.
+    pub(super) fn merge_request_commits(&self) -> Option<(String, String)> {
+        if self.forge() != Forge::Gitlab {
+            return None;
+        }
+        Some((
+            self.get("CI_MERGE_REQUEST_DIFF_BASE_SHA")?,
+            self.get("CI_COMMIT_SHA")?,
+        ))
+    }
+
+    /// `--base`/`--head` as given, or else from the merge-request variables (GitLab), or a
+    /// usage error naming the flag.
+    pub(super) fn base_and_head(
+        &self,
+        base: Option<&str>,
+        head: Option<&str>,
+    ) -> Result<(String, String), Failure> {
+        let from_ci = self.merge_request_commits();
+        let pick = |given: Option<&str>, ci: Option<&String>, flag: &str| {
+            given.map(str::to_string).or_else(|| ci.cloned()).ok_or_else(|| {
+                Failure::rejected(format!(
+                    "{flag} is required (hint: name the commit, or run in a GitLab merge-request pipeline, where $CI_MERGE_REQUEST_DIFF_BASE_SHA and $CI_COMMIT_SHA name them)"
+                ))
+            })
+        };
+        Ok((
+            pick(base, from_ci.as_ref().map(|c| &c.0), "--base")?,
+            pick(head, from_ci.as_ref().map(|c| &c.1), "--head")?,
+        ))
     }
 
     /// Whether the token is the one GitHub Actions gives a job (`GITHUB_TOKEN` inside
@@ -171,5 +207,29 @@ mod tests {
         assert_eq!(v.merge_request(), Some(17));
         assert_eq!(vars(&[("GITLAB_CI", "true")]).merge_request(), None);
         assert_eq!(vars(&[("GITLAB_CI", "false")]).forge(), Forge::Github);
+    }
+
+    #[test]
+    fn gitlab_names_the_commits_of_a_merge_request() {
+        let mr = vars(&[
+            ("GITLAB_CI", "true"),
+            ("CI_MERGE_REQUEST_DIFF_BASE_SHA", "aaa"),
+            ("CI_COMMIT_SHA", "bbb"),
+        ]);
+        assert_eq!(
+            mr.base_and_head(None, None).unwrap(),
+            ("aaa".to_string(), "bbb".to_string())
+        );
+        // Flags win over the variables.
+        assert_eq!(
+            mr.base_and_head(Some("x"), None).unwrap(),
+            ("x".to_string(), "bbb".to_string())
+        );
+        // Outside GitLab (or a branch pipeline without the diff base) the flags are needed.
+        let github = vars(&[("CI_COMMIT_SHA", "bbb")]);
+        let e = github.base_and_head(None, Some("h")).unwrap_err();
+        assert!(format!("{e:?}").contains("--base is required"), "{e:?}");
+        let branch = vars(&[("GITLAB_CI", "true"), ("CI_COMMIT_SHA", "bbb")]);
+        assert!(branch.base_and_head(None, None).is_err());
     }
 }

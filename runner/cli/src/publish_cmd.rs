@@ -9,6 +9,7 @@ use super::args::{CiArgs, CommentArgs, Global, ReportArgs};
 use super::context::{current_dir, load_config, open_store, resolve_side, store_for};
 use super::environment::Console;
 use super::exit::{ExitClass, Failure};
+use super::forge::CiVars;
 use super::github::publish;
 use super::measure::{print_pair, report_dir};
 use super::site::write_report;
@@ -68,8 +69,8 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     // `ci` has no flag naming the git repository (its --repo is the GitHub OWNER/NAME), so
     // the request checks before measuring that it runs inside one.
     let cwd = current_dir()?;
-    let mut request =
-        CiRequest::new(&cwd, &a.base, &a.head, a.rounds).map_err(Failure::of_measure)?;
+    let (base, head) = CiVars::from_env().base_and_head(a.base.as_deref(), a.head.as_deref())?;
+    let mut request = CiRequest::new(&cwd, &base, &head, a.rounds).map_err(Failure::of_measure)?;
     request.max_rounds = a.max_rounds;
     request.max_time = a.max_time;
     let config = load_config(g)?;
