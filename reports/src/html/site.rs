@@ -71,9 +71,43 @@ const TEMPLATES: [(&str, &str); 5] = [
 const STYLE_CSS: &str = include_str!("../../../templates/assets/style.css");
 const FILTER_JS: &str = include_str!("../../../templates/assets/filter.js");
 
+/// `text` with control characters other than line breaks and tabs written as `\xNN`, as the
+/// terminal and Markdown show them: HTML escaping leaves them alone, and a raw ESC in a page
+/// is at best invisible.
+fn visible_controls(text: &str) -> Option<String> {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+    {
+        return None;
+    }
+    Some(
+        text.chars()
+            .map(|c| {
+                if c.is_control() && !matches!(c, '\n' | '\r' | '\t') {
+                    format!("\\x{:02x}", c as u32)
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
 fn environment() -> Result<Environment<'static>, HtmlError> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
+    // Every interpolated string (names, subjects, tool output) shows its control characters.
+    env.set_formatter(|out, state, value| {
+        match value
+            .as_str()
+            .filter(|_| !value.is_safe())
+            .and_then(visible_controls)
+        {
+            Some(shown) => minijinja::escape_formatter(out, state, &Value::from(shown)),
+            None => minijinja::escape_formatter(out, state, value),
+        }
+    });
     for (name, source) in TEMPLATES {
         env.add_template(name, source)
             .map_err(|source| HtmlError::Template {

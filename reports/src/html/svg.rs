@@ -11,7 +11,8 @@ use crate::number::{DisplayUnit, sig};
 /// Most points a sparkline draws; longer histories are reduced to bucket medians.
 pub(crate) const SPARK_POINTS: usize = 60;
 
-/// XML/HTML text and attribute escaping.
+/// XML/HTML text and attribute escaping; control characters (not allowed in XML 1.0, and
+/// invisible anyway) are written as `\xNN`, as the terminal shows them.
 pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -21,6 +22,9 @@ pub(crate) fn esc(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            c if c.is_control() && !matches!(c, '\n' | '\r' | '\t') => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
             _ => out.push(c),
         }
     }

@@ -142,6 +142,34 @@ fn untrusted_text_is_escaped() {
 }
 
 #[test]
+fn control_characters_show_as_escapes_in_pages() {
+    let mut runs = input_runs();
+    for run in &mut runs {
+        run.results[4].name = "red\u{1b}[31mname".into();
+    }
+    runs[29].commit_info.as_mut().unwrap().subject = "bell\u{7} subject".into();
+    let (dir, _) = render(&runs);
+    let mut all = read(&dir, "index.html") + &read(&dir, "compare/1.html");
+    for p in bench_pages(&dir) {
+        all += &read(&dir, &format!("bench/{p}"));
+    }
+    for c in ['\u{1b}', '\u{7}'] {
+        if let Some(i) = all.find(c) {
+            let from = all[..i].char_indices().rev().nth(80).map_or(0, |x| x.0);
+            panic!(
+                "raw control character in: {:?}",
+                &all[from..(i + 40).min(all.len())]
+            );
+        }
+    }
+    assert!(
+        all.contains("red\\x1b[31mname"),
+        "the name, escaped as the terminal shows it"
+    );
+    assert!(all.contains("bell\\x07 subject"));
+}
+
+#[test]
 fn comparison_page_orders_regressions_first_and_shows_mismatch() {
     let mut runs = input_runs();
     let last = runs.len() - 1;

@@ -271,6 +271,27 @@ impl From<anyhow::Error> for Failure {
     }
 }
 
+/// Longest word (a run without spaces: a key, a value, a path, a number) an error line prints
+/// whole; a 1 MB value in a config file must not become a 1 MB error line.
+const LONGEST_WORD_CHARS: usize = 120;
+
+/// `line` with every word longer than `max` characters cut in its middle, saying how much
+/// was left out; the words around it (context, hints) stay.
+fn cut_long_words(line: &str, max: usize) -> String {
+    line.split(' ')
+        .map(|w| {
+            let n = w.chars().count();
+            if n <= max {
+                return w.to_string();
+            }
+            let head: String = w.chars().take(max / 2).collect();
+            let tail: String = w.chars().skip(n - max / 4).collect();
+            format!("{head}…({} characters cut)…{tail}", n - max / 2 - max / 4)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Prints context lines under an error: indented, control characters escaped (they come from
 /// commands' output).
 pub fn print_details(lines: &[String]) {
@@ -294,8 +315,29 @@ pub fn report(f: Failure) -> ExitCode {
     line.push_str(&kept.join(": "));
     // Known secrets never reach the terminal, whatever an error quotes.
     let redactor = pitwall_pipeline::engine::process_redactor(&[]);
-    eprintln!("{}", redactor.redact(&line.replace('\n', " ")));
+    let line = escape_controls(&redactor.redact(&line.replace('\n', " ")));
+    eprintln!("{}", cut_long_words(&line, LONGEST_WORD_CHARS));
     let details: Vec<String> = f.details.iter().map(|d| redactor.redact(d)).collect();
     print_details(&details);
     f.class.code()
+}
+
+#[cfg(test)]
+mod cut_tests {
+    use super::cut_long_words;
+
+    #[test]
+    fn long_words_are_cut_and_hints_kept() {
+        let key = "k".repeat(1_000_000);
+        let line =
+            format!("error: pitwall.toml:1:1: unknown key `{key}`; hint: valid keys are a, b");
+        let out = cut_long_words(&line, 120);
+        assert!(out.len() < 300, "{}", out.len());
+        assert!(out.ends_with("hint: valid keys are a, b"), "{out}");
+        assert!(out.contains("characters cut"), "{out}");
+        // A 301-digit number is one word too.
+        let n = format!("{:.0}", -1e300_f64);
+        assert!(cut_long_words(&n, 120).chars().count() < 160);
+        assert_eq!(cut_long_words("short words stay", 120), "short words stay");
+    }
 }

@@ -70,6 +70,12 @@ impl PgStore {
             reason,
         };
         let mut config: Config = url.parse().map_err(|e| bad_url(format!("{e}")))?;
+        if config.get_hosts().is_empty() {
+            return Err(bad_url(
+                "no host (hint: postgres://USER@HOST/DB, or host=/run/postgresql for a Unix socket)"
+                    .into(),
+            ));
+        }
         if config.get_ssl_mode() == SslMode::Require {
             return Err(bad_url(
                 "sslmode=require: pitwall connects without TLS (hint: use a trusted network, a \

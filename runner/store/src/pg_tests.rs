@@ -161,6 +161,13 @@ fn tls_only_urls_are_refused_with_a_hint() {
 }
 
 #[test]
+fn a_url_without_a_host_is_a_bad_url() {
+    let err = PgStore::open("postgres://").unwrap_err();
+    assert!(matches!(err, StoreError::BadUrl { .. }), "{err:?}");
+    assert!(err.to_string().contains("no host"), "{err}");
+}
+
+#[test]
 fn reading_commands_do_not_set_up_a_database_and_foreign_tables_are_left_alone() {
     let Some(server) = pg_server() else {
         return;

@@ -14,6 +14,10 @@ pub enum StoreUrl {
     Postgres(String),
 }
 
+/// Linux's PATH_MAX and NAME_MAX: longer paths cannot be opened, whatever the store.
+const MAX_PATH_BYTES: usize = 4095;
+const MAX_NAME_BYTES: usize = 255;
+
 impl StoreUrl {
     /// Parses a store URL as given by `--store`, `PITWALL_STORE` or `[store] url`.
     pub fn parse(s: &str) -> Result<StoreUrl, StoreError> {
@@ -47,7 +51,20 @@ impl StoreUrl {
                 "an in-memory database keeps nothing after pitwall exits (hint: use sqlite:PATH)",
             ));
         }
-        Ok(StoreUrl::Sqlite(PathBuf::from(path)))
+        let path = PathBuf::from(path);
+        if path.is_dir() {
+            return Err(bad(
+                "is a directory (hint: name the database file in it, e.g. sqlite:DIR/pitwall.db)",
+            ));
+        }
+        if path.as_os_str().len() > MAX_PATH_BYTES
+            || path
+                .components()
+                .any(|c| c.as_os_str().len() > MAX_NAME_BYTES)
+        {
+            return Err(bad("path too long for the file system"));
+        }
+        Ok(StoreUrl::Sqlite(path))
     }
 
     /// The built-in default, `sqlite:.pitwall/pitwall.db`.
@@ -109,6 +126,23 @@ mod tests {
             let e = StoreUrl::parse(memory).unwrap_err().to_string();
             assert!(e.contains("in-memory database keeps nothing"), "{e}");
         }
+    }
+
+    #[test]
+    fn directories_and_impossible_paths_are_bad_urls() {
+        let dir = std::env::temp_dir();
+        let e = StoreUrl::parse(dir.to_str().unwrap()).unwrap_err();
+        assert!(e.to_string().contains("is a directory"), "{e}");
+        let long = format!("sqlite:{}", "x".repeat(300));
+        assert!(matches!(
+            StoreUrl::parse(&long),
+            Err(StoreError::BadUrl { .. })
+        ));
+        let deep = format!("sqlite:{}", "a/".repeat(2100));
+        assert!(matches!(
+            StoreUrl::parse(&deep),
+            Err(StoreError::BadUrl { .. })
+        ));
     }
 
     #[test]
