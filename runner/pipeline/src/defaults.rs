@@ -23,3 +23,11 @@ pub const PUBLISH: [crate::config::Publish; 2] = [
     crate::config::Publish::Check,
     crate::config::Publish::Comment,
 ];
+
+/// Largest `pitwall.toml` read (16 MiB): a config is a few kilobytes, and an endless file
+/// (`--config /dev/zero`) must end in an error, not in all the memory there is.
+pub const CONFIG_MAX_BYTES: u64 = 16 << 20;
+
+/// Largest results or export file read (2 GiB): far above 10⁶ results or a large history's
+/// export, and a bound on the memory an endless input can take.
+pub const RESULTS_FILE_MAX_BYTES: u64 = 2 << 30;

@@ -138,6 +138,24 @@ pub fn read_file(
     }
 }
 
+/// A text file of at most `max` bytes; a longer (or endless) one is an error saying so,
+/// after reading no more than `max + 1` bytes.
+pub(crate) fn read_capped(path: &Path, max: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    std::fs::File::open(path)?
+        .take(max + 1)
+        .read_to_end(&mut buf)?;
+    if buf.len() as u64 > max {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB, the most pitwall reads",
+            max >> 20
+        )));
+    }
+    String::from_utf8(buf)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
 /// What a results file holds.
 #[derive(Debug)]
 pub enum FileResults {
@@ -163,9 +181,11 @@ pub fn read_results(
             .map(|p| FileResults::Parsed(format, p))
             .map_err(|e| bad(e.to_string()));
     }
-    let text = std::fs::read_to_string(path).map_err(|source| SourceError::Read {
-        spec: spec.to_string(),
-        source,
+    let text = read_capped(path, crate::defaults::RESULTS_FILE_MAX_BYTES).map_err(|source| {
+        SourceError::Read {
+            spec: spec.to_string(),
+            source,
+        }
     })?;
     // An export (even a damaged one, so its error names the line) is recognised by its keys.
     // The tool formats drop a leading byte order mark themselves (formats::parse, detect).

@@ -45,10 +45,13 @@ pub fn find_default(dir: &Path) -> Option<PathBuf> {
 
 /// Reads and validates a config file.
 pub fn load_file(path: &Path, default_project: &str) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let text =
+        crate::source::read_capped(path, crate::defaults::CONFIG_MAX_BYTES).map_err(|source| {
+            ConfigError::Read {
+                path: path.display().to_string(),
+                source,
+            }
+        })?;
     let mut config = parse_str(&text, &path.display().to_string(), default_project)?;
     config.source = Some(path.to_path_buf());
     Ok(config)
