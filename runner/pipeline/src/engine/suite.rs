@@ -79,9 +79,12 @@ pub fn run_suite(
                         && only.is_none_or(|o| o.contains(&shown))
                 });
                 observer.suite_started(&suite.name, benches.len());
+                // Each benchmark is dropped once measured: its buffers (allocated on its first
+                // run) are freed before the next one starts, so a worker peaks at its largest
+                // benchmark rather than at the sum of the suite's.
                 let results = benches
-                    .iter_mut()
-                    .flat_map(|b| {
+                    .into_iter()
+                    .flat_map(|mut b| {
                         run_builtin(&suite.name, b.as_mut(), &suite.sampling, observer, meta)
                     })
                     .collect();
