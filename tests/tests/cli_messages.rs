@@ -273,17 +273,30 @@ fn every_command_shows_its_exit_codes_and_explains_format() {
 #[test]
 fn endless_and_huge_inputs_end_in_one_short_error() {
     let sb = with_runs();
-    // An endless config: read up to its cap, then refused (it once took all memory).
+    // An endless device as config or results: refused before reading (it once took 24 GB).
     let e = sb
         .run(&["--config", "/dev/zero", "runs"])
         .expect(2)
         .stderr();
-    assert!(e.contains("larger than 16 MiB"), "{e}");
+    assert!(e.contains("is a device, not a file"), "{e}");
     assert_eq!(e.lines().count(), 1, "{e}");
+    let e = sb.run(&["import", "/dev/zero"]).expect(2).stderr();
+    assert!(e.contains("is a device, not a file"), "{e}");
+    // A file over the cap is refused after reading just past it.
+    std::fs::write(sb.path().join("huge.toml"), vec![b'#'; (16 << 20) + 1]).unwrap();
+    let e = sb
+        .run(&["--config", "huge.toml", "runs"])
+        .expect(2)
+        .stderr();
+    assert!(e.contains("larger than 16 MiB"), "{e}");
     // A 1 MB unknown key is cut in the error line, the hint kept.
     sb.write("big.toml", &format!("{} = 1\n", "k".repeat(1 << 20)));
     let e = sb.run(&["--config", "big.toml", "runs"]).expect(2).stderr();
-    assert!(e.len() < 2_000 && e.contains("characters cut"), "{}", e.len());
+    assert!(
+        e.len() < 2_000 && e.contains("characters cut"),
+        "{}",
+        e.len()
+    );
     // A directory or a host-less PostgreSQL URL as a store is a usage error.
     std::fs::create_dir(sb.path().join("adir")).unwrap();
     for store in ["adir", "postgres://"] {

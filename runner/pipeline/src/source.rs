@@ -139,9 +139,17 @@ pub fn read_file(
 }
 
 /// A text file of at most `max` bytes; a longer (or endless) one is an error saying so,
-/// after reading no more than `max + 1` bytes.
+/// after reading no more than `max + 1` bytes. Devices (`/dev/zero`, a terminal) are refused
+/// before reading: a file or a pipe is what holds results.
 pub(crate) fn read_capped(path: &Path, max: u64) -> std::io::Result<String> {
     use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
+    let kind = std::fs::metadata(path)?.file_type();
+    if kind.is_char_device() || kind.is_block_device() {
+        return Err(std::io::Error::other(
+            "is a device, not a file (hint: name a file, or pipe the output through `cat`)",
+        ));
+    }
     let mut buf = Vec::new();
     std::fs::File::open(path)?
         .take(max + 1)
