@@ -117,6 +117,8 @@ fn run(c: usize, nth: usize, pair: Option<PairInfo>) -> Run {
         project: "demo".into(),
         commit: sha(c),
         branch: Some("main".into()),
+        testbed: None,
+        role: None,
         started_at: format!(
             "2026-12-0{}T{:02}:{:02}:00Z",
             1 + nth,

@@ -208,6 +208,8 @@ fn imported_run(
             .clone()
             .unwrap_or_else(|| WORKING_TREE.to_string()),
         branch: None,
+        testbed: None,
+        role: None,
         started_at: now.clone(),
         finished_at: now,
         config_hash: config.hash(),

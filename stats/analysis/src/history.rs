@@ -251,6 +251,8 @@ mod tests {
             project: "p".into(),
             commit: format!("{i:040x}"),
             branch: None,
+            testbed: None,
+            role: None,
             started_at: format!("2026-01-01T00:00:{i:02}Z"),
             finished_at: String::new(),
             config_hash: String::new(),

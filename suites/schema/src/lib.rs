@@ -5,6 +5,7 @@
 pub mod backend;
 pub mod benchmark;
 pub mod export;
+pub mod labels;
 pub mod schema;
 pub mod secrets;
 pub mod sections;
@@ -16,5 +17,6 @@ pub use schema::{
     ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SampleMeta, SchemaError,
     SequentialPlanInfo, Unit, WORKING_TREE,
 };
+pub use labels::{RunRole, UNKNOWN_TESTBED, default_testbed, sanitize_testbed};
 pub use secrets::Redactor;
 pub use sections::Section;

@@ -328,6 +328,13 @@ pub struct Run {
     pub commit: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// The named machine identity it was measured on (`[testbed] name`, `--testbed`, or
+    /// derived from host and GPU: [`crate::labels::default_testbed`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub testbed: Option<String>,
+    /// History of its branch, or a side of a pull-request comparison (never in history).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<crate::labels::RunRole>,
     /// RFC 3339 UTC.
     pub started_at: String,
     /// RFC 3339 UTC.
@@ -435,6 +442,8 @@ pub(crate) mod tests {
             project: "toy".into(),
             commit: WORKING_TREE.into(),
             branch: None,
+            testbed: None,
+            role: None,
             started_at: "2026-12-02T10:00:00Z".into(),
             finished_at: "2026-12-02T10:01:00Z".into(),
             config_hash: "abc".into(),
