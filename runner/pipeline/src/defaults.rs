@@ -23,3 +23,6 @@ pub const PUBLISH: [crate::config::Publish; 2] = [
     crate::config::Publish::Check,
     crate::config::Publish::Comment,
 ];
+/// The branch whose `history` runs make the history (`detect --benchmark`, the report) when
+/// `[history] branch` does not say.
+pub const HISTORY_BRANCH: &str = "main";
