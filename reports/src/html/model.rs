@@ -126,7 +126,7 @@ mod unit_tests {
     #[test]
     fn values_show_in_the_unit_of_the_latest_median() {
         let runs = crate::html::synthetic::runs(1, 3, 5);
-        let mut s = collect(&runs).remove(0);
+        let mut s = collect(&runs, "main").remove(0);
         for (p, m) in s.history.points.iter_mut().zip([900.0, 1200.0, 149_690.0]) {
             p.median = m;
         }
