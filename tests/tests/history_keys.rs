@@ -44,7 +44,9 @@ fn import(sb: &Sandbox, file: &str, sha: &str, labels: &[&str]) {
 }
 
 fn lines(out: &str) -> Vec<Value> {
-    out.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 /// The step on testbed `h200-a` is at main's commit 20 (+8%); `cpu-b` is three times slower
@@ -70,14 +72,26 @@ fn detect_on_main_finds_only_the_real_step_per_testbed() {
     }
     for (i, sha) in feature.iter().enumerate() {
         let f = result_file(&sb, &format!("f{i}.json"), 1400.0, i + 90);
-        import(&sb, &f, sha, &["--branch", "feature", "--testbed", "h200-a"]);
+        import(
+            &sb,
+            &f,
+            sha,
+            &["--branch", "feature", "--testbed", "h200-a"],
+        );
         // A pull request measured on main's testbed: stored, never history.
         let h = result_file(&sb, &format!("h{i}.json"), 1500.0, i + 95);
         import(
             &sb,
             &h,
             sha,
-            &["--branch", "main", "--testbed", "h200-a", "--role", "pr-head"],
+            &[
+                "--branch",
+                "main",
+                "--testbed",
+                "h200-a",
+                "--role",
+                "pr-head",
+            ],
         );
     }
 
@@ -107,17 +121,33 @@ fn detect_on_main_finds_only_the_real_step_per_testbed() {
     // One testbed, one branch on request; the table names testbeds when it shows several.
     let out = sb
         .run(&[
-            "detect", "--benchmark", "parse", "--testbed", "h200-a", "--branch", "feature",
-            "--format", "json",
+            "detect",
+            "--benchmark",
+            "parse",
+            "--testbed",
+            "h200-a",
+            "--branch",
+            "feature",
+            "--format",
+            "json",
         ])
         .expect(0)
         .stdout();
     let feature_only = lines(&out);
     assert_eq!(feature_only.len(), 1, "{out}");
     assert_eq!(feature_only[0]["points"], 6, "{out}");
-    let table = sb.run(&["detect", "--benchmark", "parse"]).expect(0).stdout();
-    assert!(table.contains("pitwall-json/parse/time @ h200-a"), "{table}");
-    assert!(table.contains("no change points: pitwall-json/parse/time @ cpu-b"), "{table}");
+    let table = sb
+        .run(&["detect", "--benchmark", "parse"])
+        .expect(0)
+        .stdout();
+    assert!(
+        table.contains("pitwall-json/parse/time @ h200-a"),
+        "{table}"
+    );
+    assert!(
+        table.contains("no change points: pitwall-json/parse/time @ cpu-b"),
+        "{table}"
+    );
     let e = sb
         .run(&["detect", "--benchmark", "parse", "--testbed", "nowhere"])
         .expect(2)

@@ -106,7 +106,10 @@ pub(super) fn cmd_detect(g: &Global, a: &DetectArgs) -> Result<ExitClass, Failur
         let cfg = load_config(g)?;
         let store = open_store(g, &cfg, OpenMode::Existing)?;
         let filter = detect::HistoryFilter {
-            branch: a.branch.clone().unwrap_or_else(|| cfg.history_branch.clone()),
+            branch: a
+                .branch
+                .clone()
+                .unwrap_or_else(|| cfg.history_branch.clone()),
             testbed: a.testbed.as_deref().map(pitwall_schema::sanitize_testbed),
         };
         let histories = detect::detect_history(store.as_ref(), pattern, &filter, &config)

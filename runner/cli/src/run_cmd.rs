@@ -18,8 +18,8 @@ use super::args::{Global, RunArgs};
 use super::context::{current_dir, format, load_config, open_store};
 use super::environment::Console;
 use super::exit::{ExitClass, Failure};
-use pitwall_pipeline::labels::Labels;
 use super::measure::{print_pair, report_after, report_dir};
+use pitwall_pipeline::labels::Labels;
 
 pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;

@@ -243,9 +243,11 @@ mod tests {
         assert_eq!(r.testbed.as_deref(), Some("recorded"));
         assert_eq!(r.role, Some(RunRole::PrBase));
         let mut old = run(None, None);
-        labels(LabelRequest::default(), &[("GITHUB_REF_NAME", "x")], None)
-            .apply_exported(&mut old);
-        assert_eq!(old.branch, None, "variables describe this job, not the export");
+        labels(LabelRequest::default(), &[("GITHUB_REF_NAME", "x")], None).apply_exported(&mut old);
+        assert_eq!(
+            old.branch, None,
+            "variables describe this job, not the export"
+        );
         assert_eq!(old.testbed.as_deref(), Some("cpu-node07"));
     }
 }

@@ -207,58 +207,58 @@ fn write_schema_1_database(db: &TestDb, runs: &[&pitwall_schema::Run]) {
     )
     .unwrap();
     for run in runs {
-    let row = RunRow::of(run);
-    tx.execute(
-        "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
+        let row = RunRow::of(run);
+        tx.execute(
+            "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
                            config_hash, status, fingerprint_json, commit_info_json, error,
                            pair_json, pair_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-        &[
-            &run.id,
-            &row.project,
-            &row.commit,
-            &row.branch,
-            &row.started_at,
-            &row.finished_at,
-            &row.config_hash,
-            &row.status,
-            &row.fingerprint_json,
-            &row.commit_info_json,
-            &row.error,
-            &row.pair_json,
-            &run.pair.as_ref().map(|p| p.id.clone()),
-        ],
-    )
-    .unwrap();
-    for (ord, r) in run.results.iter().enumerate() {
-        let id: i64 = tx
-            .query_one(
-                "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
+            &[
+                &run.id,
+                &row.project,
+                &row.commit,
+                &row.branch,
+                &row.started_at,
+                &row.finished_at,
+                &row.config_hash,
+                &row.status,
+                &row.fingerprint_json,
+                &row.commit_info_json,
+                &row.error,
+                &row.pair_json,
+                &run.pair.as_ref().map(|p| p.id.clone()),
+            ],
+        )
+        .unwrap();
+        for (ord, r) in run.results.iter().enumerate() {
+            let id: i64 = tx
+                .query_one(
+                    "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
                                       direction, status, error)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
-                &[
-                    &run.id,
-                    &(ord as i32),
-                    &r.suite,
-                    &r.name,
-                    &to_json(&r.params),
-                    &r.measure,
-                    &r.unit.as_str(),
-                    &r.direction.as_str(),
-                    &r.status.as_str(),
-                    &r.error,
-                ],
-            )
-            .unwrap()
-            .get(0);
-        for (idx, value) in r.samples.iter().enumerate() {
-            tx.execute(
+                    &[
+                        &run.id,
+                        &(ord as i32),
+                        &r.suite,
+                        &r.name,
+                        &to_json(&r.params),
+                        &r.measure,
+                        &r.unit.as_str(),
+                        &r.direction.as_str(),
+                        &r.status.as_str(),
+                        &r.error,
+                    ],
+                )
+                .unwrap()
+                .get(0);
+            for (idx, value) in r.samples.iter().enumerate() {
+                tx.execute(
                 "INSERT INTO samples (result_id, idx, value, meta_json) VALUES ($1, $2, $3, $4)",
                 &[&id, &(idx as i32), value, &meta_json(r, idx)],
             )
             .unwrap();
+            }
         }
-    }
     }
     tx.commit().unwrap();
 }

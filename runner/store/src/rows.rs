@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 
 use pitwall_schema::{
-    BenchmarkResult, Direction, Fingerprint, PairInfo, ResultStatus, Run, RunRole, RunStatus, SampleMeta, Unit,
+    BenchmarkResult, Direction, Fingerprint, PairInfo, ResultStatus, Run, RunRole, RunStatus,
+    SampleMeta, Unit,
 };
 
 use super::{RunSummary, StoreError};

@@ -204,7 +204,8 @@ pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Ve
         .filter(|s| !s.points.is_empty())
         .collect();
     out.sort_by(|a, b| {
-        crate::order::bench_cmp(a.bench_ref(), b.bench_ref()).then_with(|| a.testbed.cmp(&b.testbed))
+        crate::order::bench_cmp(a.bench_ref(), b.bench_ref())
+            .then_with(|| a.testbed.cmp(&b.testbed))
     });
     for s in &mut out {
         let medians: Vec<f64> = s.points.iter().map(|p| p.median).collect();
@@ -481,7 +482,11 @@ mod tests {
         let s = series(&runs, &one, &DetectConfig::default());
         assert_eq!(s.len(), 1);
         assert!(s[0].points.iter().all(|p| p.median == 100.0));
-        let feature = series(&runs, &HistoryFilter::branch("feature"), &DetectConfig::default());
+        let feature = series(
+            &runs,
+            &HistoryFilter::branch("feature"),
+            &DetectConfig::default(),
+        );
         assert_eq!(feature.len(), 1);
         assert_eq!(feature[0].points.len(), 10);
         // Without the filter's rules the same runs would show steps: the test can fail.

@@ -17,7 +17,9 @@ pub const UNKNOWN_TESTBED: &str = "unknown";
 pub const MAX_TESTBED_LEN: usize = 64;
 
 /// Words of a GPU model name that say nothing about which GPU it is.
-const VENDOR_WORDS: &[&str] = &["nvidia", "geforce", "tesla", "quadro", "amd", "radeon", "intel"];
+const VENDOR_WORDS: &[&str] = &[
+    "nvidia", "geforce", "tesla", "quadro", "amd", "radeon", "intel",
+];
 
 /// What a run is for: history of its branch, or one side of a pull-request comparison (which
 /// stays in the store, is shown on comparison pages, and never enters a history).
@@ -97,7 +99,9 @@ pub fn default_testbed(fp: &Fingerprint) -> String {
             .split_whitespace()
             .filter(|w| !VENDOR_WORDS.contains(&w.to_lowercase().as_str()));
         let first = words.clone().next();
-        words.find(|w| w.chars().any(|c| c.is_ascii_digit())).or(first)
+        words
+            .find(|w| w.chars().any(|c| c.is_ascii_digit()))
+            .or(first)
     });
     sanitize_testbed(&format!("{}-{host}", gpu.unwrap_or("cpu")))
 }
@@ -154,7 +158,10 @@ mod tests {
             "4090-gpu-3"
         );
         assert_eq!(default_testbed(&fp("Build Box", None)), "cpu-build-box");
-        assert_eq!(default_testbed(&fp("", Some("NVIDIA H100"))), UNKNOWN_TESTBED);
+        assert_eq!(
+            default_testbed(&fp("", Some("NVIDIA H100"))),
+            UNKNOWN_TESTBED
+        );
     }
 
     #[test]

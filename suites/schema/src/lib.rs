@@ -12,11 +12,11 @@ pub mod sections;
 
 pub use backend::{Backend, BackendError, SuiteKind};
 pub use benchmark::{BenchError, Benchmark, BenchmarkId, Conversion, MetricSpec, SamplingHint};
+pub use labels::{RunRole, UNKNOWN_TESTBED, default_testbed, sanitize_testbed};
 pub use schema::{
     BenchmarkResult, CommitInfo, Direction, ExportDoc, Fingerprint, GpuInfo, PairInfo, PairRole,
     ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SampleMeta, SchemaError,
     SequentialPlanInfo, Unit, WORKING_TREE,
 };
-pub use labels::{RunRole, UNKNOWN_TESTBED, default_testbed, sanitize_testbed};
 pub use secrets::Redactor;
 pub use sections::Section;
