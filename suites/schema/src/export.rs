@@ -1,16 +1,17 @@
-//! The versioned export document (`pitwall export`/`import`: schema `pitwall/v2` written,
-//! `pitwall/v1` still read) and the checks a run must pass before it is stored or imported:
+//! The versioned export document (`pitwall export`/`import`: schema `pitwall/v3` written,
+//! `pitwall/v1` and `pitwall/v2` still read) and the checks a run must pass before it is stored or imported:
 //! what the type system cannot say.
 
 use serde::de::{Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
 
-use crate::schema::{ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2};
+use crate::schema::{ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3};
 
 /// The versioned export document (`pitwall export` / `pitwall import`).
 ///
-/// `pitwall/v2` is `pitwall/v1` plus the optional `replicates` array of each result; a document
-/// read as v1 keeps its tag, so writing it again gives it back unchanged.
+/// `pitwall/v2` is `pitwall/v1` plus the optional `replicates` array of each result, and
+/// `pitwall/v3` is `pitwall/v2` plus the optional `testbed` and `role` of each run; a document
+/// read as an older version keeps its tag, so writing it again gives it back unchanged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExportDoc {
@@ -19,7 +20,7 @@ pub struct ExportDoc {
 }
 
 /// What a JSON error names as the schema when the document's own tag could not be read.
-const ANY_SCHEMA: &str = "pitwall/v1 or pitwall/v2";
+const ANY_SCHEMA: &str = "pitwall/v1, pitwall/v2 or pitwall/v3";
 
 /// Why a document could not be read as an export document.
 #[derive(Debug, thiserror::Error)]
@@ -33,7 +34,9 @@ pub enum SchemaError {
         column: usize,
         message: String,
     },
-    #[error("unsupported schema `{0}` (this pitwall reads `{SCHEMA_V1}` and `{SCHEMA_V2}`)")]
+    #[error(
+        "unsupported schema `{0}` (this pitwall reads `{SCHEMA_V1}`, `{SCHEMA_V2}` and `{SCHEMA_V3}`)"
+    )]
     Version(String),
     /// `run` names the run: `run ID`, or in a document `run N (ID)` (`run N` without an id).
     #[error("{run}: {what}")]
@@ -61,6 +64,37 @@ struct V1Probe {
 struct V1ProbeRun {
     #[serde(rename = "results")]
     _results: Vec<V1ProbeResult>,
+    #[serde(default, rename = "testbed")]
+    _testbed: Option<NotBeforeV3>,
+    #[serde(default, rename = "role")]
+    _role: Option<NotBeforeV3>,
+}
+
+/// The shape of a v2 document as far as the run labels go: a `testbed` or `role` key in a run
+/// is an error at its position.
+#[derive(Deserialize)]
+struct V2Probe {
+    #[serde(rename = "runs")]
+    _runs: Vec<V2ProbeRun>,
+}
+
+#[derive(Deserialize)]
+struct V2ProbeRun {
+    #[serde(default, rename = "testbed")]
+    _testbed: Option<NotBeforeV3>,
+    #[serde(default, rename = "role")]
+    _role: Option<NotBeforeV3>,
+}
+
+/// A value that cannot be read: a run's `testbed` or `role` in a v1 or v2 document.
+enum NotBeforeV3 {}
+
+impl<'de> Deserialize<'de> for NotBeforeV3 {
+    fn deserialize<D: Deserializer<'de>>(_: D) -> Result<NotBeforeV3, D::Error> {
+        Err(D::Error::custom(format!(
+            "a run's `testbed` and `role` are new in {SCHEMA_V3} (hint: declare \"schema\": \"{SCHEMA_V3}\")"
+        )))
+    }
 }
 
 #[derive(Deserialize)]
@@ -96,10 +130,10 @@ fn json_error(schema: &str, e: &serde_json::Error) -> SchemaError {
 }
 
 impl ExportDoc {
-    /// A document of the newest schema (`pitwall/v2`).
+    /// A document of the newest schema (`pitwall/v3`).
     pub fn new(runs: Vec<Run>) -> ExportDoc {
         ExportDoc {
-            schema: SCHEMA_V2.to_string(),
+            schema: SCHEMA_V3.to_string(),
             runs,
         }
     }
@@ -111,14 +145,15 @@ impl ExportDoc {
         s
     }
 
-    /// Reads and validates an export document of schema `pitwall/v1` or `pitwall/v2`.
+    /// Reads and validates an export document of schema `pitwall/v1`, `pitwall/v2` or
+    /// `pitwall/v3`.
     pub fn from_json(text: &str) -> Result<ExportDoc, SchemaError> {
         // A document that is not JSON at all, or has no string tag, fails the full read below.
         let declared = serde_json::from_str::<Tag>(text)
             .ok()
             .and_then(|t| t.schema);
         let named = match declared.as_deref() {
-            Some(s @ (SCHEMA_V1 | SCHEMA_V2)) => s,
+            Some(s @ (SCHEMA_V1 | SCHEMA_V2 | SCHEMA_V3)) => s,
             Some(other) => return Err(SchemaError::Version(other.to_string())),
             None => ANY_SCHEMA,
         };
@@ -127,7 +162,10 @@ impl ExportDoc {
             SCHEMA_V1 => {
                 serde_json::from_str::<V1Probe>(text).map_err(|e| json_error(SCHEMA_V1, &e))?;
             }
-            SCHEMA_V2 => {}
+            SCHEMA_V2 => {
+                serde_json::from_str::<V2Probe>(text).map_err(|e| json_error(SCHEMA_V2, &e))?;
+            }
+            SCHEMA_V3 => {}
             other => return Err(SchemaError::Version(other.to_string())),
         }
         for (i, run) in doc.runs.iter().enumerate() {
@@ -372,7 +410,7 @@ mod tests {
         let doc = ExportDoc::new(vec![run(vec![result(samples), with_replicates])]);
         let text = doc.to_json();
         assert!(
-            text.starts_with("{\n  \"schema\": \"pitwall/v2\",\n"),
+            text.starts_with("{\n  \"schema\": \"pitwall/v3\",\n"),
             "{text}"
         );
         // Written only where known: once, for the second result.
@@ -387,7 +425,7 @@ mod tests {
     fn reads_v1_and_keeps_its_tag() {
         let v1 = ExportDoc::new(vec![run(vec![result(vec![1.0, 2.0])])])
             .to_json()
-            .replace("pitwall/v2", "pitwall/v1");
+            .replace("pitwall/v3", "pitwall/v1");
         let doc = ExportDoc::from_json(&v1).unwrap();
         assert_eq!(doc.schema, SCHEMA_V1);
         assert!(doc.runs[0].results[0].replicates.is_empty());
@@ -399,7 +437,7 @@ mod tests {
         let mut r = result(vec![1.0, 2.0]);
         r.replicates = vec![0, 1];
         let v2 = ExportDoc::new(vec![run(vec![r])]).to_json();
-        let v1 = v2.replace("pitwall/v2", "pitwall/v1");
+        let v1 = v2.replace("pitwall/v3", "pitwall/v1");
         let line = v1
             .lines()
             .position(|l| l.contains("\"replicates\""))
@@ -436,10 +474,39 @@ mod tests {
     }
 
     #[test]
+    fn run_labels_are_new_in_v3() {
+        let mut labelled = run(vec![result(vec![1.0])]);
+        labelled.testbed = Some("h200-node07".into());
+        labelled.role = Some(crate::labels::RunRole::PrBase);
+        let v3 = ExportDoc::new(vec![labelled]).to_json();
+        let back = ExportDoc::from_json(&v3).unwrap();
+        assert_eq!(back.runs[0].testbed.as_deref(), Some("h200-node07"));
+        assert_eq!(back.to_json(), v3);
+        assert!(v3.contains("\"role\": \"pr-base\""), "{v3}");
+        for old in ["pitwall/v1", "pitwall/v2"] {
+            let e = ExportDoc::from_json(&v3.replace("pitwall/v3", old))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with(&format!("not valid JSON for schema {old} at line "))
+                    && e.contains("a run's `testbed` and `role` are new in pitwall/v3"),
+                "{e}"
+            );
+        }
+        // An older document without them reads as before and keeps its tag.
+        let v2 = ExportDoc::new(vec![run(vec![result(vec![1.0])])])
+            .to_json()
+            .replace("pitwall/v3", "pitwall/v2");
+        let doc = ExportDoc::from_json(&v2).unwrap();
+        assert_eq!((doc.schema.as_str(), doc.runs[0].role), (SCHEMA_V2, None));
+        assert_eq!(doc.to_json(), v2);
+    }
+
+    #[test]
     fn rejects_other_schema_and_bad_samples() {
         let text = ExportDoc::new(vec![])
             .to_json()
-            .replace("pitwall/v2", "pitwall/v9");
+            .replace("pitwall/v3", "pitwall/v9");
         let e = ExportDoc::from_json(&text).unwrap_err();
         assert!(
             matches!(&e, SchemaError::Version(v) if v == "pitwall/v9"),
@@ -447,7 +514,7 @@ mod tests {
         );
         assert_eq!(
             e.to_string(),
-            "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1` and `pitwall/v2`)"
+            "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2` and `pitwall/v3`)"
         );
         // A newer document is refused for its version, not for the fields it added.
         let newer = r#"{"schema":"pitwall/v9","runs":[],"signature":"abc"}"#;
@@ -459,7 +526,9 @@ mod tests {
         for broken in [r#"{"schema":"pitwall/v2","runs":["#, r#"{"runs":[]}"#] {
             let e = ExportDoc::from_json(broken).unwrap_err().to_string();
             assert!(
-                e.starts_with("not valid JSON for schema pitwall/v1 or pitwall/v2 at line 1,"),
+                e.starts_with(
+                    "not valid JSON for schema pitwall/v1, pitwall/v2 or pitwall/v3 at line 1,"
+                ),
                 "{e}"
             );
         }
@@ -474,7 +543,7 @@ mod tests {
             .replace("\"higher_is_better\"", "\"upwards\"");
         let e = ExportDoc::from_json(&text).unwrap_err().to_string();
         assert!(
-            e.starts_with("not valid JSON for schema pitwall/v2 at line ")
+            e.starts_with("not valid JSON for schema pitwall/v3 at line ")
                 && e.contains(": unknown variant `upwards`"),
             "{e}"
         );

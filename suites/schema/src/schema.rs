@@ -9,9 +9,13 @@ use std::fmt;
 /// documents written before replicates were recorded (still read by `pitwall import`).
 pub const SCHEMA_V1: &str = "pitwall/v1";
 
-/// Tag of the export document `pitwall export` writes: `pitwall/v1` plus the optional
-/// `replicates` array of each result.
+/// Tag of export documents with replicates, written before runs recorded their testbed and role
+/// (still read): `pitwall/v1` plus the optional `replicates` array of each result.
 pub const SCHEMA_V2: &str = "pitwall/v2";
+
+/// Tag of the export document `pitwall export` writes: `pitwall/v2` plus the optional
+/// `testbed` and `role` of each run.
+pub const SCHEMA_V3: &str = "pitwall/v3";
 
 /// Whether smaller or larger values of a measure are better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
