@@ -58,7 +58,7 @@ pub enum Cmd {
     /// Show one stored run
     #[command(after_help = EXIT_CODES)]
     Show(ShowArgs),
-    /// Write stored runs as versioned JSON (schema pitwall/v2)
+    /// Write stored runs as versioned JSON (schema pitwall/v3)
     #[command(after_help = EXIT_CODES)]
     Export(ExportArgs),
     /// Store runs from `pitwall export` files or other tools' results (docs/FORMATS.md)
