@@ -480,15 +480,13 @@ mod tests {
             testbed: Some("h200-a".into()),
         };
         let s = series(&runs, &one, &DetectConfig::default());
-        assert_eq!(s.len(), 1);
-        assert!(s[0].points.iter().all(|p| p.median == 100.0));
+        assert!(s.len() == 1 && s[0].points.iter().all(|p| p.median == 100.0));
         let feature = series(
             &runs,
             &HistoryFilter::branch("feature"),
             &DetectConfig::default(),
         );
-        assert_eq!(feature.len(), 1);
-        assert_eq!(feature[0].points.len(), 10);
+        assert_eq!((feature.len(), feature[0].points.len()), (1, 10));
         // Without labels, every run is one testbed's history of main: one series of them all.
         let mut mixed = runs.clone();
         mixed.iter_mut().for_each(|r| {
