@@ -217,3 +217,76 @@ fn import_defaults_come_from_ci_variables_and_the_config() {
         .stderr();
     assert!(out.contains("imported 0 run(s), 2 already stored"), "{out}");
 }
+
+/// A command suite that measures `true`, quickly.
+const TINY: &str = "[project]\nname = \"tiny\"\n\n[[suite]]\nname = \"t\"\nkind = \"command\"\nformat = \"wall-time\"\ncommand = \"true\"\nwarmup_s = 0\nmax_time_s = 0.05\nmin_samples = 5\n";
+
+/// `run` stores history on the branch checked out and this host's testbed; the sides of
+/// `run --base/--head` are a pull request's; the flags override each.
+#[test]
+fn run_labels_its_runs() {
+    let sb = Sandbox::new();
+    let dir = sb.path();
+    git(dir, &["init", "-q", "-b", "trunk"]);
+    sb.write("pitwall.toml", TINY);
+    std::fs::write(dir.join(".gitignore"), ".pitwall/\n").unwrap();
+    git(dir, &["add", "pitwall.toml", ".gitignore"]);
+    git(dir, &["commit", "-q", "-m", "bench"]);
+    commit(dir, 1);
+    sb.run(&["run", "--quiet", "--no-report"]).expect(0);
+    sb.run(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        "--branch",
+        "nightly",
+        "--testbed",
+        "Lab 3",
+        "--role",
+        "pr-head",
+    ])
+    .expect(0);
+    sb.run(&[
+        "run",
+        "--quiet",
+        "--no-report",
+        "--base",
+        "HEAD~1",
+        "--head",
+        "HEAD",
+        "--rounds",
+        "1",
+    ])
+    .expect(0);
+    let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
+    let runs = doc["runs"].as_array().unwrap();
+    let mut labels: Vec<(&str, &str)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r["branch"].as_str().unwrap_or("-"),
+                r["role"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    // The pair's two runs may be stored in either order; the first two runs are not.
+    labels[2..].sort_unstable();
+    assert_eq!(
+        labels,
+        [
+            ("trunk", "history"),
+            ("nightly", "pr-head"),
+            ("-", "pr-base"),
+            ("trunk", "pr-head"),
+        ],
+        "{doc}"
+    );
+    let host = runs[0]["fingerprint"]["hostname"].as_str().unwrap();
+    let short = host.split('.').next().unwrap().to_lowercase();
+    assert!(
+        runs[0]["testbed"].as_str().unwrap().ends_with(&short),
+        "{} for host {host}",
+        runs[0]["testbed"]
+    );
+    assert_eq!(runs[1]["testbed"], "lab-3");
+}
