@@ -31,6 +31,7 @@ fn main() {
         runs: &history,
         comparisons: &comparisons,
         generated_at: "now",
+        history_branch: "main",
     };
     let summary = match write_site(&input, &out) {
         Ok(s) => s,

@@ -117,6 +117,8 @@ fn run(c: usize, nth: usize, pair: Option<PairInfo>) -> Run {
         project: "demo".into(),
         commit: sha(c),
         branch: Some("main".into()),
+        testbed: None,
+        role: None,
         started_at: format!(
             "2026-12-0{}T{:02}:{:02}:00Z",
             1 + nth,
@@ -202,6 +204,7 @@ fn main() {
         runs: &runs,
         comparisons: &comparisons,
         generated_at: "2026-12-03T17:00:00Z",
+        history_branch: "main",
     };
     match write_site(&input, std::path::Path::new(&out)) {
         Ok(s) => println!("{} pages, {} benchmarks in {out}", s.pages, s.benchmarks),

@@ -16,6 +16,8 @@ struct JsonLine<'a> {
     benchmark: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     unit: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    testbed: Option<&'a str>,
     points: usize,
     change_points: &'a [DetectedChange],
 }
@@ -26,14 +28,19 @@ pub fn render_json_lines(series: &[SeriesDetection]) -> String {
     for s in series {
         let (file, benchmark, unit) = match &s.source {
             SeriesSource::File(f) => (Some(f.as_str()), None, None),
-            SeriesSource::Benchmark { key, unit } => {
+            SeriesSource::Benchmark { key, unit, .. } => {
                 (None, Some(key.as_str()), Some(unit.as_str()))
             }
+        };
+        let testbed = match &s.source {
+            SeriesSource::Benchmark { testbed, .. } => Some(testbed.as_str()),
+            SeriesSource::File(_) => None,
         };
         let line = JsonLine {
             file,
             benchmark,
             unit,
+            testbed,
             points: s.points,
             change_points: &s.changes,
         };
@@ -49,10 +56,23 @@ pub fn render_table(series: &[SeriesDetection]) -> String {
         "SERIES", ">POINTS", ">INDEX", ">BEFORE", ">AFTER", ">CHANGE", ">P", "COMMITS",
     ]);
     let mut quiet = Vec::new();
+    // A series is named by its testbed too when the output holds several.
+    let mut testbeds: Vec<&str> = series
+        .iter()
+        .filter_map(|s| match &s.source {
+            SeriesSource::Benchmark { testbed, .. } => Some(testbed.as_str()),
+            SeriesSource::File(_) => None,
+        })
+        .collect();
+    testbeds.sort_unstable();
+    testbeds.dedup();
     for s in series {
         let (name, unit) = match &s.source {
             SeriesSource::File(f) => (f.clone(), None),
-            SeriesSource::Benchmark { key, unit } => (key.clone(), Some(unit.as_str())),
+            SeriesSource::Benchmark {
+                key, unit, testbed, ..
+            } if testbeds.len() > 1 => (format!("{key} @ {testbed}"), Some(unit.as_str())),
+            SeriesSource::Benchmark { key, unit, .. } => (key.clone(), Some(unit.as_str())),
         };
         if s.changes.is_empty() {
             quiet.push(name);
@@ -142,6 +162,7 @@ mod tests {
                 source: SeriesSource::Benchmark {
                     key: "kernel/gemm_f32[n=64]/throughput".into(),
                     unit: "GFLOP/s".into(),
+                    testbed: "cpu-box".into(),
                 },
                 points: 40,
                 changes: vec![DetectedChange {
@@ -155,6 +176,7 @@ mod tests {
                 source: SeriesSource::Benchmark {
                     key: "kernel/stream[bytes=2097152]/time".into(),
                     unit: "ns".into(),
+                    testbed: "cpu-box".into(),
                 },
                 points: 30,
                 changes: vec![DetectedChange {

@@ -300,6 +300,8 @@ mod tests {
             project: "toy".into(),
             commit: "working tree".into(),
             branch: None,
+            testbed: None,
+            role: None,
             started_at: "2026-12-02T10:00:00.000000Z".into(),
             finished_at: "2026-12-02T10:00:05.000000Z".into(),
             config_hash: "ab".repeat(32),

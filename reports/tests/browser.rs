@@ -47,6 +47,7 @@ fn report_renders_in_headless_chromium() {
         runs: &runs,
         comparisons: &comparisons,
         generated_at: "now",
+        history_branch: "main",
     };
     write_site(&input, dir.path()).unwrap();
     let shots = root.join("target").join("browser");

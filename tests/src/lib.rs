@@ -130,6 +130,13 @@ impl Sandbox {
             "CI_MERGE_REQUEST_IID",
             "CI_MERGE_REQUEST_PROJECT_ID",
             "CI_PROJECT_ID",
+            // Branch names a stored run would take from the job (docs/CONFIG.md).
+            "GITHUB_HEAD_REF",
+            "GITHUB_REF_NAME",
+            "GITHUB_BASE_REF",
+            "CI_COMMIT_REF_NAME",
+            "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME",
+            "CI_MERGE_REQUEST_TARGET_BRANCH_NAME",
         ] {
             c.env_remove(ci);
         }

@@ -17,7 +17,7 @@ fn export_import_round_trips_byte_for_byte() {
     a.run(&["run", "--quiet"]).expect(0);
     let first = a.run(&["export"]).expect(0).stdout();
     assert!(
-        first.starts_with("{\n  \"schema\": \"pitwall/v2\",\n"),
+        first.starts_with("{\n  \"schema\": \"pitwall/v3\",\n"),
         "{first}"
     );
     let file = a.write("export.json", &first);
@@ -86,7 +86,7 @@ fn garbage_imports_store_nothing() {
         .stderr();
     assert!(
         e.contains(
-            "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1` and `pitwall/v2`)"
+            "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2` and `pitwall/v3`)"
         ),
         "{e}"
     );

@@ -252,7 +252,7 @@ mod tests {
     use crate::html::synthetic;
 
     fn series_of(runs: &[Run]) -> Series {
-        model::collect(runs).remove(0)
+        model::collect(runs, "main").remove(0)
     }
 
     fn labels(svg: &str) -> Vec<String> {

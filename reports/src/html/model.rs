@@ -23,14 +23,22 @@ impl std::ops::Deref for Series {
     }
 }
 
-/// The runs' series, in the order benchmarks are listed (numbers as numbers), each in commit
-/// order, with the default change-point settings: the same series and
-/// change points `pitwall detect --benchmark` shows (one analysis, one rule for duplicate keys).
-pub(crate) fn collect(runs: &[Run]) -> Vec<Series> {
-    pitwall_analysis::history::series(runs, &DetectConfig::default())
-        .into_iter()
+/// The runs' series on the history `branch`, one per benchmark measure and testbed, in the
+/// order benchmarks are listed (numbers as numbers), each in commit order, with the default
+/// change-point settings: the same series and change points `pitwall detect --benchmark`
+/// shows (one analysis, one rule for duplicate keys). With several testbeds, each series' slug
+/// names its testbed too, so their pages do not overwrite each other.
+pub(crate) fn collect(runs: &[Run], branch: &str) -> Vec<Series> {
+    let filter = pitwall_analysis::HistoryFilter::branch(branch);
+    let all = pitwall_analysis::history::series(runs, &filter, &DetectConfig::default());
+    let several = all.iter().any(|s| s.testbed != all[0].testbed);
+    all.into_iter()
         .map(|history| Series {
-            slug: slug(&history.key),
+            slug: if several {
+                slug(&format!("{}@{}", history.key, history.testbed))
+            } else {
+                slug(&history.key)
+            },
             history,
         })
         .collect()
@@ -118,7 +126,7 @@ mod unit_tests {
     #[test]
     fn values_show_in_the_unit_of_the_latest_median() {
         let runs = crate::html::synthetic::runs(1, 3, 5);
-        let mut s = collect(&runs).remove(0);
+        let mut s = collect(&runs, "main").remove(0);
         for (p, m) in s.history.points.iter_mut().zip([900.0, 1200.0, 149_690.0]) {
             p.median = m;
         }

@@ -24,6 +24,9 @@ pub struct ReportInput<'a> {
     pub comparisons: &'a [(String, ComparisonReport)],
     /// When the report was made (shown as given).
     pub generated_at: &'a str,
+    /// The branch whose `history` runs make the histories (`[history] branch`), one series per
+    /// testbed; pull-request runs are only on comparison pages.
+    pub history_branch: &'a str,
 }
 
 /// What `write_site` wrote.
@@ -141,7 +144,7 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
         mkdir(out_dir.join(sub))?;
     }
     let env = environment()?;
-    let series = model::collect(input.runs);
+    let series = model::collect(input.runs, input.history_branch);
     let page = |root: &str, title: &str| {
         context! {
             project => input.project,

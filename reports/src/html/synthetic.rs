@@ -126,6 +126,10 @@ pub fn runs(benchmarks: usize, runs: usize, samples: usize) -> Vec<Run> {
                 project: "demo".into(),
                 commit: sha(r),
                 branch: Some("main".into()),
+                // One named testbed whose GPU is swapped late: an environment change inside one
+                // history, not a second testbed.
+                testbed: Some("demo-node".into()),
+                role: None,
                 started_at: format!("2026-01-{:02}T{hour:02}:00:00Z", 1 + day % 28),
                 finished_at: format!("2026-01-{:02}T{hour:02}:30:00Z", 1 + day % 28),
                 config_hash: sha(runs + 1),

@@ -27,6 +27,7 @@ fn render(runs: &[Run]) -> (tempfile::TempDir, super::SiteSummary) {
         runs,
         comparisons: &comparisons,
         generated_at: "2026-12-02T10:00:00Z",
+        history_branch: "main",
     };
     let summary = write_site(&input, dir.path()).unwrap();
     (dir, summary)
@@ -208,6 +209,7 @@ fn render_empty() -> (tempfile::TempDir, super::SiteSummary) {
         runs: &[],
         comparisons: &[],
         generated_at: "t",
+        history_branch: "main",
     };
     let s = write_site(&input, dir.path()).unwrap();
     (dir, s)
@@ -261,6 +263,7 @@ fn a_rewrite_removes_pages_the_history_no_longer_has() {
         runs: &fewer,
         comparisons: &[],
         generated_at: "2026-12-02T11:00:00Z",
+        history_branch: "main",
     };
     let second = write_site(&input, dir.path()).unwrap();
     assert_eq!(second.benchmarks, 10);
@@ -315,6 +318,7 @@ fn the_index_tells_one_story_in_one_banner() {
         runs: &runs,
         comparisons: &[],
         generated_at: "t",
+        history_branch: "main",
     };
     write_site(&input, dir.path()).unwrap();
     let index = read(&dir, "index.html");

@@ -105,11 +105,24 @@ pub(super) fn cmd_detect(g: &Global, a: &DetectArgs) -> Result<ExitClass, Failur
     if let Some(pattern) = &a.benchmark {
         let cfg = load_config(g)?;
         let store = open_store(g, &cfg, OpenMode::Existing)?;
-        let histories =
-            detect::detect_history(store.as_ref(), pattern, &config).map_err(Failure::of_store)?;
+        let filter = detect::HistoryFilter {
+            branch: a
+                .branch
+                .clone()
+                .unwrap_or_else(|| cfg.history_branch.clone()),
+            testbed: a.testbed.as_deref().map(pitwall_schema::sanitize_testbed),
+        };
+        let histories = detect::detect_history(store.as_ref(), pattern, &filter, &config)
+            .map_err(Failure::of_store)?;
         if histories.is_empty() {
+            let testbed = filter
+                .testbed
+                .as_deref()
+                .map(|t| format!(" on testbed `{t}`"))
+                .unwrap_or_default();
             return Err(Failure::rejected(format!(
-                "no stored benchmark matches `{pattern}` in {}",
+                "no stored benchmark matches `{pattern}` in the history of branch `{}`{testbed} in {} (hint: --branch and --testbed choose another history; pull-request runs are never history)",
+                pitwall_reports::table::escape_controls(&filter.branch),
                 store.describe()
             )));
         }

@@ -58,7 +58,7 @@ pub enum Cmd {
     /// Show one stored run
     #[command(after_help = EXIT_CODES)]
     Show(ShowArgs),
-    /// Write stored runs as versioned JSON (schema pitwall/v2)
+    /// Write stored runs as versioned JSON (schema pitwall/v3)
     #[command(after_help = EXIT_CODES)]
     Export(ExportArgs),
     /// Store runs from `pitwall export` files or other tools' results (docs/FORMATS.md)
@@ -158,10 +158,44 @@ pub struct CommentArgs {
     pub candidate: Option<String>,
 }
 
+/// Which series the stored runs belong to (docs/CONFIG.md, "Branches, testbeds and roles").
+#[derive(Debug, Clone, Args)]
+pub struct LabelArgs {
+    /// Branch the runs belong to (of the head, for a pair) [default: the branch git names, else
+    /// GITHUB_HEAD_REF, CI_MERGE_REQUEST_SOURCE_BRANCH_NAME, GITHUB_REF_NAME, CI_COMMIT_REF_NAME]
+    #[arg(long, value_name = "NAME", value_parser = non_empty)]
+    pub branch: Option<String>,
+    /// Testbed the runs were measured on [default: [testbed] name, else GPU model and host name,
+    /// e.g. h200-node07, or cpu-HOST]
+    #[arg(long, value_name = "NAME", value_parser = non_empty)]
+    pub testbed: Option<String>,
+    /// Role of the runs: history, pr-base or pr-head [default: pr-base/pr-head for the sides of
+    /// a pair (--base/--head, ci), else history]
+    #[arg(long, value_name = "ROLE", value_parser = parse_role)]
+    pub role: Option<pitwall_schema::RunRole>,
+}
+
+impl LabelArgs {
+    pub fn request(&self) -> pitwall_pipeline::labels::LabelRequest {
+        pitwall_pipeline::labels::LabelRequest {
+            branch: self.branch.clone(),
+            testbed: self.testbed.clone(),
+            role: self.role,
+        }
+    }
+}
+
+fn parse_role(s: &str) -> Result<pitwall_schema::RunRole, String> {
+    pitwall_schema::RunRole::parse(s)
+        .ok_or_else(|| format!("unknown role `{s}`; one of history, pr-base, pr-head"))
+}
+
 #[derive(Debug, Args)]
 pub struct CiArgs {
     #[command(flatten)]
     pub github: GithubArgs,
+    #[command(flatten)]
+    pub labels: LabelArgs,
     /// Base commit of the pull request (its merge base or target branch) [default in a GitLab
     /// merge-request pipeline: $CI_MERGE_REQUEST_DIFF_BASE_SHA]
     #[arg(long, value_name = "REV", value_parser = non_empty)]
@@ -259,6 +293,8 @@ pub struct RunArgs {
     /// The git repository holding the commits [default: the one containing the working directory]
     #[arg(long, value_name = "DIR")]
     pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub labels: LabelArgs,
 }
 
 #[derive(Debug, Args)]
@@ -304,6 +340,8 @@ pub struct ImportArgs {
     /// Full commit sha the imported tool results belong to [default: none, "working tree"]
     #[arg(long, value_name = "SHA", value_parser = full_sha)]
     pub commit: Option<String>,
+    #[command(flatten)]
+    pub labels: LabelArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -406,6 +444,12 @@ pub struct DetectArgs {
     /// Stored benchmark measures whose key (suite/name[params]/measure) contains PATTERN
     #[arg(long, value_name = "PATTERN")]
     pub benchmark: Option<String>,
+    /// With --benchmark: the history of this branch [default: [history] branch, main]
+    #[arg(long, value_name = "NAME", requires = "benchmark", value_parser = non_empty)]
+    pub branch: Option<String>,
+    /// With --benchmark: only this testbed's series [default: one series per testbed]
+    #[arg(long, value_name = "NAME", requires = "benchmark", value_parser = non_empty)]
+    pub testbed: Option<String>,
     /// Output: an aligned table for people, or JSON for programs
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,

@@ -33,6 +33,8 @@ pub(super) fn cmd_bisect(g: &Global, a: &BisectArgs) -> Result<ExitClass, Failur
         config: &config,
         backend: &CpuBackend,
         hooks: &console,
+        // A bisection stores nothing.
+        labels: Default::default(),
     };
     let report = bisect(&m, &repo, &request);
     console.finish();

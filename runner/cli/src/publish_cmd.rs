@@ -81,6 +81,7 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
         config: &config,
         backend: &CpuBackend,
         hooks: &console,
+        labels: pitwall_pipeline::labels::Labels::from_env(&config, &a.labels.request()),
     };
     let measured = ci(&m, store.as_mut(), &request);
     console.finish();

@@ -19,6 +19,7 @@ use super::context::{current_dir, format, load_config, open_store};
 use super::environment::Console;
 use super::exit::{ExitClass, Failure};
 use super::measure::{print_pair, report_after, report_dir};
+use pitwall_pipeline::labels::Labels;
 
 pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
@@ -60,6 +61,7 @@ pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
             config: &config,
             backend: &CpuBackend,
             hooks: &console,
+            labels: Labels::from_env(&config, &a.labels.request()),
         };
         let result = measure_pair(&m, store.as_mut(), &request);
         console.finish();
@@ -89,6 +91,7 @@ pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
         config: &config,
         backend: &CpuBackend,
         hooks: &console,
+        labels: Labels::from_env(&config, &a.labels.request()),
     };
     let outcome = measure_commits(&m, store.as_mut(), &request);
     console.finish();

@@ -59,6 +59,7 @@ pub(super) fn write_report(
         runs: &runs,
         comparisons: &comparisons,
         generated_at: &generated_at,
+        history_branch: &config.history_branch,
     };
     pitwall_reports::html::write_site(&input, out)
         .map_err(|e| Failure::of_site(format!("cannot write the report to {}", out.display()), e))

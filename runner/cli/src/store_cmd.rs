@@ -87,6 +87,7 @@ pub(super) fn cmd_import(g: &Global, a: &ImportArgs) -> Result<ExitClass, Failur
         format: a.input_format,
         suite: a.suite.clone(),
         commit: a.commit.clone(),
+        labels: pitwall_pipeline::labels::Labels::from_env(&config, &a.labels.request()),
     };
     // Read and validate every file before a store is opened.
     let request = ImportRequest::read(&config, &a.files, &options).map_err(Failure::of_import)?;

@@ -31,3 +31,7 @@ pub const CONFIG_MAX_BYTES: u64 = 16 << 20;
 /// Largest results or export file read (2 GiB): far above 10⁶ results or a large history's
 /// export, and a bound on the memory an endless input can take.
 pub const RESULTS_FILE_MAX_BYTES: u64 = 2 << 30;
+
+/// The branch whose `history` runs make the history (`detect --benchmark`, the report) when
+/// `[history] branch` does not say.
+pub const HISTORY_BRANCH: &str = "main";

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+pub use pitwall_analysis::HistoryFilter;
 use pitwall_analysis::history::SeriesDetection;
 use pitwall_stats::changepoint::DetectConfig;
 
@@ -130,17 +131,18 @@ fn json_element_line(text: &str, index: usize) -> usize {
     line
 }
 
-/// The change points of the stored series whose key contains `pattern`, over every stored run
-/// (oldest first), with the commits around each: the one analysis of
-/// `pitwall_analysis::history`, which the HTML report uses too.
+/// The change points of the stored series whose key contains `pattern` in the history
+/// `filter` selects (`history` runs of one branch, per testbed), with the commits around each:
+/// the one analysis of `pitwall_analysis::history`, which the HTML report uses too.
 pub fn detect_history(
     store: &dyn Store,
     pattern: &str,
+    filter: &HistoryFilter,
     config: &DetectConfig,
 ) -> Result<Vec<SeriesDetection>, StoreError> {
     let runs = store.all_runs()?;
     Ok(pitwall_analysis::history::detect_history(
-        &runs, pattern, config,
+        &runs, pattern, filter, config,
     ))
 }
 

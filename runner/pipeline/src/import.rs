@@ -10,6 +10,7 @@ use pitwall_schema::sections::{FormatNotes, ImportedFrom, ToolContext};
 use pitwall_schema::{Fingerprint, Run, RunStatus, WORKING_TREE};
 
 use crate::config::Config;
+use crate::labels::Labels;
 use crate::source::{self, FileResults, SourceError};
 use crate::store::{InsertOutcome, Store, StoreError};
 
@@ -47,6 +48,9 @@ pub struct ImportOptions {
     pub suite: Option<String>,
     /// Commit the tool results belong to (the working tree when unset).
     pub commit: Option<String>,
+    /// Branch, testbed and role of the runs (`--branch`, `--testbed`, `--role`): other tools'
+    /// results get them; exported runs keep what they record and get them only where not.
+    pub labels: Labels,
 }
 
 /// The runs read from each file, in order, ready to store.
@@ -70,7 +74,11 @@ impl ImportRequest {
         for path in files {
             let spec = path.display().to_string();
             let runs = match source::read_results(&spec, path, options.format)? {
-                FileResults::Runs(runs) => runs,
+                FileResults::Runs(mut runs) => {
+                    runs.iter_mut()
+                        .for_each(|r| options.labels.apply_exported(r));
+                    runs
+                }
                 FileResults::Parsed(format, parsed) => {
                     warnings.extend(
                         parsed
@@ -200,7 +208,7 @@ fn imported_run(
         .clone()
         .unwrap_or_else(|| format.name().to_string());
     let results = source::to_results(&suite, parsed);
-    Run {
+    let mut run = Run {
         id: uuid::Uuid::now_v7().to_string(),
         project: config.project.name.clone(),
         commit: options
@@ -208,6 +216,8 @@ fn imported_run(
             .clone()
             .unwrap_or_else(|| WORKING_TREE.to_string()),
         branch: None,
+        testbed: None,
+        role: None,
         started_at: now.clone(),
         finished_at: now,
         config_hash: config.hash(),
@@ -217,5 +227,7 @@ fn imported_run(
         error: None,
         pair: None,
         results,
-    }
+    };
+    options.labels.apply(&mut run);
+    run
 }

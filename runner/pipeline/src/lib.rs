@@ -11,6 +11,7 @@ pub mod detect;
 pub mod engine;
 pub mod git;
 pub mod import;
+pub mod labels;
 pub mod measure;
 pub mod pair;
 pub mod rounds;

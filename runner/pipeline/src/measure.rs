@@ -14,6 +14,7 @@ use crate::bisect::{BisectError, BisectReport, BisectRequest};
 use crate::config::Config;
 use crate::engine::{RunObserver, Step, process_redactor, redact_run};
 use crate::git::{GitError, Repo};
+use crate::labels::Labels;
 use crate::pair::{self, PairOutcome, PairPlan, UntilDecided, sides};
 use crate::run::{RunError, RunReport, RunRequest, Target, build, check_suites};
 use crate::run::{execute, failed_build_run};
@@ -92,6 +93,9 @@ pub struct Measurer<'a> {
     pub config: &'a Config,
     pub backend: &'a dyn Backend,
     pub hooks: &'a dyn MeasureHooks,
+    /// The branch, testbed and role every stored run gets (`--branch`, `--testbed`, `--role`,
+    /// `[testbed] name`, the CI variables).
+    pub labels: Labels,
 }
 
 /// What [`measure_commits`] measures.
@@ -176,7 +180,7 @@ pub fn measure_commits(
                 skipped: report.skipped,
             });
         }
-        insert(store, &mut report.run, &redactor)?;
+        insert(store, &mut report.run, &redactor, &m.labels)?;
         m.hooks.run_stored(&report, store);
         runs.push(report);
     }
@@ -263,7 +267,7 @@ pub fn measure_pair(
     halt_if_terminating();
     let redactor = process_redactor(&m.config.token_vars());
     for report in [&mut outcome.base, &mut outcome.head] {
-        insert(store, &mut report.run, &redactor)?;
+        insert(store, &mut report.run, &redactor, &m.labels)?;
     }
     let (base, head) = sides(&outcome.base, &outcome.head);
     Ok(PairResult::Measured(Box::new(MeasuredPair {
@@ -394,7 +398,12 @@ fn checkout_and_build(
             Err(e) => {
                 // Keep the failure with its log tail, then go on with the other commits.
                 let mut run = failed_build_run(m.config, &target, &e);
-                insert(store, &mut run, &process_redactor(&m.config.token_vars()))?;
+                insert(
+                    store,
+                    &mut run,
+                    &process_redactor(&m.config.token_vars()),
+                    &m.labels,
+                )?;
                 m.hooks.build_failed(&target, &run, &e, &store.describe());
                 failed = true;
             }
@@ -403,9 +412,15 @@ fn checkout_and_build(
     Ok((targets, failed))
 }
 
-/// Stores `run`, every known secret redacted from it first (what the caller shows next is
-/// the stored run).
-fn insert(store: &mut dyn Store, run: &mut Run, redactor: &Redactor) -> Result<(), MeasureError> {
+/// Stores `run`, labelled and every known secret redacted from it first (what the caller shows
+/// next is the stored run).
+fn insert(
+    store: &mut dyn Store,
+    run: &mut Run,
+    redactor: &Redactor,
+    labels: &Labels,
+) -> Result<(), MeasureError> {
+    labels.apply(run);
     redact_run(run, redactor);
     store
         .insert_run(run)

@@ -155,6 +155,7 @@ fn commits_tell_each_checkout_build_and_measurement_in_order() {
         config: &config,
         backend: &CpuBackend,
         hooks: &rec,
+        labels: Default::default(),
     };
     let mut store = SqliteStore::open(&dir.path().join("p.db")).unwrap();
     let req = CommitsRequest {
@@ -224,6 +225,7 @@ fn a_pair_until_decided_tells_rounds_sides_and_looks() {
         config: &config,
         backend: &CpuBackend,
         hooks: &rec,
+        labels: Default::default(),
     };
     let mut store = SqliteStore::open(&dir.path().join("p.db")).unwrap();
     let req = PairRequest {
@@ -272,6 +274,7 @@ fn a_bisection_tells_each_probe_with_its_commit_and_verdict() {
         config: &config,
         backend: &CpuBackend,
         hooks: &rec,
+        labels: Default::default(),
     };
     let req = BisectRequest {
         good: "HEAD~5".into(),

@@ -235,6 +235,8 @@ pub(crate) fn new_run(
         project: config.project.name.clone(),
         commit: target.commit.clone(),
         branch: target.branch.clone(),
+        testbed: None,
+        role: None,
         started_at: started_at.to_string(),
         finished_at: now_rfc3339(),
         config_hash: config.hash(),

@@ -36,6 +36,8 @@ pub(super) fn run(id: &str, started_at: &str, results: Vec<BenchmarkResult>) -> 
         project: "toy".into(),
         commit: "0123456789abcdef0123456789abcdef01234567".into(),
         branch: Some("main".into()),
+        testbed: None,
+        role: None,
         started_at: started_at.into(),
         finished_at: started_at.replace("T10", "T11"),
         config_hash: "c0ffee".into(),
@@ -105,6 +107,8 @@ pub(super) fn rich_run() -> Run {
         subject: "speed up \"gemm\" | tiles".into(),
     });
     r.error = Some("partial: build warning".into());
+    r.testbed = Some("h200-box".into());
+    r.role = Some(pitwall_schema::RunRole::PrHead);
     r.pair = Some(pitwall_schema::PairInfo {
         id: "0190f0c0-0000-7000-8000-0000000000aa".into(),
         role: pitwall_schema::PairRole::Head,

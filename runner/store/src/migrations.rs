@@ -83,8 +83,37 @@ const V3: &str = "
 ALTER TABLE samples ADD COLUMN replicate INTEGER;
 ";
 
+/// Migration 4: what a run is part of besides its commit (`labels` in the schema): the
+/// testbed it was measured on and its role (`history`, `pr-base`, `pr-head`), with an index
+/// for reading one series' runs. Runs stored before get their values from
+/// [`backfill_labels`] in the same transaction: the testbed their fingerprint implies and the
+/// role their pair implies; their branch stays as stored (NULL when unknown).
+const V4: &str = "
+ALTER TABLE runs ADD COLUMN testbed TEXT;
+ALTER TABLE runs ADD COLUMN role TEXT;
+CREATE INDEX runs_by_series ON runs (project, testbed, branch, role, started_at);
+";
+
+/// The version whose script [`backfill_labels`] completes.
+const LABELS_VERSION: i64 = 4;
+
 /// Every migration, in order. The schema version after applying `MIGRATIONS[..n]` is `n`.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+
+/// Gives every run without a testbed or role the ones it implies (see
+/// `rows::implied_labels`).
+fn backfill_labels(conn: &Connection) -> rusqlite::Result<()> {
+    let rows: Vec<(String, String, Option<String>)> = conn
+        .prepare("SELECT id, fingerprint_json, pair_json FROM runs WHERE testbed IS NULL OR role IS NULL")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    let mut update = conn.prepare("UPDATE runs SET testbed = ?2, role = ?3 WHERE id = ?1")?;
+    for (id, fingerprint, pair) in rows {
+        let (testbed, role) = super::rows::implied_labels(&fingerprint, pair.as_deref());
+        update.execute(rusqlite::params![id, testbed, role])?;
+    }
+    Ok(())
+}
 
 /// The schema version this pitwall writes.
 pub(super) fn latest_version() -> i64 {
@@ -178,6 +207,9 @@ pub(super) fn migrate(conn: &mut Connection, store: &str) -> Result<usize, Store
             source: Box::new(MigrationError { version, source }),
         };
         tx.execute_batch(script).map_err(fail)?;
+        if version == LABELS_VERSION {
+            backfill_labels(&tx).map_err(fail)?;
+        }
         // user_version is part of the database header, so it commits with the scripts.
         tx.pragma_update(None, "user_version", version)
             .map_err(fail)?;

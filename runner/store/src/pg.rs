@@ -121,7 +121,7 @@ fn load_run(
     let Some(r) = client
         .query_opt(
             "SELECT project, commit_sha, branch, started_at, finished_at, config_hash, status,
-                    fingerprint_json, commit_info_json, error, pair_json
+                    fingerprint_json, commit_info_json, error, pair_json, testbed, role
              FROM runs WHERE id = $1",
             &[&id],
         )
@@ -141,6 +141,8 @@ fn load_run(
         commit_info_json: r.get(8),
         error: r.get(9),
         pair_json: r.get(10),
+        testbed: r.get(11),
+        role: r.get(12),
     };
     let result_rows = client
         .query(
@@ -253,8 +255,8 @@ impl Store for PgStore {
         tx.execute(
             "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
                                config_hash, status, fingerprint_json, commit_info_json, error,
-                               pair_json, pair_id)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                               pair_json, pair_id, testbed, role)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
             &[
                 &run.id,
                 &row.project,
@@ -269,6 +271,8 @@ impl Store for PgStore {
                 &row.error,
                 &row.pair_json,
                 &run.pair.as_ref().map(|p| p.id.clone()),
+                &row.testbed,
+                &row.role,
             ],
         )
         .map_err(&be)?;

@@ -66,8 +66,39 @@ const V2: &str = "
 ALTER TABLE samples ADD COLUMN replicate BIGINT;
 ";
 
+/// Migration 3: the testbed and role of each run, as SQLite migration 4; runs stored before
+/// get the values they imply from [`backfill_labels`] in the same transaction.
+const V3: &str = "
+ALTER TABLE runs ADD COLUMN testbed TEXT;
+ALTER TABLE runs ADD COLUMN role TEXT;
+CREATE INDEX runs_by_series ON runs (project, testbed, branch, role, started_at);
+";
+
+/// The version whose script [`backfill_labels`] completes.
+const LABELS_VERSION: usize = 3;
+
 /// Every migration, in order; never edit a released one, append.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3];
+
+/// Gives every run without a testbed or role the ones it implies (see
+/// `rows::implied_labels`).
+fn backfill_labels(client: &mut impl GenericClient) -> Result<(), postgres::Error> {
+    let rows = client.query(
+        "SELECT id, fingerprint_json, pair_json FROM runs WHERE testbed IS NULL OR role IS NULL",
+        &[],
+    )?;
+    for r in rows {
+        let id: String = r.get(0);
+        let fingerprint: String = r.get(1);
+        let pair: Option<String> = r.get(2);
+        let (testbed, role) = super::rows::implied_labels(&fingerprint, pair.as_deref());
+        client.execute(
+            "UPDATE runs SET testbed = $2, role = $3 WHERE id = $1",
+            &[&id, &testbed, &role],
+        )?;
+    }
+    Ok(())
+}
 
 /// Refuses, before anything is written, a database whose `runs` table is not pitwall's (no
 /// `pitwall_schema` beside it), and with `OpenMode::Existing` one without pitwall's tables.
@@ -129,10 +160,14 @@ pub(super) fn migrate(client: &mut Client, store: &str, mode: OpenMode) -> Resul
         return tx.commit().map_err(&be);
     }
     for (n, script) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        tx.batch_execute(script).map_err(|e| StoreError::Backend {
+        let fail = |e: postgres::Error| StoreError::Backend {
             store: store.to_string(),
             source: format!("applying schema migration {}: {e}", n + 1).into(),
-        })?;
+        };
+        tx.batch_execute(script).map_err(fail)?;
+        if n + 1 == LABELS_VERSION {
+            backfill_labels(&mut tx).map_err(fail)?;
+        }
     }
     tx.execute("DELETE FROM pitwall_schema", &[]).map_err(&be)?;
     tx.execute(

@@ -204,7 +204,7 @@ fn reading_commands_do_not_set_up_a_database_and_foreign_tables_are_left_alone()
 
 /// Writes `run` the way pitwall did at schema version 1 (before replicates were stored): the
 /// V1 script, `pitwall_schema` at 1, and rows without a replicate.
-fn write_schema_1_database(db: &TestDb, run: &pitwall_schema::Run) {
+fn write_schema_1_database(db: &TestDb, runs: &[&pitwall_schema::Run]) {
     let mut client = admin(db);
     let mut tx = client.transaction().unwrap();
     tx.batch_execute(MIGRATIONS[0]).unwrap();
@@ -213,56 +213,58 @@ fn write_schema_1_database(db: &TestDb, run: &pitwall_schema::Run) {
          INSERT INTO pitwall_schema (version) VALUES (1);",
     )
     .unwrap();
-    let row = RunRow::of(run);
-    tx.execute(
-        "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
+    for run in runs {
+        let row = RunRow::of(run);
+        tx.execute(
+            "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
                            config_hash, status, fingerprint_json, commit_info_json, error,
                            pair_json, pair_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-        &[
-            &run.id,
-            &row.project,
-            &row.commit,
-            &row.branch,
-            &row.started_at,
-            &row.finished_at,
-            &row.config_hash,
-            &row.status,
-            &row.fingerprint_json,
-            &row.commit_info_json,
-            &row.error,
-            &row.pair_json,
-            &run.pair.as_ref().map(|p| p.id.clone()),
-        ],
-    )
-    .unwrap();
-    for (ord, r) in run.results.iter().enumerate() {
-        let id: i64 = tx
-            .query_one(
-                "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
+            &[
+                &run.id,
+                &row.project,
+                &row.commit,
+                &row.branch,
+                &row.started_at,
+                &row.finished_at,
+                &row.config_hash,
+                &row.status,
+                &row.fingerprint_json,
+                &row.commit_info_json,
+                &row.error,
+                &row.pair_json,
+                &run.pair.as_ref().map(|p| p.id.clone()),
+            ],
+        )
+        .unwrap();
+        for (ord, r) in run.results.iter().enumerate() {
+            let id: i64 = tx
+                .query_one(
+                    "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
                                       direction, status, error)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
-                &[
-                    &run.id,
-                    &(ord as i32),
-                    &r.suite,
-                    &r.name,
-                    &to_json(&r.params),
-                    &r.measure,
-                    &r.unit.as_str(),
-                    &r.direction.as_str(),
-                    &r.status.as_str(),
-                    &r.error,
-                ],
-            )
-            .unwrap()
-            .get(0);
-        for (idx, value) in r.samples.iter().enumerate() {
-            tx.execute(
+                    &[
+                        &run.id,
+                        &(ord as i32),
+                        &r.suite,
+                        &r.name,
+                        &to_json(&r.params),
+                        &r.measure,
+                        &r.unit.as_str(),
+                        &r.direction.as_str(),
+                        &r.status.as_str(),
+                        &r.error,
+                    ],
+                )
+                .unwrap()
+                .get(0);
+            for (idx, value) in r.samples.iter().enumerate() {
+                tx.execute(
                 "INSERT INTO samples (result_id, idx, value, meta_json) VALUES ($1, $2, $3, $4)",
                 &[&id, &(idx as i32), value, &meta_json(r, idx)],
             )
             .unwrap();
+            }
         }
     }
     tx.commit().unwrap();
@@ -278,13 +280,28 @@ fn a_schema_1_database_is_migrated_in_place_and_its_runs_read_back() {
     for r in &mut old.results {
         r.replicates.clear();
     }
-    write_schema_1_database(&db, &old);
+    // Nor testbeds and roles: the migration gives them what the fingerprint and pair imply.
+    old.testbed = None;
+    old.role = None;
+    let mut history = old.clone();
+    history.id = "0190f0c0-0000-7000-8000-000000000000".into();
+    history.started_at = "2026-12-01T10:00:00Z".into();
+    history.finished_at = "2026-12-01T10:05:00Z".into();
+    history.pair = None;
+    history.fingerprint.hostname = "node07.cluster.example".into();
+    write_schema_1_database(&db, &[&history, &old]);
     let mut store = PgStore::open_with(&db.url, OpenMode::Existing).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(LATEST, 3);
+    let (old, history) = (
+        super::sqlite_tests::labelled(old),
+        super::sqlite_tests::labelled(history),
+    );
     assert_eq!(store.get_run("latest").unwrap(), old);
+    assert_eq!(store.get_run(&history.id).unwrap(), history);
     assert_eq!(
         count(&db, "samples WHERE replicate IS NULL"),
-        9,
+        18,
         "the old samples have no replicate"
     );
     assert_eq!(
@@ -299,5 +316,5 @@ fn a_schema_1_database_is_migrated_in_place_and_its_runs_read_back() {
     store.insert_run(&new).unwrap();
     drop(store);
     let store = PgStore::open(&db.url).unwrap();
-    assert_eq!(store.all_runs().unwrap(), vec![old, new]);
+    assert_eq!(store.all_runs().unwrap(), vec![history, old, new]);
 }

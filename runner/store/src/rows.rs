@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 
 use pitwall_schema::{
-    BenchmarkResult, Direction, Fingerprint, ResultStatus, Run, RunStatus, SampleMeta, Unit,
+    BenchmarkResult, Direction, Fingerprint, PairInfo, ResultStatus, Run, RunRole, RunStatus,
+    SampleMeta, Unit,
 };
 
 use super::{RunSummary, StoreError};
@@ -44,11 +45,27 @@ pub(super) fn parse_json<T: serde::de::DeserializeOwned>(
     serde_json::from_str(text).map_err(|e| corrupt(store, format!("{}: {e}", what())))
 }
 
+/// The testbed and role a run stored before they were recorded is given by the migration that
+/// added them (SQLite 4, PostgreSQL 3): the testbed its fingerprint implies (from the host
+/// name and GPU, as for new runs without `[testbed] name`), and `pr-base`/`pr-head` for a side
+/// of a pair, else `history`. Text that does not parse gives `unknown` and `history`; reading
+/// the run later reports it as corrupt anyway.
+pub(super) fn implied_labels(fingerprint_json: &str, pair_json: Option<&str>) -> (String, String) {
+    let testbed = serde_json::from_str::<Fingerprint>(fingerprint_json)
+        .map(|fp| pitwall_schema::default_testbed(&fp))
+        .unwrap_or_else(|_| pitwall_schema::UNKNOWN_TESTBED.to_string());
+    let pair = pair_json.and_then(|t| serde_json::from_str::<PairInfo>(t).ok());
+    let role = RunRole::implied(pair.map(|p| p.role));
+    (testbed, role.as_str().to_string())
+}
+
 /// One `runs` row, every column as stored.
 pub(super) struct RunRow {
     pub project: String,
     pub commit: String,
     pub branch: Option<String>,
+    pub testbed: Option<String>,
+    pub role: Option<String>,
     pub started_at: String,
     pub finished_at: String,
     pub config_hash: String,
@@ -66,6 +83,8 @@ impl RunRow {
             project: run.project.clone(),
             commit: run.commit.clone(),
             branch: run.branch.clone(),
+            testbed: run.testbed.clone(),
+            role: run.role.map(|r| r.as_str().to_string()),
             started_at: run.started_at.clone(),
             finished_at: run.finished_at.clone(),
             config_hash: run.config_hash.clone(),
@@ -98,6 +117,13 @@ impl RunRow {
                 format!("run {id}: unknown run status `{}`", self.status),
             )
         })?;
+        let role = self
+            .role
+            .map(|r| {
+                RunRole::parse(&r)
+                    .ok_or_else(|| corrupt(store, format!("run {id}: unknown run role `{r}`")))
+            })
+            .transpose()?;
         let fingerprint: Fingerprint = parse_json(
             store,
             || format!("run {id}: fingerprint_json"),
@@ -108,6 +134,8 @@ impl RunRow {
             project: self.project,
             commit: self.commit,
             branch: self.branch,
+            testbed: self.testbed,
+            role,
             started_at: self.started_at,
             finished_at: self.finished_at,
             config_hash: self.config_hash,

@@ -263,8 +263,8 @@ impl Store for SqliteStore {
         tx.prepare_cached(
             "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
                                config_hash, status, fingerprint_json, commit_info_json, error,
-                               pair_json, pair_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                               pair_json, pair_id, testbed, role)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
         )
         .and_then(|mut s| {
             s.execute(params![
@@ -281,6 +281,8 @@ impl Store for SqliteStore {
                 row.error,
                 row.pair_json,
                 run.pair.as_ref().map(|p| p.id.clone()),
+                row.testbed,
+                row.role,
             ])
         })
         .map_err(&be)?;

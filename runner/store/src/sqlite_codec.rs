@@ -29,7 +29,7 @@ pub(super) fn load_run(
     let mut stmt = conn
         .prepare_cached(
             "SELECT project, commit_sha, branch, started_at, finished_at, config_hash, status,
-                    fingerprint_json, commit_info_json, error, pair_json
+                    fingerprint_json, commit_info_json, error, pair_json, testbed, role
              FROM runs WHERE id = ?1",
         )
         .map_err(&be)?;
@@ -47,6 +47,8 @@ pub(super) fn load_run(
                 commit_info_json: r.get(8)?,
                 error: r.get(9)?,
                 pair_json: r.get(10)?,
+                testbed: r.get(11)?,
+                role: r.get(12)?,
             })
         })
         .optional()

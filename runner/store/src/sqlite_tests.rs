@@ -218,9 +218,11 @@ fn refuses_another_programs_database_without_changing_it() {
 /// V1 and V2 scripts, `user_version = 2`, and the inserts of that version's `insert_run`.
 fn write_schema_2_store(db: &Path, run: &Run) {
     let mut conn = Connection::open(db).unwrap();
-    conn.execute_batch(MIGRATIONS[0]).unwrap();
-    conn.execute_batch(MIGRATIONS[1]).unwrap();
-    conn.pragma_update(None, "user_version", 2).unwrap();
+    if super::migrations::current_version(&conn).unwrap() == 0 {
+        conn.execute_batch(MIGRATIONS[0]).unwrap();
+        conn.execute_batch(MIGRATIONS[1]).unwrap();
+        conn.pragma_update(None, "user_version", 2).unwrap();
+    }
     let tx = conn.transaction().unwrap();
     let row = RunRow::of(run);
     tx.execute(
@@ -285,12 +287,24 @@ fn a_schema_2_store_is_migrated_in_place_and_its_runs_read_back() {
     for r in &mut old.results {
         r.replicates.clear();
     }
+    // Nor testbeds and roles: the migration gives them what the fingerprint and pair imply.
+    old.testbed = None;
+    old.role = None;
+    let mut history = old.clone();
+    history.id = "0190f0c0-0000-7000-8000-000000000000".into();
+    history.started_at = "2026-12-01T10:00:00Z".into();
+    history.finished_at = "2026-12-01T10:05:00Z".into();
+    history.pair = None;
+    history.fingerprint.hostname = "node07.cluster.example".into();
     write_schema_2_store(&db, &old);
+    write_schema_2_store(&db, &history);
 
     let mut store = SqliteStore::open_with(&db, OpenMode::Existing).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 3);
-    assert_eq!(latest_version(), 3);
+    assert_eq!(store.schema_version().unwrap(), 4);
+    assert_eq!(latest_version(), 4);
+    let (old, history) = (labelled(old), labelled(history));
     assert_eq!(store.get_run("latest").unwrap(), old);
+    assert_eq!(store.get_run(&history.id).unwrap(), history);
     let nulls: i64 = Connection::open(&db)
         .unwrap()
         .query_row(
@@ -299,7 +313,7 @@ fn a_schema_2_store_is_migrated_in_place_and_its_runs_read_back() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(nulls, 9, "the old samples have no replicate");
+    assert_eq!(nulls, 18, "the old samples have no replicate");
     // Re-importing the old run is idempotent; a new run with replicates goes in beside it.
     assert_eq!(
         store.insert_run(&old).unwrap(),
@@ -313,5 +327,25 @@ fn a_schema_2_store_is_migrated_in_place_and_its_runs_read_back() {
     store.insert_run(&new).unwrap();
     drop(store);
     let store = SqliteStore::open(&db).unwrap();
-    assert_eq!(store.all_runs().unwrap(), vec![old, new]);
+    assert_eq!(store.all_runs().unwrap(), vec![history, old, new]);
+}
+
+/// What the label migration must have given an old run, spelled out rather than computed with
+/// the rule it tests: the pair's head is `pr-head`, anything else `history`; the testbed is the
+/// GPU model and short host name.
+pub(super) fn labelled(mut run: Run) -> Run {
+    run.role = Some(if run.pair.is_some() {
+        pitwall_schema::RunRole::PrHead
+    } else {
+        pitwall_schema::RunRole::History
+    });
+    run.testbed = Some(
+        match run.fingerprint.hostname.as_str() {
+            "box" => "h200-box",
+            "node07.cluster.example" => "h200-node07",
+            other => panic!("no expected testbed for host {other}"),
+        }
+        .into(),
+    );
+    run
 }

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use pitwall_schema::{Direction, ResultStatus, Run};
+use pitwall_schema::{Direction, ResultStatus, Run, RunRole};
 use pitwall_stats::changepoint::{ChangePoint, DetectConfig, detect};
 use pitwall_stats::{median_ci, quantile_sorted};
 use serde::Serialize;
@@ -27,10 +27,44 @@ pub struct Point {
     pub throttled: usize,
 }
 
-/// The history of one benchmark measure (`suite/name[params]/measure`).
+/// Which stored runs make a history: runs with role `history` on one branch, on one testbed
+/// or (without `testbed`) each testbed in its own series. Runs that record no branch (stored
+/// before branches were known, measured outside git, imported without `--branch`) count as the
+/// history branch's. Pull-request runs (`pr-base`, `pr-head`) never enter a history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryFilter {
+    /// The history branch (`[history] branch`, `detect --branch`).
+    pub branch: String,
+    /// Only this testbed; every testbed (each its own series) when `None`.
+    pub testbed: Option<String>,
+}
+
+impl HistoryFilter {
+    /// The history of `branch` on every testbed.
+    pub fn branch(branch: &str) -> HistoryFilter {
+        HistoryFilter {
+            branch: branch.to_string(),
+            testbed: None,
+        }
+    }
+
+    /// Whether `run` belongs to this history.
+    pub fn admits(&self, run: &Run) -> bool {
+        run.role_or_implied() == RunRole::History
+            && run.branch.as_deref().is_none_or(|b| b == self.branch)
+            && self
+                .testbed
+                .as_deref()
+                .is_none_or(|t| t == run.testbed_or_derived())
+    }
+}
+
+/// The history of one benchmark measure (`suite/name[params]/measure`) on one testbed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
     pub key: String,
+    /// The testbed all its points were measured on.
+    pub testbed: String,
     pub suite: String,
     pub name: String,
     pub params: BTreeMap<String, String>,
@@ -89,6 +123,7 @@ impl Series {
             source: SeriesSource::Benchmark {
                 key: self.key.clone(),
                 unit: self.unit.clone(),
+                testbed: self.testbed.clone(),
             },
             points: self.points.len(),
             changes,
@@ -96,11 +131,16 @@ impl Series {
     }
 }
 
-/// Builds one series per benchmark measure from `runs` (in stored order), in the order
-/// benchmarks are listed (`order::bench_cmp`: numbers as numbers), and finds each one's change
-/// points over its per-run medians with `config`.
+/// Builds one series per benchmark measure and testbed from the runs `filter` admits (`runs` in
+/// stored order), in the order benchmarks are listed (`order::bench_cmp`: numbers as numbers;
+/// testbeds by name), and finds each one's change points over its per-run medians with
+/// `config`.
 ///
 /// The rules, in one place:
+/// - **a series is (project, testbed, branch, benchmark key, measure)**: only runs with role
+///   `history` on the filter's branch (or no recorded branch) count, and each testbed is its
+///   own series, so a pull request's runs, another branch or a faster machine never put a
+///   step into a history;
 /// - **points are in commit order** (`order::commit_order`: the commit's date, else the run's
 ///   start), not stored order, so the base run of a `--base/--head` pair, stored after newer
 ///   commits, sits at its commit and not at the end; runs of the same commit keep their
@@ -111,18 +151,24 @@ impl Series {
 ///   finite samples counts and the others are left out, so every series has at most one point
 ///   per run (as a comparison pairs the first result of a key first);
 /// - a measure without any point has no series.
-pub fn series(runs: &[Run], config: &DetectConfig) -> Vec<Series> {
-    let mut by_key: BTreeMap<String, Series> = BTreeMap::new();
+pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Vec<Series> {
+    let mut by_key: BTreeMap<(String, String), Series> = BTreeMap::new();
     let mut sorted: Vec<f64> = Vec::new();
     for ri in crate::order::commit_order(runs) {
         let run = &runs[ri];
+        if !filter.admits(run) {
+            continue;
+        }
+        let testbed = run.testbed_or_derived();
         for r in &run.results {
             if r.status != ResultStatus::Ok || r.samples.is_empty() {
                 continue;
             }
             let key = r.key();
-            let series = by_key.entry(key.clone()).or_insert_with(|| Series {
+            let entry = (key.clone(), testbed.clone());
+            let series = by_key.entry(entry).or_insert_with(|| Series {
                 key,
+                testbed: testbed.clone(),
                 suite: r.suite.clone(),
                 name: r.name.clone(),
                 params: r.params.clone(),
@@ -157,7 +203,10 @@ pub fn series(runs: &[Run], config: &DetectConfig) -> Vec<Series> {
         .into_values()
         .filter(|s| !s.points.is_empty())
         .collect();
-    out.sort_by(|a, b| crate::order::bench_cmp(a.bench_ref(), b.bench_ref()));
+    out.sort_by(|a, b| {
+        crate::order::bench_cmp(a.bench_ref(), b.bench_ref())
+            .then_with(|| a.testbed.cmp(&b.testbed))
+    });
     for s in &mut out {
         let medians: Vec<f64> = s.points.iter().map(|p| p.median).collect();
         s.changes = detect(&medians, config);
@@ -166,9 +215,15 @@ pub fn series(runs: &[Run], config: &DetectConfig) -> Vec<Series> {
 }
 
 /// The change points of the stored series whose key contains `pattern` (every series when it
-/// is empty), as `pitwall detect --benchmark` shows them; built by [`series`].
-pub fn detect_history(runs: &[Run], pattern: &str, config: &DetectConfig) -> Vec<SeriesDetection> {
-    series(runs, config)
+/// is empty) in the history `filter` selects, as `pitwall detect --benchmark` shows them;
+/// built by [`series`].
+pub fn detect_history(
+    runs: &[Run],
+    pattern: &str,
+    filter: &HistoryFilter,
+    config: &DetectConfig,
+) -> Vec<SeriesDetection> {
+    series(runs, filter, config)
         .iter()
         .filter(|s| s.key.contains(pattern))
         .map(|s| s.detection(runs))
@@ -197,8 +252,12 @@ pub fn detect_values(file: &str, values: &[f64], config: &DetectConfig) -> Serie
 pub enum SeriesSource {
     /// A series file given with `--series`.
     File(String),
-    /// A stored benchmark measure (its key) with its unit.
-    Benchmark { key: String, unit: String },
+    /// A stored benchmark measure (its key) with its unit, on one testbed.
+    Benchmark {
+        key: String,
+        unit: String,
+        testbed: String,
+    },
 }
 
 /// A change point with, for stored history, the commits around it.
@@ -245,12 +304,18 @@ mod tests {
         }
     }
 
+    fn main() -> HistoryFilter {
+        HistoryFilter::branch("main")
+    }
+
     fn run(i: usize, results: Vec<BenchmarkResult>) -> Run {
         Run {
             id: format!("run-{i}"),
             project: "p".into(),
             commit: format!("{i:040x}"),
             branch: None,
+            testbed: None,
+            role: None,
             started_at: format!("2026-01-01T00:00:{i:02}Z"),
             finished_at: String::new(),
             config_hash: String::new(),
@@ -282,7 +347,7 @@ mod tests {
     #[test]
     fn the_first_result_of_a_duplicate_key_counts() {
         let runs = stepped_with_duplicates();
-        let s = series(&runs, &DetectConfig::default());
+        let s = series(&runs, &main(), &DetectConfig::default());
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].points.len(), 40, "one point per run");
         assert!(s[0].points.iter().enumerate().all(|(i, p)| p.run == i));
@@ -296,14 +361,14 @@ mod tests {
     #[test]
     fn detection_names_the_commits_around_each_change() {
         let runs = stepped_with_duplicates();
-        let d = detect_history(&runs, "gemm", &DetectConfig::default());
+        let d = detect_history(&runs, "gemm", &main(), &DetectConfig::default());
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].points, 40);
         let c = &d[0].changes[0];
         assert_eq!(c.commit_before.as_deref(), Some(runs[24].commit.as_str()));
         assert_eq!(c.commit_after.as_deref(), Some(runs[25].commit.as_str()));
         assert_eq!(c.run_after.as_deref(), Some("run-25"));
-        assert!(detect_history(&runs, "nothing", &DetectConfig::default()).is_empty());
+        assert!(detect_history(&runs, "nothing", &main(), &DetectConfig::default()).is_empty());
     }
 
     #[test]
@@ -318,7 +383,7 @@ mod tests {
             ),
             run(2, vec![result("other", vec![f64::INFINITY])]),
         ];
-        let s = series(&runs, &DetectConfig::default());
+        let s = series(&runs, &main(), &DetectConfig::default());
         assert_eq!(s.len(), 1, "`other` has no finite sample, so no series");
         assert_eq!(s[0].points.len(), 1);
         assert_eq!((s[0].points[0].median, s[0].points[0].n), (2.0, 2));
@@ -352,7 +417,7 @@ mod tests {
         wt.commit = "working tree".into();
         wt.started_at = "2026-01-01T12:00:00.5Z".into();
         runs.push(wt);
-        let s = &series(&runs, &DetectConfig::default())[0];
+        let s = &series(&runs, &main(), &DetectConfig::default())[0];
         let order: Vec<usize> = s.points.iter().map(|p| p.run).collect();
         assert_eq!(order, vec![2, 0, 4, 1, 3, 5, 6]);
         let medians: Vec<f64> = s.points.iter().map(|p| p.median).collect();
@@ -375,8 +440,61 @@ mod tests {
                 with("1M"),
             ],
         )];
-        let s = series(&runs, &DetectConfig::default());
+        let s = series(&runs, &main(), &DetectConfig::default());
         let bytes: Vec<&str> = s.iter().map(|s| s.params["bytes"].as_str()).collect();
         assert_eq!(bytes, vec!["262144", "1M", "2097152", "16777216"]);
+    }
+
+    #[test]
+    fn a_series_is_one_testbed_on_the_history_branch() {
+        // Two testbeds at different levels, interleaved; slower runs on a feature branch and
+        // a pull request's head: none of them may make a step in main's history.
+        let mut runs = Vec::new();
+        for i in 0..30 {
+            for (bed, level) in [("h200-a", 100.0), ("cpu-b", 300.0)] {
+                let mut r = run(runs.len(), vec![result("gemm", vec![level; 3])]);
+                r.testbed = Some(bed.into());
+                r.branch = Some("main".into());
+                runs.push(r);
+            }
+            if i % 3 == 0 {
+                let mut slow = run(runs.len(), vec![result("gemm", vec![150.0; 3])]);
+                slow.testbed = Some("h200-a".into());
+                slow.branch = Some("feature".into());
+                runs.push(slow);
+                let mut head = run(runs.len(), vec![result("gemm", vec![170.0; 3])]);
+                head.testbed = Some("h200-a".into());
+                head.role = Some(RunRole::PrHead);
+                runs.push(head);
+            }
+        }
+        let all = series(&runs, &main(), &DetectConfig::default());
+        let beds: Vec<(&str, usize)> = all
+            .iter()
+            .map(|s| (s.testbed.as_str(), s.points.len()))
+            .collect();
+        assert_eq!(beds, vec![("cpu-b", 30), ("h200-a", 30)]);
+        assert!(all.iter().all(|s| s.changes.is_empty()), "{all:?}");
+        let one = HistoryFilter {
+            branch: "main".into(),
+            testbed: Some("h200-a".into()),
+        };
+        let s = series(&runs, &one, &DetectConfig::default());
+        assert!(s.len() == 1 && s[0].points.iter().all(|p| p.median == 100.0));
+        let feature = series(
+            &runs,
+            &HistoryFilter::branch("feature"),
+            &DetectConfig::default(),
+        );
+        assert_eq!((feature.len(), feature[0].points.len()), (1, 10));
+        // Without labels, every run is one testbed's history of main: one series of them all.
+        let mut mixed = runs.clone();
+        mixed.iter_mut().for_each(|r| {
+            r.testbed = Some("one".into());
+            r.branch = None;
+            r.role = None;
+        });
+        let s = series(&mixed, &main(), &DetectConfig::default());
+        assert_eq!((s.len(), s[0].points.len()), (1, runs.len()));
     }
 }

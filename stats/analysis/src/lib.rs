@@ -14,4 +14,6 @@ pub mod order;
 pub use bisect::{BisectReport, BisectStep, CommitRef};
 pub use compare::{CompareOptions, FILE_SUITE, Side, compare};
 pub use comparison::{ComparedBenchmark, ComparisonReport, VerdictCounts};
-pub use history::{DetectedChange, Series, SeriesDetection, SeriesSource, detect_history, series};
+pub use history::{
+    DetectedChange, HistoryFilter, Series, SeriesDetection, SeriesSource, detect_history, series,
+};

@@ -5,15 +5,17 @@
 pub mod backend;
 pub mod benchmark;
 pub mod export;
+pub mod labels;
 pub mod schema;
 pub mod secrets;
 pub mod sections;
 
 pub use backend::{Backend, BackendError, SuiteKind};
 pub use benchmark::{BenchError, Benchmark, BenchmarkId, Conversion, MetricSpec, SamplingHint};
+pub use labels::{RunRole, UNKNOWN_TESTBED, default_testbed, sanitize_testbed};
 pub use schema::{
     BenchmarkResult, CommitInfo, Direction, ExportDoc, Fingerprint, GpuInfo, PairInfo, PairRole,
-    ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SampleMeta, SchemaError,
+    ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SampleMeta, SchemaError,
     SequentialPlanInfo, Unit, WORKING_TREE,
 };
 pub use secrets::Redactor;

@@ -9,9 +9,13 @@ use std::fmt;
 /// documents written before replicates were recorded (still read by `pitwall import`).
 pub const SCHEMA_V1: &str = "pitwall/v1";
 
-/// Tag of the export document `pitwall export` writes: `pitwall/v1` plus the optional
-/// `replicates` array of each result.
+/// Tag of export documents with replicates, written before runs recorded their testbed and role
+/// (still read): `pitwall/v1` plus the optional `replicates` array of each result.
 pub const SCHEMA_V2: &str = "pitwall/v2";
+
+/// Tag of the export document `pitwall export` writes: `pitwall/v2` plus the optional
+/// `testbed` and `role` of each run.
+pub const SCHEMA_V3: &str = "pitwall/v3";
 
 /// Whether smaller or larger values of a measure are better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -328,6 +332,13 @@ pub struct Run {
     pub commit: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// The named machine identity it was measured on (`[testbed] name`, `--testbed`, or
+    /// derived from host and GPU: [`crate::labels::default_testbed`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub testbed: Option<String>,
+    /// History of its branch, or a side of a pull-request comparison (never in history).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<crate::labels::RunRole>,
     /// RFC 3339 UTC.
     pub started_at: String,
     /// RFC 3339 UTC.
@@ -435,6 +446,8 @@ pub(crate) mod tests {
             project: "toy".into(),
             commit: WORKING_TREE.into(),
             branch: None,
+            testbed: None,
+            role: None,
             started_at: "2026-12-02T10:00:00Z".into(),
             finished_at: "2026-12-02T10:01:00Z".into(),
             config_hash: "abc".into(),

@@ -236,6 +236,28 @@ impl Ctx<'_> {
         let github = self.github(raw.github.unwrap_or_default())?;
         let gitlab = self.gitlab(raw.gitlab.unwrap_or_default());
         let gpu = self.gpu(raw.gpu.unwrap_or_default())?;
+        let testbed = match raw.testbed.and_then(|t| t.name) {
+            Some(n) if n.get_ref().trim().is_empty() => {
+                return Err(self.at(
+                    n.span(),
+                    "[testbed] name must not be empty".to_string(),
+                    Some("leave the key out to use the name derived from host and GPU".into()),
+                ));
+            }
+            Some(n) => Some(pitwall_schema::sanitize_testbed(n.get_ref())),
+            None => None,
+        };
+        let history_branch = match raw.history.and_then(|h| h.branch) {
+            Some(b) if b.get_ref().trim().is_empty() => {
+                return Err(self.at(
+                    b.span(),
+                    "[history] branch must not be empty".to_string(),
+                    None,
+                ));
+            }
+            Some(b) => b.into_inner().trim().to_string(),
+            None => crate::defaults::HISTORY_BRANCH.to_string(),
+        };
         let raw_ci = raw.ci.unwrap_or_default();
         let mut ci = CiConfig::default();
         if let Some(u) = raw_ci.until_decided {
@@ -317,6 +339,8 @@ impl Ctx<'_> {
                 .filter(|d| !d.trim().is_empty())
                 .map(PathBuf::from),
             gpu,
+            testbed,
+            history_branch,
             suites,
         })
     }

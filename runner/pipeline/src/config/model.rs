@@ -27,6 +27,13 @@ pub struct Config {
     /// `[report] dir`: where `run` and `ci` write the HTML report (else beside a SQLite store).
     pub report_dir: Option<PathBuf>,
     pub gpu: GpuConfig,
+    /// `[testbed] name`, sanitized: the testbed this machine's runs are stored under (derived
+    /// from host and GPU when unset). Names series, changes no measurement: not in the hash.
+    #[serde(skip)]
+    pub testbed: Option<String>,
+    /// `[history] branch`: the branch whose `history` runs are the history. Not in the hash.
+    #[serde(skip)]
+    pub history_branch: String,
     pub suites: Vec<SuiteConfig>,
 }
 
@@ -318,6 +325,8 @@ impl Config {
             ci: CiConfig::default(),
             report_dir: None,
             gpu: GpuConfig::default(),
+            testbed: None,
+            history_branch: crate::defaults::HISTORY_BRANCH.to_string(),
             suites: SuiteKind::ALL
                 .into_iter()
                 .map(SuiteConfig::builtin)

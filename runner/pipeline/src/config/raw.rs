@@ -18,6 +18,8 @@ pub struct RawConfig {
     pub ci: Option<RawCi>,
     pub report: Option<RawReport>,
     pub gpu: Option<RawGpu>,
+    pub testbed: Option<RawTestbed>,
+    pub history: Option<RawHistory>,
     #[serde(default)]
     pub suite: Vec<Spanned<RawSuite>>,
 }
@@ -94,6 +96,20 @@ pub struct RawGithub {
     pub publish: Option<Spanned<Vec<String>>>,
 }
 
+/// `[testbed]`: the name of this machine's series.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTestbed {
+    pub name: Option<Spanned<String>>,
+}
+
+/// `[history]`: which branch is the history.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHistory {
+    pub branch: Option<Spanned<String>>,
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawGitlab {
@@ -145,11 +161,13 @@ impl RawSuite {
 pub fn valid_keys(section: &str) -> &'static str {
     match section {
         "" => {
-            "project, store, sampling, thresholds, pinning, github, gitlab, ci, report, gpu, suite"
+            "project, store, sampling, thresholds, pinning, github, gitlab, ci, report, gpu, testbed, history, suite"
         }
         "gpu" => "device, clocks, monitor_period_ms",
         "project" => "name, build, env_pass",
         "store" => "url",
+        "testbed" => "name",
+        "history" => "branch",
         "sampling" => "warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s",
         "thresholds" => "regression_pct",
         "pinning" => "policy, cpus",

@@ -307,3 +307,24 @@ fn ci_measures_until_decided_by_default_and_can_be_told_otherwise() {
     let e = err("[ci]\nrounds = 3\n");
     assert!(e.contains("rounds"), "{e}");
 }
+
+#[test]
+fn testbed_and_history_branch() {
+    let c = parse("").unwrap();
+    assert_eq!((c.testbed, c.history_branch.as_str()), (None, "main"));
+    let c =
+        parse("[testbed]\nname = \"Rack 4 / H200\"\n\n[history]\nbranch = \"trunk\"\n").unwrap();
+    assert_eq!(c.testbed.as_deref(), Some("rack-4-h200"));
+    assert_eq!(c.history_branch, "trunk");
+    // Neither changes a measurement.
+    assert_eq!(c.hash(), parse("").unwrap().hash());
+    let e = err("[testbed]\nname = \"\"\n");
+    assert!(
+        e.starts_with("pitwall.toml:2:8: [testbed] name must not be empty"),
+        "{e}"
+    );
+    let e = err("[history]\nbranch = \" \"\n");
+    assert!(e.contains("[history] branch must not be empty"), "{e}");
+    let e = err("[testbed]\nhost = \"x\"\n");
+    assert!(e.contains("valid keys in [testbed] are name"), "{e}");
+}

@@ -1,0 +1,254 @@
+//! Tests of the export document: exact round trips, every version's tag and keys, and the
+//! checks a run must pass; kept beside `export.rs` so that file stays about the document.
+
+use super::*;
+use crate::schema::SampleMeta;
+use crate::schema::tests::{result, run};
+
+#[test]
+fn utc_timestamps() {
+    for ok in [
+        "2026-12-02T10:00:00Z",
+        "2026-12-02T10:00:00.123456Z",
+        "1999-01-31T23:59:60Z",
+    ] {
+        assert!(is_utc_rfc3339(ok), "{ok}");
+    }
+    for bad in [
+        "2026-02-30T09:00:00Z",
+        "2025-02-29T09:00:00Z",
+        "2026-04-31T09:00:00Z",
+        "yesterday",
+        "2026-12-02",
+        "2026-12-02T10:00:00",
+        "2026-12-02T10:00:00+01:00",
+        "2026-13-02T10:00:00Z",
+        "2026-12-02T24:00:00Z",
+        "2026-12-02T10:00:00.Z",
+        "2026-12-02 10:00:00Z",
+        "2026-12-0xT10:00:00Z",
+        "２０２６-12-02T10:00:00Z",
+    ] {
+        assert!(!is_utc_rfc3339(bad), "{bad}");
+    }
+}
+
+#[test]
+fn export_round_trips_exactly() {
+    let samples = vec![0.1 + 0.2, 1e-300, 123_456_789.123_456_79, 5e-324, f64::MAX];
+    let mut with_replicates = result(samples.clone());
+    with_replicates.name = "copy".into();
+    with_replicates.replicates = vec![0, 0, 1, 1, u32::MAX];
+    let doc = ExportDoc::new(vec![run(vec![result(samples), with_replicates])]);
+    let text = doc.to_json();
+    assert!(
+        text.starts_with("{\n  \"schema\": \"pitwall/v3\",\n"),
+        "{text}"
+    );
+    // Written only where known: once, for the second result.
+    assert_eq!(text.matches("\"replicates\"").count(), 1, "{text}");
+    let back = ExportDoc::from_json(&text).unwrap();
+    assert_eq!(back, doc);
+    assert_eq!(back.runs[0].results[1].replicates[4], u32::MAX);
+    assert_eq!(back.to_json(), text);
+}
+
+#[test]
+fn reads_v1_and_keeps_its_tag() {
+    let v1 = ExportDoc::new(vec![run(vec![result(vec![1.0, 2.0])])])
+        .to_json()
+        .replace("pitwall/v3", "pitwall/v1");
+    let doc = ExportDoc::from_json(&v1).unwrap();
+    assert_eq!(doc.schema, SCHEMA_V1);
+    assert!(doc.runs[0].results[0].replicates.is_empty());
+    assert_eq!(doc.to_json(), v1, "a v1 document is written back unchanged");
+}
+
+#[test]
+fn replicates_are_unknown_in_v1() {
+    let mut r = result(vec![1.0, 2.0]);
+    r.replicates = vec![0, 1];
+    let v2 = ExportDoc::new(vec![run(vec![r])]).to_json();
+    let v1 = v2.replace("pitwall/v3", "pitwall/v1");
+    let line = v1
+        .lines()
+        .position(|l| l.contains("\"replicates\""))
+        .unwrap()
+        + 1;
+    let e = ExportDoc::from_json(&v1).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!(
+            "not valid JSON for schema pitwall/v1 at line {line}, column "
+        )) && e.contains("unknown field `replicates` in schema pitwall/v1")
+            && e.contains("hint: replicates are new in pitwall/v2"),
+        "{e}"
+    );
+    // The key itself is what v1 lacks, even empty (pitwall never writes it empty).
+    let doc = r#"{"schema":"pitwall/v1","runs":[RUN]}"#.replace(
+        "RUN",
+        &serde_json::to_string(&run(vec![result(vec![1.0])])).unwrap(),
+    );
+    ExportDoc::from_json(&doc).unwrap();
+    let with_empty = doc.replace("\"samples\":[1.0]", "\"samples\":[1.0],\"replicates\":[]");
+    assert_ne!(with_empty, doc);
+    let e = ExportDoc::from_json(&with_empty).unwrap_err().to_string();
+    assert!(
+        e.contains("unknown field `replicates` in schema pitwall/v1"),
+        "{e}"
+    );
+    // The same document as v2 is fine.
+    let v2_empty = with_empty.replace("pitwall/v1", "pitwall/v2");
+    assert!(
+        ExportDoc::from_json(&v2_empty).unwrap().runs[0].results[0]
+            .replicates
+            .is_empty()
+    );
+}
+
+#[test]
+fn run_labels_are_new_in_v3() {
+    let mut labelled = run(vec![result(vec![1.0])]);
+    labelled.testbed = Some("h200-node07".into());
+    labelled.role = Some(crate::labels::RunRole::PrBase);
+    let v3 = ExportDoc::new(vec![labelled]).to_json();
+    let back = ExportDoc::from_json(&v3).unwrap();
+    assert_eq!(back.runs[0].testbed.as_deref(), Some("h200-node07"));
+    assert_eq!(back.to_json(), v3);
+    assert!(v3.contains("\"role\": \"pr-base\""), "{v3}");
+    for old in ["pitwall/v1", "pitwall/v2"] {
+        let e = ExportDoc::from_json(&v3.replace("pitwall/v3", old))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!("not valid JSON for schema {old} at line "))
+                && e.contains("a run's `testbed` and `role` are new in pitwall/v3"),
+            "{e}"
+        );
+    }
+    // An older document without them reads as before and keeps its tag.
+    let v2 = ExportDoc::new(vec![run(vec![result(vec![1.0])])])
+        .to_json()
+        .replace("pitwall/v3", "pitwall/v2");
+    let doc = ExportDoc::from_json(&v2).unwrap();
+    assert_eq!((doc.schema.as_str(), doc.runs[0].role), (SCHEMA_V2, None));
+    assert_eq!(doc.to_json(), v2);
+}
+
+#[test]
+fn rejects_other_schema_and_bad_samples() {
+    let text = ExportDoc::new(vec![])
+        .to_json()
+        .replace("pitwall/v3", "pitwall/v9");
+    let e = ExportDoc::from_json(&text).unwrap_err();
+    assert!(
+        matches!(&e, SchemaError::Version(v) if v == "pitwall/v9"),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2` and `pitwall/v3`)"
+    );
+    // A newer document is refused for its version, not for the fields it added.
+    let newer = r#"{"schema":"pitwall/v9","runs":[],"signature":"abc"}"#;
+    assert!(matches!(
+        ExportDoc::from_json(newer),
+        Err(SchemaError::Version(_))
+    ));
+    // Without a readable tag, both versions are named.
+    for broken in [r#"{"schema":"pitwall/v2","runs":["#, r#"{"runs":[]}"#] {
+        let e = ExportDoc::from_json(broken).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "not valid JSON for schema pitwall/v1, pitwall/v2 or pitwall/v3 at line 1,"
+            ),
+            "{e}"
+        );
+    }
+    let mut bad_id = run(vec![result(vec![1.0])]);
+    bad_id.id = String::new();
+    let text = ExportDoc::new(vec![bad_id.clone()]).to_json();
+    let e = ExportDoc::from_json(&text).unwrap_err();
+    assert_eq!(e.to_string(), "run 0: empty id");
+    assert_eq!(bad_id.validate().unwrap_err().to_string(), "run: empty id");
+    let text = ExportDoc::new(vec![run(vec![result(vec![1.0])])])
+        .to_json()
+        .replace("\"higher_is_better\"", "\"upwards\"");
+    let e = ExportDoc::from_json(&text).unwrap_err().to_string();
+    assert!(
+        e.starts_with("not valid JSON for schema pitwall/v3 at line ")
+            && e.contains(": unknown variant `upwards`"),
+        "{e}"
+    );
+    assert_eq!(e.matches("line").count(), 1, "the position once: {e}");
+    let mut r = run(vec![result(vec![1.0])]);
+    r.results[0].sample_meta = vec![SampleMeta::default(); 2];
+    assert!(
+        r.validate()
+            .unwrap_err()
+            .to_string()
+            .contains("2 sample_meta entries for 1 samples")
+    );
+    let mut r = run(vec![result(vec![1.0, 2.0, 3.0])]);
+    r.results[0].replicates = vec![0, 1];
+    assert_eq!(
+        r.validate().unwrap_err().to_string(),
+        format!(
+            "run {}: kernel/gemm_f32[n=64]/throughput: 2 replicates entries for 3 samples",
+            r.id
+        )
+    );
+    r.results[0].replicates = vec![0, 1, 1];
+    r.validate().unwrap();
+    let text = ExportDoc::new(vec![r.clone()])
+        .to_json()
+        .replace("      1,\n            1\n", "      1\n");
+    let e = ExportDoc::from_json(&text).unwrap_err().to_string();
+    assert!(
+        e.ends_with("2 replicates entries for 3 samples"),
+        "{e}\n{text}"
+    );
+}
+
+#[test]
+fn leap_days_exist_only_in_leap_years() {
+    assert!(is_utc_rfc3339("2024-02-29T09:00:00Z"));
+    assert!(is_utc_rfc3339("2000-02-29T09:00:00Z"));
+    assert!(!is_utc_rfc3339("1900-02-29T09:00:00Z"));
+}
+
+#[test]
+fn import_refuses_what_cannot_be_true() {
+    let msg = |r: &Run| r.validate().unwrap_err().to_string();
+    // finished before started (also across a fraction and none).
+    let mut r = run(vec![result(vec![1.0])]);
+    r.started_at = "2026-12-02T10:00:00.5Z".into();
+    r.finished_at = "2026-12-02T10:00:00Z".into();
+    assert!(
+        msg(&r).contains("finished_at `2026-12-02T10:00:00Z` is before started_at"),
+        "{}",
+        msg(&r)
+    );
+    r.finished_at = "2026-12-02T10:00:00.75Z".into();
+    assert!(r.validate().is_ok());
+    // A negative time; a negative throughput delta is not a time and stays allowed.
+    let mut t = result(vec![1.0, -2.0]);
+    t.unit = crate::schema::Unit::new("ns");
+    t.measure = "time".into();
+    let e = msg(&run(vec![t]));
+    assert!(e.contains("sample 1 is a negative time (-2 ns)"), "{e}");
+    assert!(run(vec![result(vec![-1.0])]).validate().is_ok());
+    // Ids that would be paths or split a line.
+    for (id, why) in [
+        ("../../x", "starts with `.`"),
+        ("a/b", "has characters other"),
+        ("line\nbreak", "has characters other"),
+    ] {
+        let mut r = run(vec![result(vec![1.0])]);
+        r.id = id.into();
+        let e = msg(&r);
+        assert!(e.contains(why), "{id}: {e}");
+    }
+    let mut r = run(vec![result(vec![1.0])]);
+    r.id = "x".repeat(200);
+    assert!(msg(&r).contains("longer than 128 characters"));
+}
