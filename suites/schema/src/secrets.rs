@@ -164,7 +164,21 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 fn base64_core(value: &[u8], shift: usize) -> String {
     let mut bytes = vec![0u8; shift];
     bytes.extend_from_slice(value);
-    let mut out = String::new();
+    // Characters whose 6 bits all come from `bytes`.
+    let whole = bytes.len() * 8 / 6;
+    // The first characters covering the `shift` leading bytes (or part of them).
+    let skip = (shift * 8).div_ceil(6);
+    base64_standard(&bytes)
+        .chars()
+        .take(whole)
+        .skip(skip)
+        .collect()
+}
+
+/// Standard padded base64 (RFC 4648 §4, what `base64 -w0` prints): the encoding a server's
+/// echo of `user:token` uses, and what tests build such echoes with.
+pub fn base64_standard(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let b = [
             chunk[0],
@@ -173,14 +187,14 @@ fn base64_core(value: &[u8], shift: usize) -> String {
         ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
-            out.push(B64[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            if i <= chunk.len() {
+                out.push(B64[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
         }
     }
-    // Characters whose 6 bits all come from `bytes`.
-    let whole = bytes.len() * 8 / 6;
-    // The first characters covering the `shift` leading bytes (or part of them).
-    let skip = (shift * 8).div_ceil(6);
-    out.chars().take(whole).skip(skip).collect()
+    out
 }
 
 /// `value` with every byte outside RFC 3986's unreserved set as `%XX` (upper case hex).
@@ -200,25 +214,24 @@ fn percent_encode(value: &str) -> String {
 mod tests {
     use super::*;
 
-    /// Standard padded base64, for the tests only.
-    fn b64(bytes: &[u8]) -> String {
-        let mut out = String::new();
-        for chunk in bytes.chunks(3) {
-            let b = [
-                chunk[0],
-                *chunk.get(1).unwrap_or(&0),
-                *chunk.get(2).unwrap_or(&0),
-            ];
-            let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-            for i in 0..4 {
-                if i <= chunk.len() {
-                    out.push(B64[((n >> (18 - 6 * i)) & 63) as usize] as char);
-                } else {
-                    out.push('=');
-                }
-            }
+    #[test]
+    fn base64_matches_rfc_4648() {
+        // RFC 4648 §10 test vectors.
+        for (plain, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64_standard(plain.as_bytes()), encoded);
         }
-        out
+    }
+
+    fn b64(bytes: &[u8]) -> String {
+        base64_standard(bytes)
     }
 
     const TOKEN: &str = "ghp_Zx9/q+T0k3n-value_42";
