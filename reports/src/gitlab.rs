@@ -203,16 +203,12 @@ impl HttpGitlab {
         value.set_sensitive(true);
         let mut headers = HeaderMap::new();
         headers.insert(header, value);
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = Client::builder()
-            .default_headers(headers)
-            .user_agent(concat!("pitwall/", env!("CARGO_PKG_VERSION")))
-            .timeout(config.request_timeout)
-            .build()
-            .map_err(|source| GitlabError::Transport {
+        let client = crate::github::http::forge_client(headers, config.request_timeout).map_err(
+            |source| GitlabError::Transport {
                 action: "build the http client".to_string(),
                 source,
-            })?;
+            },
+        )?;
         Ok(Self {
             config,
             base,

@@ -60,6 +60,18 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// GitHub asks to wait at least a minute after a secondary rate limit without `Retry-After`.
 const SECONDARY_LIMIT_WAIT: Duration = Duration::from_secs(60);
 
+/// The blocking HTTP client of both forges (GitHub here, GitLab in [`crate::gitlab`]): their
+/// default headers, pitwall's user agent, a timeout per request, rustls with ring.
+pub(crate) fn forge_client(headers: HeaderMap, timeout: Duration) -> reqwest::Result<Client> {
+    // Err means a provider is installed already, which is what is needed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    Client::builder()
+        .default_headers(headers)
+        .user_agent(concat!("pitwall/", env!("CARGO_PKG_VERSION")))
+        .timeout(timeout)
+        .build()
+}
+
 /// GitHub over HTTP.
 #[derive(Debug)]
 pub struct HttpGithub {
@@ -142,17 +154,12 @@ impl HttpGithub {
             "X-GitHub-Api-Version",
             HeaderValue::from_static("2022-11-28"),
         );
-        // Err means a provider is installed already, which is what is needed.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = Client::builder()
-            .default_headers(headers)
-            .user_agent(concat!("pitwall/", env!("CARGO_PKG_VERSION")))
-            .timeout(config.request_timeout)
-            .build()
-            .map_err(|source| GithubError::Transport {
+        let client = forge_client(headers, config.request_timeout).map_err(|source| {
+            GithubError::Transport {
                 action: "build the http client".to_string(),
                 source,
-            })?;
+            }
+        })?;
         Ok(Self {
             config,
             base,
