@@ -167,6 +167,16 @@ pub(super) fn ownership(conn: &Connection, version: i64) -> rusqlite::Result<Own
     })
 }
 
+/// The schema version and the ownership, read in one snapshot. Read apart, a process that
+/// migrates the file between the two reads makes it look like tables without a version.
+pub(super) fn version_and_ownership(conn: &Connection) -> rusqlite::Result<(i64, Ownership)> {
+    let tx = conn.unchecked_transaction()?;
+    let version = current_version(&tx)?;
+    let owner = ownership(&tx, version)?;
+    tx.finish()?;
+    Ok((version, owner))
+}
+
 /// Refuses a database written by a newer pitwall.
 pub(super) fn check_not_too_new(found: i64, store: &str) -> Result<(), StoreError> {
     if found > latest_version() {

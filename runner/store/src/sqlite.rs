@@ -72,8 +72,8 @@ impl SqliteStore {
             .map_err(|e| open_err(Box::new(e)))?;
         // The first read of the file: fails here when it is not a SQLite database. Checked
         // before anything is written, so a database from a newer pitwall is left untouched.
-        let version =
-            migrations::current_version(&conn).map_err(|e| match e.sqlite_error_code() {
+        let (version, owner) =
+            migrations::version_and_ownership(&conn).map_err(|e| match e.sqlite_error_code() {
                 // A file that is not a SQLite database at all (text, random bytes): the wrong
                 // path, not a broken machine.
                 Some(rusqlite::ErrorCode::NotADatabase) => StoreError::Foreign {
@@ -84,7 +84,7 @@ impl SqliteStore {
             })?;
         migrations::check_not_too_new(version, &store)?;
         // Someone else's database, or none yet: decided before the first write (WAL included).
-        match migrations::ownership(&conn, version).map_err(|e| open_err(Box::new(e)))? {
+        match owner {
             migrations::Ownership::Pitwall => {}
             migrations::Ownership::Empty if mode == OpenMode::Create => {}
             migrations::Ownership::Empty => return Err(missing("is an empty database")),
@@ -95,9 +95,7 @@ impl SqliteStore {
         // WAL: readers never block the writer and vice versa, so `pitwall runs` works while a
         // run is being stored. (On filesystems without shared memory SQLite keeps its rollback
         // journal; the busy timeout and BEGIN IMMEDIATE keep writes correct either way.)
-        let _mode: String = conn
-            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
-            .map_err(|e| open_err(Box::new(e)))?;
+        switch_to_wal(&conn).map_err(|e| open_err(Box::new(e)))?;
         // FULL rather than NORMAL: a run takes minutes of machine time to produce and is stored
         // in one transaction, so one extra fsync per commit costs nothing, and a run reported
         // as stored survives a power loss (NORMAL in WAL mode may drop the last commits).
@@ -126,8 +124,8 @@ impl SqliteStore {
             | OpenFlags::SQLITE_OPEN_URI
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&uri, flags).map_err(|e| open_err(Box::new(e)))?;
-        let version =
-            migrations::current_version(&conn).map_err(|e| match e.sqlite_error_code() {
+        let (version, owner) =
+            migrations::version_and_ownership(&conn).map_err(|e| match e.sqlite_error_code() {
                 Some(rusqlite::ErrorCode::NotADatabase) => StoreError::Foreign {
                     store: store.to_string(),
                     what: "not a SQLite database file".to_string(),
@@ -135,7 +133,7 @@ impl SqliteStore {
                 _ => open_err(Box::new(e)),
             })?;
         migrations::check_not_too_new(version, store)?;
-        match migrations::ownership(&conn, version).map_err(|e| open_err(Box::new(e)))? {
+        match owner {
             migrations::Ownership::Pitwall => {}
             migrations::Ownership::Empty => {
                 return Err(StoreError::Missing {
@@ -230,6 +228,26 @@ impl SqliteStore {
             .collect::<Result<Vec<String>, _>>()
             .map_err(&be)?;
         super::shared::pick_one(store, id, matches)
+    }
+}
+
+/// Puts the file in WAL mode. The switch needs the file to itself, and SQLite answers "database
+/// is locked" at once instead of calling the busy handler when another process holds it (two
+/// runs creating one new store together), so the busy timeout is applied here by hand.
+fn switch_to_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    let mut pause = Duration::from_millis(2);
+    loop {
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
+            Err(e)
+                if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            other => return other.map(drop),
+        }
     }
 }
 

@@ -349,3 +349,36 @@ pub(super) fn labelled(mut run: Run) -> Run {
     );
     run
 }
+
+/// Processes that create the same new store at once must all open it: one migrates, the others
+/// see either an empty file or a finished pitwall store, never tables without a version (the
+/// version and the tables are read in one snapshot).
+#[test]
+fn concurrent_first_opens_of_one_new_file_all_succeed() {
+    const OPENERS: usize = 6;
+    const FILES: usize = 25;
+    for n in 0..FILES {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("pitwall.db");
+        let start = std::sync::Barrier::new(OPENERS);
+        let errors: Vec<String> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..OPENERS)
+                .map(|_| {
+                    s.spawn(|| {
+                        start.wait();
+                        SqliteStore::open(&db).err().map(|e| e.to_string())
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .filter_map(|h| h.join().unwrap())
+                .collect()
+        });
+        assert!(errors.is_empty(), "file {n}: {errors:?}");
+        assert_eq!(
+            SqliteStore::open(&db).unwrap().schema_version().unwrap(),
+            latest_version()
+        );
+    }
+}
