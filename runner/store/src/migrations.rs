@@ -94,11 +94,17 @@ ALTER TABLE runs ADD COLUMN role TEXT;
 CREATE INDEX runs_by_series ON runs (project, testbed, branch, role, started_at);
 ";
 
+/// Migration 5: the summary `pitwall prune --keep-summaries` leaves in place of a result's raw
+/// samples (`BenchmarkResult::summary`, serde_json text); NULL while the samples are kept.
+const V5: &str = "
+ALTER TABLE results ADD COLUMN summary_json TEXT;
+";
+
 /// The version whose script [`backfill_labels`] completes.
 const LABELS_VERSION: i64 = 4;
 
 /// Every migration, in order. The schema version after applying `MIGRATIONS[..n]` is `n`.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// Gives every run without a testbed or role the ones it implies (see
 /// `rows::implied_labels`).

@@ -74,11 +74,17 @@ ALTER TABLE runs ADD COLUMN role TEXT;
 CREATE INDEX runs_by_series ON runs (project, testbed, branch, role, started_at);
 ";
 
+/// Migration 4: the summary `pitwall prune --keep-summaries` leaves in place of a result's raw
+/// samples, as SQLite migration 5.
+const V4: &str = "
+ALTER TABLE results ADD COLUMN summary_json TEXT;
+";
+
 /// The version whose script [`backfill_labels`] completes.
 const LABELS_VERSION: usize = 3;
 
 /// Every migration, in order; never edit a released one, append.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// Gives every run without a testbed or role the ones it implies (see
 /// `rows::implied_labels`).
