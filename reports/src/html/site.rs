@@ -27,6 +27,10 @@ pub struct ReportInput<'a> {
     /// The branch whose `history` runs make the histories (`[history] branch`), one series per
     /// testbed; pull-request runs are only on comparison pages.
     pub history_branch: &'a str,
+    /// The histories of `history_branch`, when the caller built them key by key
+    /// (`history::series_by_key`) because `runs` holds no results; built from `runs` when
+    /// `None`. Their points index `runs`.
+    pub histories: Option<&'a [pitwall_analysis::Series]>,
 }
 
 /// What `write_site` wrote.
@@ -144,7 +148,10 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
         mkdir(out_dir.join(sub))?;
     }
     let env = environment()?;
-    let series = model::collect(input.runs, input.history_branch);
+    let series = match input.histories {
+        Some(histories) => model::with_slugs(histories.to_vec()),
+        None => model::collect(input.runs, input.history_branch),
+    };
     let page = |root: &str, title: &str| {
         context! {
             project => input.project,

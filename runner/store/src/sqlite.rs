@@ -308,9 +308,12 @@ impl Store for SqliteStore {
             let mut ins_result = tx
                 .prepare_cached(
                     "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
-                                          direction, status, error, summary_json)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                                          direction, status, error, summary_json, bench_key)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 )
+                .map_err(&be)?;
+            let mut ins_key = tx
+                .prepare_cached("INSERT OR IGNORE INTO series_keys (bench_key) VALUES (?1)")
                 .map_err(&be)?;
             let mut ins_sample = tx
                 .prepare_cached(
@@ -332,8 +335,10 @@ impl Store for SqliteStore {
                         r.status.as_str(),
                         r.error,
                         r.summary.as_ref().map(to_json),
+                        r.key(),
                     ])
                     .map_err(&be)?;
+                ins_key.execute([r.key()]).map_err(&be)?;
                 let result_id = tx.last_insert_rowid();
                 for (idx, value) in r.samples.iter().enumerate() {
                     ins_sample
@@ -429,6 +434,14 @@ impl Store for SqliteStore {
     fn delete_run(&mut self, id: &str) -> Result<bool, StoreError> {
         let store = self.describe();
         super::prune::sqlite_delete_run(&mut self.conn, &store, id)
+    }
+
+    fn query_runs(&self, query: &super::RunQuery) -> Result<Vec<Run>, StoreError> {
+        super::query::sqlite_query_runs(&self.conn, &self.describe(), query)
+    }
+
+    fn series_keys(&self) -> Result<Vec<String>, StoreError> {
+        super::query::sqlite_series_keys(&self.conn, &self.describe())
     }
 }
 
