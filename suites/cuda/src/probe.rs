@@ -51,7 +51,9 @@ fn unavailable(reason: impl Into<String>) -> BackendError {
 /// `collective` suite alone.
 pub fn probe_with(system: &dyn CudaSystem) -> Result<CudaInfo, BackendError> {
     if !system.driver_present() {
-        return Err(unavailable("no CUDA driver"));
+        return Err(unavailable(
+            "no CUDA driver; hint: CUDA needs the NVIDIA driver (libcuda.so.1); set [suites] backend = \"auto\" or \"cpu\" on machines without one",
+        ));
     }
     system
         .init()
@@ -70,7 +72,9 @@ pub fn probe_with(system: &dyn CudaSystem) -> Result<CudaInfo, BackendError> {
         .device_count()
         .map_err(|e| unavailable(format!("cannot count CUDA devices: {e}")))?;
     if device_count == 0 {
-        return Err(unavailable("no CUDA device"));
+        return Err(unavailable(
+            "no CUDA device; hint: check CUDA_VISIBLE_DEVICES and `nvidia-smi`",
+        ));
     }
     if !system.nvrtc_present() {
         return Err(unavailable(
@@ -221,7 +225,7 @@ mod tests {
                 driver: false,
                 ..none()
             }),
-            "no CUDA driver"
+            "no CUDA driver; hint: CUDA needs the NVIDIA driver (libcuda.so.1); set [suites] backend = \"auto\" or \"cpu\" on machines without one"
         );
         assert_eq!(
             reason(Fake {
@@ -242,7 +246,7 @@ mod tests {
                 devices: 0,
                 ..none()
             }),
-            "no CUDA device"
+            "no CUDA device; hint: check CUDA_VISIBLE_DEVICES and `nvidia-smi`"
         );
         assert!(
             reason(Fake {
@@ -286,7 +290,7 @@ mod tests {
         match probe_with(&SystemCuda) {
             Ok(info) => assert!(driver && info.device_count > 0),
             Err(BackendError::Unavailable { reason, .. }) if !driver => {
-                assert_eq!(reason, "no CUDA driver")
+                assert!(reason.starts_with("no CUDA driver; hint:"), "{reason}")
             }
             Err(e) => assert!(driver, "{e}"),
         }

@@ -341,6 +341,7 @@ impl Ctx<'_> {
             gpu,
             testbed,
             history_branch,
+            backend: self.backend(raw.suites.unwrap_or_default())?,
             suites,
         })
     }

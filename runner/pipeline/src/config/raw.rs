@@ -20,6 +20,7 @@ pub struct RawConfig {
     pub gpu: Option<RawGpu>,
     pub testbed: Option<RawTestbed>,
     pub history: Option<RawHistory>,
+    pub suites: Option<RawSuites>,
     #[serde(default)]
     pub suite: Vec<Spanned<RawSuite>>,
 }
@@ -110,6 +111,13 @@ pub struct RawHistory {
     pub branch: Option<Spanned<String>>,
 }
 
+/// `[suites]`: settings of every built-in suite.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSuites {
+    pub backend: Option<Spanned<String>>,
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawGitlab {
@@ -161,13 +169,14 @@ impl RawSuite {
 pub fn valid_keys(section: &str) -> &'static str {
     match section {
         "" => {
-            "project, store, sampling, thresholds, pinning, github, gitlab, ci, report, gpu, testbed, history, suite"
+            "project, store, sampling, thresholds, pinning, github, gitlab, ci, report, gpu, testbed, history, suites, suite"
         }
         "gpu" => "device, clocks, monitor_period_ms",
         "project" => "name, build, env_pass",
         "store" => "url",
         "testbed" => "name",
         "history" => "branch",
+        "suites" => "backend",
         "sampling" => "warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s",
         "thresholds" => "regression_pct",
         "pinning" => "policy, cpus",

@@ -8,10 +8,24 @@ use pitwall_schema::SuiteKind;
 use pitwall_schema::backend::SuiteOptions;
 
 use super::load::{ConfigError, Ctx};
-use super::model::{CommandSuite, OutputFormat, Sampling, SuiteConfig, SuiteSpec};
-use super::raw::{RawSampling, RawSuite};
+use super::model::{BackendChoice, CommandSuite, OutputFormat, Sampling, SuiteConfig, SuiteSpec};
+use super::raw::{RawSampling, RawSuite, RawSuites};
 
 impl Ctx<'_> {
+    /// `[suites] backend`.
+    pub(super) fn backend(&self, s: RawSuites) -> Result<BackendChoice, ConfigError> {
+        let Some(b) = s.backend else {
+            return Ok(crate::defaults::BACKEND);
+        };
+        BackendChoice::parse(b.get_ref().trim()).ok_or_else(|| {
+            self.at(
+                b.span(),
+                format!("[suites] backend `{}` is not known", b.get_ref()),
+                Some("use auto, cuda or cpu".into()),
+            )
+        })
+    }
+
     pub(super) fn suite(
         &self,
         s: RawSuite,

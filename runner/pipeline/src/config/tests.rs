@@ -328,3 +328,28 @@ fn testbed_and_history_branch() {
     let e = err("[testbed]\nhost = \"x\"\n");
     assert!(e.contains("valid keys in [testbed] are name"), "{e}");
 }
+
+#[test]
+fn suites_backend() {
+    let auto = parse("").unwrap();
+    assert_eq!(auto.backend, BackendChoice::Auto);
+    assert_eq!(
+        parse("[suites]\nbackend = \"auto\"\n").unwrap().hash(),
+        auto.hash()
+    );
+    let cuda = parse("[suites]\nbackend = \"cuda\"\n").unwrap();
+    assert_eq!(cuda.backend, BackendChoice::Cuda);
+    let cpu = parse("[suites]\nbackend = \"cpu\"\n").unwrap();
+    assert_eq!(cpu.backend, BackendChoice::Cpu);
+    // The backend changes what is measured: so does the hash.
+    assert_ne!(cpu.hash(), auto.hash());
+    assert_ne!(cpu.hash(), cuda.hash());
+    let e = err("[suites]\nbackend = \"rocm\"\n");
+    assert!(
+        e.starts_with("pitwall.toml:2:11: [suites] backend `rocm` is not known")
+            && e.contains("hint: use auto, cuda or cpu"),
+        "{e}"
+    );
+    let e = err("[suites]\ndevice = 0\n");
+    assert!(e.contains("valid keys in [suites] are backend"), "{e}");
+}

@@ -47,8 +47,8 @@ pub struct Selection<'a> {
 /// contains it: for built-in and wall-time suites before running, for other command suites in
 /// the results read from the tool's output. `only` (display names) narrows a built-in suite to
 /// those benchmarks (the rounds of `--until-decided` after the first batch); command suites run
-/// whole. With `Isolation::Worker`, a built-in suite runs in a fresh worker process (its own
-/// backend; `backend` is not used), started in `checkout`.
+/// whole. With `Isolation::Worker`, a built-in suite runs in a fresh worker process started in
+/// `checkout`, which builds the backend of the same name (`Backend::name`) itself.
 pub fn run_suite(
     suite: &SuiteConfig,
     backend: &dyn Backend,
@@ -62,6 +62,7 @@ pub fn run_suite(
     if let (SuiteSpec::Builtin { .. }, Isolation::Worker { exe }) = (&suite.spec, isolation) {
         return run_in_worker(
             exe,
+            backend.name(),
             suite,
             checkout,
             selection,

@@ -41,6 +41,7 @@ const POLL: Duration = Duration::from_millis(50);
 /// killed with its process group.
 pub(super) fn run_in_worker(
     exe: &Path,
+    backend: &str,
     suite: &SuiteConfig,
     checkout: &Path,
     selection: Selection<'_>,
@@ -61,7 +62,15 @@ pub(super) fn run_in_worker(
         metas: BTreeMap::new(),
         outcome: None,
     };
-    match watch(exe, suite, checkout, selection, &mut session, grace) {
+    match watch(
+        exe,
+        backend,
+        suite,
+        checkout,
+        selection,
+        &mut session,
+        grace,
+    ) {
         Ok(outcome) => outcome,
         Err(msg) => session.fail(msg),
     }
@@ -70,14 +79,21 @@ pub(super) fn run_in_worker(
 /// Spawns the worker and follows it to its end: its outcome, or why there is none.
 fn watch(
     exe: &Path,
+    backend: &str,
     suite: &SuiteConfig,
     checkout: &Path,
     selection: Selection<'_>,
     session: &mut Session<'_>,
     grace: Duration,
 ) -> Result<SuiteOutcome, String> {
-    let mut request = WorkerRequest::new(suite, checkout, selection.filter, session.meta.is_some())
-        .ok_or_else(|| format!("suite `{}` is not a built-in suite", suite.name))?;
+    let mut request = WorkerRequest::new(
+        backend,
+        suite,
+        checkout,
+        selection.filter,
+        session.meta.is_some(),
+    )
+    .ok_or_else(|| format!("suite `{}` is not a built-in suite", suite.name))?;
     request.only = selection.only.cloned();
     let stdin = request_file(&request)
         .map_err(|e| format!("cannot write the request for a suite worker: {e}"))?;
