@@ -4,6 +4,7 @@
 // Paths inside this crate name the contracts as `crate::backend`, `crate::benchmark`, `crate::schema`.
 use pitwall_schema::{backend, benchmark};
 
+pub mod kernels;
 pub mod probe;
 
 pub use probe::{CudaInfo, CudaSystem, SystemCuda, probe_with};
