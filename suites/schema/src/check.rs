@@ -95,8 +95,8 @@ pub fn check(elements: impl IntoIterator<Item = Compared>, tolerance: f64) -> Ve
     for e in elements {
         let err = e.rel_err();
         verdict.checked += 1;
-        // `!(err <= tol)`: a NaN error fails too.
-        if !(err <= tolerance) {
+        // A NaN error fails too.
+        if err.is_nan() || err > tolerance {
             verdict.failed += 1;
         }
         if verdict.worst.as_ref().is_none_or(|(_, w)| err > *w) {
