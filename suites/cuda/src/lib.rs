@@ -2,10 +2,15 @@
 //! run time, so the same binary builds and runs (CPU suites only) on a machine without CUDA.
 
 // Paths inside this crate name the contracts as `crate::backend`, `crate::benchmark`, `crate::schema`.
-use pitwall_schema::{backend, benchmark};
+use pitwall_schema::{backend, benchmark, check, schema, work};
 
+pub mod device;
+pub mod gemm;
 pub mod kernels;
+pub mod memory;
 pub mod probe;
+pub mod suite;
+pub mod timing;
 
 pub use probe::{CudaInfo, CudaSystem, SystemCuda, probe_with};
 
@@ -41,12 +46,21 @@ impl Backend for CudaBackend {
     fn benchmarks(
         &self,
         kind: SuiteKind,
-        _options: &SuiteOptions,
+        options: &SuiteOptions,
     ) -> Result<Vec<Box<dyn Benchmark>>, BackendError> {
-        if kind == SuiteKind::Collective && !self.info.nccl {
-            return Err(probe::no_nccl());
+        match kind {
+            SuiteKind::Kernel => {
+                let plan = suite::plan(options);
+                // CUDA device 0 (after CUDA_VISIBLE_DEVICES), opened in the worker process.
+                let dev = device::Device::open(0).map_err(|e| BackendError::Failed {
+                    backend: "cuda",
+                    reason: format!("cannot open CUDA device 0: {e}"),
+                })?;
+                Ok(suite::build(&dev, &plan, timing::Cache::Cold))
+            }
+            SuiteKind::Collective if !self.info.nccl => Err(probe::no_nccl()),
+            SuiteKind::Inference | SuiteKind::Collective => Err(not_built(kind)),
         }
-        Err(not_built(kind))
     }
 }
 
