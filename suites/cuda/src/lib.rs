@@ -9,6 +9,7 @@ pub mod gemm;
 pub mod kernels;
 pub mod memory;
 pub mod probe;
+pub mod rows;
 pub mod suite;
 pub mod timing;
 

@@ -1,4 +1,5 @@
-//! Which benchmarks the CUDA `kernel` suite holds, as a plan that needs no GPU (so sizes and
+//! Which benchmarks the CUDA `kernel` suite holds (GEMMs, copies, triad, transfers, row
+//! kernels), as a plan that needs no GPU (so sizes and
 //! the `max_bytes` cap are tested anywhere), and the plan made real on an opened device.
 
 use std::sync::Arc;
@@ -8,8 +9,9 @@ use crate::benchmark::Benchmark;
 use crate::device::Device;
 use crate::gemm::{self, GemmBench};
 use crate::memory::{HostMemory, MemOp, MemoryBench};
+use crate::rows::{self, RowBench};
 use crate::timing::Cache;
-use crate::work::Dtype;
+use crate::work::{Dtype, RowOp};
 
 const MIB: u64 = 1 << 20;
 
@@ -25,6 +27,7 @@ pub const TRANSFER_BYTES: [u64; 2] = [MIB, 64 * MIB];
 pub enum Planned {
     Memory(MemOp, u64),
     Gemm(Dtype, usize),
+    Rows(RowOp, (usize, usize)),
 }
 
 impl Planned {
@@ -33,6 +36,7 @@ impl Planned {
         match self {
             Planned::Memory(op, bytes) => op.footprint_bytes(bytes),
             Planned::Gemm(dtype, n) => GemmBench::footprint_bytes(dtype, n),
+            Planned::Rows(op, (rows, cols)) => rows::footprint_bytes(op, rows, cols),
         }
     }
 }
@@ -55,6 +59,11 @@ pub fn plan(options: &SuiteOptions) -> Vec<Planned> {
             out.push(Planned::Memory(op, bytes));
         }
     }
+    for op in [RowOp::Sum, RowOp::Softmax, RowOp::LayerNorm] {
+        for shape in rows::SHAPES {
+            out.push(Planned::Rows(op, shape));
+        }
+    }
     for host in [HostMemory::Pinned, HostMemory::Pageable] {
         for op in [MemOp::HostToDevice(host), MemOp::DeviceToHost(host)] {
             for bytes in TRANSFER_BYTES {
@@ -75,6 +84,7 @@ pub fn build(dev: &Arc<Device>, plan: &[Planned], cache: Cache) -> Vec<Box<dyn B
                     Box::new(MemoryBench::new(dev.clone(), op, bytes, cache))
                 }
                 Planned::Gemm(dtype, n) => Box::new(GemmBench::new(dev.clone(), dtype, n, cache)),
+                Planned::Rows(op, shape) => Box::new(RowBench::new(dev.clone(), op, shape, cache)),
             }
         })
         .collect()
@@ -87,7 +97,8 @@ mod tests {
     #[test]
     fn the_full_plan_has_every_type_size_and_direction() {
         let all = plan(&SuiteOptions::default());
-        assert_eq!(all.len(), 4 * 3 + 3 * 3 + 2 * 2 * 2);
+        assert_eq!(all.len(), 4 * 3 + 3 * 3 + 3 * 2 + 2 * 2 * 2);
+        assert!(all.contains(&Planned::Rows(RowOp::Softmax, (16384, 1024))));
         assert!(all.contains(&Planned::Gemm(Dtype::Bf16, 8192)));
         assert!(all.contains(&Planned::Memory(
             MemOp::DeviceToHost(HostMemory::Pageable),
