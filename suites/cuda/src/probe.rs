@@ -30,10 +30,11 @@ pub trait CudaSystem {
     fn driver_api(&self) -> Result<i32, String>;
     /// `cuDeviceGetCount`.
     fn device_count(&self) -> Result<usize, String>;
-    /// `libnvrtc.so.13` (or a name cudarc tries) can be loaded.
-    fn nvrtc_present(&self) -> bool;
-    /// `libcublas.so.13` and `libcublasLt.so.13` can be loaded.
-    fn cublas_present(&self) -> bool;
+    /// The major version of the NVRTC cudarc loads (`libnvrtc.so.13`, or another name it
+    /// tries, `.so.12` among them); `None` when none loads.
+    fn nvrtc_major(&self) -> Option<i32>;
+    /// The major version of cuBLAS when `libcublas` and `libcublasLt` both load.
+    fn cublas_major(&self) -> Option<i32>;
     /// `libnccl.so` can be loaded.
     fn nccl_present(&self) -> bool;
 }
@@ -76,15 +77,25 @@ pub fn probe_with(system: &dyn CudaSystem) -> Result<CudaInfo, BackendError> {
             "no CUDA device; hint: check CUDA_VISIBLE_DEVICES and `nvidia-smi`",
         ));
     }
-    if !system.nvrtc_present() {
-        return Err(unavailable(
-            "no NVRTC; hint: install the CUDA 13 runtime compiler (libnvrtc.so.13, e.g. pip install nvidia-cuda-nvrtc) and put its lib directory on LD_LIBRARY_PATH",
-        ));
+    let nvrtc_hint = "hint: install the CUDA 13 runtime compiler (libnvrtc.so.13, e.g. pip install nvidia-cuda-nvrtc) and put its lib directory on LD_LIBRARY_PATH";
+    match system.nvrtc_major() {
+        None => return Err(unavailable(format!("no NVRTC; {nvrtc_hint}"))),
+        Some(major) if major < 13 => {
+            return Err(unavailable(format!(
+                "NVRTC {major} found, CUDA 13 needed; {nvrtc_hint}"
+            )));
+        }
+        Some(_) => {}
     }
-    if !system.cublas_present() {
-        return Err(unavailable(
-            "no cuBLAS; hint: install CUDA 13 cuBLAS (libcublas.so.13 and libcublasLt.so.13, e.g. pip install nvidia-cublas) and put its lib directory on LD_LIBRARY_PATH",
-        ));
+    let cublas_hint = "hint: install CUDA 13 cuBLAS (libcublas.so.13 and libcublasLt.so.13, e.g. pip install nvidia-cublas) and put its lib directory on LD_LIBRARY_PATH";
+    match system.cublas_major() {
+        None => return Err(unavailable(format!("no cuBLAS; {cublas_hint}"))),
+        Some(major) if major < 13 => {
+            return Err(unavailable(format!(
+                "cuBLAS {major} found, CUDA 13 needed; {cublas_hint}"
+            )));
+        }
+        Some(_) => {}
     }
     Ok(CudaInfo {
         driver_api,
@@ -135,16 +146,27 @@ impl CudaSystem for SystemCuda {
         Ok(usize::try_from(count).unwrap_or(0))
     }
 
-    fn nvrtc_present(&self) -> bool {
-        // SAFETY: only tries to dlopen the candidate names.
-        unsafe { cudarc::nvrtc::sys::is_culib_present() }
+    fn nvrtc_major(&self) -> Option<i32> {
+        crate::kernels::nvrtc_version().map(|(major, _)| major)
     }
 
-    fn cublas_present(&self) -> bool {
+    fn cublas_major(&self) -> Option<i32> {
+        use cudarc::cublas::sys;
         // SAFETY: only tries to dlopen the candidate names.
-        unsafe {
-            cudarc::cublas::sys::is_culib_present() && cudarc::cublaslt::sys::is_culib_present()
+        let present =
+            unsafe { sys::is_culib_present() && cudarc::cublaslt::sys::is_culib_present() };
+        if !present {
+            return None;
         }
+        let mut major = 0;
+        // SAFETY: the library is present; cublasGetProperty needs no handle and writes one int.
+        let status =
+            unsafe { sys::cublasGetProperty(sys::libraryPropertyType::MAJOR_VERSION, &mut major) };
+        Some(if status == sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            major
+        } else {
+            0
+        })
     }
 
     fn nccl_present(&self) -> bool {
@@ -164,8 +186,8 @@ mod tests {
         init: Result<(), String>,
         api: i32,
         devices: usize,
-        nvrtc: bool,
-        cublas: bool,
+        nvrtc: Option<i32>,
+        cublas: Option<i32>,
         nccl: bool,
     }
 
@@ -176,8 +198,8 @@ mod tests {
                 init: Ok(()),
                 api: 13_000,
                 devices: 8,
-                nvrtc: true,
-                cublas: true,
+                nvrtc: Some(13),
+                cublas: Some(13),
                 nccl: true,
             }
         }
@@ -196,10 +218,10 @@ mod tests {
         fn device_count(&self) -> Result<usize, String> {
             Ok(self.devices)
         }
-        fn nvrtc_present(&self) -> bool {
+        fn nvrtc_major(&self) -> Option<i32> {
             self.nvrtc
         }
-        fn cublas_present(&self) -> bool {
+        fn cublas_major(&self) -> Option<i32> {
             self.cublas
         }
         fn nccl_present(&self) -> bool {
@@ -248,20 +270,19 @@ mod tests {
             }),
             "no CUDA device; hint: check CUDA_VISIBLE_DEVICES and `nvidia-smi`"
         );
-        assert!(
-            reason(Fake {
-                nvrtc: false,
+        for (nvrtc, cublas, want) in [
+            (None, Some(13), "no NVRTC; hint:"),
+            (Some(12), Some(13), "NVRTC 12 found, CUDA 13 needed; hint:"),
+            (Some(13), None, "no cuBLAS; hint:"),
+            (Some(13), Some(12), "cuBLAS 12 found, CUDA 13 needed; hint:"),
+        ] {
+            let got = reason(Fake {
+                nvrtc,
+                cublas,
                 ..none()
-            })
-            .starts_with("no NVRTC; hint:")
-        );
-        assert!(
-            reason(Fake {
-                cublas: false,
-                ..none()
-            })
-            .starts_with("no cuBLAS; hint:")
-        );
+            });
+            assert!(got.starts_with(want), "{got}");
+        }
     }
 
     #[test]
