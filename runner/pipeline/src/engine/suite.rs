@@ -19,7 +19,7 @@ use super::observer::{RunObserver, Step};
 use super::sampler::sample_benchmark;
 use super::stop::{StopRule, duration_from_secs};
 use super::worker::Isolation;
-use super::worker_parent::{WORKER_GRACE, run_in_worker};
+use super::worker_parent::{WORKER_GRACE, Worker, run_in_worker};
 use crate::config::{CommandSuite, OutputFormat, Sampling, SuiteConfig, SuiteSpec};
 
 /// What a suite produced (a suite worker sends it to pitwall as JSON).
@@ -61,8 +61,10 @@ pub fn run_suite(
     let Selection { filter, only } = selection;
     if let (SuiteSpec::Builtin { .. }, Isolation::Worker { exe }) = (&suite.spec, isolation) {
         return run_in_worker(
-            exe,
-            backend.name(),
+            Worker {
+                exe,
+                backend: backend.name(),
+            },
             suite,
             checkout,
             selection,

@@ -36,12 +36,18 @@ const MAX_LINE_BYTES: u64 = 256 << 20;
 /// How often a quiet worker is checked on.
 const POLL: Duration = Duration::from_millis(50);
 
-/// Runs `suite` (built-in) in a fresh worker started from `exe`. A benchmark (or the start-up
+/// The executable a worker is started from and the backend it is to build (`Backend::name`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Worker<'a> {
+    pub exe: &'a Path,
+    pub backend: &'a str,
+}
+
+/// Runs `suite` (built-in) in a fresh worker started from `worker.exe`. A benchmark (or the start-up
 /// before the first) running longer than `warmup_s + timeout_s + grace` gets the worker
 /// killed with its process group.
 pub(super) fn run_in_worker(
-    exe: &Path,
-    backend: &str,
+    worker: Worker<'_>,
     suite: &SuiteConfig,
     checkout: &Path,
     selection: Selection<'_>,
@@ -62,15 +68,7 @@ pub(super) fn run_in_worker(
         metas: BTreeMap::new(),
         outcome: None,
     };
-    match watch(
-        exe,
-        backend,
-        suite,
-        checkout,
-        selection,
-        &mut session,
-        grace,
-    ) {
+    match watch(worker, suite, checkout, selection, &mut session, grace) {
         Ok(outcome) => outcome,
         Err(msg) => session.fail(msg),
     }
@@ -78,8 +76,7 @@ pub(super) fn run_in_worker(
 
 /// Spawns the worker and follows it to its end: its outcome, or why there is none.
 fn watch(
-    exe: &Path,
-    backend: &str,
+    Worker { exe, backend }: Worker<'_>,
     suite: &SuiteConfig,
     checkout: &Path,
     selection: Selection<'_>,

@@ -96,8 +96,10 @@ fn run(
     meta: Option<&dyn SampleMetaSource>,
 ) -> SuiteOutcome {
     run_in_worker(
-        Path::new(exe),
-        "cpu",
+        Worker {
+            exe: Path::new(exe),
+            backend: "cpu",
+        },
         &suite(0.3),
         checkout,
         Selection::default(),
