@@ -266,6 +266,10 @@ fn no_gpu_line(nvml: Option<&str>, suites: &SuiteBackend) -> Option<String> {
             format!("no GPU monitoring ({n}): CUDA suites run without GPU state")
         }
         (Some(n), None) => format!("no GPU ({n}): GPU monitoring skipped, CPU suites only"),
+        // No driver or no device: there is no GPU, whatever NVML was asked (clocks = "off").
+        (None, Some(c)) if c == "no CUDA driver" || c == "no CUDA device" => {
+            format!("no GPU ({c}): CUDA suites skipped, CPU suites only")
+        }
         (None, Some(c)) => format!("no CUDA ({c}): CUDA suites skipped, CPU suites only"),
         (Some(n), Some(c)) => {
             // Without a driver both say so: name it once.
@@ -334,7 +338,24 @@ mod tests {
             no_gpu_line(Some(reason), &cpu(Some("no NVRTC"))).unwrap(),
             "no GPU (no NVIDIA driver; no NVRTC): GPU monitoring and CUDA suites skipped, CPU suites only"
         );
+        assert_eq!(
+            no_gpu_line(None, &cpu(Some("no CUDA driver"))).unwrap(),
+            "no GPU (no CUDA driver): CUDA suites skipped, CPU suites only"
+        );
         assert_eq!(no_gpu_line(None, &cpu(None)), None);
+    }
+
+    #[test]
+    fn a_worker_builds_the_backend_it_is_named() {
+        let backends = super::WorkerBackends::default();
+        assert_eq!(backends.get("cpu").unwrap().name(), "cpu");
+        let e = backends.get("rocm").err().unwrap();
+        assert!(e.to_string().contains("backend `rocm`"), "{e}");
+        use pitwall_cuda::CudaSystem;
+        if !pitwall_cuda::SystemCuda.driver_present() {
+            let e = backends.get("cuda").err().unwrap();
+            assert_eq!(e.to_string(), "cuda backend unavailable: no CUDA driver");
+        }
     }
 
     #[test]
