@@ -8,7 +8,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
 use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
-use crate::check::{Compared, check, tolerance};
+use crate::check::{Compared, check, dot_scale, tolerance};
 use crate::device::{CudaError, Device};
 use crate::kernels;
 use crate::memory::SETS;
@@ -56,11 +56,14 @@ pub fn footprint_bytes(op: RowOp, rows: usize, cols: usize) -> u64 {
 }
 
 /// The f64 host reference of one row: `(want, scale)` per output element, scale being the
-/// magnitude the error is relative to (Σ|x| for a sum, the terms of the normalised value).
+/// magnitude the error is relative to (`dot_scale` for a sum, the terms of the normalised value).
 pub fn reference(op: RowOp, x: &[f64], gamma: &[f64], beta: &[f64]) -> Vec<(f64, f64)> {
     let cols = x.len() as f64;
     match op {
-        RowOp::Sum => vec![(x.iter().sum(), x.iter().map(|v| v.abs()).sum())],
+        RowOp::Sum => {
+            let sum: f64 = x.iter().sum();
+            vec![(sum, dot_scale(sum, x.iter().map(|v| v * v).sum()))]
+        }
         RowOp::Softmax => {
             let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let e: Vec<f64> = x.iter().map(|v| (v - m).exp()).collect();
@@ -286,7 +289,11 @@ mod tests {
     #[test]
     fn the_host_references_compute_what_the_kernels_do() {
         let x = [1.0, 2.0, 3.0, -2.0];
-        assert_eq!(reference(RowOp::Sum, &x, &[], &[]), vec![(4.0, 8.0)]);
+        // Σx = 4, ‖x‖₂ = √18.
+        assert_eq!(
+            reference(RowOp::Sum, &x, &[], &[]),
+            vec![(4.0, 18f64.sqrt())]
+        );
 
         let sm = reference(RowOp::Softmax, &x, &[], &[]);
         let total: f64 = sm.iter().map(|(w, _)| w).sum();

@@ -5,12 +5,11 @@
 
 use crate::work::Dtype;
 
-/// The largest error a dot product of `k` terms computed in `dtype` may have, relative to the
-/// magnitude of its terms, Σ|aᵢ·bᵢ| (the scale of the classic bound |fl(x·y) − x·y| ≤ γₖ·Σ|xᵢyᵢ|,
-/// which stays meaningful when the terms cancel). The reference uses the same rounded inputs,
-/// so what is left is accumulation and the rounding of the output:
-/// - f32: 1e-5·√k (accumulation error grows like √k for random data; an f32 GEMM silently run
-///   in tf32 is off by ~1e-3 and fails);
+/// The largest error a dot product of `k` terms computed in `dtype` may have, relative to its
+/// magnitude: max(|want|, ‖terms‖₂) (see [`dot_scale`]). The reference uses the same rounded
+/// inputs, so what is left is accumulation order and the rounding of the output:
+/// - f32: 1e-5·√k (accumulation error grows like √k for random data; the rule is loose enough
+///   that it does not tell an f32 GEMM from one silently run in tf32);
 /// - tf32 and bf16: 1e-2 (10 and 7 mantissa bits: a half ulp is 4.9e-4 and 3.9e-3);
 /// - f16: 1e-3 (a half ulp is 4.9e-4), accumulation in f32;
 /// - fp8: a half ulp of the format at 1, 2⁻⁴ for e4m3 and 2⁻³ for e5m2;
@@ -27,8 +26,20 @@ pub fn tolerance(dtype: Dtype, k: u64) -> f64 {
     }
 }
 
+/// The magnitude a dot product's error is measured against: the larger of |want| and the
+/// Euclidean norm of its terms ‖(aₗ·bₗ)ₗ‖₂. With random inputs the terms cancel, so |want| alone
+/// can be near zero for a correct element (and any rounding error then looks huge), while
+/// Σ|terms| grows like k and hides a missing block of terms; ‖terms‖₂ is the size a sum of
+/// random terms and its rounding errors have (a random walk), and |want| keeps the rounding of a
+/// large output within its half ulp. A GEMM that drops 64 of 8192 terms is off by about 0.09
+/// of this; a wrong layout by about 1.
+pub fn dot_scale(want: f64, sum_sq_terms: f64) -> f64 {
+    want.abs().max(sum_sq_terms.sqrt())
+}
+
 /// One compared element: what was computed, what the reference says, and the magnitude the
-/// error is relative to (Σ|terms| of a dot product, or |want| where there is no sum).
+/// error is relative to ([`dot_scale`] for a dot product, |want| or the terms' magnitude
+/// where there is no sum).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Compared {
     /// Position in the output (row-major index, or whatever the caller names).
@@ -158,17 +169,17 @@ pub fn check_gemm_sampled(
         .iter()
         .filter(|&&(i, j)| i < m && j < n)
         .map(|&(i, j)| {
-            let (mut want, mut scale) = (0.0f64, 0.0f64);
+            let (mut want, mut sum_sq) = (0.0f64, 0.0f64);
             for l in 0..k {
                 let t = a(i, l) * b(l, j);
                 want += t;
-                scale += t.abs();
+                sum_sq += t * t;
             }
             Compared {
                 index: i * n + j,
                 got: c(i, j),
                 want,
-                scale,
+                scale: dot_scale(want, sum_sq),
             }
         });
     check(elements, tolerance(dtype, k as u64))
@@ -248,6 +259,34 @@ mod tests {
     }
 
     #[test]
+    fn the_dot_scale_tolerates_cancellation_and_catches_dropped_terms() {
+        assert_eq!(dot_scale(-3.0, 4.0), 3.0);
+        assert_eq!(dot_scale(0.5, 4.0), 2.0);
+        // k = 8192 random terms: dropping 64 of them is caught even by the bf16 rule.
+        let k = 8192;
+        let terms: Vec<f64> = (0..k)
+            .map(|l| {
+                let h = mix(l as u64);
+                ((h >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * ((h & 0xFFFF) as f64 / 65536.0)
+            })
+            .collect();
+        let want: f64 = terms.iter().sum();
+        let sum_sq: f64 = terms.iter().map(|t| t * t).sum();
+        let dropped: f64 = terms[..k - 64].iter().sum();
+        let e = Compared {
+            index: 0,
+            got: dropped,
+            want,
+            scale: dot_scale(want, sum_sq),
+        };
+        assert!(
+            e.rel_err() > tolerance(Dtype::Bf16, k as u64),
+            "{}",
+            e.rel_err()
+        );
+    }
+
+    #[test]
     fn sampled_positions_are_in_range_distinct_and_repeatable() {
         let p = sample_positions(100, 37, 64, 7);
         assert_eq!(p.len(), 64);
@@ -265,8 +304,8 @@ mod tests {
     }
 
     /// A small GEMM with f32 inputs computed in f32 passes the f32 rule; one wrong element,
-    /// or the same GEMM with its inputs rounded to bf16 (what tf32/bf16 hardware would do
-    /// silently), fails it.
+    /// or the same GEMM with its inputs truncated to bf16 (checked against the f32 inputs),
+    /// fails it, and passes the bf16 rule.
     #[test]
     fn sampled_gemm_check_catches_a_wrong_element_and_lost_precision() {
         let (m, n, k) = (48, 40, 64);
