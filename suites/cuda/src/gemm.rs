@@ -58,21 +58,20 @@ fn init_entry(dtype: Dtype) -> &'static str {
     }
 }
 
-/// Host values of a downloaded buffer of `dtype`.
-fn host_values(bytes: &[u8], dtype: Dtype) -> Vec<f64> {
+/// Element `i` of a downloaded buffer of `dtype` (decoded on access: the check reads a few
+/// rows and columns of matrices of up to 256 MiB).
+fn host_value(bytes: &[u8], dtype: Dtype, i: usize) -> f64 {
     match dtype {
-        Dtype::Bf16 => bytes
-            .chunks_exact(2)
-            .map(|c| half::bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
-            .collect(),
-        Dtype::F16 => bytes
-            .chunks_exact(2)
-            .map(|c| half::f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
-            .collect(),
-        _ => bytes
-            .chunks_exact(4)
-            .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-            .collect(),
+        Dtype::Bf16 => {
+            half::bf16::from_bits(u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]])).to_f64()
+        }
+        Dtype::F16 => {
+            half::f16::from_bits(u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]])).to_f64()
+        }
+        _ => {
+            let b = &bytes[4 * i..4 * i + 4];
+            f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        }
     }
 }
 
@@ -178,22 +177,22 @@ impl GemmBench {
     /// products of the same A and B, under the type's tolerance (`pitwall_schema::check`).
     fn validate(&self, state: &State, set: usize) -> Result<(), BenchError> {
         let stream = &self.dev.stream;
-        let down = |buf: &CudaSlice<u8>| -> Result<Vec<f64>, BenchError> {
+        let down = |buf: &CudaSlice<u8>| -> Result<Vec<u8>, BenchError> {
             let bytes = stream.clone_dtoh(buf).map_err(CudaError::from)?;
             stream.synchronize().map_err(CudaError::from)?;
-            Ok(host_values(&bytes, self.dtype))
+            Ok(bytes)
         };
         let [a, b, c] = &state.sets[set];
         let (a, b, c) = (down(a)?, down(b)?, down(c)?);
-        let n = self.n;
+        let (n, dtype) = (self.n, self.dtype);
         let positions = sample_positions(n, n, CHECKED_ELEMENTS, n as u64 ^ set as u64);
         let verdict = check_gemm_sampled(
             (n, n, n),
             self.dtype,
             &positions,
-            |i, l| a[i * n + l],
-            |l, j| b[l * n + j],
-            |i, j| c[i * n + j],
+            |i, l| host_value(&a, dtype, i * n + l),
+            |l, j| host_value(&b, dtype, l * n + j),
+            |i, j| host_value(&c, dtype, i * n + j),
         );
         if verdict.passed() {
             Ok(())
@@ -231,6 +230,8 @@ impl Benchmark for GemmBench {
     }
 
     fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
+        // The raw driver and cuBLAS calls use the thread's current context.
+        self.dev.ctx.bind_to_thread().map_err(CudaError::from)?;
         if self.state.is_none() {
             let mut state = self.setup()?;
             // Warm-up (cuBLAS picks and loads its kernels), then the check of every set.
@@ -261,12 +262,19 @@ mod tests {
 
     #[test]
     fn host_values_decode_each_storage_type() {
-        let one_bf16 = half::bf16::from_f32(1.0).to_bits().to_le_bytes();
-        let half_f16 = half::f16::from_f32(-0.5).to_bits().to_le_bytes();
-        assert_eq!(host_values(&one_bf16, Dtype::Bf16), vec![1.0]);
-        assert_eq!(host_values(&half_f16, Dtype::F16), vec![-0.5]);
-        assert_eq!(host_values(&0.25f32.to_le_bytes(), Dtype::Tf32), vec![0.25]);
-        assert_eq!(host_values(&2.0f32.to_le_bytes(), Dtype::F32), vec![2.0]);
+        let bf16: Vec<u8> = [1.0f32, 3.0]
+            .iter()
+            .flat_map(|&x| half::bf16::from_f32(x).to_bits().to_le_bytes())
+            .collect();
+        let f16 = half::f16::from_f32(-0.5).to_bits().to_le_bytes();
+        let f32s: Vec<u8> = [0.25f32, 2.0]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        assert_eq!(host_value(&bf16, Dtype::Bf16, 1), 3.0);
+        assert_eq!(host_value(&f16, Dtype::F16, 0), -0.5);
+        assert_eq!(host_value(&f32s, Dtype::Tf32, 0), 0.25);
+        assert_eq!(host_value(&f32s, Dtype::F32, 1), 2.0);
     }
 
     #[test]

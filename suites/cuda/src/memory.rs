@@ -340,6 +340,8 @@ impl Benchmark for MemoryBench {
     }
 
     fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
+        // The raw driver and cuBLAS calls use the thread's current context.
+        self.dev.ctx.bind_to_thread().map_err(CudaError::from)?;
         if self.state.is_none() {
             let mut state = self.setup()?;
             // Warm-up: one untimed iteration on every set (module loads, first-touch), then

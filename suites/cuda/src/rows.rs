@@ -261,6 +261,8 @@ impl Benchmark for RowBench {
     }
 
     fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
+        // The raw driver and cuBLAS calls use the thread's current context.
+        self.dev.ctx.bind_to_thread().map_err(CudaError::from)?;
         if self.state.is_none() {
             let state = self.setup()?;
             for set in 0..SETS {
