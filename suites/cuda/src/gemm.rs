@@ -11,10 +11,9 @@ use cudarc::driver::{CudaSlice, DevicePtr};
 
 use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
 use crate::check::{check_gemm_sampled, sample_positions};
-use crate::device::{CudaError, Device};
+use crate::device::{Cache, CudaError, Device, EventTimer};
 use crate::memory::SETS;
 use crate::schema::Unit;
-use crate::timing::{Cache, EventTimer};
 use crate::work::{Dtype, gemm_flops, gemm_footprint_bytes};
 
 /// Square sizes measured, up to 8192 (capped by `max_bytes`).

@@ -10,10 +10,9 @@ use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, PinnedHostSlice, PushKe
 
 use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
 use crate::check::{Compared, check, tolerance};
-use crate::device::{CudaError, Device};
+use crate::device::{Cache, CudaError, Device, EventTimer};
 use crate::kernels;
 use crate::schema::Unit;
-use crate::timing::{Cache, EventTimer};
 use crate::work::{Dtype, copy_bytes, transfer_bytes, triad_bytes};
 
 /// Buffer sets the timed iterations rotate over, so no iteration reuses the previous one's

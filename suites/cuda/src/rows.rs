@@ -9,11 +9,10 @@ use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKerne
 
 use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
 use crate::check::{Compared, check, dot_scale, tolerance};
-use crate::device::{CudaError, Device};
+use crate::device::{Cache, CudaError, Device, EventTimer};
 use crate::kernels;
 use crate::memory::SETS;
 use crate::schema::Unit;
-use crate::timing::{Cache, EventTimer};
 use crate::work::{Dtype, RowOp, row_op_bytes};
 
 /// Shapes measured: many short rows (attention-like) and fewer long ones (hidden sizes).
