@@ -352,4 +352,10 @@ fn suites_backend() {
     );
     let e = err("[suites]\ndevice = 0\n");
     assert!(e.contains("valid keys in [suites] are backend"), "{e}");
+    let e = err("[suites]\nkind = \"kernel\"\n");
+    assert!(
+        e.contains("unknown key `kind` in [suites]")
+            && e.ends_with("a suite is a [[suite]] entry (two brackets, singular)"),
+        "{e}"
+    );
 }
