@@ -493,6 +493,7 @@ mod tests {
         let opts = SuiteOptions {
             ranks: Some(3),
             max_bytes: Some(4096),
+            ..Default::default()
         };
         let ids: Vec<String> = suite(&opts).iter().map(|b| b.id().display()).collect();
         assert_eq!(ids.len(), 4);

@@ -17,7 +17,7 @@ pub use probe::{CudaInfo, CudaSystem, SystemCuda, probe_with};
 
 use std::sync::Arc;
 
-use crate::backend::{Backend, BackendError, SuiteKind, SuiteOptions};
+use crate::backend::{Backend, BackendError, CacheMode, SuiteKind, SuiteOptions};
 use crate::benchmark::Benchmark;
 use crate::device::{Cache, Device};
 use crate::gemm::GemmBench;
@@ -64,7 +64,11 @@ impl Backend for CudaBackend {
                     backend: "cuda",
                     reason: format!("cannot open CUDA device 0: {e}"),
                 })?;
-                Ok(build(&dev, &plan, Cache::Cold))
+                let cache = match options.cache {
+                    CacheMode::Cold => Cache::Cold,
+                    CacheMode::Warm => Cache::Warm,
+                };
+                Ok(build(&dev, &plan, cache))
             }
             SuiteKind::Collective if !self.info.nccl => Err(probe::no_nccl()),
             SuiteKind::Inference | SuiteKind::Collective => Err(not_built(kind)),

@@ -2,7 +2,7 @@
 //! (docs/CONFIG.md). Serialisable so a run can record the hash of what it ran with.
 
 use pitwall_schema::SuiteKind;
-use pitwall_schema::backend::SuiteOptions;
+use pitwall_schema::backend::{CacheMode, SuiteOptions};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -309,6 +309,10 @@ pub enum SuiteSpec {
         options: SuiteOptions,
         ranks: Option<u32>,
         max_bytes: Option<u64>,
+        /// `cache`, when configured (left out of the hash when not, so older configurations
+        /// keep theirs).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache: Option<CacheMode>,
     },
     Command(CommandSuite),
 }
@@ -331,6 +335,7 @@ impl SuiteConfig {
                 options: SuiteOptions::default(),
                 ranks: None,
                 max_bytes: None,
+                cache: None,
             },
             sampling: Sampling::for_kind(Some(kind)),
             threshold_pct: None,

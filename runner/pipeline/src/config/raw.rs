@@ -142,6 +142,7 @@ pub struct RawSuite {
     pub output: Option<String>,
     pub ranks: Option<u32>,
     pub max_bytes: Option<u64>,
+    pub cache: Option<String>,
     pub threshold_pct: Option<f64>,
     // Sampling keys, as in `[sampling]`.
     pub warmup_s: Option<f64>,
@@ -183,7 +184,7 @@ pub fn valid_keys(section: &str) -> &'static str {
         "github" => "repo, api_url, token_env, report_url, publish",
         "gitlab" => "api_url, project, token_env",
         "suite" => {
-            "name, kind, command, format, output, workdir, env, env_pass, runs, ranks, max_bytes, threshold_pct, \
+            "name, kind, command, format, output, workdir, env, env_pass, runs, ranks, max_bytes, cache, threshold_pct, \
              warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s"
         }
         _ => "",

@@ -359,3 +359,36 @@ fn suites_backend() {
         "{e}"
     );
 }
+
+#[test]
+fn builtin_suites_take_a_cache_mode() {
+    use pitwall_schema::backend::CacheMode;
+    let c = parse("[[suite]]\nkind = \"kernel\"\ncache = \"warm\"\n").unwrap();
+    let SuiteSpec::Builtin { options, cache, .. } = &c.suites[0].spec else {
+        panic!("built-in");
+    };
+    assert_eq!(
+        (options.cache, *cache),
+        (CacheMode::Warm, Some(CacheMode::Warm))
+    );
+    let cold = parse("[[suite]]\nkind = \"kernel\"\n").unwrap();
+    let SuiteSpec::Builtin { options, cache, .. } = &cold.suites[0].spec else {
+        panic!("built-in");
+    };
+    assert_eq!((options.cache, *cache), (CacheMode::Cold, None));
+    // A configured mode is in the hash; an absent one serialises nothing, so configurations
+    // written before the key existed keep their hash.
+    assert_ne!(c.hash(), cold.hash());
+    let e = err("[[suite]]\nkind = \"kernel\"\ncache = \"hot\"\n");
+    assert!(
+        e.contains("suite `kernel`: cache `hot` is not known")
+            && e.contains("hint: use cold or warm"),
+        "{e}"
+    );
+    let e =
+        err("[[suite]]\nname = \"t\"\nkind = \"command\"\ncommand = \"true\"\ncache = \"warm\"\n");
+    assert!(
+        e.contains("suite `t`: cache applies only to built-in suites"),
+        "{e}"
+    );
+}

@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use pitwall_schema::backend::{BackendError, SuiteOptions};
+use pitwall_schema::backend::{BackendError, CacheMode, SuiteOptions};
 use pitwall_schema::{Backend, SampleMeta, SuiteKind};
 use serde::{Deserialize, Serialize};
 
@@ -54,6 +54,7 @@ impl Isolation {
 pub(crate) struct WireOptions {
     pub ranks: Option<usize>,
     pub max_bytes: Option<u64>,
+    pub cache: CacheMode,
 }
 
 /// What a worker needs to rebuild and run one built-in suite.
@@ -68,6 +69,8 @@ pub(crate) struct WorkerRequest {
     /// The configured keys, as `SuiteSpec::Builtin` keeps them.
     pub ranks: Option<u32>,
     pub max_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheMode>,
     pub sampling: Sampling,
     pub threshold_pct: Option<f64>,
     pub filter: Option<String>,
@@ -93,6 +96,7 @@ impl WorkerRequest {
             options,
             ranks,
             max_bytes,
+            cache,
         } = &suite.spec
         else {
             return None;
@@ -105,9 +109,11 @@ impl WorkerRequest {
             options: WireOptions {
                 ranks: options.ranks,
                 max_bytes: options.max_bytes,
+                cache: options.cache,
             },
             ranks: *ranks,
             max_bytes: *max_bytes,
+            cache: *cache,
             sampling: suite.sampling,
             threshold_pct: suite.threshold_pct,
             filter: filter.map(str::to_string),
@@ -126,9 +132,11 @@ impl WorkerRequest {
                 options: SuiteOptions {
                     ranks: self.options.ranks,
                     max_bytes: self.options.max_bytes,
+                    cache: self.options.cache,
                 },
                 ranks: self.ranks,
                 max_bytes: self.max_bytes,
+                cache: self.cache,
             },
             sampling: self.sampling,
             threshold_pct: self.threshold_pct,

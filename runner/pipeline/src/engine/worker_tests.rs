@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use pitwall_schema::backend::SuiteOptions;
+use pitwall_schema::backend::{CacheMode, SuiteOptions};
 use pitwall_schema::{
     Backend, BackendError, BenchError, Benchmark, BenchmarkId, BenchmarkResult, MetricSpec,
     ResultStatus, SampleMeta, SamplingHint, SuiteKind,
@@ -33,9 +33,11 @@ fn builtin_suite() -> SuiteConfig {
             options: SuiteOptions {
                 ranks: Some(4),
                 max_bytes: Some(4096),
+                cache: CacheMode::Warm,
             },
             ranks: Some(4),
             max_bytes: Some(4096),
+            cache: Some(CacheMode::Warm),
         },
         sampling: quick_sampling(),
         threshold_pct: Some(3.5),
