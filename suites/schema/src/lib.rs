@@ -4,11 +4,13 @@
 
 pub mod backend;
 pub mod benchmark;
+pub mod check;
 pub mod export;
 pub mod labels;
 pub mod schema;
 pub mod secrets;
 pub mod sections;
+pub mod work;
 
 pub use backend::{Backend, BackendError, SuiteKind};
 pub use benchmark::{BenchError, Benchmark, BenchmarkId, Conversion, MetricSpec, SamplingHint};
