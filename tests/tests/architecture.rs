@@ -105,7 +105,7 @@ fn crates_depend_only_on_the_crates_below_them() {
                 "pitwall-schema",
             ][..],
         ),
-        ("runner/store", &["pitwall-schema"][..]),
+        ("runner/store", &["pitwall-schema", "pitwall-stats"][..]),
         ("runner/host", &["pitwall-schema"][..]),
         (
             "reports",

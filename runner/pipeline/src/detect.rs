@@ -174,8 +174,8 @@ pub fn report_history(
 }
 
 /// The stored runs `filter`'s history can hold, each with only its results whose key contains
-/// `pattern` (every result when it is empty): one series is read, not every sample of every
-/// run. `history::series` over them gives what it gives over all runs, since it keeps exactly
+/// `pattern` (every result when it is empty), each result as its stored history point
+/// (`summary`, no samples): one series is read, not every sample of every run. `history::series` over them gives what it gives over all runs, since it keeps exactly
 /// these runs and results.
 pub fn history_runs(
     store: &dyn Store,
@@ -197,6 +197,8 @@ pub fn history_runs(
         history_branch: Some(filter.branch.clone()),
         testbed: filter.testbed.clone(),
         keys,
+        // The stored history points: a history needs nothing more.
+        samples: false,
         fingerprints: false,
     })
 }

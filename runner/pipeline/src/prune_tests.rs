@@ -152,3 +152,50 @@ fn a_bad_now_is_refused() {
     );
     assert_eq!(store.all_runs().unwrap().len(), 1);
 }
+
+/// The point the store keeps beside each result is the one the history makes of its samples.
+#[test]
+fn the_stored_point_is_the_history_point() {
+    use pitwall_schema::SampleMeta;
+    let throttled = SampleMeta {
+        throttled: true,
+        ..SampleMeta::default()
+    };
+    let mut cases = vec![
+        result(100.0),
+        BenchmarkResult {
+            samples: vec![3.0, f64::NAN, 1.0, 2.0],
+            ..result(0.0)
+        },
+        BenchmarkResult {
+            samples: vec![f64::NAN],
+            ..result(0.0)
+        },
+        BenchmarkResult {
+            samples: (0..40).map(f64::from).collect(),
+            sample_meta: (0..40)
+                .map(|i| {
+                    if i % 3 == 0 {
+                        throttled.clone()
+                    } else {
+                        SampleMeta::default()
+                    }
+                })
+                .collect(),
+            ..result(0.0)
+        },
+    ];
+    let mut pruned = result(0.0);
+    pruned.summary = pitwall_analysis::history::summarize(&cases[3]);
+    pruned.samples.clear();
+    cases.push(pruned);
+    for r in &cases {
+        assert_eq!(
+            pitwall_store::point_of(r),
+            pitwall_analysis::history::summarize(r),
+            "{:?}",
+            r.samples
+        );
+    }
+    assert_eq!(pitwall_store::point_of(&cases[3]).unwrap().throttled, 14);
+}

@@ -24,6 +24,7 @@ mod sqlite_tests;
 mod url;
 
 pub use pg::PgStore;
+pub use rows::point_of;
 pub use sqlite::SqliteStore;
 pub use url::StoreUrl;
 
@@ -62,6 +63,10 @@ pub struct RunQuery {
     /// Only results with one of these keys (`BenchmarkResult::key`); none when empty (runs
     /// alone); every result when `None`.
     pub keys: Option<Vec<String>>,
+    /// Read the selected results' raw samples; without, each result carries its history
+    /// point (`point_of`: median, its interval, range, count) as `summary` and no samples,
+    /// which is all a history needs and a small part of what is stored.
+    pub samples: bool,
     /// Read each run's fingerprint; without, a run that records its testbed carries the
     /// default (empty) fingerprint (one that does not keeps its own, which implies its testbed).
     pub fingerprints: bool,

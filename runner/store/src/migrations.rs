@@ -101,11 +101,14 @@ ALTER TABLE results ADD COLUMN summary_json TEXT;
 ";
 
 /// Migration 6: each result's benchmark key (`BenchmarkResult::key`, `suite/name[params]/
-/// measure`) as a column with an index, and the set of keys ever stored, so one series is read
-/// without reading every run (`Store::query_runs`). [`backfill_keys`] fills both for the
-/// results stored before, in the same transaction.
+/// measure`) as a column with an index, its history point (`rows::point_of`: median and its
+/// interval, range, count, as `SampleSummary` JSON; NULL without a finite sample), and the set
+/// of keys ever stored, so one series is read without reading every run or sample
+/// (`Store::query_runs`). [`backfill_keys`] fills them for the results stored before, in the
+/// same transaction.
 const V6: &str = "
 ALTER TABLE results ADD COLUMN bench_key TEXT;
+ALTER TABLE results ADD COLUMN point_json TEXT;
 CREATE INDEX results_by_key ON results (bench_key);
 CREATE TABLE series_keys (bench_key TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
 ";
@@ -113,21 +116,37 @@ CREATE TABLE series_keys (bench_key TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
 /// The version whose script [`backfill_keys`] completes.
 const KEYS_VERSION: i64 = 6;
 
-/// Gives every result without a key the one its columns make, and records the keys.
+/// Gives every result without a key the key and the point its columns and samples make, and
+/// records the keys. Reads every sample once, a result at a time.
 fn backfill_keys(conn: &Connection) -> rusqlite::Result<()> {
-    let rows: Vec<(i64, String, String, String, String)> = conn
+    type Row = (i64, String, String, String, String, Option<String>);
+    let rows: Vec<Row> = conn
         .prepare(
-            "SELECT id, suite, name, params_json, measure FROM results WHERE bench_key IS NULL",
+            "SELECT id, suite, name, params_json, measure, summary_json FROM results
+             WHERE bench_key IS NULL",
         )?
         .query_map([], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
         })?
         .collect::<Result<_, _>>()?;
-    let mut update = conn.prepare("UPDATE results SET bench_key = ?2 WHERE id = ?1")?;
+    let mut update =
+        conn.prepare("UPDATE results SET bench_key = ?2, point_json = ?3 WHERE id = ?1")?;
     let mut record = conn.prepare("INSERT OR IGNORE INTO series_keys (bench_key) VALUES (?1)")?;
-    for (id, suite, name, params, measure) in rows {
+    let mut samples = conn.prepare("SELECT value, meta_json FROM samples WHERE result_id = ?1")?;
+    for (id, suite, name, params, measure, summary) in rows {
         let key = super::rows::key_of(&suite, &name, &params, &measure);
-        update.execute(rusqlite::params![id, key])?;
+        let values: Vec<(f64, Option<String>)> = samples
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        let point = super::rows::point_json_of_rows(&values, summary.as_deref());
+        update.execute(rusqlite::params![id, key, point])?;
         record.execute([key])?;
     }
     Ok(())

@@ -285,10 +285,11 @@ impl Store for PgStore {
         let ids = tx
             .query(
                 "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
-                                      direction, status, error, summary_json, bench_key)
+                                      direction, status, error, summary_json, bench_key,
+                                      point_json)
                  SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[],
                                           $6::text[], $7::text[], $8::text[], $9::text[],
-                                          $10::text[], $11::text[], $12::text[])
+                                          $10::text[], $11::text[], $12::text[], $13::text[])
                  RETURNING ord, id",
                 &[
                     &run.id,
@@ -305,6 +306,9 @@ impl Store for PgStore {
                         .map(|x| x.summary.as_ref().map(to_json))
                         .collect::<Vec<_>>(),
                     &col(BenchmarkResult::key),
+                    &r.iter()
+                        .map(|x| super::rows::point_of(x).as_ref().map(to_json))
+                        .collect::<Vec<_>>(),
                 ],
             )
             .map_err(&be)?;

@@ -84,6 +84,7 @@ ALTER TABLE results ADD COLUMN summary_json TEXT;
 /// migration 6; [`backfill_keys`] fills them for results stored before.
 const V5: &str = "
 ALTER TABLE results ADD COLUMN bench_key TEXT;
+ALTER TABLE results ADD COLUMN point_json TEXT;
 CREATE INDEX results_by_key ON results (bench_key);
 CREATE TABLE series_keys (bench_key TEXT COLLATE \"C\" PRIMARY KEY);
 ";
@@ -93,15 +94,26 @@ const KEYS_VERSION: usize = 5;
 
 fn backfill_keys(client: &mut impl GenericClient) -> Result<(), postgres::Error> {
     let rows = client.query(
-        "SELECT id, suite, name, params_json, measure FROM results WHERE bench_key IS NULL",
+        "SELECT id, suite, name, params_json, measure, summary_json FROM results
+         WHERE bench_key IS NULL",
         &[],
     )?;
     for r in rows {
         let id: i64 = r.get(0);
         let key = super::rows::key_of(r.get(1), r.get(2), r.get(3), r.get(4));
+        let values: Vec<(f64, Option<String>)> = client
+            .query(
+                "SELECT value, meta_json FROM samples WHERE result_id = $1",
+                &[&id],
+            )?
+            .iter()
+            .map(|s| (s.get(0), s.get(1)))
+            .collect();
+        let summary: Option<String> = r.get(5);
+        let point = super::rows::point_json_of_rows(&values, summary.as_deref());
         client.execute(
-            "UPDATE results SET bench_key = $2 WHERE id = $1",
-            &[&id, &key],
+            "UPDATE results SET bench_key = $2, point_json = $3 WHERE id = $1",
+            &[&id, &key, &point],
         )?;
         client.execute(
             "INSERT INTO series_keys (bench_key) VALUES ($1) ON CONFLICT DO NOTHING",

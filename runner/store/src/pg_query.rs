@@ -86,11 +86,12 @@ pub(super) fn pg_query_runs(
             .query(
                 &format!(
                     "SELECT r.run_id, r.id, r.ord, r.suite, r.name, r.params_json, r.measure,
-                            r.unit, r.direction, r.status, r.error, r.summary_json
+                            r.unit, r.direction, r.status, r.error, {summary}
                      FROM results r JOIN runs u ON u.id = r.run_id
                      WHERE {RUN_FILTER} AND {keys}
                      ORDER BY r.run_id, r.ord",
-                    keys = key_filter(q)
+                    keys = key_filter(q),
+                    summary = super::query::summary_column(q)
                 ),
                 &params,
             )
@@ -113,8 +114,8 @@ pub(super) fn pg_query_runs(
                 },
             ));
         }
-        for s in tx
-            .query(
+        let sample_rows = if q.samples {
+            tx.query(
                 &format!(
                     "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
                      FROM samples s JOIN results r ON r.id = s.result_id
@@ -126,7 +127,10 @@ pub(super) fn pg_query_runs(
                 &params,
             )
             .map_err(&be)?
-        {
+        } else {
+            Vec::new()
+        };
+        for s in sample_rows {
             samples.entry(s.get(0)).or_default().push(SampleRow {
                 idx: i64::from(s.get::<_, i32>(1)),
                 value: s.get(2),

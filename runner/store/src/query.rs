@@ -18,6 +18,27 @@ pub(super) const SQLITE_RUN_FILTER: &str = "
     (?1 IS NULL OR ((u.role = 'history' OR u.role IS NULL) AND (u.branch = ?1 OR u.branch IS NULL)))
     AND (?2 IS NULL OR u.testbed = ?2 OR u.testbed IS NULL)";
 
+/// The column read as each result's `summary`: the stored one (pruned results) with the
+/// samples, the history point without them.
+pub(super) fn summary_column(q: &RunQuery) -> &'static str {
+    if q.samples {
+        "r.summary_json"
+    } else {
+        "r.point_json"
+    }
+}
+
+/// The condition on `results` (aliased `r`) over ?3: the keys asked for (a JSON array), or
+/// (NULL) every result. Two forms rather than `?3 IS NULL OR …`, which would keep SQLite from
+/// the key index.
+fn sqlite_key_filter(q: &RunQuery) -> &'static str {
+    if q.keys.is_some() {
+        "r.bench_key IN (SELECT value FROM json_each(?3))"
+    } else {
+        "?3 IS NULL"
+    }
+}
+
 /// Rows of one query, before decoding.
 pub(super) struct Rows {
     /// (id, row), oldest first.
@@ -112,18 +133,14 @@ pub(super) fn sqlite_query_runs(
     let mut samples: HashMap<i64, Vec<SampleRow>> = HashMap::new();
     let none_asked = q.keys.as_ref().is_some_and(Vec::is_empty);
     if !none_asked {
-        // Two forms rather than `?3 IS NULL OR …`, which would keep SQLite from the key index.
-        let key_filter = if q.keys.is_some() {
-            "r.bench_key IN (SELECT value FROM json_each(?3))"
-        } else {
-            "?3 IS NULL"
-        };
+        let key_filter = sqlite_key_filter(q);
         let sql = format!(
             "SELECT r.run_id, r.id, r.ord, r.suite, r.name, r.params_json, r.measure, r.unit,
-                    r.direction, r.status, r.error, r.summary_json
+                    r.direction, r.status, r.error, {summary}
              FROM results r JOIN runs u ON u.id = r.run_id
              WHERE {SQLITE_RUN_FILTER} AND {key_filter}
-             ORDER BY r.run_id, r.ord"
+             ORDER BY r.run_id, r.ord",
+            summary = summary_column(q)
         );
         let mut stmt = tx.prepare_cached(&sql).map_err(&be)?;
         let rows = stmt
@@ -149,6 +166,9 @@ pub(super) fn sqlite_query_runs(
         for row in rows {
             results.push(row.map_err(&be)?);
         }
+    }
+    if !none_asked && q.samples {
+        let key_filter = sqlite_key_filter(q);
         let sql = format!(
             "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
              FROM samples s JOIN results r ON r.id = s.result_id JOIN runs u ON u.id = r.run_id

@@ -57,6 +57,14 @@ fn expected(store: &dyn Store, q: &RunQuery) -> Vec<Run> {
             if !q.fingerprints && r.testbed.is_some() {
                 r.fingerprint = Fingerprint::default();
             }
+            if !q.samples {
+                for x in &mut r.results {
+                    x.summary = super::point_of(x);
+                    x.samples.clear();
+                    x.sample_meta.clear();
+                    x.replicates.clear();
+                }
+            }
             r
         })
         .collect()
@@ -87,11 +95,12 @@ fn reads_what_all_runs_reads(store: &mut dyn Store) {
     for history_branch in &branches {
         for testbed in &testbeds {
             for keys in &key_sets {
-                for fingerprints in [false, true] {
+                for (fingerprints, samples) in [(false, false), (true, false), (true, true)] {
                     let q = RunQuery {
                         history_branch: history_branch.clone(),
                         testbed: testbed.clone(),
                         keys: keys.clone(),
+                        samples,
                         fingerprints,
                     };
                     assert_eq!(store.query_runs(&q).unwrap(), expected(store, &q), "{q:?}");
@@ -104,6 +113,7 @@ fn reads_what_all_runs_reads(store: &mut dyn Store) {
         history_branch: Some("main".into()),
         testbed: Some("tb-a".into()),
         keys: Some(vec![key_a]),
+        samples: true,
         fingerprints: false,
     };
     let got = store.query_runs(&q).unwrap();
@@ -144,7 +154,8 @@ fn sqlite_keys_are_backfilled_by_migration_6() {
         let conn = rusqlite::Connection::open(&db).unwrap();
         conn.execute_batch(
             "DROP INDEX results_by_key; DROP TABLE series_keys;
-             ALTER TABLE results DROP COLUMN bench_key; PRAGMA user_version = 5;",
+             ALTER TABLE results DROP COLUMN bench_key; ALTER TABLE results DROP COLUMN point_json;
+             PRAGMA user_version = 5;",
         )
         .unwrap();
     }
@@ -158,6 +169,7 @@ fn sqlite_keys_are_backfilled_by_migration_6() {
     let got = store
         .query_runs(&RunQuery {
             keys: Some(vec![keys[0].clone()]),
+            samples: true,
             fingerprints: true,
             ..RunQuery::default()
         })
@@ -165,5 +177,17 @@ fn sqlite_keys_are_backfilled_by_migration_6() {
     let mut want = original;
     let first = want.results[0].key();
     want.results.retain(|r| r.key() == first);
-    assert_eq!(got, vec![want]);
+    assert_eq!(got, vec![want.clone()]);
+    // And the points the backfill computed are those a new insert stores.
+    let thin = store
+        .query_runs(&RunQuery {
+            keys: Some(vec![keys[0].clone()]),
+            ..RunQuery::default()
+        })
+        .unwrap();
+    assert_eq!(
+        thin[0].results[0].summary,
+        super::point_of(&want.results[0])
+    );
+    assert!(thin[0].results[0].summary.is_some());
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use pitwall_schema::{
     BenchmarkResult, Direction, Fingerprint, PairInfo, ResultStatus, Run, RunRole, RunStatus,
-    SampleMeta, Unit,
+    SampleMeta, SampleSummary, Unit,
 };
 
 use super::{RunSummary, StoreError};
@@ -210,6 +210,56 @@ impl SummaryRow {
 pub(super) fn key_of(suite: &str, name: &str, params_json: &str, measure: &str) -> String {
     let params: BTreeMap<String, String> = serde_json::from_str(params_json).unwrap_or_default();
     pitwall_schema::schema::benchmark_key(suite, name, &params, measure)
+}
+
+/// A result's history point: the median of its finite samples with its 95% interval, the
+/// range, the count and the throttled samples; for a pruned result, the summary kept in place
+/// of its samples; `None` without a finite sample. The same figures as
+/// `pitwall_analysis::history::summarize` (checked against it in the pipeline's tests), kept
+/// beside the samples so a history is read without them.
+pub fn point_of(r: &BenchmarkResult) -> Option<SampleSummary> {
+    if r.samples.is_empty() {
+        return r.summary.clone();
+    }
+    let throttled = r.sample_meta.iter().filter(|m| m.throttled).count();
+    point(r.samples.iter().copied(), throttled)
+}
+
+fn point(values: impl Iterator<Item = f64>, throttled: usize) -> Option<SampleSummary> {
+    let mut sorted: Vec<f64> = values.filter(|v| v.is_finite()).collect();
+    if sorted.is_empty() {
+        return None;
+    }
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    Some(SampleSummary {
+        n,
+        median: pitwall_stats::quantile_sorted(&sorted, 0.5).unwrap_or(f64::NAN),
+        median_ci: pitwall_stats::median_ci(&sorted).map(|(lo, hi)| [lo, hi]),
+        min: sorted[0],
+        max: sorted[n - 1],
+        throttled,
+    })
+}
+
+/// `point_json` of a stored result from its sample rows (value, meta_json) and its stored
+/// summary (pruned), for the migration that adds the column.
+pub(super) fn point_json_of_rows(
+    samples: &[(f64, Option<String>)],
+    summary_json: Option<&str>,
+) -> Option<String> {
+    if samples.is_empty() {
+        return summary_json.map(str::to_string);
+    }
+    let throttled = samples
+        .iter()
+        .filter(|(_, meta)| {
+            meta.as_deref()
+                .and_then(|m| serde_json::from_str::<SampleMeta>(m).ok())
+                .is_some_and(|m| m.throttled)
+        })
+        .count();
+    point(samples.iter().map(|(v, _)| *v), throttled).map(|p| to_json(&p))
 }
 
 /// One `results` row before its samples are attached.

@@ -308,8 +308,9 @@ impl Store for SqliteStore {
             let mut ins_result = tx
                 .prepare_cached(
                     "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
-                                          direction, status, error, summary_json, bench_key)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                                          direction, status, error, summary_json, bench_key,
+                                          point_json)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                 )
                 .map_err(&be)?;
             let mut ins_key = tx
@@ -336,6 +337,7 @@ impl Store for SqliteStore {
                         r.error,
                         r.summary.as_ref().map(to_json),
                         r.key(),
+                        super::rows::point_of(r).as_ref().map(to_json),
                     ])
                     .map_err(&be)?;
                 ins_key.execute([r.key()]).map_err(&be)?;
