@@ -103,6 +103,14 @@ pub(super) fn cmd_import(g: &Global, a: &ImportArgs) -> Result<ExitClass, Failur
             outcome.already,
             store.describe()
         );
+        let open = outcome
+            .new_alerts
+            .iter()
+            .filter(|a| a.status.is_open())
+            .count();
+        if open > 0 {
+            eprintln!("{open} new alert(s) (hint: `pitwall alerts` lists them)");
+        }
     }
     Ok(ExitClass::Ok)
 }

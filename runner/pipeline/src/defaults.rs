@@ -35,3 +35,14 @@ pub const RESULTS_FILE_MAX_BYTES: u64 = 2 << 30;
 /// The branch whose `history` runs make the history (`detect --benchmark`, the report) when
 /// `[history] branch` does not say.
 pub const HISTORY_BRANCH: &str = "main";
+
+/// Bootstrap resamples of an alert's interval (the ratio of the medians of the segments on
+/// either side of the step).
+pub const ALERT_RESAMPLES: usize = 2000;
+/// Confidence level of an alert's interval.
+pub const ALERT_CI_LEVEL: f64 = 0.95;
+/// Seed of an alert's bootstrap: the same history always gives the same interval.
+pub const ALERT_SEED: u64 = 0x7069_7477_616c_6c21;
+/// How many points a re-detected step may move and still be the same alert (its status and
+/// note kept).
+pub const ALERT_MATCH_WINDOW: usize = 3;

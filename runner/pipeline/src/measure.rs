@@ -10,6 +10,7 @@ use std::time::Duration;
 use pitwall_schema::{Backend, Redactor, Run, RunStatus};
 use pitwall_stats::ab::AbConfig;
 
+use crate::alerts::AlertSettings;
 use crate::bisect::{BisectError, BisectReport, BisectRequest};
 use crate::config::Config;
 use crate::engine::{RunObserver, Step, process_redactor, redact_run};
@@ -17,7 +18,7 @@ use crate::git::{GitError, Repo};
 use crate::labels::Labels;
 use crate::pair::{self, PairOutcome, PairPlan, UntilDecided, sides};
 use crate::run::{RunError, RunReport, RunRequest, Target, build, check_suites};
-use crate::run::{execute, failed_build_run};
+use crate::run::{execute, failed_build_run, now_rfc3339};
 use crate::setup::{RunEnvironment, halt_if_terminating};
 use crate::source::Side;
 use crate::store::{Store, StoreError};
@@ -180,7 +181,13 @@ pub fn measure_commits(
                 skipped: report.skipped,
             });
         }
-        insert(store, &mut report.run, &redactor, &m.labels)?;
+        insert(
+            store,
+            &mut report.run,
+            &redactor,
+            &m.labels,
+            &AlertSettings::of(m.config),
+        )?;
         m.hooks.run_stored(&report, store);
         runs.push(report);
     }
@@ -267,7 +274,13 @@ pub fn measure_pair(
     halt_if_terminating();
     let redactor = process_redactor(&m.config.token_vars());
     for report in [&mut outcome.base, &mut outcome.head] {
-        insert(store, &mut report.run, &redactor, &m.labels)?;
+        insert(
+            store,
+            &mut report.run,
+            &redactor,
+            &m.labels,
+            &AlertSettings::of(m.config),
+        )?;
     }
     let (base, head) = sides(&outcome.base, &outcome.head);
     Ok(PairResult::Measured(Box::new(MeasuredPair {
@@ -403,6 +416,7 @@ fn checkout_and_build(
                     &mut run,
                     &process_redactor(&m.config.token_vars()),
                     &m.labels,
+                    &AlertSettings::of(m.config),
                 )?;
                 m.hooks.build_failed(&target, &run, &e, &store.describe());
                 failed = true;
@@ -419,16 +433,19 @@ fn insert(
     run: &mut Run,
     redactor: &Redactor,
     labels: &Labels,
+    alerts: &AlertSettings,
 ) -> Result<(), MeasureError> {
     labels.apply(run);
     redact_run(run, redactor);
-    store
-        .insert_run(run)
+    let failed = |source| MeasureError::Store {
+        id: run.id.clone(),
+        source,
+    };
+    store.insert_run(run).map_err(failed)?;
+    // A history run re-detects the series it touched (a pull request's runs never alert).
+    crate::alerts::refresh(store, std::slice::from_ref(run), alerts, &now_rfc3339())
         .map(|_| ())
-        .map_err(|source| MeasureError::Store {
-            id: run.id.clone(),
-            source,
-        })
+        .map_err(failed)
 }
 
 #[cfg(test)]

@@ -1,0 +1,206 @@
+//! Alerts as use cases: re-detecting the history series a stored run touched and upserting
+//! the alerts the rule (`pitwall_analysis::alerts`) finds there, listing them for
+//! `pitwall alerts`, and a person's triage (`pitwall alert ack|dismiss|fix|expect`). Nothing
+//! here prints; the binary renders what these return.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use pitwall_analysis::alerts::{AlertRules, detect_alerts, reconcile};
+use pitwall_analysis::history::{HistoryFilter, series};
+use pitwall_schema::{Alert, AlertStatus, AlertUpdate, Run, RunRole};
+use pitwall_stats::changepoint::DetectConfig;
+
+use crate::config::Config;
+use crate::defaults;
+use crate::store::{Store, StoreError};
+
+/// The alert rule with the project's threshold (`[thresholds] regression_pct`) and the named
+/// defaults of the interval and matching.
+pub fn rules(config: &Config) -> AlertRules {
+    AlertRules {
+        threshold_pct: config.thresholds.regression_pct,
+        resamples: defaults::ALERT_RESAMPLES,
+        level: defaults::ALERT_CI_LEVEL,
+        seed: defaults::ALERT_SEED,
+        match_window: defaults::ALERT_MATCH_WINDOW,
+    }
+}
+
+/// What detection needs besides the store: the rule, and the branch runs without one belong to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlertSettings {
+    pub rules: AlertRules,
+    /// `[history] branch`: the branch of history runs that record none.
+    pub history_branch: String,
+}
+
+impl AlertSettings {
+    pub fn of(config: &Config) -> AlertSettings {
+        AlertSettings {
+            rules: rules(config),
+            history_branch: config.history_branch.clone(),
+        }
+    }
+}
+
+/// What re-detection changed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AlertRefresh {
+    /// Alerts stored for the first time (regressions and improvements).
+    pub new: Vec<Alert>,
+    /// Stored alerts whose numbers or commits were brought up to date.
+    pub updated: usize,
+}
+
+/// Re-runs detection for the series the `touched` runs (just stored) belong to and upserts
+/// the alerts found. Only history runs touch a series: a pull request's runs never make an
+/// alert. Cheap by construction: only the touched (project, branch, testbed) histories are
+/// built, and of those only the touched benchmark keys.
+pub fn refresh(
+    store: &mut dyn Store,
+    touched: &[Run],
+    settings: &AlertSettings,
+    now: &str,
+) -> Result<AlertRefresh, StoreError> {
+    // (project, branch, testbed) → benchmark keys the stored runs hold.
+    let mut groups: BTreeMap<(String, String, String), BTreeSet<String>> = BTreeMap::new();
+    for run in touched
+        .iter()
+        .filter(|r| r.role_or_implied() == RunRole::History && !r.results.is_empty())
+    {
+        let branch = run
+            .branch
+            .clone()
+            .unwrap_or_else(|| settings.history_branch.clone());
+        groups
+            .entry((run.project.clone(), branch, run.testbed_or_derived()))
+            .or_default()
+            .extend(run.results.iter().map(|r| r.key()));
+    }
+    if groups.is_empty() {
+        return Ok(AlertRefresh::default());
+    }
+    let all = store.all_runs()?;
+    let existing = store.list_alerts()?;
+    let known: HashSet<&str> = existing.iter().map(|a| a.id.as_str()).collect();
+    let mut upserts = Vec::new();
+    for ((project, branch, testbed), keys) in groups {
+        let filter = HistoryFilter {
+            branch: branch.clone(),
+            testbed: Some(testbed),
+        };
+        // Runs without a branch count as the history branch's; the series then names it.
+        let runs: Vec<Run> = all
+            .iter()
+            .filter(|r| r.project == project)
+            .filter(|r| r.branch.is_some() || branch == settings.history_branch)
+            .filter(|r| filter.admits(r))
+            .map(|r| {
+                let mut r = r.clone();
+                r.results.retain(|x| keys.contains(&x.key()));
+                r
+            })
+            .collect();
+        for s in series(&runs, &filter, &DetectConfig::default()) {
+            let found = detect_alerts(&s, &runs, &project, &branch, &settings.rules, now);
+            upserts.extend(reconcile(&s, &runs, &existing, found, &settings.rules));
+        }
+    }
+    let mut out = AlertRefresh::default();
+    for a in &upserts {
+        if !known.contains(a.id.as_str()) {
+            out.new.push(a.clone());
+        } else if existing
+            .iter()
+            .any(|e| e.id == a.id && e.detection_differs(a))
+        {
+            out.updated += 1;
+        }
+    }
+    if !upserts.is_empty() {
+        store.upsert_alerts(&upserts)?;
+    }
+    Ok(out)
+}
+
+/// Which alerts `pitwall alerts` lists.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AlertQuery {
+    pub status: Option<AlertStatus>,
+    pub testbed: Option<String>,
+    pub branch: Option<String>,
+}
+
+impl AlertQuery {
+    pub fn admits(&self, a: &Alert) -> bool {
+        self.status.is_none_or(|s| s == a.status)
+            && self
+                .testbed
+                .as_deref()
+                .is_none_or(|t| t == a.series.testbed)
+            && self.branch.as_deref().is_none_or(|b| b == a.series.branch)
+    }
+}
+
+/// The stored alerts `query` admits, open ones first (then by status, newest first).
+pub fn list(store: &dyn Store, query: &AlertQuery) -> Result<Vec<Alert>, StoreError> {
+    let mut alerts: Vec<Alert> = store
+        .list_alerts()?
+        .into_iter()
+        .filter(|a| query.admits(a))
+        .collect();
+    sort_open_first(&mut alerts);
+    Ok(alerts)
+}
+
+/// Open alerts first, then by status (`AlertStatus::ALL` order), newest first within each.
+pub fn sort_open_first(alerts: &mut [Alert]) {
+    alerts.sort_by(|a, b| {
+        a.status
+            .rank()
+            .cmp(&b.status.rank())
+            .then_with(|| b.created_at.cmp(&a.created_at))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+}
+
+/// A person's triage of one alert.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TriageRequest {
+    pub id: String,
+    /// One of the triage states (`AlertStatus::is_triage`).
+    pub status: AlertStatus,
+    /// Replaces the stored note when given.
+    pub note: Option<String>,
+}
+
+/// Why a triage failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TriageError {
+    #[error(
+        "`{0}` is not a status a person sets (hint: acknowledged, dismissed, fixed or expected)"
+    )]
+    NotTriage(AlertStatus),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Sets the alert's status (and note), returning it as stored after.
+pub fn triage(store: &mut dyn Store, req: &TriageRequest, now: &str) -> Result<Alert, TriageError> {
+    if !req.status.is_triage() {
+        return Err(TriageError::NotTriage(req.status));
+    }
+    Ok(store.update_alert(
+        &req.id,
+        &AlertUpdate {
+            status: Some(req.status),
+            note: req.note.clone(),
+            culprit: None,
+            updated_at: now.to_string(),
+        },
+    )?)
+}
+
+#[cfg(test)]
+#[path = "alerts_tests.rs"]
+mod tests;
