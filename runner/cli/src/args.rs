@@ -85,6 +85,12 @@ pub enum Cmd {
     /// Find the first commit between --good and --bad that made a benchmark slower
     #[command(after_help = BISECT_EXIT_CODES)]
     Bisect(BisectArgs),
+    /// List alerts: steps in the stored history beyond the threshold, open ones first
+    #[command(after_help = EXIT_CODES)]
+    Alerts(AlertsArgs),
+    /// Triage one alert (ack, dismiss, fix, expect) or bisect its commit range
+    #[command(after_help = EXIT_CODES)]
+    Alert(AlertArgs),
     /// Internal: run one round of a built-in suite for a parent pitwall (request on stdin,
     /// JSON lines on stdout)
     #[command(name = "__worker", hide = true)]
@@ -225,6 +231,61 @@ pub struct ReportArgs {
     /// Output directory [default: .pitwall/report]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct AlertsArgs {
+    /// Only alerts with this status
+    #[arg(long, value_enum)]
+    pub status: Option<AlertStatusArg>,
+    /// Only this testbed's alerts
+    #[arg(long, value_name = "NAME", value_parser = non_empty)]
+    pub testbed: Option<String>,
+    /// Only this branch's alerts
+    #[arg(long, value_name = "NAME", value_parser = non_empty)]
+    pub branch: Option<String>,
+    /// Output: an aligned table for people, or JSON for programs
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+/// The statuses of `pitwall_schema::AlertStatus`, as flags spell them.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum AlertStatusArg {
+    Active,
+    Acknowledged,
+    Dismissed,
+    Fixed,
+    Expected,
+    Improvement,
+}
+
+#[derive(Debug, Args)]
+pub struct AlertArgs {
+    #[command(subcommand)]
+    pub action: AlertAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AlertAction {
+    /// Mark the alert acknowledged: someone is on it
+    Ack(TriageArgs),
+    /// Mark the alert dismissed: not a real regression (noise, a bad machine)
+    Dismiss(TriageArgs),
+    /// Mark the alert fixed
+    Fix(TriageArgs),
+    /// Mark the alert expected: an accepted cost of a wanted change
+    Expect(TriageArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TriageArgs {
+    /// The alert's id (`pitwall alerts` lists them)
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// What to record with it (replaces an earlier note)
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -1,0 +1,194 @@
+//! Alerts end to end (issue 13's done-when): a real git repository with 30 commits on main and
+//! a feature branch, results imported with `--branch`/`--testbed` for two testbeds at different
+//! levels, a +8% step on main on one testbed and slower runs on the feature branch. Exactly one
+//! active alert names the step's commit; once acknowledged with a note it stays acknowledged,
+//! with its note, however many runs are imported after. Run on SQLite and, where a server is
+//! available, on PostgreSQL.
+
+use std::path::Path;
+
+use pitwall_e2e::{Sandbox, git, pg_server};
+use serde_json::{Value, json};
+
+/// Deterministic noise in [-1, 1).
+fn noise(i: usize, salt: usize) -> f64 {
+    let x = ((i * 7919 + salt * 104_729) % 1000) as f64 / 500.0;
+    x - 1.0
+}
+
+/// A pitwall JSON result file with one benchmark, `parse`, at `level` ns (±1%).
+fn result_file(sb: &Sandbox, name: &str, level: f64, salt: usize) -> String {
+    let samples: Vec<f64> = (0..15)
+        .map(|i| level * (1.0 + 0.01 * noise(i, salt)))
+        .collect();
+    let doc = json!({
+        "schema": "pitwall/v1",
+        "benchmarks": [{"name": "parse", "samples": samples}]
+    });
+    sb.write(name, &doc.to_string())
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+/// One commit on the current branch of the repository in `dir`; its sha.
+fn commit(dir: &Path, n: usize) -> String {
+    std::fs::write(dir.join("src.txt"), format!("change {n}\n")).unwrap();
+    git(dir, &["add", "src.txt"]);
+    git(dir, &["commit", "-q", "-m", &format!("change {n}")]);
+    git(dir, &["rev-parse", "HEAD"])
+}
+
+/// `pitwall [--store URL] ARGS`, expecting `code`; its stdout.
+fn pw(sb: &Sandbox, store: &[&str], args: &[&str], code: i32) -> String {
+    let mut all: Vec<&str> = store.to_vec();
+    all.extend_from_slice(args);
+    sb.run(&all).expect(code).stdout()
+}
+
+fn import(sb: &Sandbox, store: &[&str], file: &str, sha: &str, labels: &[&str]) {
+    let mut args = vec!["import", "--quiet", file, "--commit", sha];
+    args.extend_from_slice(labels);
+    pw(sb, store, &args, 0);
+}
+
+fn alerts(sb: &Sandbox, store: &[&str], filter: &[&str]) -> Vec<Value> {
+    let mut args = vec!["alerts", "--format", "json"];
+    args.extend_from_slice(filter);
+    let out = pw(sb, store, &args, 0);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    doc["alerts"].as_array().unwrap().clone()
+}
+
+/// The whole scenario against the store `store` names (empty: the sandbox's SQLite file).
+fn scenario(sb: &Sandbox, store: &[&str]) {
+    let dir = sb.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    let main: Vec<String> = (0..30).map(|n| commit(dir, n)).collect();
+    git(dir, &["checkout", "-q", "-b", "feature", &main[15]]);
+    let feature: Vec<String> = (100..106).map(|n| commit(dir, n)).collect();
+
+    for (i, sha) in main.iter().enumerate() {
+        let a_level = if i < 20 { 1000.0 } else { 1080.0 };
+        let a = result_file(sb, &format!("a{i}.json"), a_level, i);
+        import(
+            sb,
+            store,
+            &a,
+            sha,
+            &["--branch", "main", "--testbed", "h200-a"],
+        );
+        let b = result_file(sb, &format!("b{i}.json"), 3000.0, i + 50);
+        import(
+            sb,
+            store,
+            &b,
+            sha,
+            &["--branch", "main", "--testbed", "cpu-b"],
+        );
+    }
+    for (i, sha) in feature.iter().enumerate() {
+        let f = result_file(sb, &format!("f{i}.json"), 1400.0, i + 90);
+        let labels = ["--branch", "feature", "--testbed", "h200-a"];
+        import(sb, store, &f, sha, &labels);
+        // A pull request's head on main's testbed, slower still: never an alert.
+        let h = result_file(sb, &format!("h{i}.json"), 1500.0, i + 95);
+        let labels = [
+            "--branch",
+            "main",
+            "--testbed",
+            "h200-a",
+            "--role",
+            "pr-head",
+        ];
+        import(sb, store, &h, sha, &labels);
+    }
+
+    let all = alerts(sb, store, &[]);
+    assert_eq!(all.len(), 1, "exactly one alert: {all:?}");
+    let a = &all[0];
+    assert_eq!(a["status"], "active", "{a}");
+    assert_eq!(a["first_bad"], main[20].as_str(), "{a}");
+    assert_eq!(a["last_good"], main[19].as_str(), "{a}");
+    assert_eq!(
+        (a["testbed"].as_str(), a["branch"].as_str()),
+        (Some("h200-a"), Some("main"))
+    );
+    let rel = a["rel_change"].as_f64().unwrap();
+    assert!((rel - 0.08).abs() < 0.01, "{a}");
+    let ci = a["ci"].as_array().unwrap();
+    assert!(
+        ci[0].as_f64().unwrap() <= rel && rel <= ci[1].as_f64().unwrap(),
+        "{a}"
+    );
+    let id = a["id"].as_str().unwrap().to_string();
+
+    // The table shows it; filters select it or not.
+    let table = pw(sb, store, &["alerts"], 0);
+    assert!(table.contains(&id) && table.contains("+8"), "{table}");
+    assert_eq!(alerts(sb, store, &["--testbed", "cpu-b"]).len(), 0);
+    assert_eq!(
+        alerts(sb, store, &["--status", "active", "--branch", "main"]).len(),
+        1
+    );
+
+    let out = pw(
+        sb,
+        store,
+        &[
+            "alert",
+            "ack",
+            &id,
+            "--note",
+            "new allocator, tracked in #42",
+        ],
+        0,
+    );
+    assert!(out.contains("acknowledged"), "{out}");
+
+    // More history: the step moves nowhere, the alert keeps its triage and stays alone.
+    git(dir, &["checkout", "-q", "main"]);
+    for n in 30..36 {
+        let sha = commit(dir, n);
+        let a = result_file(sb, &format!("a{n}.json"), 1080.0, n);
+        import(
+            sb,
+            store,
+            &a,
+            &sha,
+            &["--branch", "main", "--testbed", "h200-a"],
+        );
+    }
+    let all = alerts(sb, store, &[]);
+    assert_eq!(all.len(), 1, "still exactly one alert: {all:?}");
+    assert_eq!(all[0]["id"], id.as_str());
+    assert_eq!(all[0]["status"], "acknowledged");
+    assert_eq!(all[0]["note"], "new allocator, tracked in #42");
+    assert_eq!(all[0]["first_bad"], main[20].as_str());
+    assert!(alerts(sb, store, &["--status", "active"]).is_empty());
+
+    // An unknown id: one line naming it, exit 2.
+    let err = {
+        let mut args: Vec<&str> = store.to_vec();
+        args.extend_from_slice(&["alert", "fix", "deadbeef0000"]);
+        sb.run(&args).expect(2).stderr()
+    };
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("no alert `deadbeef0000`"), "{err}");
+}
+
+#[test]
+fn one_alert_for_a_step_on_main_kept_through_triage_and_more_runs() {
+    let sb = Sandbox::new();
+    scenario(&sb, &[]);
+}
+
+#[test]
+fn the_same_on_postgresql() {
+    let Some(server) = pg_server() else {
+        return;
+    };
+    let db = server.database();
+    let sb = Sandbox::new();
+    scenario(&sb, &["--store", db.url.as_str()]);
+}
