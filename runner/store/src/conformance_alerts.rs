@@ -54,7 +54,7 @@ pub(super) fn round_trips_alerts(store: &mut dyn Store) {
 /// nothing, not even `updated_at`; nothing is ever duplicated.
 pub(super) fn upserts_keep_status_and_note(store: &mut dyn Store) {
     let a = alert("aaaa", "2026-12-01T10:00:00Z");
-    store.upsert_alerts(&[a.clone()]).unwrap();
+    store.upsert_alerts(std::slice::from_ref(&a)).unwrap();
     let acked = store
         .update_alert(
             "aaaa",
