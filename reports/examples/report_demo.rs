@@ -205,6 +205,7 @@ fn main() {
         comparisons: &comparisons,
         generated_at: "2026-12-03T17:00:00Z",
         history_branch: "main",
+        alerts: &[],
     };
     match write_site(&input, std::path::Path::new(&out)) {
         Ok(s) => println!("{} pages, {} benchmarks in {out}", s.pages, s.benchmarks),

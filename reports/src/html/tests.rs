@@ -28,6 +28,7 @@ fn render(runs: &[Run]) -> (tempfile::TempDir, super::SiteSummary) {
         comparisons: &comparisons,
         generated_at: "2026-12-02T10:00:00Z",
         history_branch: "main",
+        alerts: &[],
     };
     let summary = write_site(&input, dir.path()).unwrap();
     (dir, summary)
@@ -210,6 +211,7 @@ fn render_empty() -> (tempfile::TempDir, super::SiteSummary) {
         comparisons: &[],
         generated_at: "t",
         history_branch: "main",
+        alerts: &[],
     };
     let s = write_site(&input, dir.path()).unwrap();
     (dir, s)
@@ -264,6 +266,7 @@ fn a_rewrite_removes_pages_the_history_no_longer_has() {
         comparisons: &[],
         generated_at: "2026-12-02T11:00:00Z",
         history_branch: "main",
+        alerts: &[],
     };
     let second = write_site(&input, dir.path()).unwrap();
     assert_eq!(second.benchmarks, 10);
@@ -319,6 +322,7 @@ fn the_index_tells_one_story_in_one_banner() {
         comparisons: &[],
         generated_at: "t",
         history_branch: "main",
+        alerts: &[],
     };
     write_site(&input, dir.path()).unwrap();
     let index = read(&dir, "index.html");

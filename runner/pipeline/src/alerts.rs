@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+pub use pitwall_analysis::alerts::sort_open_first;
 use pitwall_analysis::alerts::{AlertRules, detect_alerts, reconcile};
 use pitwall_analysis::history::{HistoryFilter, series};
 use pitwall_schema::{Alert, AlertStatus, AlertUpdate, Run, RunRole};
@@ -151,17 +152,6 @@ pub fn list(store: &dyn Store, query: &AlertQuery) -> Result<Vec<Alert>, StoreEr
         .collect();
     sort_open_first(&mut alerts);
     Ok(alerts)
-}
-
-/// Open alerts first, then by status (`AlertStatus::ALL` order), newest first within each.
-pub fn sort_open_first(alerts: &mut [Alert]) {
-    alerts.sort_by(|a, b| {
-        a.status
-            .rank()
-            .cmp(&b.status.rank())
-            .then_with(|| b.created_at.cmp(&a.created_at))
-            .then_with(|| a.id.cmp(&b.id))
-    });
 }
 
 /// A person's triage of one alert.

@@ -190,6 +190,18 @@ pub fn reconcile(
     out
 }
 
+/// The one order every list of alerts shows (`pitwall alerts`, the HTML report): open alerts
+/// first, then by status (`AlertStatus::ALL`), newest first within a status, then by id.
+pub fn sort_open_first(alerts: &mut [Alert]) {
+    alerts.sort_by(|a, b| {
+        a.status
+            .rank()
+            .cmp(&b.status.rank())
+            .then_with(|| b.created_at.cmp(&a.created_at))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+}
+
 #[cfg(test)]
 #[path = "alerts_tests.rs"]
 mod tests;

@@ -12,7 +12,7 @@ pub mod history;
 pub mod number;
 pub mod order;
 
-pub use alerts::{AlertRules, DetectedStep, detect_alerts, reconcile};
+pub use alerts::{AlertRules, DetectedStep, detect_alerts, reconcile, sort_open_first};
 pub use bisect::{BisectReport, BisectStep, CommitRef};
 pub use compare::{CompareOptions, FILE_SUITE, Side, compare};
 pub use comparison::{ComparedBenchmark, ComparisonReport, VerdictCounts};
