@@ -18,12 +18,17 @@ fn noise(i: usize, salt: usize) -> f64 {
 
 /// A pitwall JSON result file with one benchmark, `parse`, at `level` ns (±1%).
 fn result_file(sb: &Sandbox, name: &str, level: f64, salt: usize) -> String {
+    bench_file(sb, name, "parse", level, salt)
+}
+
+/// A pitwall JSON result file with one benchmark, `bench`, at `level` ns (±1%).
+fn bench_file(sb: &Sandbox, name: &str, bench: &str, level: f64, salt: usize) -> String {
     let samples: Vec<f64> = (0..15)
         .map(|i| level * (1.0 + 0.01 * noise(i, salt)))
         .collect();
     let doc = json!({
         "schema": "pitwall/v1",
-        "benchmarks": [{"name": "parse", "samples": samples}]
+        "benchmarks": [{"name": bench, "samples": samples}]
     });
     sb.write(name, &doc.to_string())
         .to_str()
@@ -191,4 +196,66 @@ fn the_same_on_postgresql() {
     let db = server.database();
     let sb = Sandbox::new();
     scenario(&sb, &["--store", db.url.as_str()]);
+}
+
+/// The command suite of `pitwall alert bisect`'s repository: `work` at the level in
+/// `level.txt` (±0.5%).
+const BENCH: &str = r#"level=$(cat level.txt)
+printf '{"schema":"pitwall/v1","benchmarks":[{"name":"work","samples":['
+i=0; sep=""
+while [ $i -lt 10 ]; do printf '%s%s.%s' "$sep" "$level" "$i"; sep=","; i=$((i+1)); done
+printf ']}]}'
+"#;
+
+const CONFIG: &str = "[project]\nname = \"repo\"\nbuild = \"true\"\n\n[testbed]\nname = \"bed\"\n\n[[suite]]\nname = \"toy\"\nkind = \"command\"\ncommand = \"sh bench.sh\"\n";
+
+/// History measured at every second commit of 40, the step (+40%) at commit 21: the alert's
+/// range is commits 20..22, and `alert bisect` finds commit 21 inside it and keeps it.
+#[test]
+fn alert_bisect_finds_and_keeps_the_culprit_inside_the_range() {
+    let sb = Sandbox::new();
+    let dir = sb.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    sb.write("bench.sh", BENCH);
+    sb.write("pitwall.toml", CONFIG);
+    let mut shas = Vec::new();
+    for i in 0..40 {
+        sb.write(
+            "level.txt",
+            &format!("{}\n", if i < 21 { 100 } else { 140 }),
+        );
+        sb.write("NOTES", &format!("change {i}\n"));
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", &format!("commit {i}")]);
+        shas.push(git(dir, &["rev-parse", "HEAD"]));
+    }
+    for i in (0..40).step_by(2) {
+        let level = if i < 21 { 100.0 } else { 140.0 };
+        let f = bench_file(&sb, &format!("r{i}.json"), "work", level, i);
+        import(
+            &sb,
+            &[],
+            &f,
+            &shas[i],
+            &["--suite", "toy", "--branch", "main"],
+        );
+    }
+    let all = alerts(&sb, &[], &[]);
+    assert_eq!(all.len(), 1, "{all:?}");
+    let a = &all[0];
+    assert_eq!(
+        (a["last_good"].as_str(), a["first_bad"].as_str()),
+        (Some(shas[20].as_str()), Some(shas[22].as_str())),
+        "{a}"
+    );
+    assert_eq!(a["testbed"], "bed");
+    let id = a["id"].as_str().unwrap();
+    let v: Value = sb
+        .run(&["alert", "bisect", id, "--format", "json"])
+        .expect(0)
+        .json();
+    assert_eq!(v["first_bad"]["sha"], shas[21].as_str(), "{v}");
+    let all = alerts(&sb, &[], &[]);
+    assert_eq!(all[0]["culprit"], shas[21].as_str());
+    assert_eq!(all[0]["status"], "active", "bisecting does not triage");
 }

@@ -2,13 +2,18 @@
 //! in the store, listed (open first) and triaged. Detection itself happens when history runs
 //! are stored (`run`, `import`); these commands only read and update what it found.
 
+use pitwall_cpu::CpuBackend;
 use pitwall_pipeline::alerts::{self, AlertQuery, TriageError, TriageRequest};
+use pitwall_pipeline::measure::{Measurer, bisect};
 use pitwall_pipeline::run::now_rfc3339;
 use pitwall_schema::AlertStatus;
 use pitwall_store::OpenMode;
 
-use super::args::{AlertAction, AlertArgs, AlertStatusArg, AlertsArgs, Format, Global};
-use super::context::{load_config, open_store};
+use super::args::{
+    AlertAction, AlertArgs, AlertBisectArgs, AlertStatusArg, AlertsArgs, Format, Global,
+};
+use super::context::{current_dir, load_config, open_store};
+use super::environment::Console;
 use super::exit::{ExitClass, Failure};
 
 fn status_of(arg: AlertStatusArg) -> AlertStatus {
@@ -45,6 +50,7 @@ pub(super) fn cmd_alerts(g: &Global, a: &AlertsArgs) -> Result<ExitClass, Failur
 /// `pitwall alert ack|dismiss|fix|expect ID [--note TEXT]`.
 pub(super) fn cmd_alert(g: &Global, a: &AlertArgs) -> Result<ExitClass, Failure> {
     let (status, args) = match &a.action {
+        AlertAction::Bisect(b) => return cmd_alert_bisect(g, b),
         AlertAction::Ack(t) => (AlertStatus::Acknowledged, t),
         AlertAction::Dismiss(t) => (AlertStatus::Dismissed, t),
         AlertAction::Fix(t) => (AlertStatus::Fixed, t),
@@ -63,6 +69,55 @@ pub(super) fn cmd_alert(g: &Global, a: &AlertArgs) -> Result<ExitClass, Failure>
     })?;
     if !g.quiet {
         print!("{}", pitwall_reports::alerts::render_triaged(&alert));
+    }
+    Ok(ExitClass::Ok)
+}
+
+/// `pitwall alert bisect ID`: the bisect use case over the alert's commit range, for its
+/// benchmark, on its testbed; the first bad commit found is kept on the alert as its culprit.
+fn cmd_alert_bisect(g: &Global, a: &AlertBisectArgs) -> Result<ExitClass, Failure> {
+    let config = load_config(g)?;
+    let mut store = open_store(g, &config, OpenMode::Existing)?;
+    let alert = alerts::find(store.as_ref(), &a.id).map_err(Failure::of_store)?;
+    let here = alerts::this_testbed(&config);
+    let request = alerts::bisect_request(&alert, &here, a.rounds, a.max_rounds, a.rebuild)
+        .map_err(|e| Failure::rejected(e.to_string()))?;
+    let repo = match &a.repo {
+        Some(r) => r.clone(),
+        None => current_dir()?,
+    };
+    let console = Console::new(g);
+    let m = Measurer {
+        config: &config,
+        backend: &CpuBackend,
+        hooks: &console,
+        // A bisection stores no runs.
+        labels: Default::default(),
+    };
+    let report = bisect(&m, &repo, &request);
+    console.finish();
+    let report = report.map_err(Failure::of_measure)?;
+    let stored = alerts::record_culprit(
+        store.as_mut(),
+        &alert.id,
+        &report.first_bad.sha,
+        &now_rfc3339(),
+    )
+    .map_err(Failure::of_store)?;
+    print!(
+        "{}",
+        match a.format {
+            Format::Table => pitwall_reports::bisect::render_table(&report),
+            Format::Json => pitwall_reports::bisect::render_json(&report),
+        }
+    );
+    if !g.quiet {
+        eprintln!(
+            "alert {}: culprit {} recorded{}",
+            stored.id,
+            pitwall_reports::alerts::short(&report.first_bad.sha),
+            if report.uncertain { " (uncertain)" } else { "" }
+        );
     }
     Ok(ExitClass::Ok)
 }

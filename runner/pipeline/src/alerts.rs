@@ -191,6 +191,100 @@ pub fn triage(store: &mut dyn Store, req: &TriageRequest, now: &str) -> Result<A
     )?)
 }
 
+/// The stored alert with this exact id (`StoreError::NoAlert` when none).
+pub fn find(store: &dyn Store, id: &str) -> Result<Alert, StoreError> {
+    store
+        .list_alerts()?
+        .into_iter()
+        .find(|a| a.id == id)
+        .ok_or_else(|| StoreError::NoAlert {
+            store: store.describe(),
+            id: id.to_string(),
+        })
+}
+
+/// The testbed this machine's runs are stored under: `[testbed] name`, else the one its
+/// fingerprint implies (as `run` labels its runs without `--testbed`).
+pub fn this_testbed(config: &Config) -> String {
+    config
+        .testbed
+        .clone()
+        .unwrap_or_else(|| pitwall_schema::default_testbed(&crate::fingerprint::current()))
+}
+
+/// Why an alert cannot be bisected here.
+#[derive(Debug, thiserror::Error)]
+pub enum AlertBisectError {
+    #[error(
+        "alert {id} is on testbed `{alert}`, this machine is `{here}` (hint: bisect on that testbed, or set [testbed] name)"
+    )]
+    OtherTestbed {
+        id: String,
+        alert: String,
+        here: String,
+    },
+    #[error("alert {id}: cannot tell the suite and benchmark from key `{key}`")]
+    BadKey { id: String, key: String },
+}
+
+/// What `pitwall alert bisect` measures: the alert's commit range (last good, first bad) and
+/// its benchmark only (its suite, its `name[params]`), on the testbed it was found on.
+pub fn bisect_request(
+    alert: &Alert,
+    here: &str,
+    rounds: u32,
+    max_rounds: u32,
+    rebuild: bool,
+) -> Result<crate::bisect::BisectRequest, AlertBisectError> {
+    if alert.series.testbed != here {
+        return Err(AlertBisectError::OtherTestbed {
+            id: alert.id.clone(),
+            alert: alert.series.testbed.clone(),
+            here: here.to_string(),
+        });
+    }
+    // A key is `suite/name[params]/measure`; the suite holds no `/`, the name may.
+    let key = &alert.series.key;
+    let bad_key = || AlertBisectError::BadKey {
+        id: alert.id.clone(),
+        key: key.clone(),
+    };
+    let (suite, rest) = key.split_once('/').ok_or_else(bad_key)?;
+    let name = rest
+        .strip_suffix(&alert.series.measure)
+        .and_then(|r| r.strip_suffix('/'))
+        .filter(|n| !n.is_empty())
+        .ok_or_else(bad_key)?;
+    Ok(crate::bisect::BisectRequest {
+        good: alert.last_good.clone(),
+        bad: alert.first_bad.clone(),
+        select: crate::run::RunRequest {
+            suites: vec![suite.to_string()],
+            filter: Some(name.to_string()),
+        },
+        rounds,
+        max_rounds: max_rounds.max(rounds),
+        rebuild,
+    })
+}
+
+/// Keeps the commit a bisection found on the alert.
+pub fn record_culprit(
+    store: &mut dyn Store,
+    id: &str,
+    culprit: &str,
+    now: &str,
+) -> Result<Alert, StoreError> {
+    store.update_alert(
+        id,
+        &AlertUpdate {
+            culprit: Some(culprit.to_string()),
+            updated_at: now.to_string(),
+            ..AlertUpdate::default()
+        },
+    )
+}
+
 #[cfg(test)]
 #[path = "alerts_tests.rs"]
 mod tests;

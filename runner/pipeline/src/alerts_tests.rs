@@ -174,3 +174,31 @@ fn open_alerts_sort_first() {
     let ids: Vec<&str> = v.iter().map(|x| x.id.as_str()).collect();
     assert_eq!(ids, ["3", "2", "4", "1"]);
 }
+
+#[test]
+fn a_bisect_request_follows_the_alert_on_its_testbed_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("s.db")).unwrap();
+    for i in 0..30 {
+        store_one(
+            &mut store,
+            run(i, "h200-a", if i < 18 { 100.0 } else { 108.0 }),
+            "t",
+        );
+    }
+    let a = store.list_alerts().unwrap().remove(0);
+    assert_eq!(find(&store, &a.id).unwrap(), a);
+    assert!(matches!(find(&store, "x"), Err(StoreError::NoAlert { .. })));
+    let req = bisect_request(&a, "h200-a", 3, 15, false).unwrap();
+    assert_eq!(
+        (req.good.as_str(), req.bad.as_str()),
+        (a.last_good.as_str(), a.first_bad.as_str())
+    );
+    assert_eq!(req.select.suites, ["kernel"]);
+    assert_eq!(req.select.filter.as_deref(), Some("gemm"));
+    let err = bisect_request(&a, "cpu-b", 3, 15, false).unwrap_err();
+    assert!(err.to_string().contains("testbed `h200-a`"), "{err}");
+    let with = record_culprit(&mut store, &a.id, &a.first_bad, "t2").unwrap();
+    assert_eq!(with.culprit.as_deref(), Some(a.first_bad.as_str()));
+    assert_eq!(with.status, AlertStatus::Active);
+}
