@@ -56,7 +56,7 @@ pub struct AlertRefresh {
 /// Re-runs detection for the series the `touched` runs (just stored) belong to and upserts
 /// the alerts found. Only history runs touch a series: a pull request's runs never make an
 /// alert. Cheap by construction: only the touched (project, branch, testbed) histories are
-/// built, and of those only the touched benchmark keys.
+/// read (`Store::series_runs`) and built, and of those only the touched benchmark keys.
 pub fn refresh(
     store: &mut dyn Store,
     touched: &[Run],
@@ -81,23 +81,21 @@ pub fn refresh(
     if groups.is_empty() {
         return Ok(AlertRefresh::default());
     }
-    let all = store.all_runs()?;
     let existing = store.list_alerts()?;
     let known: HashSet<&str> = existing.iter().map(|a| a.id.as_str()).collect();
     let mut upserts = Vec::new();
     for ((project, branch, testbed), keys) in groups {
+        let candidates = store.series_runs(&project, &testbed, &branch)?;
         let filter = HistoryFilter {
             branch: branch.clone(),
             testbed: Some(testbed),
         };
-        // Runs without a branch count as the history branch's; the series then names it.
-        let runs: Vec<Run> = all
-            .iter()
-            .filter(|r| r.project == project)
+        // Runs without a branch count as the history branch's only.
+        let runs: Vec<Run> = candidates
+            .into_iter()
             .filter(|r| r.branch.is_some() || branch == settings.history_branch)
             .filter(|r| filter.admits(r))
-            .map(|r| {
-                let mut r = r.clone();
+            .map(|mut r| {
                 r.results.retain(|x| keys.contains(&x.key()));
                 r
             })

@@ -121,6 +121,18 @@ pub trait Store {
     /// Every run, oldest first, for export.
     fn all_runs(&self) -> Result<Vec<Run>, StoreError>;
 
+    /// The runs, oldest first, that may be history of (project, testbed, branch): those of the
+    /// project whose stored testbed, role and branch are that testbed, `history` and that
+    /// branch, or not recorded (NULL). A superset: the caller keeps what
+    /// `HistoryFilter::admits` (what a run's missing labels imply is not SQL). Read through the
+    /// `runs_by_series` index, so re-detecting one series does not read the whole store.
+    fn series_runs(
+        &self,
+        project: &str,
+        testbed: &str,
+        branch: &str,
+    ) -> Result<Vec<Run>, StoreError>;
+
     /// Stores what detection found, in one transaction: an alert whose id is new is inserted
     /// as given; for a stored id only what detection owns (commits, numbers, `updated_at`) is
     /// updated, and only when it differs, so status, note, culprit and `created_at` are never

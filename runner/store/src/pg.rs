@@ -400,6 +400,36 @@ impl Store for PgStore {
         Ok(runs)
     }
 
+    fn series_runs(
+        &self,
+        project: &str,
+        testbed: &str,
+        branch: &str,
+    ) -> Result<Vec<Run>, StoreError> {
+        let store = self.describe();
+        let be = backend(&store);
+        let mut client = self.client.borrow_mut();
+        let mut tx = snapshot(&mut client).map_err(&be)?;
+        let ids: Vec<String> = tx
+            .query(
+                "SELECT id FROM runs
+                 WHERE project = $1 AND (testbed = $2 OR testbed IS NULL)
+                   AND (role = 'history' OR role IS NULL) AND (branch = $3 OR branch IS NULL)
+                 ORDER BY started_at, id",
+                &[&project, &testbed, &branch],
+            )
+            .map_err(&be)?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let mut runs = Vec::with_capacity(ids.len());
+        for id in ids {
+            runs.extend(load_run(&mut tx, &store, &id)?);
+        }
+        tx.commit().map_err(&be)?;
+        Ok(runs)
+    }
+
     fn upsert_alerts(&mut self, alerts: &[Alert]) -> Result<(), StoreError> {
         let store = self.describe();
         pg_alerts::upsert(self.client.get_mut(), &store, alerts)

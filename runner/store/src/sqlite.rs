@@ -12,6 +12,12 @@ use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
 use super::sqlite_codec::{backend, load_run};
 use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, migrations, sqlite_alerts};
 
+/// The ids of the runs `Store::series_runs` reads (?1 project, ?2 testbed, ?3 branch).
+const SERIES_RUNS: &str = "SELECT id FROM runs
+     WHERE project = ?1 AND (testbed = ?2 OR testbed IS NULL)
+       AND (role = 'history' OR role IS NULL) AND (branch = ?3 OR branch IS NULL)
+     ORDER BY started_at, id";
+
 /// How long a connection waits for another process's write lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -411,6 +417,30 @@ impl Store for SqliteStore {
             runs.push(run);
         }
         tx.finish().map_err(backend(&store))?;
+        Ok(runs)
+    }
+
+    fn series_runs(
+        &self,
+        project: &str,
+        testbed: &str,
+        branch: &str,
+    ) -> Result<Vec<Run>, StoreError> {
+        let store = self.describe();
+        let be = backend(&store);
+        let tx = self.conn.unchecked_transaction().map_err(&be)?;
+        let ids: Vec<String> = tx
+            .prepare_cached(SERIES_RUNS)
+            .and_then(|mut s| {
+                s.query_map(params![project, testbed, branch], |r| r.get(0))?
+                    .collect()
+            })
+            .map_err(&be)?;
+        let mut runs = Vec::with_capacity(ids.len());
+        for id in ids {
+            runs.extend(load_run(&tx, &store, &id)?);
+        }
+        tx.finish().map_err(&be)?;
         Ok(runs)
     }
 
