@@ -91,6 +91,7 @@ fn result(
         samples,
         sample_meta: Vec::new(),
         replicates: (0..12).map(|i| i / 4).collect(),
+        summary: None,
     }
 }
 

@@ -287,6 +287,7 @@ mod tests {
             samples: (0..20).map(|i| 50.0 + f64::from(i) * 0.1).collect(),
             sample_meta: vec![],
             replicates: Vec::new(),
+            summary: None,
         };
         let failed = BenchmarkResult::failed(
             "toy",

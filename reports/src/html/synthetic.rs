@@ -117,6 +117,7 @@ pub fn runs(benchmarks: usize, runs: usize, samples: usize) -> Vec<Run> {
                         samples: values,
                         sample_meta: meta,
                         replicates: Vec::new(),
+                        summary: None,
                     }
                 })
                 .collect();

@@ -58,9 +58,12 @@ pub enum Cmd {
     /// Show one stored run
     #[command(after_help = EXIT_CODES)]
     Show(ShowArgs),
-    /// Write stored runs as versioned JSON (schema pitwall/v3)
+    /// Write stored runs as versioned JSON (schema pitwall/v3; pitwall/v4 with pruned runs)
     #[command(after_help = EXIT_CODES)]
     Export(ExportArgs),
+    /// Delete old runs, or with --keep-summaries drop only their raw samples
+    #[command(after_help = EXIT_CODES)]
+    Prune(PruneArgs),
     /// Store runs from `pitwall export` files or other tools' results (docs/FORMATS.md)
     #[command(after_help = EXIT_CODES)]
     Import(ImportArgs),
@@ -398,6 +401,23 @@ pub struct ShowArgs {
     /// Run id, unique id prefix (≥ 4 characters) or `latest`
     pub run: String,
     /// Output: an aligned table for people, or JSON for programs
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// Prune runs that started more than DAYS days ago
+    #[arg(long, value_name = "DAYS")]
+    pub older_than: u32,
+    /// Keep the old runs in every history: replace their raw samples with the summary a
+    /// history point needs (median, its interval, range, count) instead of deleting them
+    #[arg(long)]
+    pub keep_summaries: bool,
+    /// Say what would be pruned and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Output: a line for people, or JSON for programs
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
 }

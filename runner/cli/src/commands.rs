@@ -37,6 +37,7 @@ pub fn main() -> ExitCode {
         Cmd::Runs(a) => store_cmd::cmd_runs(g, a),
         Cmd::Show(a) => store_cmd::cmd_show(g, a),
         Cmd::Export(a) => store_cmd::cmd_export(g, a),
+        Cmd::Prune(a) => store_cmd::cmd_prune(g, a),
         Cmd::Import(a) => store_cmd::cmd_import(g, a),
         Cmd::Compare(a) => analyze_cmd::cmd_compare(g, a),
         Cmd::Detect(a) => analyze_cmd::cmd_detect(g, a),

@@ -137,6 +137,18 @@ impl Failure {
         Failure::from(anyhow::Error::new(e))
     }
 
+    /// A prune that failed: an impossible `--older-than` is usage; the store's errors are
+    /// classified as `of_store` does; a stored run with an unreadable start time is
+    /// infrastructure (the store is damaged).
+    pub fn of_prune(e: pitwall_pipeline::prune::PruneError) -> Failure {
+        use pitwall_pipeline::prune::PruneError;
+        match e {
+            PruneError::Cutoff { .. } => Failure::usage(e.into()),
+            PruneError::Store(e) => Failure::of_store(e),
+            PruneError::BadTime { .. } => Failure::infra(e.into()),
+        }
+    }
+
     /// A store url that does not parse, under `what` said where it came from: usage.
     pub fn of_store_url(what: impl What, e: StoreError) -> Failure {
         Failure::usage(anyhow::Error::new(e).context(what))

@@ -1,12 +1,13 @@
-//! `pitwall runs`, `show`, `export` and `import`: the stored runs, listed, printed, written
-//! out as versioned JSON, or read in from export files and other tools' results.
+//! `pitwall runs`, `show`, `export`, `import` and `prune`: the stored runs, listed, printed,
+//! written out as versioned JSON, read in from export files and other tools' results, or
+//! pruned when old.
 
 use pitwall_pipeline::import::{ImportOptions, ImportRequest, import};
 use pitwall_reports::{Table, exporter_for};
 use pitwall_schema::ExportDoc;
 use pitwall_store::OpenMode;
 
-use super::args::{ExportArgs, Format, Global, ImportArgs, RunsArgs, ShowArgs};
+use super::args::{ExportArgs, Format, Global, ImportArgs, PruneArgs, RunsArgs, ShowArgs};
 use super::context::{format, load_config, open_store, write_atomically};
 use super::exit::{ExitClass, Failure};
 
@@ -24,7 +25,8 @@ pub(super) fn cmd_runs(g: &Global, a: &RunsArgs) -> Result<ExitClass, Failure> {
         }
         Format::Table => {
             let mut t = Table::new(&[
-                "RUN", "STARTED", "PROJECT", "COMMIT", "STATUS", ">RESULTS", ">FAILED",
+                "RUN", "STARTED", "PROJECT", "COMMIT", "BRANCH", "TESTBED", "ROLE", "STATUS",
+                ">RESULTS", ">FAILED",
             ]);
             for r in &runs {
                 let commit = if r.commit.len() == 40 {
@@ -37,6 +39,9 @@ pub(super) fn cmd_runs(g: &Global, a: &RunsArgs) -> Result<ExitClass, Failure> {
                     r.started_at.clone(),
                     r.project.clone(),
                     commit,
+                    r.branch.clone().unwrap_or_else(|| "-".into()),
+                    r.testbed.clone().unwrap_or_else(|| "-".into()),
+                    r.role.clone().unwrap_or_else(|| "-".into()),
                     r.status.as_str().to_string(),
                     r.results.to_string(),
                     r.failed_results.to_string(),
@@ -110,6 +115,45 @@ pub(super) fn cmd_import(g: &Global, a: &ImportArgs) -> Result<ExitClass, Failur
             .count();
         if open > 0 {
             eprintln!("{open} new alert(s) (hint: `pitwall alerts` lists them)");
+        }
+    }
+    Ok(ExitClass::Ok)
+}
+
+pub(super) fn cmd_prune(g: &Global, a: &PruneArgs) -> Result<ExitClass, Failure> {
+    use pitwall_pipeline::prune::{PruneRequest, prune};
+    let config = load_config(g)?;
+    let mut store = open_store(g, &config, OpenMode::Existing)?;
+    let request = PruneRequest {
+        older_than_days: a.older_than,
+        keep_summaries: a.keep_summaries,
+        dry_run: a.dry_run,
+        now: pitwall_pipeline::run::now_rfc3339(),
+    };
+    let out = prune(&request, store.as_mut()).map_err(Failure::of_prune)?;
+    match a.format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&out).expect("outcomes serialize");
+            s.push('\n');
+            print!("{s}");
+        }
+        Format::Table => {
+            let verb = if out.dry_run { "would prune" } else { "pruned" };
+            let what = if a.keep_summaries {
+                format!(
+                    "{} run(s) summarized, {} raw sample(s) dropped, {} already summarized",
+                    out.runs_summarized, out.samples_dropped, out.runs_already_summarized
+                )
+            } else {
+                format!("{} run(s) deleted", out.runs_deleted)
+            };
+            println!(
+                "{verb}: {} run(s) started before {} ({} days ago) in {}: {what}",
+                out.old_runs,
+                out.cutoff,
+                a.older_than,
+                store.describe()
+            );
         }
     }
     Ok(ExitClass::Ok)

@@ -15,6 +15,7 @@ pub mod import;
 pub mod labels;
 pub mod measure;
 pub mod pair;
+pub mod prune;
 pub mod rounds;
 pub mod run;
 pub mod setup;

@@ -256,6 +256,7 @@ mod tests {
             samples,
             sample_meta: vec![],
             replicates: Vec::new(),
+            summary: None,
         }
     }
 

@@ -33,8 +33,24 @@ pub enum SourceError {
         matching(.spec)
     )]
     NoPair { spec: String, store: String },
+    #[error(
+        "{spec}: run {id} was pruned (`pitwall prune --keep-summaries` replaced its raw samples with summaries) and a comparison needs raw samples (hint: compare newer runs)"
+    )]
+    Pruned { spec: String, id: String },
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// Refuses a run whose samples were pruned: its summaries place it in a history, but a
+/// comparison of them would be a comparison of nothing.
+fn unpruned(spec: &str, run: Run) -> Result<Run, SourceError> {
+    if run.results.iter().any(|r| r.is_pruned()) {
+        return Err(SourceError::Pruned {
+            spec: spec.to_string(),
+            id: run.id,
+        });
+    }
+    Ok(run)
 }
 
 /// ` matching `ID`` for a pair id prefix; nothing for `latest`.
@@ -65,6 +81,7 @@ pub fn resolve(
     }
     match store.get_run(spec) {
         Ok(run) => {
+            let run = unpruned(spec, run)?;
             let label = format!("run {}", run.id);
             return Ok(Side {
                 label,
@@ -90,7 +107,7 @@ pub fn resolve(
             .find(|r| r.results > 0)
             .or_else(|| of_commit.first());
         if let Some(summary) = chosen {
-            let run = store.get_run(&summary.id)?;
+            let run = unpruned(spec, store.get_run(&summary.id)?)?;
             let label = format!("commit {} (run {})", short(&run.commit), run.id);
             return Ok(Side {
                 label,
@@ -123,7 +140,7 @@ pub fn read_file(
             count: runs.len(),
         }),
         FileResults::Runs(mut runs) => {
-            let run = runs.remove(0);
+            let run = unpruned(spec, runs.remove(0))?;
             Ok(Side {
                 label: format!("file {spec} (run {})", run.id),
                 results: run.results.clone(),
@@ -264,7 +281,7 @@ pub fn resolve_pair(spec: &str, store: &dyn Store) -> Result<(Side, Side), Sourc
         .iter()
         .filter(|r| r.pair_id.as_deref() == Some(pair_id.as_str()))
     {
-        let run = store.get_run(&summary.id)?;
+        let run = unpruned(spec, store.get_run(&summary.id)?)?;
         let role = run.pair.as_ref().map(|p| p.role);
         let label = format!(
             "{} {} (run {})",

@@ -27,6 +27,7 @@ pub(super) fn ok_result(name: &str, samples: Vec<f64>) -> BenchmarkResult {
         samples,
         sample_meta: Vec::new(),
         replicates: Vec::new(),
+        summary: None,
     }
 }
 

@@ -12,6 +12,9 @@ mod pg_alerts;
 mod pg_migrations;
 #[cfg(test)]
 mod pg_tests;
+mod prune;
+#[cfg(test)]
+mod prune_tests;
 mod rows;
 mod shared;
 mod sqlite;
@@ -25,7 +28,7 @@ pub use pg::PgStore;
 pub use sqlite::SqliteStore;
 pub use url::StoreUrl;
 
-use pitwall_schema::{Alert, AlertUpdate, Run, RunStatus};
+use pitwall_schema::{Alert, AlertUpdate, Run, RunStatus, SampleSummary};
 
 /// One line of `pitwall runs`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -41,6 +44,10 @@ pub struct RunSummary {
     /// Shared by the two runs of an interleaved base/head measurement.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pair_id: Option<String>,
+    /// The machine it was measured on (`[testbed] name`, or derived from host and GPU).
+    pub testbed: Option<String>,
+    /// `history`, `pr-base` or `pr-head`.
+    pub role: Option<String>,
 }
 
 /// What happened to a run handed to `insert_run`.
@@ -145,6 +152,18 @@ pub trait Store {
     /// A person's change to alert `id` (exact id); `StoreError::NoAlert` when none has it.
     /// Returns the alert as stored after the change.
     fn update_alert(&mut self, id: &str, change: &AlertUpdate) -> Result<Alert, StoreError>;
+
+    /// Replaces the raw samples of run `id`'s results (full id) with the summaries given, one
+    /// per result in order (`None` leaves a result as it is), in one transaction; returns how
+    /// many samples were dropped. For `pitwall prune --keep-summaries`.
+    fn prune_samples(
+        &mut self,
+        id: &str,
+        summaries: &[Option<SampleSummary>],
+    ) -> Result<usize, StoreError>;
+
+    /// Deletes run `id` (full id) with its results and samples; `false` when none was stored.
+    fn delete_run(&mut self, id: &str) -> Result<bool, StoreError>;
 }
 
 /// Whether opening a store may create it.

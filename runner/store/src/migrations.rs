@@ -94,11 +94,17 @@ ALTER TABLE runs ADD COLUMN role TEXT;
 CREATE INDEX runs_by_series ON runs (project, testbed, branch, role, started_at);
 ";
 
-/// Migration 5: alerts, the steps detection found in a history series and what people decided
+/// Migration 5: the summary `pitwall prune --keep-summaries` leaves in place of a result's raw
+/// samples (`BenchmarkResult::summary`, serde_json text); NULL while the samples are kept.
+const V5: &str = "
+ALTER TABLE results ADD COLUMN summary_json TEXT;
+";
+
+/// Migration 6: alerts, the steps detection found in a history series and what people decided
 /// about them (`pitwall_schema::Alert`). One row per alert, keyed by its stable id; the series
 /// columns are indexed so re-detection reads one series' alerts. `status` and `kind` are stored
 /// as their text forms and checked on read. `ci_low`/`ci_high` are NULL when no interval.
-const V5: &str = "
+const V6: &str = "
 CREATE TABLE alerts (
     id            TEXT PRIMARY KEY NOT NULL,
     project       TEXT NOT NULL,
@@ -128,7 +134,7 @@ CREATE INDEX alerts_by_series ON alerts (project, testbed, branch, bench_key);
 const LABELS_VERSION: i64 = 4;
 
 /// Every migration, in order. The schema version after applying `MIGRATIONS[..n]` is `n`.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// Gives every run without a testbed or role the ones it implies (see
 /// `rows::implied_labels`).

@@ -146,7 +146,8 @@ fn load_run(
     };
     let result_rows = client
         .query(
-            "SELECT id, ord, suite, name, params_json, measure, unit, direction, status, error
+            "SELECT id, ord, suite, name, params_json, measure, unit, direction, status, error,
+                    summary_json
              FROM results WHERE run_id = $1 ORDER BY ord",
             &[&id],
         )
@@ -182,6 +183,7 @@ fn load_run(
             direction: r.get(7),
             status: r.get(8),
             error: r.get(9),
+            summary_json: r.get(10),
         };
         let own = samples.remove(&row.id).unwrap_or_default();
         results.push(row.decode(store, id, expected, own)?);
@@ -283,10 +285,10 @@ impl Store for PgStore {
         let ids = tx
             .query(
                 "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
-                                      direction, status, error)
+                                      direction, status, error, summary_json)
                  SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[],
                                           $6::text[], $7::text[], $8::text[], $9::text[],
-                                          $10::text[])
+                                          $10::text[], $11::text[])
                  RETURNING ord, id",
                 &[
                     &run.id,
@@ -299,6 +301,9 @@ impl Store for PgStore {
                     &col(|x| x.direction.as_str().to_string()),
                     &col(|x| x.status.as_str().to_string()),
                     &r.iter().map(|x| x.error.clone()).collect::<Vec<_>>(),
+                    &r.iter()
+                        .map(|x| x.summary.as_ref().map(to_json))
+                        .collect::<Vec<_>>(),
                 ],
             )
             .map_err(&be)?;
@@ -341,7 +346,7 @@ impl Store for PgStore {
                         (SELECT count(*) FROM results x WHERE x.run_id = r.id),
                         (SELECT count(*) FROM results x
                           WHERE x.run_id = r.id AND x.status = 'failed'),
-                        r.pair_id
+                        r.pair_id, r.testbed, r.role
                  FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT $1",
                 &[&limit],
             )
@@ -358,6 +363,8 @@ impl Store for PgStore {
                     results: r.get(6),
                     failed_results: r.get(7),
                     pair_id: r.get(8),
+                    testbed: r.get(9),
+                    role: r.get(10),
                 }
                 .decode(&store)
             })
@@ -443,5 +450,19 @@ impl Store for PgStore {
     fn update_alert(&mut self, id: &str, change: &AlertUpdate) -> Result<Alert, StoreError> {
         let store = self.describe();
         pg_alerts::update(self.client.get_mut(), &store, id, change)
+    }
+
+    fn prune_samples(
+        &mut self,
+        id: &str,
+        summaries: &[Option<pitwall_schema::SampleSummary>],
+    ) -> Result<usize, StoreError> {
+        let store = self.describe();
+        super::prune::pg_prune_samples(self.client.get_mut(), &store, id, summaries)
+    }
+
+    fn delete_run(&mut self, id: &str) -> Result<bool, StoreError> {
+        let store = self.describe();
+        super::prune::pg_delete_run(self.client.get_mut(), &store, id)
     }
 }

@@ -74,8 +74,14 @@ ALTER TABLE runs ADD COLUMN role TEXT;
 CREATE INDEX runs_by_series ON runs (project, testbed, branch, role, started_at);
 ";
 
-/// Migration 4: alerts, as SQLite migration 5 (`DOUBLE PRECISION` for the numbers).
+/// Migration 4: the summary `pitwall prune --keep-summaries` leaves in place of a result's raw
+/// samples, as SQLite migration 5.
 const V4: &str = "
+ALTER TABLE results ADD COLUMN summary_json TEXT;
+";
+
+/// Migration 5: alerts, as SQLite migration 6 (`DOUBLE PRECISION` for the numbers).
+const V5: &str = "
 CREATE TABLE alerts (
     id            TEXT PRIMARY KEY NOT NULL,
     project       TEXT NOT NULL,
@@ -105,7 +111,7 @@ CREATE INDEX alerts_by_series ON alerts (project, testbed, branch, bench_key);
 const LABELS_VERSION: usize = 3;
 
 /// Every migration, in order; never edit a released one, append.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// Gives every run without a testbed or role the ones it implies (see
 /// `rows::implied_labels`).

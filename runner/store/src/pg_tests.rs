@@ -291,8 +291,8 @@ fn a_schema_1_database_is_migrated_in_place_and_its_runs_read_back() {
     history.fingerprint.hostname = "node07.cluster.example".into();
     write_schema_1_database(&db, &[&history, &old]);
     let mut store = PgStore::open_with(&db.url, OpenMode::Existing).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 4);
-    assert_eq!(LATEST, 4);
+    assert_eq!(store.schema_version().unwrap(), LATEST);
+    assert_eq!(LATEST, 5);
     let (old, history) = (
         super::sqlite_tests::labelled(old),
         super::sqlite_tests::labelled(history),

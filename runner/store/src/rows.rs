@@ -177,6 +177,8 @@ pub(super) struct SummaryRow {
     pub results: i64,
     pub failed_results: i64,
     pub pair_id: Option<String>,
+    pub testbed: Option<String>,
+    pub role: Option<String>,
 }
 
 impl SummaryRow {
@@ -197,6 +199,8 @@ impl SummaryRow {
             results: self.results.max(0) as usize,
             failed_results: self.failed_results.max(0) as usize,
             pair_id: self.pair_id,
+            testbed: self.testbed,
+            role: self.role,
         })
     }
 }
@@ -213,6 +217,9 @@ pub(super) struct ResultRow {
     pub direction: String,
     pub status: String,
     pub error: Option<String>,
+    /// The summary left by `pitwall prune --keep-summaries` (migration 5); NULL while the raw
+    /// samples are kept.
+    pub summary_json: Option<String>,
 }
 
 /// One `samples` row, every column as stored.
@@ -257,6 +264,10 @@ impl ResultRow {
             sample_meta,
             replicates,
         } = decode_samples(store, &at, samples)?;
+        let summary = match &self.summary_json {
+            Some(text) => Some(parse_json(store, || format!("{at}: summary_json"), text)?),
+            None => None,
+        };
         Ok(BenchmarkResult {
             suite: self.suite,
             name: self.name,
@@ -269,6 +280,7 @@ impl ResultRow {
             samples,
             sample_meta,
             replicates,
+            summary,
         })
     }
 }

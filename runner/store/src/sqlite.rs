@@ -314,8 +314,8 @@ impl Store for SqliteStore {
             let mut ins_result = tx
                 .prepare_cached(
                     "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
-                                          direction, status, error)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                                          direction, status, error, summary_json)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 )
                 .map_err(&be)?;
             let mut ins_sample = tx
@@ -337,6 +337,7 @@ impl Store for SqliteStore {
                         r.direction.as_str(),
                         r.status.as_str(),
                         r.error,
+                        r.summary.as_ref().map(to_json),
                     ])
                     .map_err(&be)?;
                 let result_id = tx.last_insert_rowid();
@@ -370,7 +371,7 @@ impl Store for SqliteStore {
                         (SELECT count(*) FROM results x WHERE x.run_id = r.id),
                         (SELECT count(*) FROM results x
                           WHERE x.run_id = r.id AND x.status = 'failed'),
-                        r.pair_id
+                        r.pair_id, r.testbed, r.role
                  FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?1",
             )
             .map_err(&be)?;
@@ -386,6 +387,8 @@ impl Store for SqliteStore {
                     results: r.get(6)?,
                     failed_results: r.get(7)?,
                     pair_id: r.get(8)?,
+                    testbed: r.get(9)?,
+                    role: r.get(10)?,
                 })
             })
             .map_err(&be)?;
@@ -456,6 +459,20 @@ impl Store for SqliteStore {
     fn update_alert(&mut self, id: &str, change: &AlertUpdate) -> Result<Alert, StoreError> {
         let store = self.describe();
         sqlite_alerts::update(&mut self.conn, &store, id, change)
+    }
+
+    fn prune_samples(
+        &mut self,
+        id: &str,
+        summaries: &[Option<pitwall_schema::SampleSummary>],
+    ) -> Result<usize, StoreError> {
+        let store = self.describe();
+        super::prune::sqlite_prune_samples(&mut self.conn, &store, id, summaries)
+    }
+
+    fn delete_run(&mut self, id: &str) -> Result<bool, StoreError> {
+        let store = self.describe();
+        super::prune::sqlite_delete_run(&mut self.conn, &store, id)
     }
 }
 

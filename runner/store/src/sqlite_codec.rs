@@ -68,7 +68,8 @@ fn load_results(
     let be = backend(store);
     let mut stmt = conn
         .prepare_cached(
-            "SELECT id, ord, suite, name, params_json, measure, unit, direction, status, error
+            "SELECT id, ord, suite, name, params_json, measure, unit, direction, status, error,
+                    summary_json
              FROM results WHERE run_id = ?1 ORDER BY ord",
         )
         .map_err(&be)?;
@@ -85,6 +86,7 @@ fn load_results(
                 direction: r.get(7)?,
                 status: r.get(8)?,
                 error: r.get(9)?,
+                summary_json: r.get(10)?,
             })
         })
         .map_err(&be)?

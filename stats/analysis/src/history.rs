@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use pitwall_schema::{Direction, ResultStatus, Run, RunRole};
+use pitwall_schema::{BenchmarkResult, Direction, ResultStatus, Run, RunRole, SampleSummary};
 use pitwall_stats::changepoint::{ChangePoint, DetectConfig, detect};
 use pitwall_stats::{median_ci, quantile_sorted};
 use serde::Serialize;
@@ -146,7 +146,8 @@ impl Series {
 ///   commits, sits at its commit and not at the end; runs of the same commit keep their
 ///   stored order;
 /// - a result counts when its status is ok and it has at least one finite sample; its point
-///   is the median of its finite samples;
+///   is the median of its finite samples ([`summarize`]), or for a result pruned by `pitwall
+///   prune --keep-summaries`, the summary kept in their place;
 /// - **duplicate keys**: when a run holds the same key more than once, the first ok result with
 ///   finite samples counts and the others are left out, so every series has at most one point
 ///   per run (as a comparison pairs the first result of a key first);
@@ -161,7 +162,7 @@ pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Ve
         }
         let testbed = run.testbed_or_derived();
         for r in &run.results {
-            if r.status != ResultStatus::Ok || r.samples.is_empty() {
+            if r.status != ResultStatus::Ok || (r.samples.is_empty() && r.summary.is_none()) {
                 continue;
             }
             let key = r.key();
@@ -181,21 +182,17 @@ pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Ve
             if series.points.last().is_some_and(|p| p.run == ri) {
                 continue;
             }
-            sorted.clear();
-            sorted.extend(r.samples.iter().copied().filter(|v| v.is_finite()));
-            if sorted.is_empty() {
+            let Some(summary) = summarize_with(r, &mut sorted) else {
                 continue;
-            }
-            sorted.sort_by(f64::total_cmp);
-            let n = sorted.len();
+            };
             series.points.push(Point {
                 run: ri,
-                median: quantile_sorted(&sorted, 0.5).unwrap_or(f64::NAN),
-                ci: median_ci(&sorted),
-                min: sorted[0],
-                max: sorted[n - 1],
-                n,
-                throttled: r.sample_meta.iter().filter(|m| m.throttled).count(),
+                median: summary.median,
+                ci: summary.median_ci.map(|[lo, hi]| (lo, hi)),
+                min: summary.min,
+                max: summary.max,
+                n: summary.n,
+                throttled: summary.throttled,
             });
         }
     }
@@ -212,6 +209,36 @@ pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Ve
         s.changes = detect(&medians, config);
     }
     out
+}
+
+/// What a history point shows of a result: the median of its finite samples with its 95%
+/// interval, the range, the count and the throttled samples; for a pruned result, the summary
+/// kept in place of its samples. `None` for a result without a finite sample. `pitwall prune
+/// --keep-summaries` stores exactly this, so a pruned run keeps its place in every history.
+pub fn summarize(r: &BenchmarkResult) -> Option<SampleSummary> {
+    summarize_with(r, &mut Vec::new())
+}
+
+/// [`summarize`] with a caller's buffer for the sorted samples.
+fn summarize_with(r: &BenchmarkResult, sorted: &mut Vec<f64>) -> Option<SampleSummary> {
+    if r.samples.is_empty() {
+        return r.summary.clone();
+    }
+    sorted.clear();
+    sorted.extend(r.samples.iter().copied().filter(|v| v.is_finite()));
+    if sorted.is_empty() {
+        return None;
+    }
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    Some(SampleSummary {
+        n,
+        median: quantile_sorted(sorted, 0.5).unwrap_or(f64::NAN),
+        median_ci: median_ci(sorted).map(|(lo, hi)| [lo, hi]),
+        min: sorted[0],
+        max: sorted[n - 1],
+        throttled: r.sample_meta.iter().filter(|m| m.throttled).count(),
+    })
 }
 
 /// The change points of the stored series whose key contains `pattern` (every series when it
@@ -284,217 +311,5 @@ pub struct SeriesDetection {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use pitwall_schema::{BenchmarkResult, Fingerprint, RunStatus, Unit};
-
-    fn result(name: &str, samples: Vec<f64>) -> BenchmarkResult {
-        BenchmarkResult {
-            suite: "kernel".into(),
-            name: name.into(),
-            params: BTreeMap::new(),
-            measure: "time".into(),
-            unit: Unit::new(Unit::NANOSECONDS),
-            direction: Direction::LowerIsBetter,
-            status: ResultStatus::Ok,
-            error: None,
-            samples,
-            sample_meta: Vec::new(),
-            replicates: Vec::new(),
-        }
-    }
-
-    fn main() -> HistoryFilter {
-        HistoryFilter::branch("main")
-    }
-
-    fn run(i: usize, results: Vec<BenchmarkResult>) -> Run {
-        Run {
-            id: format!("run-{i}"),
-            project: "p".into(),
-            commit: format!("{i:040x}"),
-            branch: None,
-            testbed: None,
-            role: None,
-            started_at: format!("2026-01-01T00:00:{i:02}Z"),
-            finished_at: String::new(),
-            config_hash: String::new(),
-            fingerprint: Fingerprint::default(),
-            status: RunStatus::Complete,
-            commit_info: None,
-            error: None,
-            pair: None,
-            results,
-        }
-    }
-
-    /// 40 runs stepping from 100 to 130 at run 25; runs 10 to 19 also hold the key a second
-    /// time at the stepped level.
-    fn stepped_with_duplicates() -> Vec<Run> {
-        (0..40)
-            .map(|i| {
-                let level = if i < 25 { 100.0 } else { 130.0 };
-                let wobble = |k: usize| level * (1.0 + 0.001 * ((i * 7 + k * 3) % 5) as f64);
-                let mut results = vec![result("gemm", (0..5).map(wobble).collect())];
-                if (10..20).contains(&i) {
-                    results.push(result("gemm", vec![130.0; 5]));
-                }
-                run(i, results)
-            })
-            .collect()
-    }
-
-    #[test]
-    fn the_first_result_of_a_duplicate_key_counts() {
-        let runs = stepped_with_duplicates();
-        let s = series(&runs, &main(), &DetectConfig::default());
-        assert_eq!(s.len(), 1);
-        assert_eq!(s[0].points.len(), 40, "one point per run");
-        assert!(s[0].points.iter().enumerate().all(|(i, p)| p.run == i));
-        assert!(s[0].points[15].median < 101.0, "{:?}", s[0].points[15]);
-        assert_eq!(
-            s[0].changes.iter().map(|c| c.index).collect::<Vec<_>>(),
-            vec![25]
-        );
-    }
-
-    #[test]
-    fn detection_names_the_commits_around_each_change() {
-        let runs = stepped_with_duplicates();
-        let d = detect_history(&runs, "gemm", &main(), &DetectConfig::default());
-        assert_eq!(d.len(), 1);
-        assert_eq!(d[0].points, 40);
-        let c = &d[0].changes[0];
-        assert_eq!(c.commit_before.as_deref(), Some(runs[24].commit.as_str()));
-        assert_eq!(c.commit_after.as_deref(), Some(runs[25].commit.as_str()));
-        assert_eq!(c.run_after.as_deref(), Some("run-25"));
-        assert!(detect_history(&runs, "nothing", &main(), &DetectConfig::default()).is_empty());
-    }
-
-    #[test]
-    fn failed_empty_and_non_finite_results_add_no_point() {
-        let mut failed = result("gemm", vec![1e9; 5]);
-        failed.status = ResultStatus::Failed;
-        let runs = vec![
-            run(0, vec![failed, result("gemm", vec![1.0, f64::NAN, 3.0])]),
-            run(
-                1,
-                vec![result("gemm", vec![]), result("gemm", vec![f64::NAN])],
-            ),
-            run(2, vec![result("other", vec![f64::INFINITY])]),
-        ];
-        let s = series(&runs, &main(), &DetectConfig::default());
-        assert_eq!(s.len(), 1, "`other` has no finite sample, so no series");
-        assert_eq!(s[0].points.len(), 1);
-        assert_eq!((s[0].points[0].median, s[0].points[0].n), (2.0, 2));
-    }
-
-    fn dated(i: usize, date: &str, results: Vec<BenchmarkResult>) -> Run {
-        let mut r = run(i, results);
-        r.commit_info = Some(pitwall_schema::CommitInfo {
-            author: "a <a@x>".into(),
-            date: date.into(),
-            subject: format!("change {i}"),
-        });
-        r
-    }
-
-    #[test]
-    fn points_follow_commit_order_not_stored_order() {
-        // Commits 1..=4 measured in order, then a pair of commit 1 (base, stored after 4) and
-        // commit 4 (head); a working-tree run started after all of them; commit dates carry
-        // offsets (commit 3 at 10:03+02:00 is 08:03Z, before commit 1 at 09:01Z).
-        let at = |i: usize, date: &str| dated(i, date, vec![result("gemm", vec![i as f64; 3])]);
-        let mut runs = vec![
-            at(1, "2026-01-01T09:01:00Z"),
-            at(2, "2026-01-01T09:02:00Z"),
-            at(3, "2026-01-01T10:03:00+02:00"),
-            at(4, "2026-01-01T09:04:00Z"),
-            at(1, "2026-01-01T09:01:00Z"),
-            at(4, "2026-01-01T09:04:00Z"),
-        ];
-        let mut wt = run(9, vec![result("gemm", vec![9.0; 3])]);
-        wt.commit = "working tree".into();
-        wt.started_at = "2026-01-01T12:00:00.5Z".into();
-        runs.push(wt);
-        let s = &series(&runs, &main(), &DetectConfig::default())[0];
-        let order: Vec<usize> = s.points.iter().map(|p| p.run).collect();
-        assert_eq!(order, vec![2, 0, 4, 1, 3, 5, 6]);
-        let medians: Vec<f64> = s.points.iter().map(|p| p.median).collect();
-        assert_eq!(medians, vec![3.0, 1.0, 1.0, 2.0, 4.0, 4.0, 9.0]);
-    }
-
-    #[test]
-    fn series_list_numbers_as_numbers() {
-        let with = |bytes: &str| {
-            let mut r = result("all_reduce", vec![1.0]);
-            r.params.insert("bytes".into(), bytes.into());
-            r
-        };
-        let runs = vec![run(
-            0,
-            vec![
-                with("16777216"),
-                with("2097152"),
-                with("262144"),
-                with("1M"),
-            ],
-        )];
-        let s = series(&runs, &main(), &DetectConfig::default());
-        let bytes: Vec<&str> = s.iter().map(|s| s.params["bytes"].as_str()).collect();
-        assert_eq!(bytes, vec!["262144", "1M", "2097152", "16777216"]);
-    }
-
-    #[test]
-    fn a_series_is_one_testbed_on_the_history_branch() {
-        // Two testbeds at different levels, interleaved; slower runs on a feature branch and
-        // a pull request's head: none of them may make a step in main's history.
-        let mut runs = Vec::new();
-        for i in 0..30 {
-            for (bed, level) in [("h200-a", 100.0), ("cpu-b", 300.0)] {
-                let mut r = run(runs.len(), vec![result("gemm", vec![level; 3])]);
-                r.testbed = Some(bed.into());
-                r.branch = Some("main".into());
-                runs.push(r);
-            }
-            if i % 3 == 0 {
-                let mut slow = run(runs.len(), vec![result("gemm", vec![150.0; 3])]);
-                slow.testbed = Some("h200-a".into());
-                slow.branch = Some("feature".into());
-                runs.push(slow);
-                let mut head = run(runs.len(), vec![result("gemm", vec![170.0; 3])]);
-                head.testbed = Some("h200-a".into());
-                head.role = Some(RunRole::PrHead);
-                runs.push(head);
-            }
-        }
-        let all = series(&runs, &main(), &DetectConfig::default());
-        let beds: Vec<(&str, usize)> = all
-            .iter()
-            .map(|s| (s.testbed.as_str(), s.points.len()))
-            .collect();
-        assert_eq!(beds, vec![("cpu-b", 30), ("h200-a", 30)]);
-        assert!(all.iter().all(|s| s.changes.is_empty()), "{all:?}");
-        let one = HistoryFilter {
-            branch: "main".into(),
-            testbed: Some("h200-a".into()),
-        };
-        let s = series(&runs, &one, &DetectConfig::default());
-        assert!(s.len() == 1 && s[0].points.iter().all(|p| p.median == 100.0));
-        let feature = series(
-            &runs,
-            &HistoryFilter::branch("feature"),
-            &DetectConfig::default(),
-        );
-        assert_eq!((feature.len(), feature[0].points.len()), (1, 10));
-        // Without labels, every run is one testbed's history of main: one series of them all.
-        let mut mixed = runs.clone();
-        mixed.iter_mut().for_each(|r| {
-            r.testbed = Some("one".into());
-            r.branch = None;
-            r.role = None;
-        });
-        let s = series(&mixed, &main(), &DetectConfig::default());
-        assert_eq!((s.len(), s[0].points.len()), (1, runs.len()));
-    }
-}
+#[path = "history_tests.rs"]
+mod tests;

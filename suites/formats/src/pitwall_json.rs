@@ -55,6 +55,7 @@ impl ParsedBenchmark {
             samples: self.samples,
             sample_meta: self.sample_meta,
             replicates: Vec::new(),
+            summary: None,
         }
     }
 }

@@ -1,17 +1,19 @@
-//! The versioned export document (`pitwall export`/`import`: schema `pitwall/v3` written,
-//! `pitwall/v1` and `pitwall/v2` still read) and the checks a run must pass before it is stored or imported:
+//! The versioned export document (`pitwall export`/`import`: schema `pitwall/v3` written, or
+//! `pitwall/v4` when a result was pruned; `pitwall/v1` and `pitwall/v2` still read) and the checks a run must pass before it is stored or imported:
 //! what the type system cannot say.
 
 use serde::de::{Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
 
-use crate::schema::{ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3};
+use crate::schema::{ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4};
 
 /// The versioned export document (`pitwall export` / `pitwall import`).
 ///
 /// `pitwall/v2` is `pitwall/v1` plus the optional `replicates` array of each result, and
-/// `pitwall/v3` is `pitwall/v2` plus the optional `testbed` and `role` of each run; a document
-/// read as an older version keeps its tag, so writing it again gives it back unchanged.
+/// `pitwall/v3` is `pitwall/v2` plus the optional `testbed` and `role` of each run, and
+/// `pitwall/v4` is `pitwall/v3` plus the optional `summary` of each result (a pruned result);
+/// a document read as an older version keeps its tag, so writing it again gives it back
+/// unchanged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExportDoc {
@@ -20,7 +22,7 @@ pub struct ExportDoc {
 }
 
 /// What a JSON error names as the schema when the document's own tag could not be read.
-const ANY_SCHEMA: &str = "pitwall/v1, pitwall/v2 or pitwall/v3";
+const ANY_SCHEMA: &str = "pitwall/v1, pitwall/v2, pitwall/v3 or pitwall/v4";
 
 /// Why a document could not be read as an export document.
 #[derive(Debug, thiserror::Error)]
@@ -35,7 +37,7 @@ pub enum SchemaError {
         message: String,
     },
     #[error(
-        "unsupported schema `{0}` (this pitwall reads `{SCHEMA_V1}`, `{SCHEMA_V2}` and `{SCHEMA_V3}`)"
+        "unsupported schema `{0}` (this pitwall reads `{SCHEMA_V1}`, `{SCHEMA_V2}`, `{SCHEMA_V3}` and `{SCHEMA_V4}`)"
     )]
     Version(String),
     /// `run` names the run: `run ID`, or in a document `run N (ID)` (`run N` without an id).
@@ -97,6 +99,37 @@ impl<'de> Deserialize<'de> for NotBeforeV3 {
     }
 }
 
+/// The shape of a v1, v2 or v3 document as far as pruning goes: a `summary` key in a result is
+/// an error at its position.
+#[derive(Deserialize)]
+struct V3Probe {
+    #[serde(rename = "runs")]
+    _runs: Vec<V3ProbeRun>,
+}
+
+#[derive(Deserialize)]
+struct V3ProbeRun {
+    #[serde(rename = "results")]
+    _results: Vec<V3ProbeResult>,
+}
+
+#[derive(Deserialize)]
+struct V3ProbeResult {
+    #[serde(default, rename = "summary")]
+    _summary: Option<NotBeforeV4>,
+}
+
+/// A value that cannot be read: a result's `summary` in a document older than v4.
+enum NotBeforeV4 {}
+
+impl<'de> Deserialize<'de> for NotBeforeV4 {
+    fn deserialize<D: Deserializer<'de>>(_: D) -> Result<NotBeforeV4, D::Error> {
+        Err(D::Error::custom(format!(
+            "a result's `summary` (a pruned result) is new in {SCHEMA_V4} (hint: declare \"schema\": \"{SCHEMA_V4}\")"
+        )))
+    }
+}
+
 #[derive(Deserialize)]
 struct V1ProbeResult {
     #[serde(default, rename = "replicates")]
@@ -130,10 +163,14 @@ fn json_error(schema: &str, e: &serde_json::Error) -> SchemaError {
 }
 
 impl ExportDoc {
-    /// A document of the newest schema (`pitwall/v3`).
+    /// A document of schema `pitwall/v3`, or `pitwall/v4` when a result in it was pruned, so
+    /// that stores nothing was pruned from export exactly as before.
     pub fn new(runs: Vec<Run>) -> ExportDoc {
+        let pruned = runs
+            .iter()
+            .any(|r| r.results.iter().any(|b| b.summary.is_some()));
         ExportDoc {
-            schema: SCHEMA_V3.to_string(),
+            schema: if pruned { SCHEMA_V4 } else { SCHEMA_V3 }.to_string(),
             runs,
         }
     }
@@ -145,15 +182,14 @@ impl ExportDoc {
         s
     }
 
-    /// Reads and validates an export document of schema `pitwall/v1`, `pitwall/v2` or
-    /// `pitwall/v3`.
+    /// Reads and validates an export document of schema `pitwall/v1` to `pitwall/v4`.
     pub fn from_json(text: &str) -> Result<ExportDoc, SchemaError> {
         // A document that is not JSON at all, or has no string tag, fails the full read below.
         let declared = serde_json::from_str::<Tag>(text)
             .ok()
             .and_then(|t| t.schema);
         let named = match declared.as_deref() {
-            Some(s @ (SCHEMA_V1 | SCHEMA_V2 | SCHEMA_V3)) => s,
+            Some(s @ (SCHEMA_V1 | SCHEMA_V2 | SCHEMA_V3 | SCHEMA_V4)) => s,
             Some(other) => return Err(SchemaError::Version(other.to_string())),
             None => ANY_SCHEMA,
         };
@@ -165,8 +201,11 @@ impl ExportDoc {
             SCHEMA_V2 => {
                 serde_json::from_str::<V2Probe>(text).map_err(|e| json_error(SCHEMA_V2, &e))?;
             }
-            SCHEMA_V3 => {}
+            SCHEMA_V3 | SCHEMA_V4 => {}
             other => return Err(SchemaError::Version(other.to_string())),
+        }
+        if doc.schema != SCHEMA_V4 {
+            serde_json::from_str::<V3Probe>(text).map_err(|e| json_error(&doc.schema, &e))?;
         }
         for (i, run) in doc.runs.iter().enumerate() {
             // In a document, the index finds the run even when its id is empty.
@@ -265,12 +304,42 @@ impl Run {
                     r.samples.len()
                 )));
             }
-            if r.status == ResultStatus::Ok && r.samples.is_empty() {
+            if let Some(summary) = &r.summary {
+                if let Some(what) = bad_summary(r, summary) {
+                    return Err(bad(format!("{}: {what}", r.key())));
+                }
+            } else if r.status == ResultStatus::Ok && r.samples.is_empty() {
                 return Err(bad(format!("{}: status ok but no samples", r.key())));
             }
         }
         Ok(())
     }
+}
+
+/// What is wrong with a pruned result's summary, if anything: it stands in for samples, so
+/// the result keeps none, and its figures are finite and ordered.
+fn bad_summary(
+    r: &crate::schema::BenchmarkResult,
+    s: &crate::schema::SampleSummary,
+) -> Option<String> {
+    if !r.samples.is_empty() || !r.sample_meta.is_empty() || !r.replicates.is_empty() {
+        return Some("a summary (pruned) and raw samples at once".into());
+    }
+    if r.status != ResultStatus::Ok {
+        return Some("a summary (pruned) on a result whose status is not ok".into());
+    }
+    let ci = s.median_ci.unwrap_or([s.median, s.median]);
+    let figures = [s.median, s.min, s.max, ci[0], ci[1]];
+    if s.n == 0 || figures.iter().any(|v| !v.is_finite()) {
+        return Some("summary without samples or with a non-finite figure".into());
+    }
+    if !(s.min <= s.median && s.median <= s.max && s.throttled <= s.n) {
+        return Some(format!(
+            "summary out of order (min {} median {} max {}, {} throttled of {})",
+            s.min, s.median, s.max, s.throttled, s.n
+        ));
+    }
+    None
 }
 
 /// `YYYY-MM-DDTHH:MM:SS[.fraction]Z`: the form pitwall writes. Stores order runs by this text,

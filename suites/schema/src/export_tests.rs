@@ -135,6 +135,52 @@ fn run_labels_are_new_in_v3() {
 }
 
 #[test]
+fn summaries_are_new_in_v4_and_stand_in_for_samples() {
+    let summary = crate::schema::SampleSummary {
+        n: 3,
+        median: 2.0,
+        median_ci: None,
+        min: 1.0,
+        max: 3.0,
+        throttled: 0,
+    };
+    let mut pruned = result(Vec::new());
+    pruned.summary = Some(summary.clone());
+    let v4 = ExportDoc::new(vec![run(vec![pruned.clone()])]).to_json();
+    assert!(v4.contains("\"schema\": \"pitwall/v4\""), "{v4}");
+    assert_eq!(ExportDoc::from_json(&v4).unwrap().to_json(), v4);
+    for old in ["pitwall/v1", "pitwall/v2", "pitwall/v3"] {
+        let e = ExportDoc::from_json(&v4.replace("pitwall/v4", old))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("a result's `summary` (a pruned result) is new in pitwall/v4"),
+            "{old}: {e}"
+        );
+    }
+    // A summary with samples, out of order, or on a failed result is refused.
+    let mut both = pruned.clone();
+    both.samples = vec![1.0];
+    let mut disordered = pruned.clone();
+    disordered.summary = Some(crate::schema::SampleSummary {
+        min: 5.0,
+        ..summary
+    });
+    let mut failed = pruned;
+    failed.status = ResultStatus::Failed;
+    for (bad, what) in [
+        (both, "a summary (pruned) and raw samples at once"),
+        (disordered, "summary out of order (min 5 median 2 max 3"),
+        (failed, "status is not ok"),
+    ] {
+        let mut r = run(vec![bad]);
+        r.status = RunStatus::from_results(&r.results);
+        let e = r.validate().unwrap_err().to_string();
+        assert!(e.contains(what), "{e}");
+    }
+}
+
+#[test]
 fn rejects_other_schema_and_bad_samples() {
     let text = ExportDoc::new(vec![])
         .to_json()
@@ -146,7 +192,7 @@ fn rejects_other_schema_and_bad_samples() {
     );
     assert_eq!(
         e.to_string(),
-        "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2` and `pitwall/v3`)"
+        "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2`, `pitwall/v3` and `pitwall/v4`)"
     );
     // A newer document is refused for its version, not for the fields it added.
     let newer = r#"{"schema":"pitwall/v9","runs":[],"signature":"abc"}"#;
@@ -159,7 +205,7 @@ fn rejects_other_schema_and_bad_samples() {
         let e = ExportDoc::from_json(broken).unwrap_err().to_string();
         assert!(
             e.starts_with(
-                "not valid JSON for schema pitwall/v1, pitwall/v2 or pitwall/v3 at line 1,"
+                "not valid JSON for schema pitwall/v1, pitwall/v2, pitwall/v3 or pitwall/v4 at line 1,"
             ),
             "{e}"
         );

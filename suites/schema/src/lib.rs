@@ -17,8 +17,8 @@ pub use benchmark::{BenchError, Benchmark, BenchmarkId, Conversion, MetricSpec, 
 pub use labels::{RunRole, UNKNOWN_TESTBED, default_testbed, sanitize_testbed};
 pub use schema::{
     BenchmarkResult, CommitInfo, Direction, ExportDoc, Fingerprint, GpuInfo, PairInfo, PairRole,
-    ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SampleMeta, SchemaError,
-    SequentialPlanInfo, Unit, WORKING_TREE,
+    ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SampleMeta,
+    SampleSummary, SchemaError, SequentialPlanInfo, Unit, WORKING_TREE,
 };
 pub use secrets::Redactor;
 pub use sections::Section;

@@ -13,9 +13,13 @@ pub const SCHEMA_V1: &str = "pitwall/v1";
 /// (still read): `pitwall/v1` plus the optional `replicates` array of each result.
 pub const SCHEMA_V2: &str = "pitwall/v2";
 
-/// Tag of the export document `pitwall export` writes: `pitwall/v2` plus the optional
-/// `testbed` and `role` of each run.
+/// Tag of the export document `pitwall export` writes when no result was pruned: `pitwall/v2`
+/// plus the optional `testbed` and `role` of each run.
 pub const SCHEMA_V3: &str = "pitwall/v3";
+
+/// Tag of export documents holding a pruned result: `pitwall/v3` plus the optional `summary`
+/// of each result, which stands in for raw samples `pitwall prune --keep-summaries` dropped.
+pub const SCHEMA_V4: &str = "pitwall/v4";
 
 /// Whether smaller or larger values of a measure are better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -222,6 +226,39 @@ pub struct BenchmarkResult {
     /// replication in an A/B verdict.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicates: Vec<u32>,
+    /// What is left of the samples once `pitwall prune --keep-summaries` dropped them (then
+    /// `samples` is empty); `None` while the raw samples are kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<SampleSummary>,
+}
+
+/// The figures of a result's finite samples that a history point needs, kept when the raw
+/// samples are pruned so that old runs stay in their histories.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SampleSummary {
+    /// How many finite samples there were.
+    pub n: usize,
+    pub median: f64,
+    /// 95% interval of the median, when there were enough samples for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_ci: Option<[f64; 2]>,
+    pub min: f64,
+    pub max: f64,
+    /// Samples taken while the device was throttled.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub throttled: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl BenchmarkResult {
+    /// Whether `pitwall prune --keep-summaries` replaced the raw samples with a summary.
+    pub fn is_pruned(&self) -> bool {
+        self.summary.is_some()
+    }
 }
 
 /// `name[k=v,…]` (just `name` without parameters): how a benchmark is shown and filtered.
@@ -274,6 +311,7 @@ impl BenchmarkResult {
             samples: Vec::new(),
             sample_meta: Vec::new(),
             replicates: Vec::new(),
+            summary: None,
         }
     }
 }
@@ -437,6 +475,7 @@ pub(crate) mod tests {
             samples,
             sample_meta: Vec::new(),
             replicates: Vec::new(),
+            summary: None,
         }
     }
 

@@ -214,6 +214,7 @@ fn run_builtin(
                         .collect(),
                     sample_meta: set.meta.clone(),
                     replicates: Vec::new(),
+                    summary: None,
                 })
                 .collect()
         }
@@ -547,6 +548,7 @@ fn run_wall_time(
                 replicates: (0..samples.len() as u32).collect(),
                 samples,
                 sample_meta,
+                summary: None,
             }
         }
         Err(msg) => {

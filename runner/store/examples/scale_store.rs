@@ -1,0 +1,105 @@
+//! Generates the store of issue 13's scale targets, so `detect`, `alerts` and `report` can be
+//! timed on it: RUNS history runs on main, one testbed, each with MEASURES benchmark measures
+//! of SAMPLES samples, commits one per run, a +8% step in one benchmark at the middle run.
+//!
+//! ```sh
+//! cargo run --release -p pitwall-store --example scale_store -- /tmp/scale.db 10000 200 10
+//! ```
+//! docs/PERFORMANCE.md ("History at scale") has the figures and the commands that time them.
+
+use std::collections::BTreeMap;
+
+use pitwall_schema::{BenchmarkResult, Direction, Fingerprint, ResultStatus, Run, RunStatus, Unit};
+use pitwall_store::{SqliteStore, Store};
+
+/// Deterministic noise in [-1, 1) (a multiplicative hash; no dependency needed).
+fn noise(a: u64, b: u64) -> f64 {
+    let x = (a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b.wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
+        .wrapping_mul(0x1656_67B1_9E37_79F9);
+    (x >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+}
+
+fn result(run: u64, m: u64, samples: u64, stepped: bool) -> BenchmarkResult {
+    let level = 1000.0 + 37.0 * m as f64;
+    let level = if stepped { level * 1.08 } else { level };
+    BenchmarkResult {
+        suite: "kernel".into(),
+        name: format!("bench_{:03}", m / 2),
+        params: BTreeMap::from([("n".to_string(), format!("{}", 1 << (m % 2 + 8)))]),
+        measure: "time".into(),
+        unit: Unit::new(Unit::NANOSECONDS),
+        direction: Direction::LowerIsBetter,
+        status: ResultStatus::Ok,
+        error: None,
+        samples: (0..samples)
+            .map(|k| level * (1.0 + 0.01 * noise(run * 1_000 + m, k)))
+            .collect(),
+        sample_meta: Vec::new(),
+        replicates: Vec::new(),
+        summary: None,
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [path, runs, measures, samples] = &args[..] else {
+        eprintln!("usage: scale_store PATH RUNS MEASURES SAMPLES");
+        std::process::exit(2);
+    };
+    let (runs, measures, samples): (u64, u64, u64) = (
+        runs.parse().expect("RUNS"),
+        measures.parse().expect("MEASURES"),
+        samples.parse().expect("SAMPLES"),
+    );
+    let mut store = SqliteStore::open(std::path::Path::new(path)).expect("open store");
+    let started = std::time::Instant::now();
+    for i in 0..runs {
+        let secs = 1_700_000_000 + i * 3_600;
+        let at = utc_text(secs); // one run an hour
+        let results: Vec<BenchmarkResult> = (0..measures)
+            .map(|m| result(i, m, samples, m == 0 && i >= runs / 2))
+            .collect();
+        let run = Run {
+            id: format!("01900000-0000-7000-8000-{i:012}"),
+            project: "scale".into(),
+            commit: format!("{i:040x}"),
+            branch: Some("main".into()),
+            testbed: Some("scale-tb".into()),
+            role: None,
+            started_at: at.clone(),
+            finished_at: at,
+            config_hash: "scale".into(),
+            fingerprint: Fingerprint::default(),
+            status: RunStatus::from_results(&results),
+            commit_info: None,
+            error: None,
+            pair: None,
+            results,
+        };
+        store.insert_run(&run).expect("insert");
+        if (i + 1) % 1000 == 0 {
+            eprintln!("{} runs in {:.0?}", i + 1, started.elapsed());
+        }
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` for seconds since the Unix epoch (Hinnant's civil-from-days).
+fn utc_text(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
