@@ -47,6 +47,7 @@ fn run(i: usize, testbed: &str, level: f64) -> Run {
             samples: (0..5).map(wobble).collect(),
             sample_meta: Vec::new(),
             replicates: Vec::new(),
+            summary: None,
         }],
     }
 }

@@ -47,6 +47,7 @@ fn run(i: usize, level: f64, direction: Direction) -> Run {
             samples: (0..5).map(wobble).collect(),
             sample_meta: Vec::new(),
             replicates: Vec::new(),
+            summary: None,
         }],
     }
 }
