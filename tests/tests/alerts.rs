@@ -259,3 +259,86 @@ fn alert_bisect_finds_and_keeps_the_culprit_inside_the_range() {
     assert_eq!(all[0]["culprit"], shas[21].as_str());
     assert_eq!(all[0]["status"], "active", "bisecting does not triage");
 }
+
+/// A local HTTP server answering 200 to every request; the bodies it got, in order.
+fn webhook_server() -> (String, std::sync::mpsc::Receiver<String>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://{}/hooks/T000/SECRET",
+        listener.local_addr().unwrap()
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut len = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap();
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; len];
+            reader.read_exact(&mut body).unwrap();
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+            if tx.send(String::from_utf8(body).unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    (url, rx)
+}
+
+/// New regressions are posted once, as Slack-compatible `{"text": …}`, to the webhook
+/// `PITWALL_ALERT_WEBHOOK` names; imports that raise no new alert post nothing, and the URL
+/// (a secret) is never printed.
+#[test]
+fn new_regressions_are_posted_to_the_webhook_once() {
+    let sb = Sandbox::new();
+    let (url, bodies) = webhook_server();
+    for i in 0..30 {
+        let level = if i < 20 { 1000.0 } else { 1080.0 };
+        let f = result_file(&sb, &format!("a{i}.json"), level, i);
+        let sha = format!("{i:040x}");
+        let out = sb
+            .cmd(&[
+                "import",
+                &f,
+                "--commit",
+                &sha,
+                "--branch",
+                "main",
+                "--testbed",
+                "h200-a",
+            ])
+            .env("PITWALL_ALERT_WEBHOOK", &url)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("SECRET"), "{stderr}");
+    }
+    let got: Vec<String> = bodies.try_iter().collect();
+    assert_eq!(got.len(), 1, "one post for the one new alert: {got:?}");
+    let body: Value = serde_json::from_str(&got[0]).unwrap();
+    let text = body["text"].as_str().unwrap();
+    let all = alerts(&sb, &[], &[]);
+    assert_eq!(all.len(), 1);
+    assert!(
+        text.contains("regression `pitwall-json/parse/time` on h200-a (main): +"),
+        "{text}"
+    );
+    assert!(
+        text.contains(all[0]["id"].as_str().unwrap()),
+        "{text} {all:?}"
+    );
+}

@@ -8,12 +8,13 @@ use std::sync::Arc;
 use pitwall_host::gpu::load_nvml;
 use pitwall_host::machine::{DirSysfs, ProcessAffinity};
 use pitwall_pipeline::config::Config;
+use pitwall_pipeline::defaults;
 use pitwall_pipeline::engine::{Isolation, RunObserver};
 use pitwall_pipeline::measure::{EnvironmentError, MeasureHooks};
 use pitwall_pipeline::run::{RunError, RunReport, Target};
 use pitwall_pipeline::setup::{Mode, RunEnvironment};
-use pitwall_schema::Run;
 use pitwall_schema::sections::GpuAvailability;
+use pitwall_schema::{Alert, Run};
 use pitwall_store::Store;
 
 use super::args::Global;
@@ -135,6 +136,45 @@ impl MeasureHooks for Console<'_> {
     fn run_stored(&self, report: &RunReport, store: &mut dyn Store) {
         if let Some(f) = self.on_stored {
             self.progress.suspend(|| f(report, store));
+        }
+    }
+
+    fn alerts_raised(&self, config: &Config, alerts: &[Alert]) {
+        self.progress
+            .suspend(|| announce_alerts(self.g, &config.project.name, alerts));
+    }
+}
+
+/// Says on stderr how many new alerts need attention and posts the open ones to the webhook
+/// `PITWALL_ALERT_WEBHOOK` names (when set). A webhook that fails is a warning: the runs and
+/// alerts are stored, and `pitwall alerts` lists them.
+pub fn announce_alerts(g: &Global, project: &str, alerts: &[Alert]) {
+    let open: Vec<Alert> = alerts
+        .iter()
+        .filter(|a| a.status.is_open())
+        .cloned()
+        .collect();
+    if open.is_empty() {
+        return;
+    }
+    if !g.quiet {
+        eprintln!(
+            "{} new alert(s) (hint: `pitwall alerts` lists them)",
+            open.len()
+        );
+    }
+    let url = std::env::var(defaults::ALERT_WEBHOOK_ENV)
+        .ok()
+        .filter(|u| !u.trim().is_empty());
+    if let Some(url) = url {
+        let sent = pitwall_reports::notify::post_webhook(
+            url.trim(),
+            project,
+            &open,
+            defaults::ALERT_WEBHOOK_TIMEOUT,
+        );
+        if let Err(e) = sent {
+            eprintln!("warning: {e}");
         }
     }
 }

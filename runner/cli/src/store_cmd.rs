@@ -9,6 +9,7 @@ use pitwall_store::OpenMode;
 
 use super::args::{ExportArgs, Format, Global, ImportArgs, PruneArgs, RunsArgs, ShowArgs};
 use super::context::{format, load_config, open_store, write_atomically};
+use super::environment::announce_alerts;
 use super::exit::{ExitClass, Failure};
 
 pub(super) fn cmd_runs(g: &Global, a: &RunsArgs) -> Result<ExitClass, Failure> {
@@ -108,15 +109,8 @@ pub(super) fn cmd_import(g: &Global, a: &ImportArgs) -> Result<ExitClass, Failur
             outcome.already,
             store.describe()
         );
-        let open = outcome
-            .new_alerts
-            .iter()
-            .filter(|a| a.status.is_open())
-            .count();
-        if open > 0 {
-            eprintln!("{open} new alert(s) (hint: `pitwall alerts` lists them)");
-        }
     }
+    announce_alerts(g, &config.project.name, &outcome.new_alerts);
     Ok(ExitClass::Ok)
 }
 

@@ -46,3 +46,9 @@ pub const ALERT_SEED: u64 = 0x7069_7477_616c_6c21;
 /// How many points a re-detected step may move and still be the same alert (its status and
 /// note kept).
 pub const ALERT_MATCH_WINDOW: usize = 3;
+/// The variable holding the URL new alerts are posted to (a Slack-compatible webhook); no
+/// notification when it is unset or blank. A secret: scrubbed from build and benchmark
+/// commands like the forge tokens.
+pub const ALERT_WEBHOOK_ENV: &str = "PITWALL_ALERT_WEBHOOK";
+/// How long posting to the alert webhook may take.
+pub const ALERT_WEBHOOK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);

@@ -37,6 +37,8 @@ pub trait MeasureHooks {
     fn build_failed(&self, _target: &Target, _run: &Run, _error: &RunError, _store: &str) {}
     /// One run of [`measure_commits`] was stored in `store` (the next one is not measured yet).
     fn run_stored(&self, _report: &RunReport, _store: &mut dyn Store) {}
+    /// Storing a history run raised these new alerts (`crate::alerts::refresh`).
+    fn alerts_raised(&self, _config: &Config, _alerts: &[pitwall_schema::Alert]) {}
 }
 
 /// Why the machine could not be set up (the caller's error, kept with its chain).
@@ -181,7 +183,7 @@ pub fn measure_commits(
                 skipped: report.skipped,
             });
         }
-        insert(
+        let raised = insert(
             store,
             &mut report.run,
             &redactor,
@@ -189,6 +191,9 @@ pub fn measure_commits(
             &AlertSettings::of(m.config),
         )?;
         m.hooks.run_stored(&report, store);
+        if !raised.is_empty() {
+            m.hooks.alerts_raised(m.config, &raised);
+        }
         runs.push(report);
     }
     Ok(CommitsOutcome { runs, build_failed })
@@ -274,13 +279,17 @@ pub fn measure_pair(
     halt_if_terminating();
     let redactor = process_redactor(&m.config.token_vars());
     for report in [&mut outcome.base, &mut outcome.head] {
-        insert(
+        // Sides of a pair are pull-request runs unless `--role history` says otherwise.
+        let raised = insert(
             store,
             &mut report.run,
             &redactor,
             &m.labels,
             &AlertSettings::of(m.config),
         )?;
+        if !raised.is_empty() {
+            m.hooks.alerts_raised(m.config, &raised);
+        }
     }
     let (base, head) = sides(&outcome.base, &outcome.head);
     Ok(PairResult::Measured(Box::new(MeasuredPair {
@@ -411,6 +420,7 @@ fn checkout_and_build(
             Err(e) => {
                 // Keep the failure with its log tail, then go on with the other commits.
                 let mut run = failed_build_run(m.config, &target, &e);
+                // A failed build has no results: it raises no alert.
                 insert(
                     store,
                     &mut run,
@@ -434,7 +444,7 @@ fn insert(
     redactor: &Redactor,
     labels: &Labels,
     alerts: &AlertSettings,
-) -> Result<(), MeasureError> {
+) -> Result<Vec<pitwall_schema::Alert>, MeasureError> {
     labels.apply(run);
     redact_run(run, redactor);
     let failed = |source| MeasureError::Store {
@@ -444,7 +454,7 @@ fn insert(
     store.insert_run(run).map_err(failed)?;
     // A history run re-detects the series it touched (a pull request's runs never alert).
     crate::alerts::refresh(store, std::slice::from_ref(run), alerts, &now_rfc3339())
-        .map(|_| ())
+        .map(|r| r.new)
         .map_err(failed)
 }
 

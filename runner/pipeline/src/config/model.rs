@@ -336,7 +336,11 @@ impl Config {
 
     /// The variables holding tokens pitwall publishes with: never given to measured code.
     pub fn token_vars(&self) -> Vec<String> {
-        vec![self.github.token_env.clone(), self.gitlab.token_env.clone()]
+        vec![
+            self.github.token_env.clone(),
+            self.gitlab.token_env.clone(),
+            crate::defaults::ALERT_WEBHOOK_ENV.to_string(),
+        ]
     }
 
     /// SHA-256 over the canonical JSON of this configuration.
