@@ -73,6 +73,64 @@ pub fn message(project: &str, alerts: &[Alert]) -> String {
     out
 }
 
+/// The title of the GitHub issue opened for a regression alert.
+pub fn issue_title(a: &Alert) -> String {
+    let title = format!(
+        "pitwall: {} {} on {} ({}) since {}",
+        a.series.key,
+        signed(a.rel_change),
+        a.series.testbed,
+        a.series.branch,
+        short(&a.first_bad)
+    );
+    // A title is one line of plain text; GitHub allows 256 characters.
+    escape_controls(&title).chars().take(250).collect()
+}
+
+/// The body of that issue (GitHub Markdown, untrusted text escaped with
+/// `github::escape_text`, so a name cannot mention anyone or inject markup; never inside a
+/// code span, where its character references would show as typed).
+pub fn issue_body(a: &Alert) -> String {
+    let esc = crate::github::escape_text;
+    let ci = a.ci.map_or_else(
+        || "no interval (a segment is too short)".to_string(),
+        |(l, h)| format!("95% interval {} to {}", signed(l), signed(h)),
+    );
+    format!(
+        "pitwall found a step in the history of **{key}** on testbed **{testbed}**, branch \
+         **{branch}** (project {project}):\n\n\
+         | | |\n|---|---|\n\
+         | change | {change} ({ci}) |\n\
+         | before → after | {before} → {after} |\n\
+         | last good | {last_good} |\n\
+         | first bad | {first_bad} |\n\
+         | alert | {id} |\n\n\
+         Triage it with `pitwall alert ack|dismiss|fix|expect {id} --note TEXT`; \
+         `pitwall alert bisect {id}` looks for the culprit between the two commits.\n",
+        key = esc(&a.series.key),
+        testbed = esc(&a.series.testbed),
+        branch = esc(&a.series.branch),
+        project = esc(&a.series.project),
+        change = signed(a.rel_change),
+        before = crate::number::sig(a.before, 4),
+        after = crate::number::sig(a.after, 4),
+        last_good = esc(&a.last_good),
+        first_bad = esc(&a.first_bad),
+        id = esc(&a.id),
+    )
+}
+
+/// Opens one GitHub issue per alert through `api`; the issue numbers, in order.
+pub fn open_issues(
+    api: &dyn crate::github::GithubApi,
+    alerts: &[Alert],
+) -> Result<Vec<u64>, crate::github::GithubError> {
+    alerts
+        .iter()
+        .map(|a| api.create_issue(&issue_title(a), &issue_body(a)))
+        .collect()
+}
+
 /// The webhook body: `{"text": message}`.
 pub fn webhook_body(project: &str, alerts: &[Alert]) -> String {
     serde_json::json!({ "text": message(project, alerts) }).to_string()
@@ -156,6 +214,13 @@ mod tests {
     #[test]
     fn message_snapshot() {
         insta::assert_snapshot!(webhook_body("toy <p>", &alerts()));
+    }
+
+    #[test]
+    fn issue_snapshot() {
+        let mut a = alerts()[0].clone();
+        a.series.key = "kernel/@team <b>gemm</b>/time".into();
+        insta::assert_snapshot!(format!("{}\n\n{}", issue_title(&a), issue_body(&a)));
     }
 
     #[test]

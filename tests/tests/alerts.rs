@@ -262,22 +262,33 @@ fn alert_bisect_finds_and_keeps_the_culprit_inside_the_range() {
 
 /// A local HTTP server answering 200 to every request; the bodies it got, in order.
 fn webhook_server() -> (String, std::sync::mpsc::Receiver<String>) {
+    let (base, rx) = http_server("200 OK", "ok");
+    (format!("{base}/hooks/T000/SECRET"), rx)
+}
+
+/// A local HTTP server answering `status` and `reply` to every request; each request's method
+/// and path, a newline, and its body (`POST /path\n{body}`), in order.
+fn http_server(
+    status: &'static str,
+    reply: &'static str,
+) -> (String, std::sync::mpsc::Receiver<String>) {
     use std::io::{BufRead, BufReader, Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!(
-        "http://{}/hooks/T000/SECRET",
-        listener.local_addr().unwrap()
-    );
+    let url = format!("http://{}", listener.local_addr().unwrap());
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { return };
             let mut reader = BufReader::new(stream.try_clone().unwrap());
             let mut len = 0;
+            let mut request_line = String::new();
             loop {
                 let mut line = String::new();
                 if reader.read_line(&mut line).unwrap_or(0) == 0 {
                     break;
+                }
+                if request_line.is_empty() {
+                    request_line = line.split(' ').take(2).collect::<Vec<_>>().join(" ");
                 }
                 if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
                     len = v.trim().parse().unwrap();
@@ -288,9 +299,14 @@ fn webhook_server() -> (String, std::sync::mpsc::Receiver<String>) {
             }
             let mut body = vec![0; len];
             reader.read_exact(&mut body).unwrap();
-            let _ = stream
-                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
-            if tx.send(String::from_utf8(body).unwrap()).is_err() {
+            let head = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n\
+                 content-length: {}\r\nconnection: close\r\n\r\n{reply}",
+                reply.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let body = String::from_utf8(body).unwrap();
+            if tx.send(format!("{request_line}\n{body}")).is_err() {
                 return;
             }
         }
@@ -329,7 +345,9 @@ fn new_regressions_are_posted_to_the_webhook_once() {
     }
     let got: Vec<String> = bodies.try_iter().collect();
     assert_eq!(got.len(), 1, "one post for the one new alert: {got:?}");
-    let body: Value = serde_json::from_str(&got[0]).unwrap();
+    let (line, body) = got[0].split_once('\n').unwrap();
+    assert_eq!(line, "POST /hooks/T000/SECRET");
+    let body: Value = serde_json::from_str(body).unwrap();
     let text = body["text"].as_str().unwrap();
     let all = alerts(&sb, &[], &[]);
     assert_eq!(all.len(), 1);
@@ -341,4 +359,55 @@ fn new_regressions_are_posted_to_the_webhook_once() {
         text.contains(all[0]["id"].as_str().unwrap()),
         "{text} {all:?}"
     );
+}
+
+/// With `[github] publish = ["issue"]`, each new regression opens one GitHub issue (title and
+/// body naming the benchmark and the alert) and nothing else is published.
+#[test]
+fn new_regressions_open_one_github_issue_each() {
+    let sb = Sandbox::new();
+    let (api, requests) = http_server("201 Created", r#"{"number": 7}"#);
+    sb.write(
+        "pitwall.toml",
+        &format!("[github]\nrepo = \"o/r\"\napi_url = \"{api}\"\npublish = [\"issue\"]\n"),
+    );
+    let mut stderr_all = String::new();
+    for i in 0..30 {
+        let level = if i < 20 { 1000.0 } else { 1080.0 };
+        let f = result_file(&sb, &format!("a{i}.json"), level, i);
+        let sha = format!("{i:040x}");
+        let out = sb
+            .cmd(&[
+                "import",
+                &f,
+                "--commit",
+                &sha,
+                "--branch",
+                "main",
+                "--testbed",
+                "h200-a",
+            ])
+            .env("GITHUB_TOKEN", "ghp_not_a_real_token_0123456789")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        stderr_all.push_str(&String::from_utf8_lossy(&out.stderr));
+    }
+    let got: Vec<String> = requests.try_iter().collect();
+    assert_eq!(got.len(), 1, "{got:?}");
+    let (line, body) = got[0].split_once('\n').unwrap();
+    assert_eq!(line, "POST /repos/o/r/issues");
+    let body: Value = serde_json::from_str(body).unwrap();
+    let id = alerts(&sb, &[], &[])[0]["id"].as_str().unwrap().to_string();
+    let title = body["title"].as_str().unwrap();
+    assert!(
+        title.starts_with("pitwall: pitwall-json/parse/time +"),
+        "{title}"
+    );
+    assert!(body["body"].as_str().unwrap().contains(&id), "{body}");
+    assert!(
+        stderr_all.contains("opened alert issue(s) #7"),
+        "{stderr_all}"
+    );
+    assert!(!stderr_all.contains("ghp_not_a_real_token"), "{stderr_all}");
 }

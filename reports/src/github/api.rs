@@ -250,6 +250,8 @@ pub trait GithubApi {
         target_url: Option<&str>,
         context: &str,
     ) -> Result<(), GithubError>;
+    /// Opens an issue in the repository; returns its number.
+    fn create_issue(&self, title: &str, body: &str) -> Result<u64, GithubError>;
 }
 
 /// Page size used for listing comments; a shorter page is the last one.

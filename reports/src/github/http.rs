@@ -442,6 +442,22 @@ impl GithubApi for HttpGithub {
         decode(&req, self.send(&req, self.deadline(), Some(&recover))?)
     }
 
+    fn create_issue(&self, title: &str, body: &str) -> Result<u64, GithubError> {
+        #[derive(serde::Deserialize)]
+        struct Created {
+            number: u64,
+        }
+        let req = Req {
+            action: "open an issue".to_string(),
+            target: "the repository's issues".to_string(),
+            method: Method::POST,
+            url: self.repo_url("issues"),
+            body: Some(json!({ "title": title, "body": body })),
+        };
+        let created: Created = decode(&req, self.send(&req, self.deadline(), None)?)?;
+        Ok(created.number)
+    }
+
     fn update_issue_comment(&self, id: u64, body: &str) -> Result<IssueComment, GithubError> {
         let req = Req {
             action: format!("update comment {id}"),

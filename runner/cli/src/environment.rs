@@ -141,14 +141,16 @@ impl MeasureHooks for Console<'_> {
 
     fn alerts_raised(&self, config: &Config, alerts: &[Alert]) {
         self.progress
-            .suspend(|| announce_alerts(self.g, &config.project.name, alerts));
+            .suspend(|| announce_alerts(self.g, config, alerts));
     }
 }
 
-/// Says on stderr how many new alerts need attention and posts the open ones to the webhook
-/// `PITWALL_ALERT_WEBHOOK` names (when set). A webhook that fails is a warning: the runs and
+/// Says on stderr how many new alerts need attention, posts the open ones to the webhook
+/// `PITWALL_ALERT_WEBHOOK` names (when set) and opens a GitHub issue for each when
+/// `[github] publish` names `issue`. A notification that fails is a warning: the runs and
 /// alerts are stored, and `pitwall alerts` lists them.
-pub fn announce_alerts(g: &Global, project: &str, alerts: &[Alert]) {
+pub fn announce_alerts(g: &Global, config: &Config, alerts: &[Alert]) {
+    let project = config.project.name.as_str();
     let open: Vec<Alert> = alerts
         .iter()
         .filter(|a| a.status.is_open())
@@ -176,6 +178,17 @@ pub fn announce_alerts(g: &Global, project: &str, alerts: &[Alert]) {
         if let Err(e) = sent {
             eprintln!("warning: {e}");
         }
+    }
+    match super::github::open_alert_issues(config, &open) {
+        Ok(numbers) if !numbers.is_empty() && !g.quiet => {
+            let list: Vec<String> = numbers.iter().map(|n| format!("#{n}")).collect();
+            eprintln!("opened alert issue(s) {}", list.join(", "));
+        }
+        Ok(_) => {}
+        Err(e) => eprintln!(
+            "warning: cannot open alert issues: {}",
+            pitwall_reports::table::escape_controls(&e)
+        ),
     }
 }
 

@@ -110,7 +110,7 @@ pub(super) fn cmd_import(g: &Global, a: &ImportArgs) -> Result<ExitClass, Failur
             store.describe()
         );
     }
-    announce_alerts(g, &config.project.name, &outcome.new_alerts);
+    announce_alerts(g, &config, &outcome.new_alerts);
     Ok(ExitClass::Ok)
 }
 

@@ -169,16 +169,25 @@ pub enum Publish {
     Comment,
     /// The `pitwall/benchmarks` commit status.
     Status,
+    /// One issue per new regression alert, opened when `run` or `import` stores the history
+    /// that raised it (docs/ALERTS.md).
+    Issue,
 }
 
 impl Publish {
-    pub const ALL: [Publish; 3] = [Publish::Check, Publish::Comment, Publish::Status];
+    pub const ALL: [Publish; 4] = [
+        Publish::Check,
+        Publish::Comment,
+        Publish::Status,
+        Publish::Issue,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Publish::Check => "check",
             Publish::Comment => "comment",
             Publish::Status => "status",
+            Publish::Issue => "issue",
         }
     }
 
