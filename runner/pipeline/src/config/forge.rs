@@ -84,7 +84,7 @@ mod tests {
             "{e}"
         );
         assert!(
-            e.contains("hint: use any of \"check\", \"comment\", \"status\""),
+            e.contains("hint: use any of \"check\", \"comment\", \"status\", \"issue\""),
             "{e}"
         );
     }
