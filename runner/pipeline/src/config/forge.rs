@@ -33,7 +33,7 @@ impl Ctx<'_> {
                     return Err(self.at(
                         span,
                         format!("[github] publish: unknown target `{name}`"),
-                        Some("use any of \"check\", \"comment\", \"status\"".into()),
+                        Some("use any of \"check\", \"comment\", \"status\", \"issue\"".into()),
                     ));
                 };
                 if !publish.contains(&p) {
