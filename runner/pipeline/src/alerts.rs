@@ -15,11 +15,16 @@ use crate::config::Config;
 use crate::defaults;
 use crate::store::{Store, StoreError};
 
-/// The alert rule with the project's threshold (`[thresholds] regression_pct`) and the named
-/// defaults of the interval and matching.
+/// The alert rule with the project's thresholds (`[thresholds] regression_pct`, a suite's
+/// `threshold_pct`: what `compare` uses) and the named defaults of the interval and matching.
 pub fn rules(config: &Config) -> AlertRules {
     AlertRules {
         threshold_pct: config.thresholds.regression_pct,
+        suite_threshold_pct: config
+            .suites
+            .iter()
+            .filter_map(|s| s.threshold_pct.map(|t| (s.name.clone(), t)))
+            .collect(),
         resamples: defaults::ALERT_RESAMPLES,
         level: defaults::ALERT_CI_LEVEL,
         seed: defaults::ALERT_SEED,

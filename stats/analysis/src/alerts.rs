@@ -14,10 +14,13 @@ use pitwall_stats::ab::ratio_of_medians_ci;
 use crate::history::Series;
 
 /// What makes a change point an alert; the pipeline fills it from the configuration.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AlertRules {
-    /// Smallest relative change, in percent, that makes an alert (the compare threshold).
+    /// Smallest relative change, in percent, that makes an alert (the compare threshold,
+    /// `[thresholds] regression_pct`).
     pub threshold_pct: f64,
+    /// Suites with their own threshold (`threshold_pct` of a `[[suite]]`), as `compare` uses.
+    pub suite_threshold_pct: std::collections::BTreeMap<String, f64>,
     /// Bootstrap resamples of the interval.
     pub resamples: usize,
     /// Confidence level of the interval (0.95).
@@ -26,6 +29,16 @@ pub struct AlertRules {
     pub seed: u64,
     /// How many points a re-detected step may move and still be the same alert.
     pub match_window: usize,
+}
+
+impl AlertRules {
+    /// The threshold of `suite`'s benchmarks, in percent.
+    pub fn threshold_for(&self, suite: &str) -> f64 {
+        self.suite_threshold_pct
+            .get(suite)
+            .copied()
+            .unwrap_or(self.threshold_pct)
+    }
 }
 
 /// One step in a series that passes the rule, before it is matched to stored alerts.
@@ -37,7 +50,8 @@ pub struct DetectedStep {
     pub index: usize,
 }
 
-/// The alerts of one series: every change point whose step exceeds the threshold, a regression
+/// The alerts of one series: every change point whose step exceeds the threshold of the
+/// series' suite (as `compare` judges it), a regression
 /// (`active`) when it makes the measure worse, an `improvement` otherwise. `runs` are the runs
 /// the series was built from; `project` and `branch` name the series with its testbed and key;
 /// `now` stamps new alerts.
@@ -56,7 +70,7 @@ pub fn detect_alerts(
         if idx == 0 || idx >= series.points.len() || !change.rel_change.is_finite() {
             continue;
         }
-        if change.rel_change.abs() * 100.0 <= rules.threshold_pct {
+        if change.rel_change.abs() * 100.0 <= rules.threshold_for(&series.suite) {
             continue;
         }
         let start = ci

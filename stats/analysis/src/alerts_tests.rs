@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 fn rules() -> AlertRules {
     AlertRules {
         threshold_pct: 2.0,
+        suite_threshold_pct: Default::default(),
         resamples: 2000,
         level: 0.95,
         seed: 0x5eed,
@@ -110,6 +111,20 @@ fn improvements_are_recorded_and_small_steps_are_not_alerts() {
     // Below the threshold: no alert even if the detector sees the step.
     let runs = stepped(30, 15, 0.015, Direction::LowerIsBetter);
     assert!(detect(&runs, "t0").1.is_empty());
+    // A suite's own threshold counts, as in `compare`.
+    let runs = stepped(30, 15, 0.08, Direction::LowerIsBetter);
+    let s = series(
+        &runs,
+        &HistoryFilter::branch("main"),
+        &DetectConfig::default(),
+    )
+    .remove(0);
+    let mut strict = rules();
+    strict.suite_threshold_pct.insert("kernel".into(), 10.0);
+    assert!(detect_alerts(&s, &runs, "p", "main", &strict, "t").is_empty());
+    strict.suite_threshold_pct.insert("kernel".into(), 1.0);
+    strict.threshold_pct = 50.0;
+    assert_eq!(detect_alerts(&s, &runs, "p", "main", &strict, "t").len(), 1);
 }
 
 #[test]
