@@ -33,6 +33,7 @@ fn main() {
         generated_at: "now",
         history_branch: "main",
         alerts: &[],
+        histories: None,
     };
     let summary = match write_site(&input, &out) {
         Ok(s) => s,

@@ -207,6 +207,7 @@ fn main() {
         generated_at: "2026-12-03T17:00:00Z",
         history_branch: "main",
         alerts: &[],
+        histories: None,
     };
     match write_site(&input, std::path::Path::new(&out)) {
         Ok(s) => println!("{} pages, {} benchmarks in {out}", s.pages, s.benchmarks),

@@ -49,6 +49,7 @@ fn report_renders_in_headless_chromium() {
         generated_at: "now",
         history_branch: "main",
         alerts: &[],
+        histories: None,
     };
     write_site(&input, dir.path()).unwrap();
     let shots = root.join("target").join("browser");

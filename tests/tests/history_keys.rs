@@ -246,7 +246,9 @@ fn run_labels_its_runs() {
         "pr-head",
     ])
     .expect(0);
-    sb.run(&[
+    // Timing `true` on a busy machine may well give a "regression" (exit 1); only the labels
+    // of the stored pair are checked here.
+    let pair = sb.run(&[
         "run",
         "--quiet",
         "--no-report",
@@ -256,8 +258,8 @@ fn run_labels_its_runs() {
         "HEAD",
         "--rounds",
         "1",
-    ])
-    .expect(0);
+    ]);
+    assert!(matches!(pair.code(), 0 | 1), "{}", pair.stderr());
     let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
     let runs = doc["runs"].as_array().unwrap();
     let mut labels: Vec<(&str, &str)> = runs

@@ -30,7 +30,15 @@ impl std::ops::Deref for Series {
 /// names its testbed too, so their pages do not overwrite each other.
 pub(crate) fn collect(runs: &[Run], branch: &str) -> Vec<Series> {
     let filter = pitwall_analysis::HistoryFilter::branch(branch);
-    let all = pitwall_analysis::history::series(runs, &filter, &DetectConfig::default());
+    with_slugs(pitwall_analysis::history::series(
+        runs,
+        &filter,
+        &DetectConfig::default(),
+    ))
+}
+
+/// The series with their page slugs (see [`collect`]).
+pub(crate) fn with_slugs(all: Vec<pitwall_analysis::Series>) -> Vec<Series> {
     let several = all.iter().any(|s| s.testbed != all[0].testbed);
     all.into_iter()
         .map(|history| Series {

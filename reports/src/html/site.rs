@@ -29,6 +29,10 @@ pub struct ReportInput<'a> {
     pub history_branch: &'a str,
     /// The stored alerts; the index lists them, open ones first.
     pub alerts: &'a [Alert],
+    /// The histories of `history_branch`, when the caller built them key by key
+    /// (`history::series_by_key`) because `runs` holds no results; built from `runs` when
+    /// `None`. Their points index `runs`.
+    pub histories: Option<&'a [pitwall_analysis::Series]>,
 }
 
 /// What `write_site` wrote.
@@ -146,7 +150,10 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
         mkdir(out_dir.join(sub))?;
     }
     let env = environment()?;
-    let series = model::collect(input.runs, input.history_branch);
+    let series = match input.histories {
+        Some(histories) => model::with_slugs(histories.to_vec()),
+        None => model::collect(input.runs, input.history_branch),
+    };
     let page = |root: &str, title: &str| {
         context! {
             project => input.project,

@@ -29,6 +29,7 @@ fn render(runs: &[Run]) -> (tempfile::TempDir, super::SiteSummary) {
         generated_at: "2026-12-02T10:00:00Z",
         history_branch: "main",
         alerts: &[],
+        histories: None,
     };
     let summary = write_site(&input, dir.path()).unwrap();
     (dir, summary)
@@ -212,6 +213,7 @@ fn render_empty() -> (tempfile::TempDir, super::SiteSummary) {
         generated_at: "t",
         history_branch: "main",
         alerts: &[],
+        histories: None,
     };
     let s = write_site(&input, dir.path()).unwrap();
     (dir, s)
@@ -267,6 +269,7 @@ fn a_rewrite_removes_pages_the_history_no_longer_has() {
         generated_at: "2026-12-02T11:00:00Z",
         history_branch: "main",
         alerts: &[],
+        histories: None,
     };
     let second = write_site(&input, dir.path()).unwrap();
     assert_eq!(second.benchmarks, 10);
@@ -323,6 +326,7 @@ fn the_index_tells_one_story_in_one_banner() {
         generated_at: "t",
         history_branch: "main",
         alerts: &[],
+        histories: None,
     };
     write_site(&input, dir.path()).unwrap();
     let index = read(&dir, "index.html");

@@ -20,23 +20,36 @@ pub(super) fn write_report(
     store: &dyn Store,
     out: &Path,
 ) -> Result<pitwall_reports::html::SiteSummary, Failure> {
-    let runs = store.all_runs().map_err(Failure::of_store)?;
+    let filter = pitwall_pipeline::detect::HistoryFilter::branch(&config.history_branch);
+    // Every run without its results, and the histories read one series at a time: the store
+    // is never read whole. The compared runs are read whole, for their samples.
+    let (mut runs, histories) =
+        pitwall_pipeline::detect::report_history(store, &filter).map_err(Failure::of_store)?;
     let mut comparisons = Vec::new();
     let sides = match source::resolve_pair("latest", store) {
         Ok(pair) => Some(("latest base/head pair".to_string(), pair)),
         Err(_) if runs.len() >= 2 => {
-            let side = |r: &pitwall_schema::Run| source::Side {
+            let side = |r: pitwall_schema::Run| source::Side {
                 label: format!("run {}", r.id),
                 results: r.results.clone(),
-                run: Some(r.clone()),
+                run: Some(r),
             };
+            let full = |r: &pitwall_schema::Run| store.get_run(&r.id).map_err(Failure::of_store);
+            let (before, latest) = (full(&runs[runs.len() - 2])?, full(&runs[runs.len() - 1])?);
             Some((
                 "latest run vs the one before (separate runs: noise between runs is not in the samples; `pitwall run --base --head` interleaves)".to_string(),
-                (side(&runs[runs.len() - 2]), side(&runs[runs.len() - 1])),
+                (side(before), side(latest)),
             ))
         }
         Err(_) => None,
     };
+    if let Some((_, (base, head))) = &sides {
+        for full in [&base.run, &head.run].into_iter().flatten() {
+            if let Some(slot) = runs.iter_mut().find(|r| r.id == full.id) {
+                *slot = full.clone();
+            }
+        }
+    }
     if let Some((title, (base, head))) = sides {
         let report = compare::compare(
             &base,
@@ -62,6 +75,7 @@ pub(super) fn write_report(
         generated_at: &generated_at,
         history_branch: &config.history_branch,
         alerts: &alerts,
+        histories: Some(&histories),
     };
     pitwall_reports::html::write_site(&input, out)
         .map_err(|e| Failure::of_site(format!("cannot write the report to {}", out.display()), e))

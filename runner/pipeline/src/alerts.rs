@@ -13,7 +13,7 @@ use pitwall_stats::changepoint::DetectConfig;
 
 use crate::config::Config;
 use crate::defaults;
-use crate::store::{Store, StoreError};
+use crate::store::{RunQuery, Store, StoreError};
 
 /// The alert rule with the project's thresholds (`[thresholds] regression_pct`, a suite's
 /// `threshold_pct`: what `compare` uses) and the named defaults of the interval and matching.
@@ -61,7 +61,7 @@ pub struct AlertRefresh {
 /// Re-runs detection for the series the `touched` runs (just stored) belong to and upserts
 /// the alerts found. Only history runs touch a series: a pull request's runs never make an
 /// alert. Cheap by construction: only the touched (project, branch, testbed) histories are
-/// read (`Store::series_runs`) and built, and of those only the touched benchmark keys.
+/// read, and of those only the touched benchmark keys (`Store::query_runs`).
 pub fn refresh(
     store: &mut dyn Store,
     touched: &[Run],
@@ -90,7 +90,13 @@ pub fn refresh(
     let known: HashSet<&str> = existing.iter().map(|a| a.id.as_str()).collect();
     let mut upserts = Vec::new();
     for ((project, branch, testbed), keys) in groups {
-        let candidates = store.series_runs(&project, &testbed, &branch)?;
+        // Only this history's runs, and of their results only the touched keys.
+        let candidates = store.query_runs(&RunQuery {
+            history_branch: Some(branch.clone()),
+            testbed: Some(testbed.clone()),
+            keys: Some(keys.into_iter().collect()),
+            fingerprints: false,
+        })?;
         let filter = HistoryFilter {
             branch: branch.clone(),
             testbed: Some(testbed),
@@ -98,12 +104,9 @@ pub fn refresh(
         // Runs without a branch count as the history branch's only.
         let runs: Vec<Run> = candidates
             .into_iter()
+            .filter(|r| r.project == project)
             .filter(|r| r.branch.is_some() || branch == settings.history_branch)
             .filter(|r| filter.admits(r))
-            .map(|mut r| {
-                r.results.retain(|x| keys.contains(&x.key()));
-                r
-            })
             .collect();
         for s in series(&runs, &filter, &DetectConfig::default()) {
             let found = detect_alerts(&s, &runs, &project, &branch, &settings.rules, now);

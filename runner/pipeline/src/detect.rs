@@ -9,7 +9,7 @@ use pitwall_stats::changepoint::DetectConfig;
 
 pub use pitwall_analysis::history::detect_values;
 
-use crate::store::{Store, StoreError};
+use crate::store::{RunQuery, Store, StoreError};
 
 /// A series file that cannot be read; names file and line.
 #[derive(Debug, thiserror::Error)]
@@ -140,10 +140,65 @@ pub fn detect_history(
     filter: &HistoryFilter,
     config: &DetectConfig,
 ) -> Result<Vec<SeriesDetection>, StoreError> {
-    let runs = store.all_runs()?;
+    let runs = history_runs(store, pattern, filter)?;
     Ok(pitwall_analysis::history::detect_history(
         &runs, pattern, filter, config,
     ))
+}
+
+/// What the HTML report shows of the store, read one series at a time: every stored run
+/// without its results (with its fingerprint: the environments page) and the histories of
+/// `filter`, built key by key (`history::series_by_key`), whose points index those runs.
+pub fn report_history(
+    store: &dyn Store,
+    filter: &HistoryFilter,
+) -> Result<(Vec<pitwall_schema::Run>, Vec<pitwall_analysis::Series>), StoreError> {
+    let runs = store.query_runs(&RunQuery {
+        keys: Some(Vec::new()),
+        fingerprints: true,
+        ..RunQuery::default()
+    })?;
+    let keys = store.series_keys()?;
+    let histories = pitwall_analysis::history::series_by_key(
+        &keys,
+        |key| {
+            store.query_runs(&RunQuery {
+                keys: Some(vec![key.to_string()]),
+                ..RunQuery::default()
+            })
+        },
+        filter,
+        &DetectConfig::default(),
+    )?;
+    Ok((runs, histories))
+}
+
+/// The stored runs `filter`'s history can hold, each with only its results whose key contains
+/// `pattern` (every result when it is empty): one series is read, not every sample of every
+/// run. `history::series` over them gives what it gives over all runs, since it keeps exactly
+/// these runs and results.
+pub fn history_runs(
+    store: &dyn Store,
+    pattern: &str,
+    filter: &HistoryFilter,
+) -> Result<Vec<pitwall_schema::Run>, StoreError> {
+    let keys = if pattern.is_empty() {
+        None
+    } else {
+        Some(
+            store
+                .series_keys()?
+                .into_iter()
+                .filter(|k| k.contains(pattern))
+                .collect(),
+        )
+    };
+    store.query_runs(&RunQuery {
+        history_branch: Some(filter.branch.clone()),
+        testbed: filter.testbed.clone(),
+        keys,
+        fingerprints: false,
+    })
 }
 
 #[cfg(test)]

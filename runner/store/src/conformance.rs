@@ -479,11 +479,6 @@ macro_rules! store_conformance_tests {
             super::conformance_alerts::upserts_keep_status_and_note(&mut *store);
         }
         #[test]
-        fn conformance_series_runs_reads_one_history() {
-            let (_guard, mut store) = $open;
-            super::conformance_alerts::series_runs_reads_one_history(&mut *store);
-        }
-        #[test]
         fn conformance_unknown_alert_ids_are_refused() {
             let (_guard, mut store) = $open;
             super::conformance_alerts::unknown_alert_ids_are_refused(&mut *store);

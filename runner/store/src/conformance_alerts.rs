@@ -2,7 +2,7 @@
 //! `store_conformance_tests!`: exact round trips, upserts that keep what people decided, and
 //! updates of unknown ids refused by name.
 
-use pitwall_schema::{Alert, AlertKind, AlertSeries, AlertStatus, AlertUpdate, RunRole};
+use pitwall_schema::{Alert, AlertKind, AlertSeries, AlertStatus, AlertUpdate};
 
 use super::{Store, StoreError};
 
@@ -132,42 +132,4 @@ pub(super) fn unknown_alert_ids_are_refused(store: &mut dyn Store) {
     }
     assert!(err.to_string().contains("no alert `aaa`"), "{err}");
     assert_eq!(store.list_alerts().unwrap(), before);
-}
-
-/// `series_runs` reads the runs that may be one series' history: the project's runs on that
-/// testbed (or none recorded), with role `history` (or none), on that branch (or none), oldest
-/// first; never another project, testbed, branch or a pull request's run.
-pub(super) fn series_runs_reads_one_history(store: &mut dyn Store) {
-    let mk = |id: &str, minute: u32, f: &dyn Fn(&mut pitwall_schema::Run)| {
-        let mut r = super::conformance::run(
-            id,
-            &format!("2026-01-01T10:{minute:02}:00Z"),
-            vec![super::conformance::ok_result("gemm", vec![1.0, 2.0])],
-        );
-        r.testbed = Some("bed".into());
-        r.role = Some(RunRole::History);
-        f(&mut r);
-        r
-    };
-    let runs = [
-        mk("r-late", 9, &|_| {}),
-        mk("r-early", 1, &|_| {}),
-        mk("r-nobranch", 2, &|r| r.branch = None),
-        mk("r-nolabels", 3, &|r| {
-            r.testbed = None;
-            r.role = None;
-        }),
-        mk("x-feature", 4, &|r| r.branch = Some("feature".into())),
-        mk("x-bed", 5, &|r| r.testbed = Some("other".into())),
-        mk("x-head", 6, &|r| r.role = Some(RunRole::PrHead)),
-        mk("x-project", 7, &|r| r.project = "another".into()),
-    ];
-    for r in &runs {
-        store.insert_run(r).unwrap();
-    }
-    let got = store.series_runs("toy", "bed", "main").unwrap();
-    let ids: Vec<&str> = got.iter().map(|r| r.id.as_str()).collect();
-    assert_eq!(ids, ["r-early", "r-nobranch", "r-nolabels", "r-late"]);
-    assert_eq!(got[0], runs[1], "whole runs, as stored");
-    assert!(store.series_runs("toy", "nowhere", "main").unwrap().len() == 1);
 }

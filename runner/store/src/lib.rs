@@ -10,11 +10,15 @@ mod migrations;
 mod pg;
 mod pg_alerts;
 mod pg_migrations;
+mod pg_query;
 #[cfg(test)]
 mod pg_tests;
 mod prune;
 #[cfg(test)]
 mod prune_tests;
+mod query;
+#[cfg(test)]
+mod query_tests;
 mod rows;
 mod shared;
 mod sqlite;
@@ -48,6 +52,24 @@ pub struct RunSummary {
     pub testbed: Option<String>,
     /// `history`, `pr-base` or `pr-head`.
     pub role: Option<String>,
+}
+
+/// Which stored runs, and which of their results, `Store::query_runs` reads: the runs one
+/// history can hold, and only the benchmark keys asked for, so a series is read without
+/// reading every sample of every run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunQuery {
+    /// Only runs that can be in this branch's history: role `history` on this branch (a run
+    /// that records no branch or role counts); every run when `None`.
+    pub history_branch: Option<String>,
+    /// Only runs on this testbed (a run that records none counts); every testbed when `None`.
+    pub testbed: Option<String>,
+    /// Only results with one of these keys (`BenchmarkResult::key`); none when empty (runs
+    /// alone); every result when `None`.
+    pub keys: Option<Vec<String>>,
+    /// Read each run's fingerprint; without, a run that records its testbed carries the
+    /// default (empty) fingerprint (one that does not keeps its own, which implies its testbed).
+    pub fingerprints: bool,
 }
 
 /// What happened to a run handed to `insert_run`.
@@ -128,18 +150,6 @@ pub trait Store {
     /// Every run, oldest first, for export.
     fn all_runs(&self) -> Result<Vec<Run>, StoreError>;
 
-    /// The runs, oldest first, that may be history of (project, testbed, branch): those of the
-    /// project whose stored testbed, role and branch are that testbed, `history` and that
-    /// branch, or not recorded (NULL). A superset: the caller keeps what
-    /// `HistoryFilter::admits` (what a run's missing labels imply is not SQL). Read through the
-    /// `runs_by_series` index, so re-detecting one series does not read the whole store.
-    fn series_runs(
-        &self,
-        project: &str,
-        testbed: &str,
-        branch: &str,
-    ) -> Result<Vec<Run>, StoreError>;
-
     /// Stores what detection found, in one transaction: an alert whose id is new is inserted
     /// as given; for a stored id only what detection owns (commits, numbers, `updated_at`) is
     /// updated, and only when it differs, so status, note, culprit and `created_at` are never
@@ -164,6 +174,16 @@ pub trait Store {
 
     /// Deletes run `id` (full id) with its results and samples; `false` when none was stored.
     fn delete_run(&mut self, id: &str) -> Result<bool, StoreError>;
+
+    /// The runs a query selects, oldest first (the order of `all_runs`), each with the
+    /// results the query selects in their stored order; for the same branch and testbed the
+    /// runs are the same whatever keys are asked for, so a history's point indices agree
+    /// across queries. Read from one snapshot.
+    fn query_runs(&self, query: &RunQuery) -> Result<Vec<Run>, StoreError>;
+
+    /// Every benchmark key ever stored (`BenchmarkResult::key`), sorted; a key whose runs were
+    /// all deleted may remain.
+    fn series_keys(&self) -> Result<Vec<String>, StoreError>;
 }
 
 /// Whether opening a store may create it.

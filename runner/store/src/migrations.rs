@@ -100,11 +100,44 @@ const V5: &str = "
 ALTER TABLE results ADD COLUMN summary_json TEXT;
 ";
 
-/// Migration 6: alerts, the steps detection found in a history series and what people decided
+/// Migration 6: each result's benchmark key (`BenchmarkResult::key`, `suite/name[params]/
+/// measure`) as a column with an index, and the set of keys ever stored, so one series is read
+/// without reading every run (`Store::query_runs`). [`backfill_keys`] fills both for the
+/// results stored before, in the same transaction.
+const V6: &str = "
+ALTER TABLE results ADD COLUMN bench_key TEXT;
+CREATE INDEX results_by_key ON results (bench_key);
+CREATE TABLE series_keys (bench_key TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID;
+";
+
+/// The version whose script [`backfill_keys`] completes.
+const KEYS_VERSION: i64 = 6;
+
+/// Gives every result without a key the one its columns make, and records the keys.
+fn backfill_keys(conn: &Connection) -> rusqlite::Result<()> {
+    let rows: Vec<(i64, String, String, String, String)> = conn
+        .prepare(
+            "SELECT id, suite, name, params_json, measure FROM results WHERE bench_key IS NULL",
+        )?
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    let mut update = conn.prepare("UPDATE results SET bench_key = ?2 WHERE id = ?1")?;
+    let mut record = conn.prepare("INSERT OR IGNORE INTO series_keys (bench_key) VALUES (?1)")?;
+    for (id, suite, name, params, measure) in rows {
+        let key = super::rows::key_of(&suite, &name, &params, &measure);
+        update.execute(rusqlite::params![id, key])?;
+        record.execute([key])?;
+    }
+    Ok(())
+}
+
+/// Migration 7: alerts, the steps detection found in a history series and what people decided
 /// about them (`pitwall_schema::Alert`). One row per alert, keyed by its stable id; the series
 /// columns are indexed so re-detection reads one series' alerts. `status` and `kind` are stored
 /// as their text forms and checked on read. `ci_low`/`ci_high` are NULL when no interval.
-const V6: &str = "
+const V7: &str = "
 CREATE TABLE alerts (
     id            TEXT PRIMARY KEY NOT NULL,
     project       TEXT NOT NULL,
@@ -134,7 +167,7 @@ CREATE INDEX alerts_by_series ON alerts (project, testbed, branch, bench_key);
 const LABELS_VERSION: i64 = 4;
 
 /// Every migration, in order. The schema version after applying `MIGRATIONS[..n]` is `n`.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
 
 /// Gives every run without a testbed or role the ones it implies (see
 /// `rows::implied_labels`).
@@ -256,6 +289,9 @@ pub(super) fn migrate(conn: &mut Connection, store: &str) -> Result<usize, Store
         if version == LABELS_VERSION {
             backfill_labels(&tx).map_err(fail)?;
         }
+        if version == KEYS_VERSION {
+            backfill_keys(&tx).map_err(fail)?;
+        }
         // user_version is part of the database header, so it commits with the scripts.
         tx.pragma_update(None, "user_version", version)
             .map_err(fail)?;
@@ -283,7 +319,10 @@ mod tests {
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
-        assert_eq!(tables, ["alerts", "results", "runs", "samples"]);
+        assert_eq!(
+            tables,
+            ["alerts", "results", "runs", "samples", "series_keys"]
+        );
     }
 
     #[test]

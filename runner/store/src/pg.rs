@@ -285,10 +285,10 @@ impl Store for PgStore {
         let ids = tx
             .query(
                 "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
-                                      direction, status, error, summary_json)
+                                      direction, status, error, summary_json, bench_key)
                  SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[],
                                           $6::text[], $7::text[], $8::text[], $9::text[],
-                                          $10::text[], $11::text[])
+                                          $10::text[], $11::text[], $12::text[])
                  RETURNING ord, id",
                 &[
                     &run.id,
@@ -304,9 +304,16 @@ impl Store for PgStore {
                     &r.iter()
                         .map(|x| x.summary.as_ref().map(to_json))
                         .collect::<Vec<_>>(),
+                    &col(BenchmarkResult::key),
                 ],
             )
             .map_err(&be)?;
+        tx.execute(
+            "INSERT INTO series_keys (bench_key) SELECT DISTINCT unnest($1::text[])
+             ON CONFLICT DO NOTHING",
+            &[&col(BenchmarkResult::key)],
+        )
+        .map_err(&be)?;
         let mut id_of = vec![0i64; r.len()];
         for row in &ids {
             id_of[row.get::<_, i32>(0) as usize] = row.get(1);
@@ -407,36 +414,6 @@ impl Store for PgStore {
         Ok(runs)
     }
 
-    fn series_runs(
-        &self,
-        project: &str,
-        testbed: &str,
-        branch: &str,
-    ) -> Result<Vec<Run>, StoreError> {
-        let store = self.describe();
-        let be = backend(&store);
-        let mut client = self.client.borrow_mut();
-        let mut tx = snapshot(&mut client).map_err(&be)?;
-        let ids: Vec<String> = tx
-            .query(
-                "SELECT id FROM runs
-                 WHERE project = $1 AND (testbed = $2 OR testbed IS NULL)
-                   AND (role = 'history' OR role IS NULL) AND (branch = $3 OR branch IS NULL)
-                 ORDER BY started_at, id",
-                &[&project, &testbed, &branch],
-            )
-            .map_err(&be)?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-        let mut runs = Vec::with_capacity(ids.len());
-        for id in ids {
-            runs.extend(load_run(&mut tx, &store, &id)?);
-        }
-        tx.commit().map_err(&be)?;
-        Ok(runs)
-    }
-
     fn upsert_alerts(&mut self, alerts: &[Alert]) -> Result<(), StoreError> {
         let store = self.describe();
         pg_alerts::upsert(self.client.get_mut(), &store, alerts)
@@ -464,5 +441,15 @@ impl Store for PgStore {
     fn delete_run(&mut self, id: &str) -> Result<bool, StoreError> {
         let store = self.describe();
         super::prune::pg_delete_run(self.client.get_mut(), &store, id)
+    }
+
+    fn query_runs(&self, query: &super::RunQuery) -> Result<Vec<Run>, StoreError> {
+        let store = self.describe();
+        super::pg_query::pg_query_runs(&mut self.client.borrow_mut(), &store, query)
+    }
+
+    fn series_keys(&self) -> Result<Vec<String>, StoreError> {
+        let store = self.describe();
+        super::pg_query::pg_series_keys(&mut self.client.borrow_mut(), &store)
     }
 }

@@ -80,8 +80,39 @@ const V4: &str = "
 ALTER TABLE results ADD COLUMN summary_json TEXT;
 ";
 
-/// Migration 5: alerts, as SQLite migration 6 (`DOUBLE PRECISION` for the numbers).
+/// Migration 5: each result's benchmark key and the set of keys ever stored, as SQLite
+/// migration 6; [`backfill_keys`] fills them for results stored before.
 const V5: &str = "
+ALTER TABLE results ADD COLUMN bench_key TEXT;
+CREATE INDEX results_by_key ON results (bench_key);
+CREATE TABLE series_keys (bench_key TEXT COLLATE \"C\" PRIMARY KEY);
+";
+
+/// The version whose script [`backfill_keys`] completes.
+const KEYS_VERSION: usize = 5;
+
+fn backfill_keys(client: &mut impl GenericClient) -> Result<(), postgres::Error> {
+    let rows = client.query(
+        "SELECT id, suite, name, params_json, measure FROM results WHERE bench_key IS NULL",
+        &[],
+    )?;
+    for r in rows {
+        let id: i64 = r.get(0);
+        let key = super::rows::key_of(r.get(1), r.get(2), r.get(3), r.get(4));
+        client.execute(
+            "UPDATE results SET bench_key = $2 WHERE id = $1",
+            &[&id, &key],
+        )?;
+        client.execute(
+            "INSERT INTO series_keys (bench_key) VALUES ($1) ON CONFLICT DO NOTHING",
+            &[&key],
+        )?;
+    }
+    Ok(())
+}
+
+/// Migration 6: alerts, as SQLite migration 7 (`DOUBLE PRECISION` for the numbers).
+const V6: &str = "
 CREATE TABLE alerts (
     id            TEXT PRIMARY KEY NOT NULL,
     project       TEXT NOT NULL,
@@ -111,7 +142,7 @@ CREATE INDEX alerts_by_series ON alerts (project, testbed, branch, bench_key);
 const LABELS_VERSION: usize = 3;
 
 /// Every migration, in order; never edit a released one, append.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// Gives every run without a testbed or role the ones it implies (see
 /// `rows::implied_labels`).
@@ -200,6 +231,9 @@ pub(super) fn migrate(client: &mut Client, store: &str, mode: OpenMode) -> Resul
         tx.batch_execute(script).map_err(fail)?;
         if n + 1 == LABELS_VERSION {
             backfill_labels(&mut tx).map_err(fail)?;
+        }
+        if n + 1 == KEYS_VERSION {
+            backfill_keys(&mut tx).map_err(fail)?;
         }
     }
     tx.execute("DELETE FROM pitwall_schema", &[]).map_err(&be)?;

@@ -205,6 +205,13 @@ impl SummaryRow {
     }
 }
 
+/// The benchmark key (`BenchmarkResult::key`) of a stored result's columns; parameters that
+/// do not parse (a corrupt row, reported when the run is read) give the key without them.
+pub(super) fn key_of(suite: &str, name: &str, params_json: &str, measure: &str) -> String {
+    let params: BTreeMap<String, String> = serde_json::from_str(params_json).unwrap_or_default();
+    pitwall_schema::schema::benchmark_key(suite, name, &params, measure)
+}
+
 /// One `results` row before its samples are attached.
 pub(super) struct ResultRow {
     pub id: i64,

@@ -12,12 +12,6 @@ use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
 use super::sqlite_codec::{backend, load_run};
 use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, migrations, sqlite_alerts};
 
-/// The ids of the runs `Store::series_runs` reads (?1 project, ?2 testbed, ?3 branch).
-const SERIES_RUNS: &str = "SELECT id FROM runs
-     WHERE project = ?1 AND (testbed = ?2 OR testbed IS NULL)
-       AND (role = 'history' OR role IS NULL) AND (branch = ?3 OR branch IS NULL)
-     ORDER BY started_at, id";
-
 /// How long a connection waits for another process's write lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -314,9 +308,12 @@ impl Store for SqliteStore {
             let mut ins_result = tx
                 .prepare_cached(
                     "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
-                                          direction, status, error, summary_json)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                                          direction, status, error, summary_json, bench_key)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 )
+                .map_err(&be)?;
+            let mut ins_key = tx
+                .prepare_cached("INSERT OR IGNORE INTO series_keys (bench_key) VALUES (?1)")
                 .map_err(&be)?;
             let mut ins_sample = tx
                 .prepare_cached(
@@ -338,8 +335,10 @@ impl Store for SqliteStore {
                         r.status.as_str(),
                         r.error,
                         r.summary.as_ref().map(to_json),
+                        r.key(),
                     ])
                     .map_err(&be)?;
+                ins_key.execute([r.key()]).map_err(&be)?;
                 let result_id = tx.last_insert_rowid();
                 for (idx, value) in r.samples.iter().enumerate() {
                     ins_sample
@@ -423,30 +422,6 @@ impl Store for SqliteStore {
         Ok(runs)
     }
 
-    fn series_runs(
-        &self,
-        project: &str,
-        testbed: &str,
-        branch: &str,
-    ) -> Result<Vec<Run>, StoreError> {
-        let store = self.describe();
-        let be = backend(&store);
-        let tx = self.conn.unchecked_transaction().map_err(&be)?;
-        let ids: Vec<String> = tx
-            .prepare_cached(SERIES_RUNS)
-            .and_then(|mut s| {
-                s.query_map(params![project, testbed, branch], |r| r.get(0))?
-                    .collect()
-            })
-            .map_err(&be)?;
-        let mut runs = Vec::with_capacity(ids.len());
-        for id in ids {
-            runs.extend(load_run(&tx, &store, &id)?);
-        }
-        tx.finish().map_err(&be)?;
-        Ok(runs)
-    }
-
     fn upsert_alerts(&mut self, alerts: &[Alert]) -> Result<(), StoreError> {
         let store = self.describe();
         sqlite_alerts::upsert(&mut self.conn, &store, alerts)
@@ -473,6 +448,14 @@ impl Store for SqliteStore {
     fn delete_run(&mut self, id: &str) -> Result<bool, StoreError> {
         let store = self.describe();
         super::prune::sqlite_delete_run(&mut self.conn, &store, id)
+    }
+
+    fn query_runs(&self, query: &super::RunQuery) -> Result<Vec<Run>, StoreError> {
+        super::query::sqlite_query_runs(&self.conn, &self.describe(), query)
+    }
+
+    fn series_keys(&self) -> Result<Vec<String>, StoreError> {
+        super::query::sqlite_series_keys(&self.conn, &self.describe())
     }
 }
 

@@ -211,6 +211,28 @@ pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Ve
     out
 }
 
+/// [`series`] built one benchmark key at a time, for stores too large to read whole: `load`
+/// gives, for one key, every run `series` would be given (the same runs in the same order for
+/// every key, so point indices agree) holding only that key's results. The series and their
+/// order are those `series` gives over all runs at once.
+pub fn series_by_key<E>(
+    keys: &[String],
+    mut load: impl FnMut(&str) -> Result<Vec<Run>, E>,
+    filter: &HistoryFilter,
+    config: &DetectConfig,
+) -> Result<Vec<Series>, E> {
+    let mut out = Vec::new();
+    for key in keys {
+        let runs = load(key)?;
+        out.extend(series(&runs, filter, config));
+    }
+    out.sort_by(|a, b| {
+        crate::order::bench_cmp(a.bench_ref(), b.bench_ref())
+            .then_with(|| a.testbed.cmp(&b.testbed))
+    });
+    Ok(out)
+}
+
 /// What a history point shows of a result: the median of its finite samples with its 95%
 /// interval, the range, the count and the throttled samples; for a pruned result, the summary
 /// kept in place of its samples. `None` for a result without a finite sample. `pitwall prune

@@ -239,3 +239,45 @@ fn a_pruned_result_keeps_its_point() {
     // A result with neither samples nor a summary has no point.
     assert_eq!(summarize(&result("a", vec![f64::NAN])), None);
 }
+
+#[test]
+fn series_by_key_is_series_over_all_runs() {
+    let runs: Vec<Run> = (0..12)
+        .map(|i| {
+            let level = if i < 6 { 100.0 } else { 120.0 };
+            run(
+                i,
+                vec![
+                    result("b10", vec![level, level + 1.0]),
+                    result("b9", vec![level * 2.0]),
+                    result("b10", vec![5.0]),
+                ],
+            )
+        })
+        .collect();
+    let config = DetectConfig::default();
+    let whole = series(&runs, &main(), &config);
+    let mut keys: Vec<String> = runs[0].results.iter().map(|r| r.key()).collect();
+    keys.sort();
+    keys.dedup();
+    let by_key = series_by_key(
+        &keys,
+        |k| {
+            Ok::<_, ()>(
+                runs.iter()
+                    .map(|r| {
+                        let mut r = r.clone();
+                        r.results.retain(|x| x.key() == k);
+                        r
+                    })
+                    .collect(),
+            )
+        },
+        &main(),
+        &config,
+    )
+    .unwrap();
+    assert_eq!(by_key, whole);
+    assert_eq!(whole.len(), 2);
+    assert_eq!(whole[0].name, "b9", "numbers in names sort as numbers");
+}

@@ -1,0 +1,148 @@
+//! `Store::query_runs` and `Store::series_keys` on PostgreSQL: the same three queries as the
+//! SQLite store's (`query.rs`, which also decodes), in one repeatable-read snapshot.
+
+use std::collections::HashMap;
+
+use pitwall_schema::Run;
+use postgres::{Client, IsolationLevel};
+
+use super::query::{Rows, assemble, default_fingerprint_json};
+use super::rows::{ResultRow, RunRow, SampleRow};
+use super::{RunQuery, StoreError};
+
+/// The condition on `runs` (aliased `u`), as the SQLite store's, over $1 (history branch) and
+/// $2 (testbed).
+const RUN_FILTER: &str = "
+    ($1::text IS NULL OR ((u.role = 'history' OR u.role IS NULL)
+                          AND (u.branch = $1::text OR u.branch IS NULL)))
+    AND ($2::text IS NULL OR u.testbed = $2::text OR u.testbed IS NULL)";
+
+/// The condition on `results` (aliased `r`) over $3 (the keys, NULL for every result).
+const KEY_FILTER: &str = "($3::text[] IS NULL OR r.bench_key = ANY($3::text[]))";
+
+pub(super) fn pg_query_runs(
+    client: &mut Client,
+    store: &str,
+    q: &RunQuery,
+) -> Result<Vec<Run>, StoreError> {
+    let be = super::pg::backend(store);
+    let mut tx = client
+        .build_transaction()
+        .isolation_level(IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .map_err(&be)?;
+    let default_fp = default_fingerprint_json();
+    let runs = tx
+        .query(
+            &format!(
+                "SELECT u.id, u.project, u.commit_sha, u.branch, u.started_at, u.finished_at,
+                        u.config_hash, u.status,
+                        CASE WHEN $3 OR u.testbed IS NULL THEN u.fingerprint_json ELSE NULL END,
+                        u.commit_info_json, u.error, u.pair_json, u.testbed, u.role
+                 FROM runs u WHERE {RUN_FILTER}
+                 ORDER BY u.started_at, u.id"
+            ),
+            &[&q.history_branch, &q.testbed, &q.fingerprints],
+        )
+        .map_err(&be)?
+        .iter()
+        .map(|r| {
+            (
+                r.get::<_, String>(0),
+                RunRow {
+                    project: r.get(1),
+                    commit: r.get(2),
+                    branch: r.get(3),
+                    started_at: r.get(4),
+                    finished_at: r.get(5),
+                    config_hash: r.get(6),
+                    status: r.get(7),
+                    fingerprint_json: r
+                        .get::<_, Option<String>>(8)
+                        .unwrap_or_else(|| default_fp.clone()),
+                    commit_info_json: r.get(9),
+                    error: r.get(10),
+                    pair_json: r.get(11),
+                    testbed: r.get(12),
+                    role: r.get(13),
+                },
+            )
+        })
+        .collect();
+    let mut results = Vec::new();
+    let mut samples: HashMap<i64, Vec<SampleRow>> = HashMap::new();
+    if !q.keys.as_ref().is_some_and(Vec::is_empty) {
+        let params: [&(dyn postgres::types::ToSql + Sync); 3] =
+            [&q.history_branch, &q.testbed, &q.keys];
+        for r in tx
+            .query(
+                &format!(
+                    "SELECT r.run_id, r.id, r.ord, r.suite, r.name, r.params_json, r.measure,
+                            r.unit, r.direction, r.status, r.error, r.summary_json
+                     FROM results r JOIN runs u ON u.id = r.run_id
+                     WHERE {RUN_FILTER} AND {KEY_FILTER}
+                     ORDER BY r.run_id, r.ord"
+                ),
+                &params,
+            )
+            .map_err(&be)?
+        {
+            results.push((
+                r.get::<_, String>(0),
+                ResultRow {
+                    id: r.get(1),
+                    ord: i64::from(r.get::<_, i32>(2)),
+                    suite: r.get(3),
+                    name: r.get(4),
+                    params_json: r.get(5),
+                    measure: r.get(6),
+                    unit: r.get(7),
+                    direction: r.get(8),
+                    status: r.get(9),
+                    error: r.get(10),
+                    summary_json: r.get(11),
+                },
+            ));
+        }
+        for s in tx
+            .query(
+                &format!(
+                    "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
+                     FROM samples s JOIN results r ON r.id = s.result_id
+                                    JOIN runs u ON u.id = r.run_id
+                     WHERE {RUN_FILTER} AND {KEY_FILTER}
+                     ORDER BY s.result_id, s.idx"
+                ),
+                &params,
+            )
+            .map_err(&be)?
+        {
+            samples.entry(s.get(0)).or_default().push(SampleRow {
+                idx: i64::from(s.get::<_, i32>(1)),
+                value: s.get(2),
+                meta_json: s.get(3),
+                replicate: s.get(4),
+            });
+        }
+    }
+    tx.commit().map_err(&be)?;
+    assemble(
+        store,
+        Rows {
+            runs,
+            results,
+            samples,
+        },
+    )
+}
+
+pub(super) fn pg_series_keys(client: &mut Client, store: &str) -> Result<Vec<String>, StoreError> {
+    let be = super::pg::backend(store);
+    Ok(client
+        .query("SELECT bench_key FROM series_keys ORDER BY bench_key", &[])
+        .map_err(&be)?
+        .iter()
+        .map(|r| r.get(0))
+        .collect())
+}

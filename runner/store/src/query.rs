@@ -1,0 +1,195 @@
+//! Reading part of the store: the runs one history can hold and only the results of the
+//! benchmark keys asked for (`Store::query_runs`), so `detect --benchmark`, the alerts and the
+//! report read one series at a time instead of every sample of every run. Three queries per
+//! call (runs, results, samples), each over an index, whatever the number of runs.
+
+use std::collections::HashMap;
+
+use pitwall_schema::{BenchmarkResult, Fingerprint, Run};
+use rusqlite::{Connection, params};
+
+use super::rows::{ResultRow, RunRow, SampleRow, to_json};
+use super::{RunQuery, StoreError};
+
+/// The SQL condition on `runs` (aliased `u`) for a query, over three parameters: the history
+/// branch, the testbed, and (unused here) the keys. A run with no recorded branch, testbed or
+/// role passes (the analysis applies the exact rule, `HistoryFilter::admits`, afterwards).
+pub(super) const SQLITE_RUN_FILTER: &str = "
+    (?1 IS NULL OR ((u.role = 'history' OR u.role IS NULL) AND (u.branch = ?1 OR u.branch IS NULL)))
+    AND (?2 IS NULL OR u.testbed = ?2 OR u.testbed IS NULL)";
+
+/// Rows of one query, before decoding.
+pub(super) struct Rows {
+    /// (id, row), oldest first.
+    pub runs: Vec<(String, RunRow)>,
+    /// (run id, row), in run and result order.
+    pub results: Vec<(String, ResultRow)>,
+    /// By result id, each in index order.
+    pub samples: HashMap<i64, Vec<SampleRow>>,
+}
+
+/// What a run row's fingerprint column is read as when fingerprints were not asked for.
+pub(super) fn default_fingerprint_json() -> String {
+    to_json(&Fingerprint::default())
+}
+
+/// Decodes the rows into runs, oldest first; each run holds its selected results in order.
+pub(super) fn assemble(store: &str, rows: Rows) -> Result<Vec<Run>, StoreError> {
+    let Rows {
+        runs,
+        results,
+        mut samples,
+    } = rows;
+    let mut by_run: HashMap<String, Vec<BenchmarkResult>> = HashMap::new();
+    for (run_id, row) in results {
+        let own = samples.remove(&row.id).unwrap_or_default();
+        let ord = usize::try_from(row.ord).unwrap_or(usize::MAX);
+        let decoded = row.decode(store, &run_id, ord, own)?;
+        by_run.entry(run_id).or_default().push(decoded);
+    }
+    runs.into_iter()
+        .map(|(id, row)| {
+            let results = by_run.remove(&id).unwrap_or_default();
+            row.decode(store, &id, results)
+        })
+        .collect()
+}
+
+/// SQLite: the runs and results a query selects, in one read transaction.
+pub(super) fn sqlite_query_runs(
+    conn: &Connection,
+    store: &str,
+    q: &RunQuery,
+) -> Result<Vec<Run>, StoreError> {
+    let be = super::sqlite_codec::backend(store);
+    let tx = conn.unchecked_transaction().map_err(&be)?;
+    let keys = q.keys.as_ref().map(to_json);
+    let filter = params![q.history_branch, q.testbed, keys];
+    let default_fp = default_fingerprint_json();
+    let mut runs = Vec::new();
+    {
+        let sql = format!(
+            "SELECT u.id, u.project, u.commit_sha, u.branch, u.started_at, u.finished_at,
+                    u.config_hash, u.status,
+                    CASE WHEN ?4 OR u.testbed IS NULL THEN u.fingerprint_json ELSE NULL END,
+                    u.commit_info_json, u.error, u.pair_json, u.testbed, u.role
+             FROM runs u WHERE {SQLITE_RUN_FILTER}
+             ORDER BY u.started_at, u.id"
+        );
+        let mut stmt = tx.prepare_cached(&sql).map_err(&be)?;
+        let rows = stmt
+            .query_map(
+                params![q.history_branch, q.testbed, keys, q.fingerprints],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        RunRow {
+                            project: r.get(1)?,
+                            commit: r.get(2)?,
+                            branch: r.get(3)?,
+                            started_at: r.get(4)?,
+                            finished_at: r.get(5)?,
+                            config_hash: r.get(6)?,
+                            status: r.get(7)?,
+                            fingerprint_json: r
+                                .get::<_, Option<String>>(8)?
+                                .unwrap_or_else(|| default_fp.clone()),
+                            commit_info_json: r.get(9)?,
+                            error: r.get(10)?,
+                            pair_json: r.get(11)?,
+                            testbed: r.get(12)?,
+                            role: r.get(13)?,
+                        },
+                    ))
+                },
+            )
+            .map_err(&be)?;
+        for row in rows {
+            runs.push(row.map_err(&be)?);
+        }
+    }
+    let mut results = Vec::new();
+    let mut samples: HashMap<i64, Vec<SampleRow>> = HashMap::new();
+    let none_asked = q.keys.as_ref().is_some_and(Vec::is_empty);
+    if !none_asked {
+        let key_filter = "(?3 IS NULL OR r.bench_key IN (SELECT value FROM json_each(?3)))";
+        let sql = format!(
+            "SELECT r.run_id, r.id, r.ord, r.suite, r.name, r.params_json, r.measure, r.unit,
+                    r.direction, r.status, r.error, r.summary_json
+             FROM results r JOIN runs u ON u.id = r.run_id
+             WHERE {SQLITE_RUN_FILTER} AND {key_filter}
+             ORDER BY r.run_id, r.ord"
+        );
+        let mut stmt = tx.prepare_cached(&sql).map_err(&be)?;
+        let rows = stmt
+            .query_map(filter, |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    ResultRow {
+                        id: r.get(1)?,
+                        ord: r.get(2)?,
+                        suite: r.get(3)?,
+                        name: r.get(4)?,
+                        params_json: r.get(5)?,
+                        measure: r.get(6)?,
+                        unit: r.get(7)?,
+                        direction: r.get(8)?,
+                        status: r.get(9)?,
+                        error: r.get(10)?,
+                        summary_json: r.get(11)?,
+                    },
+                ))
+            })
+            .map_err(&be)?;
+        for row in rows {
+            results.push(row.map_err(&be)?);
+        }
+        let sql = format!(
+            "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
+             FROM samples s JOIN results r ON r.id = s.result_id JOIN runs u ON u.id = r.run_id
+             WHERE {SQLITE_RUN_FILTER} AND {key_filter}
+             ORDER BY s.result_id, s.idx"
+        );
+        let mut stmt = tx.prepare_cached(&sql).map_err(&be)?;
+        let rows = stmt
+            .query_map(filter, |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    SampleRow {
+                        idx: r.get(1)?,
+                        value: r.get(2)?,
+                        meta_json: r.get(3)?,
+                        replicate: r.get(4)?,
+                    },
+                ))
+            })
+            .map_err(&be)?;
+        for row in rows {
+            let (result_id, sample) = row.map_err(&be)?;
+            samples.entry(result_id).or_default().push(sample);
+        }
+    }
+    tx.finish().map_err(&be)?;
+    assemble(
+        store,
+        Rows {
+            runs,
+            results,
+            samples,
+        },
+    )
+}
+
+/// SQLite: every benchmark key ever stored, sorted.
+pub(super) fn sqlite_series_keys(
+    conn: &Connection,
+    store: &str,
+) -> Result<Vec<String>, StoreError> {
+    let be = super::sqlite_codec::backend(store);
+    conn.prepare_cached("SELECT bench_key FROM series_keys ORDER BY bench_key")
+        .map_err(&be)?
+        .query_map([], |r| r.get(0))
+        .map_err(&be)?
+        .collect::<Result<_, _>>()
+        .map_err(&be)
+}

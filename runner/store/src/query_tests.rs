@@ -1,0 +1,169 @@
+//! Tests of `Store::query_runs` and `Store::series_keys` on both stores against the plain
+//! reading they replace (`all_runs`, filtered in Rust), and of the key backfill of SQLite
+//! migration 6 on a store written before it.
+
+use pitwall_e2e::pg_server;
+use pitwall_schema::{Fingerprint, Run, RunRole};
+
+use super::conformance::{ok_result, rich_run, run};
+use super::{PgStore, RunQuery, SqliteStore, Store};
+
+/// Runs of every kind a history query must tell apart, each with results `a` and `b`.
+fn runs() -> Vec<Run> {
+    let mk = |i: u32, branch: Option<&str>, testbed: Option<&str>, role: RunRole| {
+        let mut r = run(
+            &format!("01900000-0000-7000-8000-0000000000{i:02}"),
+            &format!("2026-01-{:02}T10:00:00Z", 28 - i),
+            vec![
+                ok_result("a", vec![f64::from(i)]),
+                ok_result("b", vec![1.0, 2.0]),
+            ],
+        );
+        r.branch = branch.map(str::to_string);
+        r.testbed = testbed.map(str::to_string);
+        r.role = Some(role);
+        r.fingerprint.hostname = format!("host{i}");
+        r
+    };
+    vec![
+        mk(1, Some("main"), Some("tb-a"), RunRole::History),
+        mk(2, Some("feature"), Some("tb-a"), RunRole::History),
+        mk(3, Some("main"), Some("tb-a"), RunRole::PrBase),
+        mk(4, Some("main"), Some("tb-b"), RunRole::History),
+        mk(5, None, Some("tb-a"), RunRole::History),
+        rich_run(),
+    ]
+}
+
+/// What `query_runs` must return, from `all_runs`.
+fn expected(store: &dyn Store, q: &RunQuery) -> Vec<Run> {
+    store
+        .all_runs()
+        .unwrap()
+        .into_iter()
+        .filter(|r| {
+            q.history_branch.as_deref().is_none_or(|b| {
+                r.role_or_implied() == RunRole::History
+                    && r.branch.as_deref().is_none_or(|rb| rb == b)
+            }) && q
+                .testbed
+                .as_deref()
+                .is_none_or(|t| r.testbed.as_deref().is_none_or(|rt| rt == t))
+        })
+        .map(|mut r| {
+            if let Some(keys) = &q.keys {
+                r.results.retain(|x| keys.contains(&x.key()));
+            }
+            if !q.fingerprints && r.testbed.is_some() {
+                r.fingerprint = Fingerprint::default();
+            }
+            r
+        })
+        .collect()
+}
+
+fn reads_what_all_runs_reads(store: &mut dyn Store) {
+    for r in runs() {
+        store.insert_run(&r).unwrap();
+    }
+    let key_a = runs()[0].results[0].key();
+    let mut keys = runs()[0]
+        .results
+        .iter()
+        .chain(&rich_run().results)
+        .map(|r| r.key())
+        .collect::<Vec<_>>();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(store.series_keys().unwrap(), keys);
+    let branches = [None, Some("main".to_string()), Some("feature".to_string())];
+    let testbeds = [None, Some("tb-a".to_string()), Some("nowhere".to_string())];
+    let key_sets = [
+        None,
+        Some(vec![]),
+        Some(vec![key_a.clone()]),
+        Some(keys.clone()),
+    ];
+    for history_branch in &branches {
+        for testbed in &testbeds {
+            for keys in &key_sets {
+                for fingerprints in [false, true] {
+                    let q = RunQuery {
+                        history_branch: history_branch.clone(),
+                        testbed: testbed.clone(),
+                        keys: keys.clone(),
+                        fingerprints,
+                    };
+                    assert_eq!(store.query_runs(&q).unwrap(), expected(store, &q), "{q:?}");
+                }
+            }
+        }
+    }
+    // The main history of tb-a: runs 5 (no branch) and 1, oldest first, with `a` only.
+    let q = RunQuery {
+        history_branch: Some("main".into()),
+        testbed: Some("tb-a".into()),
+        keys: Some(vec![key_a]),
+        fingerprints: false,
+    };
+    let got = store.query_runs(&q).unwrap();
+    let ids: Vec<&str> = got.iter().map(|r| &r.id[r.id.len() - 2..]).collect();
+    assert_eq!(ids, ["05", "01"]);
+    assert!(
+        got.iter()
+            .all(|r| r.results.len() == 1 && r.results[0].name == "a")
+    );
+}
+
+#[test]
+fn sqlite_query_runs_reads_what_all_runs_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("q.db")).unwrap();
+    reads_what_all_runs_reads(&mut store);
+}
+
+#[test]
+fn pg_query_runs_reads_what_all_runs_reads() {
+    let Some(server) = pg_server() else { return };
+    let db = server.database();
+    let mut store = PgStore::open(&db.url).unwrap();
+    reads_what_all_runs_reads(&mut store);
+}
+
+/// A store written before migration 6 (no keys) gets them on the next open.
+#[test]
+fn sqlite_keys_are_backfilled_by_migration_6() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let original = rich_run();
+    SqliteStore::open(&db)
+        .unwrap()
+        .insert_run(&original)
+        .unwrap();
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "DROP TABLE alerts; DROP INDEX results_by_key; DROP TABLE series_keys;
+             ALTER TABLE results DROP COLUMN bench_key; PRAGMA user_version = 5;",
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(&db).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 7);
+    let keys: Vec<String> = original.results.iter().map(|r| r.key()).collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(store.series_keys().unwrap(), sorted);
+    let got = store
+        .query_runs(&RunQuery {
+            keys: Some(vec![keys[0].clone()]),
+            fingerprints: true,
+            ..RunQuery::default()
+        })
+        .unwrap();
+    let mut want = original;
+    let first = want.results[0].key();
+    want.results.retain(|r| r.key() == first);
+    assert_eq!(got, vec![want]);
+}
