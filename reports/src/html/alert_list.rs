@@ -127,6 +127,7 @@ mod tests {
             generated_at: "2026-12-02T10:00:00Z",
             history_branch: "main",
             alerts: &alerts,
+            histories: None,
         };
         write_site(&input, dir.path()).unwrap();
         let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
@@ -155,6 +156,7 @@ mod tests {
             generated_at: "t",
             history_branch: "main",
             alerts: &[],
+            histories: None,
         };
         write_site(&input, dir.path()).unwrap();
         let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
