@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The device check for a lent GPU machine (DEVELOPERS.md, issue 4): what NVML reports through
-# `pitwall env`, set beside nvidia-smi's own answers, and a short observe-mode run with a GPU
-# load beside it so the per-sample GPU state (clocks, temperature, power, throttle bits) and the
-# monitor's cost are real readings. Never locks clocks or changes any setting of the card.
+# `pitwall env`, set beside nvidia-smi's own answers, a short observe-mode run of the CPU suites
+# with a GPU load beside it so the per-sample GPU state (clocks, temperature, power, throttle
+# bits) and the monitor's cost are real readings, then the CUDA kernel suite at small sizes
+# (docs/SUITES.md). Never locks clocks or changes any setting of the card.
 #
 # The lent machine has no Rust toolchain and no network: run ci/gpu-stage.sh here first, then
 # the device tool with command "bash ci/gpu-check.sh", carry [".gpu"], timeout_s 420.
@@ -83,6 +84,9 @@ cat > "$cfg" <<'TOML'
 [project]
 name = "gpu-check"
 
+[suites]
+backend = "cpu"        # this run is about GPU monitoring beside the CPU suites
+
 [gpu]
 clocks = "observe"     # never lock clocks on a lent card
 monitor_period_ms = 10
@@ -103,6 +107,33 @@ echo "== observe-mode run (CPU suites, GPU monitored every 10 ms)"
 "$bin" run --config "$cfg" --store "sqlite:$out/pitwall.db" --no-report 2>&1 | tee "$out/run.txt"
 "$bin" export --store "sqlite:$out/pitwall.db" -o "$out/export.json"
 [ -n "$load_pid" ] && { kill "$load_pid" 2>/dev/null || true; wait "$load_pid" 2>/dev/null || true; }
+
+# The CUDA kernel suite (docs/SUITES.md) on the card, small sizes: GEMMs, copies, triad, row
+# kernels, transfers, each checked before it is timed. Exit 3 means the probe said why CUDA
+# cannot run here (CUDA 13 driver, libnvrtc.so.13 and libcublas.so.13 needed); it does not stop
+# the check.
+cuda_cfg="$out/gpu-check-cuda.toml"
+cat > "$cuda_cfg" <<'TOML'
+[project]
+name = "gpu-check-cuda"
+
+[suites]
+backend = "cuda"
+
+[gpu]
+clocks = "observe"
+
+[sampling]
+max_time_s = 0.5
+
+[[suite]]
+kind = "kernel"
+max_bytes = 314572800
+TOML
+echo "== CUDA kernel suite ([suites] backend = \"cuda\", footprints up to 300 MiB)"
+cuda_rc=0
+"$bin" run --config "$cuda_cfg" --store "sqlite:$out/pitwall-cuda.db" --no-report 2>&1 | tee "$out/cuda-run.txt" || cuda_rc=$?
+echo "cuda run exit code: $cuda_rc" | tee -a "$out/cuda-run.txt"
 
 python3 - "$out/export.json" "$out/env.json" <<'PY'
 import json, sys

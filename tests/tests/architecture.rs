@@ -113,6 +113,7 @@ fn crates_depend_only_on_the_crates_below_them() {
         ),
         ("suites/formats", &["pitwall-schema"][..]),
         ("suites/cpu", &["pitwall-schema"][..]),
+        ("suites/cuda", &["pitwall-schema"][..]),
         ("stats/analysis", &["pitwall-stats", "pitwall-schema"][..]),
         ("stats", &[][..]),
         ("suites/schema", &[][..]),

@@ -2,7 +2,6 @@
 //! in the store, listed (open first) and triaged. Detection itself happens when history runs
 //! are stored (`run`, `import`); these commands only read and update what it found.
 
-use pitwall_cpu::CpuBackend;
 use pitwall_pipeline::alerts::{self, AlertQuery, TriageError, TriageRequest};
 use pitwall_pipeline::measure::{Measurer, bisect};
 use pitwall_pipeline::run::now_rfc3339;
@@ -86,10 +85,10 @@ fn cmd_alert_bisect(g: &Global, a: &AlertBisectArgs) -> Result<ExitClass, Failur
         Some(r) => r.clone(),
         None => current_dir()?,
     };
-    let console = Console::new(g);
+    let console = Console::new(g, &config)?;
     let m = Measurer {
         config: &config,
-        backend: &CpuBackend,
+        backend: console.backend(),
         hooks: &console,
         // A bisection stores no runs.
         labels: Default::default(),

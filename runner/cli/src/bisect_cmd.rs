@@ -1,7 +1,6 @@
 //! `pitwall bisect --good REV --bad REV`: finds the first commit that made a benchmark slower,
 //! measuring as few commits as a binary search allows (docs/BISECT.md).
 
-use pitwall_cpu::CpuBackend;
 use pitwall_pipeline::bisect::BisectRequest;
 use pitwall_pipeline::measure::{Measurer, bisect};
 use pitwall_pipeline::run::RunRequest;
@@ -28,10 +27,10 @@ pub(super) fn cmd_bisect(g: &Global, a: &BisectArgs) -> Result<ExitClass, Failur
         max_rounds: a.max_rounds.max(a.rounds),
         rebuild: a.rebuild,
     };
-    let console = Console::new(g);
+    let console = Console::new(g, &config)?;
     let m = Measurer {
         config: &config,
-        backend: &CpuBackend,
+        backend: console.backend(),
         hooks: &console,
         // A bisection stores nothing.
         labels: Default::default(),

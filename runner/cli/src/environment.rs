@@ -2,19 +2,24 @@
 //! monitoring set up before, the monitor's health said after, and the console side of the
 //! pipeline's measuring use cases (`Console`, their `MeasureHooks`).
 
+use std::cell::OnceCell;
 use std::path::Path;
 use std::sync::Arc;
 
+use pitwall_cpu::CpuBackend;
+use pitwall_cuda::CudaBackend;
+
 use pitwall_host::gpu::load_nvml;
 use pitwall_host::machine::{DirSysfs, ProcessAffinity};
-use pitwall_pipeline::config::Config;
+use pitwall_pipeline::config::{BackendChoice, Config, SuiteSpec};
 use pitwall_pipeline::defaults;
 use pitwall_pipeline::engine::{Isolation, RunObserver};
 use pitwall_pipeline::measure::{EnvironmentError, MeasureHooks};
 use pitwall_pipeline::run::{RunError, RunReport, Target};
 use pitwall_pipeline::setup::{Mode, RunEnvironment};
+use pitwall_schema::backend::BackendError;
 use pitwall_schema::sections::GpuAvailability;
-use pitwall_schema::{Alert, Run};
+use pitwall_schema::{Alert, Backend, Run};
 use pitwall_store::Store;
 
 use super::args::Global;
@@ -24,7 +29,11 @@ use super::progress::Progress;
 /// Pins this process, applies the clock policy and starts GPU monitoring; prints what is not
 /// as it should be. Built-in suites run each round in a fresh `pitwall __worker` process.
 /// Keep the result alive while measuring.
-fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment, Failure> {
+fn prepare_env(
+    config: &Config,
+    g: &Global,
+    suites: &SuiteBackend,
+) -> Result<RunEnvironment, Failure> {
     // On SIGINT/SIGTERM: kill running benchmark commands, restore clocks, then die.
     pitwall_host::gpu::on_terminate(pitwall_pipeline::engine::kill_running_commands);
     pitwall_host::gpu::install_signal_handler().map_err(Failure::of_gpu)?;
@@ -46,12 +55,12 @@ fn prepare_env(config: &Config, g: &Global) -> Result<RunEnvironment, Failure> {
     })?;
     env.set_isolation(Isolation::Worker { exe });
     if !g.quiet {
-        if let Some(reason) = env
+        let nvml = env
             .fingerprint
             .section::<GpuAvailability>()
-            .and_then(|g| g.reason)
-        {
-            eprintln!("{}", no_gpu_line(&reason));
+            .and_then(|g| g.reason);
+        if let Some(line) = no_gpu_line(nvml.as_deref(), suites) {
+            eprintln!("{line}");
         }
         for w in &env.warnings {
             eprintln!("warning: {w}");
@@ -81,15 +90,24 @@ pub(super) struct Console<'a> {
     g: &'a Global,
     progress: Progress,
     on_stored: Option<&'a OnStored<'a>>,
+    suites: SuiteBackend,
 }
 
 impl<'a> Console<'a> {
-    pub(super) fn new(g: &'a Global) -> Console<'a> {
-        Console {
+    /// The console of a measuring command, with the backend `[suites] backend` selects
+    /// (`cuda` where CUDA cannot run is an infrastructure failure).
+    pub(super) fn new(g: &'a Global, config: &Config) -> Result<Console<'a>, Failure> {
+        Ok(Console {
             g,
             progress: Progress::new(g.quiet),
             on_stored: None,
-        }
+            suites: SuiteBackend::select(config)?,
+        })
+    }
+
+    /// The backend of the built-in suites, for the use case's `Measurer`.
+    pub(super) fn backend(&self) -> &dyn Backend {
+        self.suites.backend.as_ref()
     }
 
     /// Measuring is over: the terminal's progress line is cleared.
@@ -111,7 +129,7 @@ impl MeasureHooks for Console<'_> {
 
     fn prepare(&self, config: &Config) -> Result<RunEnvironment, EnvironmentError> {
         self.progress
-            .suspend(|| prepare_env(config, self.g))
+            .suspend(|| prepare_env(config, self.g, &self.suites))
             .map_err(|f| f.error.into())
     }
 
@@ -192,16 +210,130 @@ pub fn announce_alerts(g: &Global, config: &Config, alerts: &[Alert]) {
     }
 }
 
-/// The one short line of a run without a usable GPU: the cause in a few words (the full
-/// reason, with its hint, is in the fingerprint and `pitwall env`).
-fn no_gpu_line(reason: &str) -> String {
-    let cause = if reason.contains("libnvidia-ml") && reason.contains("cannot load") {
-        "no NVIDIA driver".to_string()
-    } else {
-        let first = reason.split("; hint:").next().unwrap_or(reason);
-        pitwall_reports::table::escape_controls(first.trim_start_matches("nvml is not available: "))
+/// The backend of the built-in suites and, when `auto` fell back to the CPU, why CUDA could not
+/// run (its probe's short reason).
+pub(super) struct SuiteBackend {
+    backend: Box<dyn Backend>,
+    cuda_skipped: Option<String>,
+}
+
+impl SuiteBackend {
+    /// `[suites] backend`: `cpu` as asked; `cuda` or an infrastructure failure; `auto` CUDA
+    /// when its probe succeeds, else the CPU. Without built-in suites nothing is probed.
+    fn select(config: &Config) -> Result<SuiteBackend, Failure> {
+        let cpu = || SuiteBackend {
+            backend: Box::new(CpuBackend),
+            cuda_skipped: None,
+        };
+        let builtin = config
+            .suites
+            .iter()
+            .any(|s| matches!(s.spec, SuiteSpec::Builtin { .. }));
+        match config.backend {
+            BackendChoice::Cpu => Ok(cpu()),
+            _ if !builtin => Ok(cpu()),
+            BackendChoice::Cuda => match CudaBackend::probe() {
+                Ok(cuda) => Ok(SuiteBackend {
+                    backend: Box::new(cuda),
+                    cuda_skipped: None,
+                }),
+                Err(e) => Err(Failure::of_backend("[suites] backend = \"cuda\"", e)),
+            },
+            BackendChoice::Auto => match CudaBackend::probe() {
+                Ok(cuda) => Ok(SuiteBackend {
+                    backend: Box::new(cuda),
+                    cuda_skipped: None,
+                }),
+                Err(e) => Ok(SuiteBackend {
+                    cuda_skipped: Some(short_reason(&e)),
+                    ..cpu()
+                }),
+            },
+        }
+    }
+}
+
+/// A backend error's reason without its hint: what fits in one line.
+fn short_reason(e: &BackendError) -> String {
+    let reason = match e {
+        BackendError::Unavailable { reason, .. } | BackendError::Failed { reason, .. } => reason,
     };
-    format!("no GPU ({cause}): GPU monitoring skipped, CPU suites only")
+    reason.split("; hint:").next().unwrap_or(reason).to_string()
+}
+
+/// The backends a `pitwall __worker` may be asked for by name (`Backend::name`), CUDA probed
+/// only when asked for.
+#[derive(Default)]
+pub(super) struct WorkerBackends {
+    cpu: CpuBackend,
+    cuda: OnceCell<Result<CudaBackend, String>>,
+}
+
+impl WorkerBackends {
+    pub(super) fn get(&self, name: &str) -> Result<&dyn Backend, BackendError> {
+        let unavailable = |reason: String| BackendError::Unavailable {
+            backend: "cuda",
+            reason,
+        };
+        match name {
+            "cuda" => match self
+                .cuda
+                .get_or_init(|| CudaBackend::probe().map_err(|e| short_reason(&e)))
+            {
+                Ok(cuda) => Ok(cuda),
+                Err(reason) => Err(unavailable(reason.clone())),
+            },
+            "cpu" => Ok(&self.cpu),
+            other => Err(BackendError::Failed {
+                backend: "worker",
+                reason: format!(
+                    "the parent asked for backend `{other}`, which this pitwall does not have"
+                ),
+            }),
+        }
+    }
+}
+
+/// The one short line of a run without a usable GPU: the causes in a few words (the full
+/// reasons, with their hints, are in the fingerprint, `pitwall env` and the probe's error).
+/// `nvml` is why GPU monitoring is off; CUDA's reason comes from the backend selection.
+fn no_gpu_line(nvml: Option<&str>, suites: &SuiteBackend) -> Option<String> {
+    let nvml_cause = nvml.map(|reason| {
+        if reason.contains("libnvidia-ml") && reason.contains("cannot load") {
+            "no NVIDIA driver".to_string()
+        } else {
+            let first = reason.split("; hint:").next().unwrap_or(reason);
+            pitwall_reports::table::escape_controls(
+                first.trim_start_matches("nvml is not available: "),
+            )
+        }
+    });
+    let cuda_cause = suites
+        .cuda_skipped
+        .as_deref()
+        .map(pitwall_reports::table::escape_controls);
+    let on_cuda = suites.backend.name() == "cuda";
+    Some(match (nvml_cause, cuda_cause) {
+        (None, None) => return None,
+        (Some(n), None) if on_cuda => {
+            format!("no GPU monitoring ({n}): CUDA suites run without GPU state")
+        }
+        (Some(n), None) => format!("no GPU ({n}): GPU monitoring skipped, CPU suites only"),
+        // No driver or no device: there is no GPU, whatever NVML was asked (clocks = "off").
+        (None, Some(c)) if c == "no CUDA driver" || c == "no CUDA device" => {
+            format!("no GPU ({c}): CUDA suites skipped, CPU suites only")
+        }
+        (None, Some(c)) => format!("no CUDA ({c}): CUDA suites skipped, CPU suites only"),
+        (Some(n), Some(c)) => {
+            // Without a driver both say so: name it once.
+            let cause = if n == "no NVIDIA driver" && c == "no CUDA driver" {
+                c
+            } else {
+                format!("{n}; {c}")
+            };
+            format!("no GPU ({cause}): GPU monitoring and CUDA suites skipped, CPU suites only")
+        }
+    })
 }
 
 /// Makes this process non-dumpable (`PR_SET_DUMPABLE` 0): its memory and its environment
@@ -218,19 +350,65 @@ pub fn keep_secrets_from_children() {
 
 #[cfg(test)]
 mod tests {
+    use super::{SuiteBackend, no_gpu_line};
+
+    fn cpu(cuda_skipped: Option<&str>) -> SuiteBackend {
+        SuiteBackend {
+            backend: Box::new(pitwall_cpu::CpuBackend),
+            cuda_skipped: cuda_skipped.map(str::to_string),
+        }
+    }
+
     #[test]
     fn the_no_gpu_line_is_short() {
         let reason = "nvml is not available: cannot load libnvidia-ml.so.1 (libnvidia-ml.so.1: cannot open shared object file: No such file or directory); hint: GPU features need the NVIDIA driver (libnvidia-ml.so.1); use clock mode off on machines without one";
         assert_eq!(
-            super::no_gpu_line(reason),
+            no_gpu_line(Some(reason), &cpu(None)).unwrap(),
             "no GPU (no NVIDIA driver): GPU monitoring skipped, CPU suites only"
         );
         assert_eq!(
-            super::no_gpu_line(
-                "nvml is not available: NVML init failed: driver/library mismatch; hint: x"
-            ),
+            no_gpu_line(
+                Some("nvml is not available: NVML init failed: driver/library mismatch; hint: x"),
+                &cpu(None)
+            )
+            .unwrap(),
             "no GPU (NVML init failed: driver/library mismatch): GPU monitoring skipped, CPU suites only"
         );
+    }
+
+    #[test]
+    fn no_driver_for_nvml_nor_cuda_is_one_line() {
+        let reason = "nvml is not available: cannot load libnvidia-ml.so.1 (x); hint: y";
+        assert_eq!(
+            no_gpu_line(Some(reason), &cpu(Some("no CUDA driver"))).unwrap(),
+            "no GPU (no CUDA driver): GPU monitoring and CUDA suites skipped, CPU suites only"
+        );
+        assert_eq!(
+            no_gpu_line(None, &cpu(Some("no NVRTC"))).unwrap(),
+            "no CUDA (no NVRTC): CUDA suites skipped, CPU suites only"
+        );
+        assert_eq!(
+            no_gpu_line(Some(reason), &cpu(Some("no NVRTC"))).unwrap(),
+            "no GPU (no NVIDIA driver; no NVRTC): GPU monitoring and CUDA suites skipped, CPU suites only"
+        );
+        assert_eq!(
+            no_gpu_line(None, &cpu(Some("no CUDA driver"))).unwrap(),
+            "no GPU (no CUDA driver): CUDA suites skipped, CPU suites only"
+        );
+        assert_eq!(no_gpu_line(None, &cpu(None)), None);
+    }
+
+    #[test]
+    fn a_worker_builds_the_backend_it_is_named() {
+        let backends = super::WorkerBackends::default();
+        assert_eq!(backends.get("cpu").unwrap().name(), "cpu");
+        let e = backends.get("rocm").err().unwrap();
+        assert!(e.to_string().contains("backend `rocm`"), "{e}");
+        use pitwall_cuda::CudaSystem;
+        if !pitwall_cuda::SystemCuda.driver_present() {
+            let e = backends.get("cuda").err().unwrap();
+            assert_eq!(e.to_string(), "cuda backend unavailable: no CUDA driver");
+        }
     }
 
     #[test]

@@ -20,6 +20,7 @@ use pitwall_reports::github::GithubError;
 use pitwall_reports::gitlab::GitlabError;
 use pitwall_reports::html::HtmlError;
 use pitwall_schema::RunStatus;
+use pitwall_schema::backend::BackendError;
 use pitwall_store::StoreError;
 
 /// The documented exit codes, ordered by severity (so the worst of several is their `max`).
@@ -178,6 +179,12 @@ impl Failure {
     /// The host's GPU layer failed (the signal handlers that restore clocks): infrastructure.
     pub fn of_gpu(e: GpuError) -> Failure {
         Failure::infra(e.into())
+    }
+
+    /// The backend `[suites] backend` names cannot run here (`cuda` without a GPU), under
+    /// `what`: infrastructure.
+    pub fn of_backend(what: impl What, e: BackendError) -> Failure {
+        Failure::infra(anyhow::Error::new(e).context(what))
     }
 
     /// A suite worker (`pitwall __worker`) that failed: infrastructure.

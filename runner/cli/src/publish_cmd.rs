@@ -1,6 +1,5 @@
 //! `pitwall report`, `pitwall comment` and `pitwall ci`: the HTML report and what goes to GitHub.
 
-use pitwall_cpu::CpuBackend;
 use pitwall_pipeline::measure::{CiRequest, Measurer, PairResult, ci};
 use pitwall_pipeline::source;
 use pitwall_store::OpenMode;
@@ -76,10 +75,10 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
     let mut store = open_store(g, &config, OpenMode::Create)?;
     let report = report_dir(a.report_dir.as_deref(), &config, store.as_ref())?;
-    let console = Console::new(g);
+    let console = Console::new(g, &config)?;
     let m = Measurer {
         config: &config,
-        backend: &CpuBackend,
+        backend: console.backend(),
         hooks: &console,
         labels: pitwall_pipeline::labels::Labels::from_env(&config, &a.labels.request()),
     };

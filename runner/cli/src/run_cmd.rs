@@ -2,7 +2,6 @@
 //! base/head pair, calls the pipeline's use case, and prints the runs (or the pair's
 //! comparison) it returns.
 
-use pitwall_cpu::CpuBackend;
 use pitwall_pipeline::config::Config;
 use pitwall_pipeline::defaults;
 use pitwall_pipeline::engine::{die_with_parent, serve_worker};
@@ -16,7 +15,7 @@ use pitwall_store::{OpenMode, Store};
 
 use super::args::{Global, RunArgs};
 use super::context::{current_dir, format, load_config, open_store};
-use super::environment::Console;
+use super::environment::{Console, WorkerBackends};
 use super::exit::{ExitClass, Failure};
 use super::measure::{print_pair, report_after, report_dir};
 use pitwall_pipeline::labels::Labels;
@@ -56,10 +55,10 @@ pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
             },
             rebuild: a.rebuild,
         };
-        let console = Console::new(g);
+        let console = Console::new(g, &config)?;
         let m = Measurer {
             config: &config,
-            backend: &CpuBackend,
+            backend: console.backend(),
             hooks: &console,
             labels: Labels::from_env(&config, &a.labels.request()),
         };
@@ -86,10 +85,10 @@ pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
     let print = |r: &RunReport, store: &mut dyn Store| {
         print_run(g, a, &config, store, r, report.as_deref())
     };
-    let console = Console::new(g).on_stored(&print);
+    let console = Console::new(g, &config)?.on_stored(&print);
     let m = Measurer {
         config: &config,
-        backend: &CpuBackend,
+        backend: console.backend(),
         hooks: &console,
         labels: Labels::from_env(&config, &a.labels.request()),
     };
@@ -121,10 +120,11 @@ pub(super) fn cmd_worker() -> Result<ExitClass, Failure> {
     if !die_with_parent() {
         return Ok(ExitClass::Infra);
     }
+    let backends = WorkerBackends::default();
     serve_worker(
         &mut std::io::stdin().lock(),
         &mut std::io::stdout().lock(),
-        &CpuBackend,
+        &|name| backends.get(name),
     )
     .map_err(Failure::of_worker)?;
     Ok(ExitClass::Ok)

@@ -13,6 +13,9 @@ pub const REGRESSION_PCT: f64 = 2.0;
 /// samples, ±1%, 1 s budget, 120 s timeout); the inference suite has its own
 /// (`Sampling::INFERENCE`).
 pub const SAMPLING: crate::config::Sampling = crate::config::Sampling::DEFAULT;
+/// Which backend runs the built-in suites when `[suites] backend` does not say: CUDA when it
+/// can run here, else the CPU.
+pub const BACKEND: crate::config::BackendChoice = crate::config::BackendChoice::Auto;
 /// The variable holding the GitHub token when `[github] token_env` does not say.
 pub const GITHUB_TOKEN_ENV: &str = "GITHUB_TOKEN";
 /// The variable holding the GitLab token when `[gitlab] token_env` does not say.

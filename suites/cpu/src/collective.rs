@@ -12,6 +12,7 @@ use super::kernel::fits;
 use crate::backend::SuiteOptions;
 use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
 use crate::schema::Unit;
+use crate::work::{Collective, bus_factor};
 
 /// Message sizes measured, 8 B to 64 MiB.
 pub const MESSAGE_BYTES: [u64; 9] = [
@@ -40,14 +41,6 @@ pub fn default_ranks() -> usize {
     thread::available_parallelism()
         .map_or(2, |n| n.get())
         .clamp(2, 4)
-}
-
-/// nccl-tests' all-reduce bus bandwidth factor 2(n−1)/n: busbw = algbw × factor.
-pub fn bus_factor_allreduce(ranks: usize) -> f64 {
-    if ranks == 0 {
-        return 0.0;
-    }
-    2.0 * (ranks as f64 - 1.0) / ranks as f64
 }
 
 /// Elements of chunk `c` when `len` elements are split over `n` chunks as evenly as possible.
@@ -380,7 +373,7 @@ impl Benchmark for AllReduceBench {
             MetricSpec::rate(
                 "busbw",
                 Unit::GB_PER_S,
-                bytes * bus_factor_allreduce(self.ranks),
+                bytes * bus_factor(Collective::AllReduce, self.ranks),
                 1e9,
             ),
         ]
@@ -460,9 +453,8 @@ mod tests {
 
     #[test]
     fn bus_factor_and_metrics_follow_nccl_tests() {
-        assert_eq!(bus_factor_allreduce(4), 1.5);
-        assert_eq!(bus_factor_allreduce(2), 1.0);
-        assert_eq!(bus_factor_allreduce(1), 0.0);
+        // The factor itself is pitwall_schema::work's, tested there.
+        assert_eq!(bus_factor(Collective::AllReduce, 4), 1.5);
         let bench = AllReduceBench::new(1 << 20, 4);
         assert_eq!(
             bench.id().display(),
@@ -501,6 +493,7 @@ mod tests {
         let opts = SuiteOptions {
             ranks: Some(3),
             max_bytes: Some(4096),
+            ..Default::default()
         };
         let ids: Vec<String> = suite(&opts).iter().map(|b| b.id().display()).collect();
         assert_eq!(ids.len(), 4);

@@ -7,6 +7,7 @@ use std::time::Instant;
 use crate::backend::SuiteOptions;
 use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
 use crate::schema::Unit;
+use crate::work::{Dtype, copy_bytes, gemm_flops, gemm_footprint_bytes, triad_bytes};
 
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
@@ -103,11 +104,13 @@ impl GemmBench {
 
     /// Bytes of A, B and C together.
     pub fn footprint_bytes(n: usize) -> u64 {
-        3 * (n * n * size_of::<f32>()) as u64
+        let n = n as u64;
+        gemm_footprint_bytes(n, n, n, Dtype::F32, Dtype::F32)
     }
 
     fn flops_per_iter(&self) -> f64 {
-        2.0 * (self.n as f64).powi(3)
+        let n = self.n as u64;
+        gemm_flops(n, n, n)
     }
 }
 
@@ -215,7 +218,11 @@ impl Benchmark for StreamBench {
     }
 
     fn metrics(&self) -> Vec<MetricSpec> {
-        let moved_bytes = (self.op.arrays() * self.bytes) as f64;
+        let n = self.len() as u64;
+        let moved_bytes = match self.op {
+            StreamOp::Copy => copy_bytes(n, Dtype::F64),
+            StreamOp::Triad => triad_bytes(n, Dtype::F64),
+        } as f64;
         vec![MetricSpec::rate(
             "bandwidth",
             Unit::GB_PER_S,

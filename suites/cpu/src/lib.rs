@@ -2,13 +2,13 @@
 //! tested on a machine without a GPU.
 
 // Paths inside this crate name the contracts as `crate::backend`, `crate::benchmark`, `crate::schema`.
-use pitwall_schema::{backend, benchmark, schema};
+use pitwall_schema::{backend, benchmark, schema, work};
 
 mod collective;
 mod inference;
 mod kernel;
 
-pub use collective::{AllReduceBench, bus_factor_allreduce};
+pub use collective::AllReduceBench;
 pub use inference::MlpBench;
 pub use kernel::{GemmBench, ReductionBench, StreamBench, StreamOp};
 

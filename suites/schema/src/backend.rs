@@ -33,6 +33,35 @@ impl SuiteKind {
     }
 }
 
+/// Whether a GPU benchmark's timed iterations start with its data evicted from the L2 cache.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheMode {
+    /// L2 overwritten before every timed iteration (not timed): what a kernel meets inside a
+    /// model, where other work ran in between.
+    #[default]
+    Cold,
+    /// Iterations back to back: inputs may stay in L2 from the previous one.
+    Warm,
+}
+
+impl CacheMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheMode::Cold => "cold",
+            CacheMode::Warm => "warm",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CacheMode> {
+        [CacheMode::Cold, CacheMode::Warm]
+            .into_iter()
+            .find(|m| m.as_str() == s)
+    }
+}
+
 /// Knobs the configuration passes to a built-in suite.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SuiteOptions {
@@ -42,6 +71,9 @@ pub struct SuiteOptions {
     /// Upper bound on buffer and message sizes in bytes (bandwidth sweeps, collectives);
     /// `None` keeps the backend's full sweep.
     pub max_bytes: Option<u64>,
+    /// GPU backends: flush L2 before each timed iteration (the default) or not. The CPU
+    /// backend ignores it.
+    pub cache: CacheMode,
 }
 
 /// Why a backend could not provide a suite.

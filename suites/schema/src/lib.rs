@@ -5,11 +5,13 @@
 pub mod alerts;
 pub mod backend;
 pub mod benchmark;
+pub mod check;
 pub mod export;
 pub mod labels;
 pub mod schema;
 pub mod secrets;
 pub mod sections;
+pub mod work;
 
 pub use alerts::{Alert, AlertKind, AlertSeries, AlertStatus, AlertUpdate};
 pub use backend::{Backend, BackendError, SuiteKind};

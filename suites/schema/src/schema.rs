@@ -61,6 +61,7 @@ pub struct Unit(pub String);
 impl Unit {
     pub const NANOSECONDS: &'static str = "ns";
     pub const GFLOP_PER_S: &'static str = "GFLOP/s";
+    pub const TFLOP_PER_S: &'static str = "TFLOP/s";
     pub const GB_PER_S: &'static str = "GB/s";
     pub const ITEMS_PER_S: &'static str = "items/s";
 

@@ -143,7 +143,12 @@ impl Ctx<'_> {
         let label = Self::section_label(&section);
         if let Some(rest) = message.strip_prefix("unknown field ") {
             let key = rest.split(',').next().unwrap_or(rest).trim();
-            let hint = format!("valid keys in {label} are {}", valid_keys(&section));
+            let mut hint = format!("valid keys in {label} are {}", valid_keys(&section));
+            // `[suites]` (the backend) written for a `[[suite]]` entry.
+            let bare = key.trim_matches('`');
+            if section == "suites" && valid_keys("suite").split(", ").any(|k| k.trim() == bare) {
+                hint.push_str("; a suite is a [[suite]] entry (two brackets, singular)");
+            }
             return self.at(span, format!("unknown key {key} in {label}"), Some(hint));
         }
         if let Some((name, double)) = self.header_at(span.start) {
@@ -345,6 +350,7 @@ impl Ctx<'_> {
             gpu,
             testbed,
             history_branch,
+            backend: self.backend(raw.suites.unwrap_or_default())?,
             suites,
         })
     }

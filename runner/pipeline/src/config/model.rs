@@ -2,7 +2,7 @@
 //! (docs/CONFIG.md). Serialisable so a run can record the hash of what it ran with.
 
 use pitwall_schema::SuiteKind;
-use pitwall_schema::backend::SuiteOptions;
+use pitwall_schema::backend::{CacheMode, SuiteOptions};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -34,7 +34,44 @@ pub struct Config {
     /// `[history] branch`: the branch whose `history` runs are the history. Not in the hash.
     #[serde(skip)]
     pub history_branch: String,
+    /// `[suites] backend`: which backend runs the built-in suites. Left out of the hash when
+    /// `auto`, so configurations written before the key existed keep their hash.
+    #[serde(skip_serializing_if = "BackendChoice::is_auto")]
+    pub backend: BackendChoice,
     pub suites: Vec<SuiteConfig>,
+}
+
+/// `[suites] backend`: which backend provides the built-in suites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendChoice {
+    /// CUDA when its probe succeeds, else the CPU backend (saying so in one line).
+    Auto,
+    /// CUDA or nothing: a machine without it is an infrastructure failure.
+    Cuda,
+    /// The CPU backend, also on a machine with a GPU.
+    Cpu,
+}
+
+impl BackendChoice {
+    pub const ALL: [BackendChoice; 3] =
+        [BackendChoice::Auto, BackendChoice::Cuda, BackendChoice::Cpu];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendChoice::Auto => "auto",
+            BackendChoice::Cuda => "cuda",
+            BackendChoice::Cpu => "cpu",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<BackendChoice> {
+        BackendChoice::ALL.into_iter().find(|b| b.as_str() == s)
+    }
+
+    pub fn is_auto(&self) -> bool {
+        *self == BackendChoice::Auto
+    }
 }
 
 /// How `pitwall ci` measures a pull request (`[ci]`).
@@ -281,6 +318,10 @@ pub enum SuiteSpec {
         options: SuiteOptions,
         ranks: Option<u32>,
         max_bytes: Option<u64>,
+        /// `cache`, when configured (left out of the hash when not, so older configurations
+        /// keep theirs).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache: Option<CacheMode>,
     },
     Command(CommandSuite),
 }
@@ -303,6 +344,7 @@ impl SuiteConfig {
                 options: SuiteOptions::default(),
                 ranks: None,
                 max_bytes: None,
+                cache: None,
             },
             sampling: Sampling::for_kind(Some(kind)),
             threshold_pct: None,
@@ -336,6 +378,7 @@ impl Config {
             gpu: GpuConfig::default(),
             testbed: None,
             history_branch: crate::defaults::HISTORY_BRANCH.to_string(),
+            backend: crate::defaults::BACKEND,
             suites: SuiteKind::ALL
                 .into_iter()
                 .map(SuiteConfig::builtin)

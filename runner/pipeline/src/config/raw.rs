@@ -20,6 +20,7 @@ pub struct RawConfig {
     pub gpu: Option<RawGpu>,
     pub testbed: Option<RawTestbed>,
     pub history: Option<RawHistory>,
+    pub suites: Option<RawSuites>,
     #[serde(default)]
     pub suite: Vec<Spanned<RawSuite>>,
 }
@@ -110,6 +111,13 @@ pub struct RawHistory {
     pub branch: Option<Spanned<String>>,
 }
 
+/// `[suites]`: settings of every built-in suite.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSuites {
+    pub backend: Option<Spanned<String>>,
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawGitlab {
@@ -134,6 +142,7 @@ pub struct RawSuite {
     pub output: Option<String>,
     pub ranks: Option<u32>,
     pub max_bytes: Option<u64>,
+    pub cache: Option<String>,
     pub threshold_pct: Option<f64>,
     // Sampling keys, as in `[sampling]`.
     pub warmup_s: Option<f64>,
@@ -161,20 +170,21 @@ impl RawSuite {
 pub fn valid_keys(section: &str) -> &'static str {
     match section {
         "" => {
-            "project, store, sampling, thresholds, pinning, github, gitlab, ci, report, gpu, testbed, history, suite"
+            "project, store, sampling, thresholds, pinning, github, gitlab, ci, report, gpu, testbed, history, suites, suite"
         }
         "gpu" => "device, clocks, monitor_period_ms",
         "project" => "name, build, env_pass",
         "store" => "url",
         "testbed" => "name",
         "history" => "branch",
+        "suites" => "backend",
         "sampling" => "warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s",
         "thresholds" => "regression_pct",
         "pinning" => "policy, cpus",
         "github" => "repo, api_url, token_env, report_url, publish",
         "gitlab" => "api_url, project, token_env",
         "suite" => {
-            "name, kind, command, format, output, workdir, env, env_pass, runs, ranks, max_bytes, threshold_pct, \
+            "name, kind, command, format, output, workdir, env, env_pass, runs, ranks, max_bytes, cache, threshold_pct, \
              warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s"
         }
         _ => "",

@@ -5,13 +5,27 @@ use std::ops::Range;
 use std::path::PathBuf;
 
 use pitwall_schema::SuiteKind;
-use pitwall_schema::backend::SuiteOptions;
+use pitwall_schema::backend::{CacheMode, SuiteOptions};
 
 use super::load::{ConfigError, Ctx};
-use super::model::{CommandSuite, OutputFormat, Sampling, SuiteConfig, SuiteSpec};
-use super::raw::{RawSampling, RawSuite};
+use super::model::{BackendChoice, CommandSuite, OutputFormat, Sampling, SuiteConfig, SuiteSpec};
+use super::raw::{RawSampling, RawSuite, RawSuites};
 
 impl Ctx<'_> {
+    /// `[suites] backend`.
+    pub(super) fn backend(&self, s: RawSuites) -> Result<BackendChoice, ConfigError> {
+        let Some(b) = s.backend else {
+            return Ok(crate::defaults::BACKEND);
+        };
+        BackendChoice::parse(b.get_ref().trim()).ok_or_else(|| {
+            self.at(
+                b.span(),
+                format!("[suites] backend `{}` is not known", b.get_ref()),
+                Some("use auto, cuda or cpu".into()),
+            )
+        })
+    }
+
     pub(super) fn suite(
         &self,
         s: RawSuite,
@@ -85,15 +99,27 @@ impl Ctx<'_> {
                 if s.ranks == Some(0) || s.ranks == Some(1) && kind == SuiteKind::Collective {
                     return Err(self.at(span, format!("{label}: ranks must be at least 2"), None));
                 }
+                let cache = match &s.cache {
+                    None => None,
+                    Some(c) => Some(CacheMode::parse(c.trim()).ok_or_else(|| {
+                        self.at(
+                            span.clone(),
+                            format!("{label}: cache `{c}` is not known"),
+                            Some("use cold or warm".into()),
+                        )
+                    })?),
+                };
                 let options = SuiteOptions {
                     ranks: s.ranks.map(|r| r as usize),
                     max_bytes: s.max_bytes,
+                    cache: cache.unwrap_or_default(),
                 };
                 SuiteSpec::Builtin {
                     kind,
                     options,
                     ranks: s.ranks,
                     max_bytes: s.max_bytes,
+                    cache,
                 }
             }
             None => {
@@ -118,6 +144,13 @@ impl Ctx<'_> {
                     return Err(self.at(
                         span,
                         format!("{label}: ranks and max_bytes apply only to built-in suites"),
+                        None,
+                    ));
+                }
+                if s.cache.is_some() {
+                    return Err(self.at(
+                        span,
+                        format!("{label}: cache applies only to built-in suites"),
                         None,
                     ));
                 }

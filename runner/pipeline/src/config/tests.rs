@@ -328,3 +328,67 @@ fn testbed_and_history_branch() {
     let e = err("[testbed]\nhost = \"x\"\n");
     assert!(e.contains("valid keys in [testbed] are name"), "{e}");
 }
+
+#[test]
+fn suites_backend() {
+    let auto = parse("").unwrap();
+    assert_eq!(auto.backend, BackendChoice::Auto);
+    assert_eq!(
+        parse("[suites]\nbackend = \"auto\"\n").unwrap().hash(),
+        auto.hash()
+    );
+    let cuda = parse("[suites]\nbackend = \"cuda\"\n").unwrap();
+    assert_eq!(cuda.backend, BackendChoice::Cuda);
+    let cpu = parse("[suites]\nbackend = \"cpu\"\n").unwrap();
+    assert_eq!(cpu.backend, BackendChoice::Cpu);
+    // The backend changes what is measured: so does the hash.
+    assert_ne!(cpu.hash(), auto.hash());
+    assert_ne!(cpu.hash(), cuda.hash());
+    let e = err("[suites]\nbackend = \"rocm\"\n");
+    assert!(
+        e.starts_with("pitwall.toml:2:11: [suites] backend `rocm` is not known")
+            && e.contains("hint: use auto, cuda or cpu"),
+        "{e}"
+    );
+    let e = err("[suites]\ndevice = 0\n");
+    assert!(e.contains("valid keys in [suites] are backend"), "{e}");
+    let e = err("[suites]\nkind = \"kernel\"\n");
+    assert!(
+        e.contains("unknown key `kind` in [suites]")
+            && e.ends_with("a suite is a [[suite]] entry (two brackets, singular)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn builtin_suites_take_a_cache_mode() {
+    use pitwall_schema::backend::CacheMode;
+    let c = parse("[[suite]]\nkind = \"kernel\"\ncache = \"warm\"\n").unwrap();
+    let SuiteSpec::Builtin { options, cache, .. } = &c.suites[0].spec else {
+        panic!("built-in");
+    };
+    assert_eq!(
+        (options.cache, *cache),
+        (CacheMode::Warm, Some(CacheMode::Warm))
+    );
+    let cold = parse("[[suite]]\nkind = \"kernel\"\n").unwrap();
+    let SuiteSpec::Builtin { options, cache, .. } = &cold.suites[0].spec else {
+        panic!("built-in");
+    };
+    assert_eq!((options.cache, *cache), (CacheMode::Cold, None));
+    // A configured mode is in the hash; an absent one serialises nothing, so configurations
+    // written before the key existed keep their hash.
+    assert_ne!(c.hash(), cold.hash());
+    let e = err("[[suite]]\nkind = \"kernel\"\ncache = \"hot\"\n");
+    assert!(
+        e.contains("suite `kernel`: cache `hot` is not known")
+            && e.contains("hint: use cold or warm"),
+        "{e}"
+    );
+    let e =
+        err("[[suite]]\nname = \"t\"\nkind = \"command\"\ncommand = \"true\"\ncache = \"warm\"\n");
+    assert!(
+        e.contains("suite `t`: cache applies only to built-in suites"),
+        "{e}"
+    );
+}

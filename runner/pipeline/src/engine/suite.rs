@@ -19,7 +19,7 @@ use super::observer::{RunObserver, Step};
 use super::sampler::sample_benchmark;
 use super::stop::{StopRule, duration_from_secs};
 use super::worker::Isolation;
-use super::worker_parent::{WORKER_GRACE, run_in_worker};
+use super::worker_parent::{WORKER_GRACE, Worker, run_in_worker};
 use crate::config::{CommandSuite, OutputFormat, Sampling, SuiteConfig, SuiteSpec};
 
 /// What a suite produced (a suite worker sends it to pitwall as JSON).
@@ -47,8 +47,8 @@ pub struct Selection<'a> {
 /// contains it: for built-in and wall-time suites before running, for other command suites in
 /// the results read from the tool's output. `only` (display names) narrows a built-in suite to
 /// those benchmarks (the rounds of `--until-decided` after the first batch); command suites run
-/// whole. With `Isolation::Worker`, a built-in suite runs in a fresh worker process (its own
-/// backend; `backend` is not used), started in `checkout`.
+/// whole. With `Isolation::Worker`, a built-in suite runs in a fresh worker process started in
+/// `checkout`, which builds the backend of the same name (`Backend::name`) itself.
 pub fn run_suite(
     suite: &SuiteConfig,
     backend: &dyn Backend,
@@ -61,7 +61,10 @@ pub fn run_suite(
     let Selection { filter, only } = selection;
     if let (SuiteSpec::Builtin { .. }, Isolation::Worker { exe }) = (&suite.spec, isolation) {
         return run_in_worker(
-            exe,
+            Worker {
+                exe,
+                backend: backend.name(),
+            },
             suite,
             checkout,
             selection,

@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use pitwall_schema::backend::SuiteOptions;
+use pitwall_schema::backend::{BackendError, CacheMode, SuiteOptions};
 use pitwall_schema::{Backend, SampleMeta, SuiteKind};
 use serde::{Deserialize, Serialize};
 
@@ -21,7 +21,7 @@ use crate::config::{Sampling, SuiteConfig, SuiteSpec};
 
 /// Version of the request and event protocol. Parent and worker are the same executable, so
 /// a mismatch means the executable was replaced while pitwall ran.
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// The hidden subcommand a worker is started with (`<exe> __worker`).
 pub const WORKER_SUBCOMMAND: &str = "__worker";
@@ -34,8 +34,8 @@ pub enum Isolation {
     #[default]
     InProcess,
     /// Each `run_suite` of a built-in suite in a fresh `<exe> __worker` process, so each
-    /// round is a replicate. The worker builds its own backend (the one `pitwall` uses); the
-    /// `backend` given to `run_suite` is then not used for built-in suites.
+    /// round is a replicate. The worker builds the backend of the name the parent's has
+    /// (`Backend::name`), so only its name crosses the process boundary.
     Worker { exe: PathBuf },
 }
 
@@ -54,18 +54,23 @@ impl Isolation {
 pub(crate) struct WireOptions {
     pub ranks: Option<usize>,
     pub max_bytes: Option<u64>,
+    pub cache: CacheMode,
 }
 
 /// What a worker needs to rebuild and run one built-in suite.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct WorkerRequest {
     pub protocol: u32,
+    /// The backend the parent chose (`Backend::name`: `cpu`, `cuda`); the worker builds the same.
+    pub backend: String,
     pub suite: String,
     pub kind: SuiteKind,
     pub options: WireOptions,
     /// The configured keys, as `SuiteSpec::Builtin` keeps them.
     pub ranks: Option<u32>,
     pub max_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheMode>,
     pub sampling: Sampling,
     pub threshold_pct: Option<f64>,
     pub filter: Option<String>,
@@ -80,6 +85,7 @@ pub(crate) struct WorkerRequest {
 impl WorkerRequest {
     /// The request for `suite` (`None` for a command suite, which needs no worker).
     pub fn new(
+        backend: &str,
         suite: &SuiteConfig,
         checkout: &Path,
         filter: Option<&str>,
@@ -90,20 +96,24 @@ impl WorkerRequest {
             options,
             ranks,
             max_bytes,
+            cache,
         } = &suite.spec
         else {
             return None;
         };
         Some(WorkerRequest {
             protocol: PROTOCOL,
+            backend: backend.to_string(),
             suite: suite.name.clone(),
             kind: *kind,
             options: WireOptions {
                 ranks: options.ranks,
                 max_bytes: options.max_bytes,
+                cache: options.cache,
             },
             ranks: *ranks,
             max_bytes: *max_bytes,
+            cache: *cache,
             sampling: suite.sampling,
             threshold_pct: suite.threshold_pct,
             filter: filter.map(str::to_string),
@@ -122,9 +132,11 @@ impl WorkerRequest {
                 options: SuiteOptions {
                     ranks: self.options.ranks,
                     max_bytes: self.options.max_bytes,
+                    cache: self.options.cache,
                 },
                 ranks: self.ranks,
                 max_bytes: self.max_bytes,
+                cache: self.cache,
             },
             sampling: self.sampling,
             threshold_pct: self.threshold_pct,
@@ -307,7 +319,28 @@ pub enum WorkerError {
     Write(std::io::Error),
 }
 
-/// The worker: reads one request from `input`, runs the suite in this process with `backend`
+/// A backend that could not be built in the worker: every suite is skipped with why.
+struct Absent(String);
+
+impl Backend for Absent {
+    fn name(&self) -> &'static str {
+        "absent"
+    }
+
+    fn benchmarks(
+        &self,
+        _kind: SuiteKind,
+        _options: &SuiteOptions,
+    ) -> Result<Vec<Box<dyn pitwall_schema::Benchmark>>, BackendError> {
+        Err(BackendError::Unavailable {
+            backend: "worker",
+            reason: self.0.clone(),
+        })
+    }
+}
+
+/// The worker: reads one request from `input`, runs the suite in this process with the backend
+/// `backends` gives for the name the parent chose
 /// and streams its progress, each sample's window (when asked) and the outcome to `output`.
 /// Makes this worker process die with the pitwall that started it, even when that pitwall is
 /// killed with SIGKILL and no handler of its own runs (Linux `PR_SET_PDEATHSIG`). Called first
@@ -329,10 +362,10 @@ pub fn die_with_parent() -> bool {
     std::os::unix::process::parent_id() == parent
 }
 
-pub fn serve_worker(
+pub fn serve_worker<'b>(
     input: &mut dyn Read,
     output: &mut dyn Write,
-    backend: &dyn Backend,
+    backends: &dyn Fn(&str) -> Result<&'b dyn Backend, BackendError>,
 ) -> Result<(), WorkerError> {
     let mut text = String::new();
     input.read_to_string(&mut text).map_err(WorkerError::Read)?;
@@ -357,6 +390,16 @@ pub fn serve_worker(
         pid: std::process::id(),
     });
     let suite = request.suite_config();
+    // A backend the parent could use but this process cannot (it went away in between) skips
+    // the suite with the reason, as the parent would have.
+    let absent;
+    let backend = match backends(&request.backend) {
+        Ok(b) => b,
+        Err(e) => {
+            absent = Absent(e.to_string());
+            &absent as &dyn Backend
+        }
+    };
     let windows = request
         .sample_windows
         .then_some(&emitter as &dyn SampleMetaSource);

@@ -36,11 +36,18 @@ const MAX_LINE_BYTES: u64 = 256 << 20;
 /// How often a quiet worker is checked on.
 const POLL: Duration = Duration::from_millis(50);
 
-/// Runs `suite` (built-in) in a fresh worker started from `exe`. A benchmark (or the start-up
+/// The executable a worker is started from and the backend it is to build (`Backend::name`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Worker<'a> {
+    pub exe: &'a Path,
+    pub backend: &'a str,
+}
+
+/// Runs `suite` (built-in) in a fresh worker started from `worker.exe`. A benchmark (or the start-up
 /// before the first) running longer than `warmup_s + timeout_s + grace` gets the worker
 /// killed with its process group.
 pub(super) fn run_in_worker(
-    exe: &Path,
+    worker: Worker<'_>,
     suite: &SuiteConfig,
     checkout: &Path,
     selection: Selection<'_>,
@@ -61,7 +68,7 @@ pub(super) fn run_in_worker(
         metas: BTreeMap::new(),
         outcome: None,
     };
-    match watch(exe, suite, checkout, selection, &mut session, grace) {
+    match watch(worker, suite, checkout, selection, &mut session, grace) {
         Ok(outcome) => outcome,
         Err(msg) => session.fail(msg),
     }
@@ -69,15 +76,21 @@ pub(super) fn run_in_worker(
 
 /// Spawns the worker and follows it to its end: its outcome, or why there is none.
 fn watch(
-    exe: &Path,
+    Worker { exe, backend }: Worker<'_>,
     suite: &SuiteConfig,
     checkout: &Path,
     selection: Selection<'_>,
     session: &mut Session<'_>,
     grace: Duration,
 ) -> Result<SuiteOutcome, String> {
-    let mut request = WorkerRequest::new(suite, checkout, selection.filter, session.meta.is_some())
-        .ok_or_else(|| format!("suite `{}` is not a built-in suite", suite.name))?;
+    let mut request = WorkerRequest::new(
+        backend,
+        suite,
+        checkout,
+        selection.filter,
+        session.meta.is_some(),
+    )
+    .ok_or_else(|| format!("suite `{}` is not a built-in suite", suite.name))?;
     request.only = selection.only.cloned();
     let stdin = request_file(&request)
         .map_err(|e| format!("cannot write the request for a suite worker: {e}"))?;

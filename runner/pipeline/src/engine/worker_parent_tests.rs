@@ -96,7 +96,10 @@ fn run(
     meta: Option<&dyn SampleMetaSource>,
 ) -> SuiteOutcome {
     run_in_worker(
-        Path::new(exe),
+        Worker {
+            exe: Path::new(exe),
+            backend: "cpu",
+        },
         &suite(0.3),
         checkout,
         Selection::default(),
@@ -172,7 +175,7 @@ fn garbage_on_stdout_kills_the_worker_with_the_line_escaped() {
 fn a_crash_names_the_signal_the_running_benchmark_and_the_stderr_tail() {
     let dir = scripted(&format!(
         "cat <<'EOF'\n{}\n{}\n{}\nEOF\nprintf 'fault at \\033[31m0x0\\n' >&2\nkill -SEGV $$\n",
-        r#"{"event":"hello","protocol":1,"pid":4242}"#,
+        r#"{"event":"hello","protocol":2,"pid":4242}"#,
         r#"{"event":"suite_started","benchmarks":2}"#,
         r#"{"event":"benchmark_started","benchmark":"gemm[n=8]"}"#,
     ));
@@ -197,7 +200,7 @@ fn a_crash_names_the_signal_the_running_benchmark_and_the_stderr_tail() {
 #[test]
 fn a_hung_worker_is_killed_with_its_process_group() {
     let dir = scripted(
-        "echo '{\"event\":\"hello\",\"protocol\":1,\"pid\":1}'\nsleep 30 &\necho $! > child.pid\nwait\n",
+        "echo '{\"event\":\"hello\",\"protocol\":2,\"pid\":1}'\nsleep 30 &\necho $! > child.pid\nwait\n",
     );
     let start = Instant::now();
     let msg = failure(&run("/bin/sh", dir.path(), &Recorder::default(), None));
@@ -221,7 +224,7 @@ fn a_hung_worker_is_killed_with_its_process_group() {
 #[test]
 fn exiting_without_an_outcome_is_a_failed_result() {
     let dir =
-        scripted("echo '{\"event\":\"hello\",\"protocol\":1,\"pid\":1}'\nprintf '{\"event\"'\n");
+        scripted("echo '{\"event\":\"hello\",\"protocol\":2,\"pid\":1}'\nprintf '{\"event\"'\n");
     let msg = failure(&run("/bin/sh", dir.path(), &Recorder::default(), None));
     assert_eq!(
         msg,

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use pitwall_schema::backend::SuiteOptions;
+use pitwall_schema::backend::{CacheMode, SuiteOptions};
 use pitwall_schema::{
     Backend, BackendError, BenchError, Benchmark, BenchmarkId, BenchmarkResult, MetricSpec,
     ResultStatus, SampleMeta, SamplingHint, SuiteKind,
@@ -33,9 +33,11 @@ fn builtin_suite() -> SuiteConfig {
             options: SuiteOptions {
                 ranks: Some(4),
                 max_bytes: Some(4096),
+                cache: CacheMode::Warm,
             },
             ranks: Some(4),
             max_bytes: Some(4096),
+            cache: Some(CacheMode::Warm),
         },
         sampling: quick_sampling(),
         threshold_pct: Some(3.5),
@@ -45,7 +47,8 @@ fn builtin_suite() -> SuiteConfig {
 #[test]
 fn the_request_rebuilds_the_suite_exactly() {
     let suite = builtin_suite();
-    let request = WorkerRequest::new(&suite, Path::new("rel/dir"), Some("bytes=8"), true).unwrap();
+    let request =
+        WorkerRequest::new("cpu", &suite, Path::new("rel/dir"), Some("bytes=8"), true).unwrap();
     assert!(request.checkout.is_absolute(), "{:?}", request.checkout);
     assert!(request.checkout.ends_with("rel/dir"));
     let json = serde_json::to_string(&request).unwrap();
@@ -71,7 +74,7 @@ fn the_request_rebuilds_the_suite_exactly() {
         threshold_pct: None,
     };
     assert_eq!(
-        WorkerRequest::new(&command, Path::new("/"), None, false),
+        WorkerRequest::new("cpu", &command, Path::new("/"), None, false),
         None
     );
 }
@@ -267,7 +270,7 @@ impl Backend for Fake {
 fn serve(request: &WorkerRequest, backend: &dyn Backend) -> Vec<WorkerEvent> {
     let input = serde_json::to_vec(request).unwrap();
     let mut out = Vec::new();
-    serve_worker(&mut input.as_slice(), &mut out, backend).unwrap();
+    serve_worker(&mut input.as_slice(), &mut out, &|_| Ok(backend)).unwrap();
     String::from_utf8(out)
         .unwrap()
         .lines()
@@ -279,7 +282,7 @@ fn serve(request: &WorkerRequest, backend: &dyn Backend) -> Vec<WorkerEvent> {
 fn a_worker_streams_progress_windows_and_the_outcome() {
     let mut suite = SuiteConfig::builtin(SuiteKind::Kernel);
     suite.sampling = quick_sampling();
-    let request = WorkerRequest::new(&suite, Path::new("/"), None, true).unwrap();
+    let request = WorkerRequest::new("cpu", &suite, Path::new("/"), None, true).unwrap();
     let before = monotonic_ns();
     let events = serve(&request, &Fake { available: true });
     let after = monotonic_ns();
@@ -329,7 +332,7 @@ fn a_worker_streams_progress_windows_and_the_outcome() {
     assert_eq!(r.sample_meta, vec![SampleMeta::default(); 5]);
 
     // Without a source in the parent: no windows, no machine state.
-    let request = WorkerRequest::new(&suite, Path::new("/"), None, false).unwrap();
+    let request = WorkerRequest::new("cpu", &suite, Path::new("/"), None, false).unwrap();
     let events = serve(&request, &Fake { available: true });
     assert!(
         !events
@@ -345,7 +348,7 @@ fn a_worker_streams_progress_windows_and_the_outcome() {
 #[test]
 fn a_worker_reports_an_unavailable_backend_as_skipped() {
     let suite = SuiteConfig::builtin(SuiteKind::Kernel);
-    let request = WorkerRequest::new(&suite, Path::new("/"), None, false).unwrap();
+    let request = WorkerRequest::new("cpu", &suite, Path::new("/"), None, false).unwrap();
     let events = serve(&request, &Fake { available: false });
     assert!(
         matches!(&events[1], WorkerEvent::SuiteSkipped { reason } if reason.contains("no device"))
@@ -360,10 +363,13 @@ fn a_worker_reports_an_unavailable_backend_as_skipped() {
 fn a_bad_request_is_refused_with_a_hint() {
     let backend = Fake { available: true };
     let mut out = Vec::new();
-    let e = serve_worker(&mut b"not json".as_slice(), &mut out, &backend).unwrap_err();
+    let e = serve_worker(&mut b"not json".as_slice(), &mut out, &|_| Ok(&backend)).unwrap_err();
     assert!(matches!(e, WorkerError::Request(_)));
     assert!(e.to_string().contains("hint:"), "{e}");
-    let e = serve_worker(&mut br#"{"protocol": 999}"#.as_slice(), &mut out, &backend).unwrap_err();
+    let e = serve_worker(&mut br#"{"protocol": 999}"#.as_slice(), &mut out, &|_| {
+        Ok(&backend)
+    })
+    .unwrap_err();
     assert!(matches!(e, WorkerError::Protocol { got: 999 }), "{e}");
     assert!(
         out.is_empty(),

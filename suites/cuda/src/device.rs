@@ -1,0 +1,274 @@
+//! One CUDA device as the CUDA benchmarks use it, and how they time themselves on it: its
+//! context (cudarc's per-buffer event tracking off, so nothing but the benchmark's own work lands
+//! on the stream), one stream, the NVRTC kernels compiled for its architecture, device-side
+//! random inputs, the L2 flush, and the event timer: CUDA events around the measured work only,
+//! a cold L2 before every timed iteration unless warm-cache is asked for (the flush is enqueued
+//! before the start event, so it is never timed), the stream synchronised before any event is
+//! read. Every driver, NVRTC and cuBLAS return code becomes a `CudaError`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use cudarc::cublas::result::CublasError;
+use cudarc::driver::sys::{CUdevice_attribute as Attr, CUevent_flags};
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr,
+    DriverError, LaunchConfig, PushKernelArg,
+};
+use cudarc::nvrtc::Ptx;
+
+use crate::benchmark::BenchError;
+use crate::kernels::{self, KernelError, KernelSource};
+
+/// Why a CUDA benchmark could not run; each keeps the library's own error.
+#[derive(Debug, thiserror::Error)]
+pub enum CudaError {
+    #[error("CUDA driver: {0}")]
+    Driver(#[from] DriverError),
+    #[error("cuBLAS: {0}")]
+    Cublas(#[from] CublasError),
+    #[error(transparent)]
+    Kernel(#[from] KernelError),
+    #[error("{0}")]
+    Setup(String),
+}
+
+impl From<CudaError> for BenchError {
+    fn from(e: CudaError) -> BenchError {
+        match e {
+            CudaError::Setup(m) => BenchError::Setup(m),
+            e => BenchError::Backend(e.to_string()),
+        }
+    }
+}
+
+/// Threads per block of the grid-stride kernels.
+const BLOCK: u32 = 256;
+
+/// A CUDA device with its context and stream; shared by the benchmarks of one suite.
+pub struct Device {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub name: String,
+    /// Compute capability as NVRTC's `sm_XY` number (90 for 9.0).
+    pub sm: u32,
+    pub multiprocessors: u32,
+    pub l2_bytes: u64,
+    modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+    /// Kernels looked up so far, by entry name: no `cuModuleGetFunction` on a timed path.
+    functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    /// The buffer the L2 flush overwrites, allocated on first use, and the flush count.
+    flush: Mutex<(Option<CudaSlice<u32>>, u32)>,
+}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Device")
+            .field("name", &self.name)
+            .field("sm", &self.sm)
+            .field("l2_bytes", &self.l2_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+fn attribute(ctx: &CudaContext, a: Attr) -> Result<u32, CudaError> {
+    let v = ctx.attribute(a)?;
+    u32::try_from(v).map_err(|_| CudaError::Setup(format!("device attribute {a:?} is {v}")))
+}
+
+impl Device {
+    /// Opens CUDA device `ordinal` (after `CUDA_VISIBLE_DEVICES`). Call only after the probe
+    /// found a driver and a device: cudarc panics without them.
+    pub fn open(ordinal: usize) -> Result<Arc<Device>, CudaError> {
+        let ctx = CudaContext::new(ordinal)?;
+        // SAFETY: nothing has been allocated in this context yet, and every buffer is used on
+        // this one stream, in order, so cudarc's cross-stream event tracking is not needed;
+        // without it a kernel launch or copy enqueues no extra event records or waits.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream()?;
+        let (major, minor) = ctx.compute_capability()?;
+        Ok(Arc::new(Device {
+            name: ctx.name()?,
+            sm: (major * 10 + minor) as u32,
+            multiprocessors: attribute(&ctx, Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            l2_bytes: u64::from(attribute(&ctx, Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?),
+            stream,
+            ctx,
+            modules: Mutex::new(HashMap::new()),
+            functions: Mutex::new(HashMap::new()),
+            flush: Mutex::new((None, 0)),
+        }))
+    }
+
+    /// Kernel `entry` of `kernel`, compiled by NVRTC for this device on first use.
+    pub fn function(
+        &self,
+        kernel: &KernelSource,
+        entry: &'static str,
+    ) -> Result<CudaFunction, CudaError> {
+        let mut functions = self.functions.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = functions.get(entry) {
+            return Ok(f.clone());
+        }
+        let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+        let module = match modules.get(kernel.file) {
+            Some(m) => m.clone(),
+            None => {
+                let cubin = kernels::compile(kernel, self.sm)?;
+                let m = self.ctx.load_module(Ptx::from_binary(cubin))?;
+                modules.insert(kernel.file, m.clone());
+                m
+            }
+        };
+        let f = module.load_function(entry)?;
+        functions.insert(entry, f.clone());
+        Ok(f)
+    }
+
+    /// The launch shape of a grid-stride kernel over `n` items: 256 threads a block, at most
+    /// 32 blocks per multiprocessor.
+    pub fn grid_stride(&self, n: u64) -> LaunchConfig {
+        let blocks = n.div_ceil(u64::from(BLOCK)).max(1);
+        let cap = u64::from(self.multiprocessors.max(1)) * 32;
+        LaunchConfig {
+            grid_dim: (blocks.min(cap) as u32, 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// Fills `elements` values of `dtype_entry`'s type at the start of `buf` with the
+    /// counter-hash uniform values of `random_init.cu` for `seed`: in (−1, 1), never zero.
+    /// `dtype_entry` is one of its kernels (`random_uniform_f32`, `_f64`, `_f16`, `_bf16`).
+    pub fn fill_uniform<T>(
+        &self,
+        dtype_entry: &'static str,
+        buf: &mut CudaSlice<T>,
+        elements: u64,
+        seed: u64,
+    ) -> Result<(), CudaError> {
+        let f = self.function(&kernels::RANDOM_INIT, dtype_entry)?;
+        let cfg = self.grid_stride(elements);
+        let (ptr, _sync) = buf.device_ptr(&self.stream);
+        let mut launch = self.stream.launch_builder(&f);
+        launch.arg(&ptr).arg(&elements).arg(&seed);
+        // SAFETY: the kernel writes `elements` values below `ptr`, which `buf` holds (callers
+        // size `elements` to the buffer); the arguments match its signature.
+        unsafe { launch.launch(cfg) }?;
+        Ok(())
+    }
+
+    /// Overwrites a buffer of twice the L2 size (at least 8 MiB), so the next timed region
+    /// starts with a cold cache. Enqueued on the stream before the region's start event.
+    pub fn flush_l2(&self) -> Result<(), CudaError> {
+        let mut flush = self.flush.lock().unwrap_or_else(|p| p.into_inner());
+        let words = (2 * self.l2_bytes).max(8 << 20) / 4;
+        if flush.0.is_none() {
+            // SAFETY: the buffer is written by the flush kernel before anything reads it.
+            flush.0 = Some(unsafe { self.stream.alloc::<u32>(words as usize) }?);
+        }
+        flush.1 = flush.1.wrapping_add(1);
+        let value = flush.1;
+        let f = self.function(&kernels::L2_FLUSH, "l2_flush")?;
+        let cfg = self.grid_stride(words);
+        let buf = flush.0.as_mut().expect("allocated above");
+        let (ptr, _sync) = buf.device_ptr(&self.stream);
+        let mut launch = self.stream.launch_builder(&f);
+        launch.arg(&ptr).arg(&words).arg(&value);
+        // SAFETY: `words` u32s are allocated at `ptr`; the arguments match `l2_flush`.
+        unsafe { launch.launch(cfg) }?;
+        Ok(())
+    }
+}
+
+/// Whether each timed iteration starts with a flushed L2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cache {
+    /// L2 overwritten (2× its size) before every iteration: what a kernel meets in a model,
+    /// where other layers ran in between. The default.
+    Cold,
+    /// Iterations back to back: the data may stay in L2 from the previous one.
+    Warm,
+}
+
+/// Event pairs in flight before the timer synchronises and sums them (cold mode).
+const PAIRS: usize = 64;
+
+/// Times iterations of a benchmark's work with events, reusing its events between samples.
+pub struct EventTimer {
+    pairs: Vec<(CudaEvent, CudaEvent)>,
+    /// Iterations started so far, over every call: the rotation over buffer sets continues
+    /// from sample to sample instead of restarting at set 0.
+    next: u64,
+}
+
+impl EventTimer {
+    pub fn new() -> EventTimer {
+        EventTimer {
+            pairs: Vec::new(),
+            next: 0,
+        }
+    }
+
+    /// Makes sure event pairs `0..n` exist.
+    fn reserve(&mut self, dev: &Device, n: usize) -> Result<(), CudaError> {
+        while self.pairs.len() < n {
+            let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+            self.pairs
+                .push((dev.ctx.new_event(flags)?, dev.ctx.new_event(flags)?));
+        }
+        Ok(())
+    }
+
+    /// Runs `op` `iters` times and returns the device time of the `op`s in nanoseconds. `op`
+    /// gets the running iteration number (to pick a buffer set) and must only enqueue work on
+    /// `dev.stream`.
+    pub fn time(
+        &mut self,
+        dev: &Device,
+        cache: Cache,
+        iters: u64,
+        mut op: impl FnMut(u64) -> Result<(), CudaError>,
+    ) -> Result<f64, CudaError> {
+        let mut total_ms = 0.0f64;
+        match cache {
+            Cache::Warm => {
+                self.reserve(dev, 1)?;
+                self.pairs[0].0.record(&dev.stream)?;
+                for _ in 0..iters {
+                    op(self.next)?;
+                    self.next += 1;
+                }
+                self.pairs[0].1.record(&dev.stream)?;
+                dev.stream.synchronize()?;
+                total_ms += f64::from(self.pairs[0].0.elapsed_ms(&self.pairs[0].1)?);
+            }
+            Cache::Cold => {
+                let mut left = iters;
+                while left > 0 {
+                    let batch = left.min(PAIRS as u64) as usize;
+                    self.reserve(dev, batch)?;
+                    for i in 0..batch {
+                        dev.flush_l2()?;
+                        self.pairs[i].0.record(&dev.stream)?;
+                        op(self.next)?;
+                        self.next += 1;
+                        self.pairs[i].1.record(&dev.stream)?;
+                    }
+                    dev.stream.synchronize()?;
+                    for (start, end) in &self.pairs[..batch] {
+                        total_ms += f64::from(start.elapsed_ms(end)?);
+                    }
+                    left -= batch as u64;
+                }
+            }
+        }
+        Ok(total_ms * 1e6)
+    }
+}
+
+impl Default for EventTimer {
+    fn default() -> Self {
+        EventTimer::new()
+    }
+}

@@ -1,0 +1,264 @@
+//! The CUDA C++ kernels of the CUDA suites, embedded from `kernels/*.cu` and compiled at run
+//! time with NVRTC for the device's own architecture (a cubin), so no CUDA toolkit is needed to
+//! build pitwall. The tests compile every kernel for sm_80 and sm_90 with the real libnvrtc.
+
+use std::ffi::CString;
+
+use cudarc::nvrtc::result::{self, NvrtcError};
+use cudarc::nvrtc::sys;
+
+/// One `.cu` file and the `extern "C"` kernels it defines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelSource {
+    /// File name under `suites/cuda/kernels/`.
+    pub file: &'static str,
+    pub source: &'static str,
+    /// The entry points, as `CudaModule::load_function` names them.
+    pub entries: &'static [&'static str],
+}
+
+pub const COPY: KernelSource = KernelSource {
+    file: "copy.cu",
+    source: include_str!("../kernels/copy.cu"),
+    entries: &["copy_u128"],
+};
+
+pub const TRIAD: KernelSource = KernelSource {
+    file: "triad.cu",
+    source: include_str!("../kernels/triad.cu"),
+    entries: &["triad_f64"],
+};
+
+pub const ROWS: KernelSource = KernelSource {
+    file: "rows.cu",
+    source: include_str!("../kernels/rows.cu"),
+    entries: &["reduce_rows_f32", "softmax_rows_f32", "layernorm_rows_f32"],
+};
+
+pub const L2_FLUSH: KernelSource = KernelSource {
+    file: "l2_flush.cu",
+    source: include_str!("../kernels/l2_flush.cu"),
+    entries: &["l2_flush"],
+};
+
+pub const RANDOM_INIT: KernelSource = KernelSource {
+    file: "random_init.cu",
+    source: include_str!("../kernels/random_init.cu"),
+    entries: &[
+        "random_uniform_f32",
+        "random_uniform_f64",
+        "random_uniform_f16",
+        "random_uniform_bf16",
+    ],
+};
+
+/// Every kernel file.
+pub const ALL: [KernelSource; 5] = [COPY, TRIAD, ROWS, L2_FLUSH, RANDOM_INIT];
+
+/// Why a kernel could not be compiled.
+#[derive(Debug, thiserror::Error)]
+pub enum KernelError {
+    #[error(
+        "NVRTC is not available; hint: install the CUDA 13 runtime compiler (libnvrtc.so.13, e.g. pip install nvidia-cuda-nvrtc) and put its lib directory on LD_LIBRARY_PATH"
+    )]
+    NoNvrtc,
+    #[error("nvrtc cannot create a program from {file}: {cause}")]
+    Create {
+        file: &'static str,
+        #[source]
+        cause: NvrtcError,
+    },
+    #[error("{file} does not compile for sm_{sm}: {cause}\n{log}")]
+    Compile {
+        file: &'static str,
+        sm: u32,
+        /// NVRTC's log: the compiler's messages with file and line.
+        log: String,
+        #[source]
+        cause: NvrtcError,
+    },
+    #[error("nvrtc compiled {file} for sm_{sm} but gave no cubin: {cause}")]
+    Output {
+        file: &'static str,
+        sm: u32,
+        #[source]
+        cause: NvrtcError,
+    },
+}
+
+/// Whether libnvrtc can be loaded (cudarc would panic calling into it otherwise).
+pub fn nvrtc_present() -> bool {
+    // SAFETY: only tries to dlopen the candidate names.
+    unsafe { sys::is_culib_present() }
+}
+
+/// The options every kernel is compiled with for `sm_<sm>` (80 for sm_80).
+pub fn options(sm: u32) -> Vec<String> {
+    vec![
+        format!("--gpu-architecture=sm_{sm}"),
+        "--std=c++17".to_string(),
+        // Benchmarks must not depend on debug information or lineinfo being on.
+        "--dopt=on".to_string(),
+    ]
+}
+
+/// An NVRTC program, destroyed on drop.
+struct Program(sys::nvrtcProgram);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: created by create_program and destroyed only here.
+        let _ = unsafe { result::destroy_program(self.0) };
+    }
+}
+
+fn c_text(bytes: Vec<std::ffi::c_char>) -> String {
+    let bytes: Vec<u8> = bytes
+        .into_iter()
+        .map(|c| c as u8)
+        .take_while(|&b| b != 0)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Compiles `kernel` for `sm_<sm>` and returns the cubin, ready for `cuModuleLoadData`.
+pub fn compile(kernel: &KernelSource, sm: u32) -> Result<Vec<u8>, KernelError> {
+    compile_source(kernel.file, kernel.source, sm)
+}
+
+/// Compiles CUDA C++ `source` (named `file` in messages) for `sm_<sm>`.
+pub fn compile_source(file: &'static str, source: &str, sm: u32) -> Result<Vec<u8>, KernelError> {
+    if !nvrtc_present() {
+        return Err(KernelError::NoNvrtc);
+    }
+    let src = CString::new(source).expect("kernel sources hold no NUL byte");
+    let name = CString::new(file).expect("kernel file names hold no NUL byte");
+    let prog = Program(
+        result::create_program(&src, Some(name.as_c_str()))
+            .map_err(|cause| KernelError::Create { file, cause })?,
+    );
+    // SAFETY: `prog` is a live program; the options are plain strings.
+    if let Err(cause) = unsafe { result::compile_program(prog.0, &options(sm)) } {
+        // SAFETY: as above; the log exists after a failed compile.
+        let log = unsafe { result::get_program_log(prog.0) }
+            .map(c_text)
+            .unwrap_or_else(|e| format!("(no log: {e})"));
+        return Err(KernelError::Compile {
+            file,
+            sm,
+            log,
+            cause,
+        });
+    }
+    let mut size = 0usize;
+    // SAFETY: `prog` compiled; NVRTC writes the size, then that many bytes.
+    unsafe { sys::nvrtcGetCUBINSize(prog.0, &mut size) }
+        .result()
+        .map_err(|cause| KernelError::Output { file, sm, cause })?;
+    let mut cubin = vec![0u8; size];
+    // SAFETY: `cubin` holds `size` bytes, as NVRTC asked for.
+    unsafe { sys::nvrtcGetCUBIN(prog.0, cubin.as_mut_ptr().cast()) }
+        .result()
+        .map_err(|cause| KernelError::Output { file, sm, cause })?;
+    Ok(cubin)
+}
+
+/// NVRTC's version, `(major, minor)`.
+pub fn nvrtc_version() -> Option<(i32, i32)> {
+    if !nvrtc_present() {
+        return None;
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: the library is present; NVRTC writes two ints.
+    unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .ok()?;
+    Some((major, minor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `None` (after saying why) when the tests must skip: no libnvrtc and not required.
+    fn nvrtc_or_skip() -> Option<()> {
+        if nvrtc_present() {
+            return Some(());
+        }
+        assert!(
+            std::env::var("PITWALL_REQUIRE_NVRTC").as_deref() != Ok("1"),
+            "PITWALL_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded: {}",
+            KernelError::NoNvrtc
+        );
+        eprintln!("skipped: no libnvrtc (set LD_LIBRARY_PATH to a CUDA 13 NVRTC lib directory)");
+        None
+    }
+
+    fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+        haystack.windows(needle.len()).any(|w| w == needle)
+    }
+
+    #[test]
+    fn nvrtc_compiles_every_kernel_for_sm80_and_sm90() {
+        if nvrtc_or_skip().is_none() {
+            return;
+        }
+        let (major, minor) = nvrtc_version().unwrap();
+        eprintln!("nvrtc {major}.{minor}");
+        assert!(
+            major >= 13,
+            "nvrtc {major}.{minor}: this pitwall is built for CUDA 13"
+        );
+        for kernel in ALL {
+            for sm in [80, 90] {
+                let cubin = compile(&kernel, sm).unwrap_or_else(|e| panic!("{e}"));
+                assert!(
+                    cubin.starts_with(b"\x7fELF"),
+                    "{} sm_{sm}: not an ELF cubin",
+                    kernel.file
+                );
+                for entry in kernel.entries {
+                    assert!(
+                        contains(&cubin, entry.as_bytes()),
+                        "{} sm_{sm}: no kernel `{entry}` in the cubin",
+                        kernel.file
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn nvrtc_reports_a_syntax_error_with_its_log() {
+        if nvrtc_or_skip().is_none() {
+            return;
+        }
+        let broken = "extern \"C\" __global__ void k(float* x) { x[0] = 1.0f }\n";
+        let err = compile_source("broken.cu", broken, 90).unwrap_err();
+        let KernelError::Compile { file, sm, log, .. } = &err else {
+            panic!("expected a compile error, got {err}");
+        };
+        assert_eq!((*file, *sm), ("broken.cu", 90));
+        assert!(
+            log.contains("broken.cu(1)") && log.contains("error"),
+            "{log}"
+        );
+        assert!(
+            err.to_string()
+                .starts_with("broken.cu does not compile for sm_90")
+        );
+    }
+
+    #[test]
+    fn nvrtc_kernels_name_their_entries_as_extern_c() {
+        // Without the library: every declared entry is an `extern "C" __global__` of its file.
+        for kernel in ALL {
+            assert!(kernel.source.starts_with("// pitwall: "), "{}", kernel.file);
+            for entry in kernel.entries {
+                let decl = format!("extern \"C\" __global__ void {entry}(");
+                assert!(kernel.source.contains(&decl), "{}: {decl}", kernel.file);
+            }
+        }
+        assert_eq!(options(80)[0], "--gpu-architecture=sm_80");
+    }
+}

@@ -1,0 +1,227 @@
+//! The CUDA backend: built-in suites on NVIDIA GPUs through cudarc, every CUDA library loaded at
+//! run time, so the same binary builds and runs (CPU suites only) on a machine without CUDA.
+//! Which benchmarks the `kernel` suite holds is a plan that needs no GPU (so sizes and the
+//! `max_bytes` cap are tested anywhere), made real on a device opened in the worker.
+
+// Paths inside this crate name the contracts as `crate::backend`, `crate::benchmark`, `crate::schema`.
+use pitwall_schema::{backend, benchmark, check, schema, work};
+
+pub mod device;
+pub mod gemm;
+pub mod kernels;
+pub mod memory;
+pub mod probe;
+pub mod rows;
+
+pub use probe::{CudaInfo, CudaSystem, SystemCuda, probe_with};
+
+use std::sync::Arc;
+
+use crate::backend::{Backend, BackendError, CacheMode, SuiteKind, SuiteOptions};
+use crate::benchmark::Benchmark;
+use crate::device::{Cache, Device};
+use crate::gemm::GemmBench;
+use crate::memory::{HostMemory, MemOp, MemoryBench};
+use crate::rows::RowBench;
+use crate::work::{Dtype, RowOp};
+
+/// The CUDA backend, once [`CudaBackend::probe`] found a driver, a device and the libraries.
+/// It holds no CUDA context: the probe runs in the parent pitwall, the benchmarks in its
+/// `__worker` processes, each of which creates its own context when asked for a suite.
+#[derive(Debug, Clone)]
+pub struct CudaBackend {
+    info: CudaInfo,
+}
+
+impl CudaBackend {
+    /// The backend, or `BackendError::Unavailable` with a short reason (`no CUDA driver`,
+    /// `no CUDA device`, …). Never panics, also without any CUDA library on the machine.
+    pub fn probe() -> Result<CudaBackend, BackendError> {
+        probe_with(&SystemCuda).map(|info| CudaBackend { info })
+    }
+
+    /// What the probe found.
+    pub fn info(&self) -> &CudaInfo {
+        &self.info
+    }
+}
+
+impl Backend for CudaBackend {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn benchmarks(
+        &self,
+        kind: SuiteKind,
+        options: &SuiteOptions,
+    ) -> Result<Vec<Box<dyn Benchmark>>, BackendError> {
+        match kind {
+            SuiteKind::Kernel => {
+                let plan = plan(options);
+                // CUDA device 0 (after CUDA_VISIBLE_DEVICES), opened in the worker process.
+                let dev = Device::open(0).map_err(|e| BackendError::Failed {
+                    backend: "cuda",
+                    reason: format!("cannot open CUDA device 0: {e}"),
+                })?;
+                let cache = match options.cache {
+                    CacheMode::Cold => Cache::Cold,
+                    CacheMode::Warm => Cache::Warm,
+                };
+                Ok(build(&dev, &plan, cache))
+            }
+            SuiteKind::Collective if !self.info.nccl => Err(probe::no_nccl()),
+            SuiteKind::Inference | SuiteKind::Collective => Err(not_built(kind)),
+        }
+    }
+}
+
+const MIB: u64 = 1 << 20;
+
+/// Array sizes of the device-memory benchmarks: about L2-sized on current GPUs, then
+/// far beyond it.
+pub const DEVICE_BYTES: [u64; 3] = [16 * MIB, 256 * MIB, 1024 * MIB];
+
+/// Transfer sizes between host and device.
+pub const TRANSFER_BYTES: [u64; 2] = [MIB, 64 * MIB];
+
+/// One benchmark of the suite, before a device is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Planned {
+    Memory(MemOp, u64),
+    Gemm(Dtype, usize),
+    Rows(RowOp, (usize, usize)),
+}
+
+impl Planned {
+    /// Device memory of all its buffer sets, the figure `max_bytes` caps.
+    pub fn footprint_bytes(self) -> u64 {
+        match self {
+            Planned::Memory(op, bytes) => op.footprint_bytes(bytes),
+            Planned::Gemm(dtype, n) => GemmBench::footprint_bytes(dtype, n),
+            Planned::Rows(op, (rows, cols)) => rows::footprint_bytes(op, rows, cols),
+        }
+    }
+}
+
+fn fits(max_bytes: Option<u64>, bytes: u64) -> bool {
+    max_bytes.is_none_or(|cap| bytes <= cap)
+}
+
+/// The `kernel` suite: GEMMs of every type and size, device copies and triad, transfers; each
+/// only when its footprint is within `max_bytes`.
+pub fn plan(options: &SuiteOptions) -> Vec<Planned> {
+    let mut out = Vec::new();
+    for dtype in gemm::DTYPES {
+        for n in gemm::SIZES {
+            out.push(Planned::Gemm(dtype, n));
+        }
+    }
+    for op in [MemOp::MemcpyD2D, MemOp::CopyKernel, MemOp::Triad] {
+        for bytes in DEVICE_BYTES {
+            out.push(Planned::Memory(op, bytes));
+        }
+    }
+    for op in [RowOp::Sum, RowOp::Softmax, RowOp::LayerNorm] {
+        for shape in rows::SHAPES {
+            out.push(Planned::Rows(op, shape));
+        }
+    }
+    for host in [HostMemory::Pinned, HostMemory::Pageable] {
+        for op in [MemOp::HostToDevice(host), MemOp::DeviceToHost(host)] {
+            for bytes in TRANSFER_BYTES {
+                out.push(Planned::Memory(op, bytes));
+            }
+        }
+    }
+    out.retain(|p| fits(options.max_bytes, p.footprint_bytes()));
+    out
+}
+
+/// The planned benchmarks on `dev`, each allocating its buffers on its first run.
+pub fn build(dev: &Arc<Device>, plan: &[Planned], cache: Cache) -> Vec<Box<dyn Benchmark>> {
+    plan.iter()
+        .map(|&p| -> Box<dyn Benchmark> {
+            match p {
+                Planned::Memory(op, bytes) => {
+                    Box::new(MemoryBench::new(dev.clone(), op, bytes, cache))
+                }
+                Planned::Gemm(dtype, n) => Box::new(GemmBench::new(dev.clone(), dtype, n, cache)),
+                Planned::Rows(op, shape) => Box::new(RowBench::new(dev.clone(), op, shape, cache)),
+            }
+        })
+        .collect()
+}
+
+/// A suite this pitwall has no CUDA implementation of yet: skipped with one line.
+fn not_built(kind: SuiteKind) -> BackendError {
+    BackendError::Unavailable {
+        backend: "cuda",
+        reason: format!(
+            "the CUDA `{}` suite is not implemented yet; hint: set [suites] backend = \"cpu\" to run the CPU one",
+            kind.as_str()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probe_without_a_driver_is_unavailable_not_a_panic() {
+        // SAFETY: only tries to dlopen the driver library.
+        if unsafe { cudarc::driver::sys::is_culib_present() } {
+            eprintln!("skipped: this machine has a CUDA driver");
+            return;
+        }
+        let err = CudaBackend::probe().unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("cuda backend unavailable: no CUDA driver; hint:"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_full_plan_has_every_type_size_and_direction() {
+        let all = plan(&SuiteOptions::default());
+        assert_eq!(all.len(), 4 * 3 + 3 * 3 + 3 * 2 + 2 * 2 * 2);
+        assert!(all.contains(&Planned::Rows(RowOp::Softmax, (16384, 1024))));
+        assert!(all.contains(&Planned::Gemm(Dtype::Bf16, 8192)));
+        assert!(all.contains(&Planned::Memory(
+            MemOp::DeviceToHost(HostMemory::Pageable),
+            64 * MIB
+        )));
+    }
+
+    #[test]
+    fn max_bytes_caps_footprints_of_all_buffer_sets() {
+        // 64 MiB: two sets of three 1024² f32 matrices (24 MiB) fit, 4096² (384 MiB) not.
+        let capped = plan(&SuiteOptions {
+            max_bytes: Some(64 * MIB),
+            ..Default::default()
+        });
+        assert!(capped.contains(&Planned::Gemm(Dtype::F32, 1024)));
+        assert!(!capped.contains(&Planned::Gemm(Dtype::F32, 4096)));
+        // Copies of 16 MiB arrays need 2 sets × 2 arrays = 64 MiB; a triad 96 MiB.
+        assert!(capped.contains(&Planned::Memory(MemOp::MemcpyD2D, 16 * MIB)));
+        assert!(!capped.contains(&Planned::Memory(MemOp::Triad, 16 * MIB)));
+        assert!(capped.iter().all(|p| p.footprint_bytes() <= 64 * MIB));
+        assert_eq!(
+            Planned::Memory(MemOp::Triad, MIB).footprint_bytes(),
+            6 * MIB
+        );
+    }
+
+    #[test]
+    fn bytes_moved_follow_the_shared_formulas() {
+        assert_eq!(MemOp::MemcpyD2D.moved_bytes(MIB), 2 * MIB);
+        assert_eq!(MemOp::CopyKernel.moved_bytes(MIB), 2 * MIB);
+        assert_eq!(MemOp::Triad.moved_bytes(MIB), 3 * MIB);
+        assert_eq!(
+            MemOp::HostToDevice(HostMemory::Pinned).moved_bytes(MIB),
+            MIB
+        );
+    }
+}
