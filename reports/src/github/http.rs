@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 use pitwall_schema::Redactor;
 
 use super::api::{
-    GithubApi, GithubError, IssueComment, PER_PAGE, Secret, StatusState, User, truncate_chars,
+    CreatedIssue, GithubApi, GithubError, IssueComment, PER_PAGE, Secret, StatusState, User,
+    truncate_chars,
 };
 
 /// Where and how to reach GitHub.
@@ -443,10 +444,6 @@ impl GithubApi for HttpGithub {
     }
 
     fn create_issue(&self, title: &str, body: &str) -> Result<u64, GithubError> {
-        #[derive(serde::Deserialize)]
-        struct Created {
-            number: u64,
-        }
         let req = Req {
             action: "open an issue".to_string(),
             target: "the repository's issues".to_string(),
@@ -454,8 +451,7 @@ impl GithubApi for HttpGithub {
             url: self.repo_url("issues"),
             body: Some(json!({ "title": title, "body": body })),
         };
-        let created: Created = decode(&req, self.send(&req, self.deadline(), None)?)?;
-        Ok(created.number)
+        decode(&req, self.send(&req, self.deadline(), None)?).map(|c: CreatedIssue| c.number)
     }
 
     fn update_issue_comment(&self, id: u64, body: &str) -> Result<IssueComment, GithubError> {
