@@ -32,6 +32,7 @@ fn main() {
         comparisons: &comparisons,
         generated_at: "now",
         history_branch: "main",
+        alerts: &[],
         histories: None,
     };
     let summary = match write_site(&input, &out) {

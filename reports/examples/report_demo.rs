@@ -206,6 +206,7 @@ fn main() {
         comparisons: &comparisons,
         generated_at: "2026-12-03T17:00:00Z",
         history_branch: "main",
+        alerts: &[],
         histories: None,
     };
     match write_site(&input, std::path::Path::new(&out)) {

@@ -1,6 +1,7 @@
 //! How results are shown: text tables and JSON for the terminal and for machines now; HTML,
 //! Markdown and charts as they land. One `Exporter` per output format.
 
+pub mod alerts;
 pub mod bisect;
 pub mod compare;
 pub mod detect;
@@ -9,6 +10,7 @@ pub mod exporter;
 pub mod github;
 pub mod gitlab;
 pub mod html;
+pub mod notify;
 pub use pitwall_analysis::number;
 pub mod table;
 

@@ -48,6 +48,7 @@ fn report_renders_in_headless_chromium() {
         comparisons: &comparisons,
         generated_at: "now",
         history_branch: "main",
+        alerts: &[],
         histories: None,
     };
     write_site(&input, dir.path()).unwrap();

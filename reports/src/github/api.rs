@@ -137,6 +137,12 @@ impl GithubError {
     }
 }
 
+/// An issue as GitHub returns it when opened (`GithubApi::create_issue`); only its number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub struct CreatedIssue {
+    pub number: u64,
+}
+
 /// An issue (or pull-request) comment as GitHub returns it; fields pitwall does not use are
 /// ignored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -250,6 +256,8 @@ pub trait GithubApi {
         target_url: Option<&str>,
         context: &str,
     ) -> Result<(), GithubError>;
+    /// Opens an issue in the repository (`POST /repos/{repo}/issues`); returns its number.
+    fn create_issue(&self, title: &str, body: &str) -> Result<u64, GithubError>;
 }
 
 /// Page size used for listing comments; a shorter page is the last one.

@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 use pitwall_schema::Redactor;
 
 use super::api::{
-    GithubApi, GithubError, IssueComment, PER_PAGE, Secret, StatusState, User, truncate_chars,
+    CreatedIssue, GithubApi, GithubError, IssueComment, PER_PAGE, Secret, StatusState, User,
+    truncate_chars,
 };
 
 /// Where and how to reach GitHub.
@@ -440,6 +441,17 @@ impl GithubApi for HttpGithub {
         };
         let recover = |deadline: Instant| self.find_created(pr, body, deadline);
         decode(&req, self.send(&req, self.deadline(), Some(&recover))?)
+    }
+
+    fn create_issue(&self, title: &str, body: &str) -> Result<u64, GithubError> {
+        let req = Req {
+            action: "open an issue".to_string(),
+            target: "the repository's issues".to_string(),
+            method: Method::POST,
+            url: self.repo_url("issues"),
+            body: Some(json!({ "title": title, "body": body })),
+        };
+        decode(&req, self.send(&req, self.deadline(), None)?).map(|c: CreatedIssue| c.number)
     }
 
     fn update_issue_comment(&self, id: u64, body: &str) -> Result<IssueComment, GithubError> {

@@ -2,6 +2,7 @@
 //! sparklines and change points, one page per benchmark, one per comparison and one for the
 //! environments. Self-contained: inline SVG, one CSS file, no CDN, works from `file://`.
 
+mod alert_list;
 mod compare_page;
 mod history_chart;
 mod model;

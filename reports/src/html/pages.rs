@@ -90,6 +90,8 @@ pub(crate) struct CompareLink {
 
 #[derive(Debug, Serialize)]
 pub(crate) struct IndexPage {
+    /// The stored alerts, open ones first.
+    pub alerts: Vec<super::alert_list::AlertRow>,
     pub rows: Vec<IndexRow>,
     pub suites: Vec<String>,
     pub comparisons: Vec<CompareLink>,
@@ -106,6 +108,7 @@ pub(crate) fn index(
     series: &[Series],
     runs: &[Run],
     comparisons: &[(String, ComparisonReport)],
+    alerts: &[pitwall_schema::Alert],
 ) -> IndexPage {
     let rows: Vec<IndexRow> = series
         .iter()
@@ -140,6 +143,7 @@ pub(crate) fn index(
         "ok"
     };
     IndexPage {
+        alerts: super::alert_list::rows(alerts),
         status,
         suites: series
             .iter()

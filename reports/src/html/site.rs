@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use minijinja::value::Serde;
 use minijinja::{Environment, UndefinedBehavior, Value, context};
-use pitwall_schema::Run;
+use pitwall_schema::{Alert, Run};
 
 use super::compare_page;
 use super::model;
@@ -27,6 +27,8 @@ pub struct ReportInput<'a> {
     /// The branch whose `history` runs make the histories (`[history] branch`), one series per
     /// testbed; pull-request runs are only on comparison pages.
     pub history_branch: &'a str,
+    /// The stored alerts; the index lists them, open ones first.
+    pub alerts: &'a [Alert],
     /// The histories of `history_branch`, when the caller built them key by key
     /// (`history::series_by_key`) because `runs` holds no results; built from `runs` when
     /// `None`. Their points index `runs`.
@@ -163,7 +165,7 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
     let mut pages_written = 0;
     let mut written: Vec<PathBuf> = Vec::new();
 
-    let index = pages::index(&series, input.runs, input.comparisons);
+    let index = pages::index(&series, input.runs, input.comparisons, input.alerts);
     let html = render(
         &env,
         "index.html",

@@ -28,6 +28,7 @@ fn render(runs: &[Run]) -> (tempfile::TempDir, super::SiteSummary) {
         comparisons: &comparisons,
         generated_at: "2026-12-02T10:00:00Z",
         history_branch: "main",
+        alerts: &[],
         histories: None,
     };
     let summary = write_site(&input, dir.path()).unwrap();
@@ -211,6 +212,7 @@ fn render_empty() -> (tempfile::TempDir, super::SiteSummary) {
         comparisons: &[],
         generated_at: "t",
         history_branch: "main",
+        alerts: &[],
         histories: None,
     };
     let s = write_site(&input, dir.path()).unwrap();
@@ -266,6 +268,7 @@ fn a_rewrite_removes_pages_the_history_no_longer_has() {
         comparisons: &[],
         generated_at: "2026-12-02T11:00:00Z",
         history_branch: "main",
+        alerts: &[],
         histories: None,
     };
     let second = write_site(&input, dir.path()).unwrap();
@@ -322,6 +325,7 @@ fn the_index_tells_one_story_in_one_banner() {
         comparisons: &[],
         generated_at: "t",
         history_branch: "main",
+        alerts: &[],
         histories: None,
     };
     write_site(&input, dir.path()).unwrap();

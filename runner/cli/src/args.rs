@@ -5,6 +5,10 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use pitwall_formats::InputFormat;
 
+#[path = "args_alerts.rs"]
+mod alerts;
+pub use alerts::*;
+
 const EXIT_CODES: &str = "\
 Exit codes:
   0  ok
@@ -88,6 +92,12 @@ pub enum Cmd {
     /// Find the first commit between --good and --bad that made a benchmark slower
     #[command(after_help = BISECT_EXIT_CODES)]
     Bisect(BisectArgs),
+    /// List alerts: steps in the stored history beyond the threshold, open ones first
+    #[command(after_help = EXIT_CODES)]
+    Alerts(AlertsArgs),
+    /// Triage one alert (ack, dismiss, fix, expect) or bisect its commit range
+    #[command(after_help = EXIT_CODES)]
+    Alert(AlertArgs),
     /// Internal: run one round of a built-in suite for a parent pitwall (request on stdin,
     /// JSON lines on stdout)
     #[command(name = "__worker", hide = true)]

@@ -9,7 +9,7 @@ use clap::Parser;
 use super::args::{Cli, Cmd};
 use super::environment;
 use super::exit::{self, ExitClass};
-use super::{analyze_cmd, bisect_cmd, publish_cmd, run_cmd, store_cmd};
+use super::{alerts_cmd, analyze_cmd, bisect_cmd, publish_cmd, run_cmd, store_cmd};
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
@@ -46,6 +46,8 @@ pub fn main() -> ExitCode {
         Cmd::Comment(a) => publish_cmd::cmd_comment(g, a),
         Cmd::Ci(a) => publish_cmd::cmd_ci(g, a),
         Cmd::Bisect(a) => bisect_cmd::cmd_bisect(g, a),
+        Cmd::Alerts(a) => alerts_cmd::cmd_alerts(g, a),
+        Cmd::Alert(a) => alerts_cmd::cmd_alert(g, a),
         Cmd::Worker => run_cmd::cmd_worker(),
     };
     match result {

@@ -12,13 +12,14 @@ use pitwall_cuda::CudaBackend;
 use pitwall_host::gpu::load_nvml;
 use pitwall_host::machine::{DirSysfs, ProcessAffinity};
 use pitwall_pipeline::config::{BackendChoice, Config, SuiteSpec};
+use pitwall_pipeline::defaults;
 use pitwall_pipeline::engine::{Isolation, RunObserver};
 use pitwall_pipeline::measure::{EnvironmentError, MeasureHooks};
 use pitwall_pipeline::run::{RunError, RunReport, Target};
 use pitwall_pipeline::setup::{Mode, RunEnvironment};
 use pitwall_schema::backend::BackendError;
 use pitwall_schema::sections::GpuAvailability;
-use pitwall_schema::{Backend, Run};
+use pitwall_schema::{Alert, Backend, Run};
 use pitwall_store::Store;
 
 use super::args::Global;
@@ -154,6 +155,58 @@ impl MeasureHooks for Console<'_> {
         if let Some(f) = self.on_stored {
             self.progress.suspend(|| f(report, store));
         }
+    }
+
+    fn alerts_raised(&self, config: &Config, alerts: &[Alert]) {
+        self.progress
+            .suspend(|| announce_alerts(self.g, config, alerts));
+    }
+}
+
+/// Says on stderr how many new alerts need attention, posts the open ones to the webhook
+/// `PITWALL_ALERT_WEBHOOK` names (when set) and opens a GitHub issue for each when
+/// `[github] publish` names `issue`. A notification that fails is a warning: the runs and
+/// alerts are stored, and `pitwall alerts` lists them.
+pub fn announce_alerts(g: &Global, config: &Config, alerts: &[Alert]) {
+    let project = config.project.name.as_str();
+    let open: Vec<Alert> = alerts
+        .iter()
+        .filter(|a| a.status.is_open())
+        .cloned()
+        .collect();
+    if open.is_empty() {
+        return;
+    }
+    if !g.quiet {
+        eprintln!(
+            "{} new alert(s) (hint: `pitwall alerts` lists them)",
+            open.len()
+        );
+    }
+    let url = std::env::var(defaults::ALERT_WEBHOOK_ENV)
+        .ok()
+        .filter(|u| !u.trim().is_empty());
+    if let Some(url) = url {
+        let sent = pitwall_reports::notify::post_webhook(
+            url.trim(),
+            project,
+            &open,
+            defaults::ALERT_WEBHOOK_TIMEOUT,
+        );
+        if let Err(e) = sent {
+            eprintln!("warning: {e}");
+        }
+    }
+    match super::github::open_alert_issues(config, &open) {
+        Ok(numbers) if !numbers.is_empty() && !g.quiet => {
+            let list: Vec<String> = numbers.iter().map(|n| format!("#{n}")).collect();
+            eprintln!("opened alert issue(s) {}", list.join(", "));
+        }
+        Ok(_) => {}
+        Err(e) => eprintln!(
+            "warning: cannot open alert issues: {}",
+            pitwall_reports::table::escape_controls(&e)
+        ),
     }
 }
 

@@ -74,6 +74,7 @@ impl ExitClass {
                             | StoreError::Missing { .. }
                             | StoreError::Foreign { .. }
                             | StoreError::NotFound { .. }
+                            | StoreError::NoAlert { .. }
                             | StoreError::Ambiguous { .. }
                             | StoreError::Invalid { .. }
                             | StoreError::Conflict { .. }

@@ -182,3 +182,41 @@ fn write_step_summary(vars: &CiVars, body: &str) -> Result<(), Failure> {
         .map_err(|e| Failure::of_io(what(), e))?;
     writeln!(file, "{body}").map_err(|e| Failure::of_io(what(), e))
 }
+
+/// Opens one GitHub issue per alert when `[github] publish` names `issue`: in `[github] repo`
+/// (else the job's `GITHUB_REPOSITORY`), through the job's `GITHUB_API_URL` (else
+/// `[github] api_url`), as `comment` and `ci` choose them, with the token `[github] token_env` names. The issue numbers, or a
+/// one-line reason (the token redacted) for the caller to warn with.
+pub(super) fn open_alert_issues(
+    config: &Config,
+    alerts: &[pitwall_schema::Alert],
+) -> Result<Vec<u64>, String> {
+    use pitwall_reports::github::{GithubConfig, HttpGithub, Secret};
+    if alerts.is_empty() || !config.github.publish.contains(&Publish::Issue) {
+        return Ok(Vec::new());
+    }
+    let vars = CiVars::from_env();
+    let chain = |e: &dyn std::error::Error| {
+        std::iter::successors(Some(e), |e| e.source())
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join(": ")
+    };
+    let repo = config
+        .github
+        .repo
+        .clone()
+        .or_else(|| vars.get("GITHUB_REPOSITORY"))
+        .ok_or("no repository to open alert issues in (hint: [github] repo)")?;
+    let api_url = vars
+        .get("GITHUB_API_URL")
+        .unwrap_or_else(|| config.github.api_url.clone());
+    let token_var = &config.github.token_env;
+    let token = Secret::from_env(token_var).map_err(|e| chain(&e))?;
+    let mut cfg = GithubConfig::new(api_url, repo, token.clone());
+    cfg.token_var = token_var.clone();
+    cfg.redactor = pitwall_pipeline::engine::process_redactor(&config.token_vars());
+    cfg.redactor.add(token.expose());
+    let api = HttpGithub::new(cfg).map_err(|e| chain(&e))?;
+    pitwall_reports::notify::open_issues(&api, alerts).map_err(|e| chain(&e))
+}

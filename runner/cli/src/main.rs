@@ -2,6 +2,7 @@
 //! the `pitwall_pipeline` library; errors become one line and a documented exit code.
 
 // Commands, one module per group; they never import each other.
+mod alerts_cmd;
 mod analyze_cmd;
 mod bisect_cmd;
 mod publish_cmd;

@@ -66,6 +66,7 @@ pub(super) fn write_report(
             comparisons.push((title, report));
         }
     }
+    let alerts = store.list_alerts().map_err(Failure::of_store)?;
     let generated_at = pitwall_pipeline::run::now_rfc3339();
     let input = pitwall_reports::html::ReportInput {
         project: &config.project.name,
@@ -73,6 +74,7 @@ pub(super) fn write_report(
         comparisons: &comparisons,
         generated_at: &generated_at,
         history_branch: &config.history_branch,
+        alerts: &alerts,
         histories: Some(&histories),
     };
     pitwall_reports::html::write_site(&input, out)

@@ -9,6 +9,7 @@ use pitwall_store::OpenMode;
 
 use super::args::{ExportArgs, Format, Global, ImportArgs, PruneArgs, RunsArgs, ShowArgs};
 use super::context::{format, load_config, open_store, write_atomically};
+use super::environment::announce_alerts;
 use super::exit::{ExitClass, Failure};
 
 pub(super) fn cmd_runs(g: &Global, a: &RunsArgs) -> Result<ExitClass, Failure> {
@@ -109,6 +110,7 @@ pub(super) fn cmd_import(g: &Global, a: &ImportArgs) -> Result<ExitClass, Failur
             store.describe()
         );
     }
+    announce_alerts(g, &config, &outcome.new_alerts);
     Ok(ExitClass::Ok)
 }
 

@@ -38,3 +38,20 @@ pub const RESULTS_FILE_MAX_BYTES: u64 = 2 << 30;
 /// The branch whose `history` runs make the history (`detect --benchmark`, the report) when
 /// `[history] branch` does not say.
 pub const HISTORY_BRANCH: &str = "main";
+
+/// Bootstrap resamples of an alert's interval (the ratio of the medians of the segments on
+/// either side of the step).
+pub const ALERT_RESAMPLES: usize = 2000;
+/// Confidence level of an alert's interval.
+pub const ALERT_CI_LEVEL: f64 = 0.95;
+/// Seed of an alert's bootstrap: the same history always gives the same interval.
+pub const ALERT_SEED: u64 = 0x7069_7477_616c_6c21;
+/// How many points a re-detected step may move and still be the same alert (its status and
+/// note kept).
+pub const ALERT_MATCH_WINDOW: usize = 3;
+/// The variable holding the URL new alerts are posted to (a Slack-compatible webhook); no
+/// notification when it is unset or blank. A secret: scrubbed from build and benchmark
+/// commands like the forge tokens.
+pub const ALERT_WEBHOOK_ENV: &str = "PITWALL_ALERT_WEBHOOK";
+/// How long posting to the alert webhook may take.
+pub const ALERT_WEBHOOK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);

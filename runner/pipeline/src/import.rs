@@ -7,8 +7,9 @@ use std::path::PathBuf;
 
 use pitwall_formats::{InputFormat, ParsedRun};
 use pitwall_schema::sections::{FormatNotes, ImportedFrom, ToolContext};
-use pitwall_schema::{Fingerprint, Run, RunStatus, WORKING_TREE};
+use pitwall_schema::{Alert, Fingerprint, Run, RunStatus, WORKING_TREE};
 
+use crate::alerts::AlertSettings;
 use crate::config::Config;
 use crate::labels::Labels;
 use crate::source::{self, FileResults, SourceError};
@@ -60,6 +61,8 @@ pub struct ImportRequest {
     /// What the readers left out or doubt (`FILE: nccl-tests: 2 rows with an impossible size
     /// … left out`), one line each, for the user; also kept in the run's format notes.
     pub warnings: Vec<String>,
+    /// How stored history runs re-detect their series' alerts.
+    pub alerts: AlertSettings,
 }
 
 impl ImportRequest {
@@ -94,25 +97,34 @@ impl ImportRequest {
         Ok(ImportRequest {
             files: read,
             warnings,
+            alerts: AlertSettings::of(config),
         })
     }
 }
 
-/// How many runs were stored, and how many were already there (imports are idempotent).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// How many runs were stored, and how many were already there (imports are idempotent), and
+/// the alerts the new history runs raised.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ImportOutcome {
     pub inserted: usize,
     pub already: usize,
+    /// Alerts stored for the first time by re-detecting the series the new runs touched.
+    pub new_alerts: Vec<Alert>,
 }
 
-/// Checks everything read, then stores it.
+/// Checks everything read, then stores it; then re-detects the alerts of the history series
+/// the newly stored runs touched, once for the whole import.
 pub fn import(req: &ImportRequest, store: &mut dyn Store) -> Result<ImportOutcome, ImportError> {
     check(req, store)?;
     let mut outcome = ImportOutcome::default();
+    let mut stored: Vec<Run> = Vec::new();
     for (path, runs) in &req.files {
         for run in runs {
             match store.insert_run(run) {
-                Ok(InsertOutcome::Inserted) => outcome.inserted += 1,
+                Ok(InsertOutcome::Inserted) => {
+                    outcome.inserted += 1;
+                    stored.push(run.clone());
+                }
                 Ok(InsertOutcome::AlreadyStored) => outcome.already += 1,
                 Err(source) => {
                     return Err(ImportError::Store {
@@ -123,6 +135,12 @@ pub fn import(req: &ImportRequest, store: &mut dyn Store) -> Result<ImportOutcom
             }
         }
     }
+    let refreshed = crate::alerts::refresh(store, &stored, &req.alerts, &crate::run::now_rfc3339())
+        .map_err(|source| ImportError::Store {
+            run: "cannot update alerts after the import".into(),
+            source,
+        })?;
+    outcome.new_alerts = refreshed.new;
     Ok(outcome)
 }
 

@@ -3,6 +3,7 @@
 //! where it keeps results) and returns values; the `pitwall` binary parses, renders and maps
 //! them to exit codes, and is the only crate that sees clap.
 
+pub mod alerts;
 pub mod bisect;
 pub mod compare;
 pub mod config;

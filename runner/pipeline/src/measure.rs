@@ -10,6 +10,7 @@ use std::time::Duration;
 use pitwall_schema::{Backend, Redactor, Run, RunStatus};
 use pitwall_stats::ab::AbConfig;
 
+use crate::alerts::AlertSettings;
 use crate::bisect::{BisectError, BisectReport, BisectRequest};
 use crate::config::Config;
 use crate::engine::{RunObserver, Step, process_redactor, redact_run};
@@ -17,7 +18,7 @@ use crate::git::{GitError, Repo};
 use crate::labels::Labels;
 use crate::pair::{self, PairOutcome, PairPlan, UntilDecided, sides};
 use crate::run::{RunError, RunReport, RunRequest, Target, build, check_suites};
-use crate::run::{execute, failed_build_run};
+use crate::run::{execute, failed_build_run, now_rfc3339};
 use crate::setup::{RunEnvironment, halt_if_terminating};
 use crate::source::Side;
 use crate::store::{Store, StoreError};
@@ -36,6 +37,8 @@ pub trait MeasureHooks {
     fn build_failed(&self, _target: &Target, _run: &Run, _error: &RunError, _store: &str) {}
     /// One run of [`measure_commits`] was stored in `store` (the next one is not measured yet).
     fn run_stored(&self, _report: &RunReport, _store: &mut dyn Store) {}
+    /// Storing a history run raised these new alerts (`crate::alerts::refresh`).
+    fn alerts_raised(&self, _config: &Config, _alerts: &[pitwall_schema::Alert]) {}
 }
 
 /// Why the machine could not be set up (the caller's error, kept with its chain).
@@ -180,8 +183,17 @@ pub fn measure_commits(
                 skipped: report.skipped,
             });
         }
-        insert(store, &mut report.run, &redactor, &m.labels)?;
+        let raised = insert(
+            store,
+            &mut report.run,
+            &redactor,
+            &m.labels,
+            &AlertSettings::of(m.config),
+        )?;
         m.hooks.run_stored(&report, store);
+        if !raised.is_empty() {
+            m.hooks.alerts_raised(m.config, &raised);
+        }
         runs.push(report);
     }
     Ok(CommitsOutcome { runs, build_failed })
@@ -267,7 +279,17 @@ pub fn measure_pair(
     halt_if_terminating();
     let redactor = process_redactor(&m.config.token_vars());
     for report in [&mut outcome.base, &mut outcome.head] {
-        insert(store, &mut report.run, &redactor, &m.labels)?;
+        // Sides of a pair are pull-request runs unless `--role history` says otherwise.
+        let raised = insert(
+            store,
+            &mut report.run,
+            &redactor,
+            &m.labels,
+            &AlertSettings::of(m.config),
+        )?;
+        if !raised.is_empty() {
+            m.hooks.alerts_raised(m.config, &raised);
+        }
     }
     let (base, head) = sides(&outcome.base, &outcome.head);
     Ok(PairResult::Measured(Box::new(MeasuredPair {
@@ -398,11 +420,13 @@ fn checkout_and_build(
             Err(e) => {
                 // Keep the failure with its log tail, then go on with the other commits.
                 let mut run = failed_build_run(m.config, &target, &e);
+                // A failed build has no results: it raises no alert.
                 insert(
                     store,
                     &mut run,
                     &process_redactor(&m.config.token_vars()),
                     &m.labels,
+                    &AlertSettings::of(m.config),
                 )?;
                 m.hooks.build_failed(&target, &run, &e, &store.describe());
                 failed = true;
@@ -419,16 +443,19 @@ fn insert(
     run: &mut Run,
     redactor: &Redactor,
     labels: &Labels,
-) -> Result<(), MeasureError> {
+    alerts: &AlertSettings,
+) -> Result<Vec<pitwall_schema::Alert>, MeasureError> {
     labels.apply(run);
     redact_run(run, redactor);
-    store
-        .insert_run(run)
-        .map(|_| ())
-        .map_err(|source| MeasureError::Store {
-            id: run.id.clone(),
-            source,
-        })
+    let failed = |source| MeasureError::Store {
+        id: run.id.clone(),
+        source,
+    };
+    store.insert_run(run).map_err(failed)?;
+    // A history run re-detects the series it touched (a pull request's runs never alert).
+    crate::alerts::refresh(store, std::slice::from_ref(run), alerts, &now_rfc3339())
+        .map(|r| r.new)
+        .map_err(failed)
 }
 
 #[cfg(test)]

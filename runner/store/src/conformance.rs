@@ -469,6 +469,21 @@ macro_rules! store_conformance_tests {
             super::conformance::stores_a_hundred_thousand_samples_in_one_run(&mut *store);
         }
         #[test]
+        fn conformance_round_trips_alerts() {
+            let (_guard, mut store) = $open;
+            super::conformance_alerts::round_trips_alerts(&mut *store);
+        }
+        #[test]
+        fn conformance_alert_upserts_keep_status_and_note() {
+            let (_guard, mut store) = $open;
+            super::conformance_alerts::upserts_keep_status_and_note(&mut *store);
+        }
+        #[test]
+        fn conformance_unknown_alert_ids_are_refused() {
+            let (_guard, mut store) = $open;
+            super::conformance_alerts::unknown_alert_ids_are_refused(&mut *store);
+        }
+        #[test]
         fn conformance_concurrent_writers_all_succeed() {
             let (guard, store) = $open;
             drop(store);

@@ -1,10 +1,14 @@
 //! The result store: where runs are kept. A trait so SQLite (default) and PostgreSQL (shared)
 //! backends sit behind one interface; `open` picks one from a store URL.
 
+mod alert_rows;
 #[cfg(test)]
 mod conformance;
+#[cfg(test)]
+mod conformance_alerts;
 mod migrations;
 mod pg;
+mod pg_alerts;
 mod pg_migrations;
 mod pg_query;
 #[cfg(test)]
@@ -18,6 +22,7 @@ mod query_tests;
 mod rows;
 mod shared;
 mod sqlite;
+mod sqlite_alerts;
 mod sqlite_codec;
 #[cfg(test)]
 mod sqlite_tests;
@@ -28,7 +33,7 @@ pub use rows::point_of;
 pub use sqlite::SqliteStore;
 pub use url::StoreUrl;
 
-use pitwall_schema::{Run, RunStatus, SampleSummary};
+use pitwall_schema::{Alert, AlertUpdate, Run, RunStatus, SampleSummary};
 
 /// One line of `pitwall runs`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -113,6 +118,8 @@ pub enum StoreError {
         id: String,
         candidates: String,
     },
+    #[error("store {store}: no alert `{id}` (hint: `pitwall alerts` lists them)")]
+    NoAlert { store: String, id: String },
     #[error("store {store}: cannot store {source}")]
     Invalid {
         store: String,
@@ -147,6 +154,19 @@ pub trait Store {
 
     /// Every run, oldest first, for export.
     fn all_runs(&self) -> Result<Vec<Run>, StoreError>;
+
+    /// Stores what detection found, in one transaction: an alert whose id is new is inserted
+    /// as given; for a stored id only what detection owns (commits, numbers, `updated_at`) is
+    /// updated, and only when it differs, so status, note, culprit and `created_at` are never
+    /// reset by re-running detection.
+    fn upsert_alerts(&mut self, alerts: &[Alert]) -> Result<(), StoreError>;
+
+    /// Every alert, oldest first (by `created_at`, then id).
+    fn list_alerts(&self) -> Result<Vec<Alert>, StoreError>;
+
+    /// A person's change to alert `id` (exact id); `StoreError::NoAlert` when none has it.
+    /// Returns the alert as stored after the change.
+    fn update_alert(&mut self, id: &str, change: &AlertUpdate) -> Result<Alert, StoreError>;
 
     /// Replaces the raw samples of run `id`'s results (full id) with the summaries given, one
     /// per result in order (`None` leaves a result as it is), in one transaction; returns how

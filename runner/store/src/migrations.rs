@@ -152,11 +152,41 @@ fn backfill_keys(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Migration 7: alerts, the steps detection found in a history series and what people decided
+/// about them (`pitwall_schema::Alert`). One row per alert, keyed by its stable id; the series
+/// columns are indexed so re-detection reads one series' alerts. `status` and `kind` are stored
+/// as their text forms and checked on read. `ci_low`/`ci_high` are NULL when no interval.
+const V7: &str = "
+CREATE TABLE alerts (
+    id            TEXT PRIMARY KEY NOT NULL,
+    project       TEXT NOT NULL,
+    testbed       TEXT NOT NULL,
+    branch        TEXT NOT NULL,
+    bench_key     TEXT NOT NULL,
+    measure       TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    status        TEXT NOT NULL,
+    last_good     TEXT NOT NULL,
+    first_bad     TEXT NOT NULL,
+    first_bad_run TEXT NOT NULL,
+    before_value  REAL NOT NULL,
+    after_value   REAL NOT NULL,
+    rel_change    REAL NOT NULL,
+    ci_low        REAL,
+    ci_high       REAL,
+    note          TEXT,
+    culprit       TEXT,
+    created_at    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL
+);
+CREATE INDEX alerts_by_series ON alerts (project, testbed, branch, bench_key);
+";
+
 /// The version whose script [`backfill_labels`] completes.
 const LABELS_VERSION: i64 = 4;
 
 /// Every migration, in order. The schema version after applying `MIGRATIONS[..n]` is `n`.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
 
 /// Gives every run without a testbed or role the ones it implies (see
 /// `rows::implied_labels`).
@@ -308,7 +338,10 @@ mod tests {
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();
-        assert_eq!(tables, ["results", "runs", "samples", "series_keys"]);
+        assert_eq!(
+            tables,
+            ["alerts", "results", "runs", "samples", "series_keys"]
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use pitwall_schema::{BenchmarkResult, Run};
+use pitwall_schema::{Alert, AlertUpdate, BenchmarkResult, Run};
 use postgres::config::SslMode;
 use postgres::{Client, Config, GenericClient, IsolationLevel, NoTls};
 
@@ -20,7 +20,7 @@ use super::rows::{
     to_json,
 };
 use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
-use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, StoreUrl};
+use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, StoreUrl, pg_alerts};
 
 /// How long connecting may take when the URL does not say (`connect_timeout=`).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -416,6 +416,21 @@ impl Store for PgStore {
         }
         tx.commit().map_err(&be)?;
         Ok(runs)
+    }
+
+    fn upsert_alerts(&mut self, alerts: &[Alert]) -> Result<(), StoreError> {
+        let store = self.describe();
+        pg_alerts::upsert(self.client.get_mut(), &store, alerts)
+    }
+
+    fn list_alerts(&self) -> Result<Vec<Alert>, StoreError> {
+        let mut client = self.client.borrow_mut();
+        pg_alerts::list(&mut *client, &self.described)
+    }
+
+    fn update_alert(&mut self, id: &str, change: &AlertUpdate) -> Result<Alert, StoreError> {
+        let store = self.describe();
+        pg_alerts::update(self.client.get_mut(), &store, id, change)
     }
 
     fn prune_samples(

@@ -123,11 +123,38 @@ fn backfill_keys(client: &mut impl GenericClient) -> Result<(), postgres::Error>
     Ok(())
 }
 
+/// Migration 6: alerts, as SQLite migration 7 (`DOUBLE PRECISION` for the numbers).
+const V6: &str = "
+CREATE TABLE alerts (
+    id            TEXT PRIMARY KEY NOT NULL,
+    project       TEXT NOT NULL,
+    testbed       TEXT NOT NULL,
+    branch        TEXT NOT NULL,
+    bench_key     TEXT NOT NULL,
+    measure       TEXT NOT NULL,
+    kind          TEXT NOT NULL,
+    status        TEXT NOT NULL,
+    last_good     TEXT NOT NULL,
+    first_bad     TEXT NOT NULL,
+    first_bad_run TEXT NOT NULL,
+    before_value  DOUBLE PRECISION NOT NULL,
+    after_value   DOUBLE PRECISION NOT NULL,
+    rel_change    DOUBLE PRECISION NOT NULL,
+    ci_low        DOUBLE PRECISION,
+    ci_high       DOUBLE PRECISION,
+    note          TEXT,
+    culprit       TEXT,
+    created_at    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL
+);
+CREATE INDEX alerts_by_series ON alerts (project, testbed, branch, bench_key);
+";
+
 /// The version whose script [`backfill_labels`] completes.
 const LABELS_VERSION: usize = 3;
 
 /// Every migration, in order; never edit a released one, append.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// Gives every run without a testbed or role the ones it implies (see
 /// `rows::implied_labels`).

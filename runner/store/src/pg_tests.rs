@@ -292,7 +292,7 @@ fn a_schema_1_database_is_migrated_in_place_and_its_runs_read_back() {
     write_schema_1_database(&db, &[&history, &old]);
     let mut store = PgStore::open_with(&db.url, OpenMode::Existing).unwrap();
     assert_eq!(store.schema_version().unwrap(), LATEST);
-    assert_eq!(LATEST, 5);
+    assert_eq!(LATEST, 6);
     let (old, history) = (
         super::sqlite_tests::labelled(old),
         super::sqlite_tests::labelled(history),

@@ -4,13 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use pitwall_schema::Run;
+use pitwall_schema::{Alert, AlertUpdate, Run};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
 
 use super::rows::{RunRow, SummaryRow, already_stored, meta_json, replicate, to_json};
 use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
 use super::sqlite_codec::{backend, load_run};
-use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, migrations};
+use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, migrations, sqlite_alerts};
 
 /// How long a connection waits for another process's write lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -422,6 +422,20 @@ impl Store for SqliteStore {
         }
         tx.finish().map_err(backend(&store))?;
         Ok(runs)
+    }
+
+    fn upsert_alerts(&mut self, alerts: &[Alert]) -> Result<(), StoreError> {
+        let store = self.describe();
+        sqlite_alerts::upsert(&mut self.conn, &store, alerts)
+    }
+
+    fn list_alerts(&self) -> Result<Vec<Alert>, StoreError> {
+        sqlite_alerts::list(&self.conn, &self.describe())
+    }
+
+    fn update_alert(&mut self, id: &str, change: &AlertUpdate) -> Result<Alert, StoreError> {
+        let store = self.describe();
+        sqlite_alerts::update(&mut self.conn, &store, id, change)
     }
 
     fn prune_samples(

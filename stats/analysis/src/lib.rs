@@ -4,6 +4,7 @@
 //! and only rendered by `pitwall-reports`, so `detect`, the HTML report, the PR comment and
 //! `ci` show the same verdicts and change points. Depends on the schema and the statistics only.
 
+pub mod alerts;
 pub mod bisect;
 pub mod compare;
 pub mod comparison;
@@ -11,6 +12,7 @@ pub mod history;
 pub mod number;
 pub mod order;
 
+pub use alerts::{AlertRules, DetectedStep, detect_alerts, reconcile, sort_open_first};
 pub use bisect::{BisectReport, BisectStep, CommitRef};
 pub use compare::{CompareOptions, FILE_SUITE, Side, compare};
 pub use comparison::{ComparedBenchmark, ComparisonReport, VerdictCounts};

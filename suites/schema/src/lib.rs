@@ -2,6 +2,7 @@
 //! between a suite and the engine (benchmark, backend). Readers of other tools' formats and
 //! the built-in CPU kernels live in their own crates, so readers of results never build them.
 
+pub mod alerts;
 pub mod backend;
 pub mod benchmark;
 pub mod check;
@@ -12,6 +13,7 @@ pub mod secrets;
 pub mod sections;
 pub mod work;
 
+pub use alerts::{Alert, AlertKind, AlertSeries, AlertStatus, AlertUpdate};
 pub use backend::{Backend, BackendError, SuiteKind};
 pub use benchmark::{BenchError, Benchmark, BenchmarkId, Conversion, MetricSpec, SamplingHint};
 pub use labels::{RunRole, UNKNOWN_TESTBED, default_testbed, sanitize_testbed};

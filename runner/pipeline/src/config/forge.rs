@@ -33,7 +33,7 @@ impl Ctx<'_> {
                     return Err(self.at(
                         span,
                         format!("[github] publish: unknown target `{name}`"),
-                        Some("use any of \"check\", \"comment\", \"status\"".into()),
+                        Some("use any of \"check\", \"comment\", \"status\", \"issue\"".into()),
                     ));
                 };
                 if !publish.contains(&p) {
@@ -84,7 +84,7 @@ mod tests {
             "{e}"
         );
         assert!(
-            e.contains("hint: use any of \"check\", \"comment\", \"status\""),
+            e.contains("hint: use any of \"check\", \"comment\", \"status\", \"issue\""),
             "{e}"
         );
     }
@@ -94,12 +94,18 @@ mod tests {
         let c = parse("");
         assert_eq!(c.gitlab.token_env, "GITLAB_TOKEN");
         assert_eq!(c.gitlab.api_url, None);
-        assert_eq!(c.token_vars(), ["GITHUB_TOKEN", "GITLAB_TOKEN"]);
+        assert_eq!(
+            c.token_vars(),
+            ["GITHUB_TOKEN", "GITLAB_TOKEN", "PITWALL_ALERT_WEBHOOK"]
+        );
         let c = parse(
             "[github]\ntoken_env = \"GH_PAT\"\n\n[gitlab]\napi_url = \"https://gl.example/api/v4\"\n\
              project = \"grp/app\"\ntoken_env = \"CI_JOB_TOKEN\"\n",
         );
-        assert_eq!(c.token_vars(), ["GH_PAT", "CI_JOB_TOKEN"]);
+        assert_eq!(
+            c.token_vars(),
+            ["GH_PAT", "CI_JOB_TOKEN", "PITWALL_ALERT_WEBHOOK"]
+        );
         assert_eq!(
             c.gitlab.api_url.as_deref(),
             Some("https://gl.example/api/v4")
@@ -126,7 +132,10 @@ mod tests {
             panic!("{:?}", c.suites[0].spec)
         };
         assert_eq!(cmd.env_pass, ["HF_TOKEN"]);
-        assert_eq!(cmd.token_vars, ["GH_PAT", "GITLAB_TOKEN"]);
+        assert_eq!(
+            cmd.token_vars,
+            ["GH_PAT", "GITLAB_TOKEN", "PITWALL_ALERT_WEBHOOK"]
+        );
     }
 
     #[test]

@@ -314,7 +314,11 @@ impl Ctx<'_> {
             }
             out
         };
-        let token_vars = [github.token_env.clone(), gitlab.token_env.clone()];
+        let token_vars = [
+            github.token_env.clone(),
+            gitlab.token_env.clone(),
+            crate::defaults::ALERT_WEBHOOK_ENV.to_string(),
+        ];
         let suites = suites
             .into_iter()
             .map(|mut s| {

@@ -206,16 +206,25 @@ pub enum Publish {
     Comment,
     /// The `pitwall/benchmarks` commit status.
     Status,
+    /// One issue per new regression alert, opened when `run` or `import` stores the history
+    /// that raised it (docs/ALERTS.md).
+    Issue,
 }
 
 impl Publish {
-    pub const ALL: [Publish; 3] = [Publish::Check, Publish::Comment, Publish::Status];
+    pub const ALL: [Publish; 4] = [
+        Publish::Check,
+        Publish::Comment,
+        Publish::Status,
+        Publish::Issue,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Publish::Check => "check",
             Publish::Comment => "comment",
             Publish::Status => "status",
+            Publish::Issue => "issue",
         }
     }
 
@@ -379,7 +388,11 @@ impl Config {
 
     /// The variables holding tokens pitwall publishes with: never given to measured code.
     pub fn token_vars(&self) -> Vec<String> {
-        vec![self.github.token_env.clone(), self.gitlab.token_env.clone()]
+        vec![
+            self.github.token_env.clone(),
+            self.gitlab.token_env.clone(),
+            crate::defaults::ALERT_WEBHOOK_ENV.to_string(),
+        ]
     }
 
     /// SHA-256 over the canonical JSON of this configuration.

@@ -1,0 +1,298 @@
+//! Alerts as use cases: re-detecting the history series a stored run touched and upserting
+//! the alerts the rule (`pitwall_analysis::alerts`) finds there, listing them for
+//! `pitwall alerts`, and a person's triage (`pitwall alert ack|dismiss|fix|expect`). Nothing
+//! here prints; the binary renders what these return.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+pub use pitwall_analysis::alerts::sort_open_first;
+use pitwall_analysis::alerts::{AlertRules, detect_alerts, reconcile};
+use pitwall_analysis::history::{HistoryFilter, series};
+use pitwall_schema::{Alert, AlertStatus, AlertUpdate, Run, RunRole};
+use pitwall_stats::changepoint::DetectConfig;
+
+use crate::config::Config;
+use crate::defaults;
+use crate::store::{RunQuery, Store, StoreError};
+
+/// The alert rule with the project's thresholds (`[thresholds] regression_pct`, a suite's
+/// `threshold_pct`: what `compare` uses) and the named defaults of the interval and matching.
+pub fn rules(config: &Config) -> AlertRules {
+    AlertRules {
+        threshold_pct: config.thresholds.regression_pct,
+        suite_threshold_pct: config
+            .suites
+            .iter()
+            .filter_map(|s| s.threshold_pct.map(|t| (s.name.clone(), t)))
+            .collect(),
+        resamples: defaults::ALERT_RESAMPLES,
+        level: defaults::ALERT_CI_LEVEL,
+        seed: defaults::ALERT_SEED,
+        match_window: defaults::ALERT_MATCH_WINDOW,
+    }
+}
+
+/// What detection needs besides the store: the rule, and the branch runs without one belong to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlertSettings {
+    pub rules: AlertRules,
+    /// `[history] branch`: the branch of history runs that record none.
+    pub history_branch: String,
+}
+
+impl AlertSettings {
+    pub fn of(config: &Config) -> AlertSettings {
+        AlertSettings {
+            rules: rules(config),
+            history_branch: config.history_branch.clone(),
+        }
+    }
+}
+
+/// What re-detection changed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AlertRefresh {
+    /// Alerts stored for the first time (regressions and improvements).
+    pub new: Vec<Alert>,
+    /// Stored alerts whose numbers or commits were brought up to date.
+    pub updated: usize,
+}
+
+/// Re-runs detection for the series the `touched` runs (just stored) belong to and upserts
+/// the alerts found. Only history runs touch a series: a pull request's runs never make an
+/// alert. Cheap by construction: only the touched (project, branch, testbed) histories are
+/// read, and of those only the touched benchmark keys (`Store::query_runs`).
+pub fn refresh(
+    store: &mut dyn Store,
+    touched: &[Run],
+    settings: &AlertSettings,
+    now: &str,
+) -> Result<AlertRefresh, StoreError> {
+    // (project, branch, testbed) → benchmark keys the stored runs hold.
+    let mut groups: BTreeMap<(String, String, String), BTreeSet<String>> = BTreeMap::new();
+    for run in touched
+        .iter()
+        .filter(|r| r.role_or_implied() == RunRole::History && !r.results.is_empty())
+    {
+        let branch = run
+            .branch
+            .clone()
+            .unwrap_or_else(|| settings.history_branch.clone());
+        groups
+            .entry((run.project.clone(), branch, run.testbed_or_derived()))
+            .or_default()
+            .extend(run.results.iter().map(|r| r.key()));
+    }
+    if groups.is_empty() {
+        return Ok(AlertRefresh::default());
+    }
+    let existing = store.list_alerts()?;
+    let known: HashSet<&str> = existing.iter().map(|a| a.id.as_str()).collect();
+    let mut upserts = Vec::new();
+    for ((project, branch, testbed), keys) in groups {
+        // Only this history's runs, and of their results only the touched keys.
+        let candidates = store.query_runs(&RunQuery {
+            history_branch: Some(branch.clone()),
+            testbed: Some(testbed.clone()),
+            keys: Some(keys.into_iter().collect()),
+            // The stored history points: detection reads nothing more.
+            samples: false,
+            fingerprints: false,
+        })?;
+        let filter = HistoryFilter {
+            branch: branch.clone(),
+            testbed: Some(testbed),
+        };
+        // Runs without a branch count as the history branch's only.
+        let runs: Vec<Run> = candidates
+            .into_iter()
+            .filter(|r| r.project == project)
+            .filter(|r| r.branch.is_some() || branch == settings.history_branch)
+            .filter(|r| filter.admits(r))
+            .collect();
+        for s in series(&runs, &filter, &DetectConfig::default()) {
+            let found = detect_alerts(&s, &runs, &project, &branch, &settings.rules, now);
+            upserts.extend(reconcile(&s, &runs, &existing, found, &settings.rules));
+        }
+    }
+    let mut out = AlertRefresh::default();
+    for a in &upserts {
+        if !known.contains(a.id.as_str()) {
+            out.new.push(a.clone());
+        } else if existing
+            .iter()
+            .any(|e| e.id == a.id && e.detection_differs(a))
+        {
+            out.updated += 1;
+        }
+    }
+    if !upserts.is_empty() {
+        store.upsert_alerts(&upserts)?;
+    }
+    Ok(out)
+}
+
+/// Which alerts `pitwall alerts` lists.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AlertQuery {
+    pub status: Option<AlertStatus>,
+    pub testbed: Option<String>,
+    pub branch: Option<String>,
+}
+
+impl AlertQuery {
+    pub fn admits(&self, a: &Alert) -> bool {
+        self.status.is_none_or(|s| s == a.status)
+            && self
+                .testbed
+                .as_deref()
+                .is_none_or(|t| t == a.series.testbed)
+            && self.branch.as_deref().is_none_or(|b| b == a.series.branch)
+    }
+}
+
+/// The stored alerts `query` admits, open ones first (then by status, newest first).
+pub fn list(store: &dyn Store, query: &AlertQuery) -> Result<Vec<Alert>, StoreError> {
+    let mut alerts: Vec<Alert> = store
+        .list_alerts()?
+        .into_iter()
+        .filter(|a| query.admits(a))
+        .collect();
+    sort_open_first(&mut alerts);
+    Ok(alerts)
+}
+
+/// A person's triage of one alert.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TriageRequest {
+    pub id: String,
+    /// One of the triage states (`AlertStatus::is_triage`).
+    pub status: AlertStatus,
+    /// Replaces the stored note when given.
+    pub note: Option<String>,
+}
+
+/// Why a triage failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TriageError {
+    #[error(
+        "`{0}` is not a status a person sets (hint: acknowledged, dismissed, fixed or expected)"
+    )]
+    NotTriage(AlertStatus),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Sets the alert's status (and note), returning it as stored after.
+pub fn triage(store: &mut dyn Store, req: &TriageRequest, now: &str) -> Result<Alert, TriageError> {
+    if !req.status.is_triage() {
+        return Err(TriageError::NotTriage(req.status));
+    }
+    Ok(store.update_alert(
+        &req.id,
+        &AlertUpdate {
+            status: Some(req.status),
+            note: req.note.clone(),
+            culprit: None,
+            updated_at: now.to_string(),
+        },
+    )?)
+}
+
+/// The stored alert with this exact id (`StoreError::NoAlert` when none).
+pub fn find(store: &dyn Store, id: &str) -> Result<Alert, StoreError> {
+    store
+        .list_alerts()?
+        .into_iter()
+        .find(|a| a.id == id)
+        .ok_or_else(|| StoreError::NoAlert {
+            store: store.describe(),
+            id: id.to_string(),
+        })
+}
+
+/// The testbed this machine's runs are stored under: `[testbed] name`, else the one its
+/// fingerprint implies (as `run` labels its runs without `--testbed`).
+pub fn this_testbed(config: &Config) -> String {
+    config
+        .testbed
+        .clone()
+        .unwrap_or_else(|| pitwall_schema::default_testbed(&crate::fingerprint::current()))
+}
+
+/// Why an alert cannot be bisected here.
+#[derive(Debug, thiserror::Error)]
+pub enum AlertBisectError {
+    #[error(
+        "alert {id} is on testbed `{alert}`, this machine is `{here}` (hint: bisect on that testbed, or set [testbed] name)"
+    )]
+    OtherTestbed {
+        id: String,
+        alert: String,
+        here: String,
+    },
+    #[error("alert {id}: cannot tell the suite and benchmark from key `{key}`")]
+    BadKey { id: String, key: String },
+}
+
+/// What `pitwall alert bisect` measures: the alert's commit range (last good, first bad) and
+/// its benchmark only (its suite, its `name[params]`), on the testbed it was found on.
+pub fn bisect_request(
+    alert: &Alert,
+    here: &str,
+    rounds: u32,
+    max_rounds: u32,
+    rebuild: bool,
+) -> Result<crate::bisect::BisectRequest, AlertBisectError> {
+    if alert.series.testbed != here {
+        return Err(AlertBisectError::OtherTestbed {
+            id: alert.id.clone(),
+            alert: alert.series.testbed.clone(),
+            here: here.to_string(),
+        });
+    }
+    // A key is `suite/name[params]/measure`; the suite holds no `/`, the name may.
+    let key = &alert.series.key;
+    let bad_key = || AlertBisectError::BadKey {
+        id: alert.id.clone(),
+        key: key.clone(),
+    };
+    let (suite, rest) = key.split_once('/').ok_or_else(bad_key)?;
+    let name = rest
+        .strip_suffix(&alert.series.measure)
+        .and_then(|r| r.strip_suffix('/'))
+        .filter(|n| !n.is_empty())
+        .ok_or_else(bad_key)?;
+    Ok(crate::bisect::BisectRequest {
+        good: alert.last_good.clone(),
+        bad: alert.first_bad.clone(),
+        select: crate::run::RunRequest {
+            suites: vec![suite.to_string()],
+            filter: Some(name.to_string()),
+        },
+        rounds,
+        max_rounds: max_rounds.max(rounds),
+        rebuild,
+    })
+}
+
+/// Keeps the commit a bisection found on the alert.
+pub fn record_culprit(
+    store: &mut dyn Store,
+    id: &str,
+    culprit: &str,
+    now: &str,
+) -> Result<Alert, StoreError> {
+    store.update_alert(
+        id,
+        &AlertUpdate {
+            culprit: Some(culprit.to_string()),
+            updated_at: now.to_string(),
+            ..AlertUpdate::default()
+        },
+    )
+}
+
+#[cfg(test)]
+#[path = "alerts_tests.rs"]
+mod tests;

@@ -1,0 +1,205 @@
+//! Tests of alert re-detection on a real SQLite store: one alert per step whatever the number
+//! of refreshes, triage kept, pull-request runs and other testbeds ignored.
+
+use std::collections::BTreeMap;
+
+use pitwall_schema::{
+    AlertStatus, BenchmarkResult, Direction, Fingerprint, ResultStatus, Run, RunRole, RunStatus,
+    Unit,
+};
+
+use super::*;
+use crate::store::SqliteStore;
+
+fn settings() -> AlertSettings {
+    AlertSettings {
+        rules: rules(&Config::builtin_default("p")),
+        history_branch: "main".into(),
+    }
+}
+
+fn run(i: usize, testbed: &str, level: f64) -> Run {
+    let wobble = |k: usize| level * (1.0 + 0.002 * ((i * 7 + k * 3) % 5) as f64);
+    Run {
+        id: format!("{testbed}-{i:03}"),
+        project: "p".into(),
+        commit: format!("{i:040x}"),
+        branch: Some("main".into()),
+        testbed: Some(testbed.into()),
+        role: Some(RunRole::History),
+        started_at: format!("2026-01-01T00:{:02}:{:02}Z", i / 60, i % 60),
+        finished_at: format!("2026-01-01T01:{:02}:{:02}Z", i / 60, i % 60),
+        config_hash: String::new(),
+        fingerprint: Fingerprint::default(),
+        status: RunStatus::Complete,
+        commit_info: None,
+        error: None,
+        pair: None,
+        results: vec![BenchmarkResult {
+            suite: "kernel".into(),
+            name: "gemm".into(),
+            params: BTreeMap::new(),
+            measure: "time".into(),
+            unit: Unit::new(Unit::NANOSECONDS),
+            direction: Direction::LowerIsBetter,
+            status: ResultStatus::Ok,
+            error: None,
+            samples: (0..5).map(wobble).collect(),
+            sample_meta: Vec::new(),
+            replicates: Vec::new(),
+            summary: None,
+        }],
+    }
+}
+
+/// Stores `run` as a command would and refreshes the alerts it touched.
+fn store_one(store: &mut dyn Store, run: Run, now: &str) -> AlertRefresh {
+    store.insert_run(&run).unwrap();
+    refresh(store, &[run], &settings(), now).unwrap()
+}
+
+#[test]
+fn each_stored_history_run_refreshes_its_series_without_duplicates() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("s.db")).unwrap();
+    let mut new = Vec::new();
+    for i in 0..30 {
+        let level = if i < 18 { 100.0 } else { 108.0 };
+        new.extend(store_one(&mut store, run(i, "h200-a", level), &format!("t{i:02}")).new);
+        // Another testbed, flat at another level.
+        store_one(&mut store, run(i, "cpu-b", 300.0), "t");
+        // A pull request's slower head never makes an alert.
+        let mut head = run(100 + i, "cpu-b", 400.0);
+        head.role = Some(RunRole::PrHead);
+        store_one(&mut store, head, "t");
+    }
+    let alerts = store.list_alerts().unwrap();
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    assert_eq!(new.len(), 1);
+    let a = &alerts[0];
+    assert_eq!(
+        (a.status, a.series.testbed.as_str()),
+        (AlertStatus::Active, "h200-a")
+    );
+    assert_eq!(a.first_bad, format!("{:040x}", 18));
+    assert_eq!(a.last_good, format!("{:040x}", 17));
+
+    let acked = triage(
+        &mut store,
+        &TriageRequest {
+            id: a.id.clone(),
+            status: AlertStatus::Acknowledged,
+            note: Some("allocator change".into()),
+        },
+        "later",
+    )
+    .unwrap();
+    assert_eq!(acked.status, AlertStatus::Acknowledged);
+    for i in 30..40 {
+        store_one(&mut store, run(i, "h200-a", 108.0), "much later");
+    }
+    let alerts = store.list_alerts().unwrap();
+    assert_eq!(alerts.len(), 1);
+    assert_eq!(alerts[0].id, a.id);
+    assert_eq!(alerts[0].status, AlertStatus::Acknowledged);
+    assert_eq!(alerts[0].note.as_deref(), Some("allocator change"));
+
+    let listed = list(
+        &store,
+        &AlertQuery {
+            status: Some(AlertStatus::Active),
+            ..AlertQuery::default()
+        },
+    )
+    .unwrap();
+    assert!(listed.is_empty());
+    let err = triage(
+        &mut store,
+        &TriageRequest {
+            id: "nope".into(),
+            status: AlertStatus::Fixed,
+            note: None,
+        },
+        "t",
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("no alert `nope`"), "{err}");
+    let err = triage(
+        &mut store,
+        &TriageRequest {
+            id: a.id.clone(),
+            status: AlertStatus::Active,
+            note: None,
+        },
+        "t",
+    )
+    .unwrap_err();
+    assert!(matches!(err, TriageError::NotTriage(AlertStatus::Active)));
+}
+
+#[test]
+fn open_alerts_sort_first() {
+    let a = |id: &str, status: AlertStatus, created: &str| {
+        let series = pitwall_schema::AlertSeries {
+            project: "p".into(),
+            testbed: "t".into(),
+            branch: "main".into(),
+            key: "k".into(),
+            measure: "time".into(),
+        };
+        Alert {
+            id: id.into(),
+            status,
+            kind: pitwall_schema::AlertKind::Regression,
+            series,
+            last_good: "a".into(),
+            first_bad: "b".into(),
+            first_bad_run: "r".into(),
+            before: 1.0,
+            after: 1.1,
+            rel_change: 0.1,
+            ci: None,
+            note: None,
+            culprit: None,
+            created_at: created.into(),
+            updated_at: created.into(),
+        }
+    };
+    let mut v = vec![
+        a("1", AlertStatus::Fixed, "t3"),
+        a("2", AlertStatus::Active, "t1"),
+        a("3", AlertStatus::Active, "t2"),
+        a("4", AlertStatus::Improvement, "t4"),
+    ];
+    sort_open_first(&mut v);
+    let ids: Vec<&str> = v.iter().map(|x| x.id.as_str()).collect();
+    assert_eq!(ids, ["3", "2", "4", "1"]);
+}
+
+#[test]
+fn a_bisect_request_follows_the_alert_on_its_testbed_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("s.db")).unwrap();
+    for i in 0..30 {
+        store_one(
+            &mut store,
+            run(i, "h200-a", if i < 18 { 100.0 } else { 108.0 }),
+            "t",
+        );
+    }
+    let a = store.list_alerts().unwrap().remove(0);
+    assert_eq!(find(&store, &a.id).unwrap(), a);
+    assert!(matches!(find(&store, "x"), Err(StoreError::NoAlert { .. })));
+    let req = bisect_request(&a, "h200-a", 3, 15, false).unwrap();
+    assert_eq!(
+        (req.good.as_str(), req.bad.as_str()),
+        (a.last_good.as_str(), a.first_bad.as_str())
+    );
+    assert_eq!(req.select.suites, ["kernel"]);
+    assert_eq!(req.select.filter.as_deref(), Some("gemm"));
+    let err = bisect_request(&a, "cpu-b", 3, 15, false).unwrap_err();
+    assert!(err.to_string().contains("testbed `h200-a`"), "{err}");
+    let with = record_culprit(&mut store, &a.id, &a.first_bad, "t2").unwrap();
+    assert_eq!(with.culprit.as_deref(), Some(a.first_bad.as_str()));
+    assert_eq!(with.status, AlertStatus::Active);
+}

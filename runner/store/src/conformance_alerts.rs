@@ -1,0 +1,135 @@
+//! The alert behaviour every store must have, run against each backend by
+//! `store_conformance_tests!`: exact round trips, upserts that keep what people decided, and
+//! updates of unknown ids refused by name.
+
+use pitwall_schema::{Alert, AlertKind, AlertSeries, AlertStatus, AlertUpdate};
+
+use super::{Store, StoreError};
+
+pub(super) fn alert(id: &str, created_at: &str) -> Alert {
+    Alert {
+        id: id.into(),
+        status: AlertStatus::Active,
+        kind: AlertKind::Regression,
+        series: AlertSeries {
+            project: "toy".into(),
+            testbed: "h200-a".into(),
+            branch: "main".into(),
+            key: "kernel/gemm[n=512]/time".into(),
+            measure: "time".into(),
+        },
+        last_good: "a".repeat(40),
+        first_bad: "b".repeat(40),
+        first_bad_run: "run-18".into(),
+        before: 100.0,
+        after: 108.1,
+        rel_change: 0.081,
+        ci: Some((0.07, 0.09)),
+        note: None,
+        culprit: None,
+        created_at: created_at.into(),
+        updated_at: created_at.into(),
+    }
+}
+
+/// Alerts come back exactly as stored (an interval or none, notes with any text), oldest first.
+pub(super) fn round_trips_alerts(store: &mut dyn Store) {
+    assert!(store.list_alerts().unwrap().is_empty());
+    let mut improvement = alert("bbbb", "2026-12-01T10:00:00Z");
+    improvement.kind = AlertKind::Improvement;
+    improvement.status = AlertStatus::Improvement;
+    improvement.ci = None;
+    improvement.rel_change = -0.1;
+    improvement.note = Some("ünïcode \u{1b}[31m and 'quotes'".into());
+    improvement.culprit = Some("c".repeat(40));
+    let first = alert("aaaa", "2026-12-02T10:00:00Z");
+    store
+        .upsert_alerts(&[first.clone(), improvement.clone()])
+        .unwrap();
+    assert_eq!(store.list_alerts().unwrap(), vec![improvement, first]);
+}
+
+/// Re-running detection (an upsert of the same id with other numbers) updates only the numbers
+/// and commits: status, note, culprit and `created_at` stay; an identical upsert changes
+/// nothing, not even `updated_at`; nothing is ever duplicated.
+pub(super) fn upserts_keep_status_and_note(store: &mut dyn Store) {
+    let a = alert("aaaa", "2026-12-01T10:00:00Z");
+    store.upsert_alerts(std::slice::from_ref(&a)).unwrap();
+    let acked = store
+        .update_alert(
+            "aaaa",
+            &AlertUpdate {
+                status: Some(AlertStatus::Acknowledged),
+                note: Some("known: new allocator".into()),
+                culprit: None,
+                updated_at: "2026-12-01T11:00:00Z".into(),
+            },
+        )
+        .unwrap();
+    assert_eq!(acked.status, AlertStatus::Acknowledged);
+    assert_eq!(acked.note.as_deref(), Some("known: new allocator"));
+    assert_eq!(acked.updated_at, "2026-12-01T11:00:00Z");
+
+    // Detection again, same numbers, a later time and the initial status: nothing changes.
+    let mut again = a.clone();
+    again.updated_at = "2026-12-01T12:00:00Z".into();
+    store.upsert_alerts(&[again.clone()]).unwrap();
+    assert_eq!(store.list_alerts().unwrap(), vec![acked.clone()]);
+
+    // The step re-estimated one run later: numbers and commits follow, the triage stays.
+    again.first_bad = "d".repeat(40);
+    again.first_bad_run = "run-19".into();
+    again.rel_change = 0.079;
+    again.ci = Some((0.06, 0.095));
+    again.note = None;
+    store.upsert_alerts(&[again]).unwrap();
+    let listed = store.list_alerts().unwrap();
+    assert_eq!(listed.len(), 1);
+    let got = &listed[0];
+    assert_eq!(got.status, AlertStatus::Acknowledged);
+    assert_eq!(got.note.as_deref(), Some("known: new allocator"));
+    assert_eq!(got.created_at, "2026-12-01T10:00:00Z");
+    assert_eq!(got.updated_at, "2026-12-01T12:00:00Z");
+    assert_eq!(
+        (got.first_bad_run.as_str(), got.rel_change),
+        ("run-19", 0.079)
+    );
+    assert_eq!(got.ci, Some((0.06, 0.095)));
+
+    // A later update keeps what it does not name.
+    let fixed = store
+        .update_alert(
+            "aaaa",
+            &AlertUpdate {
+                status: Some(AlertStatus::Fixed),
+                updated_at: "2026-12-01T13:00:00Z".into(),
+                ..AlertUpdate::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(fixed.status, AlertStatus::Fixed);
+    assert_eq!(fixed.note.as_deref(), Some("known: new allocator"));
+}
+
+/// An update of an id no alert has is `NoAlert` naming the id, and changes nothing.
+pub(super) fn unknown_alert_ids_are_refused(store: &mut dyn Store) {
+    store
+        .upsert_alerts(&[alert("aaaa", "2026-12-01T10:00:00Z")])
+        .unwrap();
+    let before = store.list_alerts().unwrap();
+    let err = store
+        .update_alert(
+            "aaa",
+            &AlertUpdate {
+                status: Some(AlertStatus::Dismissed),
+                ..AlertUpdate::default()
+            },
+        )
+        .unwrap_err();
+    match &err {
+        StoreError::NoAlert { id, .. } => assert_eq!(id, "aaa"),
+        e => panic!("expected NoAlert, got {e:?}"),
+    }
+    assert!(err.to_string().contains("no alert `aaa`"), "{err}");
+    assert_eq!(store.list_alerts().unwrap(), before);
+}

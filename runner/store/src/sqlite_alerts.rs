@@ -1,0 +1,150 @@
+//! The SQLite store's alerts: upserting what detection found without touching what people
+//! decided, listing, and a person's update of one alert. Kept apart from `sqlite.rs`, which
+//! holds the runs.
+
+use pitwall_schema::{Alert, AlertUpdate};
+use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
+
+use super::StoreError;
+use super::alert_rows::{AlertRow, COLUMNS, ORDER, no_alert};
+use super::sqlite_codec::backend;
+
+fn row(r: &Row<'_>) -> rusqlite::Result<AlertRow> {
+    Ok(AlertRow {
+        id: r.get(0)?,
+        project: r.get(1)?,
+        testbed: r.get(2)?,
+        branch: r.get(3)?,
+        key: r.get(4)?,
+        measure: r.get(5)?,
+        kind: r.get(6)?,
+        status: r.get(7)?,
+        last_good: r.get(8)?,
+        first_bad: r.get(9)?,
+        first_bad_run: r.get(10)?,
+        before: r.get(11)?,
+        after: r.get(12)?,
+        rel_change: r.get(13)?,
+        ci_low: r.get(14)?,
+        ci_high: r.get(15)?,
+        note: r.get(16)?,
+        culprit: r.get(17)?,
+        created_at: r.get(18)?,
+        updated_at: r.get(19)?,
+    })
+}
+
+/// Inserts new alerts and brings stored ones (same id) up to date in one write transaction.
+/// Only what detection owns changes (commits, numbers, `updated_at`), and only when it differs:
+/// status, note, culprit and `created_at` of a stored alert are never touched.
+pub(super) fn upsert(
+    conn: &mut Connection,
+    store: &str,
+    alerts: &[Alert],
+) -> Result<(), StoreError> {
+    let be = backend(store);
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(&be)?;
+    {
+        let mut stmt = tx
+            .prepare_cached(&format!(
+                "INSERT INTO alerts ({COLUMNS})
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                         ?17, ?18, ?19, ?20)
+                 ON CONFLICT (id) DO UPDATE SET
+                     last_good = excluded.last_good, first_bad = excluded.first_bad,
+                     first_bad_run = excluded.first_bad_run,
+                     before_value = excluded.before_value, after_value = excluded.after_value,
+                     rel_change = excluded.rel_change, ci_low = excluded.ci_low,
+                     ci_high = excluded.ci_high, updated_at = excluded.updated_at
+                 WHERE last_good IS NOT excluded.last_good
+                    OR first_bad IS NOT excluded.first_bad
+                    OR first_bad_run IS NOT excluded.first_bad_run
+                    OR before_value IS NOT excluded.before_value
+                    OR after_value IS NOT excluded.after_value
+                    OR rel_change IS NOT excluded.rel_change
+                    OR ci_low IS NOT excluded.ci_low
+                    OR ci_high IS NOT excluded.ci_high"
+            ))
+            .map_err(&be)?;
+        for a in alerts {
+            stmt.execute(params![
+                a.id,
+                a.series.project,
+                a.series.testbed,
+                a.series.branch,
+                a.series.key,
+                a.series.measure,
+                a.kind.as_str(),
+                a.status.as_str(),
+                a.last_good,
+                a.first_bad,
+                a.first_bad_run,
+                a.before,
+                a.after,
+                a.rel_change,
+                a.ci.map(|c| c.0),
+                a.ci.map(|c| c.1),
+                a.note,
+                a.culprit,
+                a.created_at,
+                a.updated_at,
+            ])
+            .map_err(&be)?;
+        }
+    }
+    tx.commit().map_err(&be)
+}
+
+/// Every alert, oldest first.
+pub(super) fn list(conn: &Connection, store: &str) -> Result<Vec<Alert>, StoreError> {
+    let be = backend(store);
+    let mut stmt = conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM alerts {ORDER}"))
+        .map_err(&be)?;
+    let rows = stmt.query_map([], row).map_err(&be)?;
+    rows.map(|r| r.map_err(&be)?.decode(store)).collect()
+}
+
+/// Applies a person's change to alert `id` and returns the alert as stored after it.
+pub(super) fn update(
+    conn: &mut Connection,
+    store: &str,
+    id: &str,
+    change: &AlertUpdate,
+) -> Result<Alert, StoreError> {
+    let be = backend(store);
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(&be)?;
+    let n = tx
+        .execute(
+            "UPDATE alerts SET status = coalesce(?2, status), note = coalesce(?3, note),
+                               culprit = coalesce(?4, culprit), updated_at = ?5
+             WHERE id = ?1",
+            params![
+                id,
+                change.status.map(|s| s.as_str()),
+                change.note,
+                change.culprit,
+                change.updated_at
+            ],
+        )
+        .map_err(&be)?;
+    if n == 0 {
+        return Err(no_alert(store, id));
+    }
+    let stored = tx
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM alerts WHERE id = ?1"),
+            [id],
+            row,
+        )
+        .optional()
+        .map_err(&be)?
+        .ok_or_else(|| no_alert(store, id))?
+        .decode(store)?;
+    tx.commit().map_err(&be)?;
+    Ok(stored)
+}

@@ -1,0 +1,221 @@
+//! The alert rule over histories: which change points of a history series become alerts, with
+//! the commit range and an interval for the size of the step, and how a re-detected step is
+//! matched to the alert already stored for it, so re-running detection never duplicates an
+//! alert or resets what people decided about it.
+//!
+//! The interval is a percentile bootstrap of the ratio of the medians of the two segments
+//! around the step (Efron & Tibshirani, *An Introduction to the Bootstrap*, 1993, §13.3), the
+//! per-run medians of each segment resampled independently with a fixed seed
+//! (`pitwall_stats::ratio_of_medians_ci`), so the same history always gives the same interval.
+
+use pitwall_schema::{Alert, AlertKind, AlertSeries, Run};
+use pitwall_stats::ab::ratio_of_medians_ci;
+
+use crate::history::Series;
+
+/// What makes a change point an alert; the pipeline fills it from the configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlertRules {
+    /// Smallest relative change, in percent, that makes an alert (the compare threshold,
+    /// `[thresholds] regression_pct`).
+    pub threshold_pct: f64,
+    /// Suites with their own threshold (`threshold_pct` of a `[[suite]]`), as `compare` uses.
+    pub suite_threshold_pct: std::collections::BTreeMap<String, f64>,
+    /// Bootstrap resamples of the interval.
+    pub resamples: usize,
+    /// Confidence level of the interval (0.95).
+    pub level: f64,
+    /// Seed of the bootstrap.
+    pub seed: u64,
+    /// How many points a re-detected step may move and still be the same alert.
+    pub match_window: usize,
+}
+
+impl AlertRules {
+    /// The threshold of `suite`'s benchmarks, in percent.
+    pub fn threshold_for(&self, suite: &str) -> f64 {
+        self.suite_threshold_pct
+            .get(suite)
+            .copied()
+            .unwrap_or(self.threshold_pct)
+    }
+}
+
+/// One step in a series that passes the rule, before it is matched to stored alerts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DetectedStep {
+    /// The alert as it would be stored if new (`created_at`/`updated_at` are `now`).
+    pub alert: Alert,
+    /// Index of `first_bad` in the series' points.
+    pub index: usize,
+}
+
+/// The alerts of one series: every change point whose step exceeds the threshold of the
+/// series' suite (as `compare` judges it), a regression
+/// (`active`) when it makes the measure worse, an `improvement` otherwise. `runs` are the runs
+/// the series was built from; `project` and `branch` name the series with its testbed and key;
+/// `now` stamps new alerts.
+pub fn detect_alerts(
+    series: &Series,
+    runs: &[Run],
+    project: &str,
+    branch: &str,
+    rules: &AlertRules,
+    now: &str,
+) -> Vec<DetectedStep> {
+    let commit = |i: usize| &runs[series.points[i].run].commit;
+    let mut out = Vec::new();
+    for (ci, change) in series.changes.iter().enumerate() {
+        let idx = change.index;
+        if idx == 0 || idx >= series.points.len() || !change.rel_change.is_finite() {
+            continue;
+        }
+        if change.rel_change.abs() * 100.0 <= rules.threshold_for(&series.suite) {
+            continue;
+        }
+        let start = ci
+            .checked_sub(1)
+            .map_or(0, |p| series.changes[p].index.min(idx));
+        let end = series
+            .changes
+            .get(ci + 1)
+            .map_or(series.points.len(), |n| n.index.max(idx));
+        let medians = |r: std::ops::Range<usize>| -> Vec<f64> {
+            series.points[r].iter().map(|p| p.median).collect()
+        };
+        let interval = ratio_of_medians_ci(
+            &medians(start..idx),
+            &medians(idx..end),
+            rules.resamples,
+            rules.level,
+            rules.seed,
+        )
+        .ok()
+        .map(|r| (r.ci.0 - 1.0, r.ci.1 - 1.0));
+        let kind = if series.is_worse(change.rel_change) {
+            AlertKind::Regression
+        } else {
+            AlertKind::Improvement
+        };
+        let s = AlertSeries {
+            project: project.to_string(),
+            testbed: series.testbed.clone(),
+            branch: branch.to_string(),
+            key: series.key.clone(),
+            measure: series.measure.clone(),
+        };
+        let first_bad = commit(idx).clone();
+        out.push(DetectedStep {
+            alert: Alert {
+                id: alert_id(&s, kind, &first_bad),
+                status: kind.initial_status(),
+                kind,
+                series: s,
+                last_good: commit(idx - 1).clone(),
+                first_bad,
+                first_bad_run: runs[series.points[idx].run].id.clone(),
+                before: change.before,
+                after: change.after,
+                rel_change: change.rel_change,
+                ci: interval,
+                note: None,
+                culprit: None,
+                created_at: now.to_string(),
+                updated_at: now.to_string(),
+            },
+            index: idx,
+        });
+    }
+    out
+}
+
+/// The stable id of a new alert: 12 hex digits of the 64-bit FNV-1a hash of the series, the
+/// kind and the first bad commit (fields separated by NUL, which none of them holds).
+pub fn alert_id(series: &AlertSeries, kind: AlertKind, first_bad: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for field in [
+        series.project.as_str(),
+        series.testbed.as_str(),
+        series.branch.as_str(),
+        series.key.as_str(),
+        series.measure.as_str(),
+        kind.as_str(),
+        first_bad,
+    ] {
+        for b in field.bytes().chain(std::iter::once(0)) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    format!("{:012x}", h >> 16)
+}
+
+/// Matches the steps detected in one series to the alerts stored for it and returns what to
+/// upsert: a step within `rules.match_window` points of a stored alert of the same series and
+/// kind (its place found by its `first_bad_run` among the series' points) takes that alert's
+/// id, status, note, culprit and `created_at` and brings only its numbers and commits up to
+/// date; any other step is a new alert. Each stored alert matches at most one step (the
+/// nearest). `existing` may hold alerts of other series; they are ignored.
+pub fn reconcile(
+    series: &Series,
+    runs: &[Run],
+    existing: &[Alert],
+    detected: Vec<DetectedStep>,
+    rules: &AlertRules,
+) -> Vec<Alert> {
+    let place = |a: &Alert| {
+        series
+            .points
+            .iter()
+            .position(|p| runs[p.run].id == a.first_bad_run)
+    };
+    let mut taken = vec![false; existing.len()];
+    let mut out = Vec::with_capacity(detected.len());
+    for step in detected {
+        let new = step.alert;
+        let nearest = existing
+            .iter()
+            .enumerate()
+            .filter(|(i, a)| !taken[*i] && a.series == new.series && a.kind == new.kind)
+            .filter_map(|(i, a)| place(a).map(|p| (i, p.abs_diff(step.index))))
+            .filter(|(_, d)| *d <= rules.match_window)
+            .min_by_key(|(_, d)| *d);
+        match nearest {
+            Some((i, _)) => {
+                taken[i] = true;
+                let old = &existing[i];
+                out.push(Alert {
+                    id: old.id.clone(),
+                    status: old.status,
+                    note: old.note.clone(),
+                    culprit: old.culprit.clone(),
+                    created_at: old.created_at.clone(),
+                    updated_at: if old.detection_differs(&new) {
+                        new.updated_at.clone()
+                    } else {
+                        old.updated_at.clone()
+                    },
+                    ..new
+                });
+            }
+            None => out.push(new),
+        }
+    }
+    out
+}
+
+/// The one order every list of alerts shows (`pitwall alerts`, the HTML report): open alerts
+/// first, then by status (`AlertStatus::ALL`), newest first within a status, then by id.
+pub fn sort_open_first(alerts: &mut [Alert]) {
+    alerts.sort_by(|a, b| {
+        a.status
+            .rank()
+            .cmp(&b.status.rank())
+            .then_with(|| b.created_at.cmp(&a.created_at))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+}
+
+#[cfg(test)]
+#[path = "alerts_tests.rs"]
+mod tests;

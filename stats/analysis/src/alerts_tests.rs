@@ -1,0 +1,222 @@
+//! Tests of the alert rule and of matching re-detected steps to stored alerts.
+
+use super::*;
+use crate::history::{HistoryFilter, series};
+use pitwall_schema::{
+    AlertStatus, BenchmarkResult, Direction, Fingerprint, ResultStatus, RunStatus, Unit,
+};
+use pitwall_stats::changepoint::DetectConfig;
+use std::collections::BTreeMap;
+
+fn rules() -> AlertRules {
+    AlertRules {
+        threshold_pct: 2.0,
+        suite_threshold_pct: Default::default(),
+        resamples: 2000,
+        level: 0.95,
+        seed: 0x5eed,
+        match_window: 3,
+    }
+}
+
+fn run(i: usize, level: f64, direction: Direction) -> Run {
+    let wobble = |k: usize| level * (1.0 + 0.002 * ((i * 7 + k * 3) % 5) as f64);
+    Run {
+        id: format!("run-{i:03}"),
+        project: "p".into(),
+        commit: format!("{i:040x}"),
+        branch: Some("main".into()),
+        testbed: Some("bed".into()),
+        role: None,
+        started_at: format!("2026-01-01T00:{:02}:{:02}Z", i / 60, i % 60),
+        finished_at: String::new(),
+        config_hash: String::new(),
+        fingerprint: Fingerprint::default(),
+        status: RunStatus::Complete,
+        commit_info: None,
+        error: None,
+        pair: None,
+        results: vec![BenchmarkResult {
+            suite: "kernel".into(),
+            name: "gemm".into(),
+            params: BTreeMap::new(),
+            measure: "time".into(),
+            unit: Unit::new(Unit::NANOSECONDS),
+            direction,
+            status: ResultStatus::Ok,
+            error: None,
+            samples: (0..5).map(wobble).collect(),
+            sample_meta: Vec::new(),
+            replicates: Vec::new(),
+            summary: None,
+        }],
+    }
+}
+
+/// `n` runs at 100, stepping to `100 * (1 + step)` at run `at`.
+fn stepped(n: usize, at: usize, step: f64, direction: Direction) -> Vec<Run> {
+    (0..n)
+        .map(|i| {
+            let level = if i < at { 100.0 } else { 100.0 * (1.0 + step) };
+            run(i, level, direction)
+        })
+        .collect()
+}
+
+fn detect(runs: &[Run], now: &str) -> (Series, Vec<DetectedStep>) {
+    let s = series(
+        runs,
+        &HistoryFilter::branch("main"),
+        &DetectConfig::default(),
+    )
+    .remove(0);
+    let d = detect_alerts(&s, runs, "p", "main", &rules(), now);
+    (s, d)
+}
+
+#[test]
+fn a_worsening_step_is_an_active_alert_with_its_commits_and_interval() {
+    let runs = stepped(30, 18, 0.08, Direction::LowerIsBetter);
+    let (_, d) = detect(&runs, "t0");
+    assert_eq!(d.len(), 1, "{d:?}");
+    let a = &d[0].alert;
+    assert_eq!(
+        (a.status, a.kind),
+        (AlertStatus::Active, AlertKind::Regression)
+    );
+    assert_eq!(a.first_bad, runs[18].commit);
+    assert_eq!(a.last_good, runs[17].commit);
+    assert_eq!(a.first_bad_run, "run-018");
+    assert!((a.rel_change - 0.08).abs() < 0.01, "{}", a.rel_change);
+    let (lo, hi) = a.ci.unwrap();
+    assert!(
+        lo <= a.rel_change && a.rel_change <= hi && lo > 0.05,
+        "{lo} {hi}"
+    );
+    assert_eq!(a.series.key, "kernel/gemm/time");
+    assert_eq!(a.id.len(), 12);
+    // Deterministic: the same history gives the same alert.
+    assert_eq!(detect(&runs, "t0").1, d);
+}
+
+#[test]
+fn improvements_are_recorded_and_small_steps_are_not_alerts() {
+    let runs = stepped(30, 15, -0.10, Direction::LowerIsBetter);
+    let (_, d) = detect(&runs, "t0");
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].alert.status, AlertStatus::Improvement);
+    // Higher is better: a drop is the regression.
+    let runs = stepped(30, 15, -0.10, Direction::HigherIsBetter);
+    assert_eq!(detect(&runs, "t0").1[0].alert.status, AlertStatus::Active);
+    // Below the threshold: no alert even if the detector sees the step.
+    let runs = stepped(30, 15, 0.015, Direction::LowerIsBetter);
+    assert!(detect(&runs, "t0").1.is_empty());
+    // A suite's own threshold counts, as in `compare`.
+    let runs = stepped(30, 15, 0.08, Direction::LowerIsBetter);
+    let s = series(
+        &runs,
+        &HistoryFilter::branch("main"),
+        &DetectConfig::default(),
+    )
+    .remove(0);
+    let mut strict = rules();
+    strict.suite_threshold_pct.insert("kernel".into(), 10.0);
+    assert!(detect_alerts(&s, &runs, "p", "main", &strict, "t").is_empty());
+    strict.suite_threshold_pct.insert("kernel".into(), 1.0);
+    strict.threshold_pct = 50.0;
+    assert_eq!(detect_alerts(&s, &runs, "p", "main", &strict, "t").len(), 1);
+}
+
+#[test]
+fn ids_depend_on_series_kind_and_commit_only() {
+    let s = AlertSeries {
+        project: "p".into(),
+        testbed: "bed".into(),
+        branch: "main".into(),
+        key: "k/time".into(),
+        measure: "time".into(),
+    };
+    let id = alert_id(&s, AlertKind::Regression, "abc");
+    assert_eq!(id, alert_id(&s.clone(), AlertKind::Regression, "abc"));
+    assert_ne!(id, alert_id(&s, AlertKind::Improvement, "abc"));
+    assert_ne!(id, alert_id(&s, AlertKind::Regression, "abd"));
+    let other = AlertSeries {
+        testbed: "bed2".into(),
+        ..s.clone()
+    };
+    assert_ne!(id, alert_id(&other, AlertKind::Regression, "abc"));
+}
+
+/// Re-detection: the stored alert (acknowledged, with a note) keeps its id, status, note and
+/// creation time when the step is found again, even moved by up to 3 points; only its numbers
+/// follow the new estimate. Moved by more, or of the other kind, it is another alert.
+#[test]
+fn re_detection_keeps_the_alert_when_the_step_moves_up_to_three_points() {
+    let runs = stepped(30, 18, 0.08, Direction::LowerIsBetter);
+    let (s, d) = detect(&runs, "t0");
+    let mut stored = reconcile(&s, &runs, &[], d, &rules());
+    assert_eq!(stored.len(), 1);
+    stored[0].status = AlertStatus::Acknowledged;
+    stored[0].note = Some("known: new allocator".into());
+    let id = stored[0].id.clone();
+
+    // The same history again: nothing changes, not even `updated_at`.
+    let (s, d) = detect(&runs, "t1");
+    assert_eq!(reconcile(&s, &runs, &stored, d, &rules()), stored);
+
+    for moved in [1usize, 2, 3] {
+        let mut d = detect(&runs, "t2").1;
+        let idx = 18 + moved;
+        d[0].index = idx;
+        d[0].alert.first_bad = runs[idx].commit.clone();
+        d[0].alert.first_bad_run = runs[idx].id.clone();
+        d[0].alert.id = alert_id(&d[0].alert.series, AlertKind::Regression, &runs[idx].commit);
+        d[0].alert.rel_change = 0.079;
+        let up = reconcile(&s, &runs, &stored, d, &rules());
+        assert_eq!(up.len(), 1);
+        let a = &up[0];
+        assert_eq!(a.id, id, "moved by {moved}");
+        assert_eq!(a.status, AlertStatus::Acknowledged);
+        assert_eq!(a.note.as_deref(), Some("known: new allocator"));
+        assert_eq!((a.created_at.as_str(), a.updated_at.as_str()), ("t0", "t2"));
+        assert_eq!(
+            (a.first_bad.as_str(), a.rel_change),
+            (runs[idx].commit.as_str(), 0.079)
+        );
+    }
+
+    let mut far = detect(&runs, "t3").1;
+    far[0].index = 22;
+    far[0].alert.first_bad_run = runs[22].id.clone();
+    far[0].alert.id = alert_id(
+        &far[0].alert.series,
+        AlertKind::Regression,
+        &runs[22].commit,
+    );
+    let up = reconcile(&s, &runs, &stored, far, &rules());
+    assert_ne!(up[0].id, id, "4 points away is another alert");
+    assert_eq!(up[0].status, AlertStatus::Active);
+
+    let mut other_kind = detect(&runs, "t3").1;
+    other_kind[0].alert.kind = AlertKind::Improvement;
+    let up = reconcile(&s, &runs, &stored, other_kind, &rules());
+    assert_eq!(
+        up[0].status,
+        AlertStatus::Active,
+        "not matched across kinds"
+    );
+}
+
+#[test]
+fn a_stored_alert_matches_at_most_one_step() {
+    let runs = stepped(30, 18, 0.08, Direction::LowerIsBetter);
+    let (s, d) = detect(&runs, "t0");
+    let stored = reconcile(&s, &runs, &[], d.clone(), &rules());
+    let mut twin = d[0].clone();
+    twin.index = 20;
+    twin.alert.id = "other".into();
+    let up = reconcile(&s, &runs, &stored, vec![d[0].clone(), twin], &rules());
+    assert_eq!(up.len(), 2);
+    assert_eq!(up[0].id, stored[0].id);
+    assert_eq!(up[1].id, "other");
+}

@@ -1,0 +1,413 @@
+//! Alerts end to end (issue 13's done-when): a real git repository with 30 commits on main and
+//! a feature branch, results imported with `--branch`/`--testbed` for two testbeds at different
+//! levels, a +8% step on main on one testbed and slower runs on the feature branch. Exactly one
+//! active alert names the step's commit; once acknowledged with a note it stays acknowledged,
+//! with its note, however many runs are imported after. Run on SQLite and, where a server is
+//! available, on PostgreSQL.
+
+use std::path::Path;
+
+use pitwall_e2e::{Sandbox, git, pg_server};
+use serde_json::{Value, json};
+
+/// Deterministic noise in [-1, 1).
+fn noise(i: usize, salt: usize) -> f64 {
+    let x = ((i * 7919 + salt * 104_729) % 1000) as f64 / 500.0;
+    x - 1.0
+}
+
+/// A pitwall JSON result file with one benchmark, `parse`, at `level` ns (±1%).
+fn result_file(sb: &Sandbox, name: &str, level: f64, salt: usize) -> String {
+    bench_file(sb, name, "parse", level, salt)
+}
+
+/// A pitwall JSON result file with one benchmark, `bench`, at `level` ns (±1%).
+fn bench_file(sb: &Sandbox, name: &str, bench: &str, level: f64, salt: usize) -> String {
+    let samples: Vec<f64> = (0..15)
+        .map(|i| level * (1.0 + 0.01 * noise(i, salt)))
+        .collect();
+    let doc = json!({
+        "schema": "pitwall/v1",
+        "benchmarks": [{"name": bench, "samples": samples}]
+    });
+    sb.write(name, &doc.to_string())
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+/// One commit on the current branch of the repository in `dir`; its sha.
+fn commit(dir: &Path, n: usize) -> String {
+    std::fs::write(dir.join("src.txt"), format!("change {n}\n")).unwrap();
+    git(dir, &["add", "src.txt"]);
+    git(dir, &["commit", "-q", "-m", &format!("change {n}")]);
+    git(dir, &["rev-parse", "HEAD"])
+}
+
+/// `pitwall [--store URL] ARGS`, expecting `code`; its stdout.
+fn pw(sb: &Sandbox, store: &[&str], args: &[&str], code: i32) -> String {
+    let mut all: Vec<&str> = store.to_vec();
+    all.extend_from_slice(args);
+    sb.run(&all).expect(code).stdout()
+}
+
+fn import(sb: &Sandbox, store: &[&str], file: &str, sha: &str, labels: &[&str]) {
+    let mut args = vec!["import", "--quiet", file, "--commit", sha];
+    args.extend_from_slice(labels);
+    pw(sb, store, &args, 0);
+}
+
+fn alerts(sb: &Sandbox, store: &[&str], filter: &[&str]) -> Vec<Value> {
+    let mut args = vec!["alerts", "--format", "json"];
+    args.extend_from_slice(filter);
+    let out = pw(sb, store, &args, 0);
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    doc["alerts"].as_array().unwrap().clone()
+}
+
+/// The whole scenario against the store `store` names (empty: the sandbox's SQLite file).
+fn scenario(sb: &Sandbox, store: &[&str]) {
+    let dir = sb.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    let main: Vec<String> = (0..30).map(|n| commit(dir, n)).collect();
+    git(dir, &["checkout", "-q", "-b", "feature", &main[15]]);
+    let feature: Vec<String> = (100..106).map(|n| commit(dir, n)).collect();
+
+    for (i, sha) in main.iter().enumerate() {
+        let a_level = if i < 20 { 1000.0 } else { 1080.0 };
+        let a = result_file(sb, &format!("a{i}.json"), a_level, i);
+        import(
+            sb,
+            store,
+            &a,
+            sha,
+            &["--branch", "main", "--testbed", "h200-a"],
+        );
+        let b = result_file(sb, &format!("b{i}.json"), 3000.0, i + 50);
+        import(
+            sb,
+            store,
+            &b,
+            sha,
+            &["--branch", "main", "--testbed", "cpu-b"],
+        );
+    }
+    for (i, sha) in feature.iter().enumerate() {
+        let f = result_file(sb, &format!("f{i}.json"), 1400.0, i + 90);
+        let labels = ["--branch", "feature", "--testbed", "h200-a"];
+        import(sb, store, &f, sha, &labels);
+        // A pull request's head on main's testbed, slower still: never an alert.
+        let h = result_file(sb, &format!("h{i}.json"), 1500.0, i + 95);
+        let labels = [
+            "--branch",
+            "main",
+            "--testbed",
+            "h200-a",
+            "--role",
+            "pr-head",
+        ];
+        import(sb, store, &h, sha, &labels);
+    }
+
+    let all = alerts(sb, store, &[]);
+    assert_eq!(all.len(), 1, "exactly one alert: {all:?}");
+    let a = &all[0];
+    assert_eq!(a["status"], "active", "{a}");
+    assert_eq!(a["first_bad"], main[20].as_str(), "{a}");
+    assert_eq!(a["last_good"], main[19].as_str(), "{a}");
+    assert_eq!(
+        (a["testbed"].as_str(), a["branch"].as_str()),
+        (Some("h200-a"), Some("main"))
+    );
+    let rel = a["rel_change"].as_f64().unwrap();
+    assert!((rel - 0.08).abs() < 0.01, "{a}");
+    let ci = a["ci"].as_array().unwrap();
+    assert!(
+        ci[0].as_f64().unwrap() <= rel && rel <= ci[1].as_f64().unwrap(),
+        "{a}"
+    );
+    let id = a["id"].as_str().unwrap().to_string();
+
+    // The table shows it; filters select it or not.
+    let table = pw(sb, store, &["alerts"], 0);
+    assert!(table.contains(&id) && table.contains("+8"), "{table}");
+    assert_eq!(alerts(sb, store, &["--testbed", "cpu-b"]).len(), 0);
+    assert_eq!(
+        alerts(sb, store, &["--status", "active", "--branch", "main"]).len(),
+        1
+    );
+
+    let out = pw(
+        sb,
+        store,
+        &[
+            "alert",
+            "ack",
+            &id,
+            "--note",
+            "new allocator, tracked in #42",
+        ],
+        0,
+    );
+    assert!(out.contains("acknowledged"), "{out}");
+
+    // More history: the step moves nowhere, the alert keeps its triage and stays alone.
+    git(dir, &["checkout", "-q", "main"]);
+    for n in 30..36 {
+        let sha = commit(dir, n);
+        let a = result_file(sb, &format!("a{n}.json"), 1080.0, n);
+        import(
+            sb,
+            store,
+            &a,
+            &sha,
+            &["--branch", "main", "--testbed", "h200-a"],
+        );
+    }
+    let all = alerts(sb, store, &[]);
+    assert_eq!(all.len(), 1, "still exactly one alert: {all:?}");
+    assert_eq!(all[0]["id"], id.as_str());
+    assert_eq!(all[0]["status"], "acknowledged");
+    assert_eq!(all[0]["note"], "new allocator, tracked in #42");
+    assert_eq!(all[0]["first_bad"], main[20].as_str());
+    assert!(alerts(sb, store, &["--status", "active"]).is_empty());
+
+    // An unknown id: one line naming it, exit 2.
+    let err = {
+        let mut args: Vec<&str> = store.to_vec();
+        args.extend_from_slice(&["alert", "fix", "deadbeef0000"]);
+        sb.run(&args).expect(2).stderr()
+    };
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("no alert `deadbeef0000`"), "{err}");
+}
+
+#[test]
+fn one_alert_for_a_step_on_main_kept_through_triage_and_more_runs() {
+    let sb = Sandbox::new();
+    scenario(&sb, &[]);
+}
+
+#[test]
+fn the_same_on_postgresql() {
+    let Some(server) = pg_server() else {
+        return;
+    };
+    let db = server.database();
+    let sb = Sandbox::new();
+    scenario(&sb, &["--store", db.url.as_str()]);
+}
+
+/// The command suite of `pitwall alert bisect`'s repository: `work` at the level in
+/// `level.txt` (±0.5%).
+const BENCH: &str = r#"level=$(cat level.txt)
+printf '{"schema":"pitwall/v1","benchmarks":[{"name":"work","samples":['
+i=0; sep=""
+while [ $i -lt 10 ]; do printf '%s%s.%s' "$sep" "$level" "$i"; sep=","; i=$((i+1)); done
+printf ']}]}'
+"#;
+
+const CONFIG: &str = "[project]\nname = \"repo\"\nbuild = \"true\"\n\n[testbed]\nname = \"bed\"\n\n[[suite]]\nname = \"toy\"\nkind = \"command\"\ncommand = \"sh bench.sh\"\n";
+
+/// History measured at every second commit of 40, the step (+40%) at commit 21: the alert's
+/// range is commits 20..22, and `alert bisect` finds commit 21 inside it and keeps it.
+#[test]
+fn alert_bisect_finds_and_keeps_the_culprit_inside_the_range() {
+    let sb = Sandbox::new();
+    let dir = sb.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    sb.write("bench.sh", BENCH);
+    sb.write("pitwall.toml", CONFIG);
+    let mut shas = Vec::new();
+    for i in 0..40 {
+        sb.write(
+            "level.txt",
+            &format!("{}\n", if i < 21 { 100 } else { 140 }),
+        );
+        sb.write("NOTES", &format!("change {i}\n"));
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", &format!("commit {i}")]);
+        shas.push(git(dir, &["rev-parse", "HEAD"]));
+    }
+    for i in (0..40).step_by(2) {
+        let level = if i < 21 { 100.0 } else { 140.0 };
+        let f = bench_file(&sb, &format!("r{i}.json"), "work", level, i);
+        import(
+            &sb,
+            &[],
+            &f,
+            &shas[i],
+            &["--suite", "toy", "--branch", "main"],
+        );
+    }
+    let all = alerts(&sb, &[], &[]);
+    assert_eq!(all.len(), 1, "{all:?}");
+    let a = &all[0];
+    assert_eq!(
+        (a["last_good"].as_str(), a["first_bad"].as_str()),
+        (Some(shas[20].as_str()), Some(shas[22].as_str())),
+        "{a}"
+    );
+    assert_eq!(a["testbed"], "bed");
+    let id = a["id"].as_str().unwrap();
+    let v: Value = sb
+        .run(&["alert", "bisect", id, "--format", "json"])
+        .expect(0)
+        .json();
+    assert_eq!(v["first_bad"]["sha"], shas[21].as_str(), "{v}");
+    let all = alerts(&sb, &[], &[]);
+    assert_eq!(all[0]["culprit"], shas[21].as_str());
+    assert_eq!(all[0]["status"], "active", "bisecting does not triage");
+}
+
+/// A local HTTP server answering 200 to every request; the bodies it got, in order.
+fn webhook_server() -> (String, std::sync::mpsc::Receiver<String>) {
+    let (base, rx) = http_server("200 OK", "ok");
+    (format!("{base}/hooks/T000/SECRET"), rx)
+}
+
+/// A local HTTP server answering `status` and `reply` to every request; each request's method
+/// and path, a newline, and its body (`POST /path\n{body}`), in order.
+fn http_server(
+    status: &'static str,
+    reply: &'static str,
+) -> (String, std::sync::mpsc::Receiver<String>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut len = 0;
+            let mut request_line = String::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if request_line.is_empty() {
+                    request_line = line.split(' ').take(2).collect::<Vec<_>>().join(" ");
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap();
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; len];
+            reader.read_exact(&mut body).unwrap();
+            let head = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n\
+                 content-length: {}\r\nconnection: close\r\n\r\n{reply}",
+                reply.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let body = String::from_utf8(body).unwrap();
+            if tx.send(format!("{request_line}\n{body}")).is_err() {
+                return;
+            }
+        }
+    });
+    (url, rx)
+}
+
+/// New regressions are posted once, as Slack-compatible `{"text": …}`, to the webhook
+/// `PITWALL_ALERT_WEBHOOK` names; imports that raise no new alert post nothing, and the URL
+/// (a secret) is never printed.
+#[test]
+fn new_regressions_are_posted_to_the_webhook_once() {
+    let sb = Sandbox::new();
+    let (url, bodies) = webhook_server();
+    for i in 0..30 {
+        let level = if i < 20 { 1000.0 } else { 1080.0 };
+        let f = result_file(&sb, &format!("a{i}.json"), level, i);
+        let sha = format!("{i:040x}");
+        let out = sb
+            .cmd(&[
+                "import",
+                &f,
+                "--commit",
+                &sha,
+                "--branch",
+                "main",
+                "--testbed",
+                "h200-a",
+            ])
+            .env("PITWALL_ALERT_WEBHOOK", &url)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("SECRET"), "{stderr}");
+    }
+    let got: Vec<String> = bodies.try_iter().collect();
+    assert_eq!(got.len(), 1, "one post for the one new alert: {got:?}");
+    let (line, body) = got[0].split_once('\n').unwrap();
+    assert_eq!(line, "POST /hooks/T000/SECRET");
+    let body: Value = serde_json::from_str(body).unwrap();
+    let text = body["text"].as_str().unwrap();
+    let all = alerts(&sb, &[], &[]);
+    assert_eq!(all.len(), 1);
+    assert!(
+        text.contains("regression `pitwall-json/parse/time` on h200-a (main): +"),
+        "{text}"
+    );
+    assert!(
+        text.contains(all[0]["id"].as_str().unwrap()),
+        "{text} {all:?}"
+    );
+}
+
+/// With `[github] publish = ["issue"]`, each new regression opens one GitHub issue (title and
+/// body naming the benchmark and the alert) and nothing else is published.
+#[test]
+fn new_regressions_open_one_github_issue_each() {
+    let sb = Sandbox::new();
+    let (api, requests) = http_server("201 Created", r#"{"number": 7}"#);
+    sb.write(
+        "pitwall.toml",
+        &format!("[github]\nrepo = \"o/r\"\napi_url = \"{api}\"\npublish = [\"issue\"]\n"),
+    );
+    let mut stderr_all = String::new();
+    for i in 0..30 {
+        let level = if i < 20 { 1000.0 } else { 1080.0 };
+        let f = result_file(&sb, &format!("a{i}.json"), level, i);
+        let sha = format!("{i:040x}");
+        let out = sb
+            .cmd(&[
+                "import",
+                &f,
+                "--commit",
+                &sha,
+                "--branch",
+                "main",
+                "--testbed",
+                "h200-a",
+            ])
+            .env("GITHUB_TOKEN", "ghp_not_a_real_token_0123456789")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        stderr_all.push_str(&String::from_utf8_lossy(&out.stderr));
+    }
+    let got: Vec<String> = requests.try_iter().collect();
+    assert_eq!(got.len(), 1, "{got:?}");
+    let (line, body) = got[0].split_once('\n').unwrap();
+    assert_eq!(line, "POST /repos/o/r/issues");
+    let body: Value = serde_json::from_str(body).unwrap();
+    let id = alerts(&sb, &[], &[])[0]["id"].as_str().unwrap().to_string();
+    let title = body["title"].as_str().unwrap();
+    assert!(
+        title.starts_with("pitwall: pitwall-json/parse/time +"),
+        "{title}"
+    );
+    assert!(body["body"].as_str().unwrap().contains(&id), "{body}");
+    assert!(
+        stderr_all.contains("opened alert issue(s) #7"),
+        "{stderr_all}"
+    );
+    assert!(!stderr_all.contains("ghp_not_a_real_token"), "{stderr_all}");
+}
