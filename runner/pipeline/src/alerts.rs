@@ -61,15 +61,17 @@ pub struct AlertRefresh {
 /// Re-runs detection for the series the `touched` runs (just stored) belong to and upserts
 /// the alerts found. Only history runs touch a series: a pull request's runs never make an
 /// alert. Cheap by construction: only the touched (project, branch, testbed) histories are
-/// read, and of those only the touched benchmark keys (`Store::query_runs`).
+/// read, of those only the newest runs (`ALERT_WINDOW_RUNS`, or more when more were just
+/// stored) and only the touched benchmark keys' stored points (`Store::query_runs`); steps
+/// older than that were judged when they were new.
 pub fn refresh(
     store: &mut dyn Store,
     touched: &[Run],
     settings: &AlertSettings,
     now: &str,
 ) -> Result<AlertRefresh, StoreError> {
-    // (project, branch, testbed) → benchmark keys the stored runs hold.
-    let mut groups: BTreeMap<(String, String, String), BTreeSet<String>> = BTreeMap::new();
+    // (project, branch, testbed) → benchmark keys the stored runs hold, and how many runs.
+    let mut groups: BTreeMap<(String, String, String), (BTreeSet<String>, usize)> = BTreeMap::new();
     for run in touched
         .iter()
         .filter(|r| r.role_or_implied() == RunRole::History && !r.results.is_empty())
@@ -78,10 +80,11 @@ pub fn refresh(
             .branch
             .clone()
             .unwrap_or_else(|| settings.history_branch.clone());
-        groups
+        let group = groups
             .entry((run.project.clone(), branch, run.testbed_or_derived()))
-            .or_default()
-            .extend(run.results.iter().map(|r| r.key()));
+            .or_default();
+        group.0.extend(run.results.iter().map(|r| r.key()));
+        group.1 += 1;
     }
     if groups.is_empty() {
         return Ok(AlertRefresh::default());
@@ -89,20 +92,24 @@ pub fn refresh(
     let existing = store.list_alerts()?;
     let known: HashSet<&str> = existing.iter().map(|a| a.id.as_str()).collect();
     let mut upserts = Vec::new();
-    for ((project, branch, testbed), keys) in groups {
-        // Only this history's runs, and of their results only the touched keys.
+    for ((project, branch, testbed), (keys, stored)) in groups {
+        let filter = HistoryFilter {
+            branch: branch.clone(),
+            testbed: Some(testbed.clone()),
+        };
+        // Of this history only its newest runs (all those just stored, and the window before
+        // them), of their results only the touched keys, and of those only the stored points:
+        // memory and time stay small however long the history.
+        let window = defaults::ALERT_WINDOW_RUNS.max(stored + defaults::ALERT_WINDOW_EDGE);
         let candidates = store.query_runs(&RunQuery {
             history_branch: Some(branch.clone()),
             testbed: Some(testbed.clone()),
             keys: Some(keys.into_iter().collect()),
-            // The stored history points: detection reads nothing more.
+            newest: Some(window),
             samples: false,
             fingerprints: false,
         })?;
-        let filter = HistoryFilter {
-            branch: branch.clone(),
-            testbed: Some(testbed),
-        };
+        let partial = candidates.len() >= window;
         // Runs without a branch count as the history branch's only.
         let runs: Vec<Run> = candidates
             .into_iter()
@@ -111,7 +118,10 @@ pub fn refresh(
             .filter(|r| filter.admits(r))
             .collect();
         for s in series(&runs, &filter, &DetectConfig::default()) {
-            let found = detect_alerts(&s, &runs, &project, &branch, &settings.rules, now);
+            let mut found = detect_alerts(&s, &runs, &project, &branch, &settings.rules, now);
+            if partial {
+                found.retain(|step| step.index >= defaults::ALERT_WINDOW_EDGE);
+            }
             upserts.extend(reconcile(&s, &runs, &existing, found, &settings.rules));
         }
     }

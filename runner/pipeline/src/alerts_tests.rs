@@ -203,3 +203,45 @@ fn a_bisect_request_follows_the_alert_on_its_testbed_only() {
     assert_eq!(with.culprit.as_deref(), Some(a.first_bad.as_str()));
     assert_eq!(with.status, AlertStatus::Active);
 }
+
+/// A history longer than the refresh reads (`ALERT_WINDOW_RUNS`): a step alerted when it was
+/// new stays one alert, with its triage, while hundreds of runs follow, and a later step far
+/// from the first is found as a second alert.
+#[test]
+fn a_long_history_keeps_old_alerts_and_finds_new_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("s.db")).unwrap();
+    let total = defaults::ALERT_WINDOW_RUNS + 140;
+    let level = |i: usize| match i {
+        _ if i < 60 => 100.0,
+        _ if i < total - 30 => 110.0,
+        _ => 125.0,
+    };
+    // Inserted without refreshing, then refreshed as a stored run would be at a few points.
+    let mut alert_ids = Vec::new();
+    for i in 0..total {
+        let r = run(i, "h200-a", level(i));
+        store.insert_run(&r).unwrap();
+        if i == 80 || i == total - 1 || i == total - 20 {
+            let out = refresh(&mut store, &[r], &settings(), &format!("t{i}")).unwrap();
+            alert_ids.extend(out.new.into_iter().map(|a| a.id));
+            if i == 80 {
+                let ack = AlertUpdate {
+                    status: Some(AlertStatus::Acknowledged),
+                    note: Some("known".into()),
+                    culprit: None,
+                    updated_at: "t80".into(),
+                };
+                store.update_alert(&alert_ids[0], &ack).unwrap();
+            }
+        }
+    }
+    let alerts = store.list_alerts().unwrap();
+    assert_eq!(alerts.len(), 2, "{alerts:#?}");
+    let first = alerts.iter().find(|a| a.id == alert_ids[0]).unwrap();
+    assert_eq!(first.status, AlertStatus::Acknowledged);
+    assert_eq!(first.first_bad, format!("{:040x}", 60));
+    let second = alerts.iter().find(|a| a.id != alert_ids[0]).unwrap();
+    assert_eq!(second.first_bad, format!("{:040x}", total - 30));
+    assert_eq!(second.status, AlertStatus::Active);
+}

@@ -46,6 +46,16 @@ pub const ALERT_RESAMPLES: usize = 2000;
 pub const ALERT_CI_LEVEL: f64 = 0.95;
 /// Seed of an alert's bootstrap: the same history always gives the same interval.
 pub const ALERT_SEED: u64 = 0x7069_7477_616c_6c21;
+/// How many of a history's newest runs the alert refresh after a stored run reads: detection
+/// looks at most `DetectConfig::test_window` (100) points either side of a step and its windows
+/// are anchored at the first point, so appending runs does not move steps far back, which
+/// earlier refreshes already turned into alerts. Keeps the refresh after one run fast however
+/// long the history (docs/PERFORMANCE.md, "History at scale").
+pub const ALERT_WINDOW_RUNS: usize = 500;
+/// In a history read only in part (`ALERT_WINDOW_RUNS`), steps within this many points of its
+/// first point are left alone: they lack the points before them that their test and interval
+/// use, and were judged with those points when they were near the end.
+pub const ALERT_WINDOW_EDGE: usize = 100;
 /// How many points a re-detected step may move and still be the same alert (its status and
 /// note kept).
 pub const ALERT_MATCH_WINDOW: usize = 3;

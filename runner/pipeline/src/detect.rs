@@ -197,6 +197,7 @@ pub fn history_runs(
         history_branch: Some(filter.branch.clone()),
         testbed: filter.testbed.clone(),
         keys,
+        newest: None,
         // The stored history points: a history needs nothing more.
         samples: false,
         fingerprints: false,

@@ -1,9 +1,11 @@
 //! Generates the store of issue 13's scale targets, so `detect`, `alerts` and `report` can be
 //! timed on it: RUNS history runs on main, one testbed, each with MEASURES benchmark measures
-//! of SAMPLES samples, commits one per run, a +8% step in one benchmark at the middle run.
+//! of SAMPLES samples, commits one per run, a +8% step in one benchmark from run 5,000 on.
 //!
 //! ```sh
 //! cargo run --release -p pitwall-store --example scale_store -- /tmp/scale.db 10000 200 10
+//! # one more run, the 10,001st (FIRST = 10000), into a store of its own, to import:
+//! cargo run --release -p pitwall-store --example scale_store -- /tmp/next.db 1 200 10 10000
 //! ```
 //! docs/PERFORMANCE.md ("History at scale") has the figures and the commands that time them.
 
@@ -42,10 +44,15 @@ fn result(run: u64, m: u64, samples: u64, stepped: bool) -> BenchmarkResult {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [path, runs, measures, samples] = &args[..] else {
-        eprintln!("usage: scale_store PATH RUNS MEASURES SAMPLES");
-        std::process::exit(2);
+    let (path, runs, measures, samples, first) = match &args[..] {
+        [p, r, m, s] => (p, r, m, s, "0"),
+        [p, r, m, s, f] => (p, r, m, s, f.as_str()),
+        _ => {
+            eprintln!("usage: scale_store PATH RUNS MEASURES SAMPLES [FIRST]");
+            std::process::exit(2);
+        }
     };
+    let first: u64 = first.parse().expect("FIRST");
     let (runs, measures, samples): (u64, u64, u64) = (
         runs.parse().expect("RUNS"),
         measures.parse().expect("MEASURES"),
@@ -53,16 +60,16 @@ fn main() {
     );
     let mut store = SqliteStore::open(std::path::Path::new(path)).expect("open store");
     let started = std::time::Instant::now();
-    for i in 0..runs {
+    for i in first..first + runs {
         let secs = 1_700_000_000 + i * 3_600;
         let at = utc_text(secs); // one run an hour
         let results: Vec<BenchmarkResult> = (0..measures)
-            .map(|m| result(i, m, samples, m == 0 && i >= runs / 2))
+            .map(|m| result(i, m, samples, m == 0 && i >= 5_000))
             .collect();
         let run = Run {
             id: format!("01900000-0000-7000-8000-{i:012}"),
             project: "scale".into(),
-            commit: format!("{i:040x}"),
+            commit: format!("{i:012x}{:028x}", 0),
             branch: Some("main".into()),
             testbed: Some("scale-tb".into()),
             role: None,

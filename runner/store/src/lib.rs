@@ -68,6 +68,8 @@ pub struct RunQuery {
     /// Only results with one of these keys (`BenchmarkResult::key`); none when empty (runs
     /// alone); every result when `None`.
     pub keys: Option<Vec<String>>,
+    /// Only the newest N of the runs selected (by start time); all when `None`.
+    pub newest: Option<usize>,
     /// Read the selected results' raw samples; without, each result carries its history
     /// point (`point_of`: median, its interval, range, count) as `summary` and no samples,
     /// which is all a history needs and a small part of what is stored.

@@ -10,12 +10,18 @@ use super::query::{Rows, assemble, default_fingerprint_json};
 use super::rows::{ResultRow, RunRow, SampleRow};
 use super::{RunQuery, StoreError};
 
-/// The condition on `runs` (aliased `u`), as the SQLite store's, over $1 (history branch) and
-/// $2 (testbed).
+/// The condition on `runs` (aliased `u`), as the SQLite store's, over $1 (history branch), $2
+/// (testbed) and $4 (the newest N). Every statement binds $1 to $4 ($3: the keys).
 const RUN_FILTER: &str = "
     ($1::text IS NULL OR ((u.role = 'history' OR u.role IS NULL)
                           AND (u.branch = $1::text OR u.branch IS NULL)))
-    AND ($2::text IS NULL OR u.testbed = $2::text OR u.testbed IS NULL)";
+    AND ($2::text IS NULL OR u.testbed = $2::text OR u.testbed IS NULL)
+    AND ($4::bigint IS NULL OR u.id IN (
+        SELECT v.id FROM runs v
+        WHERE ($1::text IS NULL OR ((v.role = 'history' OR v.role IS NULL)
+                                    AND (v.branch = $1::text OR v.branch IS NULL)))
+          AND ($2::text IS NULL OR v.testbed = $2::text OR v.testbed IS NULL)
+        ORDER BY v.started_at DESC, v.id DESC LIMIT $4::bigint))";
 
 /// The condition on `results` (aliased `r`) over $3: the keys asked for, or (NULL) every
 /// result. Two forms, so the planner sees the indexed one plainly.
@@ -40,17 +46,24 @@ pub(super) fn pg_query_runs(
         .start()
         .map_err(&be)?;
     let default_fp = default_fingerprint_json();
+    let newest: Option<i64> = q.newest.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
     let runs = tx
         .query(
             &format!(
                 "SELECT u.id, u.project, u.commit_sha, u.branch, u.started_at, u.finished_at,
                         u.config_hash, u.status,
-                        CASE WHEN $3 OR u.testbed IS NULL THEN u.fingerprint_json ELSE NULL END,
+                        CASE WHEN $5 OR u.testbed IS NULL THEN u.fingerprint_json ELSE NULL END,
                         u.commit_info_json, u.error, u.pair_json, u.testbed, u.role
-                 FROM runs u WHERE {RUN_FILTER}
+                 FROM runs u WHERE {RUN_FILTER} AND ($3::text[] IS NULL OR TRUE)
                  ORDER BY u.started_at, u.id"
             ),
-            &[&q.history_branch, &q.testbed, &q.fingerprints],
+            &[
+                &q.history_branch,
+                &q.testbed,
+                &None::<Vec<String>>,
+                &newest,
+                &q.fingerprints,
+            ],
         )
         .map_err(&be)?
         .iter()
@@ -80,8 +93,8 @@ pub(super) fn pg_query_runs(
     let mut results = Vec::new();
     let mut samples: HashMap<i64, Vec<SampleRow>> = HashMap::new();
     if !q.keys.as_ref().is_some_and(Vec::is_empty) {
-        let params: [&(dyn postgres::types::ToSql + Sync); 3] =
-            [&q.history_branch, &q.testbed, &q.keys];
+        let params: [&(dyn postgres::types::ToSql + Sync); 4] =
+            [&q.history_branch, &q.testbed, &q.keys, &newest];
         for r in tx
             .query(
                 &format!(

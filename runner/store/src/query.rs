@@ -11,12 +11,19 @@ use rusqlite::{Connection, params};
 use super::rows::{ResultRow, RunRow, SampleRow, to_json};
 use super::{RunQuery, StoreError};
 
-/// The SQL condition on `runs` (aliased `u`) for a query, over three parameters: the history
-/// branch, the testbed, and (unused here) the keys. A run with no recorded branch, testbed or
+/// The SQL condition on `runs` (aliased `u`) for a query, over the parameters ?1 (the history
+/// branch), ?2 (the testbed) and ?5 (the newest N): a run with no recorded branch, testbed or
 /// role passes (the analysis applies the exact rule, `HistoryFilter::admits`, afterwards).
+/// Every statement binds ?1 to ?5 (?3: the keys, ?4: whether to read fingerprints).
 pub(super) const SQLITE_RUN_FILTER: &str = "
     (?1 IS NULL OR ((u.role = 'history' OR u.role IS NULL) AND (u.branch = ?1 OR u.branch IS NULL)))
-    AND (?2 IS NULL OR u.testbed = ?2 OR u.testbed IS NULL)";
+    AND (?2 IS NULL OR u.testbed = ?2 OR u.testbed IS NULL)
+    AND (?5 IS NULL OR u.id IN (
+        SELECT v.id FROM runs v
+        WHERE (?1 IS NULL OR ((v.role = 'history' OR v.role IS NULL)
+                              AND (v.branch = ?1 OR v.branch IS NULL)))
+          AND (?2 IS NULL OR v.testbed = ?2 OR v.testbed IS NULL)
+        ORDER BY v.started_at DESC, v.id DESC LIMIT ?5))";
 
 /// The column read as each result's `summary`: the stored one (pruned results) with the
 /// samples, the history point without them.
@@ -36,6 +43,17 @@ fn sqlite_key_filter(q: &RunQuery) -> &'static str {
         "r.bench_key IN (SELECT value FROM json_each(?3))"
     } else {
         "?3 IS NULL"
+    }
+}
+
+/// Which table SQLite walks first: the newest runs, then each one's results (a few runs of a
+/// long history: the alert refresh), or the results of the keys asked for, then their runs
+/// (every run of a series: detect, the report). `CROSS JOIN` makes SQLite keep that order.
+fn sqlite_from_results(q: &RunQuery) -> &'static str {
+    if q.newest.is_some() {
+        "runs u CROSS JOIN results r ON r.run_id = u.id"
+    } else {
+        "results r JOIN runs u ON u.id = r.run_id"
     }
 }
 
@@ -85,7 +103,8 @@ pub(super) fn sqlite_query_runs(
     let be = super::sqlite_codec::backend(store);
     let tx = conn.unchecked_transaction().map_err(&be)?;
     let keys = q.keys.as_ref().map(to_json);
-    let filter = params![q.history_branch, q.testbed, keys];
+    let newest = q.newest.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
+    let filter = params![q.history_branch, q.testbed, keys, q.fingerprints, newest];
     let default_fp = default_fingerprint_json();
     let mut runs = Vec::new();
     {
@@ -99,31 +118,28 @@ pub(super) fn sqlite_query_runs(
         );
         let mut stmt = tx.prepare_cached(&sql).map_err(&be)?;
         let rows = stmt
-            .query_map(
-                params![q.history_branch, q.testbed, keys, q.fingerprints],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        RunRow {
-                            project: r.get(1)?,
-                            commit: r.get(2)?,
-                            branch: r.get(3)?,
-                            started_at: r.get(4)?,
-                            finished_at: r.get(5)?,
-                            config_hash: r.get(6)?,
-                            status: r.get(7)?,
-                            fingerprint_json: r
-                                .get::<_, Option<String>>(8)?
-                                .unwrap_or_else(|| default_fp.clone()),
-                            commit_info_json: r.get(9)?,
-                            error: r.get(10)?,
-                            pair_json: r.get(11)?,
-                            testbed: r.get(12)?,
-                            role: r.get(13)?,
-                        },
-                    ))
-                },
-            )
+            .query_map(filter, |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    RunRow {
+                        project: r.get(1)?,
+                        commit: r.get(2)?,
+                        branch: r.get(3)?,
+                        started_at: r.get(4)?,
+                        finished_at: r.get(5)?,
+                        config_hash: r.get(6)?,
+                        status: r.get(7)?,
+                        fingerprint_json: r
+                            .get::<_, Option<String>>(8)?
+                            .unwrap_or_else(|| default_fp.clone()),
+                        commit_info_json: r.get(9)?,
+                        error: r.get(10)?,
+                        pair_json: r.get(11)?,
+                        testbed: r.get(12)?,
+                        role: r.get(13)?,
+                    },
+                ))
+            })
             .map_err(&be)?;
         for row in rows {
             runs.push(row.map_err(&be)?);
@@ -137,10 +153,11 @@ pub(super) fn sqlite_query_runs(
         let sql = format!(
             "SELECT r.run_id, r.id, r.ord, r.suite, r.name, r.params_json, r.measure, r.unit,
                     r.direction, r.status, r.error, {summary}
-             FROM results r JOIN runs u ON u.id = r.run_id
+             FROM {from_results}
              WHERE {SQLITE_RUN_FILTER} AND {key_filter}
              ORDER BY r.run_id, r.ord",
-            summary = summary_column(q)
+            summary = summary_column(q),
+            from_results = sqlite_from_results(q),
         );
         let mut stmt = tx.prepare_cached(&sql).map_err(&be)?;
         let rows = stmt
@@ -171,9 +188,10 @@ pub(super) fn sqlite_query_runs(
         let key_filter = sqlite_key_filter(q);
         let sql = format!(
             "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
-             FROM samples s JOIN results r ON r.id = s.result_id JOIN runs u ON u.id = r.run_id
+             FROM {from_results} JOIN samples s ON s.result_id = r.id
              WHERE {SQLITE_RUN_FILTER} AND {key_filter}
-             ORDER BY s.result_id, s.idx"
+             ORDER BY s.result_id, s.idx",
+            from_results = sqlite_from_results(q),
         );
         let mut stmt = tx.prepare_cached(&sql).map_err(&be)?;
         let rows = stmt

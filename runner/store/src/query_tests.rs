@@ -37,7 +37,7 @@ fn runs() -> Vec<Run> {
 
 /// What `query_runs` must return, from `all_runs`.
 fn expected(store: &dyn Store, q: &RunQuery) -> Vec<Run> {
-    store
+    let selected: Vec<Run> = store
         .all_runs()
         .unwrap()
         .into_iter()
@@ -50,6 +50,12 @@ fn expected(store: &dyn Store, q: &RunQuery) -> Vec<Run> {
                 .as_deref()
                 .is_none_or(|t| r.testbed.as_deref().is_none_or(|rt| rt == t))
         })
+        .collect();
+    // `all_runs` is oldest first (start time, then id): the newest N are the last N.
+    let skip = q.newest.map_or(0, |n| selected.len().saturating_sub(n));
+    selected
+        .into_iter()
+        .skip(skip)
         .map(|mut r| {
             if let Some(keys) = &q.keys {
                 r.results.retain(|x| keys.contains(&x.key()));
@@ -95,11 +101,18 @@ fn reads_what_all_runs_reads(store: &mut dyn Store) {
     for history_branch in &branches {
         for testbed in &testbeds {
             for keys in &key_sets {
-                for (fingerprints, samples) in [(false, false), (true, false), (true, true)] {
+                for (fingerprints, samples, newest) in [
+                    (false, false, None),
+                    (true, false, Some(2)),
+                    (true, true, None),
+                    (false, true, Some(1)),
+                    (false, false, Some(50)),
+                ] {
                     let q = RunQuery {
                         history_branch: history_branch.clone(),
                         testbed: testbed.clone(),
                         keys: keys.clone(),
+                        newest,
                         samples,
                         fingerprints,
                     };
@@ -113,6 +126,7 @@ fn reads_what_all_runs_reads(store: &mut dyn Store) {
         history_branch: Some("main".into()),
         testbed: Some("tb-a".into()),
         keys: Some(vec![key_a]),
+        newest: None,
         samples: true,
         fingerprints: false,
     };
