@@ -87,9 +87,22 @@ pub fn issue_title(a: &Alert) -> String {
     escape_controls(&title).chars().take(250).collect()
 }
 
+/// The label of every alert issue pitwall opens; it lists only issues with it.
+pub const ALERT_ISSUE_LABEL: &str = "pitwall-alert";
+
+/// The hidden first line of alert `id`'s issue, by which pitwall finds it again (only in an
+/// issue its own identity opened: anyone can type the marker).
+pub fn alert_marker(id: &str) -> String {
+    let id: String = id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    format!("<!-- pitwall-alert {id} -->")
+}
+
 /// The body of that issue (GitHub Markdown, untrusted text escaped with
 /// `github::escape_text`, so a name cannot mention anyone or inject markup; never inside a
-/// code span, where its character references would show as typed).
+/// code span, where its character references would show as typed), after its marker.
 pub fn issue_body(a: &Alert) -> String {
     let esc = crate::github::escape_text;
     let ci = a.ci.map_or_else(
@@ -97,7 +110,8 @@ pub fn issue_body(a: &Alert) -> String {
         |(l, h)| format!("95% interval {} to {}", signed(l), signed(h)),
     );
     format!(
-        "pitwall found a step in the history of **{key}** on testbed **{testbed}**, branch \
+        "{marker}\n\
+         pitwall found a step in the history of **{key}** on testbed **{testbed}**, branch \
          **{branch}** (project {project}):\n\n\
          | | |\n|---|---|\n\
          | change | {change} ({ci}) |\n\
@@ -117,17 +131,72 @@ pub fn issue_body(a: &Alert) -> String {
         last_good = esc(&a.last_good),
         first_bad = esc(&a.first_bad),
         id = esc(&a.id),
+        marker = alert_marker(&a.id),
     )
 }
 
-/// Opens one GitHub issue per alert through `api`; the issue numbers, in order.
-pub fn open_issues(
+/// What [`publish_issues`] did for one alert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IssueOutcome {
+    Opened(u64),
+    Updated(u64),
+}
+
+impl std::fmt::Display for IssueOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IssueOutcome::Opened(n) => write!(f, "#{n} opened"),
+            IssueOutcome::Updated(n) => write!(f, "#{n} updated"),
+        }
+    }
+}
+
+/// Pages of labelled issues looked at for earlier alert issues (10,000 issues).
+const MAX_ISSUE_PAGES: u32 = 100;
+
+/// One GitHub issue per alert, labelled [`ALERT_ISSUE_LABEL`]: the alert's earlier issue (its
+/// marker, opened by `login`, pitwall's own identity as for the sticky comment) is updated and
+/// reopened; otherwise one is opened. An issue with the marker that someone else opened is
+/// left alone. The outcomes, in order.
+pub fn publish_issues(
     api: &dyn crate::github::GithubApi,
     alerts: &[Alert],
-) -> Result<Vec<u64>, crate::github::GithubError> {
+    login: &str,
+) -> Result<Vec<IssueOutcome>, crate::github::GithubError> {
+    if alerts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut ours: Vec<crate::github::Issue> = Vec::new();
+    for page in 1..=MAX_ISSUE_PAGES {
+        let issues = api.list_issues(ALERT_ISSUE_LABEL, page)?;
+        let last = issues.len() < crate::github::api::PER_PAGE;
+        ours.extend(issues.into_iter().filter(|i| {
+            i.user
+                .as_ref()
+                .is_some_and(|u| u.login.eq_ignore_ascii_case(login))
+        }));
+        if last {
+            break;
+        }
+    }
     alerts
         .iter()
-        .map(|a| api.create_issue(&issue_title(a), &issue_body(a)))
+        .map(|a| {
+            let marker = alert_marker(&a.id);
+            let earlier = ours.iter().find(|i| {
+                i.body
+                    .as_deref()
+                    .is_some_and(|b| b.trim_start().starts_with(&marker))
+            });
+            match earlier {
+                Some(issue) => api
+                    .update_issue(issue.number, &issue_title(a), &issue_body(a))
+                    .map(|()| IssueOutcome::Updated(issue.number)),
+                None => api
+                    .create_issue(&issue_title(a), &issue_body(a), &[ALERT_ISSUE_LABEL])
+                    .map(IssueOutcome::Opened),
+            }
+        })
         .collect()
 }
 

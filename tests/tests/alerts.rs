@@ -7,6 +7,9 @@
 
 use std::path::Path;
 
+#[path = "../../reports/tests/github_support/mod.rs"]
+mod github_support;
+
 use pitwall_e2e::{Sandbox, git, pg_server};
 use serde_json::{Value, json};
 
@@ -361,53 +364,88 @@ fn new_regressions_are_posted_to_the_webhook_once() {
     );
 }
 
-/// With `[github] publish = ["issue"]`, each new regression opens one GitHub issue (title and
-/// body naming the benchmark and the alert) and nothing else is published.
+/// With `[github] publish = ["issue"]`, each new regression opens one GitHub issue, labelled
+/// and marked, and only that is published; a second store of the same history (re-detecting
+/// the same step) updates that issue instead of opening another.
 #[test]
 fn new_regressions_open_one_github_issue_each() {
+    use github_support::{REPO, Server};
+    let server = Server::start();
+    let run_all = |sb: &Sandbox| -> String {
+        sb.write(
+            "pitwall.toml",
+            &format!(
+                "[project]\nname = \"demo\"\n\n[github]\nrepo = \"{REPO}\"\napi_url = \"{}\"\npublish = [\"issue\"]\n",
+                server.url
+            ),
+        );
+        let mut stderr_all = String::new();
+        for i in 0..30 {
+            let level = if i < 20 { 1000.0 } else { 1080.0 };
+            let f = result_file(sb, &format!("a{i}.json"), level, i);
+            let sha = format!("{i:040x}");
+            let out = sb
+                .cmd(&[
+                    "import",
+                    &f,
+                    "--commit",
+                    &sha,
+                    "--branch",
+                    "main",
+                    "--testbed",
+                    "h200-a",
+                ])
+                .env("GITHUB_TOKEN", "ghp_not_a_real_token_0123456789")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+            stderr_all.push_str(&String::from_utf8_lossy(&out.stderr));
+        }
+        stderr_all
+    };
     let sb = Sandbox::new();
-    let (api, requests) = http_server("201 Created", r#"{"number": 7}"#);
-    sb.write(
-        "pitwall.toml",
-        &format!("[github]\nrepo = \"o/r\"\napi_url = \"{api}\"\npublish = [\"issue\"]\n"),
-    );
-    let mut stderr_all = String::new();
-    for i in 0..30 {
-        let level = if i < 20 { 1000.0 } else { 1080.0 };
-        let f = result_file(&sb, &format!("a{i}.json"), level, i);
-        let sha = format!("{i:040x}");
-        let out = sb
-            .cmd(&[
-                "import",
-                &f,
-                "--commit",
-                &sha,
-                "--branch",
-                "main",
-                "--testbed",
-                "h200-a",
-            ])
-            .env("GITHUB_TOKEN", "ghp_not_a_real_token_0123456789")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        stderr_all.push_str(&String::from_utf8_lossy(&out.stderr));
-    }
-    let got: Vec<String> = requests.try_iter().collect();
-    assert_eq!(got.len(), 1, "{got:?}");
-    let (line, body) = got[0].split_once('\n').unwrap();
-    assert_eq!(line, "POST /repos/o/r/issues");
-    let body: Value = serde_json::from_str(body).unwrap();
+    let stderr_all = run_all(&sb);
+    let issues = server.issues();
+    assert_eq!(issues.len(), 1, "{issues:?}");
     let id = alerts(&sb, &[], &[])[0]["id"].as_str().unwrap().to_string();
-    let title = body["title"].as_str().unwrap();
     assert!(
-        title.starts_with("pitwall: pitwall-json/parse/time +"),
-        "{title}"
+        issues[0]
+            .title
+            .starts_with("pitwall: pitwall-json/parse/time +"),
+        "{}",
+        issues[0].title
     );
-    assert!(body["body"].as_str().unwrap().contains(&id), "{body}");
     assert!(
-        stderr_all.contains("opened alert issue(s) #7"),
+        issues[0]
+            .body
+            .starts_with(&format!("<!-- pitwall-alert {id} -->"))
+    );
+    assert_eq!(issues[0].labels, ["pitwall-alert"]);
+    assert!(
+        stderr_all.contains("alert issue(s) #1 opened"),
         "{stderr_all}"
     );
     assert!(!stderr_all.contains("ghp_not_a_real_token"), "{stderr_all}");
+    // Nothing but the identity, the issue listing and the one issue was requested.
+    let paths: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path.split('?').next().unwrap()))
+        .collect();
+    assert!(
+        paths
+            .iter()
+            .all(|p| p == "GET /user" || p.ends_with("/issues")),
+        "{paths:?}"
+    );
+    // The same project's history stored again elsewhere finds the step again: the same alert
+    // id, so the same issue.
+    let again = Sandbox::new();
+    let stderr_again = run_all(&again);
+    assert_eq!(server.issues().len(), 1);
+    assert_eq!(server.issues()[0].updates, 1);
+    assert!(
+        stderr_again.contains("alert issue(s) #1 updated"),
+        "{stderr_again}"
+    );
 }

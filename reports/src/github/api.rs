@@ -143,6 +143,18 @@ pub struct CreatedIssue {
     pub number: u64,
 }
 
+/// An issue as GitHub lists it (`GithubApi::list_issues`); fields pitwall does not use are
+/// ignored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Issue {
+    pub number: u64,
+    #[serde(default)]
+    pub body: Option<String>,
+    /// Who opened it.
+    #[serde(default)]
+    pub user: Option<User>,
+}
+
 /// An issue (or pull-request) comment as GitHub returns it; fields pitwall does not use are
 /// ignored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -256,8 +268,15 @@ pub trait GithubApi {
         target_url: Option<&str>,
         context: &str,
     ) -> Result<(), GithubError>;
-    /// Opens an issue in the repository (`POST /repos/{repo}/issues`); returns its number.
-    fn create_issue(&self, title: &str, body: &str) -> Result<u64, GithubError>;
+    /// Opens an issue in the repository with these labels (`POST /repos/{repo}/issues`);
+    /// returns its number.
+    fn create_issue(&self, title: &str, body: &str, labels: &[&str]) -> Result<u64, GithubError>;
+    /// One page (1-based, 100 per page) of the repository's issues with `label`, open or
+    /// closed (`GET /repos/{repo}/issues?labels=…&state=all`).
+    fn list_issues(&self, label: &str, page: u32) -> Result<Vec<Issue>, GithubError>;
+    /// Replaces issue `number`'s title and body and reopens it (`PATCH
+    /// /repos/{repo}/issues/{number}`).
+    fn update_issue(&self, number: u64, title: &str, body: &str) -> Result<(), GithubError>;
 }
 
 /// Page size used for listing comments; a shorter page is the last one.

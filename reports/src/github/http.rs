@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use pitwall_schema::Redactor;
 
 use super::api::{
-    CreatedIssue, GithubApi, GithubError, IssueComment, PER_PAGE, Secret, StatusState, User,
+    CreatedIssue, GithubApi, GithubError, Issue, IssueComment, PER_PAGE, Secret, StatusState, User,
     truncate_chars,
 };
 
@@ -443,15 +443,40 @@ impl GithubApi for HttpGithub {
         decode(&req, self.send(&req, self.deadline(), Some(&recover))?)
     }
 
-    fn create_issue(&self, title: &str, body: &str) -> Result<u64, GithubError> {
+    fn create_issue(&self, title: &str, body: &str, labels: &[&str]) -> Result<u64, GithubError> {
         let req = Req {
             action: "open an issue".to_string(),
             target: "the repository's issues".to_string(),
             method: Method::POST,
             url: self.repo_url("issues"),
-            body: Some(json!({ "title": title, "body": body })),
+            body: Some(json!({ "title": title, "body": body, "labels": labels })),
         };
         decode(&req, self.send(&req, self.deadline(), None)?).map(|c: CreatedIssue| c.number)
+    }
+
+    fn list_issues(&self, label: &str, page: u32) -> Result<Vec<Issue>, GithubError> {
+        let req = Req {
+            action: format!("list the issues labelled {label}"),
+            target: "the repository's issues".to_string(),
+            method: Method::GET,
+            url: self.repo_url(&format!(
+                "issues?labels={}&state=all&per_page={PER_PAGE}&page={page}",
+                query_escape(label)
+            )),
+            body: None,
+        };
+        decode(&req, self.send(&req, self.deadline(), None)?)
+    }
+
+    fn update_issue(&self, number: u64, title: &str, body: &str) -> Result<(), GithubError> {
+        let req = Req {
+            action: format!("update issue {number}"),
+            target: format!("issue {number}"),
+            method: Method::PATCH,
+            url: self.repo_url(&format!("issues/{number}")),
+            body: Some(json!({ "title": title, "body": body, "state": "open" })),
+        };
+        decode::<Value>(&req, self.send(&req, self.deadline(), None)?).map(drop)
     }
 
     fn update_issue_comment(&self, id: u64, body: &str) -> Result<IssueComment, GithubError> {
@@ -497,4 +522,17 @@ impl GithubApi for HttpGithub {
         };
         self.send(&req, self.deadline(), None).map(|_| ())
     }
+}
+
+/// A query-string value, percent-encoded except for unreserved characters (RFC 3986 §2.3).
+fn query_escape(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }

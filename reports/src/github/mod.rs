@@ -7,8 +7,8 @@ pub mod comment;
 pub mod http;
 
 pub use api::{
-    ACTIONS_BOT, CommentOutcome, GithubApi, GithubError, IssueComment, STATUS_CONTEXT, Secret,
-    StatusState, User, find_pitwall_comment, identity, publish_comment, publish_status,
+    ACTIONS_BOT, CommentOutcome, GithubApi, GithubError, Issue, IssueComment, STATUS_CONTEXT,
+    Secret, StatusState, User, find_pitwall_comment, identity, publish_comment, publish_status,
     status_description,
 };
 pub use checks::{CHECK_NAME, CheckConclusion, CheckOutcome, CheckRun, ChecksApi, publish_check};

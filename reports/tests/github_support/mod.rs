@@ -42,6 +42,19 @@ pub struct Comment {
     pub author: String,
 }
 
+/// An issue, with who opened it.
+#[derive(Debug, Clone)]
+pub struct FakeIssue {
+    pub number: u64,
+    pub title: String,
+    pub body: String,
+    pub author: String,
+    pub labels: Vec<String>,
+    pub state: String,
+    /// Times it was updated (PATCH).
+    pub updates: u32,
+}
+
 #[derive(Debug, Clone)]
 pub struct CheckRun {
     pub id: u64,
@@ -65,6 +78,7 @@ pub struct Recorded {
 #[derive(Debug, Default)]
 pub struct State {
     pub comments: Vec<Comment>,
+    pub issues: Vec<FakeIssue>,
     pub statuses: Vec<(String, Value)>,
     pub check_runs: Vec<CheckRun>,
     /// What `GET /user` answers: `Some(login)`, or 403 for `None`.
@@ -144,6 +158,26 @@ impl Server {
             author: author.to_string(),
         });
         id
+    }
+
+    /// An issue opened by `author` with `label`; its number.
+    pub fn add_issue(&self, title: &str, body: &str, author: &str, label: &str) -> u64 {
+        let mut s = self.state.lock().unwrap();
+        let number = s.issues.len() as u64 + 1;
+        s.issues.push(FakeIssue {
+            number,
+            title: title.to_string(),
+            body: body.to_string(),
+            author: author.to_string(),
+            labels: vec![label.to_string()],
+            state: "closed".to_string(),
+            updates: 0,
+        });
+        number
+    }
+
+    pub fn issues(&self) -> Vec<FakeIssue> {
+        self.state.lock().unwrap().issues.clone()
     }
 
     pub fn check_runs(&self) -> Vec<CheckRun> {
@@ -352,6 +386,65 @@ fn route(s: &mut State, method: &str, path: &str, query: &str, body: &Value) -> 
                     c.body = body["body"].as_str().unwrap_or("").to_string();
                     let c = c.clone();
                     (200, vec![], comment_json(&c))
+                }
+                None => not_found,
+            }
+        }
+        ("GET", ["issues"]) => {
+            let label = query
+                .split('&')
+                .filter_map(|kv| kv.split_once('='))
+                .find(|(k, _)| *k == "labels")
+                .map(|(_, v)| v.to_string())
+                .unwrap_or_default();
+            let page = param("page").unwrap_or(1).max(1);
+            let per_page = param("per_page").unwrap_or(30).min(100);
+            let list: Vec<Value> = s
+                .issues
+                .iter()
+                .filter(|i| i.labels.contains(&label))
+                .skip((page - 1) * per_page)
+                .take(per_page)
+                .map(|i| {
+                    json!({"number": i.number, "title": i.title, "body": i.body,
+                           "state": i.state, "user": {"login": i.author}})
+                })
+                .collect();
+            (200, vec![], Value::Array(list))
+        }
+        ("POST", ["issues"]) => {
+            let number = s.issues.len() as u64 + 1;
+            let author = s.user_login.clone().unwrap_or("github-actions[bot]".into());
+            let labels = body["labels"]
+                .as_array()
+                .map(|l| {
+                    l.iter()
+                        .filter_map(|x| x.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            s.issues.push(FakeIssue {
+                number,
+                title: body["title"].as_str().unwrap_or("").to_string(),
+                body: body["body"].as_str().unwrap_or("").to_string(),
+                author,
+                labels,
+                state: "open".to_string(),
+                updates: 0,
+            });
+            (201, vec![], json!({"number": number}))
+        }
+        ("PATCH", ["issues", n]) => {
+            let n: u64 = n.parse().unwrap();
+            match s.issues.iter_mut().find(|i| i.number == n) {
+                Some(i) => {
+                    i.title = body["title"].as_str().unwrap_or("").to_string();
+                    i.body = body["body"].as_str().unwrap_or("").to_string();
+                    if let Some(state) = body["state"].as_str() {
+                        i.state = state.to_string();
+                    }
+                    i.updates += 1;
+                    (200, vec![], json!({"number": n}))
                 }
                 None => not_found,
             }

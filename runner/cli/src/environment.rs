@@ -198,9 +198,9 @@ pub fn announce_alerts(g: &Global, config: &Config, alerts: &[Alert]) {
         }
     }
     match super::github::open_alert_issues(config, &open) {
-        Ok(numbers) if !numbers.is_empty() && !g.quiet => {
-            let list: Vec<String> = numbers.iter().map(|n| format!("#{n}")).collect();
-            eprintln!("opened alert issue(s) {}", list.join(", "));
+        Ok(outcomes) if !outcomes.is_empty() && !g.quiet => {
+            let list: Vec<String> = outcomes.iter().map(ToString::to_string).collect();
+            eprintln!("alert issue(s) {}", list.join(", "));
         }
         Ok(_) => {}
         Err(e) => eprintln!(

@@ -190,7 +190,7 @@ fn write_step_summary(vars: &CiVars, body: &str) -> Result<(), Failure> {
 pub(super) fn open_alert_issues(
     config: &Config,
     alerts: &[pitwall_schema::Alert],
-) -> Result<Vec<u64>, String> {
+) -> Result<Vec<pitwall_reports::notify::IssueOutcome>, String> {
     use pitwall_reports::github::{GithubConfig, HttpGithub, Secret};
     if alerts.is_empty() || !config.github.publish.contains(&Publish::Issue) {
         return Ok(Vec::new());
@@ -218,5 +218,7 @@ pub(super) fn open_alert_issues(
     cfg.redactor = pitwall_pipeline::engine::process_redactor(&config.token_vars());
     cfg.redactor.add(token.expose());
     let api = HttpGithub::new(cfg).map_err(|e| chain(&e))?;
-    pitwall_reports::notify::open_issues(&api, alerts).map_err(|e| chain(&e))
+    let login = pitwall_reports::github::identity(&api, vars.is_actions_token(token_var))
+        .map_err(|e| chain(&e))?;
+    pitwall_reports::notify::publish_issues(&api, alerts, &login).map_err(|e| chain(&e))
 }
