@@ -264,7 +264,7 @@ fn the_default_branch_is_measured_as_history_on_push_and_nightly() {
         .flat_map(|(_, j)| steps(j))
         .filter_map(|s| s["run"].as_str())
         .collect();
-    for cmd in ["pitwall run --commit", "pitwall detect", "pitwall report"] {
+    for cmd in ["pitwall ci --push", "pitwall detect", "pitwall report"] {
         assert!(all.contains(cmd), "{cmd}: {all}");
     }
 }
@@ -296,6 +296,6 @@ fn the_gitlab_template_measures_merge_requests_and_history() {
         history["script"][0]
             .as_str()
             .unwrap()
-            .starts_with("pitwall run --commit")
+            .starts_with("pitwall ci --push")
     );
 }

@@ -205,6 +205,11 @@ fn parse_role(s: &str) -> Result<pitwall_schema::RunRole, String> {
 
 #[derive(Debug, Args)]
 pub struct CiArgs {
+    /// A push or scheduled job on a branch: measure the pushed commit (--head, else
+    /// $GITHUB_SHA / $CI_COMMIT_SHA, else HEAD) as one history run, store it, refresh the
+    /// alerts and write the report; exit 1 when it raised a regression alert
+    #[arg(long, conflicts_with_all = ["base", "pr"])]
+    pub push: bool,
     #[command(flatten)]
     pub github: GithubArgs,
     #[command(flatten)]

@@ -9,7 +9,7 @@ use clap::Parser;
 use super::args::{Cli, Cmd};
 use super::environment;
 use super::exit::{self, ExitClass};
-use super::{alerts_cmd, analyze_cmd, bisect_cmd, publish_cmd, run_cmd, store_cmd};
+use super::{alerts_cmd, analyze_cmd, bisect_cmd, publish_cmd, push_cmd, run_cmd, store_cmd};
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
@@ -44,6 +44,7 @@ pub fn main() -> ExitCode {
         Cmd::Env(a) => analyze_cmd::cmd_env(g, a),
         Cmd::Report(a) => publish_cmd::cmd_report(g, a),
         Cmd::Comment(a) => publish_cmd::cmd_comment(g, a),
+        Cmd::Ci(a) if a.push => push_cmd::cmd_ci_push(g, a),
         Cmd::Ci(a) => publish_cmd::cmd_ci(g, a),
         Cmd::Bisect(a) => bisect_cmd::cmd_bisect(g, a),
         Cmd::Alerts(a) => alerts_cmd::cmd_alerts(g, a),

@@ -35,6 +35,7 @@ const READ: &[&str] = &[
     "CI_MERGE_REQUEST_DIFF_BASE_SHA",
     "CI_COMMIT_SHA",
     "CI_PROJECT_ID",
+    "GITHUB_SHA",
 ];
 
 impl CiVars {
@@ -89,6 +90,15 @@ impl CiVars {
             self.get("CI_MERGE_REQUEST_DIFF_BASE_SHA")?,
             self.get("CI_COMMIT_SHA")?,
         ))
+    }
+
+    /// The commit a push or scheduled job runs for: `--head` as given, else `GITHUB_SHA` or
+    /// `CI_COMMIT_SHA`, else `HEAD`.
+    pub(super) fn pushed_commit(&self, head: Option<&str>) -> String {
+        head.map(str::to_string)
+            .or_else(|| self.get("GITHUB_SHA"))
+            .or_else(|| self.get("CI_COMMIT_SHA"))
+            .unwrap_or_else(|| "HEAD".to_string())
     }
 
     /// `--base`/`--head` as given, or else from the merge-request variables (GitLab), or a

@@ -1,0 +1,96 @@
+//! `pitwall ci --push`: the job of a push to a branch, or of a nightly schedule. The pushed
+//! commit is measured as one `history` run of its branch (every configured suite, in its own
+//! cached worktree), stored, the alerts of the series it touched refreshed and announced, and
+//! the report written. Nothing is compared and no pull request is commented on; the exit is 1
+//! when this run raised a regression alert, so a scheduled job turns red on a new step.
+
+use std::collections::BTreeSet;
+
+use pitwall_pipeline::measure::{CommitsRequest, Measurer, Revisions, measure_commits};
+use pitwall_pipeline::run::{RunReport, RunRequest};
+use pitwall_reports::{OutputFormat, exporter_for};
+use pitwall_schema::{AlertKind, AlertStatus, RunRole};
+use pitwall_store::{OpenMode, Store};
+
+use super::args::{CiArgs, Global};
+use super::context::{current_dir, load_config, open_store};
+use super::environment::Console;
+use super::exit::{ExitClass, Failure};
+use super::forge::CiVars;
+use super::measure::{report_after, report_dir};
+
+pub(super) fn cmd_ci_push(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
+    let cwd = current_dir()?;
+    let commit = CiVars::from_env().pushed_commit(a.head.as_deref());
+    let config = load_config(g)?;
+    let mut store = open_store(g, &config, OpenMode::Create)?;
+    let report = report_dir(a.report_dir.as_deref(), &config, store.as_ref())?;
+    let known: BTreeSet<String> = store
+        .list_alerts()
+        .map_err(Failure::of_store)?
+        .into_iter()
+        .map(|a| a.id)
+        .collect();
+    let mut labels = a.labels.request();
+    if labels.role.is_none() {
+        labels.role = Some(RunRole::History);
+    }
+    let request = CommitsRequest {
+        select: RunRequest {
+            suites: Vec::new(),
+            filter: None,
+        },
+        revisions: Revisions::Commits {
+            repo: cwd,
+            revs: vec![commit],
+            rebuild: false,
+        },
+    };
+    let print = |r: &RunReport, store: &mut dyn Store| {
+        print!(
+            "{}",
+            exporter_for(OutputFormat::Table).render(&r.run, &r.skipped)
+        );
+        if !g.quiet {
+            eprintln!(
+                "stored run {} ({}, history of {}) in {}",
+                r.run.id,
+                r.run.status.as_str(),
+                r.run.branch.as_deref().unwrap_or("no branch"),
+                store.describe()
+            );
+        }
+    };
+    let console = Console::new(g, &config)?.on_stored(&print);
+    let m = Measurer {
+        config: &config,
+        backend: console.backend(),
+        hooks: &console,
+        labels: pitwall_pipeline::labels::Labels::from_env(&config, &labels),
+    };
+    let outcome = measure_commits(&m, store.as_mut(), &request);
+    console.finish();
+    let outcome = outcome.map_err(Failure::of_measure)?;
+    report_after(g, &config, store.as_ref(), &report);
+    let raised = store
+        .list_alerts()
+        .map_err(Failure::of_store)?
+        .into_iter()
+        .filter(|a| !known.contains(&a.id))
+        .any(|a| a.kind == AlertKind::Regression && a.status == AlertStatus::Active);
+    let built = if outcome.build_failed {
+        ExitClass::Infra
+    } else {
+        ExitClass::Ok
+    };
+    let alerted = if raised {
+        ExitClass::Regression
+    } else {
+        ExitClass::Ok
+    };
+    Ok(outcome
+        .runs
+        .iter()
+        .map(|r| ExitClass::of_run(r.run.status))
+        .fold(built.max(alerted), ExitClass::max))
+}
