@@ -36,12 +36,41 @@ fn report_renders_in_headless_chromium() {
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let runs = synthetic::runs(24, 40, 10);
+    let mut runs = synthetic::runs(24, 40, 10);
+    // A second testbed (the same benchmarks, 30% slower) and a feature branch, so the index's
+    // testbed and branch selectors and the benchmark pages' testbed chart have something to
+    // show.
+    let extra: Vec<_> = runs
+        .iter()
+        .take(30)
+        .enumerate()
+        .map(|(i, r)| {
+            let mut r = r.clone();
+            r.id = format!("{}-b{i}", r.id);
+            if i < 20 {
+                r.testbed = Some("node-b".into());
+                for res in &mut r.results {
+                    res.samples.iter_mut().for_each(|v| *v *= 1.3);
+                }
+            } else {
+                r.branch = Some("feature".into());
+            }
+            r
+        })
+        .collect();
+    runs.extend(extra);
     let comparisons = vec![(
         "first vs last".to_string(),
         synthetic::comparison(&runs[0], &runs[39]),
     )];
     let dir = tempfile::tempdir().unwrap();
+    // The histories of both branches, as `pitwall report` builds them.
+    let detect = pitwall_stats::changepoint::DetectConfig::default();
+    let mut histories = Vec::new();
+    for branch in ["main", "feature"] {
+        let filter = pitwall_analysis::HistoryFilter::branch(branch);
+        histories.extend(pitwall_analysis::history::series(&runs, &filter, &detect));
+    }
     let input = ReportInput {
         project: "browser-test",
         runs: &runs,
@@ -49,7 +78,7 @@ fn report_renders_in_headless_chromium() {
         generated_at: "now",
         history_branch: "main",
         alerts: &[],
-        histories: None,
+        histories: Some(&histories),
     };
     write_site(&input, dir.path()).unwrap();
     let shots = root.join("target").join("browser");
@@ -66,4 +95,9 @@ fn report_renders_in_headless_chromium() {
     );
     assert!(out.status.success(), "browser check failed:\n{text}");
     assert!(shots.join("index.png").is_file() && shots.join("bench.png").is_file());
+    assert!(
+        text.contains("ok: index: branch selector on main hides the 24 rows of other branches")
+            && text.contains("ok: testbeds: "),
+        "{text}"
+    );
 }

@@ -1,7 +1,10 @@
-// Index filter: suite, free text, change points. Plain DOM, no library; runs from file://.
+// Index filter: suite, testbed, branch (the history branch first), free text, change points.
+// Plain DOM, no library; runs from file://.
 (function () {
   "use strict";
   var suite = document.getElementById("f-suite");
+  var testbed = document.getElementById("f-testbed");
+  var branch = document.getElementById("f-branch");
   var text = document.getElementById("f-text");
   var changed = document.getElementById("f-changed");
   var worse = document.getElementById("f-worse");
@@ -15,6 +18,8 @@
       var name = tr.getAttribute("data-name");
       var change = tr.getAttribute("data-change");
       var ok = (!s || tr.getAttribute("data-suite") === s) &&
+        (!testbed.value || tr.getAttribute("data-testbed") === testbed.value) &&
+        (!branch.value || tr.getAttribute("data-branch") === branch.value) &&
         words.every(function (w) { return name.indexOf(w) >= 0; }) &&
         (!changed.checked || change !== "") &&
         (!worse.checked || change === "worse");
@@ -23,7 +28,7 @@
     });
     count.textContent = shown + " of " + rows.length + " shown";
   }
-  [suite, text, changed, worse].forEach(function (el) {
+  [suite, testbed, branch, text, changed, worse].forEach(function (el) {
     el.addEventListener("input", apply);
     el.addEventListener("change", apply);
   });

@@ -66,6 +66,25 @@ check() {
 
 check "$report/index.html" index 1 'class="spark"'
 grep -q 'data-ready="1"' "$profile/index.dom" || fail "index: filter script did not run (no data-ready on <body>)"
+# The branch selector starts on the history branch (its first option): after the script ran,
+# every row of another branch is hidden and no row of the history branch is.
+main=$(grep -o '<select id="f-branch"><option selected="">[^<]*' "$profile/index.dom" | sed 's/.*>//' || true)
+if [[ -n "$main" ]]; then
+    rows=$(grep -o '<tr data-suite=[^>]*>' "$profile/index.dom" || true)
+    shown_other=$(grep -v "data-branch=\"$main\"" <<<"$rows" | grep -vc 'hidden' || true)
+    hidden_main=$(grep "data-branch=\"$main\"" <<<"$rows" | grep -c 'hidden' || true)
+    others=$(grep -vc "data-branch=\"$main\"" <<<"$rows" || true)
+    if (( shown_other > 0 || hidden_main > 0 )); then
+        fail "index: branch selector on $main shows $shown_other other-branch rows, hides $hidden_main of $main"
+    else
+        echo "ok: index: branch selector on $main hides the $others rows of other branches"
+    fi
+fi
+# A benchmark on several testbeds has a chart with one line per testbed.
+multi=$(grep -l 'class="chart testbeds"' "$report"/bench/*.html 2>/dev/null | sort | sed -n 1p || true)
+if [[ -n "$multi" ]]; then
+    check "$multi" testbeds 2 '<polyline class="median tb'
+fi
 bench=$(find "$report/bench" -name '*.html' | sort | sed -n 1p)
 if [[ -z "$bench" ]]; then
     fail "no benchmark page under $report/bench"

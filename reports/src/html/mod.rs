@@ -10,6 +10,7 @@ mod pages;
 mod site;
 mod svg;
 pub mod synthetic;
+mod testbeds_chart;
 #[cfg(test)]
 mod tests;
 

@@ -30,24 +30,30 @@ impl std::ops::Deref for Series {
 /// names its testbed too, so their pages do not overwrite each other.
 pub(crate) fn collect(runs: &[Run], branch: &str) -> Vec<Series> {
     let filter = pitwall_analysis::HistoryFilter::branch(branch);
-    with_slugs(pitwall_analysis::history::series(
-        runs,
-        &filter,
-        &DetectConfig::default(),
-    ))
+    with_slugs(
+        pitwall_analysis::history::series(runs, &filter, &DetectConfig::default()),
+        branch,
+    )
 }
 
-/// The series with their page slugs (see [`collect`]).
-pub(crate) fn with_slugs(all: Vec<pitwall_analysis::Series>) -> Vec<Series> {
+/// The series with their page slugs (see [`collect`]): the key, with the testbed when there
+/// are several, and with the branch for a branch other than the history branch (whose pages
+/// keep the names they had before other branches were shown).
+pub(crate) fn with_slugs(all: Vec<pitwall_analysis::Series>, history_branch: &str) -> Vec<Series> {
     let several = all.iter().any(|s| s.testbed != all[0].testbed);
     all.into_iter()
-        .map(|history| Series {
-            slug: if several {
-                slug(&format!("{}@{}", history.key, history.testbed))
-            } else {
-                slug(&history.key)
-            },
-            history,
+        .map(|history| {
+            let mut name = history.key.clone();
+            if several {
+                name = format!("{name}@{}", history.testbed);
+            }
+            if history.branch != history_branch {
+                name = format!("{name}~{}", history.branch);
+            }
+            Series {
+                slug: slug(&name),
+                history,
+            }
         })
         .collect()
 }

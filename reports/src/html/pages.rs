@@ -70,6 +70,8 @@ fn change_view(
 pub(crate) struct IndexRow {
     pub slug: String,
     pub suite: String,
+    pub testbed: String,
+    pub branch: String,
     pub label: String,
     pub measure: String,
     pub unit: String,
@@ -94,6 +96,13 @@ pub(crate) struct IndexPage {
     pub alerts: Vec<super::alert_list::AlertRow>,
     pub rows: Vec<IndexRow>,
     pub suites: Vec<String>,
+    /// Every testbed with a series (the index's testbed selector).
+    pub testbeds: Vec<String>,
+    /// The history branch first, then every other branch with a series (the selector).
+    pub branches: Vec<String>,
+    pub history_branch: String,
+    /// Rows of the history branch (what the verdict box counts).
+    pub history_rows: usize,
     pub comparisons: Vec<CompareLink>,
     pub runs: usize,
     pub latest_worse: usize,
@@ -109,6 +118,7 @@ pub(crate) fn index(
     runs: &[Run],
     comparisons: &[(String, ComparisonReport)],
     alerts: &[pitwall_schema::Alert],
+    history_branch: &str,
 ) -> IndexPage {
     let rows: Vec<IndexRow> = series
         .iter()
@@ -117,6 +127,8 @@ pub(crate) fn index(
             IndexRow {
                 slug: s.slug.clone(),
                 suite: s.suite.clone(),
+                testbed: s.testbed.clone(),
+                branch: s.branch.clone(),
                 label: s.label(),
                 measure: s.measure.clone(),
                 unit: unit.name().to_string(),
@@ -131,10 +143,13 @@ pub(crate) fn index(
             }
         })
         .collect();
-    let worse = rows
-        .iter()
+    // The verdict box speaks for the history branch; other branches' rows are shown on request.
+    let main_rows = || rows.iter().filter(|r| r.branch == history_branch);
+    let worse = main_rows()
         .filter(|r| r.change.as_ref().is_some_and(|c| c.class == "worse"))
         .count();
+    let changed = main_rows().filter(|r| r.change.is_some()).count();
+    let main_count = main_rows().count();
     let status = if comparisons.iter().any(|(_, r)| r.incomparable) {
         "incomparable"
     } else if worse > 0 || comparisons.iter().any(|(_, r)| r.counts().regression > 0) {
@@ -162,9 +177,25 @@ pub(crate) fn index(
                 incomparable: r.incomparable,
             })
             .collect(),
+        testbeds: rows
+            .iter()
+            .map(|r| r.testbed.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+        branches: std::iter::once(history_branch.to_string())
+            .chain(
+                rows.iter()
+                    .map(|r| r.branch.clone())
+                    .filter(|b| b != history_branch)
+                    .collect::<BTreeSet<_>>(),
+            )
+            .collect(),
+        history_branch: history_branch.to_string(),
+        history_rows: main_count,
         runs: runs.len(),
         latest_worse: worse,
-        latest_better: rows.iter().filter(|r| r.change.is_some()).count() - worse,
+        latest_better: changed - worse,
         rows,
     }
 }
@@ -196,6 +227,11 @@ pub(crate) struct BenchPage {
     pub unit: String,
     pub better: &'static str,
     pub chart: String,
+    /// The same key and branch on every testbed, when it has a history on two or more.
+    pub testbeds: Option<String>,
+    /// The branch whose history this is.
+    pub branch: String,
+    pub testbed: String,
     pub changes: Vec<ChangeView>,
     pub sweeps: Vec<SweepView>,
     pub recent: Vec<RunRow>,
@@ -226,7 +262,9 @@ fn sweeps(s: &Series, series: &[Series], group: &[usize]) -> Vec<SweepView> {
             .iter()
             .map(|&j| &series[j])
             .filter(|t| {
-                t.params.len() == s.params.len()
+                t.testbed == s.testbed
+                    && t.branch == s.branch
+                    && t.params.len() == s.params.len()
                     && t.params
                         .iter()
                         .all(|(tk, tv)| tk == k || s.params.get(tk) == Some(tv))
@@ -288,6 +326,9 @@ pub(crate) fn bench(s: &Series, series: &[Series], group: &[usize], runs: &[Run]
             Direction::HigherIsBetter => "higher is better",
         },
         chart: history_chart::history(s, runs, &unit),
+        testbeds: super::testbeds_chart::testbeds(s, series, runs, &unit),
+        branch: s.branch.clone(),
+        testbed: s.testbed.clone(),
         changes: s
             .changes
             .iter()

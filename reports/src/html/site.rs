@@ -151,7 +151,7 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
     }
     let env = environment()?;
     let series = match input.histories {
-        Some(histories) => model::with_slugs(histories.to_vec()),
+        Some(histories) => model::with_slugs(histories.to_vec(), input.history_branch),
         None => model::collect(input.runs, input.history_branch),
     };
     let page = |root: &str, title: &str| {
@@ -165,7 +165,13 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
     let mut pages_written = 0;
     let mut written: Vec<PathBuf> = Vec::new();
 
-    let index = pages::index(&series, input.runs, input.comparisons, input.alerts);
+    let index = pages::index(
+        &series,
+        input.runs,
+        input.comparisons,
+        input.alerts,
+        input.history_branch,
+    );
     let html = render(
         &env,
         "index.html",

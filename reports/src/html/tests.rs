@@ -316,7 +316,9 @@ fn the_index_tells_one_story_in_one_banner() {
         index.contains(r#"<section class="verdict worse">"#),
         "{index}"
     );
-    assert!(index.contains("1 regression") && index.contains("History: 4 benchmark measures"));
+    assert!(
+        index.contains("1 regression") && index.contains("History of main: 4 benchmark measures")
+    );
     // Without a comparison and without change points, the one banner is ok.
     let dir = tempfile::tempdir().unwrap();
     let input = ReportInput {

@@ -65,3 +65,7 @@ pub const ALERT_MATCH_WINDOW: usize = 3;
 pub const ALERT_WEBHOOK_ENV: &str = "PITWALL_ALERT_WEBHOOK";
 /// How long posting to the alert webhook may take.
 pub const ALERT_WEBHOOK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Most branches whose histories the HTML report shows: the history branch and the branches
+/// with history runs measured most recently (feature branches, release branches).
+pub const REPORT_MAX_BRANCHES: usize = 6;

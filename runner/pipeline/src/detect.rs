@@ -147,8 +147,10 @@ pub fn detect_history(
 }
 
 /// What the HTML report shows of the store, read one series at a time: every stored run
-/// without its results (with its fingerprint: the environments page) and the histories of
-/// `filter`, built key by key (`history::series_by_key`), whose points index those runs.
+/// without its results (with its fingerprint: the environments page) and the histories,
+/// built key by key (`history::series_by_key`), whose points index those runs: those of
+/// `filter`'s branch first, then of each other branch with history runs, the most recently
+/// measured first, at most `REPORT_MAX_BRANCHES` branches in all.
 pub fn report_history(
     store: &dyn Store,
     filter: &HistoryFilter,
@@ -159,18 +161,45 @@ pub fn report_history(
         ..RunQuery::default()
     })?;
     let keys = store.series_keys()?;
-    let histories = pitwall_analysis::history::series_by_key(
-        &keys,
-        |key| {
-            store.query_runs(&RunQuery {
-                keys: Some(vec![key.to_string()]),
-                ..RunQuery::default()
-            })
-        },
-        filter,
-        &DetectConfig::default(),
-    )?;
+    let mut histories = Vec::new();
+    for branch in report_branches(&runs, &filter.branch) {
+        let filter = HistoryFilter {
+            branch,
+            testbed: filter.testbed.clone(),
+        };
+        histories.extend(pitwall_analysis::history::series_by_key(
+            &keys,
+            |key| {
+                store.query_runs(&RunQuery {
+                    keys: Some(vec![key.to_string()]),
+                    ..RunQuery::default()
+                })
+            },
+            &filter,
+            &DetectConfig::default(),
+        )?);
+    }
     Ok((runs, histories))
+}
+
+/// The branches the report shows histories of: `history_branch`, then the other branches of
+/// `history` runs, the one measured last first, `REPORT_MAX_BRANCHES` in all.
+fn report_branches(runs: &[pitwall_schema::Run], history_branch: &str) -> Vec<String> {
+    let mut out = vec![history_branch.to_string()];
+    for run in runs.iter().rev() {
+        if out.len() >= crate::defaults::REPORT_MAX_BRANCHES {
+            break;
+        }
+        if run.role_or_implied() != pitwall_schema::RunRole::History {
+            continue;
+        }
+        if let Some(b) = &run.branch
+            && !out.contains(b)
+        {
+            out.push(b.clone());
+        }
+    }
+    out
 }
 
 /// The stored runs `filter`'s history can hold, each with only its results whose key contains
@@ -250,6 +279,40 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("empty file")
+        );
+    }
+
+    /// The report's branches: the history branch, then the others of history runs, newest
+    /// first, never a pull request's branch, at most `REPORT_MAX_BRANCHES`.
+    #[test]
+    fn report_branches_are_the_history_branch_then_the_newest_others() {
+        let run = |branch: &str, role: pitwall_schema::RunRole| pitwall_schema::Run {
+            id: "r".into(),
+            project: "p".into(),
+            commit: "c".into(),
+            branch: Some(branch.to_string()),
+            testbed: None,
+            role: Some(role),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            finished_at: "2026-01-01T00:00:00Z".into(),
+            config_hash: "h".into(),
+            fingerprint: pitwall_schema::Fingerprint::default(),
+            status: pitwall_schema::RunStatus::Complete,
+            commit_info: None,
+            error: None,
+            pair: None,
+            results: Vec::new(),
+        };
+        use pitwall_schema::RunRole::{History, PrHead};
+        let mut runs = vec![run("main", History), run("old", History), run("pr", PrHead)];
+        runs.extend((0..10).map(|i| run(&format!("b{i}"), History)));
+        let got = report_branches(&runs, "main");
+        assert_eq!(got.len(), crate::defaults::REPORT_MAX_BRANCHES);
+        assert_eq!(got[..3], ["main", "b9", "b8"]);
+        assert!(!got.contains(&"pr".to_string()));
+        assert_eq!(
+            report_branches(&runs[..3], "trunk"),
+            ["trunk", "old", "main"]
         );
     }
 }

@@ -65,6 +65,8 @@ pub struct Series {
     pub key: String,
     /// The testbed all its points were measured on.
     pub testbed: String,
+    /// The branch whose history it is (`HistoryFilter::branch`).
+    pub branch: String,
     pub suite: String,
     pub name: String,
     pub params: BTreeMap<String, String>,
@@ -170,6 +172,7 @@ pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Ve
             let series = by_key.entry(entry).or_insert_with(|| Series {
                 key,
                 testbed: testbed.clone(),
+                branch: filter.branch.clone(),
                 suite: r.suite.clone(),
                 name: r.name.clone(),
                 params: r.params.clone(),
