@@ -183,7 +183,7 @@ pub fn announce_alerts(g: &Global, config: &Config, alerts: &[Alert]) {
             open.len()
         );
     }
-    let url = std::env::var(defaults::ALERT_WEBHOOK_ENV)
+    let url = std::env::var(&config.alerts.webhook_env)
         .ok()
         .filter(|u| !u.trim().is_empty());
     if let Some(url) = url {

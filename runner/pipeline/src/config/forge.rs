@@ -45,6 +45,31 @@ impl Ctx<'_> {
         Ok(out)
     }
 
+    /// `[alerts] webhook_env`: the name of a variable (letters, digits, `_`, not starting with
+    /// a digit); the default `PITWALL_ALERT_WEBHOOK`.
+    pub(super) fn alerts(
+        &self,
+        a: super::raw::RawAlerts,
+    ) -> Result<super::AlertsConfig, ConfigError> {
+        let Some(name) = a.webhook_env else {
+            return Ok(super::AlertsConfig::default());
+        };
+        let n = name.get_ref();
+        let valid = !n.is_empty()
+            && !n.starts_with(|c: char| c.is_ascii_digit())
+            && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(self.at(
+                name.span(),
+                format!("[alerts] webhook_env `{n}` is not a variable name"),
+                Some("name the variable that holds the URL, e.g. \"SLACK_WEBHOOK_URL\"; the URL itself is a secret and does not go in pitwall.toml".into()),
+            ));
+        }
+        Ok(super::AlertsConfig {
+            webhook_env: n.clone(),
+        })
+    }
+
     pub(super) fn gitlab(&self, g: super::raw::RawGitlab) -> GitlabConfig {
         GitlabConfig {
             api_url: g.api_url,
@@ -148,5 +173,27 @@ mod tests {
         // What the measured code may see is part of it.
         let passing = parse("[project]\nname = \"p\"\nenv_pass = [\"HF_TOKEN\"]\n");
         assert_ne!(base.hash(), passing.hash());
+    }
+
+    #[test]
+    fn alerts_name_the_webhook_variable_and_it_is_a_secret() {
+        let c = parse("[alerts]\nwebhook_env = \"SLACK_WEBHOOK_URL\"\n");
+        assert_eq!(c.alerts.webhook_env, "SLACK_WEBHOOK_URL");
+        assert!(c.token_vars().contains(&"SLACK_WEBHOOK_URL".to_string()));
+        let d = parse("");
+        assert_eq!(d.alerts.webhook_env, "PITWALL_ALERT_WEBHOOK");
+        for bad in ["https://hooks.slack.com/x", "", "1X"] {
+            let e = parse_str(
+                &format!("[alerts]\nwebhook_env = \"{bad}\"\n"),
+                "pitwall.toml",
+                "d",
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.starts_with("pitwall.toml:2:15: [alerts] webhook_env") && e.contains("hint:"),
+                "{e}"
+            );
+        }
     }
 }

@@ -240,6 +240,7 @@ impl Ctx<'_> {
         let pinning = self.pinning(raw.pinning.unwrap_or_default())?;
         let github = self.github(raw.github.unwrap_or_default())?;
         let gitlab = self.gitlab(raw.gitlab.unwrap_or_default());
+        let alerts = self.alerts(raw.alerts.unwrap_or_default())?;
         let gpu = self.gpu(raw.gpu.unwrap_or_default())?;
         let testbed = match raw.testbed.and_then(|t| t.name) {
             Some(n) if n.get_ref().trim().is_empty() => {
@@ -317,7 +318,7 @@ impl Ctx<'_> {
         let token_vars = [
             github.token_env.clone(),
             gitlab.token_env.clone(),
-            crate::defaults::ALERT_WEBHOOK_ENV.to_string(),
+            alerts.webhook_env.clone(),
         ];
         let suites = suites
             .into_iter()
@@ -341,6 +342,7 @@ impl Ctx<'_> {
             pinning,
             github,
             gitlab,
+            alerts,
             ci,
             report_dir: raw
                 .report

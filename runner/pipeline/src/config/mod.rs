@@ -9,9 +9,9 @@ mod suite;
 
 pub use load::{ConfigError, DEFAULT_FILE, find_default, load_file, parse_str};
 pub use model::{
-    BackendChoice, CiConfig, CommandSuite, Config, GithubConfig, GitlabConfig, GpuConfig,
-    MAX_SECONDS, OutputFormat, PinPolicy, PinningConfig, Project, Publish, Sampling, SuiteConfig,
-    SuiteSpec, Thresholds,
+    AlertsConfig, BackendChoice, CiConfig, CommandSuite, Config, GithubConfig, GitlabConfig,
+    GpuConfig, MAX_SECONDS, OutputFormat, PinPolicy, PinningConfig, Project, Publish, Sampling,
+    SuiteConfig, SuiteSpec, Thresholds,
 };
 
 #[cfg(test)]

@@ -23,6 +23,9 @@ pub struct Config {
     /// `[gitlab]`: where `pitwall ci` keeps its merge-request note; not part of the hash.
     #[serde(skip)]
     pub gitlab: GitlabConfig,
+    /// `[alerts]`: where new alerts are posted; not part of the hash.
+    #[serde(skip)]
+    pub alerts: AlertsConfig,
     pub ci: CiConfig,
     /// `[report] dir`: where `run` and `ci` write the HTML report (else beside a SQLite store).
     pub report_dir: Option<PathBuf>,
@@ -244,6 +247,22 @@ pub struct GitlabConfig {
     pub token_env: String,
 }
 
+/// `[alerts]`: how new alerts are notified besides `[github] publish = ["issue"]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlertsConfig {
+    /// Name of the variable holding the webhook URL new alerts are posted to (the URL is a
+    /// secret, so it is named here, never written here).
+    pub webhook_env: String,
+}
+
+impl Default for AlertsConfig {
+    fn default() -> Self {
+        AlertsConfig {
+            webhook_env: crate::defaults::ALERT_WEBHOOK_ENV.to_string(),
+        }
+    }
+}
+
 impl Default for GitlabConfig {
     fn default() -> Self {
         GitlabConfig {
@@ -373,6 +392,7 @@ impl Config {
             },
             github: GithubConfig::default(),
             gitlab: GitlabConfig::default(),
+            alerts: AlertsConfig::default(),
             ci: CiConfig::default(),
             report_dir: None,
             gpu: GpuConfig::default(),
@@ -391,7 +411,7 @@ impl Config {
         vec![
             self.github.token_env.clone(),
             self.gitlab.token_env.clone(),
-            crate::defaults::ALERT_WEBHOOK_ENV.to_string(),
+            self.alerts.webhook_env.clone(),
         ]
     }
 

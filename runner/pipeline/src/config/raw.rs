@@ -15,6 +15,7 @@ pub struct RawConfig {
     pub pinning: Option<RawPinning>,
     pub github: Option<RawGithub>,
     pub gitlab: Option<RawGitlab>,
+    pub alerts: Option<RawAlerts>,
     pub ci: Option<RawCi>,
     pub report: Option<RawReport>,
     pub gpu: Option<RawGpu>,
@@ -124,6 +125,12 @@ pub struct RawGitlab {
     pub api_url: Option<String>,
     pub project: Option<String>,
     pub token_env: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAlerts {
+    pub webhook_env: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
