@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::json_util::{bench, kind, read_json, time_value, top_array};
+use super::json_util::{bench, kind, quantity_value, read_json, time_value, top_array};
 use super::pitwall_json::FormatError;
 use super::registry::ParsedRun;
 use crate::schema::Unit;
@@ -121,7 +121,7 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
             })?;
             let mem = mem
                 .iter()
-                .map(|m| time_value(m, "memory_usage_byte"))
+                .map(|m| quantity_value(m, "memory_usage_byte", "memory"))
                 .collect::<Result<_, _>>();
             measures.push(("memory", "B", mem.map_err(fail)?));
         }
@@ -261,6 +261,7 @@ mod tests {
         "times":[0.1,null] => benchmark 1 (b): `times[1]` is not a finite number
         "times":[0.1,NaN] => benchmark 1 (b): `times[1]` is not a finite number
         "times":[-0.1] => benchmark 1 (b): `times[0]` is a negative time (-0.1)
+        "times":[1],"memory_usage_byte":[-5] => benchmark 1 (b): `memory_usage_byte` is a negative memory (-5)
         "times":[] => benchmark 1 (b): `times` is empty
         "times":0.1 => benchmark 1 (b): `times` must be an array, got 0.1
         "stddev":0.1 => benchmark 1 (b): neither `times` nor `mean`

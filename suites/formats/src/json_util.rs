@@ -123,9 +123,15 @@ pub(super) fn bench(
 
 /// A time in a tool's own unit: a finite, non-negative number.
 pub(super) fn time_value(v: &Value, what: &str) -> Result<f64, String> {
+    quantity_value(v, what, "time")
+}
+
+/// A finite, non-negative amount of `quantity` (`time`, `memory`), named as such when it is
+/// negative.
+pub(super) fn quantity_value(v: &Value, what: &str, quantity: &str) -> Result<f64, String> {
     match v.as_f64() {
         Some(t) if t.is_finite() && t >= 0.0 => Ok(t),
-        Some(t) => Err(format!("`{what}` is a negative time ({t})")),
+        Some(t) => Err(format!("`{what}` is a negative {quantity} ({t})")),
         None if v.is_null() => Err(format!(
             "`{what}` is not a finite number (NaN, Infinity or null)"
         )),
