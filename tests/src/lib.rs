@@ -137,6 +137,9 @@ impl Sandbox {
             "CI_COMMIT_REF_NAME",
             "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME",
             "CI_MERGE_REQUEST_TARGET_BRANCH_NAME",
+            "GITHUB_REF_TYPE",
+            "CI_COMMIT_TAG",
+            "GITHUB_SHA",
         ] {
             c.env_remove(ci);
         }

@@ -47,9 +47,26 @@ pub struct Labels {
 fn first_var(names: &[&str], var: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     names
         .iter()
+        .filter(|n| !names_a_tag(n, var))
         .filter_map(|n| var(n))
         .map(|v| v.trim().to_string())
         .find(|v| !v.is_empty())
+}
+
+/// Whether `name` holds a tag rather than a branch: in a job for a pushed tag, GitHub's
+/// `GITHUB_REF_NAME` is the tag (`GITHUB_REF_TYPE=tag`, `GITHUB_REF=refs/tags/…`) and so is
+/// GitLab's `CI_COMMIT_REF_NAME` (`CI_COMMIT_TAG` set). A tag is no branch: such a run gets
+/// the branch git names, or none.
+fn names_a_tag(name: &str, var: &dyn Fn(&str) -> Option<String>) -> bool {
+    let set = |n: &str| var(n).is_some_and(|v| !v.trim().is_empty());
+    match name {
+        "GITHUB_REF_NAME" => {
+            var("GITHUB_REF_TYPE").as_deref() == Some("tag")
+                || var("GITHUB_REF").is_some_and(|r| r.starts_with("refs/tags/"))
+        }
+        "CI_COMMIT_REF_NAME" => set("CI_COMMIT_TAG"),
+        _ => false,
+    }
 }
 
 impl Labels {
@@ -249,5 +266,30 @@ mod tests {
             "variables describe this job, not the export"
         );
         assert_eq!(old.testbed.as_deref(), Some("cpu-node07"));
+    }
+
+    #[test]
+    fn a_pushed_tag_is_not_a_branch() {
+        let tag_push = [
+            ("GITHUB_REF_NAME", "v1.4"),
+            ("GITHUB_REF_TYPE", "tag"),
+            ("GITHUB_REF", "refs/tags/v1.4"),
+        ];
+        assert_eq!(
+            labels(LabelRequest::default(), &tag_push, None).ci_branch,
+            None
+        );
+        let gitlab_tag = [("CI_COMMIT_REF_NAME", "v1.4"), ("CI_COMMIT_TAG", "v1.4")];
+        assert_eq!(
+            labels(LabelRequest::default(), &gitlab_tag, None).ci_branch,
+            None
+        );
+        let branch_push = [("GITHUB_REF_NAME", "main"), ("GITHUB_REF_TYPE", "branch")];
+        assert_eq!(
+            labels(LabelRequest::default(), &branch_push, None)
+                .ci_branch
+                .as_deref(),
+            Some("main")
+        );
     }
 }
