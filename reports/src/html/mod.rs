@@ -14,3 +14,4 @@ pub mod synthetic;
 mod tests;
 
 pub use site::{HtmlError, ReportInput, SiteSummary, write_site};
+pub(crate) use svg::esc;

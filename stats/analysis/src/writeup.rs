@@ -220,7 +220,9 @@ pub struct LedgerEntry {
     /// after/before − 1, with the alert rule's bootstrap interval.
     pub rel_change: f64,
     pub ci: Option<(f64, f64)>,
-    /// The stored alert of this step, if the step passed the threshold.
+    /// Whether the step is beyond its suite's threshold (what makes an alert).
+    pub beyond_threshold: bool,
+    /// The stored alert of this step.
     pub alert: Option<LedgerAlert>,
 }
 
@@ -516,10 +518,11 @@ fn ledger(
             if let Some(i) = stored {
                 used[i] = true;
             }
+            let beyond = a.rel_change.abs() * 100.0 > input.rules.threshold_for(&s.suite);
             entries.push((
                 a.last_good.clone(),
                 a.first_bad.clone(),
-                entry(a, stored.map(|i| &input.alerts[i])),
+                entry(a, stored.map(|i| &input.alerts[i]), beyond),
             ));
         }
     }
@@ -537,7 +540,11 @@ fn ledger(
             .and_then(|c| rfc3339_seconds(&c.date))
             .or_else(|| run_time_of(&a.first_bad_run));
         if !used[i] && t.is_some_and(|t| input.period.contains(t)) {
-            entries.push((a.last_good.clone(), a.first_bad.clone(), entry(a, Some(a))));
+            entries.push((
+                a.last_good.clone(),
+                a.first_bad.clone(),
+                entry(a, Some(a), true),
+            ));
         }
     }
     let mut groups: BTreeMap<(String, String), LedgerGroup> = BTreeMap::new();
@@ -581,7 +588,7 @@ fn ledger(
     out
 }
 
-fn entry(a: &Alert, stored: Option<&Alert>) -> LedgerEntry {
+fn entry(a: &Alert, stored: Option<&Alert>, beyond_threshold: bool) -> LedgerEntry {
     LedgerEntry {
         key: a.series.key.clone(),
         testbed: a.series.testbed.clone(),
@@ -590,6 +597,7 @@ fn entry(a: &Alert, stored: Option<&Alert>) -> LedgerEntry {
         after: a.after,
         rel_change: a.rel_change,
         ci: a.ci,
+        beyond_threshold,
         alert: stored.map(|s| LedgerAlert {
             id: s.id.clone(),
             status: s.status,

@@ -92,6 +92,8 @@ pub struct EnvChange {
     /// The first run with the new value, and its commit.
     pub run_id: String,
     pub commit: String,
+    /// When that commit was made (its `commit_info`), else when the run started: RFC 3339.
+    pub date: String,
     /// First bad commits of the ledger's groups on this testbed within `NEAR_RUNS` runs.
     pub near: Vec<String>,
 }
@@ -151,6 +153,10 @@ pub fn environment_changes(
                     after: after.clone(),
                     run_id: runs[ri].id.clone(),
                     commit: runs[ri].commit.clone(),
+                    date: runs[ri]
+                        .commit_info
+                        .as_ref()
+                        .map_or_else(|| runs[ri].started_at.clone(), |c| c.date.clone()),
                     near,
                 });
             }
