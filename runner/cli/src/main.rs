@@ -8,6 +8,7 @@ mod bisect_cmd;
 mod publish_cmd;
 mod run_cmd;
 mod store_cmd;
+mod writeup_cmd;
 
 // What the commands share; none of these imports a command module.
 mod args;

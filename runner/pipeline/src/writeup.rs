@@ -7,9 +7,8 @@
 use std::collections::BTreeMap;
 
 use pitwall_analysis::HistoryFilter;
-use pitwall_analysis::writeup::{
-    CommitMeta, Period, Writeup, WriteupInput, build, pull_request_of,
-};
+use pitwall_analysis::writeup::{CommitMeta, WriteupInput, build, pull_request_of};
+pub use pitwall_analysis::writeup::{Period, PeriodError, Writeup};
 use pitwall_schema::{CommitInfo, Run};
 use pitwall_stats::changepoint::DetectConfig;
 
@@ -167,8 +166,12 @@ fn settings(config: &Config) -> Vec<(String, String)> {
         ),
         (
             "change points".into(),
+            "the Hunter/Otava scheme over per-run medians (E-divisive means, Matteson & James 2014; Fleming et al. 2023)".into(),
+        ),
+        (
+            "change-point test".into(),
             format!(
-                "Hunter/Otava scheme over per-run medians (E-divisive means, Matteson & James 2014; Fleming et al. 2023), windows of {} points, segments of at least {}, p < {} (weak {}), steps of at least {} robust SD and {}%",
+                "windows of {} points, segments of at least {}, p < {} (weak {}), steps of at least {} robust SD and {}%",
                 d.window,
                 d.min_segment,
                 d.max_p_value,
