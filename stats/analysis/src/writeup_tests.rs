@@ -5,7 +5,8 @@
 use super::*;
 use crate::history::{HistoryFilter, series};
 use pitwall_schema::{
-    AlertSeries, BenchmarkResult, Fingerprint, GpuInfo, ResultStatus, RunStatus, Unit,
+    AlertKind, AlertSeries, AlertStatus, BenchmarkResult, Fingerprint, GpuInfo, ResultStatus,
+    RunStatus, Unit,
 };
 use pitwall_stats::changepoint::DetectConfig;
 
