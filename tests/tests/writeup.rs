@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use pitwall_e2e::{Sandbox, git};
+use pitwall_e2e::{Sandbox, git, pg_server};
 use serde_json::json;
 
 /// Deterministic noise in [-1, 1).
@@ -76,9 +76,31 @@ fn pct(cell: &str) -> f64 {
     cell.trim().trim_end_matches('%').parse::<f64>().unwrap() / 100.0
 }
 
+/// `pitwall [--store URL] ARGS`.
+fn pw(sb: &Sandbox, store: &[&str], args: &[&str]) -> pitwall_e2e::Out {
+    let mut all: Vec<&str> = store.to_vec();
+    all.extend_from_slice(args);
+    sb.run(&all)
+}
+
 #[test]
 fn a_planted_quarter_is_written_up_with_its_steps_note_and_driver_change() {
     let sb = Sandbox::new();
+    scenario(&sb, &[]);
+}
+
+#[test]
+fn the_same_on_postgresql() {
+    let Some(server) = pg_server() else {
+        return;
+    };
+    let db = server.database();
+    let sb = Sandbox::new();
+    scenario(&sb, &["--store", db.url.as_str()]);
+}
+
+/// The whole scenario against the store `store` names (empty: the sandbox's SQLite file).
+fn scenario(sb: &Sandbox, store: &[&str]) {
     let dir = sb.path();
     git(dir, &["init", "-q", "-b", "main"]);
     let mut shas = vec![String::new()];
@@ -91,7 +113,7 @@ fn a_planted_quarter_is_written_up_with_its_steps_note_and_driver_change() {
         shas.push(commit(dir, day, &message));
     }
     for (day, sha) in shas.iter().enumerate().skip(1) {
-        let f = export_file(&sb, day, sha);
+        let f = export_file(sb, day, sha);
         let args = [
             "import",
             "--quiet",
@@ -101,10 +123,14 @@ fn a_planted_quarter_is_written_up_with_its_steps_note_and_driver_change() {
             "--testbed",
             "h200",
         ];
-        sb.run(&args).expect(0);
+        pw(sb, store, &args).expect(0);
     }
-    let alerts: serde_json::Value =
-        serde_json::from_str(&sb.run(&["alerts", "--format", "json"]).expect(0).stdout()).unwrap();
+    let alerts: serde_json::Value = serde_json::from_str(
+        &pw(sb, store, &["alerts", "--format", "json"])
+            .expect(0)
+            .stdout(),
+    )
+    .unwrap();
     let gemm = alerts["alerts"]
         .as_array()
         .unwrap()
@@ -115,12 +141,15 @@ fn a_planted_quarter_is_written_up_with_its_steps_note_and_driver_change() {
     assert_eq!(gemm["first_bad"], shas[10].as_str());
     let id = gemm["id"].as_str().unwrap();
     let note = "allocator swap, accepted <cost> | see #42";
-    sb.run(&["alert", "ack", id, "--note", note]).expect(0);
+    pw(sb, store, &["alert", "ack", id, "--note", note]).expect(0);
 
-    let md = sb
-        .run(&["writeup", "--from", "2026-01-01", "--to", "2026-01-31"])
-        .expect(0)
-        .stdout();
+    let md = pw(
+        sb,
+        store,
+        &["writeup", "--from", "2026-01-01", "--to", "2026-01-31"],
+    )
+    .expect(0)
+    .stdout();
 
     // The summary: gemm 10% slower, attn 15% faster, copy flat.
     let row = md
@@ -191,8 +220,10 @@ fn a_planted_quarter_is_written_up_with_its_steps_note_and_driver_change() {
     );
 
     // HTML into --out.
-    let out = sb
-        .run(&[
+    let out = pw(
+        sb,
+        store,
+        &[
             "writeup",
             "--from",
             "2026-01-01",
@@ -202,27 +233,34 @@ fn a_planted_quarter_is_written_up_with_its_steps_note_and_driver_change() {
             "html",
             "--out",
             "wu",
-        ])
-        .expect(0)
-        .stdout();
+        ],
+    )
+    .expect(0)
+    .stdout();
     assert!(out.trim_end().ends_with("writeup.html"), "{out}");
     let html = std::fs::read_to_string(dir.join("wu/writeup.html")).unwrap();
     assert!(html.contains("allocator swap, accepted &lt;cost&gt; | see #42"));
     assert!(html.contains("<svg") && !html.contains("<script"));
 
     // A period before the history: short and correct, not an error.
-    let empty = sb
-        .run(&["writeup", "--from", "2025-10-01", "--to", "2025-12-31"])
-        .expect(0)
-        .stdout();
+    let empty = pw(
+        sb,
+        store,
+        &["writeup", "--from", "2025-10-01", "--to", "2025-12-31"],
+    )
+    .expect(0)
+    .stdout();
     assert!(empty.contains("0 history runs") && empty.contains("nothing to summarise"));
     assert!(empty.lines().count() < 40, "{empty}");
 
     // A bad date: one line naming the flag, exit 2.
-    let err = sb
-        .run(&["writeup", "--from", "2026-02-30", "--to", "2026-03-01"])
-        .expect(2)
-        .stderr();
+    let err = pw(
+        sb,
+        store,
+        &["writeup", "--from", "2026-02-30", "--to", "2026-03-01"],
+    )
+    .expect(2)
+    .stderr();
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("--from `2026-02-30`"), "{err}");
 }

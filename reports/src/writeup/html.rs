@@ -28,11 +28,14 @@ pub fn render_html(w: &Writeup) -> String {
     );
     let _ = writeln!(
         out,
-        "<p>Branch {}: {} history runs with commits in the period, {} ledger entries, {} environment changes. Drafted by pitwall from its stored history.</p>",
+        "<p>Branch {}: {} history {} with commits in the period, {} ledger {}, {} environment {}. Drafted by pitwall from its stored history.</p>",
         e(&w.branch),
         w.runs_in_period,
+        plural(w.runs_in_period, "run", "runs"),
         w.ledger.len(),
-        w.env_changes.len()
+        plural(w.ledger.len(), "entry", "entries"),
+        w.env_changes.len(),
+        plural(w.env_changes.len(), "change", "changes")
     );
     summary(&mut out, w);
     let _ = writeln!(out, "<h2>Ledger</h2>");
@@ -49,7 +52,17 @@ pub fn render_html(w: &Writeup) -> String {
 }
 
 fn class_of(speedup: f64) -> &'static str {
-    if speedup < 0.0 { "worse" } else { "better" }
+    if speedup * 100.0 <= -0.05 {
+        "worse"
+    } else if speedup * 100.0 >= 0.05 {
+        "better"
+    } else {
+        "same"
+    }
+}
+
+fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 { one } else { many }
 }
 
 fn summary(out: &mut String, w: &Writeup) {
@@ -259,10 +272,11 @@ fn environment(out: &mut String, w: &Writeup) {
                 g.entries.iter().map(|x| x.testbed.as_str()).collect();
             let _ = writeln!(
                 out,
-                "<tr><td>{date}</td><td>change</td><td>{}</td><td>{}</td><td>{} benchmarks, largest {}</td></tr>",
+                "<tr><td>{date}</td><td>change</td><td>{}</td><td>{}</td><td>{} {}, largest {}</td></tr>",
                 e(&testbeds.into_iter().collect::<Vec<_>>().join(", ")),
                 e(short(&g.first_bad)),
                 g.entries.len(),
+                plural(g.entries.len(), "benchmark", "benchmarks"),
                 g.entries
                     .first()
                     .map_or("n/a".into(), |x| signed_pct(x.rel_change))

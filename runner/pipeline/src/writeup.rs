@@ -182,3 +182,58 @@ fn settings(config: &Config) -> Vec<(String, String)> {
         ),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(suites: &[&str]) -> WriteupRequest {
+        WriteupRequest {
+            period: Period::new("2026-01-01", "2026-03-31").unwrap(),
+            branch: "main".into(),
+            testbed: None,
+            suites: suites.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn suites_select_keys_by_their_whole_suite_name() {
+        assert!(request(&[]).admits_key("kernel/gemm/time"));
+        let r = request(&["kernel"]);
+        assert!(r.admits_key("kernel/gemm[n=8]/time"));
+        assert!(
+            !r.admits_key("kernels/gemm/time"),
+            "a prefix is not the suite"
+        );
+        assert!(!r.admits_key("nccl/all_reduce/busbw"));
+    }
+
+    #[test]
+    fn runs_without_a_repository_describe_their_commits_and_pull_requests() {
+        let mut run: Run = serde_json::from_value(serde_json::json!({
+            "id": "r1", "project": "p", "commit": "abc", "started_at": "2026-01-02T00:00:00Z",
+            "finished_at": "2026-01-02T00:01:00Z", "config_hash": "", "status": "complete",
+            "fingerprint": {"hostname": "h", "os": "linux", "arch": "x86_64", "kernel": "",
+                "cpu_model": "", "logical_cpus": 1, "memory_bytes": 0, "gpus": [],
+                "pitwall_version": "", "env": {}},
+            "results": []
+        }))
+        .unwrap();
+        let bare = run.clone();
+        run.commit_info = Some(CommitInfo {
+            author: "Ada <ada@example.com>".into(),
+            date: "2026-01-01T10:00:00+00:00".into(),
+            subject: "Faster tiles (#9)".into(),
+        });
+        let metas = commit_metas(&[&run], None);
+        let m = &metas["abc"];
+        assert_eq!(m.pr.as_ref().map(|p| p.number), Some(9));
+        assert_eq!(m.date, "2026-01-01T10:00:00+00:00");
+        // An imported run of the same commit gets the description, so it sorts by its date.
+        let mut runs = vec![bare];
+        describe_commits(&mut runs, &metas);
+        assert_eq!(runs[0].commit_info, run.commit_info);
+        assert!(commit_metas(&[&runs[0]], None).contains_key("abc"));
+        assert!(commit_metas(&[], None).is_empty());
+    }
+}
