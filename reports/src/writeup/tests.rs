@@ -160,7 +160,7 @@ fn writeup(from: &str, to: &str) -> Writeup {
     }
     build(&WriteupInput {
         period: &period,
-        branch: "main",
+        filter: &HistoryFilter::branch("main"),
         runs: &runs,
         series: &series,
         alerts: &[alert],

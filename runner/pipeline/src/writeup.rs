@@ -88,7 +88,7 @@ pub fn writeup(
     let rules = crate::alerts::rules(config);
     Ok(build(&WriteupInput {
         period: &req.period,
-        branch: &req.branch,
+        filter: &filter,
         runs: &runs,
         series: &series,
         alerts: &alerts,

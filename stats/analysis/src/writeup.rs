@@ -17,7 +17,7 @@ use pitwall_schema::{Alert, Direction, Run};
 use pitwall_stats::ab::Xoshiro256;
 
 use crate::alerts::AlertRules;
-use crate::history::Series;
+use crate::history::{HistoryFilter, Series};
 use crate::order::rfc3339_seconds;
 
 #[path = "writeup_env.rs"]
@@ -156,7 +156,8 @@ pub fn run_time(run: &Run, commits: &BTreeMap<String, CommitMeta>) -> Option<f64
 #[derive(Debug, Clone)]
 pub struct WriteupInput<'a> {
     pub period: &'a Period,
-    pub branch: &'a str,
+    /// The history the runs and series are of: only runs it admits count.
+    pub filter: &'a HistoryFilter,
     pub runs: &'a [Run],
     pub series: &'a [Series],
     pub alerts: &'a [Alert],
@@ -240,10 +241,18 @@ pub struct Writeup {
 
 /// Builds the write-up of `input.period` (see the module documentation).
 pub fn build(input: &WriteupInput<'_>) -> Writeup {
+    // Runs outside the history (a pull request's, another branch's) have no time: they are in
+    // no period and no testbed's sequence.
     let times: Vec<Option<f64>> = input
         .runs
         .iter()
-        .map(|r| run_time(r, input.commits))
+        .map(|r| {
+            input
+                .filter
+                .admits(r)
+                .then(|| run_time(r, input.commits))
+                .flatten()
+        })
         .collect();
     let in_period = |ri: usize| times[ri].is_some_and(|t| input.period.contains(t));
     let mut groups: BTreeMap<(String, String), Vec<&Series>> = BTreeMap::new();
@@ -270,7 +279,7 @@ pub fn build(input: &WriteupInput<'_>) -> Writeup {
     let env_changes = environment_changes(input.runs, &times, input.period, &ledger);
     Writeup {
         period: input.period.clone(),
-        branch: input.branch.to_string(),
+        branch: input.filter.branch.clone(),
         runs_in_period: (0..input.runs.len()).filter(|&i| in_period(i)).count(),
         summaries,
         ledger,

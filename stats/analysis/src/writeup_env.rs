@@ -98,11 +98,14 @@ pub struct EnvChange {
     pub near: Vec<String>,
 }
 
-/// Each testbed's runs in time order (`times`), as indices into `runs`.
+/// Each testbed's runs in time order (`times`; runs without one left out), as indices into
+/// `runs`.
 fn by_testbed(runs: &[Run], times: &[Option<f64>]) -> BTreeMap<String, Vec<usize>> {
     let mut out: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, r) in runs.iter().enumerate() {
-        out.entry(r.testbed_or_derived()).or_default().push(i);
+        if times[i].is_some() {
+            out.entry(r.testbed_or_derived()).or_default().push(i);
+        }
     }
     for v in out.values_mut() {
         v.sort_by(|&a, &b| {

@@ -63,7 +63,7 @@ pub(super) fn ledger(
     let mut used = vec![false; input.alerts.len()];
     let mut entries: Vec<(String, String, LedgerEntry)> = Vec::new();
     for s in input.series {
-        for step in detect_alerts(s, input.runs, "", input.branch, &all, "") {
+        for step in detect_alerts(s, input.runs, "", &input.filter.branch, &all, "") {
             if !in_period(s.points[step.index].run) {
                 continue;
             }

@@ -129,7 +129,7 @@ pub(super) fn writeup_of(runs: &[Run], from: &str, to: &str) -> Writeup {
     let commits = BTreeMap::new();
     build(&WriteupInput {
         period: &period,
-        branch: "main",
+        filter: &HistoryFilter::branch("main"),
         runs,
         series: &series,
         alerts: &alerts,
@@ -260,4 +260,21 @@ fn dates_are_days_and_periods_ordered() {
             .to_string()
             .starts_with("--from `2026-1-01`")
     );
+}
+
+#[test]
+fn runs_outside_the_history_do_not_count() {
+    let mut runs = planted();
+    // A pull request's head on the same testbed, mid-period, on another driver and slower.
+    let mut pr = runs[40].clone();
+    pr.id = "pr-head".into();
+    pr.commit = "f".repeat(40);
+    pr.role = Some(pitwall_schema::RunRole::PrHead);
+    pr.fingerprint.gpus[0].driver = Some("999.99".into());
+    runs.insert(35, pr);
+    let w = writeup_of(&runs, "2026-01-01", "2026-02-19");
+    assert_eq!(w.runs_in_period, 50);
+    assert_eq!(w.env_changes.len(), 1, "{:?}", w.env_changes);
+    assert_eq!(w.env_changes[0].after, "560.28");
+    assert_eq!(w.methodology.runners[0].runs, 50);
 }
