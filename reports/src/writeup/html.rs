@@ -8,7 +8,9 @@ use std::fmt::Write;
 use pitwall_analysis::number::with_unit;
 use pitwall_analysis::writeup::{EnvField, LedgerGroup, SuiteSummary, Writeup};
 
-use super::{commit_title, env_value, group_day, interval, short, signed_pct, timeline};
+use super::{
+    chart_range, commit_title, env_value, group_day, interval, short, signed_pct, timeline,
+};
 use crate::html::esc as e;
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem;color:#222}\
@@ -131,19 +133,8 @@ fn chart(values: &[f64], w: f64, h: f64, axis: bool) -> String {
     if values.is_empty() {
         return String::new();
     }
-    let (mut lo, mut hi) = values
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
-            (a.min(x), b.max(x))
-        });
-    if axis {
-        lo = lo.min(1.0);
-        hi = hi.max(1.0);
-    }
-    if hi - lo <= hi.abs() * 1e-9 {
-        lo -= 0.5 * lo.abs().max(1e-9);
-        hi += 0.5 * hi.abs().max(1e-9);
-    }
+    let with_one = axis.then_some(1.0);
+    let (lo, hi) = chart_range(values.iter().copied().chain(with_one));
     let pad = if axis { 40.0 } else { 2.0 };
     let x = |i: usize| pad + (w - pad - 2.0) * i as f64 / (values.len().max(2) - 1) as f64;
     let y = |v: f64| h - 3.0 - (h - 6.0) * (v - lo) / (hi - lo);

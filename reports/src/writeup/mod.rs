@@ -60,6 +60,23 @@ fn commit_title(c: &CommitMeta) -> String {
     }
 }
 
+/// Smallest vertical range of a chart, as a fraction of its middle value: a benchmark that
+/// moved less than this in the period draws as nearly flat, not as its noise blown up.
+const MIN_SPAN_FRACTION: f64 = 0.02;
+
+/// The range a chart of `values` spans: theirs, widened around its middle to at least
+/// `MIN_SPAN_FRACTION` of it (and to something for all-zero values).
+fn chart_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    let mid = (lo + hi) / 2.0;
+    let half = ((hi - lo) / 2.0)
+        .max(mid.abs() * MIN_SPAN_FRACTION / 2.0)
+        .max(1e-12);
+    (mid - half, mid + half)
+}
+
 /// Unicode block sparkline of `values` (at most 40 characters: bucket means beyond).
 fn text_sparkline(values: &[f64]) -> String {
     const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
@@ -78,19 +95,9 @@ fn text_sparkline(values: &[f64]) -> String {
             values[lo..hi].iter().sum::<f64>() / (hi - lo) as f64
         })
         .collect();
-    let (min, max) = v
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
-            (a.min(x), b.max(x))
-        });
+    let (min, max) = chart_range(v.iter().copied());
     v.iter()
-        .map(|x| {
-            if max - min <= max.abs() * 1e-9 {
-                BARS[3]
-            } else {
-                BARS[(((x - min) / (max - min)) * 7.0).round() as usize]
-            }
-        })
+        .map(|x| BARS[(((x - min) / (max - min)) * 7.0).round().clamp(0.0, 7.0) as usize])
         .collect()
 }
 
