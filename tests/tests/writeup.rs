@@ -166,6 +166,10 @@ fn scenario(sb: &Sandbox, store: &[&str]) {
     );
     let (lo, hi) = cells[5].split_once('…').unwrap();
     assert!(pct(lo) <= geomean && geomean <= pct(hi), "{row}");
+    assert!(
+        pct(lo) <= expected && expected <= pct(hi),
+        "the planted change: {row}"
+    );
     assert_eq!(
         (cells[6], cells[7]),
         ("1", "1"),
@@ -252,6 +256,21 @@ fn scenario(sb: &Sandbox, store: &[&str]) {
     .stdout();
     assert!(empty.contains("0 history runs") && empty.contains("nothing to summarise"));
     assert!(empty.lines().count() < 40, "{empty}");
+
+    // A period before any step: no change, a ledger that says so.
+    let calm = pw(
+        sb,
+        store,
+        &["writeup", "--from", "2026-01-01", "--to", "2026-01-08"],
+    )
+    .expect(0)
+    .stdout();
+    assert!(calm.contains("| kernel | h200 | 3 | 0.0% |"), "{calm}");
+    assert!(
+        calm.contains("No change point and no alert in the period."),
+        "{calm}"
+    );
+    assert!(calm.contains("No change of driver, CUDA, NCCL"), "{calm}");
 
     // A bad date: one line naming the flag, exit 2.
     let err = pw(
