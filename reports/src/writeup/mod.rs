@@ -49,7 +49,7 @@ fn day(date: &str) -> &str {
 
 /// When a ledger group's first bad commit was made.
 fn group_day(g: &LedgerGroup) -> &str {
-    g.commit.as_ref().map_or("?", |c| day(&c.date))
+    day(&g.date)
 }
 
 /// `#12 title` of a commit's pull request, or its subject (unescaped).

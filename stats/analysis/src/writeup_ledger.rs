@@ -43,6 +43,9 @@ pub struct LedgerGroup {
     pub last_good: String,
     pub first_bad: String,
     pub commit: Option<CommitMeta>,
+    /// When the first bad commit was made (RFC 3339): its date when known, else when its
+    /// first run started; empty when no run of it is at hand.
+    pub date: String,
     /// The bisected culprit, when an alert of the group has one.
     pub culprit: Option<CommitMeta>,
     pub entries: Vec<LedgerEntry>,
@@ -125,6 +128,7 @@ pub(super) fn ledger(
             .entry((last_good.clone(), first_bad.clone()))
             .or_insert_with(|| LedgerGroup {
                 commit: input.commits.get(&first_bad).cloned(),
+                date: date_of(input, &first_bad),
                 last_good,
                 first_bad,
                 culprit: None,
@@ -146,18 +150,30 @@ pub(super) fn ledger(
         g.entries
             .sort_by(|a, b| b.rel_change.abs().total_cmp(&a.rel_change.abs()));
     }
-    let when = |g: &LedgerGroup| {
-        g.commit
-            .as_ref()
-            .and_then(|c| rfc3339_seconds(&c.date))
-            .unwrap_or(f64::INFINITY)
-    };
+    let when = |g: &LedgerGroup| rfc3339_seconds(&g.date).unwrap_or(f64::INFINITY);
     out.sort_by(|a, b| {
         when(a)
             .total_cmp(&when(b))
             .then_with(|| a.first_bad.cmp(&b.first_bad))
     });
     out
+}
+
+/// When `commit` was made: `commits`' date, else its run's `commit_info` date or start.
+fn date_of(input: &WriteupInput<'_>, commit: &str) -> String {
+    if let Some(c) = input.commits.get(commit) {
+        return c.date.clone();
+    }
+    input
+        .runs
+        .iter()
+        .find(|r| r.commit == commit)
+        .map(|r| {
+            r.commit_info
+                .as_ref()
+                .map_or_else(|| r.started_at.clone(), |c| c.date.clone())
+        })
+        .unwrap_or_default()
 }
 
 fn entry(a: &Alert, stored: Option<&Alert>, beyond_threshold: bool) -> LedgerEntry {

@@ -163,6 +163,10 @@ fn planted_steps_give_the_levels_the_geomean_and_the_ledger() {
     let g = &w.ledger[0];
     assert_eq!(g.first_bad, runs[20].commit);
     assert_eq!(g.last_good, runs[19].commit);
+    assert_eq!(
+        g.date, runs[20].started_at,
+        "no commit known: the run's start"
+    );
     let e = &g.entries[0];
     assert!((e.rel_change - 0.1).abs() < 0.005);
     let (lo, hi) = e.ci.unwrap();
@@ -277,4 +281,80 @@ fn runs_outside_the_history_do_not_count() {
     assert_eq!(w.env_changes.len(), 1, "{:?}", w.env_changes);
     assert_eq!(w.env_changes[0].after, "560.28");
     assert_eq!(w.methodology.runners[0].runs, 50);
+}
+
+#[test]
+fn every_followed_part_of_the_environment_is_read_from_the_fingerprint() {
+    use pitwall_schema::sections::{Clocks, CudaLibraries};
+    let mut run = planted().remove(0);
+    run.fingerprint.set_section(&CudaLibraries(BTreeMap::from([
+        (
+            "cuda_runtime".to_string(),
+            "12.4 (libcudart.so.12)".to_string(),
+        ),
+        ("nccl".to_string(), "2.21.5 (libnccl.so.2)".to_string()),
+    ])));
+    run.fingerprint.set_section(&Clocks {
+        mode: Some("locked".into()),
+        locked_sm_mhz: Some(1755),
+        ..Clocks::default()
+    });
+    let s = EnvState::of(&run);
+    let get = |f: EnvField| s.0.get(&f).map(String::as_str);
+    assert_eq!(get(EnvField::Driver), Some("550.54"));
+    assert_eq!(get(EnvField::GpuModel), Some("H200"));
+    assert_eq!(get(EnvField::Cuda), Some("12.4 (libcudart.so.12)"));
+    assert_eq!(get(EnvField::Nccl), Some("2.21.5 (libnccl.so.2)"));
+    assert_eq!(
+        get(EnvField::ClockPolicy),
+        Some("locked (SM locked at 1755 MHz)")
+    );
+    let bare = EnvState::of(&Run {
+        fingerprint: Fingerprint::default(),
+        ..run
+    });
+    assert!(
+        bare.0.is_empty(),
+        "a fingerprint that says nothing: {bare:?}"
+    );
+}
+
+#[test]
+fn a_stored_alert_no_change_point_matches_is_in_the_ledger_on_its_own() {
+    let runs = planted();
+    let period = Period::new("2026-01-01", "2026-02-19").unwrap();
+    let series = series(
+        &runs,
+        &HistoryFilter::branch("main"),
+        &DetectConfig::default(),
+    );
+    // Stored when the step looked as if it were at run 40, far from any change point now.
+    let mut old = acked(&runs);
+    old.id = "old".into();
+    old.last_good = runs[39].commit.clone();
+    old.first_bad = runs[40].commit.clone();
+    old.first_bad_run = runs[40].id.clone();
+    let w = build(&WriteupInput {
+        period: &period,
+        filter: &HistoryFilter::branch("main"),
+        runs: &runs,
+        series: &series,
+        alerts: &[old],
+        commits: &BTreeMap::new(),
+        rules: &rules(),
+        settings: Vec::new(),
+    });
+    assert_eq!(w.ledger.len(), 3, "{:?}", w.ledger);
+    let g = w
+        .ledger
+        .iter()
+        .find(|g| g.first_bad == runs[40].commit)
+        .unwrap();
+    assert_eq!(g.entries[0].alert.as_ref().unwrap().id, "old");
+    let step = w
+        .ledger
+        .iter()
+        .find(|g| g.first_bad == runs[20].commit)
+        .unwrap();
+    assert!(step.entries[0].alert.is_none() && step.entries[0].beyond_threshold);
 }
