@@ -13,6 +13,7 @@ pub mod html;
 pub mod notify;
 pub use pitwall_analysis::number;
 pub mod table;
+pub mod writeup;
 
 pub use exporter::{Exporter, JsonExporter, OutputFormat, TableExporter, exporter_for};
 pub use table::Table;

@@ -15,3 +15,4 @@ mod testbeds_chart;
 mod tests;
 
 pub use site::{HtmlError, ReportInput, SiteSummary, write_site};
+pub(crate) use svg::esc;

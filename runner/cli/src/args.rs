@@ -8,6 +8,9 @@ use pitwall_formats::InputFormat;
 #[path = "args_alerts.rs"]
 mod alerts;
 pub use alerts::*;
+#[path = "args_writeup.rs"]
+mod writeup;
+pub use writeup::*;
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -98,6 +101,10 @@ pub enum Cmd {
     /// Triage one alert (ack, dismiss, fix, expect) or bisect its commit range
     #[command(after_help = EXIT_CODES)]
     Alert(AlertArgs),
+    /// Draft the write-up of a period: what got faster or slower, the ledger of change points
+    /// and alerts, environment changes, charts and the methodology
+    #[command(after_help = EXIT_CODES)]
+    Writeup(WriteupArgs),
     /// Internal: run one round of a built-in suite for a parent pitwall (request on stdin,
     /// JSON lines on stdout)
     #[command(name = "__worker", hide = true)]

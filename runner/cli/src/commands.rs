@@ -9,7 +9,9 @@ use clap::Parser;
 use super::args::{Cli, Cmd};
 use super::environment;
 use super::exit::{self, ExitClass};
-use super::{alerts_cmd, analyze_cmd, bisect_cmd, publish_cmd, push_cmd, run_cmd, store_cmd};
+use super::{
+    alerts_cmd, analyze_cmd, bisect_cmd, publish_cmd, push_cmd, run_cmd, store_cmd, writeup_cmd,
+};
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
@@ -49,6 +51,7 @@ pub fn main() -> ExitCode {
         Cmd::Bisect(a) => bisect_cmd::cmd_bisect(g, a),
         Cmd::Alerts(a) => alerts_cmd::cmd_alerts(g, a),
         Cmd::Alert(a) => alerts_cmd::cmd_alert(g, a),
+        Cmd::Writeup(a) => writeup_cmd::cmd_writeup(g, a),
         Cmd::Worker => run_cmd::cmd_worker(),
     };
     match result {

@@ -9,6 +9,7 @@ mod publish_cmd;
 mod push_cmd;
 mod run_cmd;
 mod store_cmd;
+mod writeup_cmd;
 
 // What the commands share; none of these imports a command module.
 mod args;

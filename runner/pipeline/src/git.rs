@@ -147,6 +147,14 @@ impl Repo {
         })
     }
 
+    /// The whole message of commit `sha` (subject and body), `None` when the repository does
+    /// not have it: what a write-up reads a pull request's number and title from.
+    pub fn message(&self, sha: &str) -> Option<String> {
+        let oid = Oid::from_str(sha).ok()?;
+        let commit = self.repo.find_commit(oid).ok()?;
+        commit.message().ok().map(str::to_string)
+    }
+
     /// The first-parent commits after `good` up to and including `bad`, oldest first (what
     /// `git rev-list --first-parent --reverse good..bad` lists). `good` must be an ancestor of
     /// `bad`.

@@ -20,6 +20,7 @@ pub mod rounds;
 pub mod run;
 pub mod setup;
 pub mod source;
+pub mod writeup;
 
 // Paths inside this crate name the host and store crates as modules (`crate::gpu`, …).
 use pitwall_host::{fingerprint, gpu, machine};

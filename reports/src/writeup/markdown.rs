@@ -1,0 +1,349 @@
+//! The write-up as GitHub-flavoured Markdown, ready to paste into an issue, a wiki page or a
+//! document: every text from data through `github::escape_text`, so a benchmark name or a note
+//! cannot open a table cell, a link or HTML.
+
+use std::fmt::Write;
+
+use pitwall_analysis::number::with_unit;
+use pitwall_analysis::writeup::{BenchChange, EnvField, LedgerGroup, SuiteSummary, Writeup};
+
+use super::{
+    commit_title, day, env_value, group_day, interval, short, signed_pct, text_sparkline, timeline,
+};
+use crate::github::escape_text as e;
+
+/// The whole write-up as Markdown.
+pub fn render_markdown(w: &Writeup) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Performance write-up, {} to {}\n",
+        e(&w.period.from),
+        e(&w.period.to)
+    );
+    let _ = writeln!(
+        out,
+        "Branch {}: {} history run{} with commits in the period, {} change point{} or alert{} in the ledger, {} environment change{}. Drafted by pitwall from its stored history.\n",
+        e(&w.branch),
+        w.runs_in_period,
+        plural(w.runs_in_period),
+        w.ledger.len(),
+        plural(w.ledger.len()),
+        plural(w.ledger.len()),
+        w.env_changes.len(),
+        plural(w.env_changes.len()),
+    );
+    summary(&mut out, w);
+    ledger(&mut out, w);
+    environment(&mut out, w);
+    methodology(&mut out, w);
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn summary(out: &mut String, w: &Writeup) {
+    let _ = writeln!(out, "## Executive summary\n");
+    if w.summaries.is_empty() {
+        let _ = writeln!(
+            out,
+            "No benchmark was measured on a commit of this period: nothing to summarise.\n"
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Change from the start of the period to its end: each benchmark's level in its first and last segment (between change points) within the period, as a speedup (positive: faster or higher throughput), combined as a geometric mean with a 95% bootstrap interval over benchmarks.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| suite | testbed | benchmarks | geomean speedup | 95% interval | regressions | improvements | trend |"
+    );
+    let _ = writeln!(out, "|---|---|--:|--:|---|--:|--:|---|");
+    for s in &w.summaries {
+        let trend: Vec<f64> = s.trend.iter().map(|t| t.relative).collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            e(&s.suite),
+            e(&s.testbed),
+            s.benchmarks.len(),
+            signed_pct(s.geomean_speedup),
+            interval(s.ci),
+            s.regressions,
+            s.improvements,
+            text_sparkline(&trend)
+        );
+    }
+    let _ = writeln!(out);
+    for s in &w.summaries {
+        suite_details(out, s);
+    }
+}
+
+fn suite_details(out: &mut String, s: &SuiteSummary) {
+    let _ = writeln!(out, "### {} on {}\n", e(&s.suite), e(&s.testbed));
+    let _ = writeln!(
+        out,
+        "Threshold {}%; a regression or improvement is a change beyond it.\n",
+        s.threshold_pct
+    );
+    for (title, list) in [
+        ("Largest regressions", &s.worst),
+        ("Largest improvements", &s.best),
+    ] {
+        if list.is_empty() {
+            let _ = writeln!(out, "{title}: none.\n");
+            continue;
+        }
+        let _ = writeln!(out, "{title}:\n");
+        for b in list {
+            let _ = writeln!(
+                out,
+                "- {} ({}): {} → {}, {}",
+                e(&b.label),
+                e(&b.measure),
+                e(&with_unit(b.first_level, &b.unit)),
+                e(&with_unit(b.last_level, &b.unit)),
+                signed_pct(b.speedup)
+            );
+        }
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(
+        out,
+        "<details><summary>Every benchmark ({})</summary>\n",
+        s.benchmarks.len()
+    );
+    let _ = writeln!(out, "| benchmark | start | end | speedup | in the period |");
+    let _ = writeln!(out, "|---|--:|--:|--:|---|");
+    for b in &s.benchmarks {
+        bench_row(out, b);
+    }
+    let _ = writeln!(out, "\n</details>\n");
+}
+
+fn bench_row(out: &mut String, b: &BenchChange) {
+    let _ = writeln!(
+        out,
+        "| {} ({}) | {} | {} | {} | {} |",
+        e(&b.label),
+        e(&b.measure),
+        e(&with_unit(b.first_level, &b.unit)),
+        e(&with_unit(b.last_level, &b.unit)),
+        signed_pct(b.speedup),
+        text_sparkline(&b.medians)
+    );
+}
+
+fn ledger(out: &mut String, w: &Writeup) {
+    let _ = writeln!(out, "## Ledger\n");
+    if w.ledger.is_empty() {
+        let _ = writeln!(out, "No change point and no alert in the period.\n");
+        return;
+    }
+    for g in &w.ledger {
+        group(out, g);
+    }
+}
+
+fn group(out: &mut String, g: &LedgerGroup) {
+    let title = g
+        .commit
+        .as_ref()
+        .map(|c| format!(": {}", e(&commit_title(c))))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "### {} · {}{}\n",
+        group_day(g),
+        e(short(&g.first_bad)),
+        title
+    );
+    let _ = write!(
+        out,
+        "Commits {}..{}",
+        e(short(&g.last_good)),
+        e(short(&g.first_bad))
+    );
+    if let Some(c) = &g.commit {
+        let _ = write!(out, " · author {}", e(&c.author));
+    }
+    if let Some(c) = &g.culprit {
+        let _ = write!(out, " · culprit (bisected) {}", e(short(&c.sha)));
+        if !c.subject.is_empty() {
+            let _ = write!(out, " {}", e(&c.subject));
+        }
+    }
+    let _ = writeln!(
+        out,
+        " · {} benchmark{}\n",
+        g.entries.len(),
+        plural(g.entries.len())
+    );
+    let _ = writeln!(
+        out,
+        "| benchmark | testbed | kind | change of the value | 95% interval | alert | status | note |"
+    );
+    let _ = writeln!(out, "|---|---|---|--:|---|---|---|---|");
+    for x in &g.entries {
+        let (id, status, note) = match &x.alert {
+            Some(a) => (
+                e(&a.id),
+                a.status.as_str().to_string(),
+                a.note.as_deref().map(e).unwrap_or_default(),
+            ),
+            None if x.beyond_threshold => ("—".into(), "no alert stored".into(), String::new()),
+            None => ("—".into(), "below threshold".into(), String::new()),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            e(&x.key),
+            e(&x.testbed),
+            x.kind.as_str(),
+            signed_pct(x.rel_change),
+            interval(x.ci),
+            id,
+            status,
+            note
+        );
+    }
+    let _ = writeln!(out);
+}
+
+fn environment(out: &mut String, w: &Writeup) {
+    let _ = writeln!(out, "## Environment changes\n");
+    if w.env_changes.is_empty() {
+        let _ = writeln!(
+            out,
+            "No change of driver, CUDA, NCCL, GPU model or clock policy in the period.\n"
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "| date | testbed | what | before | after | commit | change points within 3 runs |"
+        );
+        let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+        for c in &w.env_changes {
+            let near: Vec<String> = c.near.iter().map(|s| e(short(s))).collect();
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                day(&c.date),
+                e(&c.testbed),
+                c.field.as_str(),
+                e(&c.before),
+                e(&c.after),
+                e(short(&c.commit)),
+                if near.is_empty() {
+                    "none".to_string()
+                } else {
+                    near.join(", ")
+                }
+            );
+        }
+        let _ = writeln!(out);
+    }
+    if w.ledger.is_empty() && w.env_changes.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "### Timeline\n");
+    for (date, is_env, i) in timeline(w) {
+        if is_env {
+            let c = &w.env_changes[i];
+            let _ = writeln!(
+                out,
+                "- {date} · environment · {} on {}: {} → {}",
+                c.field.as_str(),
+                e(&c.testbed),
+                e(&c.before),
+                e(&c.after)
+            );
+        } else {
+            let g = &w.ledger[i];
+            let _ = writeln!(
+                out,
+                "- {date} · change · {}: {} benchmark{}, largest {}",
+                e(short(&g.first_bad)),
+                g.entries.len(),
+                plural(g.entries.len()),
+                g.entries
+                    .first()
+                    .map_or("n/a".into(), |x| signed_pct(x.rel_change))
+            );
+        }
+    }
+    let _ = writeln!(out);
+}
+
+fn methodology(out: &mut String, w: &Writeup) {
+    let m = &w.methodology;
+    let _ = writeln!(out, "## Methodology\n");
+    let _ = writeln!(out, "### Runners\n");
+    if m.runners.is_empty() {
+        let _ = writeln!(out, "No runner measured in the period.\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "| testbed | runs | host | CPU | GPU | driver | CUDA | NCCL | clocks |"
+        );
+        let _ = writeln!(out, "|---|--:|---|---|---|---|---|---|---|");
+        for r in &m.runners {
+            let v = |f: EnvField| e(env_value(&r.env, f));
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                e(&r.testbed),
+                r.runs,
+                e(&r.hostname),
+                e(&r.cpu_model),
+                v(EnvField::GpuModel),
+                v(EnvField::Driver),
+                v(EnvField::Cuda),
+                v(EnvField::Nccl),
+                v(EnvField::ClockPolicy)
+            );
+        }
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(out, "### Noise\n");
+    if w.summaries.is_empty() {
+        let _ = writeln!(out, "No measurements in the period.\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "Median over a suite's benchmarks of the coefficient of variation of the per-run medians within each segment (run-to-run noise, steps left out).\n"
+        );
+        for s in &w.summaries {
+            let _ = writeln!(
+                out,
+                "- {} on {}: {}",
+                e(&s.suite),
+                e(&s.testbed),
+                s.noise_cv.map_or("n/a (too few runs)".into(), |c| format!(
+                    "{:.2}%",
+                    c * 100.0
+                ))
+            );
+        }
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(out, "### Tests and thresholds\n");
+    for (name, value) in &m.settings {
+        let _ = writeln!(out, "- {}: {}", e(name), e(value));
+    }
+    let mut thresholds = format!("{}% (compare's threshold)", m.threshold_pct);
+    for (suite, pct) in &m.suite_threshold_pct {
+        let _ = write!(thresholds, "; {}: {pct}%", e(suite));
+    }
+    let _ = writeln!(out, "- thresholds: {thresholds}");
+    let _ = writeln!(
+        out,
+        "- intervals: percentile bootstrap (Efron & Tibshirani 1993, §13.3), {} resamples, {}% level, fixed seed; of a step: the ratio of the medians of the segments around it; of a geomean: the benchmarks resampled",
+        m.resamples,
+        m.level * 100.0
+    );
+}

@@ -1,0 +1,129 @@
+//! The quarterly write-up (`pitwall writeup`) rendered: paste-ready GitHub-flavoured Markdown
+//! (`markdown`) and a self-contained HTML page with inline SVG charts (`html`), both from the
+//! one `pitwall_analysis::writeup::Writeup`, both escaping every text that comes from data
+//! (benchmark names, notes, commit subjects, authors, host names).
+
+mod html;
+mod markdown;
+#[cfg(test)]
+mod tests;
+
+pub use html::render_html;
+pub use markdown::render_markdown;
+
+use pitwall_analysis::writeup::{CommitMeta, EnvField, LedgerGroup, Writeup};
+
+/// Characters of a commit id shown.
+const SHORT_SHA: usize = 10;
+
+/// A signed percentage with one decimal (`+4.2%`, `-10.0%`).
+fn signed_pct(fraction: f64) -> String {
+    if !fraction.is_finite() {
+        return "n/a".into();
+    }
+    let v = fraction * 100.0;
+    // No "-0.0%": a change that rounds to nothing has no sign.
+    if v.abs() < 0.05 {
+        "0.0%".into()
+    } else {
+        format!("{v:+.1}%")
+    }
+}
+
+/// `lo … hi` of an interval of fractions, signed percentages.
+fn interval(ci: Option<(f64, f64)>) -> String {
+    match ci {
+        Some((lo, hi)) => format!("{} … {}", signed_pct(lo), signed_pct(hi)),
+        None => "n/a".into(),
+    }
+}
+
+fn short(sha: &str) -> &str {
+    sha.get(..SHORT_SHA).unwrap_or(sha)
+}
+
+/// The day of an RFC 3339 time (`2026-01-21`), or `?`.
+fn day(date: &str) -> &str {
+    date.get(..10).unwrap_or("?")
+}
+
+/// When a ledger group's first bad commit was made.
+fn group_day(g: &LedgerGroup) -> &str {
+    day(&g.date)
+}
+
+/// `#12 title` of a commit's pull request, or its subject (unescaped).
+fn commit_title(c: &CommitMeta) -> String {
+    match &c.pr {
+        Some(pr) => format!("PR #{}: {}", pr.number, pr.title),
+        None => c.subject.clone(),
+    }
+}
+
+/// Smallest vertical range of a chart, as a fraction of its middle value: a benchmark that
+/// moved less than this in the period draws as nearly flat, not as its noise blown up.
+const MIN_SPAN_FRACTION: f64 = 0.02;
+
+/// The range a chart of `values` spans: theirs, widened around its middle to at least
+/// `MIN_SPAN_FRACTION` of it (and to something for all-zero values).
+fn chart_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    let mid = (lo + hi) / 2.0;
+    let half = ((hi - lo) / 2.0)
+        .max(mid.abs() * MIN_SPAN_FRACTION / 2.0)
+        .max(1e-12);
+    (mid - half, mid + half)
+}
+
+/// Unicode block sparkline of `values` (at most 40 characters: bucket means beyond).
+fn text_sparkline(values: &[f64]) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    const WIDTH: usize = 40;
+    let n = values.len();
+    if n == 0 {
+        return String::new();
+    }
+    let buckets = n.min(WIDTH);
+    let v: Vec<f64> = (0..buckets)
+        .map(|b| {
+            let (lo, hi) = (
+                b * n / buckets,
+                ((b + 1) * n / buckets).max(b * n / buckets + 1),
+            );
+            values[lo..hi].iter().sum::<f64>() / (hi - lo) as f64
+        })
+        .collect();
+    let (min, max) = chart_range(v.iter().copied());
+    v.iter()
+        .map(|x| BARS[(((x - min) / (max - min)) * 7.0).round().clamp(0.0, 7.0) as usize])
+        .collect()
+}
+
+/// The events of the period in date order: each ledger group and each environment change,
+/// as (day, is environment, index into `ledger` or `env_changes`).
+fn timeline(w: &Writeup) -> Vec<(String, bool, usize)> {
+    let mut out: Vec<(String, bool, usize)> = w
+        .ledger
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (group_day(g).to_string(), false, i))
+        .collect();
+    for (i, c) in w.env_changes.iter().enumerate() {
+        let date = w
+            .ledger
+            .iter()
+            .find(|g| g.first_bad == c.commit)
+            .map(|g| group_day(g).to_string())
+            .unwrap_or_else(|| day(&c.date).to_string());
+        out.push((date, true, i));
+    }
+    out.sort();
+    out
+}
+
+/// The runner column values of one field.
+fn env_value(env: &pitwall_analysis::writeup::EnvState, field: EnvField) -> &str {
+    env.0.get(&field).map_or("—", String::as_str)
+}

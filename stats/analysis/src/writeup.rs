@@ -1,0 +1,457 @@
+//! The quarterly write-up (`pitwall writeup`) as values: for a period of commit dates, the
+//! change of each suite from the start of the period to its end (each benchmark's level in its
+//! first and last segment within the period, a geometric mean over benchmarks with a
+//! bootstrap interval), the ledger of every change point and alert in the period grouped by
+//! commit, the environment changes between consecutive runs, the trend of each suite and the
+//! methodology, so the Markdown and HTML renderings show the same numbers.
+//!
+//! The interval of the geometric mean is a percentile bootstrap over benchmarks (Efron &
+//! Tibshirani, *An Introduction to the Bootstrap*, 1993, §13.3): the benchmarks' log changes
+//! resampled with replacement with a fixed seed, so the same history gives the same interval.
+//! Segments are those of the change-point detection of `history::series`, so a benchmark that
+//! did not step in the period shows no change, whatever its noise.
+
+use std::collections::BTreeMap;
+
+use pitwall_schema::{Alert, Direction, Run};
+use pitwall_stats::ab::Xoshiro256;
+
+use crate::alerts::AlertRules;
+use crate::history::{HistoryFilter, Series};
+use crate::order::rfc3339_seconds;
+
+#[path = "writeup_env.rs"]
+mod env;
+#[path = "writeup_ledger.rs"]
+mod ledger;
+pub use env::{EnvChange, EnvField, EnvState, Runner, environment_changes, runners};
+use ledger::ledger;
+pub use ledger::{LedgerAlert, LedgerEntry, LedgerGroup};
+
+/// How many of the largest regressions and improvements the summary names.
+pub const TOP_N: usize = 5;
+/// How many runs of a testbed apart an environment change and a change point may be and still
+/// be shown next to each other.
+pub const NEAR_RUNS: usize = 3;
+const DAY_S: f64 = 86_400.0;
+
+/// The dates a write-up covers: UTC days, `to` included.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Period {
+    /// `YYYY-MM-DD`.
+    pub from: String,
+    pub to: String,
+    /// Seconds since 1970 of `from` 00:00 UTC and of the day after `to`.
+    pub start_s: f64,
+    pub end_s: f64,
+}
+
+/// A period that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PeriodError {
+    #[error("--from `{0}` is not a date (hint: YYYY-MM-DD, in UTC)")]
+    BadFrom(String),
+    #[error("--to `{0}` is not a date (hint: YYYY-MM-DD, in UTC)")]
+    BadTo(String),
+    #[error("--from {from} is after --to {to} (hint: --to is the last day of the period)")]
+    Reversed { from: String, to: String },
+}
+
+/// Seconds since 1970 of `YYYY-MM-DD` 00:00 UTC; `None` unless it is exactly such a date.
+pub fn parse_date(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let t = rfc3339_seconds(&format!("{s}T00:00:00Z"))?;
+    // Reject days past the end of their month (2026-02-31 would read as March 3rd).
+    let back = rfc3339_seconds(&format!("{}-01T00:00:00Z", &s[..7]))?;
+    let next_month = {
+        let (y, m): (i64, i64) = (s[..4].parse().ok()?, s[5..7].parse().ok()?);
+        let (y, m) = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
+        rfc3339_seconds(&format!("{y:04}-{m:02}-01T00:00:00Z"))?
+    };
+    (t >= back && t < next_month).then_some(t)
+}
+
+impl Period {
+    pub fn new(from: &str, to: &str) -> Result<Period, PeriodError> {
+        let start_s = parse_date(from).ok_or_else(|| PeriodError::BadFrom(from.to_string()))?;
+        let to_s = parse_date(to).ok_or_else(|| PeriodError::BadTo(to.to_string()))?;
+        if to_s < start_s {
+            return Err(PeriodError::Reversed {
+                from: from.to_string(),
+                to: to.to_string(),
+            });
+        }
+        Ok(Period {
+            from: from.to_string(),
+            to: to.to_string(),
+            start_s,
+            end_s: to_s + DAY_S,
+        })
+    }
+
+    pub fn contains(&self, t: f64) -> bool {
+        t >= self.start_s && t < self.end_s
+    }
+}
+
+/// A pull request a commit came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PullRequest {
+    pub number: u64,
+    pub title: String,
+}
+
+/// What is known of a commit: from the run's `commit_info` or the repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitMeta {
+    pub sha: String,
+    pub author: String,
+    /// RFC 3339 author date.
+    pub date: String,
+    pub subject: String,
+    pub pr: Option<PullRequest>,
+}
+
+/// The pull request of a commit message: GitHub's merge commit (`Merge pull request #12 from
+/// org/branch`, the title on the first line of the body) or a squash merge (`Title (#12)`).
+pub fn pull_request_of(message: &str) -> Option<PullRequest> {
+    let mut lines = message.lines();
+    let subject = lines.next()?.trim();
+    if let Some(rest) = subject.strip_prefix("Merge pull request #") {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let number = digits.parse().ok()?;
+        let title = lines.map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+        return Some(PullRequest {
+            number,
+            title: title.to_string(),
+        });
+    }
+    let open = subject.strip_suffix(')')?.rfind("(#")?;
+    let number = subject[open + 2..subject.len() - 1].parse().ok()?;
+    Some(PullRequest {
+        number,
+        title: subject[..open].trim_end().to_string(),
+    })
+}
+
+/// When a run's code was written: its commit's date (`commits`, else `commit_info`), else the
+/// run's start.
+pub fn run_time(run: &Run, commits: &BTreeMap<String, CommitMeta>) -> Option<f64> {
+    commits
+        .get(&run.commit)
+        .and_then(|c| rfc3339_seconds(&c.date))
+        .or_else(|| {
+            run.commit_info
+                .as_ref()
+                .and_then(|c| rfc3339_seconds(&c.date))
+        })
+        .or_else(|| rfc3339_seconds(&run.started_at))
+}
+
+/// What the write-up is built from: the history runs (with fingerprints) and the series over
+/// them (points index `runs`), the stored alerts of that history, what is known of the commits.
+#[derive(Debug, Clone)]
+pub struct WriteupInput<'a> {
+    pub period: &'a Period,
+    /// The history the runs and series are of: only runs it admits count.
+    pub filter: &'a HistoryFilter,
+    pub runs: &'a [Run],
+    pub series: &'a [Series],
+    pub alerts: &'a [Alert],
+    pub commits: &'a BTreeMap<String, CommitMeta>,
+    pub rules: &'a AlertRules,
+    /// Settings the methodology lists as they are (sampling, detection), name → value.
+    pub settings: Vec<(String, String)>,
+}
+
+/// One benchmark from the start of the period to its end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchChange {
+    pub key: String,
+    pub label: String,
+    pub measure: String,
+    pub unit: String,
+    /// Median of the per-run medians of its first and last segment within the period.
+    pub first_level: f64,
+    pub last_level: f64,
+    /// How much better it got: first/last − 1 for lower-is-better, last/first − 1 otherwise.
+    pub speedup: f64,
+    /// The per-run medians within the period, in commit order.
+    pub medians: Vec<f64>,
+}
+
+/// A point of a suite's trend: the geometric mean over its benchmarks of the speedup of the
+/// run's median over the benchmark's first level (1 = the start of the period).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendPoint {
+    pub commit: String,
+    pub relative: f64,
+}
+
+/// A suite on a testbed over the period.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuiteSummary {
+    pub suite: String,
+    pub testbed: String,
+    /// Geometric mean of the benchmarks' speedups − 1 (positive: faster), with its interval.
+    pub geomean_speedup: f64,
+    pub ci: Option<(f64, f64)>,
+    /// Benchmarks beyond the suite's threshold, worse and better.
+    pub regressions: usize,
+    pub improvements: usize,
+    /// The `TOP_N` largest of each, largest first.
+    pub worst: Vec<BenchChange>,
+    pub best: Vec<BenchChange>,
+    /// Every benchmark, in list order.
+    pub benchmarks: Vec<BenchChange>,
+    pub trend: Vec<TrendPoint>,
+    /// Median over benchmarks of the coefficient of variation of the per-run medians within
+    /// each segment (run-to-run noise, steps left out); `None` without two runs in a segment.
+    pub noise_cv: Option<f64>,
+    pub threshold_pct: f64,
+}
+
+/// How the numbers were made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Methodology {
+    pub runners: Vec<Runner>,
+    pub settings: Vec<(String, String)>,
+    pub threshold_pct: f64,
+    pub suite_threshold_pct: BTreeMap<String, f64>,
+    pub resamples: usize,
+    pub level: f64,
+    pub seed: u64,
+}
+
+/// The write-up of a period.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Writeup {
+    pub period: Period,
+    pub branch: String,
+    /// History runs whose commit falls in the period.
+    pub runs_in_period: usize,
+    pub summaries: Vec<SuiteSummary>,
+    pub ledger: Vec<LedgerGroup>,
+    pub env_changes: Vec<EnvChange>,
+    pub methodology: Methodology,
+}
+
+/// Builds the write-up of `input.period` (see the module documentation).
+pub fn build(input: &WriteupInput<'_>) -> Writeup {
+    // Runs outside the history (a pull request's, another branch's) have no time: they are in
+    // no period and no testbed's sequence.
+    let times: Vec<Option<f64>> = input
+        .runs
+        .iter()
+        .map(|r| {
+            input
+                .filter
+                .admits(r)
+                .then(|| run_time(r, input.commits))
+                .flatten()
+        })
+        .collect();
+    let in_period = |ri: usize| times[ri].is_some_and(|t| input.period.contains(t));
+    let mut groups: BTreeMap<(String, String), Vec<&Series>> = BTreeMap::new();
+    for s in input.series {
+        groups
+            .entry((s.suite.clone(), s.testbed.clone()))
+            .or_default()
+            .push(s);
+    }
+    let mut rank = vec![0; input.runs.len()];
+    for (pos, ri) in crate::order::commit_order(input.runs)
+        .into_iter()
+        .enumerate()
+    {
+        rank[ri] = pos;
+    }
+    let summaries = groups
+        .into_iter()
+        .filter_map(|((suite, testbed), series)| {
+            summarize_suite(input, &suite, &testbed, &series, &in_period, &rank)
+        })
+        .collect();
+    let ledger = ledger(input, &in_period, &times);
+    let env_changes = environment_changes(input.runs, &times, input.period, &ledger);
+    Writeup {
+        period: input.period.clone(),
+        branch: input.filter.branch.clone(),
+        runs_in_period: (0..input.runs.len()).filter(|&i| in_period(i)).count(),
+        summaries,
+        ledger,
+        env_changes,
+        methodology: Methodology {
+            runners: runners(input.runs, &in_period),
+            settings: input.settings.clone(),
+            threshold_pct: input.rules.threshold_pct,
+            suite_threshold_pct: input.rules.suite_threshold_pct.clone(),
+            resamples: input.rules.resamples,
+            level: input.rules.level,
+            seed: input.rules.seed,
+        },
+    }
+}
+
+fn median(v: &[f64]) -> f64 {
+    pitwall_stats::median(v).unwrap_or(f64::NAN)
+}
+
+/// The segment (between change points) of point `i`.
+fn segment_of(s: &Series, i: usize) -> usize {
+    s.changes.iter().filter(|c| c.index <= i).count()
+}
+
+fn speedup(direction: Direction, first: f64, last: f64) -> f64 {
+    match direction {
+        Direction::LowerIsBetter => first / last - 1.0,
+        Direction::HigherIsBetter => last / first - 1.0,
+    }
+}
+
+fn summarize_suite(
+    input: &WriteupInput<'_>,
+    suite: &str,
+    testbed: &str,
+    series: &[&Series],
+    in_period: &dyn Fn(usize) -> bool,
+    rank: &[usize],
+) -> Option<SuiteSummary> {
+    let mut benchmarks = Vec::new();
+    let mut cvs = Vec::new();
+    let mut trend: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    for s in series {
+        let idx: Vec<usize> = (0..s.points.len())
+            .filter(|&i| in_period(s.points[i].run))
+            .collect();
+        let (Some(&first), Some(&last)) = (idx.first(), idx.last()) else {
+            continue;
+        };
+        let level = |seg: usize| {
+            let v: Vec<f64> = idx
+                .iter()
+                .filter(|&&i| segment_of(s, i) == seg)
+                .map(|&i| s.points[i].median)
+                .collect();
+            median(&v)
+        };
+        let (first_level, last_level) = (level(segment_of(s, first)), level(segment_of(s, last)));
+        if !(first_level.is_normal() && last_level.is_normal()) {
+            continue;
+        }
+        let mut segs: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+        for &i in &idx {
+            let m = s.points[i].median;
+            segs.entry(segment_of(s, i)).or_default().push(m);
+            let r = speedup(s.direction, first_level, m) + 1.0;
+            if r.is_finite() && r > 0.0 {
+                trend.entry(s.points[i].run).or_default().push(r.ln());
+            }
+        }
+        let seg_cvs: Vec<f64> = segs.values().filter_map(|v| cv(v)).collect();
+        if !seg_cvs.is_empty() {
+            cvs.push(median(&seg_cvs));
+        }
+        benchmarks.push(BenchChange {
+            key: s.key.clone(),
+            label: s.label(),
+            measure: s.measure.clone(),
+            unit: s.unit.clone(),
+            first_level,
+            last_level,
+            speedup: speedup(s.direction, first_level, last_level),
+            medians: idx.iter().map(|&i| s.points[i].median).collect(),
+        });
+    }
+    if benchmarks.is_empty() {
+        return None;
+    }
+    let threshold_pct = input.rules.threshold_for(suite);
+    let beyond = |b: &&BenchChange, worse: bool| {
+        let pct = b.speedup * 100.0;
+        if worse {
+            pct < -threshold_pct
+        } else {
+            pct > threshold_pct
+        }
+    };
+    let mut worst: Vec<BenchChange> = benchmarks
+        .iter()
+        .filter(|b| beyond(b, true))
+        .cloned()
+        .collect();
+    let mut best: Vec<BenchChange> = benchmarks
+        .iter()
+        .filter(|b| beyond(b, false))
+        .cloned()
+        .collect();
+    let (regressions, improvements) = (worst.len(), best.len());
+    worst.sort_by(|a, b| a.speedup.total_cmp(&b.speedup));
+    best.sort_by(|a, b| b.speedup.total_cmp(&a.speedup));
+    worst.truncate(TOP_N);
+    best.truncate(TOP_N);
+    let logs: Vec<f64> = benchmarks.iter().map(|b| (1.0 + b.speedup).ln()).collect();
+    let mut order: Vec<usize> = trend.keys().copied().collect();
+    order.sort_by_key(|&ri| rank[ri]);
+    Some(SuiteSummary {
+        suite: suite.to_string(),
+        testbed: testbed.to_string(),
+        geomean_speedup: mean(&logs).exp() - 1.0,
+        ci: geomean_ci(&logs, input.rules),
+        regressions,
+        improvements,
+        worst,
+        best,
+        benchmarks,
+        trend: order
+            .into_iter()
+            .map(|ri| TrendPoint {
+                commit: input.runs[ri].commit.clone(),
+                relative: mean(&trend[&ri]).exp(),
+            })
+            .collect(),
+        noise_cv: (!cvs.is_empty()).then(|| median(&cvs)),
+        threshold_pct,
+    })
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// Sample standard deviation over the mean; `None` under two values.
+fn cv(v: &[f64]) -> Option<f64> {
+    if v.len() < 2 {
+        return None;
+    }
+    let m = mean(v);
+    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
+    (m != 0.0).then(|| var.sqrt() / m.abs())
+}
+
+/// Percentile bootstrap interval of the geometric mean (− 1) of the benchmarks whose log
+/// speedups are `logs`, resampling benchmarks (Efron & Tibshirani 1993, §13.3).
+pub fn geomean_ci(logs: &[f64], rules: &AlertRules) -> Option<(f64, f64)> {
+    if logs.is_empty() || rules.resamples < 10 {
+        return None;
+    }
+    let mut rng = Xoshiro256::seed_from(rules.seed);
+    let mut means: Vec<f64> = (0..rules.resamples)
+        .map(|_| {
+            let sum: f64 = (0..logs.len()).map(|_| logs[rng.below(logs.len())]).sum();
+            sum / logs.len() as f64
+        })
+        .collect();
+    means.sort_by(f64::total_cmp);
+    let alpha = (1.0 - rules.level) / 2.0;
+    let lo = pitwall_stats::quantile_sorted(&means, alpha)?;
+    let hi = pitwall_stats::quantile_sorted(&means, 1.0 - alpha)?;
+    Some((lo.exp() - 1.0, hi.exp() - 1.0))
+}
+
+#[cfg(test)]
+#[path = "writeup_tests.rs"]
+mod tests;
