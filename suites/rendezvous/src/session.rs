@@ -13,6 +13,8 @@ use crate::layout::Layout;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Pause between connection attempts while rank 0 is not listening yet.
 const CONNECT_RETRY: Duration = Duration::from_millis(50);
+/// Longest wait for one connection attempt (an address that drops packets).
+const CONNECT_ATTEMPT: Duration = Duration::from_millis(500);
 /// First bytes of every hello: the protocol and its version.
 const MAGIC: &[u8; 8] = b"PWRDV001";
 /// Largest frame accepted, so a stray peer cannot make a rank allocate without bound.
@@ -271,6 +273,16 @@ impl Session {
         Ok(())
     }
 
+    /// The address this rank's control connection to `rank` reaches (ranks other than 0 know
+    /// only rank 0's; rank 0 knows everyone's): where that rank's other listeners are reachable.
+    pub fn peer_ip(&self, rank: usize) -> Option<IpAddr> {
+        self.peers
+            .get(rank)
+            .and_then(Option::as_ref)
+            .and_then(|s| s.peer_addr().ok())
+            .map(|a| a.ip())
+    }
+
     fn stream(&mut self, rank: usize) -> Result<&mut TcpStream, RendezvousError> {
         let addr = self.addr.clone();
         self.peers
@@ -305,11 +317,16 @@ fn connect(
     timeout: Duration,
 ) -> Result<TcpStream, RendezvousError> {
     loop {
-        let attempt = addr.to_socket_addrs().and_then(|mut addrs| {
-            let target: SocketAddr = addrs
-                .next()
-                .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"))?;
-            TcpStream::connect_timeout(&target, CONNECT_RETRY.max(Duration::from_millis(500)))
+        // Every address the name resolves to (`localhost` may give ::1 before 127.0.0.1).
+        let attempt = addr.to_socket_addrs().and_then(|addrs| {
+            let mut last = io::Error::new(io::ErrorKind::NotFound, "the name has no address");
+            for target in addrs.collect::<Vec<SocketAddr>>() {
+                match TcpStream::connect_timeout(&target, CONNECT_ATTEMPT) {
+                    Ok(stream) => return Ok(stream),
+                    Err(e) => last = e,
+                }
+            }
+            Err(last)
         });
         match attempt {
             Ok(stream) => {

@@ -172,7 +172,9 @@ fn ranks_as_child_processes_meet() {
                 .env("LOCAL_RANK", r.to_string())
                 .env("MASTER_ADDR", "127.0.0.1")
                 .env("MASTER_PORT", port.to_string())
+                .stdout(std::process::Stdio::null())
                 .spawn()
+                .map(Kill)
                 .unwrap()
         })
         .collect();
@@ -182,6 +184,17 @@ fn ranks_as_child_processes_meet() {
     s.barrier().unwrap();
     assert_eq!(all, vec![vec![100], vec![101], vec![102]]);
     for mut c in children {
-        assert!(c.wait().unwrap().success());
+        assert!(c.0.wait().unwrap().success());
+    }
+}
+
+/// A child rank, killed if the test fails first (it would otherwise wait for rank 0 for long).
+struct Kill(std::process::Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        // Already exited when the test passed; nothing to report either way.
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
