@@ -176,6 +176,16 @@ impl Failure {
         Failure::infra(e.into())
     }
 
+    /// The launcher's variables (torchrun's, Slurm's) do not describe a rank layout: usage.
+    pub fn of_layout(e: pitwall_rendezvous::LayoutError) -> Failure {
+        Failure::usage(e.into())
+    }
+
+    /// A rank of a multi-process collective lost rank 0 or the data plane: infrastructure.
+    pub fn of_collective(e: pitwall_cpu::multi::CollectiveError) -> Failure {
+        Failure::infra(e.into())
+    }
+
     /// The host's GPU layer failed (the signal handlers that restore clocks): infrastructure.
     pub fn of_gpu(e: GpuError) -> Failure {
         Failure::infra(e.into())

@@ -18,9 +18,39 @@ use super::context::{current_dir, format, load_config, open_store};
 use super::environment::{Console, WorkerBackends};
 use super::exit::{ExitClass, Failure};
 use super::measure::{print_pair, report_after, report_dir};
+use pitwall_cpu::multi;
 use pitwall_pipeline::labels::Labels;
+use pitwall_rendezvous::Layout;
 
+/// `pitwall run`. Under a launcher (torchrun, srun: docs/SUITES.md "collective"), every rank
+/// runs it: rank 0 measures and stores the run, its collective suites driving the other ranks,
+/// which follow and store nothing; rank 0 releases them when its run is over.
 pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
+    let layout = Layout::from_env().map_err(Failure::of_layout)?;
+    if layout.is_multi_process() && layout.rank != 0 {
+        if !g.quiet {
+            eprintln!(
+                "rank {} of {} ({}): following rank 0 at {}; rank 0 stores the run",
+                layout.rank,
+                layout.world_size,
+                layout.launcher.as_str(),
+                layout.addr.as_deref().unwrap_or("?")
+            );
+        }
+        multi::follow(&layout).map_err(Failure::of_collective)?;
+        return Ok(ExitClass::Ok);
+    }
+    let result = run_rank0(g, a);
+    if layout.is_multi_process() {
+        // Followers exit 0 however rank 0's run ended; one that is gone changes nothing.
+        if let Err(e) = multi::release_followers(&layout) {
+            eprintln!("warning: other ranks not released: {e}");
+        }
+    }
+    result
+}
+
+fn run_rank0(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
     let mut store = open_store(g, &config, OpenMode::Create)?;
     // Decided before measuring: a store without a place for the report is a usage error now,

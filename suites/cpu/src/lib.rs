@@ -7,6 +7,8 @@ use pitwall_schema::{backend, benchmark, schema, work};
 mod collective;
 mod inference;
 mod kernel;
+mod mesh;
+pub mod multi;
 
 pub use collective::AllReduceBench;
 pub use inference::MlpBench;
@@ -32,9 +34,30 @@ impl Backend for CpuBackend {
         Ok(match kind {
             SuiteKind::Kernel => kernel::suite(options),
             SuiteKind::Inference => inference::suite(options),
-            SuiteKind::Collective => collective::suite(options),
+            SuiteKind::Collective => collective_suite(options)?,
         })
     }
+}
+
+/// The collective suite in the layout the launcher's variables give: the thread ring in one
+/// process, or the five collectives across processes driven by rank 0 (other ranks run
+/// [`multi::follow`] instead of a suite).
+fn collective_suite(options: &SuiteOptions) -> Result<Vec<Box<dyn Benchmark>>, BackendError> {
+    let failed = |reason: String| BackendError::Failed {
+        backend: "cpu",
+        reason,
+    };
+    let layout = pitwall_rendezvous::Layout::from_env().map_err(|e| failed(e.to_string()))?;
+    if !layout.is_multi_process() {
+        return Ok(collective::suite(options));
+    }
+    if layout.rank != 0 {
+        return Err(failed(format!(
+            "rank {} follows rank 0 and runs no suite of its own (hint: run `pitwall run` on every rank; ranks other than 0 follow)",
+            layout.rank
+        )));
+    }
+    multi::suite(&layout, options).map_err(|e| failed(e.to_string()))
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 // Paths inside this crate name the contracts as `crate::backend`, `crate::benchmark`, `crate::schema`.
 use pitwall_schema::{backend, benchmark, check, schema, work};
 
+pub mod collective;
 pub mod device;
 pub mod gemm;
 pub mod kernels;
@@ -70,8 +71,13 @@ impl Backend for CudaBackend {
                 };
                 Ok(build(&dev, &plan, cache))
             }
-            SuiteKind::Collective if !self.info.nccl => Err(probe::no_nccl()),
-            SuiteKind::Inference | SuiteKind::Collective => Err(not_built(kind)),
+            SuiteKind::Collective => Err(collective::skip_reason(
+                self.info.nccl,
+                pitwall_rendezvous::Layout::from_env().map_err(|e| e.to_string()),
+                self.info.device_count,
+                options,
+            )),
+            SuiteKind::Inference => Err(not_built(kind)),
         }
     }
 }

@@ -119,4 +119,10 @@ pub trait Benchmark: Send {
 
     /// Runs `iters` iterations and returns the elapsed time in nanoseconds.
     fn run(&mut self, iters: u64) -> Result<f64, BenchError>;
+
+    /// A benchmark run by several ranks (a multi-process collective): each rank's elapsed
+    /// nanoseconds in the last `run`, by rank, so a straggler is visible; `None` otherwise.
+    fn rank_times_ns(&self) -> Option<Vec<f64>> {
+        None
+    }
 }

@@ -128,6 +128,100 @@ pub fn bus_factor(op: Collective, ranks: usize) -> f64 {
     }
 }
 
+impl Collective {
+    /// The five collectives pitwall's `collective` suites measure (reduce is nccl-tests' too,
+    /// but no suite runs it).
+    pub const MEASURED: [Collective; 5] = [
+        Collective::AllReduce,
+        Collective::AllGather,
+        Collective::ReduceScatter,
+        Collective::Broadcast,
+        Collective::AllToAll,
+    ];
+
+    /// As benchmark names show it (`allreduce`, `allgather`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Collective::AllReduce => "allreduce",
+            Collective::AllGather => "allgather",
+            Collective::ReduceScatter => "reducescatter",
+            Collective::Broadcast => "broadcast",
+            Collective::Reduce => "reduce",
+            Collective::AllToAll => "alltoall",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Collective> {
+        Collective::MEASURED
+            .into_iter()
+            .chain([Collective::Reduce])
+            .find(|c| c.as_str() == s)
+    }
+}
+
+/// Smallest message of a collective sweep, as nccl-tests' `-b 8`.
+pub const SWEEP_MIN_BYTES: u64 = 8;
+/// Each message of the sweep is this many times the previous one, as nccl-tests' `-f 2`.
+pub const SWEEP_FACTOR: u64 = 2;
+
+/// The message sizes of a collective sweep: 8 B, 16 B, … up to and including `max_bytes`.
+pub fn sweep_bytes(max_bytes: u64) -> Vec<u64> {
+    std::iter::successors(Some(SWEEP_MIN_BYTES), |b| b.checked_mul(SWEEP_FACTOR))
+        .take_while(|&b| b <= max_bytes)
+        .collect()
+}
+
+/// The shape of one collective's buffers for a requested message size, as nccl-tests sizes
+/// them (`*GetCollByteCount`): `bytes` is the size nccl-tests reports (algbw = bytes / time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CollectiveShape {
+    /// The size counted in algbw, after rounding down to whole elements (and, for the
+    /// collectives that split the buffer over ranks, to a whole number per rank).
+    pub bytes: u64,
+    /// Elements each rank sends.
+    pub send_elements: u64,
+    /// Elements each rank receives.
+    pub recv_elements: u64,
+}
+
+/// The buffers of `op` over `ranks` ranks for a requested size of `bytes` of `elem_bytes`-byte
+/// elements, or `None` when that leaves no element (an all-gather of 8 B over 4 ranks of
+/// f32s). All-reduce and broadcast: the whole buffer on every rank. All-gather: each rank
+/// sends bytes/n and receives bytes. Reduce-scatter: each rank sends bytes, receives bytes/n.
+/// All-to-all: each rank sends and receives bytes, a block of bytes/n to and from each rank.
+pub fn collective_shape(
+    op: Collective,
+    bytes: u64,
+    ranks: usize,
+    elem_bytes: u64,
+) -> Option<CollectiveShape> {
+    let n = ranks.max(1) as u64;
+    let count = bytes / elem_bytes.max(1);
+    let shape = match op {
+        Collective::AllReduce | Collective::Broadcast | Collective::Reduce => CollectiveShape {
+            bytes: count * elem_bytes,
+            send_elements: count,
+            recv_elements: count,
+        },
+        Collective::AllGather => CollectiveShape {
+            bytes: count / n * n * elem_bytes,
+            send_elements: count / n,
+            recv_elements: count / n * n,
+        },
+        Collective::ReduceScatter => CollectiveShape {
+            bytes: count / n * n * elem_bytes,
+            send_elements: count / n * n,
+            recv_elements: count / n,
+        },
+        Collective::AllToAll => CollectiveShape {
+            bytes: count / n * n * elem_bytes,
+            send_elements: count / n * n,
+            recv_elements: count / n * n,
+        },
+    };
+    (shape.send_elements > 0 && shape.recv_elements > 0).then_some(shape)
+}
+
 /// nccl-tests' algorithm bandwidth in bytes per second: size / time.
 pub fn algbw_bytes_per_s(bytes: u64, seconds: f64) -> f64 {
     bytes as f64 / seconds.max(f64::MIN_POSITIVE)
@@ -195,6 +289,89 @@ mod tests {
         // 1 GB in 10 ms is 100 GB/s algbw; all-reduce over 8 ranks: 175 GB/s busbw.
         assert_eq!(algbw_bytes_per_s(1_000_000_000, 0.01), 1e11);
         assert!((busbw_bytes_per_s(AllReduce, 8, 1_000_000_000, 0.01) - 1.75e11).abs() < 1.0);
+    }
+
+    #[test]
+    fn busbw_per_collective_is_nccl_tests_formula() {
+        use Collective::*;
+        // nccl-tests doc/PERFORMANCE.md: busbw = algbw × factor, algbw = S / t. 3 ranks,
+        // 3 MB in 1 ms: algbw 3 GB/s.
+        let (bytes, secs, n) = (3_000_000u64, 0.001, 3);
+        let algbw = algbw_bytes_per_s(bytes, secs);
+        assert_eq!(algbw, 3e9);
+        let expected = [
+            (AllReduce, 3e9 * 2.0 * 2.0 / 3.0),
+            (AllGather, 3e9 * 2.0 / 3.0),
+            (ReduceScatter, 3e9 * 2.0 / 3.0),
+            (Broadcast, 3e9),
+            (Reduce, 3e9),
+            (AllToAll, 3e9 * 2.0 / 3.0),
+        ];
+        for (op, want) in expected {
+            let got = busbw_bytes_per_s(op, n, bytes, secs);
+            assert!((got - want).abs() < 1e-3, "{op:?}: {got} != {want}");
+        }
+        // One rank moves nothing over a bus, except broadcast and reduce (factor 1).
+        for op in [AllReduce, AllGather, ReduceScatter, AllToAll] {
+            assert_eq!(bus_factor(op, 1), 0.0, "{op:?}");
+        }
+        assert_eq!(bus_factor(Broadcast, 1), 1.0);
+    }
+
+    #[test]
+    fn the_sweep_doubles_from_8_bytes_to_the_cap() {
+        assert_eq!(sweep_bytes(64), [8, 16, 32, 64]);
+        assert_eq!(sweep_bytes(100), [8, 16, 32, 64]);
+        assert_eq!(sweep_bytes(7), Vec::<u64>::new());
+        let gib = sweep_bytes(1 << 30);
+        assert_eq!((gib.len(), gib[0], *gib.last().unwrap()), (28, 8, 1 << 30));
+        assert!(gib.windows(2).all(|w| w[1] == 2 * w[0]));
+        assert_eq!(sweep_bytes(u64::MAX).len(), 61);
+    }
+
+    #[test]
+    fn message_shapes_follow_nccl_tests_counts() {
+        use Collective::*;
+        // 4 KiB of f32 over 3 ranks: 1024 elements, 341 per rank for the split collectives.
+        let s = collective_shape(AllReduce, 4096, 3, 4).unwrap();
+        assert_eq!(
+            (s.bytes, s.send_elements, s.recv_elements),
+            (4096, 1024, 1024)
+        );
+        let s = collective_shape(Broadcast, 4096, 3, 4).unwrap();
+        assert_eq!(
+            (s.bytes, s.send_elements, s.recv_elements),
+            (4096, 1024, 1024)
+        );
+        let s = collective_shape(AllGather, 4096, 3, 4).unwrap();
+        assert_eq!(
+            (s.bytes, s.send_elements, s.recv_elements),
+            (4092, 341, 1023)
+        );
+        let s = collective_shape(ReduceScatter, 4096, 3, 4).unwrap();
+        assert_eq!(
+            (s.bytes, s.send_elements, s.recv_elements),
+            (4092, 1023, 341)
+        );
+        let s = collective_shape(AllToAll, 4096, 3, 4).unwrap();
+        assert_eq!(
+            (s.bytes, s.send_elements, s.recv_elements),
+            (4092, 1023, 1023)
+        );
+        // 8 B over 4 ranks of f32 leaves no element to split; all-reduce still has two.
+        for op in [AllGather, ReduceScatter, AllToAll] {
+            assert_eq!(collective_shape(op, 8, 4, 4), None, "{op:?}");
+        }
+        assert_eq!(
+            collective_shape(AllReduce, 8, 4, 4).unwrap().send_elements,
+            2
+        );
+        assert_eq!(collective_shape(AllReduce, 2, 4, 4), None);
+        for op in Collective::MEASURED {
+            assert_eq!(Collective::parse(op.as_str()), Some(op));
+        }
+        assert_eq!(Collective::parse("reduce"), Some(Reduce));
+        assert_eq!(Collective::parse("gather"), None);
     }
 
     #[test]

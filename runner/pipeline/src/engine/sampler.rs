@@ -20,6 +20,9 @@ pub struct SampleSet {
     pub ns_per_iter: Vec<f64>,
     /// Machine state per sample, parallel to `ns_per_iter`; empty without a source.
     pub meta: Vec<SampleMeta>,
+    /// A benchmark run by several ranks: each sample's time per iteration on every rank
+    /// (`Benchmark::rank_times_ns`), parallel to `ns_per_iter`; empty otherwise.
+    pub rank_ns_per_iter: Vec<Vec<f64>>,
     pub iters_per_sample: u64,
     pub stop: StopReason,
 }
@@ -41,12 +44,16 @@ pub fn sample_benchmark(
     let start = Instant::now();
     let mut samples = Vec::new();
     let mut meta = Vec::new();
+    let mut rank_ns_per_iter = Vec::new();
     let mut sorted: Vec<f64> = Vec::new();
     loop {
         let t0 = Instant::now();
         let ns = bench.run(iters)?;
         if let Some(source) = meta_source {
             meta.push(source.meta_between(t0, Instant::now()));
+        }
+        if let Some(ranks) = bench.rank_times_ns() {
+            rank_ns_per_iter.push(ranks.iter().map(|t| t / iters as f64).collect());
         }
         let v = ns / iters as f64;
         samples.push(v);
@@ -56,6 +63,7 @@ pub fn sample_benchmark(
             return Ok(SampleSet {
                 ns_per_iter: samples,
                 meta,
+                rank_ns_per_iter,
                 iters_per_sample: iters,
                 stop,
             });

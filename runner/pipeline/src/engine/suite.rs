@@ -199,7 +199,7 @@ fn run_builtin(
     match sample_benchmark(bench, &rule, sampling.warmup_s, meta) {
         Ok(set) => {
             observer.benchmark_finished(suite, &display, None);
-            metrics
+            let mut results: Vec<BenchmarkResult> = metrics
                 .iter()
                 .map(|m| BenchmarkResult {
                     suite: suite.to_string(),
@@ -219,7 +219,9 @@ fn run_builtin(
                     replicates: Vec::new(),
                     summary: None,
                 })
-                .collect()
+                .collect();
+            results.extend(rank_results(suite, &id, &set));
+            results
         }
         Err(e) => {
             let msg = format!("benchmark {display}: {e}");
@@ -233,6 +235,46 @@ fn run_builtin(
             vec![r]
         }
     }
+}
+
+/// The measure of rank `r`'s own time per iteration in a benchmark run by several ranks.
+pub fn rank_time_measure(rank: usize) -> String {
+    format!("{RANK_TIME_MEASURE_PREFIX}{rank}")
+}
+
+/// Prefix of the per-rank measures (`time_rank0`, `time_rank1`, …).
+pub const RANK_TIME_MEASURE_PREFIX: &str = "time_rank";
+
+/// One result per rank (ns per iteration, lower is better) when every sample of `set` has
+/// every rank's time: a straggler rank shows as its own measure, compared like any other.
+fn rank_results(
+    suite: &str,
+    id: &pitwall_schema::BenchmarkId,
+    set: &super::sampler::SampleSet,
+) -> Vec<BenchmarkResult> {
+    let ranks = set.rank_ns_per_iter.first().map_or(0, Vec::len);
+    if ranks == 0
+        || set.rank_ns_per_iter.len() != set.ns_per_iter.len()
+        || set.rank_ns_per_iter.iter().any(|r| r.len() != ranks)
+    {
+        return Vec::new();
+    }
+    (0..ranks)
+        .map(|rank| BenchmarkResult {
+            suite: suite.to_string(),
+            name: id.name.clone(),
+            params: id.params.clone(),
+            measure: rank_time_measure(rank),
+            unit: Unit::new(Unit::NANOSECONDS),
+            direction: Direction::LowerIsBetter,
+            status: ResultStatus::Ok,
+            error: None,
+            samples: set.rank_ns_per_iter.iter().map(|r| r[rank]).collect(),
+            sample_meta: set.meta.clone(),
+            replicates: Vec::new(),
+            summary: None,
+        })
+        .collect()
 }
 
 /// The directory a command suite runs in: the checkout, or `workdir` joined to it. Checked

@@ -376,3 +376,64 @@ fn a_bad_request_is_refused_with_a_hint() {
         "nothing is written before the request is understood"
     );
 }
+
+/// A benchmark "run by three ranks": rank 2 always takes twice as long as the others.
+struct Straggler;
+
+impl Benchmark for Straggler {
+    fn id(&self) -> BenchmarkId {
+        BenchmarkId::new("allreduce_sum_f32", &[("ranks", "3".to_string())])
+    }
+    fn sampling(&self) -> SamplingHint {
+        SamplingHint::PerIteration
+    }
+    fn metrics(&self) -> Vec<MetricSpec> {
+        vec![MetricSpec::time("time")]
+    }
+    fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
+        Ok(iters as f64 * 400.0)
+    }
+    fn rank_times_ns(&self) -> Option<Vec<f64>> {
+        Some(vec![300.0, 300.0, 600.0])
+    }
+}
+
+struct StragglerBackend;
+
+impl Backend for StragglerBackend {
+    fn name(&self) -> &'static str {
+        "straggler"
+    }
+    fn benchmarks(
+        &self,
+        _: SuiteKind,
+        _: &SuiteOptions,
+    ) -> Result<Vec<Box<dyn Benchmark>>, BackendError> {
+        Ok(vec![Box::new(Straggler)])
+    }
+}
+
+#[test]
+fn every_ranks_time_becomes_its_own_measure() {
+    let outcome = run_suite(
+        &builtin_suite(),
+        &StragglerBackend,
+        Path::new("."),
+        Selection::default(),
+        &super::super::NullObserver,
+        None,
+        &Isolation::InProcess,
+    );
+    let measures: Vec<&str> = outcome.results.iter().map(|r| r.measure.as_str()).collect();
+    assert_eq!(measures, ["time", "time_rank0", "time_rank1", "time_rank2"]);
+    let rank2 = &outcome.results[3];
+    assert_eq!(rank2.samples.len(), outcome.results[0].samples.len());
+    // One iteration per sample: the rank's time as it is; rank 2 is the straggler.
+    assert!(
+        rank2.samples.iter().all(|&s| s == 600.0),
+        "{:?}",
+        rank2.samples
+    );
+    assert!(outcome.results[1].samples.iter().all(|&s| s == 300.0));
+    assert_eq!(rank2.unit.as_str(), "ns");
+}
