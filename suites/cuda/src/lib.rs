@@ -9,6 +9,7 @@ use pitwall_schema::{backend, benchmark, check, schema, work};
 pub mod collective;
 pub mod device;
 pub mod gemm;
+pub mod infer_ref;
 pub mod kernels;
 pub mod memory;
 pub mod probe;
