@@ -9,6 +9,8 @@ use pitwall_schema::{backend, benchmark, check, schema, work};
 pub mod collective;
 pub mod device;
 pub mod gemm;
+pub mod graph;
+pub mod infer_plan;
 pub mod infer_ref;
 pub mod kernels;
 pub mod memory;
