@@ -46,6 +46,21 @@ pub fn time_of_iters(replayed_ns: f64, iters: u64, replays: u64, per_graph: u64)
     replayed_ns * iters as f64 / (replays * per_graph.max(1)) as f64
 }
 
+/// An instantiated CUDA graph owned by one benchmark.
+pub struct Graph(CudaGraph);
+
+// SAFETY: CUDA graphs may be used from any thread but are not internally synchronised. A
+// `Graph` is owned by one benchmark and used through `&self` only by the thread running it
+// (it is not `Sync`), so moving it to another thread between runs is sound.
+unsafe impl Send for Graph {}
+
+impl Graph {
+    /// One replay on the stream it was captured from (`cuGraphLaunch`).
+    pub fn launch(&self) -> Result<(), CudaError> {
+        Ok(self.0.launch()?)
+    }
+}
+
 /// Captures `per_graph` iterations of `enqueue` (given the iteration number, so buffer sets
 /// rotate inside the graph as they would eagerly) into an instantiated, uploaded graph.
 /// `enqueue` must only enqueue work on `dev.stream` (no synchronisation, no allocation: neither
@@ -55,7 +70,7 @@ pub fn capture(
     dev: &Device,
     per_graph: u64,
     mut enqueue: impl FnMut(u64) -> Result<(), CudaError>,
-) -> Result<CudaGraph, CudaError> {
+) -> Result<Graph, CudaError> {
     // Thread-local: other threads' CUDA calls are not affected by this thread's capture.
     dev.stream
         .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
@@ -68,12 +83,11 @@ pub fn capture(
     }
     let graph = dev.stream.end_capture(CUgraphInstantiate_flags(0));
     captured?;
-    let graph = graph?.ok_or_else(|| {
-        CudaError::Setup("the CUDA graph capture recorded no work".to_string())
-    })?;
+    let graph = graph?
+        .ok_or_else(|| CudaError::Setup("the CUDA graph capture recorded no work".to_string()))?;
     // Moves the graph's resources to the device now, so the first timed replay pays no setup.
     graph.upload()?;
-    Ok(graph)
+    Ok(Graph(graph))
 }
 
 /// Times `iters` iterations of a captured graph of `per_graph` iterations: whole replays, each
@@ -83,12 +97,12 @@ pub fn time_replays(
     timer: &mut EventTimer,
     dev: &Device,
     cache: Cache,
-    graph: &CudaGraph,
+    graph: &Graph,
     per_graph: u64,
     iters: u64,
 ) -> Result<f64, CudaError> {
     let n = replays(iters, per_graph);
-    let ns = timer.time(dev, cache, n, |_| Ok(graph.launch()?))?;
+    let ns = timer.time(dev, cache, n, |_| graph.launch())?;
     Ok(time_of_iters(ns, iters, n, per_graph))
 }
 

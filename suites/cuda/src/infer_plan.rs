@@ -174,7 +174,12 @@ pub enum Stage {
     /// `rmsnorm_bf16`, one block per row.
     RmsNorm { x: Buf, gamma: Buf, y: Buf },
     /// y = α·a·w by cuBLAS (bf16, f32 accumulation, α = 1/√k), then the epilogue kernel.
-    Linear { a: Buf, w: Buf, y: Buf, epilogue: Epi },
+    Linear {
+        a: Buf,
+        w: Buf,
+        y: Buf,
+        epilogue: Epi,
+    },
     /// `attention_causal_bf16`, one block per (query, head, sequence).
     Attention { qkv: Buf, out: Buf },
 }
@@ -362,7 +367,11 @@ mod tests {
                 for b in s.inputs() {
                     assert!(ready.contains(&b), "{workload:?}: {} reads {b:?}", s.name());
                 }
-                assert!(!written.contains(&s.output()), "{:?} written twice", s.output());
+                assert!(
+                    !written.contains(&s.output()),
+                    "{:?} written twice",
+                    s.output()
+                );
                 written.push(s.output());
                 ready.push(s.output());
             }
@@ -433,10 +442,7 @@ mod tests {
         };
         let (t, d, f) = (128u64, 1024u64, 4096u64);
         let elements = 3 * t * d + t * f + d + d * f + f + f * d + d;
-        assert_eq!(
-            mlp.footprint_bytes(),
-            2 * elements + CUBLAS_WORKSPACE_BYTES
-        );
+        assert_eq!(mlp.footprint_bytes(), 2 * elements + CUBLAS_WORKSPACE_BYTES);
         let biggest = InferPlanned {
             workload: Workload::Block,
             batch: 64,

@@ -74,7 +74,9 @@ impl HostMat<'_> {
 pub enum Epilogue<'a> {
     None,
     /// gelu(y + bias), `bias_gelu_bf16`.
-    BiasGelu { bias: &'a [u16] },
+    BiasGelu {
+        bias: &'a [u16],
+    },
     /// y + bias + residual, `bias_residual_bf16`.
     BiasResidual {
         bias: &'a [u16],
@@ -347,7 +349,16 @@ mod tests {
         let pos = sample_positions(t, n, 100, 8);
         let (am, wm) = (HostMat { data: &a, cols: k }, HostMat { data: &w, cols: n });
         let plain = device_gemm(&a, &w, k, n);
-        let v = check_linear(am, wm, Epilogue::None, HostMat { data: &plain, cols: n }, &pos);
+        let v = check_linear(
+            am,
+            wm,
+            Epilogue::None,
+            HostMat {
+                data: &plain,
+                cols: n,
+            },
+            &pos,
+        );
         assert!(v.passed(), "{}", v.describe("none"));
 
         let gelu_y: Vec<u16> = plain
@@ -359,7 +370,16 @@ mod tests {
             })
             .collect();
         let epi = Epilogue::BiasGelu { bias: &bias };
-        let v = check_linear(am, wm, epi, HostMat { data: &gelu_y, cols: n }, &pos);
+        let v = check_linear(
+            am,
+            wm,
+            epi,
+            HostMat {
+                data: &gelu_y,
+                cols: n,
+            },
+            &pos,
+        );
         assert!(v.passed(), "{}", v.describe("gelu"));
         // Without the bias, or with ReLU instead of GELU, the check fails.
         let relu_y: Vec<u16> = plain
@@ -367,12 +387,33 @@ mod tests {
             .enumerate()
             .map(|(i, &y)| bits((f(y) + f(bias[i % n])).max(0.0)))
             .collect();
-        let v = check_linear(am, wm, epi, HostMat { data: &relu_y, cols: n }, &pos);
+        let v = check_linear(
+            am,
+            wm,
+            epi,
+            HostMat {
+                data: &relu_y,
+                cols: n,
+            },
+            &pos,
+        );
         assert!(!v.passed());
-        let v = check_linear(am, wm, epi, HostMat { data: &plain, cols: n }, &pos);
+        let v = check_linear(
+            am,
+            wm,
+            epi,
+            HostMat {
+                data: &plain,
+                cols: n,
+            },
+            &pos,
+        );
         assert!(!v.passed());
 
-        let rm = HostMat { data: &res, cols: n };
+        let rm = HostMat {
+            data: &res,
+            cols: n,
+        };
         let res_y: Vec<u16> = plain
             .iter()
             .enumerate()
@@ -382,7 +423,16 @@ mod tests {
             bias: &bias,
             residual: rm,
         };
-        let v = check_linear(am, wm, epi, HostMat { data: &res_y, cols: n }, &pos);
+        let v = check_linear(
+            am,
+            wm,
+            epi,
+            HostMat {
+                data: &res_y,
+                cols: n,
+            },
+            &pos,
+        );
         assert!(v.passed(), "{}", v.describe("residual"));
         // Forgetting the residual fails.
         let no_res: Vec<u16> = plain
@@ -390,10 +440,31 @@ mod tests {
             .enumerate()
             .map(|(i, &y)| bits(f(y) + f(bias[i % n])))
             .collect();
-        assert!(!check_linear(am, wm, epi, HostMat { data: &no_res, cols: n }, &pos).passed());
+        assert!(
+            !check_linear(
+                am,
+                wm,
+                epi,
+                HostMat {
+                    data: &no_res,
+                    cols: n
+                },
+                &pos
+            )
+            .passed()
+        );
         // A product without α = 1/√k is off by a factor √32.
         let unscaled: Vec<u16> = plain.iter().map(|&y| bits(f(y) * 32f32.sqrt())).collect();
-        let v = check_linear(am, wm, Epilogue::None, HostMat { data: &unscaled, cols: n }, &pos);
+        let v = check_linear(
+            am,
+            wm,
+            Epilogue::None,
+            HostMat {
+                data: &unscaled,
+                cols: n,
+            },
+            &pos,
+        );
         assert!(!v.passed());
     }
 
@@ -408,7 +479,16 @@ mod tests {
             data: &qkv,
             cols: 3 * d,
         };
-        let v = check_attention(TINY, seq, qm, HostMat { data: &out, cols: d }, &pos);
+        let v = check_attention(
+            TINY,
+            seq,
+            qm,
+            HostMat {
+                data: &out,
+                cols: d,
+            },
+            &pos,
+        );
         assert!(v.passed(), "{}", v.describe("attention"));
         assert_eq!(v.checked, 120);
         // Without the causal mask the first query of a sequence would mix every value of it.
@@ -443,7 +523,16 @@ mod tests {
             let (h0, h1) = row.split_at_mut(TINY.head_dim);
             h0.swap_with_slice(h1);
         }
-        let v = check_attention(TINY, seq, qm, HostMat { data: &swapped, cols: d }, &pos);
+        let v = check_attention(
+            TINY,
+            seq,
+            qm,
+            HostMat {
+                data: &swapped,
+                cols: d,
+            },
+            &pos,
+        );
         assert!(!v.passed());
     }
 }

@@ -12,6 +12,7 @@ pub mod gemm;
 pub mod graph;
 pub mod infer_plan;
 pub mod infer_ref;
+pub mod inference;
 pub mod kernels;
 pub mod memory;
 pub mod probe;
@@ -63,16 +64,13 @@ impl Backend for CudaBackend {
         match kind {
             SuiteKind::Kernel => {
                 let plan = plan(options);
-                // CUDA device 0 (after CUDA_VISIBLE_DEVICES), opened in the worker process.
-                let dev = Device::open(0).map_err(|e| BackendError::Failed {
-                    backend: "cuda",
-                    reason: format!("cannot open CUDA device 0: {e}"),
-                })?;
-                let cache = match options.cache {
-                    CacheMode::Cold => Cache::Cold,
-                    CacheMode::Warm => Cache::Warm,
-                };
-                Ok(build(&dev, &plan, cache))
+                let dev = open_device()?;
+                Ok(build(&dev, &plan, cache_of(options)))
+            }
+            SuiteKind::Inference => {
+                let plan = infer_plan::plan(options);
+                let dev = open_device()?;
+                Ok(inference::build(&dev, &plan, cache_of(options)))
             }
             SuiteKind::Collective => Err(collective::skip_reason(
                 self.info.nccl,
@@ -80,7 +78,6 @@ impl Backend for CudaBackend {
                 self.info.device_count,
                 options,
             )),
-            SuiteKind::Inference => Err(not_built(kind)),
         }
     }
 }
@@ -162,14 +159,18 @@ pub fn build(dev: &Arc<Device>, plan: &[Planned], cache: Cache) -> Vec<Box<dyn B
         .collect()
 }
 
-/// A suite this pitwall has no CUDA implementation of yet: skipped with one line.
-fn not_built(kind: SuiteKind) -> BackendError {
-    BackendError::Unavailable {
+/// CUDA device 0 (after CUDA_VISIBLE_DEVICES), opened in the worker process.
+fn open_device() -> Result<Arc<Device>, BackendError> {
+    Device::open(0).map_err(|e| BackendError::Failed {
         backend: "cuda",
-        reason: format!(
-            "the CUDA `{}` suite is not implemented yet; hint: set [suites] backend = \"cpu\" to run the CPU one",
-            kind.as_str()
-        ),
+        reason: format!("cannot open CUDA device 0: {e}"),
+    })
+}
+
+fn cache_of(options: &SuiteOptions) -> Cache {
+    match options.cache {
+        CacheMode::Cold => Cache::Cold,
+        CacheMode::Warm => Cache::Warm,
     }
 }
 
