@@ -8,6 +8,7 @@ use pitwall_schema::{backend, benchmark, check, schema, work};
 
 pub mod collective;
 pub mod device;
+pub mod fp8;
 pub mod gemm;
 pub mod graph;
 pub mod infer_plan;
