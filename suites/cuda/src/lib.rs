@@ -15,6 +15,7 @@ pub mod infer_plan;
 pub mod infer_ref;
 pub mod inference;
 pub mod kernels;
+pub mod linear;
 pub mod memory;
 pub mod probe;
 pub mod rows;
@@ -27,6 +28,7 @@ use crate::backend::{Backend, BackendError, CacheMode, SuiteKind, SuiteOptions};
 use crate::benchmark::Benchmark;
 use crate::device::{Cache, Device};
 use crate::gemm::GemmBench;
+use crate::linear::{LinearBench, LinearPlanned};
 use crate::memory::{HostMemory, MemOp, MemoryBench};
 use crate::rows::RowBench;
 use crate::work::{Dtype, RowOp};
@@ -98,6 +100,8 @@ pub enum Planned {
     Memory(MemOp, u64),
     Gemm(Dtype, usize),
     Rows(RowOp, (usize, usize)),
+    /// A linear-layer GEMM: the square fp8 ones and the skinny ones (`linear`).
+    Linear(LinearPlanned),
 }
 
 impl Planned {
@@ -107,6 +111,7 @@ impl Planned {
             Planned::Memory(op, bytes) => op.footprint_bytes(bytes),
             Planned::Gemm(dtype, n) => GemmBench::footprint_bytes(dtype, n),
             Planned::Rows(op, (rows, cols)) => rows::footprint_bytes(op, rows, cols),
+            Planned::Linear(p) => p.footprint_bytes(),
         }
     }
 }
@@ -124,6 +129,7 @@ pub fn plan(options: &SuiteOptions) -> Vec<Planned> {
             out.push(Planned::Gemm(dtype, n));
         }
     }
+    out.extend(linear::plan().into_iter().map(Planned::Linear));
     for op in [MemOp::MemcpyD2D, MemOp::CopyKernel, MemOp::Triad] {
         for bytes in DEVICE_BYTES {
             out.push(Planned::Memory(op, bytes));
@@ -145,17 +151,31 @@ pub fn plan(options: &SuiteOptions) -> Vec<Planned> {
     out
 }
 
-/// The planned benchmarks on `dev`, each allocating its buffers on its first run.
+/// The planned benchmarks on `dev`, each allocating its buffers on its first run. Those the
+/// device cannot run (fp8 GEMMs below compute capability 8.9) are left out.
 pub fn build(dev: &Arc<Device>, plan: &[Planned], cache: Cache) -> Vec<Box<dyn Benchmark>> {
-    plan.iter()
-        .map(|&p| -> Box<dyn Benchmark> {
+    runnable(plan, dev.sm)
+        .into_iter()
+        .map(|p| -> Box<dyn Benchmark> {
             match p {
                 Planned::Memory(op, bytes) => {
                     Box::new(MemoryBench::new(dev.clone(), op, bytes, cache))
                 }
                 Planned::Gemm(dtype, n) => Box::new(GemmBench::new(dev.clone(), dtype, n, cache)),
                 Planned::Rows(op, shape) => Box::new(RowBench::new(dev.clone(), op, shape, cache)),
+                Planned::Linear(p) => Box::new(LinearBench::new(dev.clone(), p, cache)),
             }
+        })
+        .collect()
+}
+
+/// The planned benchmarks a device of compute capability `sm` (90 for 9.0) can run.
+pub fn runnable(plan: &[Planned], sm: u32) -> Vec<Planned> {
+    plan.iter()
+        .copied()
+        .filter(|p| match p {
+            Planned::Linear(l) => sm >= l.min_sm(),
+            _ => true,
         })
         .collect()
 }
@@ -197,13 +217,26 @@ mod tests {
     #[test]
     fn the_full_plan_has_every_type_size_and_direction() {
         let all = plan(&SuiteOptions::default());
-        assert_eq!(all.len(), 4 * 3 + 3 * 3 + 3 * 2 + 2 * 2 * 2);
+        // Square GEMMs, device memory, rows, transfers; 2 square fp8 GEMMs and 40 skinny ones.
+        assert_eq!(all.len(), 4 * 3 + 3 * 3 + 3 * 2 + 2 * 2 * 2 + 2 + 40);
         assert!(all.contains(&Planned::Rows(RowOp::Softmax, (16384, 1024))));
         assert!(all.contains(&Planned::Gemm(Dtype::Bf16, 8192)));
         assert!(all.contains(&Planned::Memory(
             MemOp::DeviceToHost(HostMemory::Pageable),
             64 * MIB
         )));
+    }
+
+    #[test]
+    fn fp8_gemms_are_left_out_below_compute_capability_8_9() {
+        let all = plan(&SuiteOptions::default());
+        let fp8 = |p: &Planned| matches!(p, Planned::Linear(l) if l.dtype == Dtype::Fp8E4m3);
+        let on_a100 = runnable(&all, 80);
+        assert!(!on_a100.iter().any(fp8));
+        assert_eq!(all.len() - on_a100.len(), 2 + 20);
+        // Ada (8.9) and Hopper (9.0) run them all.
+        assert_eq!(runnable(&all, 89), all);
+        assert_eq!(runnable(&all, 90), all);
     }
 
     #[test]
