@@ -40,13 +40,17 @@ unsafe impl Send for LtMatmul {}
 
 impl Drop for LtMatmul {
     fn drop(&mut self) {
-        // SAFETY: each was created in `new` and is destroyed only here; errors at teardown
-        // cannot be acted on.
+        // SAFETY: each non-null one was created in `new` (a failed `new` leaves the rest null)
+        // and is destroyed only here; errors at teardown cannot be acted on.
         unsafe {
-            let _ = lt::destroy_matrix_layout(self.d);
-            let _ = lt::destroy_matrix_layout(self.b);
-            let _ = lt::destroy_matrix_layout(self.a);
-            let _ = lt::destroy_matmul_desc(self.desc);
+            for layout in [self.d, self.b, self.a] {
+                if !layout.is_null() {
+                    let _ = lt::destroy_matrix_layout(layout);
+                }
+            }
+            if !self.desc.is_null() {
+                let _ = lt::destroy_matmul_desc(self.desc);
+            }
             let _ = lt::destroy_handle(self.handle);
         }
     }
