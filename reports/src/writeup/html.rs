@@ -9,7 +9,8 @@ use pitwall_analysis::number::with_unit;
 use pitwall_analysis::writeup::{EnvField, LedgerGroup, SuiteSummary, Writeup};
 
 use super::{
-    chart_range, commit_title, env_value, group_day, interval, short, signed_pct, timeline,
+    chart_range, commit_title, env_value, group_day, interval, noise_and_samples, short,
+    signed_pct, timeline,
 };
 use crate::html::esc as e;
 
@@ -307,7 +308,7 @@ fn methodology(out: &mut String, w: &Writeup) {
     }
     let _ = writeln!(
         out,
-        "<h3>Noise</h3>\n<p>Median over a suite's benchmarks of the coefficient of variation of the per-run medians within each segment.</p>\n<ul>"
+        "<h3>Noise and samples</h3>\n<p>Noise: the median over a suite's benchmarks of the coefficient of variation of the per-run medians within each segment. Samples: how many each benchmark had in each run, as stored.</p>\n<ul>"
     );
     for s in &w.summaries {
         let _ = writeln!(
@@ -315,10 +316,7 @@ fn methodology(out: &mut String, w: &Writeup) {
             "<li>{} on {}: {}</li>",
             e(&s.suite),
             e(&s.testbed),
-            s.noise_cv.map_or("n/a (too few runs)".into(), |c| format!(
-                "{:.2}%",
-                c * 100.0
-            ))
+            noise_and_samples(s)
         );
     }
     let _ = writeln!(out, "</ul>\n<h3>Tests and thresholds</h3>\n<ul>");

@@ -8,7 +8,8 @@ use pitwall_analysis::number::with_unit;
 use pitwall_analysis::writeup::{BenchChange, EnvField, LedgerGroup, SuiteSummary, Writeup};
 
 use super::{
-    commit_title, day, env_value, group_day, interval, short, signed_pct, text_sparkline, timeline,
+    commit_title, day, env_value, group_day, interval, noise_and_samples, short, signed_pct,
+    text_sparkline, timeline,
 };
 use crate::github::escape_text as e;
 
@@ -309,13 +310,13 @@ fn methodology(out: &mut String, w: &Writeup) {
         }
         let _ = writeln!(out);
     }
-    let _ = writeln!(out, "### Noise\n");
+    let _ = writeln!(out, "### Noise and samples\n");
     if w.summaries.is_empty() {
         let _ = writeln!(out, "No measurements in the period.\n");
     } else {
         let _ = writeln!(
             out,
-            "Median over a suite's benchmarks of the coefficient of variation of the per-run medians within each segment (run-to-run noise, steps left out).\n"
+            "Noise: the median over a suite's benchmarks of the coefficient of variation of the per-run medians within each segment (run-to-run noise, steps left out). Samples: how many each benchmark had in each run, as stored.\n"
         );
         for s in &w.summaries {
             let _ = writeln!(
@@ -323,10 +324,7 @@ fn methodology(out: &mut String, w: &Writeup) {
                 "- {} on {}: {}",
                 e(&s.suite),
                 e(&s.testbed),
-                s.noise_cv.map_or("n/a (too few runs)".into(), |c| format!(
-                    "{:.2}%",
-                    c * 100.0
-                ))
+                noise_and_samples(s)
             );
         }
         let _ = writeln!(out);

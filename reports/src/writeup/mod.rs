@@ -11,7 +11,7 @@ mod tests;
 pub use html::render_html;
 pub use markdown::render_markdown;
 
-use pitwall_analysis::writeup::{CommitMeta, EnvField, LedgerGroup, Writeup};
+use pitwall_analysis::writeup::{CommitMeta, EnvField, LedgerGroup, SuiteSummary, Writeup};
 
 /// Characters of a commit id shown.
 const SHORT_SHA: usize = 10;
@@ -35,6 +35,22 @@ fn interval(ci: Option<(f64, f64)>) -> String {
     match ci {
         Some((lo, hi)) => format!("{} … {}", signed_pct(lo), signed_pct(hi)),
         None => "n/a".into(),
+    }
+}
+
+/// What the methodology says of a suite's noise and of the samples its points had (numbers
+/// only: the caller escapes the suite and testbed names around it).
+fn noise_and_samples(s: &SuiteSummary) -> String {
+    let noise = s.noise_cv.map_or("noise n/a (too few runs)".into(), |c| {
+        format!("noise {:.2}%", c * 100.0)
+    });
+    match s.samples_per_point {
+        Some(n) if n.min == n.max => format!("{noise}; {} samples per benchmark and run", n.median),
+        Some(n) => format!(
+            "{noise}; {} samples per benchmark and run (median; {}–{})",
+            n.median, n.min, n.max
+        ),
+        None => noise,
     }
 }
 
