@@ -9,8 +9,8 @@ use pitwall_analysis::number::with_unit;
 use pitwall_analysis::writeup::{EnvField, LedgerGroup, SuiteSummary, Writeup};
 
 use super::{
-    chart_range, commit_title, env_value, group_day, interval, noise_and_samples, short,
-    signed_pct, timeline,
+    LEDGER_COLUMNS, chart_range, env_value, interval, ledger_commits, ledger_heading, ledger_row,
+    noise_and_samples, short, signed_pct, timeline,
 };
 use crate::html::esc as e;
 
@@ -166,61 +166,21 @@ fn chart(values: &[f64], w: f64, h: f64, axis: bool) -> String {
 }
 
 fn group(out: &mut String, g: &LedgerGroup) {
-    let title = g
-        .commit
-        .as_ref()
-        .map(|c| format!(": {}", e(&commit_title(c))))
-        .unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "<h3>{} · {}{}</h3>",
-        group_day(g),
-        e(short(&g.first_bad)),
-        title
-    );
-    let _ = write!(
-        out,
-        "<p>Commits {}..{}",
-        e(short(&g.last_good)),
-        e(short(&g.first_bad))
-    );
-    if let Some(c) = &g.commit {
-        let _ = write!(out, " · author {}", e(&c.author));
+    let _ = writeln!(out, "<h3>{}</h3>", ledger_heading(g, e));
+    let _ = write!(out, "<p>{}</p>\n<table><tr>", ledger_commits(g, e));
+    for c in LEDGER_COLUMNS {
+        let _ = write!(out, "<th>{c}</th>");
     }
-    if let Some(c) = &g.culprit {
-        let _ = write!(
-            out,
-            " · culprit (bisected) {} {}",
-            e(short(&c.sha)),
-            e(&c.subject)
-        );
-    }
-    let _ = writeln!(
-        out,
-        "</p>\n<table><tr><th>benchmark</th><th>testbed</th><th>kind</th><th>change of the value</th><th>95% interval</th><th>alert</th><th>status</th><th>note</th></tr>"
-    );
+    let _ = writeln!(out, "</tr>");
     for x in &g.entries {
-        let (id, status, note) = match &x.alert {
-            Some(a) => (
-                e(&a.id),
-                a.status.as_str().to_string(),
-                a.note.as_deref().map(e).unwrap_or_default(),
-            ),
-            None if x.beyond_threshold => ("—".into(), "no alert stored".into(), String::new()),
-            None => ("—".into(), "below threshold".into(), String::new()),
-        };
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            e(&x.key),
-            e(&x.testbed),
-            x.kind.as_str(),
-            signed_pct(x.rel_change),
-            interval(x.ci),
-            id,
-            status,
-            note
-        );
+        let cells = ledger_row(x, e);
+        let _ = write!(out, "<tr>");
+        for (i, c) in cells.iter().enumerate() {
+            // The change of the value is a number: right-aligned like the summary's.
+            let class = if i == 3 { " class=\"n\"" } else { "" };
+            let _ = write!(out, "<td{class}>{c}</td>");
+        }
+        let _ = writeln!(out, "</tr>");
     }
     let _ = writeln!(out, "</table>");
 }

@@ -8,8 +8,8 @@ use pitwall_analysis::number::with_unit;
 use pitwall_analysis::writeup::{BenchChange, EnvField, LedgerGroup, SuiteSummary, Writeup};
 
 use super::{
-    commit_title, day, env_value, group_day, interval, noise_and_samples, short, signed_pct,
-    text_sparkline, timeline,
+    LEDGER_COLUMNS, day, env_value, interval, ledger_commits, ledger_heading, ledger_row,
+    noise_and_samples, short, signed_pct, text_sparkline, timeline,
 };
 use crate::github::escape_text as e;
 
@@ -151,66 +151,12 @@ fn ledger(out: &mut String, w: &Writeup) {
 }
 
 fn group(out: &mut String, g: &LedgerGroup) {
-    let title = g
-        .commit
-        .as_ref()
-        .map(|c| format!(": {}", e(&commit_title(c))))
-        .unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "### {} · {}{}\n",
-        group_day(g),
-        e(short(&g.first_bad)),
-        title
-    );
-    let _ = write!(
-        out,
-        "Commits {}..{}",
-        e(short(&g.last_good)),
-        e(short(&g.first_bad))
-    );
-    if let Some(c) = &g.commit {
-        let _ = write!(out, " · author {}", e(&c.author));
-    }
-    if let Some(c) = &g.culprit {
-        let _ = write!(out, " · culprit (bisected) {}", e(short(&c.sha)));
-        if !c.subject.is_empty() {
-            let _ = write!(out, " {}", e(&c.subject));
-        }
-    }
-    let _ = writeln!(
-        out,
-        " · {} benchmark{}\n",
-        g.entries.len(),
-        plural(g.entries.len())
-    );
-    let _ = writeln!(
-        out,
-        "| benchmark | testbed | kind | change of the value | 95% interval | alert | status | note |"
-    );
+    let _ = writeln!(out, "### {}\n", ledger_heading(g, e));
+    let _ = writeln!(out, "{}\n", ledger_commits(g, e));
+    let _ = writeln!(out, "| {} |", LEDGER_COLUMNS.join(" | "));
     let _ = writeln!(out, "|---|---|---|--:|---|---|---|---|");
     for x in &g.entries {
-        let (id, status, note) = match &x.alert {
-            Some(a) => (
-                e(&a.id),
-                a.status.as_str().to_string(),
-                a.note.as_deref().map(e).unwrap_or_default(),
-            ),
-            None if x.beyond_threshold => ("—".into(), "no alert stored".into(), String::new()),
-            None => ("—".into(), "below threshold".into(), String::new()),
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            e(&x.key),
-            e(&x.testbed),
-            x.kind.as_str(),
-            signed_pct(x.rel_change),
-            interval(x.ci),
-            id,
-            status,
-            note
-        );
+        let _ = writeln!(out, "| {} |", ledger_row(x, e).join(" | "));
     }
     let _ = writeln!(out);
 }

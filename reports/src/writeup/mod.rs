@@ -11,7 +11,81 @@ mod tests;
 pub use html::render_html;
 pub use markdown::render_markdown;
 
-use pitwall_analysis::writeup::{CommitMeta, EnvField, LedgerGroup, SuiteSummary, Writeup};
+use pitwall_analysis::writeup::{
+    CommitMeta, EnvField, LedgerEntry, LedgerGroup, SuiteSummary, Writeup,
+};
+
+/// The escaping of one output format, applied to every text that comes from data.
+type Escape = fn(&str) -> String;
+
+/// The columns of a ledger group's table, in order.
+const LEDGER_COLUMNS: [&str; 8] = [
+    "benchmark",
+    "testbed",
+    "kind",
+    "change of the value",
+    "95% interval",
+    "alert",
+    "status",
+    "note",
+];
+
+/// A ledger group's heading: `2026-01-10 · 1edf08b8ac: PR #42: Swap the allocator`.
+fn ledger_heading(g: &LedgerGroup, esc: Escape) -> String {
+    let title = g
+        .commit
+        .as_ref()
+        .map(|c| format!(": {}", esc(&commit_title(c))))
+        .unwrap_or_default();
+    format!("{} · {}{}", group_day(g), esc(short(&g.first_bad)), title)
+}
+
+/// The line under a group's heading: its commit range, author, bisected culprit and size.
+fn ledger_commits(g: &LedgerGroup, esc: Escape) -> String {
+    let mut line = format!(
+        "Commits {}..{}",
+        esc(short(&g.last_good)),
+        esc(short(&g.first_bad))
+    );
+    if let Some(c) = &g.commit {
+        line.push_str(&format!(" · author {}", esc(&c.author)));
+    }
+    if let Some(c) = &g.culprit {
+        line.push_str(&format!(" · culprit (bisected) {}", esc(short(&c.sha))));
+        if !c.subject.is_empty() {
+            line.push_str(&format!(" {}", esc(&c.subject)));
+        }
+    }
+    let n = g.entries.len();
+    line.push_str(&format!(
+        " · {n} benchmark{}",
+        if n == 1 { "" } else { "s" }
+    ));
+    line
+}
+
+/// The cells of a ledger row, escaped, in `LEDGER_COLUMNS` order.
+fn ledger_row(x: &LedgerEntry, esc: Escape) -> [String; 8] {
+    let (id, status, note) = match &x.alert {
+        Some(a) => (
+            esc(&a.id),
+            a.status.as_str().to_string(),
+            a.note.as_deref().map(esc).unwrap_or_default(),
+        ),
+        None if x.beyond_threshold => ("—".into(), "no alert stored".into(), String::new()),
+        None => ("—".into(), "below threshold".into(), String::new()),
+    };
+    [
+        esc(&x.key),
+        esc(&x.testbed),
+        x.kind.as_str().to_string(),
+        signed_pct(x.rel_change),
+        interval(x.ci),
+        id,
+        status,
+        note,
+    ]
+}
 
 /// Characters of a commit id shown.
 const SHORT_SHA: usize = 10;
