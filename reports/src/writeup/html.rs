@@ -6,11 +6,11 @@
 use std::fmt::Write;
 
 use pitwall_analysis::number::with_unit;
-use pitwall_analysis::writeup::{EnvField, LedgerGroup, SuiteSummary, Writeup};
+use pitwall_analysis::writeup::{LedgerGroup, SuiteSummary, Writeup};
 
 use super::{
-    LEDGER_COLUMNS, chart_range, env_value, interval, ledger_commits, ledger_heading, ledger_row,
-    noise_and_samples, short, signed_pct, timeline,
+    LEDGER_COLUMNS, RUNNER_COLUMNS, chart_range, interval, ledger_commits, ledger_heading,
+    ledger_row, noise_and_samples, runner_row, short, signed_pct, timeline,
 };
 use crate::html::esc as e;
 
@@ -244,25 +244,19 @@ fn methodology(out: &mut String, w: &Writeup) {
     if m.runners.is_empty() {
         let _ = writeln!(out, "<p>No runner measured in the period.</p>");
     } else {
-        let _ = writeln!(
-            out,
-            "<table><tr><th>testbed</th><th>runs</th><th>host</th><th>CPU</th><th>GPU</th><th>driver</th><th>CUDA</th><th>NCCL</th><th>clocks</th></tr>"
-        );
+        let _ = write!(out, "<table><tr>");
+        for c in RUNNER_COLUMNS {
+            let _ = write!(out, "<th>{c}</th>");
+        }
+        let _ = writeln!(out, "</tr>");
         for r in &m.runners {
-            let v = |f: EnvField| e(env_value(&r.env, f));
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                e(&r.testbed),
-                r.runs,
-                e(&r.hostname),
-                e(&r.cpu_model),
-                v(EnvField::GpuModel),
-                v(EnvField::Driver),
-                v(EnvField::Cuda),
-                v(EnvField::Nccl),
-                v(EnvField::ClockPolicy)
-            );
+            let _ = write!(out, "<tr>");
+            for (i, c) in runner_row(r, e).iter().enumerate() {
+                // The number of runs is a number: right-aligned.
+                let class = if i == 1 { " class=\"n\"" } else { "" };
+                let _ = write!(out, "<td{class}>{c}</td>");
+            }
+            let _ = writeln!(out, "</tr>");
         }
         let _ = writeln!(out, "</table>");
     }

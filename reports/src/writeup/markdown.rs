@@ -5,11 +5,11 @@
 use std::fmt::Write;
 
 use pitwall_analysis::number::with_unit;
-use pitwall_analysis::writeup::{BenchChange, EnvField, LedgerGroup, SuiteSummary, Writeup};
+use pitwall_analysis::writeup::{BenchChange, LedgerGroup, SuiteSummary, Writeup};
 
 use super::{
-    LEDGER_COLUMNS, day, env_value, interval, ledger_commits, ledger_heading, ledger_row,
-    noise_and_samples, short, signed_pct, text_sparkline, timeline,
+    LEDGER_COLUMNS, RUNNER_COLUMNS, day, interval, ledger_commits, ledger_heading, ledger_row,
+    noise_and_samples, runner_row, short, signed_pct, text_sparkline, timeline,
 };
 use crate::github::escape_text as e;
 
@@ -233,26 +233,10 @@ fn methodology(out: &mut String, w: &Writeup) {
     if m.runners.is_empty() {
         let _ = writeln!(out, "No runner measured in the period.\n");
     } else {
-        let _ = writeln!(
-            out,
-            "| testbed | runs | host | CPU | GPU | driver | CUDA | NCCL | clocks |"
-        );
+        let _ = writeln!(out, "| {} |", RUNNER_COLUMNS.join(" | "));
         let _ = writeln!(out, "|---|--:|---|---|---|---|---|---|---|");
         for r in &m.runners {
-            let v = |f: EnvField| e(env_value(&r.env, f));
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                e(&r.testbed),
-                r.runs,
-                e(&r.hostname),
-                e(&r.cpu_model),
-                v(EnvField::GpuModel),
-                v(EnvField::Driver),
-                v(EnvField::Cuda),
-                v(EnvField::Nccl),
-                v(EnvField::ClockPolicy)
-            );
+            let _ = writeln!(out, "| {} |", runner_row(r, e).join(" | "));
         }
         let _ = writeln!(out);
     }

@@ -12,7 +12,7 @@ pub use html::render_html;
 pub use markdown::render_markdown;
 
 use pitwall_analysis::writeup::{
-    CommitMeta, EnvField, LedgerEntry, LedgerGroup, SuiteSummary, Writeup,
+    CommitMeta, EnvField, LedgerEntry, LedgerGroup, Runner, SuiteSummary, Writeup,
 };
 
 /// The escaping of one output format, applied to every text that comes from data.
@@ -29,6 +29,27 @@ const LEDGER_COLUMNS: [&str; 8] = [
     "status",
     "note",
 ];
+
+/// The columns of the methodology's runner table, in order.
+const RUNNER_COLUMNS: [&str; 9] = [
+    "testbed", "runs", "host", "CPU", "GPU", "driver", "CUDA", "NCCL", "clocks",
+];
+
+/// The cells of a runner's row, escaped, in `RUNNER_COLUMNS` order.
+fn runner_row(r: &Runner, esc: Escape) -> [String; 9] {
+    let v = |f: EnvField| esc(env_value(&r.env, f));
+    [
+        esc(&r.testbed),
+        r.runs.to_string(),
+        esc(&r.hostname),
+        esc(&r.cpu_model),
+        v(EnvField::GpuModel),
+        v(EnvField::Driver),
+        v(EnvField::Cuda),
+        v(EnvField::Nccl),
+        v(EnvField::ClockPolicy),
+    ]
+}
 
 /// A ledger group's heading: `2026-01-10 · 1edf08b8ac: PR #42: Swap the allocator`.
 fn ledger_heading(g: &LedgerGroup, esc: Escape) -> String {
