@@ -163,7 +163,11 @@ fn planted_steps_give_the_levels_the_geomean_and_the_ledger() {
         min: 5,
         max: 5,
     };
-    assert_eq!(s.samples_per_point, Some(five), "every result has 5 samples");
+    assert_eq!(
+        s.samples_per_point,
+        Some(five),
+        "every result has 5 samples"
+    );
 
     assert_eq!(w.ledger.len(), 2, "{:?}", w.ledger);
     let g = &w.ledger[0];
@@ -369,7 +373,11 @@ fn a_stored_alert_no_change_point_matches_is_in_the_ledger_on_its_own() {
 fn sample_counts_are_the_median_and_range_of_the_points() {
     assert_eq!(SampleCounts::of(Vec::new()), None);
     let c = SampleCounts::of(vec![30, 10, 20, 40]).unwrap();
-    assert_eq!((c.median, c.min, c.max), (20, 10, 40), "lower middle of an even count");
+    assert_eq!(
+        (c.median, c.min, c.max),
+        (20, 10, 40),
+        "lower middle of an even count"
+    );
     let c = SampleCounts::of(vec![7]).unwrap();
     assert_eq!((c.median, c.min, c.max), (7, 7, 7));
 }

@@ -6,6 +6,7 @@
 // Paths inside this crate name the contracts as `crate::backend`, `crate::benchmark`, `crate::schema`.
 use pitwall_schema::{backend, benchmark, check, schema, work};
 
+pub mod ceiling;
 pub mod collective;
 pub mod device;
 pub mod gemm;
@@ -146,7 +147,8 @@ pub fn plan(options: &SuiteOptions) -> Vec<Planned> {
 
 /// The planned benchmarks on `dev`, each allocating its buffers on its first run.
 pub fn build(dev: &Arc<Device>, plan: &[Planned], cache: Cache) -> Vec<Box<dyn Benchmark>> {
-    plan.iter()
+    let benches = plan
+        .iter()
         .map(|&p| -> Box<dyn Benchmark> {
             match p {
                 Planned::Memory(op, bytes) => {
@@ -156,7 +158,8 @@ pub fn build(dev: &Arc<Device>, plan: &[Planned], cache: Cache) -> Vec<Box<dyn B
                 Planned::Rows(op, shape) => Box::new(RowBench::new(dev.clone(), op, shape, cache)),
             }
         })
-        .collect()
+        .collect();
+    ceiling::with_ceilings(plan, benches)
 }
 
 /// A suite this pitwall has no CUDA implementation of yet: skipped with one line.

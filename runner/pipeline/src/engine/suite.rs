@@ -82,15 +82,21 @@ pub fn run_suite(
                         && only.is_none_or(|o| o.contains(&shown))
                 });
                 observer.suite_started(&suite.name, benches.len());
+                let ceilings: Vec<_> = benches
+                    .iter()
+                    .filter_map(|b| b.ceiling().map(|c| (b.id(), c)))
+                    .collect();
                 // Each benchmark is dropped once measured: its buffers (allocated on its first
                 // run) are freed before the next one starts, so a worker peaks at its largest
                 // benchmark rather than at the sum of the suite's.
-                let results = benches
+                let mut results: Vec<BenchmarkResult> = benches
                     .into_iter()
                     .flat_map(|mut b| {
                         run_builtin(&suite.name, b.as_mut(), &suite.sampling, observer, meta)
                     })
                     .collect();
+                let derived = super::ceiling::ceiling_results(&results, &ceilings);
+                results.extend(derived);
                 observer.suite_finished(&suite.name);
                 SuiteOutcome {
                     results,
