@@ -83,14 +83,16 @@ impl Backend for CudaBackend {
     }
 }
 
+const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
 
 /// Array sizes of the device-memory benchmarks: about L2-sized on current GPUs, then
 /// far beyond it.
 pub const DEVICE_BYTES: [u64; 3] = [16 * MIB, 256 * MIB, 1024 * MIB];
 
-/// Transfer sizes between host and device.
-pub const TRANSFER_BYTES: [u64; 2] = [MIB, 64 * MIB];
+/// Transfer sizes between host and device: 4 KiB (latency-bound) to 1 GiB (bandwidth-bound),
+/// a factor of 16 apart.
+pub const TRANSFER_BYTES: [u64; 6] = [4 * KIB, 64 * KIB, MIB, 16 * MIB, 256 * MIB, 1024 * MIB];
 
 /// One benchmark of the suite, before a device is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,7 +197,13 @@ mod tests {
     #[test]
     fn the_full_plan_has_every_type_size_and_direction() {
         let all = plan(&SuiteOptions::default());
-        assert_eq!(all.len(), 4 * 3 + 3 * 3 + 3 * 2 + 2 * 2 * 2);
+        assert_eq!(all.len(), 4 * 3 + 3 * 3 + 3 * 2 + 2 * 2 * 6);
+        for bytes in [4 * KIB, 1024 * MIB] {
+            assert!(all.contains(&Planned::Memory(
+                MemOp::HostToDevice(HostMemory::Pinned),
+                bytes
+            )));
+        }
         assert!(all.contains(&Planned::Rows(RowOp::Softmax, (16384, 1024))));
         assert!(all.contains(&Planned::Gemm(Dtype::Bf16, 8192)));
         assert!(all.contains(&Planned::Memory(
