@@ -208,7 +208,7 @@ mod tests {
         assert!(all.contains(&Planned::Gemm(Dtype::Bf16, 8192)));
         assert!(all.contains(&Planned::Memory(
             MemOp::DeviceToHost(HostMemory::Pageable),
-            64 * MIB
+            16 * MIB
         )));
     }
 
