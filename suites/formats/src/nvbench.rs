@@ -1,6 +1,7 @@
 //! nvbench reader (`format = "nvbench"`): the JSON that an nvbench executable writes with
-//! `--json <file>` (nvbench's `nvbench/json_printer.cu`, file version 1.x): `benchmarks[]`, each
-//! with `states[]` (one per point of its axes), each with `axis_values` and tagged `summaries`.
+//! `--json <file>` or `--jsonbin <file>` (nvbench's `nvbench/json_printer.cu`, file version 1.x):
+//! `benchmarks[]`, each with `states[]` (one per point of its axes), each with `axis_values`
+//! and tagged `summaries`.
 //!
 //! Every state becomes benchmarks named after its nvbench benchmark, with the axis values (and
 //! the device index, `device`) as parameters, one per summary it has:
@@ -9,14 +10,23 @@
 //! |----------------------------------------|------------------|--------------|--------|
 //! | `nv/cold/time/gpu/mean`                | `gpu_time`       | ns (from s)  | lower  |
 //! | `nv/cold/time/cpu/mean`                | `cpu_time`       | ns (from s)  | lower  |
+//! | `nv/cpu_only/time/cpu/mean`            | `cpu_time`       | ns (from s)  | lower  |
 //! | `nv/batch/time/gpu/mean`               | `batch_gpu_time` | ns (from s)  | lower  |
 //! | `nv/cold/bw/global/bytes_per_second`   | `bandwidth`      | B/s          | higher |
 //! | `nv/cold/bw/item_rate`                 | `item_rate`      | items/s      | higher |
 //!
-//! Each is a single summary sample (a mean over the state's samples). nvbench writes the raw
-//! sample times only to binary files (`--jsonbin`, summary `nv/json/bin:nv/cold/sample_times`),
-//! which a text reader does not open: the run's notes say so. A skipped state becomes a skipped
-//! `gpu_time` result carrying the skip reason. The `devices` section goes into the context.
+//! Each is a single summary sample (a mean over the state's samples), except where nvbench
+//! wrote the state's sample times to a binary file (`--jsonbin`: summary
+//! `nv/json/bin:nv/cold/sample_times`, or `nv/json/bin:nv/cpu_only/sample_times` for CPU-only
+//! benchmarks) and the reader is given the files beside the output ([`SideFiles`]): then
+//! `gpu_time` (`cpu_time`) holds every sample of the file. The file is little-endian float32
+//! seconds, one per sample, `size` of them (`write_jsonbin_sidecar` in `json_printer.cu`);
+//! its `filename` is relative to the JSON file's directory since nvbench #405, and was the
+//! `--jsonbin` path plus `-bin/N.bin`, relative to nvbench's working directory, before: both
+//! are found as nvbench's own `scripts/nvbench_compare_robust.py` finds them
+//! (`resolve_binary_filename`). A missing, short or odd-sized file rejects the output. A
+//! skipped state becomes a skipped `gpu_time` result carrying the skip reason. The `devices`
+//! section goes into the context.
 
 use std::collections::BTreeMap;
 
@@ -24,13 +34,15 @@ use serde_json::Value;
 
 use super::bmf::{kind, parse_json};
 use super::pitwall_json::{FormatError, ParsedBenchmark};
+use super::nvbench_samples::{SAMPLE_FILES, read_samples};
 use super::registry::ParsedRun;
+use super::side_files::SideFiles;
 use crate::schema::{Direction, Unit};
 
 const FORMAT: &str = "nvbench";
 
 /// (summary tag, measure, unit, factor to the unit, direction).
-const MEASURES: [(&str, &str, &str, f64, Direction); 5] = [
+const MEASURES: [(&str, &str, &str, f64, Direction); 6] = [
     (
         "nv/cold/time/gpu/mean",
         "gpu_time",
@@ -40,6 +52,13 @@ const MEASURES: [(&str, &str, &str, f64, Direction); 5] = [
     ),
     (
         "nv/cold/time/cpu/mean",
+        "cpu_time",
+        Unit::NANOSECONDS,
+        1e9,
+        Direction::LowerIsBetter,
+    ),
+    (
+        "nv/cpu_only/time/cpu/mean",
         "cpu_time",
         Unit::NANOSECONDS,
         1e9,
@@ -68,12 +87,29 @@ const MEASURES: [(&str, &str, &str, f64, Direction); 5] = [
     ),
 ];
 
-/// The note every nvbench run carries.
+/// The note of an nvbench run whose states gave no sample files.
 pub const SUMMARY_NOTE: &str = "nvbench: summary values only (one mean per state and measure): \
      comparisons are summary-based";
 
-/// Reads nvbench JSON output.
+/// What the states of one output gave.
+#[derive(Default)]
+struct Counts {
+    /// States that were measured (not skipped).
+    measured: usize,
+    /// States whose summaries name a binary file (`nv/json/bin:…`).
+    bin_named: usize,
+    /// States whose sample times were read from their file.
+    sampled: usize,
+}
+
+/// Reads nvbench JSON output without its files: every value is a summary.
 pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
+    parse_with(text, None)
+}
+
+/// Reads nvbench JSON output; with `files` (the files beside the output), the per-sample times
+/// of the `--jsonbin` files it names.
+pub fn parse_with(text: &str, files: Option<&dyn SideFiles>) -> Result<ParsedRun, FormatError> {
     let root = parse_json(FORMAT, text)?;
     let Some(benches) = root.get("benchmarks").and_then(Value::as_array) else {
         return Err(err(
@@ -85,7 +121,7 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
         return Err(err(String::new(), "no benchmarks in output".into()));
     }
     let mut run = ParsedRun::default();
-    let mut bin_files = 0;
+    let mut counts = Counts::default();
     for (index, bench) in benches.iter().enumerate() {
         let name = bench.get("name").and_then(Value::as_str).unwrap_or("");
         if name.trim().is_empty() {
@@ -108,7 +144,7 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
             }
         };
         for state in states {
-            bin_files += read_state(&at, name, state, &mut run.benchmarks)?;
+            read_state(&at, name, state, files, &mut run.benchmarks, &mut counts)?;
         }
     }
     if let Some(devices) = root.get("devices") {
@@ -117,23 +153,41 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
     if let Some(v) = root.pointer("/meta/version") {
         run.context.insert("version".into(), v.clone());
     }
-    run.notes.push(SUMMARY_NOTE.into());
-    if bin_files > 0 {
+    let Counts {
+        measured,
+        bin_named,
+        sampled,
+    } = counts;
+    if sampled == 0 {
+        run.notes.push(SUMMARY_NOTE.into());
+    } else {
         run.notes.push(format!(
-            "nvbench: {bin_files} state(s) wrote raw sample times to binary files (--jsonbin); \
-             they are not read"
+            "nvbench: per-sample times of {sampled} of {measured} measured state(s) read from \
+             their --jsonbin files; the other values are summaries (one mean per state and \
+             measure)"
+        ));
+    }
+    if bin_named > sampled {
+        run.notes.push(format!(
+            "nvbench: {} state(s) wrote raw sample times to binary files (--jsonbin); \
+             they are not read (hint: read the JSON file itself, with its -bin directory \
+             beside it)",
+            bin_named - sampled
         ));
     }
     Ok(run)
 }
 
-/// Adds the benchmarks of one state; returns 1 when it names a binary sample file.
+/// Adds the benchmarks of one state, with the sample times of its binary file when `files`
+/// are given.
 fn read_state(
     at: &str,
     name: &str,
     state: &Value,
+    files: Option<&dyn SideFiles>,
     out: &mut Vec<ParsedBenchmark>,
-) -> Result<usize, FormatError> {
+    counts: &mut Counts,
+) -> Result<(), FormatError> {
     let desc = state.get("name").and_then(Value::as_str).unwrap_or("?");
     let at = format!("{at}state `{desc}`: ");
     let mut params = BTreeMap::new();
@@ -179,11 +233,13 @@ fn read_state(
             vec![],
             Some(format!("skipped by nvbench: {reason}")),
         ));
-        return Ok(0);
+        return Ok(());
     }
+    counts.measured += 1;
     let summaries = list(state, "summaries", &at)?;
+    let first = out.len();
     let mut found = 0;
-    let mut bin = 0;
+    let mut sample_files = Vec::new();
     for summ in summaries {
         let tag = summ.get("tag").and_then(Value::as_str).ok_or_else(|| {
             err(
@@ -191,8 +247,8 @@ fn read_state(
                 "summaries need a `tag` (nvbench JSON before 1.0 is not read)".into(),
             )
         })?;
-        if tag.starts_with("nv/json/bin:") {
-            bin = 1;
+        if let Some((_, measure)) = SAMPLE_FILES.iter().find(|(t, _)| *t == tag) {
+            sample_files.push((tag, *measure, summ));
         }
         let Some((_, measure, unit, factor, direction)) = MEASURES.iter().find(|(t, ..)| *t == tag)
         else {
@@ -205,10 +261,29 @@ fn read_state(
         out.push(make(measure, unit, *direction, vec![value * factor], None));
         found += 1;
     }
-    if found == 0 {
+    if found == 0 && sample_files.is_empty() {
         return Err(err(at, "no time or bandwidth summaries".into()));
     }
-    Ok(bin)
+    counts.bin_named += usize::from(!sample_files.is_empty());
+    let Some(files) = files else {
+        return Ok(());
+    };
+    for (tag, measure, summ) in &sample_files {
+        let samples = read_samples(files, tag, summ).map_err(|m| err(at.clone(), m))?;
+        // The file's samples replace the state's mean of the same measure.
+        match out[first..].iter_mut().find(|b| b.measure == *measure) {
+            Some(b) => b.samples = samples,
+            None => out.push(make(
+                measure,
+                Unit::NANOSECONDS,
+                Direction::LowerIsBetter,
+                samples,
+                None,
+            )),
+        }
+    }
+    counts.sampled += usize::from(!sample_files.is_empty());
+    Ok(())
 }
 
 /// A list member that nvbench may write as `null` when empty.
@@ -267,6 +342,7 @@ fn err(position: String, message: String) -> FormatError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::side_files::MemFiles;
 
     const REDUCE: &str = include_str!("../../../tests/fixtures/nvbench/reduce.json");
 
@@ -325,6 +401,112 @@ mod tests {
         assert_eq!(run.notes[0], SUMMARY_NOTE);
         assert!(run.notes[1].contains("2 state(s)"), "{:?}", run.notes);
         assert_eq!(run.context["devices"][0]["name"], "NVIDIA H200");
+    }
+
+    fn f32s(xs: impl Iterator<Item = f32>) -> Vec<u8> {
+        xs.flat_map(f32::to_le_bytes).collect()
+    }
+
+    /// The two sample files `reduce.json` names: 1000 and 1037 times around its means.
+    fn reduce_files() -> MemFiles {
+        MemFiles::default()
+            .with(
+                "reduce.json-bin/0.bin",
+                f32s((0..1000).map(|i| 9.0e-6 + (i % 7) as f32 * 1e-7)),
+            )
+            .with(
+                "reduce.json-bin/1.bin",
+                f32s((0..1037).map(|i| 2.9e-5 - (i % 5) as f32 * 1e-7)),
+            )
+    }
+
+    #[test]
+    fn jsonbin_sample_times_become_the_gpu_time_samples_of_their_state() {
+        let files = reduce_files();
+        let run = parse_with(REDUCE, Some(&files)).unwrap();
+        assert_eq!(run.benchmarks.len(), 25);
+        let gpu = |t: &str, n: &str| {
+            run.benchmarks
+                .iter()
+                .find(|b| {
+                    b.name == "reduce"
+                        && b.measure == "gpu_time"
+                        && b.params["T"] == t
+                        && b.params["Elements"] == n
+                })
+                .unwrap()
+        };
+        let first = gpu("F32", "1048576");
+        assert_eq!(first.samples.len(), 1000);
+        assert_eq!(first.samples[3], f64::from(9.0e-6f32 + 3.0 * 1e-7) * 1e9);
+        assert_eq!(first.unit.as_str(), "ns");
+        assert_eq!(gpu("F32", "16777216").samples.len(), 1037);
+        // States without a file keep their mean; so do the other measures of a state with one.
+        assert_eq!(gpu("F64", "1048576").samples.len(), 1);
+        assert!(
+            run.benchmarks
+                .iter()
+                .filter(|b| b.measure != "gpu_time")
+                .all(|b| b.samples.len() <= 1)
+        );
+        assert_eq!(
+            run.notes,
+            vec![
+                "nvbench: per-sample times of 2 of 5 measured state(s) read from their --jsonbin \
+                 files; the other values are summaries (one mean per state and measure)"
+                    .to_string()
+            ]
+        );
+    }
+
+    #[test]
+    fn a_missing_or_short_sample_file_rejects_the_output_naming_state_and_file() {
+        let files = MemFiles::default().with(
+            "reduce.json-bin/0.bin",
+            f32s((0..1000).map(|_| 1e-5)),
+        );
+        let e = parse_with(REDUCE, Some(&files)).unwrap_err();
+        assert!(
+            e.to_string().starts_with(
+                "nvbench: benchmark 0 (reduce): state `Device=0 T=F32 Elements=2^24`: sample \
+                 file reduce.json-bin/1.bin cannot be read: No such file or directory"
+            ),
+            "{e}"
+        );
+        let files = reduce_files().with("reduce.json-bin/1.bin", f32s((0..1036).map(|_| 1e-5)));
+        let e = parse_with(REDUCE, Some(&files)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "nvbench: benchmark 0 (reduce): state `Device=0 T=F32 Elements=2^24`: sample file \
+             reduce.json-bin/1.bin holds 1036 samples, but `nv/json/bin:nv/cold/sample_times` \
+             says 1037 (truncated, or left by another run?)"
+        );
+        // Through the registry, text alone reads no files and says so.
+        let run = crate::parse(crate::InputFormat::Nvbench, crate::Input::Text(REDUCE)).unwrap();
+        assert!(run.benchmarks.iter().all(|b| b.samples.len() <= 1));
+        let run = crate::parse(
+            crate::InputFormat::Nvbench,
+            crate::Input::TextBeside(REDUCE, &reduce_files()),
+        )
+        .unwrap();
+        assert!(run.benchmarks.iter().any(|b| b.samples.len() == 1037));
+    }
+
+    #[test]
+    fn cpu_only_states_give_cpu_time_with_their_sample_times() {
+        let doc = r#"{"devices":[],"benchmarks":[{"name":"host","axes":[],"states":[{"name":"Device=0","axis_values":null,"is_skipped":false,"summaries":[
+            {"tag":"nv/cpu_only/time/cpu/mean","data":[{"name":"value","type":"float64","value":"2e-06"}]},
+            {"tag":"nv/json/bin:nv/cpu_only/sample_times","data":[{"name":"filename","type":"string","value":"h.json-bin/0.bin"},{"name":"size","type":"int64","value":"3"}]}]}]}]}"#;
+        let run = parse(doc).unwrap();
+        assert_eq!(run.benchmarks.len(), 1);
+        assert_eq!(run.benchmarks[0].measure, "cpu_time");
+        assert_eq!(run.benchmarks[0].samples, vec![2000.0]);
+        assert_eq!(run.notes[0], SUMMARY_NOTE);
+        assert!(run.notes[1].contains("1 state(s)"), "{:?}", run.notes);
+        let files = MemFiles::default().with("h.json-bin/0.bin", f32s([1.0f32, 2.0, 3.0].into_iter()));
+        let run = parse_with(doc, Some(&files)).unwrap();
+        assert_eq!(run.benchmarks[0].samples, vec![1e9, 2e9, 3e9]);
+        assert_eq!(run.benchmarks[0].direction, Direction::LowerIsBetter);
     }
 
     #[test]
