@@ -167,7 +167,9 @@ fn nvbench_jsonbin_sample_times_are_the_samples_with_each_execution_a_replicate(
         }
         let notes = run["fingerprint"]["extra"]["format_notes"].to_string();
         assert!(
-            notes.contains("per-sample times of 2 of 2 measured state(s) read from their --jsonbin files"),
+            notes.contains(
+                "per-sample times of 2 of 2 measured state(s) read from their --jsonbin files"
+            ),
             "{notes}"
         );
     }
@@ -206,6 +208,43 @@ fn a_short_nvbench_sample_file_fails_the_suite_naming_file_and_state() {
 }
 
 #[test]
+fn an_imported_nvbench_file_brings_its_sample_files_and_fails_without_them() {
+    let sb = Sandbox::new();
+    sb.write("reduce_bench.py", NVBENCH);
+    sb.write("level.txt", "10\n");
+    let status = std::process::Command::new("python3")
+        .arg("reduce_bench.py")
+        .current_dir(sb.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // Read from another directory: the files are found beside the JSON, not in the cwd.
+    let json = sb.path().join("out/reduce.json");
+    let elsewhere = Sandbox::new();
+    elsewhere.run(&["import", json.to_str().unwrap()]).expect(0);
+    let doc: Value = serde_json::from_str(&elsewhere.run(&["export"]).expect(0).stdout()).unwrap();
+    let gpu = results(&doc["runs"][0], "gpu_time");
+    assert_eq!(gpu.len(), 2);
+    assert!(
+        gpu.iter()
+            .all(|r| r["samples"].as_array().unwrap().len() == 200)
+    );
+    // Without its -bin directory: exit 2, one line naming the state and the file, nothing stored.
+    std::fs::remove_file(sb.path().join("out/reduce.json-bin/1.bin")).unwrap();
+    let out = elsewhere.run(&["import", json.to_str().unwrap()]);
+    let err = out.stderr();
+    out.expect(2);
+    assert!(
+        err.contains(&format!(
+            "state `Device=0 Elements=2^24`: sample file out/reduce.json-bin/1.bin not found (looked for {0}/out/reduce.json-bin/1.bin and {0}/reduce.json-bin/1.bin) (hint: keep the `-bin` directory that nvbench --jsonbin wrote next to the JSON file)",
+            sb.path().join("out").display()
+        )),
+        "{err}"
+    );
+    assert_eq!(elsewhere.count("runs"), 1);
+}
+
+#[test]
 fn nccl_tests_repeated_with_runs_gives_a_sample_per_run_and_a_replicate_verdict() {
     let sb = Sandbox::new();
     let config = "[project]\nname = \"net\"\n\n[[suite]]\nname = \"nccl\"\nkind = \"command\"\ncommand = \"python3 all_reduce_perf.py\"\nformat = \"nccl-tests\"\nruns = 5\n";
@@ -237,12 +276,18 @@ fn nccl_tests_repeated_with_runs_gives_a_sample_per_run_and_a_replicate_verdict(
             assert_eq!(r["samples"].as_array().unwrap().len(), 5, "{r}");
             assert_eq!(r["replicates"], serde_json::json!([0, 1, 2, 3, 4]), "{r}");
         }
+        let notes = run["fingerprint"]["extra"]["format_notes"].to_string();
+        assert!(
+            notes.contains("(`runs = N`: one sample per run, each run a replicate)"),
+            "{notes}"
+        );
     }
     let v = sb
         .run(&["compare", "--pair", "latest", "--format", "json"])
         .expect(1)
         .json();
-    let key = "nccl/all_reduce_perf[placement=out-of-place,redop=sum,size=67108864,type=float]/time";
+    let key =
+        "nccl/all_reduce_perf[placement=out-of-place,redop=sum,size=67108864,type=float]/time";
     let r = by_key(&v, key);
     assert_eq!(r["verdict"], "regression", "{r}");
     assert_eq!(r["method"], "replicates", "{r}");
@@ -256,8 +301,7 @@ fn nccl_tests_repeated_with_runs_gives_a_sample_per_run_and_a_replicate_verdict(
 
 const OWN: &str = "[[suite]]\nname = \"own\"\nkind = \"command\"\ncommand = \"sh bench.sh\"\n";
 const KERNEL: &str = "[[suite]]\nkind = \"kernel\"\nmax_bytes = 65536\n";
-const QUICK: &str =
-    "[project]\nname = \"pr\"\n\n[ci]\nuntil_decided = false\n\n[sampling]\nwarmup_s = 0.0\nmax_time_s = 0.05\nmin_samples = 5\n\n";
+const QUICK: &str = "[project]\nname = \"pr\"\n\n[ci]\nuntil_decided = false\n\n[sampling]\nwarmup_s = 0.0\nmax_time_s = 0.05\nmin_samples = 5\n\n";
 const BENCH: &str = "l=$(cat level.txt)\nprintf '{\"schema\":\"pitwall/v1\",\"benchmarks\":[{\"name\":\"work\",\"samples\":[%s.1,%s.2,%s.3,%s.4,%s.5,%s.6]}]}' $l $l $l $l $l $l\n";
 
 /// `pitwall ci --dry-run` of the pair; the suites of its stored head run.
@@ -310,10 +354,17 @@ fn ci_leaves_built_in_suites_out_of_a_pull_request_unless_asked() {
     // Asked for: both are compared (the configuration is read from the working directory).
     sb.write(
         "pitwall.toml",
-        &format!("{}{OWN}\n{KERNEL}", QUICK.replace("[ci]\n", "[ci]\nbuiltin_suites = true\n")),
+        &format!(
+            "{}{OWN}\n{KERNEL}",
+            QUICK.replace("[ci]\n", "[ci]\nbuiltin_suites = true\n")
+        ),
     );
     let (err, suites) = ci_suites(&sb, &base, &head);
-    assert_eq!(suites, vec!["own".to_string(), "kernel".to_string()], "{err}");
+    assert_eq!(
+        suites,
+        vec!["own".to_string(), "kernel".to_string()],
+        "{err}"
+    );
     assert!(!err.contains("left out"), "{err}");
     // Only built-in suites: compared anyway, with one line saying so.
     sb.write("pitwall.toml", &format!("{QUICK}{KERNEL}"));

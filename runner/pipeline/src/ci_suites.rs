@@ -129,6 +129,6 @@ mod tests {
                 .unwrap()
                 .contains("\"builtin_suites\":true")
         );
-        assert!(!crate::defaults::CI_BUILTIN_SUITES);
+        assert!(!config("", MIXED).ci.builtin_suites);
     }
 }

@@ -33,8 +33,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::bmf::{kind, parse_json};
-use super::pitwall_json::{FormatError, ParsedBenchmark};
 use super::nvbench_samples::{SAMPLE_FILES, read_samples};
+use super::pitwall_json::{FormatError, ParsedBenchmark};
 use super::registry::ParsedRun;
 use super::side_files::SideFiles;
 use crate::schema::{Direction, Unit};
@@ -461,15 +461,13 @@ mod tests {
 
     #[test]
     fn a_missing_or_short_sample_file_rejects_the_output_naming_state_and_file() {
-        let files = MemFiles::default().with(
-            "reduce.json-bin/0.bin",
-            f32s((0..1000).map(|_| 1e-5)),
-        );
+        let files =
+            MemFiles::default().with("reduce.json-bin/0.bin", f32s((0..1000).map(|_| 1e-5)));
         let e = parse_with(REDUCE, Some(&files)).unwrap_err();
         assert!(
             e.to_string().starts_with(
                 "nvbench: benchmark 0 (reduce): state `Device=0 T=F32 Elements=2^24`: sample \
-                 file reduce.json-bin/1.bin cannot be read: No such file or directory"
+                 file reduce.json-bin/1.bin not found (looked for reduce.json-bin/1.bin)"
             ),
             "{e}"
         );
@@ -503,7 +501,8 @@ mod tests {
         assert_eq!(run.benchmarks[0].samples, vec![2000.0]);
         assert_eq!(run.notes[0], SUMMARY_NOTE);
         assert!(run.notes[1].contains("1 state(s)"), "{:?}", run.notes);
-        let files = MemFiles::default().with("h.json-bin/0.bin", f32s([1.0f32, 2.0, 3.0].into_iter()));
+        let files =
+            MemFiles::default().with("h.json-bin/0.bin", f32s([1.0f32, 2.0, 3.0].into_iter()));
         let run = parse_with(doc, Some(&files)).unwrap();
         assert_eq!(run.benchmarks[0].samples, vec![1e9, 2e9, 3e9]);
         assert_eq!(run.benchmarks[0].direction, Direction::LowerIsBetter);

@@ -19,8 +19,8 @@ pub(crate) const SAMPLE_FILES: [(&str, &str); 2] = [
 const SAMPLE_BYTES: usize = 4;
 
 /// Hint for a sample file that is not where the JSON says.
-const KEEP_HINT: &str = "hint: keep the `<json>-bin` directory that nvbench --jsonbin writes \
-     beside the JSON file, or read the JSON without it through --json";
+const KEEP_HINT: &str = "hint: keep the `-bin` directory that nvbench --jsonbin wrote next to \
+     the JSON file";
 
 /// The sample times of the file that the summary `tag` (`summ`) names, in nanoseconds. `Err`
 /// is one line naming the file, for the caller to prefix with the state.
@@ -50,7 +50,16 @@ pub(crate) fn read_samples(
         None => None,
         Some(v) => Some(count(v).ok_or_else(|| format!("`{tag}`: `size` is {v}, not a count"))?),
     };
-    let name = resolve(files, Path::new(written));
+    let name = match resolve(files, Path::new(written)) {
+        Ok(name) => name,
+        Err(tried) => {
+            let tried: Vec<String> = tried.iter().map(|t| files.locate(t)).collect();
+            return Err(format!(
+                "sample file {written} not found (looked for {}) ({KEEP_HINT})",
+                tried.join(" and ")
+            ));
+        }
+    };
     let shown = || {
         let at = files.locate(&name);
         if at == written {
@@ -61,7 +70,7 @@ pub(crate) fn read_samples(
     };
     let bytes = files
         .read(&name)
-        .map_err(|e| format!("{} cannot be read: {e} ({KEEP_HINT})", shown()))?;
+        .map_err(|e| format!("{} cannot be read: {e}", shown()))?;
     if bytes.len() % SAMPLE_BYTES != 0 {
         return Err(format!(
             "{} has {} bytes, not a whole number of float32 samples (truncated?)",
@@ -107,11 +116,11 @@ fn count(v: &Value) -> Option<u64> {
 /// `scripts/nvbench_compare_robust.py` looks: the name as written (relative to the JSON's
 /// directory, nvbench #405 and later; or absolute), else its last two components
 /// (`<json>-bin/N.bin`) beside the JSON, for older nvbench, which wrote the `--jsonbin` path
-/// plus `-bin/N.bin` relative to its own working directory. When neither exists, the name as
-/// written, for the error.
-fn resolve(files: &dyn SideFiles, written: &Path) -> PathBuf {
+/// plus `-bin/N.bin` relative to its own working directory. `Err`: the places looked at.
+fn resolve(files: &dyn SideFiles, written: &Path) -> Result<PathBuf, Vec<PathBuf>> {
+    let mut tried = vec![written.to_path_buf()];
     if files.exists(written) {
-        return written.to_path_buf();
+        return Ok(written.to_path_buf());
     }
     let parts: Vec<_> = written.components().collect();
     if let [.., dir, file] = parts.as_slice()
@@ -120,10 +129,11 @@ fn resolve(files: &dyn SideFiles, written: &Path) -> PathBuf {
     {
         let tail: PathBuf = [dir, file].iter().collect();
         if files.exists(&tail) {
-            return tail;
+            return Ok(tail);
         }
+        tried.push(tail);
     }
-    written.to_path_buf()
+    Err(tried)
 }
 
 #[cfg(test)]
@@ -157,7 +167,10 @@ mod tests {
         assert!((s[1] - 2000.0).abs() < 1e-3, "{s:?}");
         assert_eq!(s[2], 0.25e9);
         // Big-endian bytes would read as other numbers: the byte order is fixed.
-        assert_eq!(f32::from_le_bytes(f32s(&[0.25])[..4].try_into().unwrap()), 0.25);
+        assert_eq!(
+            f32::from_le_bytes(f32s(&[0.25])[..4].try_into().unwrap()),
+            0.25
+        );
         // `size` may be left out (the file's length counts) or written as a number.
         let files = MemFiles::default().with("a.bin", f32s(&[1e-3]));
         assert_eq!(
@@ -197,7 +210,14 @@ mod tests {
         assert_eq!(
             e(Some("r.json-bin/7.bin"), Some("3")),
             format!(
-                "sample file r.json-bin/7.bin cannot be read: No such file or directory ({KEEP_HINT})"
+                "sample file r.json-bin/7.bin not found (looked for r.json-bin/7.bin) ({KEEP_HINT})"
+            )
+        );
+        assert_eq!(
+            e(Some("out/r.json-bin/7.bin"), Some("3")),
+            format!(
+                "sample file out/r.json-bin/7.bin not found (looked for out/r.json-bin/7.bin and \
+                 r.json-bin/7.bin) ({KEEP_HINT})"
             )
         );
         assert_eq!(
