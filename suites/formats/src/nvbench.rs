@@ -170,8 +170,8 @@ pub fn parse_with(text: &str, files: Option<&dyn SideFiles>) -> Result<ParsedRun
     if bin_named > sampled {
         run.notes.push(format!(
             "nvbench: {} state(s) wrote raw sample times to binary files (--jsonbin); \
-             they are not read (hint: read the JSON file itself, with its -bin directory \
-             beside it)",
+             they are not read from stdout (hint: read the JSON from its file, its -bin \
+             directory beside it: output = \"FILE\" in a suite, or pitwall import FILE)",
             bin_named - sampled
         ));
     }
