@@ -96,7 +96,7 @@ pub const SUMMARY_NOTE: &str = "nvbench: summary values only (one mean per state
 struct Counts {
     /// States that were measured (not skipped).
     measured: usize,
-    /// States whose summaries name a binary file (`nv/json/bin:…`).
+    /// States whose summaries name a sample-times file (`SAMPLE_FILES`).
     bin_named: usize,
     /// States whose sample times were read from their file.
     sampled: usize,
@@ -261,7 +261,8 @@ fn read_state(
         out.push(make(measure, unit, *direction, vec![value * factor], None));
         found += 1;
     }
-    if found == 0 && sample_files.is_empty() {
+    // A state with only a sample file still gives its times, when the file can be read.
+    if found == 0 && (sample_files.is_empty() || files.is_none()) {
         return Err(err(at, "no time or bandwidth summaries".into()));
     }
     counts.bin_named += usize::from(!sample_files.is_empty());

@@ -162,6 +162,19 @@ fn cpu_only_states_give_cpu_time_with_their_sample_times() {
     let run = parse_with(doc, Some(&files)).unwrap();
     assert_eq!(run.benchmarks[0].samples, vec![1e9, 2e9, 3e9]);
     assert_eq!(run.benchmarks[0].direction, Direction::LowerIsBetter);
+    // Only the sample file, no mean: its times with the files, an error without them.
+    let bare = doc.replace(
+        r#"{"tag":"nv/cpu_only/time/cpu/mean","data":[{"name":"value","type":"float64","value":"2e-06"}]},"#,
+        "",
+    );
+    assert_ne!(bare, doc);
+    let run = parse_with(&bare, Some(&files)).unwrap();
+    assert_eq!(run.benchmarks.len(), 1);
+    assert_eq!(run.benchmarks[0].measure, "cpu_time");
+    assert_eq!(run.benchmarks[0].unit.as_str(), "ns");
+    assert_eq!(run.benchmarks[0].samples, vec![1e9, 2e9, 3e9]);
+    let e = parse(&bare).unwrap_err();
+    assert!(e.message.contains("no time or bandwidth summaries"), "{e}");
 }
 
 #[test]
