@@ -412,7 +412,9 @@ fn run_parsed_command(
             Some(out) => match read_output_file(&dir.join(out)) {
                 Ok(mut text) => {
                     child_env.redactor.redact_in_place(&mut text);
-                    formats::parse(format, Input::Text(&text)).map_err(|e| {
+                    // Files the output names beside itself (nvbench's `--jsonbin` samples).
+                    let beside = formats::DirFiles::beside(&dir.join(out));
+                    formats::parse(format, Input::TextBeside(&text, &beside)).map_err(|e| {
                         format!(
                             "{} (written by `{}`) is not valid: {e}",
                             out.display(),
