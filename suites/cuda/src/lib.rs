@@ -6,6 +6,7 @@
 // Paths inside this crate name the contracts as `crate::backend`, `crate::benchmark`, `crate::schema`.
 use pitwall_schema::{backend, benchmark, check, schema, work};
 
+pub mod ceiling;
 pub mod collective;
 pub mod device;
 pub mod fp8;
@@ -85,14 +86,16 @@ impl Backend for CudaBackend {
     }
 }
 
+const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
 
 /// Array sizes of the device-memory benchmarks: about L2-sized on current GPUs, then
 /// far beyond it.
 pub const DEVICE_BYTES: [u64; 3] = [16 * MIB, 256 * MIB, 1024 * MIB];
 
-/// Transfer sizes between host and device.
-pub const TRANSFER_BYTES: [u64; 2] = [MIB, 64 * MIB];
+/// Transfer sizes between host and device: 4 KiB (latency-bound) to 1 GiB (bandwidth-bound),
+/// a factor of 16 apart.
+pub const TRANSFER_BYTES: [u64; 6] = [4 * KIB, 64 * KIB, MIB, 16 * MIB, 256 * MIB, 1024 * MIB];
 
 /// One benchmark of the suite, before a device is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,9 +157,10 @@ pub fn plan(options: &SuiteOptions) -> Vec<Planned> {
 /// The planned benchmarks on `dev`, each allocating its buffers on its first run. Those the
 /// device cannot run (fp8 GEMMs below compute capability 8.9) are left out.
 pub fn build(dev: &Arc<Device>, plan: &[Planned], cache: Cache) -> Vec<Box<dyn Benchmark>> {
-    runnable(plan, dev.sm)
-        .into_iter()
-        .map(|p| -> Box<dyn Benchmark> {
+    let plan = runnable(plan, dev.sm);
+    let benches = plan
+        .iter()
+        .map(|&p| -> Box<dyn Benchmark> {
             match p {
                 Planned::Memory(op, bytes) => {
                     Box::new(MemoryBench::new(dev.clone(), op, bytes, cache))
@@ -166,7 +170,8 @@ pub fn build(dev: &Arc<Device>, plan: &[Planned], cache: Cache) -> Vec<Box<dyn B
                 Planned::Linear(p) => Box::new(LinearBench::new(dev.clone(), p, cache)),
             }
         })
-        .collect()
+        .collect();
+    ceiling::with_ceilings(&plan, benches)
 }
 
 /// The planned benchmarks a device of compute capability `sm` (90 for 9.0) can run.
@@ -218,12 +223,18 @@ mod tests {
     fn the_full_plan_has_every_type_size_and_direction() {
         let all = plan(&SuiteOptions::default());
         // Square GEMMs, device memory, rows, transfers; 2 square fp8 GEMMs and 40 skinny ones.
-        assert_eq!(all.len(), 4 * 3 + 3 * 3 + 3 * 2 + 2 * 2 * 2 + 2 + 40);
+        assert_eq!(all.len(), 4 * 3 + 3 * 3 + 3 * 2 + 2 * 2 * 6 + 2 + 40);
+        for bytes in [4 * KIB, 1024 * MIB] {
+            assert!(all.contains(&Planned::Memory(
+                MemOp::HostToDevice(HostMemory::Pinned),
+                bytes
+            )));
+        }
         assert!(all.contains(&Planned::Rows(RowOp::Softmax, (16384, 1024))));
         assert!(all.contains(&Planned::Gemm(Dtype::Bf16, 8192)));
         assert!(all.contains(&Planned::Memory(
             MemOp::DeviceToHost(HostMemory::Pageable),
-            64 * MIB
+            16 * MIB
         )));
     }
 

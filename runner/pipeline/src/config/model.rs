@@ -85,6 +85,15 @@ pub struct CiConfig {
     pub until_decided: bool,
     /// The most rounds when measuring until decided.
     pub max_rounds: u32,
+    /// Whether the pull-request comparison measures the built-in suites (kernel, inference,
+    /// collective), whose code is pitwall's and so the same on both sides. Left out of the
+    /// hash when it is the default, so configurations written before the key keep their hash.
+    #[serde(skip_serializing_if = "is_default_builtin_suites")]
+    pub builtin_suites: bool,
+}
+
+fn is_default_builtin_suites(b: &bool) -> bool {
+    *b == crate::defaults::CI_BUILTIN_SUITES
 }
 
 impl Default for CiConfig {
@@ -92,6 +101,7 @@ impl Default for CiConfig {
         CiConfig {
             until_decided: true,
             max_rounds: crate::defaults::MAX_ROUNDS,
+            builtin_suites: crate::defaults::CI_BUILTIN_SUITES,
         }
     }
 }
