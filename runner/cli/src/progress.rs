@@ -43,6 +43,8 @@ pub struct Progress {
     /// The built-in suite running: benchmarks started so far and how many it has (0 for a
     /// command suite, whose command is its progress).
     benchmarks: Cell<(usize, usize)>,
+    /// Warnings already shown: a suite's worker says the same each round, shown once.
+    warned: RefCell<std::collections::BTreeSet<String>>,
 }
 
 impl Progress {
@@ -68,6 +70,7 @@ impl Progress {
             place: RefCell::new(String::new()),
             activity: RefCell::new(String::new()),
             benchmarks: Cell::new((0, 0)),
+            warned: RefCell::default(),
         }
     }
 
@@ -150,6 +153,9 @@ impl Progress {
     }
 
     fn warn(&self, line: &str) {
+        if !self.warned.borrow_mut().insert(line.to_string()) {
+            return;
+        }
         if self.mode != Mode::Quiet {
             let line = escape_controls(line);
             self.suspend(|| eprintln!("warning: {line}"));

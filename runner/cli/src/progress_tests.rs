@@ -176,3 +176,12 @@ fn each_step_reads_as_one_line() {
         "probe 3: untestable"
     );
 }
+
+#[test]
+fn a_warning_repeated_by_every_round_is_shown_once() {
+    let p = Progress::with_mode(Mode::Quiet, Box::new(Buffer::default()));
+    p.warning("kernel", "suite `kernel`: 10 fp8 GEMM benchmarks left out");
+    p.warning("kernel", "suite `kernel`: 10 fp8 GEMM benchmarks left out");
+    p.warning("kernel", "another line");
+    assert_eq!(p.warned.borrow().len(), 2);
+}

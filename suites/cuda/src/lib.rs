@@ -23,7 +23,7 @@ pub mod rows;
 
 pub use probe::{CudaInfo, CudaSystem, SystemCuda, probe_with};
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::backend::{Backend, BackendError, CacheMode, SuiteKind, SuiteOptions};
 use crate::benchmark::Benchmark;
@@ -40,13 +40,18 @@ use crate::work::{Dtype, RowOp};
 #[derive(Debug, Clone)]
 pub struct CudaBackend {
     info: CudaInfo,
+    /// What the last `benchmarks` call left out (`Backend::notes`).
+    notes: Arc<Mutex<Vec<String>>>,
 }
 
 impl CudaBackend {
     /// The backend, or `BackendError::Unavailable` with a short reason (`no CUDA driver`,
     /// `no CUDA device`, …). Never panics, also without any CUDA library on the machine.
     pub fn probe() -> Result<CudaBackend, BackendError> {
-        probe_with(&SystemCuda).map(|info| CudaBackend { info })
+        probe_with(&SystemCuda).map(|info| CudaBackend {
+            info,
+            notes: Arc::default(),
+        })
     }
 
     /// What the probe found.
@@ -69,6 +74,10 @@ impl Backend for CudaBackend {
             SuiteKind::Kernel => {
                 let plan = plan(options);
                 let dev = open_device()?;
+                let left_out = plan.len() - runnable(&plan, dev.sm).len();
+                if let Ok(mut notes) = self.notes.lock() {
+                    *notes = left_out_note(left_out, dev.sm).into_iter().collect();
+                }
                 Ok(build(&dev, &plan, cache_of(options)))
             }
             SuiteKind::Inference => {
@@ -82,6 +91,13 @@ impl Backend for CudaBackend {
                 self.info.device_count,
                 options,
             )),
+        }
+    }
+
+    fn notes(&self, kind: SuiteKind) -> Vec<String> {
+        match kind {
+            SuiteKind::Kernel => self.notes.lock().map(|n| n.clone()).unwrap_or_default(),
+            _ => Vec::new(),
         }
     }
 }
@@ -174,6 +190,19 @@ pub fn build(dev: &Arc<Device>, plan: &[Planned], cache: Cache) -> Vec<Box<dyn B
     ceiling::with_ceilings(&plan, benches)
 }
 
+/// The line saying that `n` planned benchmarks need a newer card than compute capability `sm`
+/// (today only the fp8 GEMMs, which need 8.9); `None` when nothing was left out.
+pub fn left_out_note(n: usize, sm: u32) -> Option<String> {
+    (n > 0).then(|| {
+        format!(
+            "{n} fp8 GEMM benchmark{} left out: this GPU's compute capability {}.{} has no fp8 tensor cores (8.9 or newer needed)",
+            if n == 1 { "" } else { "s" },
+            sm / 10,
+            sm % 10
+        )
+    })
+}
+
 /// The planned benchmarks a device of compute capability `sm` (90 for 9.0) can run.
 pub fn runnable(plan: &[Planned], sm: u32) -> Vec<Planned> {
     plan.iter()
@@ -248,6 +277,14 @@ mod tests {
         // Ada (8.9) and Hopper (9.0) run them all.
         assert_eq!(runnable(&all, 89), all);
         assert_eq!(runnable(&all, 90), all);
+        // What the run says of them (Backend::notes), and nothing where none is left out.
+        assert_eq!(
+            left_out_note(all.len() - on_a100.len(), 80).as_deref(),
+            Some(
+                "22 fp8 GEMM benchmarks left out: this GPU's compute capability 8.0 has no fp8 tensor cores (8.9 or newer needed)"
+            )
+        );
+        assert_eq!(left_out_note(0, 90), None);
     }
 
     #[test]

@@ -103,4 +103,11 @@ pub trait Backend {
         kind: SuiteKind,
         options: &SuiteOptions,
     ) -> Result<Vec<Box<dyn Benchmark>>, BackendError>;
+
+    /// Lines about the last `benchmarks` call of `kind` that the run shows and keeps with its
+    /// notes: benchmarks this machine leaves out and why (fp8 GEMMs on a card without fp8
+    /// tensor cores). None by default.
+    fn notes(&self, _kind: SuiteKind) -> Vec<String> {
+        Vec::new()
+    }
 }

@@ -102,7 +102,11 @@ pub fn run_suite(
                     results,
                     skipped: None,
                     context: BTreeMap::new(),
-                    notes: Vec::new(),
+                    notes: backend
+                        .notes(*kind)
+                        .into_iter()
+                        .map(|n| format!("suite `{}`: {n}", suite.name))
+                        .collect(),
                 }
             }
             Err(BackendError::Unavailable { backend, reason }) => {

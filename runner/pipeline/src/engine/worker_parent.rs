@@ -69,7 +69,14 @@ pub(super) fn run_in_worker(
         outcome: None,
     };
     match watch(worker, suite, checkout, selection, &mut session, grace) {
-        Ok(outcome) => outcome,
+        Ok(outcome) => {
+            // The worker cannot show lines itself: its notes (benchmarks its backend left out)
+            // are shown here, once, and stay with the run's notes.
+            for note in &outcome.notes {
+                observer.warning(&suite.name, note);
+            }
+            outcome
+        }
         Err(msg) => session.fail(msg),
     }
 }

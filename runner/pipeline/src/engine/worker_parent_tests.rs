@@ -39,6 +39,9 @@ impl RunObserver for Recorder {
     fn worker_started(&self, _: &str, pid: u32) {
         self.0.borrow_mut().push(format!("worker {pid}"));
     }
+    fn warning(&self, _: &str, line: &str) {
+        self.0.borrow_mut().push(format!("warning {line}"));
+    }
 }
 
 impl Recorder {
@@ -302,7 +305,9 @@ fn sample_windows_get_the_parents_machine_state() {
             "started kernel 1",
             "bench steady[n=8]",
             "done steady[n=8] ok",
-            "finished kernel"
+            "finished kernel",
+            // The worker's notes (a backend's benchmarks left out) are shown by the parent.
+            "warning a note"
         ]
     );
 }
