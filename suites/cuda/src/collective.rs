@@ -1,12 +1,15 @@
-//! The CUDA `collective` suite as far as it goes without a GPU: which NCCL layout a worker is
-//! in (one process driving every local GPU, or one process per GPU after the rendezvous),
-//! the benchmarks that layout would run (the five collectives over nccl-tests' sweep, 8 B to
-//! 1 GiB, sized by `pitwall_schema::work`), and the line the suite is skipped with while the
-//! NCCL benchmarks themselves are not implemented (docs/SUITES.md).
+//! The CUDA `collective` suite: which NCCL layout a worker is in (one process driving every
+//! local GPU, or one process per GPU after the rendezvous), the benchmarks that layout runs
+//! (the five collectives over nccl-tests' sweep, 8 B to 1 GiB, sized by
+//! `pitwall_schema::work`), and the suite built from them over an NCCL group (`nccl_group`;
+//! docs/SUITES.md).
 
+use pitwall_rendezvous::session::Bound;
 use pitwall_rendezvous::{Launcher, Layout};
 
 use crate::backend::{BackendError, SuiteOptions};
+use crate::benchmark::Benchmark;
+use crate::nccl_group::{Group, LEAD_TIMEOUT, NcclProvider, benches};
 use crate::work::{Collective, CollectiveShape, collective_shape, sweep_bytes};
 
 /// Largest message of the NCCL sweep, as nccl-tests' usual `-e 1G`.
@@ -106,34 +109,51 @@ pub fn plan(world_size: usize, options: &SuiteOptions) -> Vec<PlannedCollective>
         .collect()
 }
 
-/// Why the suite is skipped here: NCCL absent, the launcher's variables wrong, or (with NCCL)
-/// the NCCL benchmarks not implemented yet, saying what they would have run.
-pub fn skip_reason(
+/// The suite's benchmarks on this machine's GPUs through NCCL ([`suite_with`] and the
+/// real NCCL of `nccl_ranks`).
+pub fn suite(
     nccl: bool,
     layout: Result<Layout, String>,
     devices: usize,
     options: &SuiteOptions,
-) -> BackendError {
+) -> Result<Vec<Box<dyn Benchmark>>, BackendError> {
+    let provider = crate::nccl_ranks::SystemNccl { visible: devices };
+    suite_with(&provider, nccl, layout, devices, options)
+}
+
+/// The suite's benchmarks: NCCL absent or the launcher's variables wrong is one line; else
+/// the ranks meet (one process: every local GPU, or `ranks` of them; under a launcher: the
+/// rendezvous, rank 0 here) and every planned collective is a benchmark of the group.
+pub fn suite_with(
+    provider: &dyn NcclProvider,
+    nccl: bool,
+    layout: Result<Layout, String>,
+    devices: usize,
+    options: &SuiteOptions,
+) -> Result<Vec<Box<dyn Benchmark>>, BackendError> {
     if !nccl {
-        return crate::probe::no_nccl();
+        return Err(crate::probe::no_nccl());
     }
-    let layout = match layout {
-        Ok(l) => NcclLayout::of(&l, devices),
-        Err(reason) => {
-            return BackendError::Failed {
-                backend: "cuda",
-                reason,
-            };
-        }
-    };
-    let planned = plan(layout.world_size(), options).len();
-    BackendError::Unavailable {
+    let failed = |reason: String| BackendError::Failed {
         backend: "cuda",
-        reason: format!(
-            "the NCCL `collective` suite is not implemented yet ({planned} benchmarks planned; {}); hint: set [suites] backend = \"cpu\" to run the CPU collectives",
-            layout.describe()
-        ),
+        reason,
+    };
+    let layout = layout.map_err(failed)?;
+    let nccl_layout = NcclLayout::of(&layout, options.ranks.unwrap_or(devices));
+    let group = match &nccl_layout {
+        NcclLayout::AllLocalGpus { devices } => Group::all_local(provider, *devices),
+        NcclLayout::RankPerProcess { .. } => {
+            let bound = Bound::bind(&layout).map_err(|e| failed(e.to_string()))?;
+            Group::lead(&layout, bound, provider, LEAD_TIMEOUT)
+        }
     }
+    .map_err(|e| failed(format!("{} ({})", e, nccl_layout.describe())))?;
+    let name = match nccl_layout {
+        NcclLayout::AllLocalGpus { .. } => "one_process",
+        NcclLayout::RankPerProcess { .. } => "processes",
+    };
+    let planned = plan(group.world_size(), options);
+    Ok(benches(group, name, &planned))
 }
 
 #[cfg(test)]
@@ -226,20 +246,24 @@ mod tests {
     }
 
     #[test]
-    fn the_skip_path_names_what_is_missing() {
+    fn no_nccl_or_a_bad_layout_is_one_line() {
         let opts = SuiteOptions::default();
-        let no_nccl = skip_reason(false, Ok(Layout::single()), 1, &opts).to_string();
-        assert!(no_nccl.contains("no NCCL"), "{no_nccl}");
-        let bad = skip_reason(true, Err("slurm layout needs MASTER_ADDR".into()), 1, &opts);
-        assert!(matches!(bad, BackendError::Failed { .. }));
-        let planned = skip_reason(true, Ok(Layout::single()), 1, &opts);
-        assert!(matches!(planned, BackendError::Unavailable { .. }));
-        let line = planned.to_string();
-        assert!(line.contains("140 benchmarks planned"), "{line}");
+        let provider = crate::nccl_ranks::SystemNccl { visible: 1 };
+        let no_nccl = suite_with(&provider, false, Ok(Layout::single()), 1, &opts)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
-            line.contains("world size 1") && line.contains("hint:"),
-            "{line}"
+            no_nccl.contains("no NCCL") && no_nccl.contains("hint:"),
+            "{no_nccl}"
         );
-        assert!(!line.contains('\n'));
+        let bad = suite_with(
+            &provider,
+            true,
+            Err("slurm layout needs MASTER_ADDR".into()),
+            1,
+            &opts,
+        );
+        assert!(matches!(bad, Err(BackendError::Failed { .. })));
     }
 }

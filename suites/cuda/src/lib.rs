@@ -9,8 +9,13 @@ use pitwall_schema::{backend, benchmark, check, schema, work};
 pub mod collective;
 pub mod device;
 pub mod gemm;
+pub mod gpu_select;
 pub mod kernels;
 pub mod memory;
+pub mod nccl;
+pub mod nccl_data;
+pub mod nccl_group;
+pub mod nccl_ranks;
 pub mod probe;
 pub mod rows;
 
@@ -45,6 +50,29 @@ impl CudaBackend {
     pub fn info(&self) -> &CudaInfo {
         &self.info
     }
+
+    /// A rank other than 0 under a launcher: serves rank 0's NCCL `collective` sessions until
+    /// rank 0's run is over (docs/SUITES.md).
+    pub fn follow_collective(
+        &self,
+        layout: &pitwall_rendezvous::Layout,
+    ) -> Result<(), nccl_group::CollectiveError> {
+        let provider = nccl_ranks::SystemNccl {
+            visible: self.info.device_count,
+        };
+        nccl_group::follow(layout, &provider)
+    }
+
+    /// What the `collective` suite says about its layout when it runs with world size 1 (one
+    /// process, one GPU: busbw 0 but for broadcast), for the run to show once; else `None`.
+    pub fn collective_note(
+        &self,
+        layout: &pitwall_rendezvous::Layout,
+        ranks: Option<usize>,
+    ) -> Option<String> {
+        let l = collective::NcclLayout::of(layout, ranks.unwrap_or(self.info.device_count));
+        (self.info.nccl && l.world_size() == 1).then(|| format!("collective: {}", l.describe()))
+    }
 }
 
 impl Backend for CudaBackend {
@@ -60,23 +88,30 @@ impl Backend for CudaBackend {
         match kind {
             SuiteKind::Kernel => {
                 let plan = plan(options);
-                // CUDA device 0 (after CUDA_VISIBLE_DEVICES), opened in the worker process.
-                let dev = Device::open(0).map_err(|e| BackendError::Failed {
+                // `[gpu] device` by its PCI bus id, else CUDA device 0; opened in the worker.
+                let failed = |reason| BackendError::Failed {
                     backend: "cuda",
-                    reason: format!("cannot open CUDA device 0: {e}"),
-                })?;
+                    reason,
+                };
+                let ordinal = gpu_select::cuda_ordinal(
+                    options.gpu_pci_bus_id.as_deref(),
+                    &gpu_select::SystemDevices,
+                )
+                .map_err(failed)?;
+                let dev = Device::open(ordinal)
+                    .map_err(|e| failed(format!("cannot open CUDA device {ordinal}: {e}")))?;
                 let cache = match options.cache {
                     CacheMode::Cold => Cache::Cold,
                     CacheMode::Warm => Cache::Warm,
                 };
                 Ok(build(&dev, &plan, cache))
             }
-            SuiteKind::Collective => Err(collective::skip_reason(
+            SuiteKind::Collective => collective::suite(
                 self.info.nccl,
                 pitwall_rendezvous::Layout::from_env().map_err(|e| e.to_string()),
                 self.info.device_count,
                 options,
-            )),
+            ),
             SuiteKind::Inference => Err(not_built(kind)),
         }
     }

@@ -34,6 +34,7 @@ fn builtin_suite() -> SuiteConfig {
                 ranks: Some(4),
                 max_bytes: Some(4096),
                 cache: CacheMode::Warm,
+                gpu_pci_bus_id: None,
             },
             ranks: Some(4),
             max_bytes: Some(4096),
