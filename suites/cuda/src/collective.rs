@@ -1,16 +1,21 @@
 //! The CUDA `collective` suite: which NCCL layout a worker is in (one process driving every
 //! local GPU, or one process per GPU after the rendezvous), the benchmarks that layout runs
 //! (the five collectives over nccl-tests' sweep, 8 B to 1 GiB, sized by
-//! `pitwall_schema::work`), and the suite built from them over an NCCL group (`nccl_group`;
-//! docs/SUITES.md).
+//! `pitwall_schema::work`), and the suite built from them: one benchmark per collective and
+//! size, all sharing one NCCL group (`nccl_group`), each checked before its first timed batch,
+//! its sample the mean of the ranks' times (nccl-tests' default `-a 1`) with every rank's
+//! time kept, algbw and busbw counted as nccl-tests does (docs/SUITES.md).
+
+use std::sync::{Arc, Mutex};
 
 use pitwall_rendezvous::session::Bound;
 use pitwall_rendezvous::{Launcher, Layout};
 
 use crate::backend::{BackendError, SuiteOptions};
-use crate::benchmark::Benchmark;
-use crate::nccl_group::{Group, LEAD_TIMEOUT, NcclProvider, benches};
-use crate::work::{Collective, CollectiveShape, collective_shape, sweep_bytes};
+use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use crate::nccl_group::{Group, LEAD_TIMEOUT, NcclProvider};
+use crate::schema::Unit;
+use crate::work::{Collective, CollectiveShape, bus_factor, collective_shape, sweep_bytes};
 
 /// Largest message of the NCCL sweep, as nccl-tests' usual `-e 1G`.
 pub const NCCL_MAX_BYTES: u64 = 1 << 30;
@@ -156,6 +161,105 @@ pub fn suite_with(
     Ok(benches(group, name, &planned))
 }
 
+/// One NCCL collective of the sweep, run by every rank of the group.
+pub struct NcclBench {
+    pub op: Collective,
+    pub requested_bytes: u64,
+    pub shape: CollectiveShape,
+    layout: &'static str,
+    group: Arc<Mutex<Group>>,
+    verified: bool,
+    last_rank_ns: Option<Vec<f64>>,
+}
+
+/// The benchmark name of `op` (`nccl_allreduce_sum_f32`, `nccl_broadcast_f32`…): not the CPU
+/// backend's names, so switching backends never mixes one series.
+pub fn bench_name(op: Collective) -> String {
+    match op {
+        Collective::AllReduce | Collective::ReduceScatter | Collective::Reduce => {
+            format!("nccl_{}_sum_f32", op.as_str())
+        }
+        _ => format!("nccl_{}_f32", op.as_str()),
+    }
+}
+
+/// The benchmarks of `planned` on `group`; `layout` is `one_process` or `processes`.
+pub fn benches(
+    group: Group,
+    layout: &'static str,
+    planned: &[PlannedCollective],
+) -> Vec<Box<dyn Benchmark>> {
+    let group = Arc::new(Mutex::new(group));
+    planned
+        .iter()
+        .map(|p| -> Box<dyn Benchmark> {
+            Box::new(NcclBench {
+                op: p.op,
+                requested_bytes: p.requested_bytes,
+                shape: p.shape,
+                layout,
+                group: Arc::clone(&group),
+                verified: false,
+                last_rank_ns: None,
+            })
+        })
+        .collect()
+}
+
+impl Benchmark for NcclBench {
+    fn id(&self) -> BenchmarkId {
+        let ranks = self.group.lock().map_or(0, |g| g.world_size());
+        BenchmarkId::new(
+            &bench_name(self.op),
+            &[
+                ("bytes", self.shape.bytes.to_string()),
+                ("ranks", ranks.to_string()),
+                ("layout", self.layout.to_string()),
+            ],
+        )
+    }
+
+    fn sampling(&self) -> SamplingHint {
+        SamplingHint::Batched
+    }
+
+    fn metrics(&self) -> Vec<MetricSpec> {
+        let ranks = self.group.lock().map_or(0, |g| g.world_size());
+        let bytes = self.shape.bytes as f64;
+        vec![
+            MetricSpec::rate("algbw", Unit::GB_PER_S, bytes, 1e9),
+            MetricSpec::rate(
+                "busbw",
+                Unit::GB_PER_S,
+                bytes * bus_factor(self.op, ranks),
+                1e9,
+            ),
+        ]
+    }
+
+    fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
+        let mut group = self
+            .group
+            .lock()
+            .map_err(|_| BenchError::Backend("a rank's session panicked".to_string()))?;
+        let times = group.drive(
+            self.op,
+            self.requested_bytes,
+            &self.shape,
+            iters,
+            !self.verified,
+        )?;
+        self.verified = true;
+        let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+        self.last_rank_ns = Some(times);
+        Ok(mean)
+    }
+
+    fn rank_times_ns(&self) -> Option<Vec<f64>> {
+        self.last_rank_ns.clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,5 +369,17 @@ mod tests {
             &opts,
         );
         assert!(matches!(bad, Err(BackendError::Failed { .. })));
+    }
+
+    #[test]
+    fn names_are_not_the_cpu_backends() {
+        assert_eq!(bench_name(Collective::AllReduce), "nccl_allreduce_sum_f32");
+        assert_eq!(
+            bench_name(Collective::ReduceScatter),
+            "nccl_reducescatter_sum_f32"
+        );
+        assert_eq!(bench_name(Collective::AllGather), "nccl_allgather_f32");
+        assert_eq!(bench_name(Collective::Broadcast), "nccl_broadcast_f32");
+        assert_eq!(bench_name(Collective::AllToAll), "nccl_alltoall_f32");
     }
 }

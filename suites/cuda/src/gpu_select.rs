@@ -142,5 +142,9 @@ mod tests {
                 .unwrap_err()
                 .contains("(none)")
         );
+        // Two PCI domains with the same bus number: the domain decides.
+        let domains = Fake(vec!["0000:17:00.0", "0001:17:00.0"]);
+        assert_eq!(cuda_ordinal(Some("00000001:17:00.0"), &domains), Ok(1));
+        assert_eq!(cuda_ordinal(Some("00000000:17:00.0"), &domains), Ok(0));
     }
 }

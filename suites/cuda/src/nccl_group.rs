@@ -7,18 +7,17 @@
 //! and sends its time. The sample is the mean of the ranks' times, as nccl-tests reports by
 //! default and as the CPU backend does; each rank's time is kept (`Benchmark::rank_times_ns`).
 //! The GPUs are behind [`NcclProvider`] and [`LocalRanks`], so all of this is tested with a
-//! fake NCCL (`nccl_group_tests.rs`); `nccl_ranks.rs` is the real one.
+//! fake NCCL (`nccl_group_tests.rs`); `nccl_ranks.rs` is the real one, `collective.rs` holds
+//! the benchmarks over a group.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pitwall_rendezvous::session::{Bound, DEFAULT_TIMEOUT};
 use pitwall_rendezvous::{Hello, Layout, LayoutError, RendezvousError, Session};
 
-use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use crate::benchmark::BenchError;
 use crate::nccl::UNIQUE_ID_BYTES;
-use crate::schema::Unit;
-use crate::work::{Collective, CollectiveShape, bus_factor, collective_shape};
+use crate::work::{Collective, CollectiveShape, collective_shape};
 
 /// How long a follower waits for rank 0's next session (rank 0 may be building the project),
 /// as the CPU backend's followers.
@@ -277,7 +276,7 @@ impl Group {
     }
 
     /// Rank 0 (or the one process): every rank runs `iters` of `op`; each rank's time.
-    fn drive(
+    pub(crate) fn drive(
         &mut self,
         op: Collective,
         requested_bytes: u64,
@@ -467,105 +466,6 @@ pub fn follow_with(
 
 /// Rank 0's default wait for the others at a session.
 pub const LEAD_TIMEOUT: Duration = DEFAULT_TIMEOUT;
-
-/// One NCCL collective of the sweep, run by every rank of the group.
-pub struct NcclBench {
-    pub op: Collective,
-    pub requested_bytes: u64,
-    pub shape: CollectiveShape,
-    layout: &'static str,
-    group: Arc<Mutex<Group>>,
-    verified: bool,
-    last_rank_ns: Option<Vec<f64>>,
-}
-
-/// The benchmark name of `op` (`nccl_allreduce_sum_f32`, `nccl_broadcast_f32`…): not the CPU
-/// backend's names, so switching backends never mixes one series.
-pub fn bench_name(op: Collective) -> String {
-    match op {
-        Collective::AllReduce | Collective::ReduceScatter | Collective::Reduce => {
-            format!("nccl_{}_sum_f32", op.as_str())
-        }
-        _ => format!("nccl_{}_f32", op.as_str()),
-    }
-}
-
-/// The benchmarks of `planned` on `group`; `layout` is `one_process` or `processes`.
-pub fn benches(
-    group: Group,
-    layout: &'static str,
-    planned: &[crate::collective::PlannedCollective],
-) -> Vec<Box<dyn Benchmark>> {
-    let group = Arc::new(Mutex::new(group));
-    planned
-        .iter()
-        .map(|p| -> Box<dyn Benchmark> {
-            Box::new(NcclBench {
-                op: p.op,
-                requested_bytes: p.requested_bytes,
-                shape: p.shape,
-                layout,
-                group: Arc::clone(&group),
-                verified: false,
-                last_rank_ns: None,
-            })
-        })
-        .collect()
-}
-
-impl Benchmark for NcclBench {
-    fn id(&self) -> BenchmarkId {
-        let ranks = self.group.lock().map_or(0, |g| g.world_size);
-        BenchmarkId::new(
-            &bench_name(self.op),
-            &[
-                ("bytes", self.shape.bytes.to_string()),
-                ("ranks", ranks.to_string()),
-                ("layout", self.layout.to_string()),
-            ],
-        )
-    }
-
-    fn sampling(&self) -> SamplingHint {
-        SamplingHint::Batched
-    }
-
-    fn metrics(&self) -> Vec<MetricSpec> {
-        let ranks = self.group.lock().map_or(0, |g| g.world_size);
-        let bytes = self.shape.bytes as f64;
-        vec![
-            MetricSpec::rate("algbw", Unit::GB_PER_S, bytes, 1e9),
-            MetricSpec::rate(
-                "busbw",
-                Unit::GB_PER_S,
-                bytes * bus_factor(self.op, ranks),
-                1e9,
-            ),
-        ]
-    }
-
-    fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
-        let mut group = self
-            .group
-            .lock()
-            .map_err(|_| BenchError::Backend("a rank's session panicked".to_string()))?;
-        let times = group.drive(
-            self.op,
-            self.requested_bytes,
-            &self.shape,
-            iters,
-            !self.verified,
-        )?;
-        self.verified = true;
-        let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
-        self.last_rank_ns = Some(times);
-        Ok(mean)
-    }
-
-    fn rank_times_ns(&self) -> Option<Vec<f64>> {
-        self.last_rank_ns.clone()
-    }
-}
 
 #[cfg(test)]
 #[path = "nccl_group_tests.rs"]

@@ -7,9 +7,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
 use super::*;
+use crate::benchmark::{Benchmark, MetricSpec};
 use crate::collective::plan;
+use crate::collective::{bench_name, benches};
 use crate::nccl_data::{Expected, input_for};
+use crate::work::bus_factor;
 use pitwall_rendezvous::Launcher;
+use std::sync::{Arc, Mutex};
 
 const TEST_TIMEOUT: Duration = Duration::from_secs(30);
 
