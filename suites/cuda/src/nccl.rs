@@ -274,8 +274,12 @@ impl Nccl {
     }
 
     /// `ncclCommDestroy`.
-    pub fn destroy(&self, comm: ncclComm_t) -> Result<(), NcclError> {
-        // SAFETY: `comm` came from init_rank/init_all and is destroyed once.
+    ///
+    /// # Safety
+    /// `comm` came from [`Nccl::init_rank`] or [`Nccl::init_all`], its work is finished, and
+    /// it is destroyed once and not used after.
+    pub unsafe fn destroy(&self, comm: ncclComm_t) -> Result<(), NcclError> {
+        // SAFETY: as the caller promises.
         self.check("ncclCommDestroy", unsafe { (self.comm_destroy)(comm) })
     }
 
@@ -290,7 +294,7 @@ impl Nccl {
     }
 
     /// Enqueues one out-of-place f32 collective (sum for the reductions, root 0 for broadcast)
-    /// of `op` with this rank's `send`/`recv` device buffers, as nccl-tests calls it; all-to-all
+    /// of `op` with this rank's `(send, recv)` device buffers, as nccl-tests calls it; all-to-all
     /// is a group of `ncclSend`/`ncclRecv` of `send_elements / n` to and from every rank,
     /// itself included (nccl-tests' alltoall.cu).
     ///
@@ -302,8 +306,7 @@ impl Nccl {
         op: crate::work::Collective,
         shape: &crate::work::CollectiveShape,
         world_size: usize,
-        send: u64,
-        recv: u64,
+        (send, recv): (u64, u64),
         comm: ncclComm_t,
         stream: Stream,
     ) -> Result<(), NcclError> {

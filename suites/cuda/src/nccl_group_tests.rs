@@ -315,7 +315,7 @@ fn hellos_and_blobs_say_who_is_ready() {
         peer_ip: None,
         payload: vec![0x39, 0x30],
     };
-    let blob = blob_of(&[ok.clone()], &fake);
+    let blob = blob_of(std::slice::from_ref(&ok), &fake);
     assert!(matches!(decode_blob(&blob), Some(Blob::Id(_))));
     let refused = blob_of(&[ok, cpu], &fake);
     match decode_blob(&refused) {

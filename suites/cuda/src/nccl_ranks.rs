@@ -93,6 +93,9 @@ impl NcclProvider for SystemNccl {
     }
 }
 
+/// A rank's buffers: what they were sized for, the send buffer, the receive buffer.
+type RankBuffers = ((Collective, u64, u64), CudaSlice<f32>, CudaSlice<f32>);
+
 /// One rank's GPU: its context, stream, events and buffers.
 struct RankGpu {
     rank: usize,
@@ -101,7 +104,7 @@ struct RankGpu {
     start: CudaEvent,
     end: CudaEvent,
     /// (op, send elements, recv elements) the buffers hold, and the buffers.
-    buffers: Option<((Collective, u64, u64), CudaSlice<f32>, CudaSlice<f32>)>,
+    buffers: Option<RankBuffers>,
 }
 
 impl RankGpu {
@@ -187,7 +190,7 @@ impl NcclRanks {
             ptrs.push(g.pointers()?);
         }
         self.nccl.group_start().map_err(|e| e.to_string())?;
-        for ((g, &comm), (send, recv)) in self.gpus.iter().zip(&self.comms).zip(ptrs) {
+        for ((g, &comm), buffers) in self.gpus.iter().zip(&self.comms).zip(ptrs) {
             // SAFETY: the buffers were sized by `fill` for this op and shape on this GPU; the
             // stream is this GPU's.
             let r = unsafe {
@@ -195,8 +198,7 @@ impl NcclRanks {
                     op,
                     shape,
                     self.world_size,
-                    send,
-                    recv,
+                    buffers,
                     comm,
                     g.stream.cu_stream() as _,
                 )
@@ -277,7 +279,8 @@ impl Drop for NcclRanks {
             let _ = g.stream.synchronize();
         }
         for &comm in &self.comms {
-            let _ = self.nccl.destroy(comm);
+            // SAFETY: each communicator is destroyed once, after its streams finished.
+            let _ = unsafe { self.nccl.destroy(comm) };
         }
     }
 }
