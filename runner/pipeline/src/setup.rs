@@ -335,3 +335,30 @@ pub fn halt_if_terminating() {
         std::thread::park();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_suites_carry_the_pci_bus_id_of_gpu_device() {
+        let config = Config::builtin_default("p");
+        let suite = config
+            .suites
+            .iter()
+            .find(|s| matches!(s.spec, SuiteSpec::Builtin { .. }))
+            .expect("the default has built-in suites");
+        let bus_id = |s: &SuiteConfig| match &s.spec {
+            SuiteSpec::Builtin { options, .. } => options.gpu_pci_bus_id.clone(),
+            _ => None,
+        };
+        let mut env = RunEnvironment::plain(Fingerprint::default());
+        // Without NVML's device the suite is passed on as configured.
+        assert!(matches!(env.with_gpu(suite), std::borrow::Cow::Borrowed(_)));
+        env.gpu_pci_bus_id = Some("00000000:9A:00.0".to_string());
+        let on_gpu = env.with_gpu(suite);
+        assert_eq!(bus_id(&on_gpu).as_deref(), Some("00000000:9A:00.0"));
+        assert_eq!(on_gpu.name, suite.name);
+        assert_eq!(bus_id(suite), None, "the configuration itself is unchanged");
+    }
+}

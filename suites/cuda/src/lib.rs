@@ -225,6 +225,34 @@ mod tests {
     }
 
     #[test]
+    fn world_size_one_is_said_once_and_only_then() {
+        let backend = |device_count, nccl| CudaBackend {
+            info: CudaInfo {
+                driver_api: 13_000,
+                device_count,
+                nccl,
+            },
+        };
+        let single = pitwall_rendezvous::Layout::single();
+        let note = backend(1, true).collective_note(&single, None).unwrap();
+        assert!(
+            note.starts_with("collective: one process, one GPU: world size 1 (busbw is 0"),
+            "{note}"
+        );
+        assert_eq!(backend(8, true).collective_note(&single, None), None);
+        // Without NCCL the suite is skipped with its own line instead.
+        assert_eq!(backend(1, false).collective_note(&single, None), None);
+        let ranked = pitwall_rendezvous::Layout {
+            rank: 0,
+            world_size: 2,
+            local_rank: 0,
+            launcher: pitwall_rendezvous::Launcher::Torchrun,
+            addr: Some("127.0.0.1:29500".to_string()),
+        };
+        assert_eq!(backend(1, true).collective_note(&ranked, None), None);
+    }
+
+    #[test]
     fn the_full_plan_has_every_type_size_and_direction() {
         let all = plan(&SuiteOptions::default());
         assert_eq!(all.len(), 4 * 3 + 3 * 3 + 3 * 2 + 2 * 2 * 2);
