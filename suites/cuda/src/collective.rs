@@ -167,6 +167,7 @@ pub struct NcclBench {
     pub requested_bytes: u64,
     pub shape: CollectiveShape,
     layout: &'static str,
+    world_size: usize,
     group: Arc<Mutex<Group>>,
     verified: bool,
     last_rank_ns: Option<Vec<f64>>,
@@ -189,6 +190,7 @@ pub fn benches(
     layout: &'static str,
     planned: &[PlannedCollective],
 ) -> Vec<Box<dyn Benchmark>> {
+    let world_size = group.world_size();
     let group = Arc::new(Mutex::new(group));
     planned
         .iter()
@@ -198,6 +200,7 @@ pub fn benches(
                 requested_bytes: p.requested_bytes,
                 shape: p.shape,
                 layout,
+                world_size,
                 group: Arc::clone(&group),
                 verified: false,
                 last_rank_ns: None,
@@ -208,7 +211,7 @@ pub fn benches(
 
 impl Benchmark for NcclBench {
     fn id(&self) -> BenchmarkId {
-        let ranks = self.group.lock().map_or(0, |g| g.world_size());
+        let ranks = self.world_size;
         BenchmarkId::new(
             &bench_name(self.op),
             &[
@@ -224,7 +227,7 @@ impl Benchmark for NcclBench {
     }
 
     fn metrics(&self) -> Vec<MetricSpec> {
-        let ranks = self.group.lock().map_or(0, |g| g.world_size());
+        let ranks = self.world_size;
         let bytes = self.shape.bytes as f64;
         vec![
             MetricSpec::rate("algbw", Unit::GB_PER_S, bytes, 1e9),
