@@ -194,10 +194,13 @@ impl Group {
                 .zip(&ranks)
                 .map(|(s, r)| match s {
                     Ok(()) => format!("{r} ok"),
-                    Err(why) => format!("{r} bad {why}"),
+                    Err(why) => format!("{r} bad {}", one_line(&why)),
                 })
                 .collect::<Vec<_>>(),
-            Err(why) => ranks.iter().map(|r| format!("{r} fail {why}")).collect(),
+            Err(why) => ranks
+                .iter()
+                .map(|r| format!("{r} fail {}", one_line(&why)))
+                .collect(),
         };
         let own = statuses.join("\n");
         // Rank 0 decides from every status; the others learn go or stop.
@@ -227,7 +230,11 @@ impl Group {
                 .map(|(r, ns)| format!("{r} {ns}"))
                 .collect::<Vec<_>>()
                 .join("\n"),
-            Err(why) => format!("{} fail {why}", ranks.first().copied().unwrap_or(0)),
+            Err(why) => format!(
+                "{} fail {}",
+                ranks.first().copied().unwrap_or(0),
+                one_line(why)
+            ),
         };
         let all = match &mut self.session {
             None => vec![own.into_bytes()],
@@ -307,6 +314,11 @@ impl Drop for Group {
             let _ = s.broadcast(Some(&Command::EndSession.encode()));
         }
     }
+}
+
+/// A reason as one line of the reply protocol (one line per rank).
+fn one_line(why: &str) -> String {
+    why.replace(['\n', '\r'], " ")
 }
 
 /// Rank 0's verdict on every process's statuses: a failed rank first, then a wrong result.

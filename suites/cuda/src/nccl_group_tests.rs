@@ -356,5 +356,6 @@ fn replies_become_times_in_rank_order_or_the_first_failure() {
         b"1 fail CUDA driver: out of memory".to_vec(),
     ];
     let e = verdict_of(&failed).unwrap_err();
+    assert_eq!(one_line("a\nb\r\nc"), "a b  c");
     assert!(matches!(e, BenchError::Backend(ref m) if m == "rank 1: CUDA driver: out of memory"));
 }
