@@ -2,11 +2,14 @@
 # The device check for a lent GPU machine (DEVELOPERS.md, issue 4): what NVML reports through
 # `pitwall env`, set beside nvidia-smi's own answers, a short observe-mode run of the CPU suites
 # with a GPU load beside it so the per-sample GPU state (clocks, temperature, power, throttle
-# bits) and the monitor's cost are real readings, then the CUDA kernel suite at small sizes
-# (docs/SUITES.md). Never locks clocks or changes any setting of the card.
+# bits) and the monitor's cost are real readings, then every CUDA suite (kernel, inference,
+# collective over NCCL) at small sizes and short budgets, with one table of their results
+# (docs/SUITES.md). Never locks clocks or changes any setting of the card. About 4-6 minutes
+# on one H200; it must stay within 8 (the device tool's timeout_s 480 leaves room for a rerun
+# within a 15-minute lease).
 #
 # The lent machine has no Rust toolchain and no network: run ci/gpu-stage.sh here first, then
-# the device tool with command "bash ci/gpu-check.sh", carry [".gpu"], timeout_s 420.
+# the device tool with command "bash ci/gpu-check.sh", carry [".gpu"], timeout_s 480.
 # Without a GPU (or with PITWALL_FAKE_NVML, then with a binary built with the test-hooks
 # feature) it runs the same steps, as a rehearsal.
 # Writes everything under $OUT (or /tmp/pitwall-gpu-check) and prints a short table.
@@ -108,11 +111,12 @@ echo "== observe-mode run (CPU suites, GPU monitored every 10 ms)"
 "$bin" export --store "sqlite:$out/pitwall.db" -o "$out/export.json"
 [ -n "$load_pid" ] && { kill "$load_pid" 2>/dev/null || true; wait "$load_pid" 2>/dev/null || true; }
 
-# The CUDA kernel and inference suites (docs/SUITES.md) on the card, small sizes: GEMMs (square,
-# skinny, fp8), copies, triad, row kernels, transfers, the MLP and transformer block, each
-# checked before it is timed. Exit 3 means the probe said why CUDA
-# cannot run here (CUDA 13 driver, libnvrtc.so.13 and libcublas.so.13 needed); it does not stop
-# the check.
+# Every CUDA suite (docs/SUITES.md) on the card, small sizes, short budgets: the kernel suite
+# (GEMMs, copies, triad, row kernels, transfers), inference, and the NCCL collectives over every
+# visible GPU in one process (one GPU: world size 1, and the run says so), each checked before
+# it is timed. Exit 3 means the probe said why CUDA cannot run here (CUDA 13 driver,
+# libnvrtc.so.13 and libcublas.so.13 needed); a suite that cannot run (no NCCL) is skipped
+# with one line. Neither stops the check.
 cuda_cfg="$out/gpu-check-cuda.toml"
 cat > "$cuda_cfg" <<'TOML'
 [project]
@@ -125,7 +129,8 @@ backend = "cuda"
 clocks = "observe"
 
 [sampling]
-max_time_s = 0.5
+warmup_s = 0.05
+max_time_s = 0.3
 
 [[suite]]
 kind = "kernel"
@@ -137,11 +142,17 @@ max_bytes = 314572800
 kind = "inference"
 max_bytes = 104857600
 min_samples = 200
+
+[[suite]]
+kind = "collective"
+max_bytes = 16777216
 TOML
-echo "== CUDA kernel and inference suites ([suites] backend = \"cuda\", footprints up to 300 and 100 MiB)"
+echo "== CUDA suites ([suites] backend = \"cuda\": kernel up to 300 MiB, inference up to 100 MiB, NCCL collectives up to 16 MiB)"
 cuda_rc=0
-"$bin" run --config "$cuda_cfg" --store "sqlite:$out/pitwall-cuda.db" --no-report 2>&1 | tee "$out/cuda-run.txt" || cuda_rc=$?
+timeout 300 "$bin" run --config "$cuda_cfg" --store "sqlite:$out/pitwall-cuda.db" --no-report 2>&1 | tee "$out/cuda-run.txt" || cuda_rc=$?
 echo "cuda run exit code: $cuda_rc" | tee -a "$out/cuda-run.txt"
+cuda_json="$out/export-cuda.json"
+"$bin" export --store "sqlite:$out/pitwall-cuda.db" -o "$cuda_json" 2>/dev/null || echo '{"runs": []}' > "$cuda_json"
 
 python3 - "$out/export.json" "$out/env.json" <<'PY'
 import json, sys
@@ -173,4 +184,36 @@ for r in run["results"]:
     rng = f"{min(sm)}-{max(sm)}" if sm else "-"
     print(f'{name:<44} {len(r["samples"]):>7} {rng:>15} {max(temp) if temp else "-":>10} '
           f'{round(max(power)) if power else "-":>7} {thr:>9}')
+PY
+
+# One table of every CUDA suite's results: status, median time per iteration, median rates
+# (TFLOP/s or GB/s; algbw and busbw for the collectives), the slowest rank's median time.
+python3 - "$cuda_json" "$cuda_rc" <<'PY'
+import json, statistics, sys
+runs = json.load(open(sys.argv[1])).get("runs", [])
+print(f"== CUDA suites (pitwall run exit code {sys.argv[2]})")
+if not runs:
+    print("no CUDA results: see cuda-run.txt for why (the probe's line, or the run's error)")
+    sys.exit(0)
+rows = {}
+for r in runs[-1]["results"]:
+    params = ",".join(f"{k}={v}" for k, v in sorted(r.get("params", {}).items()))
+    key = (r["suite"], f'{r["name"]}[{params}]' if params else r["name"])
+    row = rows.setdefault(key, {"status": r["status"], "error": r.get("error"), "m": {}})
+    if r["status"] != "ok":
+        row["status"], row["error"] = r["status"], r.get("error") or row["error"]
+    if r["samples"]:
+        row["m"][r["measure"]] = (statistics.median(r["samples"]), r["unit"])
+print(f'{"suite":<10} {"benchmark":<58} {"status":<7} {"time us":>10} {"rates":<40} {"slowest rank us":>15}')
+for (suite, name), row in rows.items():
+    m = row["m"]
+    t = m.get("time", (None, ""))[0]
+    rates = " ".join(f"{k}={v:.4g} {u}"
+                     for k, (v, u) in m.items() if k != "time" and not k.startswith("time_rank"))
+    ranks = [v for k, (v, _) in m.items() if k.startswith("time_rank")]
+    print(f'{suite:<10} {name[:58]:<58} {row["status"]:<7} '
+          f'{(f"{t / 1e3:.2f}" if t is not None else "-"):>10} {rates[:40]:<40} '
+          f'{(f"{max(ranks) / 1e3:.2f}" if ranks else "-"):>15}')
+    if row["status"] != "ok" and row["error"]:
+        print(f'           {row["error"][:150]}')
 PY

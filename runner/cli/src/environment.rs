@@ -19,7 +19,7 @@ use pitwall_pipeline::run::{RunError, RunReport, Target};
 use pitwall_pipeline::setup::{Mode, RunEnvironment};
 use pitwall_schema::backend::BackendError;
 use pitwall_schema::sections::GpuAvailability;
-use pitwall_schema::{Alert, Backend, Run};
+use pitwall_schema::{Alert, Backend, Run, SuiteKind};
 use pitwall_store::Store;
 
 use super::args::Global;
@@ -97,11 +97,17 @@ impl<'a> Console<'a> {
     /// The console of a measuring command, with the backend `[suites] backend` selects
     /// (`cuda` where CUDA cannot run is an infrastructure failure).
     pub(super) fn new(g: &'a Global, config: &Config) -> Result<Console<'a>, Failure> {
+        let suites = SuiteBackend::select(config)?;
+        if !g.quiet {
+            for note in &suites.notes {
+                eprintln!("{note}");
+            }
+        }
         Ok(Console {
             g,
             progress: Progress::new(g.quiet),
             on_stored: None,
-            suites: SuiteBackend::select(config)?,
+            suites,
         })
     }
 
@@ -215,42 +221,70 @@ pub fn announce_alerts(g: &Global, config: &Config, alerts: &[Alert]) {
 pub(super) struct SuiteBackend {
     backend: Box<dyn Backend>,
     cuda_skipped: Option<String>,
+    /// Lines the run shows once before measuring (the CUDA collective suite's world size 1).
+    notes: Vec<String>,
 }
 
 impl SuiteBackend {
     /// `[suites] backend`: `cpu` as asked; `cuda` or an infrastructure failure; `auto` CUDA
     /// when its probe succeeds, else the CPU. Without built-in suites nothing is probed.
     fn select(config: &Config) -> Result<SuiteBackend, Failure> {
-        let cpu = || SuiteBackend {
-            backend: Box::new(CpuBackend),
-            cuda_skipped: None,
-        };
-        let builtin = config
-            .suites
-            .iter()
-            .any(|s| matches!(s.spec, SuiteSpec::Builtin { .. }));
-        match config.backend {
-            BackendChoice::Cpu => Ok(cpu()),
-            _ if !builtin => Ok(cpu()),
-            BackendChoice::Cuda => match CudaBackend::probe() {
-                Ok(cuda) => Ok(SuiteBackend {
+        Ok(match choose(config)? {
+            Ok(cuda) => {
+                let layout = pitwall_rendezvous::Layout::from_env().ok();
+                let notes = config
+                    .suites
+                    .iter()
+                    .filter_map(|s| match (&s.spec, &layout) {
+                        (
+                            SuiteSpec::Builtin {
+                                kind: SuiteKind::Collective,
+                                options,
+                                ..
+                            },
+                            Some(l),
+                        ) => cuda.collective_note(l, options.ranks),
+                        _ => None,
+                    })
+                    .take(1)
+                    .collect();
+                SuiteBackend {
                     backend: Box::new(cuda),
                     cuda_skipped: None,
-                }),
-                Err(e) => Err(Failure::of_backend("[suites] backend = \"cuda\"", e)),
+                    notes,
+                }
+            }
+            Err(cuda_skipped) => SuiteBackend {
+                backend: Box::new(CpuBackend),
+                cuda_skipped,
+                notes: Vec::new(),
             },
-            BackendChoice::Auto => match CudaBackend::probe() {
-                Ok(cuda) => Ok(SuiteBackend {
-                    backend: Box::new(cuda),
-                    cuda_skipped: None,
-                }),
-                Err(e) => Ok(SuiteBackend {
-                    cuda_skipped: Some(short_reason(&e)),
-                    ..cpu()
-                }),
-            },
-        }
+        })
     }
+}
+
+/// The decision of `[suites] backend`: the CUDA backend, or the CPU with why CUDA was skipped
+/// (`auto` without CUDA); `cuda` where CUDA cannot run is an infrastructure failure.
+fn choose(config: &Config) -> Result<Result<CudaBackend, Option<String>>, Failure> {
+    let builtin = config
+        .suites
+        .iter()
+        .any(|s| matches!(s.spec, SuiteSpec::Builtin { .. }));
+    match config.backend {
+        BackendChoice::Cpu => Ok(Err(None)),
+        _ if !builtin => Ok(Err(None)),
+        BackendChoice::Cuda => match CudaBackend::probe() {
+            Ok(cuda) => Ok(Ok(cuda)),
+            Err(e) => Err(Failure::of_backend("[suites] backend = \"cuda\"", e)),
+        },
+        BackendChoice::Auto => Ok(CudaBackend::probe().map_err(|e| Some(short_reason(&e)))),
+    }
+}
+
+/// The backend a rank other than 0 follows rank 0's collective suites with: the one rank 0
+/// chooses from the same configuration (CUDA: NCCL sessions; `None`: the CPU's TCP ones).
+pub(super) fn follower_backend(config: &Config) -> Result<Option<CudaBackend>, Failure> {
+    Ok(choose(config)?.ok())
 }
 
 /// A backend error's reason without its hint: what fits in one line.
@@ -356,6 +390,7 @@ mod tests {
         SuiteBackend {
             backend: Box::new(pitwall_cpu::CpuBackend),
             cuda_skipped: cuda_skipped.map(str::to_string),
+            notes: Vec::new(),
         }
     }
 

@@ -186,6 +186,12 @@ impl Failure {
         Failure::infra(e.into())
     }
 
+    /// A rank of a multi-process NCCL collective lost rank 0, or its GPU or NCCL failed:
+    /// infrastructure.
+    pub fn of_nccl(e: pitwall_cuda::nccl_group::CollectiveError) -> Failure {
+        Failure::infra(e.into())
+    }
+
     /// The host's GPU layer failed (the signal handlers that restore clocks): infrastructure.
     pub fn of_gpu(e: GpuError) -> Failure {
         Failure::infra(e.into())

@@ -15,7 +15,7 @@ use pitwall_store::{OpenMode, Store};
 
 use super::args::{Global, RunArgs};
 use super::context::{current_dir, format, load_config, open_store};
-use super::environment::{Console, WorkerBackends};
+use super::environment::{Console, WorkerBackends, follower_backend};
 use super::exit::{ExitClass, Failure};
 use super::measure::{print_pair, report_after, report_dir};
 use pitwall_cpu::multi;
@@ -37,7 +37,12 @@ pub(super) fn cmd_run(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
                 layout.addr.as_deref().unwrap_or("?")
             );
         }
-        multi::follow(&layout).map_err(Failure::of_collective)?;
+        // The backend rank 0 chooses from the same configuration: NCCL or TCP sessions.
+        let config = load_config(g)?;
+        match follower_backend(&config)? {
+            Some(cuda) => cuda.follow_collective(&layout).map_err(Failure::of_nccl)?,
+            None => multi::follow(&layout).map_err(Failure::of_collective)?,
+        }
         return Ok(ExitClass::Ok);
     }
     let result = run_rank0(g, a);

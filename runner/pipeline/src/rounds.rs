@@ -103,8 +103,9 @@ impl Rounds {
                 if wanted.as_ref().is_some_and(BTreeSet::is_empty) {
                     continue;
                 }
+                let suite = env.with_gpu(suite);
                 let outcome = run_suite(
-                    suite,
+                    &suite,
                     backend,
                     &target.checkout,
                     Selection {

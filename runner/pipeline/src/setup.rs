@@ -14,7 +14,7 @@ use pitwall_schema::sections::{
 use pitwall_schema::{Fingerprint, GpuInfo};
 use serde_json::json;
 
-use crate::config::{Config, PinPolicy};
+use crate::config::{Config, PinPolicy, SuiteConfig, SuiteSpec};
 use crate::engine::{Isolation, SampleMetaSource};
 use crate::fingerprint;
 use crate::gpu::{ClockGuard, ClockMode, ClockMonitor, GpuDevice, GpuError, MonitorHealth, Nvml};
@@ -41,6 +41,8 @@ pub struct RunEnvironment {
     pub warnings: Vec<String>,
     /// Where built-in suites run; set with [`RunEnvironment::set_isolation`].
     isolation: Isolation,
+    /// The PCI bus id of `[gpu] device` as NVML reports it, for the CUDA backend's suites.
+    gpu_pci_bus_id: Option<String>,
     // Field order matters: the monitor stops before the clocks are restored.
     monitor: Option<ClockMonitor>,
     guard: Option<ClockGuard>,
@@ -225,6 +227,7 @@ impl RunEnvironment {
             fingerprint: fp,
             warnings,
             isolation: Isolation::InProcess,
+            gpu_pci_bus_id: bus_id,
             monitor,
             guard,
         })
@@ -248,6 +251,19 @@ impl RunEnvironment {
         &self.isolation
     }
 
+    /// `suite` as a backend gets it: a built-in suite carries the PCI bus id of `[gpu]
+    /// device` (when NVML found it), which the CUDA backend maps to its own device number.
+    pub fn with_gpu<'a>(&self, suite: &'a SuiteConfig) -> std::borrow::Cow<'a, SuiteConfig> {
+        let mut owned = suite.clone();
+        match (&self.gpu_pci_bus_id, &mut owned.spec) {
+            (Some(id), SuiteSpec::Builtin { options, .. }) => {
+                options.gpu_pci_bus_id = Some(id.clone());
+                std::borrow::Cow::Owned(owned)
+            }
+            _ => std::borrow::Cow::Borrowed(suite),
+        }
+    }
+
     /// How the GPU monitor has fared so far, when a GPU is monitored.
     pub fn monitor_health(&self) -> Option<MonitorHealth> {
         self.monitor.as_ref().map(ClockMonitor::health)
@@ -268,6 +284,7 @@ impl RunEnvironment {
             fingerprint,
             warnings: Vec::new(),
             isolation: Isolation::InProcess,
+            gpu_pci_bus_id: None,
             monitor: None,
             guard: None,
         }
@@ -316,5 +333,32 @@ fn gpu_info(d: &GpuDevice) -> GpuInfo {
 pub fn halt_if_terminating() {
     while crate::gpu::terminating() {
         std::thread::park();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_suites_carry_the_pci_bus_id_of_gpu_device() {
+        let config = Config::builtin_default("p");
+        let suite = config
+            .suites
+            .iter()
+            .find(|s| matches!(s.spec, SuiteSpec::Builtin { .. }))
+            .expect("the default has built-in suites");
+        let bus_id = |s: &SuiteConfig| match &s.spec {
+            SuiteSpec::Builtin { options, .. } => options.gpu_pci_bus_id.clone(),
+            _ => None,
+        };
+        let mut env = RunEnvironment::plain(Fingerprint::default());
+        // Without NVML's device the suite is passed on as configured.
+        assert!(matches!(env.with_gpu(suite), std::borrow::Cow::Borrowed(_)));
+        env.gpu_pci_bus_id = Some("00000000:9A:00.0".to_string());
+        let on_gpu = env.with_gpu(suite);
+        assert_eq!(bus_id(&on_gpu).as_deref(), Some("00000000:9A:00.0"));
+        assert_eq!(on_gpu.name, suite.name);
+        assert_eq!(bus_id(suite), None, "the configuration itself is unchanged");
     }
 }

@@ -1,13 +1,21 @@
-//! The CUDA `collective` suite as far as it goes without a GPU: which NCCL layout a worker is
-//! in (one process driving every local GPU, or one process per GPU after the rendezvous),
-//! the benchmarks that layout would run (the five collectives over nccl-tests' sweep, 8 B to
-//! 1 GiB, sized by `pitwall_schema::work`), and the line the suite is skipped with while the
-//! NCCL benchmarks themselves are not implemented (docs/SUITES.md).
+//! The CUDA `collective` suite: which NCCL layout a worker is in (one process driving every
+//! local GPU, or one process per GPU after the rendezvous), the benchmarks that layout runs
+//! (the five collectives over nccl-tests' sweep, 8 B to 1 GiB, sized by
+//! `pitwall_schema::work`), and the suite built from them: one benchmark per collective and
+//! size, all sharing one NCCL group (`nccl_group`), each checked before its first timed batch,
+//! its sample the mean of the ranks' times (nccl-tests' default `-a 1`) with every rank's
+//! time kept, algbw and busbw counted as nccl-tests does (docs/SUITES.md).
 
+use std::sync::{Arc, Mutex};
+
+use pitwall_rendezvous::session::Bound;
 use pitwall_rendezvous::{Launcher, Layout};
 
 use crate::backend::{BackendError, SuiteOptions};
-use crate::work::{Collective, CollectiveShape, collective_shape, sweep_bytes};
+use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use crate::nccl_group::{Group, LEAD_TIMEOUT, NcclProvider};
+use crate::schema::Unit;
+use crate::work::{Collective, CollectiveShape, bus_factor, collective_shape, sweep_bytes};
 
 /// Largest message of the NCCL sweep, as nccl-tests' usual `-e 1G`.
 pub const NCCL_MAX_BYTES: u64 = 1 << 30;
@@ -106,33 +114,152 @@ pub fn plan(world_size: usize, options: &SuiteOptions) -> Vec<PlannedCollective>
         .collect()
 }
 
-/// Why the suite is skipped here: NCCL absent, the launcher's variables wrong, or (with NCCL)
-/// the NCCL benchmarks not implemented yet, saying what they would have run.
-pub fn skip_reason(
+/// The suite's benchmarks on this machine's GPUs through NCCL ([`suite_with`] and the
+/// real NCCL of `nccl_ranks`).
+pub fn suite(
     nccl: bool,
     layout: Result<Layout, String>,
     devices: usize,
     options: &SuiteOptions,
-) -> BackendError {
+) -> Result<Vec<Box<dyn Benchmark>>, BackendError> {
+    let provider = crate::nccl_ranks::SystemNccl { visible: devices };
+    suite_with(&provider, nccl, layout, devices, options)
+}
+
+/// The suite's benchmarks: NCCL absent or the launcher's variables wrong is one line; else
+/// the ranks meet (one process: every local GPU, or `ranks` of them; under a launcher: the
+/// rendezvous, rank 0 here) and every planned collective is a benchmark of the group.
+pub fn suite_with(
+    provider: &dyn NcclProvider,
+    nccl: bool,
+    layout: Result<Layout, String>,
+    devices: usize,
+    options: &SuiteOptions,
+) -> Result<Vec<Box<dyn Benchmark>>, BackendError> {
     if !nccl {
-        return crate::probe::no_nccl();
+        return Err(crate::probe::no_nccl());
     }
-    let layout = match layout {
-        Ok(l) => NcclLayout::of(&l, devices),
-        Err(reason) => {
-            return BackendError::Failed {
-                backend: "cuda",
-                reason,
-            };
-        }
-    };
-    let planned = plan(layout.world_size(), options).len();
-    BackendError::Unavailable {
+    let failed = |reason: String| BackendError::Failed {
         backend: "cuda",
-        reason: format!(
-            "the NCCL `collective` suite is not implemented yet ({planned} benchmarks planned; {}); hint: set [suites] backend = \"cpu\" to run the CPU collectives",
-            layout.describe()
-        ),
+        reason,
+    };
+    let layout = layout.map_err(failed)?;
+    let nccl_layout = NcclLayout::of(&layout, options.ranks.unwrap_or(devices));
+    let group = match &nccl_layout {
+        NcclLayout::AllLocalGpus { devices } => Group::all_local(provider, *devices),
+        NcclLayout::RankPerProcess { .. } => {
+            let bound = Bound::bind(&layout).map_err(|e| failed(e.to_string()))?;
+            Group::lead(&layout, bound, provider, LEAD_TIMEOUT)
+        }
+    }
+    .map_err(|e| failed(format!("{} ({})", e, nccl_layout.describe())))?;
+    let name = match nccl_layout {
+        NcclLayout::AllLocalGpus { .. } => "one_process",
+        NcclLayout::RankPerProcess { .. } => "processes",
+    };
+    let planned = plan(group.world_size(), options);
+    Ok(benches(group, name, &planned))
+}
+
+/// One NCCL collective of the sweep, run by every rank of the group.
+pub struct NcclBench {
+    pub op: Collective,
+    pub requested_bytes: u64,
+    pub shape: CollectiveShape,
+    layout: &'static str,
+    world_size: usize,
+    group: Arc<Mutex<Group>>,
+    verified: bool,
+    last_rank_ns: Option<Vec<f64>>,
+}
+
+/// The benchmark name of `op` (`nccl_allreduce_sum_f32`, `nccl_broadcast_f32`…): not the CPU
+/// backend's names, so switching backends never mixes one series.
+pub fn bench_name(op: Collective) -> String {
+    match op {
+        Collective::AllReduce | Collective::ReduceScatter | Collective::Reduce => {
+            format!("nccl_{}_sum_f32", op.as_str())
+        }
+        _ => format!("nccl_{}_f32", op.as_str()),
+    }
+}
+
+/// The benchmarks of `planned` on `group`; `layout` is `one_process` or `processes`.
+pub fn benches(
+    group: Group,
+    layout: &'static str,
+    planned: &[PlannedCollective],
+) -> Vec<Box<dyn Benchmark>> {
+    let world_size = group.world_size();
+    let group = Arc::new(Mutex::new(group));
+    planned
+        .iter()
+        .map(|p| -> Box<dyn Benchmark> {
+            Box::new(NcclBench {
+                op: p.op,
+                requested_bytes: p.requested_bytes,
+                shape: p.shape,
+                layout,
+                world_size,
+                group: Arc::clone(&group),
+                verified: false,
+                last_rank_ns: None,
+            })
+        })
+        .collect()
+}
+
+impl Benchmark for NcclBench {
+    fn id(&self) -> BenchmarkId {
+        let ranks = self.world_size;
+        BenchmarkId::new(
+            &bench_name(self.op),
+            &[
+                ("bytes", self.shape.bytes.to_string()),
+                ("ranks", ranks.to_string()),
+                ("layout", self.layout.to_string()),
+            ],
+        )
+    }
+
+    fn sampling(&self) -> SamplingHint {
+        SamplingHint::Batched
+    }
+
+    fn metrics(&self) -> Vec<MetricSpec> {
+        let ranks = self.world_size;
+        let bytes = self.shape.bytes as f64;
+        vec![
+            MetricSpec::rate("algbw", Unit::GB_PER_S, bytes, 1e9),
+            MetricSpec::rate(
+                "busbw",
+                Unit::GB_PER_S,
+                bytes * bus_factor(self.op, ranks),
+                1e9,
+            ),
+        ]
+    }
+
+    fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
+        let mut group = self
+            .group
+            .lock()
+            .map_err(|_| BenchError::Backend("a rank's session panicked".to_string()))?;
+        let times = group.drive(
+            self.op,
+            self.requested_bytes,
+            &self.shape,
+            iters,
+            !self.verified,
+        )?;
+        self.verified = true;
+        let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+        self.last_rank_ns = Some(times);
+        Ok(mean)
+    }
+
+    fn rank_times_ns(&self) -> Option<Vec<f64>> {
+        self.last_rank_ns.clone()
     }
 }
 
@@ -226,20 +353,36 @@ mod tests {
     }
 
     #[test]
-    fn the_skip_path_names_what_is_missing() {
+    fn no_nccl_or_a_bad_layout_is_one_line() {
         let opts = SuiteOptions::default();
-        let no_nccl = skip_reason(false, Ok(Layout::single()), 1, &opts).to_string();
-        assert!(no_nccl.contains("no NCCL"), "{no_nccl}");
-        let bad = skip_reason(true, Err("slurm layout needs MASTER_ADDR".into()), 1, &opts);
-        assert!(matches!(bad, BackendError::Failed { .. }));
-        let planned = skip_reason(true, Ok(Layout::single()), 1, &opts);
-        assert!(matches!(planned, BackendError::Unavailable { .. }));
-        let line = planned.to_string();
-        assert!(line.contains("140 benchmarks planned"), "{line}");
+        let provider = crate::nccl_ranks::SystemNccl { visible: 1 };
+        let no_nccl = suite_with(&provider, false, Ok(Layout::single()), 1, &opts)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
-            line.contains("world size 1") && line.contains("hint:"),
-            "{line}"
+            no_nccl.contains("no NCCL") && no_nccl.contains("hint:"),
+            "{no_nccl}"
         );
-        assert!(!line.contains('\n'));
+        let bad = suite_with(
+            &provider,
+            true,
+            Err("slurm layout needs MASTER_ADDR".into()),
+            1,
+            &opts,
+        );
+        assert!(matches!(bad, Err(BackendError::Failed { .. })));
+    }
+
+    #[test]
+    fn names_are_not_the_cpu_backends() {
+        assert_eq!(bench_name(Collective::AllReduce), "nccl_allreduce_sum_f32");
+        assert_eq!(
+            bench_name(Collective::ReduceScatter),
+            "nccl_reducescatter_sum_f32"
+        );
+        assert_eq!(bench_name(Collective::AllGather), "nccl_allgather_f32");
+        assert_eq!(bench_name(Collective::Broadcast), "nccl_broadcast_f32");
+        assert_eq!(bench_name(Collective::AllToAll), "nccl_alltoall_f32");
     }
 }

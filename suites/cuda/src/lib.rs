@@ -11,6 +11,7 @@ pub mod collective;
 pub mod device;
 pub mod fp8;
 pub mod gemm;
+pub mod gpu_select;
 pub mod graph;
 pub mod infer_plan;
 pub mod infer_ref;
@@ -18,6 +19,10 @@ pub mod inference;
 pub mod kernels;
 pub mod linear;
 pub mod memory;
+pub mod nccl;
+pub mod nccl_data;
+pub mod nccl_group;
+pub mod nccl_ranks;
 pub mod probe;
 pub mod rows;
 
@@ -58,6 +63,29 @@ impl CudaBackend {
     pub fn info(&self) -> &CudaInfo {
         &self.info
     }
+
+    /// A rank other than 0 under a launcher: serves rank 0's NCCL `collective` sessions until
+    /// rank 0's run is over (docs/SUITES.md).
+    pub fn follow_collective(
+        &self,
+        layout: &pitwall_rendezvous::Layout,
+    ) -> Result<(), nccl_group::CollectiveError> {
+        let provider = nccl_ranks::SystemNccl {
+            visible: self.info.device_count,
+        };
+        nccl_group::follow(layout, &provider)
+    }
+
+    /// What the `collective` suite says about its layout when it runs with world size 1 (one
+    /// process, one GPU: busbw 0 but for broadcast), for the run to show once; else `None`.
+    pub fn collective_note(
+        &self,
+        layout: &pitwall_rendezvous::Layout,
+        ranks: Option<usize>,
+    ) -> Option<String> {
+        let l = collective::NcclLayout::of(layout, ranks.unwrap_or(self.info.device_count));
+        (self.info.nccl && l.world_size() == 1).then(|| format!("collective: {}", l.describe()))
+    }
 }
 
 impl Backend for CudaBackend {
@@ -73,7 +101,7 @@ impl Backend for CudaBackend {
         match kind {
             SuiteKind::Kernel => {
                 let plan = plan(options);
-                let dev = open_device()?;
+                let dev = open_device(options)?;
                 let left_out = plan.len() - runnable(&plan, dev.sm).len();
                 if let Ok(mut notes) = self.notes.lock() {
                     *notes = left_out_note(left_out, dev.sm).into_iter().collect();
@@ -82,15 +110,15 @@ impl Backend for CudaBackend {
             }
             SuiteKind::Inference => {
                 let plan = infer_plan::plan(options);
-                let dev = open_device()?;
+                let dev = open_device(options)?;
                 Ok(inference::build(&dev, &plan, cache_of(options)))
             }
-            SuiteKind::Collective => Err(collective::skip_reason(
+            SuiteKind::Collective => collective::suite(
                 self.info.nccl,
                 pitwall_rendezvous::Layout::from_env().map_err(|e| e.to_string()),
                 self.info.device_count,
                 options,
-            )),
+            ),
         }
     }
 
@@ -214,12 +242,19 @@ pub fn runnable(plan: &[Planned], sm: u32) -> Vec<Planned> {
         .collect()
 }
 
-/// CUDA device 0 (after CUDA_VISIBLE_DEVICES), opened in the worker process.
-fn open_device() -> Result<Arc<Device>, BackendError> {
-    Device::open(0).map_err(|e| BackendError::Failed {
+/// The CUDA device of `[gpu] device` (by its PCI bus id), else CUDA device 0 (after
+/// CUDA_VISIBLE_DEVICES), opened in the worker process.
+fn open_device(options: &SuiteOptions) -> Result<Arc<Device>, BackendError> {
+    let failed = |reason| BackendError::Failed {
         backend: "cuda",
-        reason: format!("cannot open CUDA device 0: {e}"),
-    })
+        reason,
+    };
+    let ordinal = gpu_select::cuda_ordinal(
+        options.gpu_pci_bus_id.as_deref(),
+        &gpu_select::SystemDevices,
+    )
+    .map_err(failed)?;
+    Device::open(ordinal).map_err(|e| failed(format!("cannot open CUDA device {ordinal}: {e}")))
 }
 
 fn cache_of(options: &SuiteOptions) -> Cache {
@@ -246,6 +281,35 @@ mod tests {
                 .starts_with("cuda backend unavailable: no CUDA driver; hint:"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn world_size_one_is_said_once_and_only_then() {
+        let backend = |device_count, nccl| CudaBackend {
+            info: CudaInfo {
+                driver_api: 13_000,
+                device_count,
+                nccl,
+            },
+            notes: Arc::default(),
+        };
+        let single = pitwall_rendezvous::Layout::single();
+        let note = backend(1, true).collective_note(&single, None).unwrap();
+        assert!(
+            note.starts_with("collective: one process, one GPU: world size 1 (busbw is 0"),
+            "{note}"
+        );
+        assert_eq!(backend(8, true).collective_note(&single, None), None);
+        // Without NCCL the suite is skipped with its own line instead.
+        assert_eq!(backend(1, false).collective_note(&single, None), None);
+        let ranked = pitwall_rendezvous::Layout {
+            rank: 0,
+            world_size: 2,
+            local_rank: 0,
+            launcher: pitwall_rendezvous::Launcher::Torchrun,
+            addr: Some("127.0.0.1:29500".to_string()),
+        };
+        assert_eq!(backend(1, true).collective_note(&ranked, None), None);
     }
 
     #[test]

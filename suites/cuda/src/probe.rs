@@ -15,7 +15,7 @@ pub struct CudaInfo {
     pub driver_api: i32,
     /// Devices the driver sees.
     pub device_count: usize,
-    /// NCCL could be loaded (`libnccl.so`); needed by the `collective` suite only.
+    /// NCCL could be loaded (`libnccl.so.2`, else `libnccl.so`…); needed by `collective` only.
     pub nccl: bool,
 }
 
@@ -35,7 +35,7 @@ pub trait CudaSystem {
     fn nvrtc_major(&self) -> Option<i32>;
     /// The major version of cuBLAS when `libcublas` and `libcublasLt` both load.
     fn cublas_major(&self) -> Option<i32>;
-    /// `libnccl.so` can be loaded.
+    /// NCCL can be loaded (`crate::nccl::candidates`).
     fn nccl_present(&self) -> bool;
 }
 
@@ -107,7 +107,7 @@ pub fn probe_with(system: &dyn CudaSystem) -> Result<CudaInfo, BackendError> {
 /// The reason the `collective` suite is skipped when NCCL is absent.
 pub fn no_nccl() -> BackendError {
     unavailable(
-        "no NCCL; hint: NCCL is loaded as libnccl.so: put a directory with libnccl.so (a link to libnccl.so.2) on LD_LIBRARY_PATH",
+        "no NCCL; hint: pitwall loads libnccl.so.2 (else libnccl.so): install NCCL 2 (e.g. pip install nvidia-nccl-cu13) and put its lib directory on LD_LIBRARY_PATH",
     )
 }
 
@@ -170,8 +170,8 @@ impl CudaSystem for SystemCuda {
     }
 
     fn nccl_present(&self) -> bool {
-        // SAFETY: only tries to dlopen the candidate names.
-        unsafe { cudarc::nccl::sys::is_culib_present() }
+        // libnccl.so.2 first, then cudarc's names (`crate::nccl`).
+        crate::nccl::library().is_ok()
     }
 }
 
@@ -300,7 +300,7 @@ mod tests {
                 nccl: false
             }
         );
-        assert!(no_nccl().to_string().contains("libnccl.so"));
+        assert!(no_nccl().to_string().contains("libnccl.so.2"));
     }
 
     #[test]

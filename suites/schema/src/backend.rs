@@ -74,6 +74,9 @@ pub struct SuiteOptions {
     /// GPU backends: flush L2 before each timed iteration (the default) or not. The CPU
     /// backend ignores it.
     pub cache: CacheMode,
+    /// GPU backends: the PCI bus id of `[gpu] device` (the parent pitwall maps the NVML index
+    /// to it), which the CUDA backend maps to its own device number; `None`: CUDA device 0.
+    pub gpu_pci_bus_id: Option<String>,
 }
 
 /// Why a backend could not provide a suite.

@@ -113,6 +113,7 @@ impl Ctx<'_> {
                     ranks: s.ranks.map(|r| r as usize),
                     max_bytes: s.max_bytes,
                     cache: cache.unwrap_or_default(),
+                    gpu_pci_bus_id: None,
                 };
                 SuiteSpec::Builtin {
                     kind,

@@ -50,11 +50,14 @@ impl Isolation {
 }
 
 /// The backend options of a built-in suite, as the request carries them.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct WireOptions {
     pub ranks: Option<usize>,
     pub max_bytes: Option<u64>,
     pub cache: CacheMode,
+    /// The PCI bus id of `[gpu] device`, for the CUDA backend (docs/SUITES.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_pci_bus_id: Option<String>,
 }
 
 /// What a worker needs to rebuild and run one built-in suite.
@@ -110,6 +113,7 @@ impl WorkerRequest {
                 ranks: options.ranks,
                 max_bytes: options.max_bytes,
                 cache: options.cache,
+                gpu_pci_bus_id: options.gpu_pci_bus_id.clone(),
             },
             ranks: *ranks,
             max_bytes: *max_bytes,
@@ -133,6 +137,7 @@ impl WorkerRequest {
                     ranks: self.options.ranks,
                     max_bytes: self.options.max_bytes,
                     cache: self.options.cache,
+                    gpu_pci_bus_id: self.options.gpu_pci_bus_id.clone(),
                 },
                 ranks: self.ranks,
                 max_bytes: self.max_bytes,

@@ -34,6 +34,7 @@ fn builtin_suite() -> SuiteConfig {
                 ranks: Some(4),
                 max_bytes: Some(4096),
                 cache: CacheMode::Warm,
+                gpu_pci_bus_id: None,
             },
             ranks: Some(4),
             max_bytes: Some(4096),
@@ -57,6 +58,19 @@ fn the_request_rebuilds_the_suite_exactly() {
     assert_eq!(back.suite_config(), suite);
     assert_eq!(back.filter.as_deref(), Some("bytes=8"));
     assert!(back.sample_windows);
+
+    // The GPU of `[gpu] device` (its PCI bus id) reaches the worker's backend; a request
+    // without one has no such key.
+    let mut on_gpu = suite.clone();
+    if let SuiteSpec::Builtin { options, .. } = &mut on_gpu.spec {
+        options.gpu_pci_bus_id = Some("00000000:9A:00.0".into());
+    }
+    let request = WorkerRequest::new("cuda", &on_gpu, Path::new("/"), None, false).unwrap();
+    let json_gpu = serde_json::to_string(&request).unwrap();
+    assert!(json_gpu.contains("\"gpu_pci_bus_id\":\"00000000:9A:00.0\""));
+    assert!(!json.contains("gpu_pci_bus_id"), "{json}");
+    let back: WorkerRequest = serde_json::from_str(&json_gpu).unwrap();
+    assert_eq!(back.suite_config(), on_gpu);
 
     let command = SuiteConfig {
         name: "cmd".into(),
