@@ -35,6 +35,12 @@ impl Backend for CpuBackend {
             SuiteKind::Kernel => kernel::suite(options),
             SuiteKind::Inference => inference::suite(options),
             SuiteKind::Collective => collective_suite(options)?,
+            SuiteKind::CudaKernels => {
+                return Err(BackendError::Unavailable {
+                    backend: "cuda",
+                    reason: "a `cuda-kernels` suite runs on the CUDA backend only, and this run uses the CPU backend; hint: run on a machine with an NVIDIA GPU and CUDA 13, [suites] backend = \"auto\" or \"cuda\"".into(),
+                });
+            }
         })
     }
 }
