@@ -2,6 +2,7 @@
 //! `load` reads files and turns every mistake into one line naming file, line and key.
 
 mod forge;
+mod kernels;
 mod load;
 mod model;
 mod raw;
@@ -16,3 +17,5 @@ pub use model::{
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod kernels_tests;

@@ -341,6 +341,10 @@ pub enum SuiteSpec {
         /// keep theirs).
         #[serde(skip_serializing_if = "Option::is_none")]
         cache: Option<CacheMode>,
+        /// A `cuda-kernels` suite's manifest (also in `options`), hashed: a changed launch
+        /// shape or size is another measurement.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        kernels: Option<pitwall_schema::manifest::KernelManifest>,
     },
     Command(CommandSuite),
 }
@@ -364,6 +368,7 @@ impl SuiteConfig {
                 ranks: None,
                 max_bytes: None,
                 cache: None,
+                kernels: None,
             },
             sampling: Sampling::for_kind(Some(kind)),
             threshold_pct: None,

@@ -151,6 +151,9 @@ pub struct RawSuite {
     pub max_bytes: Option<u64>,
     pub cache: Option<String>,
     pub threshold_pct: Option<f64>,
+    /// `kind = "cuda-kernels"`: the `[[suite.kernel]]` entries.
+    #[serde(default)]
+    pub kernel: Vec<Spanned<super::kernels::RawKernel>>,
     // Sampling keys, as in `[sampling]`.
     pub warmup_s: Option<f64>,
     pub min_samples: Option<u32>,
@@ -192,8 +195,9 @@ pub fn valid_keys(section: &str) -> &'static str {
         "gitlab" => "api_url, project, token_env",
         "suite" => {
             "name, kind, command, format, output, workdir, env, env_pass, runs, ranks, max_bytes, cache, threshold_pct, \
-             warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s"
+             kernel, warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s"
         }
+        "suite.kernel" => super::kernels::KERNEL_KEYS,
         _ => "",
     }
 }

@@ -34,10 +34,12 @@ fn builtin_suite() -> SuiteConfig {
                 ranks: Some(4),
                 max_bytes: Some(4096),
                 cache: CacheMode::Warm,
+                ..Default::default()
             },
             ranks: Some(4),
             max_bytes: Some(4096),
             cache: Some(CacheMode::Warm),
+            kernels: None,
         },
         sampling: quick_sampling(),
         threshold_pct: Some(3.5),
