@@ -4,7 +4,7 @@
 //! `max_bytes` cap are tested anywhere), made real on a device opened in the worker.
 
 // Paths inside this crate name the contracts as `crate::backend`, `crate::benchmark`, `crate::schema`.
-use pitwall_schema::{backend, benchmark, check, schema, work};
+use pitwall_schema::{backend, benchmark, check, expr, manifest, schema, work};
 
 pub mod collective;
 pub mod device;
@@ -13,6 +13,7 @@ pub mod kernels;
 pub mod memory;
 pub mod probe;
 pub mod rows;
+pub mod user;
 
 pub use probe::{CudaInfo, CudaSystem, SystemCuda, probe_with};
 
@@ -65,11 +66,7 @@ impl Backend for CudaBackend {
                     backend: "cuda",
                     reason: format!("cannot open CUDA device 0: {e}"),
                 })?;
-                let cache = match options.cache {
-                    CacheMode::Cold => Cache::Cold,
-                    CacheMode::Warm => Cache::Warm,
-                };
-                Ok(build(&dev, &plan, cache))
+                Ok(build(&dev, &plan, cache_of(options.cache)))
             }
             SuiteKind::Collective => Err(collective::skip_reason(
                 self.info.nccl,
@@ -77,8 +74,38 @@ impl Backend for CudaBackend {
                 self.info.device_count,
                 options,
             )),
+            SuiteKind::CudaKernels => {
+                let failed = |reason: String| BackendError::Failed {
+                    backend: "cuda",
+                    reason,
+                };
+                let manifest = options
+                    .kernels
+                    .as_ref()
+                    .ok_or_else(|| failed("a `cuda-kernels` suite without a manifest".into()))?;
+                let root = options
+                    .checkout
+                    .clone()
+                    .unwrap_or_else(|| std::path::PathBuf::from("."));
+                let dev = Device::open(0)
+                    .map_err(|e| failed(format!("cannot open CUDA device 0: {e}")))?;
+                Ok(user::build(
+                    &dev,
+                    manifest,
+                    &root,
+                    options.max_bytes,
+                    cache_of(options.cache),
+                ))
+            }
             SuiteKind::Inference => Err(not_built(kind)),
         }
+    }
+}
+
+fn cache_of(mode: CacheMode) -> Cache {
+    match mode {
+        CacheMode::Cold => Cache::Cold,
+        CacheMode::Warm => Cache::Warm,
     }
 }
 
