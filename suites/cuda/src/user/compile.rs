@@ -173,6 +173,116 @@ pub fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::expr::Expr;
+    use crate::manifest::{Access, ElemType, HostOp, HostRef, Init, KernelArg};
+
+    fn kernel(name: &str, source: &str, entry: &str) -> KernelSpec {
+        KernelSpec {
+            name: name.into(),
+            source: source.into(),
+            entry: entry.into(),
+            sizes: vec![1024],
+            grid: [Expr::parse("cdiv(n, 256)").unwrap(), Expr::constant(1), Expr::constant(1)],
+            block: [Expr::constant(256), Expr::constant(1), Expr::constant(1)],
+            shared_mem_bytes: Expr::constant(0),
+            args: vec![KernelArg::Buffer {
+                name: "y".into(),
+                elem: ElemType::F32,
+                count: Expr::parse("n").unwrap(),
+                init: Init::Zeros,
+                access: Access::InOut,
+            }],
+            reference: Reference::Host(HostRef {
+                op: HostOp::Copy,
+                a: None,
+                x: "y".into(),
+                y: None,
+                out: "y".into(),
+            }),
+            bytes: None,
+            flops: None,
+        }
+    }
+
+    const SAXPY: &str = "#include \"common.cuh\"\n#include \"include/scale.cuh\"\nextern \"C\" __global__ void saxpy(int n, float a, const float* x, float* y) {\n  int i = index();\n  if (i < n) y[i] = scale(a, x[i]) + y[i];\n}\nextern \"C\" __global__ void saxpy_ref(int n, float a, const float* x, float* y) {\n  for (int i = index(); i < n; i += gridDim.x * blockDim.x) y[i] = a * x[i] + y[i];\n}\n";
+
+    #[test]
+    fn nvrtc_compiles_a_checkouts_sources_and_names_each_broken_kernel() {
+        if !kernels::nvrtc_present() {
+            assert!(
+                std::env::var("PITWALL_REQUIRE_NVRTC").as_deref() != Ok("1"),
+                "PITWALL_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded"
+            );
+            eprintln!("skipped: no libnvrtc (set LD_LIBRARY_PATH to a CUDA 13 NVRTC lib directory)");
+            return;
+        }
+        let root = std::env::temp_dir().join(format!("pitwall-user-kernels-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("kernels")).unwrap();
+        std::fs::create_dir_all(root.join("include")).unwrap();
+        // One header beside the source, one under the repository root.
+        std::fs::write(
+            root.join("kernels/common.cuh"),
+            "__device__ inline int index() { return blockIdx.x * blockDim.x + threadIdx.x; }\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("include/scale.cuh"),
+            "__device__ inline float scale(float a, float x) { return a * x; }\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("kernels/saxpy.cu"), SAXPY).unwrap();
+        std::fs::write(
+            root.join("kernels/broken.cu"),
+            "extern \"C\" __global__ void broken(float* y) {\n  y[0] = 1.0f\n}\n",
+        )
+        .unwrap();
+        let mut with_ref = kernel("saxpy_vs_ref", "kernels/saxpy.cu", "saxpy");
+        with_ref.reference = Reference::Kernel {
+            entry: "saxpy_ref".into(),
+            source: None,
+            terms: Expr::constant(1),
+        };
+        let manifest = KernelManifest {
+            kernels: vec![
+                kernel("saxpy", "kernels/saxpy.cu", "saxpy"),
+                with_ref,
+                kernel("broken", "kernels/broken.cu", "broken"),
+                kernel("missing", "kernels/none.cu", "none"),
+                kernel("misnamed", "kernels/saxpy.cu", "saxpy_v2"),
+            ],
+        };
+        for sm in [80, 90] {
+            let results = check(&root, &manifest, sm);
+            let names: Vec<&str> = results.iter().map(|r| r.0.as_str()).collect();
+            assert_eq!(names, ["saxpy", "saxpy_vs_ref", "broken", "missing", "misnamed"]);
+            let cubins = results[0].1.as_ref().unwrap();
+            assert_eq!(cubins.len(), 1);
+            assert!(cubins[0].bytes.starts_with(b"\x7fELF"));
+            assert_eq!((cubins[0].file.as_str(), cubins[0].sm), ("kernels/saxpy.cu", sm));
+            assert!(defines(&cubins[0].bytes, "saxpy_ref"));
+            assert!(results[1].1.is_ok());
+            let broken = results[2].1.as_ref().unwrap_err().to_string();
+            assert!(
+                broken.starts_with(&format!(
+                    "kernel `broken`: kernels/broken.cu does not compile for sm_{sm}"
+                )),
+                "{broken}"
+            );
+            assert!(broken.contains("kernels/broken.cu(3): error: expected a \";\""), "{broken}");
+            let missing = results[3].1.as_ref().unwrap_err().to_string();
+            assert!(
+                missing.starts_with("kernel `missing`: cannot read kernels/none.cu in "),
+                "{missing}"
+            );
+            let misnamed = results[4].1.as_ref().unwrap_err().to_string();
+            assert_eq!(
+                misnamed,
+                format!("kernel `misnamed`: kernels/saxpy.cu compiled for sm_{sm} has no kernel `saxpy_v2`; hint: declare it extern \"C\" __global__ (C++ names are mangled)")
+            );
+        }
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 
     #[test]
     fn sources_are_found_from_their_directory_and_the_root() {
