@@ -1,0 +1,117 @@
+//! A `kind = "cuda-kernels"` suite through the real binary on a machine without CUDA: `auto`
+//! skips it with one line naming the suite and runs the rest (exit 0), `[suites] backend =
+//! "cuda"` is an infrastructure failure (exit 3) before anything runs, and a broken manifest is
+//! a one-line configuration error (exit 2) naming file:line, the suite and the kernel.
+
+use pitwall_e2e::{QUICK_BUILTINS, Sandbox};
+
+fn cuda_possible() -> bool {
+    std::path::Path::new("/dev/nvidiactl").exists()
+}
+
+const KERNELS: &str = r#"
+[[suite]]
+name = "mine"
+kind = "cuda-kernels"
+
+[[suite.kernel]]
+name = "saxpy"
+source = "kernels/saxpy.cu"
+entry = "saxpy"
+sizes = [1048576]
+grid = "cdiv(n, 256)"
+block = 256
+args = [
+  { name = "n", scalar = "i32", value = "n" },
+  { name = "a", scalar = "f32", value = 2.0 },
+  { name = "x", buffer = "f32", count = "n" },
+  { name = "y", buffer = "f32", count = "n", access = "inout" },
+]
+reference = { host = "axpy", a = "a", x = "x", y = "y", out = "y" }
+"#;
+
+const SAXPY: &str = r#"extern "C" __global__ void saxpy(int n, float a, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+"#;
+
+fn sandbox(backend: &str) -> Sandbox {
+    let sb = Sandbox::new();
+    sb.write(
+        "pitwall.toml",
+        &format!("[suites]\nbackend = \"{backend}\"\n{QUICK_BUILTINS}{KERNELS}"),
+    );
+    sb.write("kernels/saxpy.cu", SAXPY);
+    sb
+}
+
+const ONE_GEMM: [&str; 4] = ["run", "--bench", "gemm_f32[n=64]", "--no-report"];
+
+#[test]
+fn auto_without_cuda_skips_the_users_kernels_in_one_line() {
+    if cuda_possible() {
+        eprintln!("skipped: this machine has an NVIDIA driver");
+        return;
+    }
+    let sb = sandbox("auto");
+    let out = sb.run(&ONE_GEMM).expect(0);
+    assert!(out.stdout().contains("gemm_f32[n=64]"), "{}", out.stdout());
+    let stderr = out.stderr();
+    let skips: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("suite `mine` skipped"))
+        .collect();
+    assert_eq!(
+        skips,
+        vec![
+            "suite `mine` skipped: cuda backend unavailable: a `cuda-kernels` suite runs on the CUDA backend only, and this run uses the CPU backend; hint: run on a machine with an NVIDIA GPU and CUDA 13, [suites] backend = \"auto\" or \"cuda\""
+        ],
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("CUDA suites skipped, CPU suites only"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn cuda_without_cuda_fails_before_compiling_anything() {
+    if cuda_possible() {
+        eprintln!("skipped: this machine has an NVIDIA driver");
+        return;
+    }
+    let sb = sandbox("cuda");
+    let out = sb.run(&["run", "--suite", "mine", "--no-report"]).expect(3);
+    let stderr = out.stderr();
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains("[suites] backend = \"cuda\": cuda backend unavailable"),
+        "{stderr}"
+    );
+    assert_eq!(sb.count("runs"), 0);
+}
+
+#[test]
+fn a_broken_manifest_is_one_line_naming_the_suite_and_the_kernel() {
+    let sb = sandbox("auto");
+    let text = format!(
+        "{QUICK_BUILTINS}{}",
+        KERNELS.replace("block = 256", "block = \"cdiv(n, 0\"")
+    );
+    sb.write("pitwall.toml", &text);
+    let line = text.lines().position(|l| l.starts_with("block =")).unwrap() + 1;
+    let out = sb.run(&["run", "--no-report"]).expect(2);
+    let stderr = out.stderr();
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].starts_with("error: ") && errors[0].contains(&format!("pitwall.toml:{line}:9: ")),
+        "{stderr}"
+    );
+    assert!(
+        errors[0].contains("suite `mine`: kernel `saxpy`: key `block`: cannot parse `cdiv(n, 0` at column 10: expected `)`"),
+        "{stderr}"
+    );
+}
