@@ -115,3 +115,43 @@ fn a_broken_manifest_is_one_line_naming_the_suite_and_the_kernel() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_cpu_backend_skips_it_and_runs_the_rest() {
+    let sb = sandbox("cpu");
+    let out = sb.run(&ONE_GEMM).expect(0);
+    assert!(out.stdout().contains("gemm_f32[n=64]"), "{}", out.stdout());
+    let stderr = out.stderr();
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("suite `mine` skipped: cuda backend unavailable: a `cuda-kernels` suite runs on the CUDA backend only"))
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(sb.count("runs"), 1);
+}
+
+#[test]
+fn a_run_of_only_the_users_kernels_without_cuda_stores_nothing() {
+    if cuda_possible() {
+        eprintln!("skipped: this machine has an NVIDIA driver");
+        return;
+    }
+    // Nothing can be measured: the run is refused as any run whose every suite was skipped
+    // (exit 2), and the skip says why.
+    let sb = sandbox("auto");
+    sb.write("pitwall.toml", KERNELS);
+    let out = sb.run(&["run", "--no-report"]).expect(2);
+    let stderr = out.stderr();
+    assert!(
+        stderr.contains("suite `mine` skipped: cuda backend unavailable"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("error: no benchmark ran (every suite was skipped)"),
+        "{stderr}"
+    );
+    assert_eq!(sb.count("runs"), 0);
+}

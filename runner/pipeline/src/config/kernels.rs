@@ -1,7 +1,7 @@
-//! The `[[suite.kernel]]` entries of a `kind = "cuda-kernels"` suite, as written (raw, every
-//! table rejecting unknown keys) and validated into `pitwall_schema::manifest`: every mistake
-//! one line naming the file, line, suite, kernel and key, and every size of the sweep
-//! evaluated once here (launch limits, buffer counts), so a manifest that loads can launch.
+//! The `[[suite.kernel]]` entries of a `kind = "cuda-kernels"` suite (as written: `raw`)
+//! validated into `pitwall_schema::manifest`: every mistake one line naming the file, line,
+//! suite, kernel and key, and every size of the sweep evaluated once here (launch limits,
+//! buffer counts), so a manifest that loads can launch.
 
 use std::ops::Range;
 
@@ -10,86 +10,10 @@ use pitwall_schema::manifest::{
     Access, ElemType, HostOp, HostRef, Init, KernelArg, KernelManifest, KernelSpec, Reference,
     ScalarType, ScalarValue,
 };
-use serde::Deserialize;
 use toml::Spanned;
 
 use super::load::{ConfigError, Ctx};
-
-/// One `[[suite.kernel]]` table.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawKernel {
-    pub name: Option<Spanned<String>>,
-    pub source: Option<Spanned<String>>,
-    pub entry: Option<Spanned<String>>,
-    pub sizes: Option<Spanned<Vec<u64>>>,
-    pub grid: Option<Spanned<RawDims>>,
-    pub block: Option<Spanned<RawDims>>,
-    pub shared_mem_bytes: Option<Spanned<RawExpr>>,
-    #[serde(default)]
-    pub args: Vec<Spanned<RawArg>>,
-    pub reference: Option<Spanned<RawReference>>,
-    pub bytes: Option<Spanned<RawExpr>>,
-    pub flops: Option<Spanned<RawExpr>>,
-}
-
-/// An expression of `n`, or a plain integer.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum RawExpr {
-    Int(u64),
-    Text(String),
-}
-
-/// `grid = "cdiv(n, 256)"` (x only) or `grid = ["n / 32", 4]` (x, y, z; missing ones are 1).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum RawDims {
-    One(RawExpr),
-    Many(Vec<RawExpr>),
-}
-
-/// One entry of `args`: `{ name, buffer = "f32", count, init, access }` or
-/// `{ name, scalar = "f32", value }`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawArg {
-    pub name: Option<String>,
-    pub buffer: Option<String>,
-    pub scalar: Option<String>,
-    pub count: Option<RawExpr>,
-    pub init: Option<RawValue>,
-    pub access: Option<String>,
-    pub value: Option<RawValue>,
-}
-
-/// A number or a word (`init = "random"`, `init = 1.5`, `value = "n"`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum RawValue {
-    Int(i64),
-    Float(f64),
-    Text(String),
-}
-
-/// `reference = { kernel = "saxpy_ref" }` or `reference = { host = "axpy", a = "a", x = "x",
-/// y = "y", out = "y" }`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawReference {
-    pub kernel: Option<String>,
-    pub source: Option<String>,
-    pub terms: Option<RawExpr>,
-    pub host: Option<String>,
-    pub a: Option<String>,
-    pub x: Option<String>,
-    pub y: Option<String>,
-    pub out: Option<String>,
-}
-
-/// Valid keys of the kernel tables, for hints.
-pub const KERNEL_KEYS: &str =
-    "name, source, entry, sizes, grid, block, shared_mem_bytes, args, reference, bytes, flops";
+use super::raw::{RawArg, RawDims, RawExpr, RawKernel, RawReference, RawValue};
 
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
@@ -120,12 +44,16 @@ struct At<'c, 'a> {
 
 impl At<'_, '_> {
     fn err(&self, span: Range<usize>, message: impl std::fmt::Display) -> ConfigError {
-        self.ctx.at(span, format!("{}: {message}", self.prefix), None)
+        self.ctx
+            .at(span, format!("{}: {message}", self.prefix), None)
     }
 
     fn hint(&self, span: Range<usize>, message: impl std::fmt::Display, hint: &str) -> ConfigError {
-        self.ctx
-            .at(span, format!("{}: {message}", self.prefix), Some(hint.into()))
+        self.ctx.at(
+            span,
+            format!("{}: {message}", self.prefix),
+            Some(hint.into()),
+        )
     }
 
     fn expr(&self, span: Range<usize>, key: &str, raw: &RawExpr) -> Result<Expr, ConfigError> {
@@ -150,7 +78,10 @@ impl At<'_, '_> {
         if list.is_empty() || list.len() > 3 {
             return Err(self.err(
                 span,
-                format!("key `{key}`: give 1 to 3 dimensions (x, y, z), not {}", list.len()),
+                format!(
+                    "key `{key}`: give 1 to 3 dimensions (x, y, z), not {}",
+                    list.len()
+                ),
             ));
         }
         let mut out = [Expr::constant(1), Expr::constant(1), Expr::constant(1)];
@@ -221,12 +152,17 @@ impl Ctx<'_> {
             .as_ref()
             .ok_or_else(|| missing("source", "add source = \"kernels/file.cu\""))?;
         if let Some(p) = source_problem(source.get_ref()) {
-            return Err(at.err(source.span(), format!("key `source` `{}` {p}", source.get_ref())));
+            return Err(at.err(
+                source.span(),
+                format!("key `source` `{}` {p}", source.get_ref()),
+            ));
         }
-        let entry = k
-            .entry
-            .as_ref()
-            .ok_or_else(|| missing("entry", "add entry = \"…\", the extern \"C\" __global__ function"))?;
+        let entry = k.entry.as_ref().ok_or_else(|| {
+            missing(
+                "entry",
+                "add entry = \"…\", the extern \"C\" __global__ function",
+            )
+        })?;
         if !is_identifier(entry.get_ref()) {
             return Err(at.err(
                 entry.span(),
@@ -256,7 +192,10 @@ impl Ctx<'_> {
         for a in &k.args {
             let arg = self.arg(&at, a)?;
             if args.iter().any(|o| o.name() == arg.name()) {
-                return Err(at.err(a.span(), format!("argument `{}` is listed twice", arg.name())));
+                return Err(at.err(
+                    a.span(),
+                    format!("argument `{}` is listed twice", arg.name()),
+                ));
             }
             args.push(arg);
         }
@@ -311,14 +250,19 @@ impl Ctx<'_> {
                 "name every entry of args with a C identifier",
             ));
         };
-        let arg_err = |message: String| at.err(span.clone(), format!("argument `{name}`: {message}"));
+        let arg_err =
+            |message: String| at.err(span.clone(), format!("argument `{name}`: {message}"));
         match (&a.buffer, &a.scalar) {
             (Some(ty), None) => {
                 if a.value.is_some() {
-                    return Err(arg_err("`value` applies to scalars; a buffer has `init`".into()));
+                    return Err(arg_err(
+                        "`value` applies to scalars; a buffer has `init`".into(),
+                    ));
                 }
                 let elem = ElemType::parse(ty).ok_or_else(|| {
-                    arg_err(format!("buffer type `{ty}` is not known (use f64, f32, f16 or bf16)"))
+                    arg_err(format!(
+                        "buffer type `{ty}` is not known (use f64, f32, f16 or bf16)"
+                    ))
                 })?;
                 let access = match &a.access {
                     None => Access::In,
@@ -359,7 +303,9 @@ impl Ctx<'_> {
                     ("access", a.access.is_some()),
                 ] {
                     if set {
-                        return Err(arg_err(format!("`{key}` applies to buffers; a scalar has `value`")));
+                        return Err(arg_err(format!(
+                            "`{key}` applies to buffers; a scalar has `value`"
+                        )));
                     }
                 }
                 let ty = ScalarType::parse(ty).ok_or_else(|| {
@@ -380,7 +326,10 @@ impl Ctx<'_> {
                         &RawExpr::Text(t.clone()),
                     )?),
                     (Some(_), true) => {
-                        return Err(arg_err(format!("value must be a finite number for {}", ty.as_str())));
+                        return Err(arg_err(format!(
+                            "value must be a finite number for {}",
+                            ty.as_str()
+                        )));
                     }
                     (Some(_), false) => {
                         return Err(arg_err(format!(
@@ -486,7 +435,6 @@ impl Ctx<'_> {
 /// A benchmark name pitwall can show as `name[n=…]`.
 fn valid_name(s: &str) -> bool {
     !s.is_empty()
-        && s
-            .chars()
+        && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }

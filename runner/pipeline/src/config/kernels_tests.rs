@@ -92,14 +92,21 @@ fn the_documented_manifest_loads() {
     ));
     assert!(matches!(
         &saxpy.args[3],
-        KernelArg::Buffer { access: Access::InOut, init: Init::Random, .. }
+        KernelArg::Buffer {
+            access: Access::InOut,
+            init: Init::Random,
+            ..
+        }
     ));
     assert!(matches!(&saxpy.reference, Reference::Host(h) if h.op == HostOp::Axpy));
     assert_eq!(saxpy.bytes.as_ref().unwrap().eval(10).unwrap(), 120);
     // An output buffer starts zeroed unless told otherwise.
     assert!(matches!(
         &row_sum.args[1],
-        KernelArg::Buffer { init: Init::Zeros, .. }
+        KernelArg::Buffer {
+            init: Init::Zeros,
+            ..
+        }
     ));
     assert!(matches!(
         &row_sum.reference,
@@ -125,13 +132,19 @@ fn missing_keys_name_the_suite_and_the_kernel() {
             line_of("[[suite.kernel]]")
         )
     );
-    let e = err_with("reference = { kernel = \"row_sum_simple\", terms = 1024 }\n", "");
+    let e = err_with(
+        "reference = { kernel = \"row_sum_simple\", terms = 1024 }\n",
+        "",
+    );
     assert!(
         e.contains("suite `my-kernels`: kernel `row_sum`: no `reference`; hint:"),
         "{e}"
     );
     let e = err_with("name = \"saxpy\"\n", "");
-    assert!(e.contains("suite `my-kernels`: a [[suite.kernel]] has no `name`"), "{e}");
+    assert!(
+        e.contains("suite `my-kernels`: a [[suite.kernel]] has no `name`"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -162,9 +175,15 @@ fn bad_expressions_and_shapes_point_at_their_key() {
         e.contains("kernel `saxpy`: block[0] `2048` is 2048 at n = 1048576; it must be 1 to 1024"),
         "{e}"
     );
-    assert!(e.starts_with(&format!("pitwall.toml:{}:", line_of("sizes = [1048576"))), "{e}");
+    assert!(
+        e.starts_with(&format!("pitwall.toml:{}:", line_of("sizes = [1048576"))),
+        "{e}"
+    );
     let e = err_with("block = [256]", "block = [16, 16, 16, 16]");
-    assert!(e.contains("key `block`: give 1 to 3 dimensions (x, y, z), not 4"), "{e}");
+    assert!(
+        e.contains("key `block`: give 1 to 3 dimensions (x, y, z), not 4"),
+        "{e}"
+    );
     let e = err_with("count = \"n * 1024\"", "count = \"n * m\"");
     assert!(
         e.contains("kernel `row_sum`: key `args.x.count`: cannot parse `n * m` at column 5: unknown name `m`"),
@@ -196,38 +215,91 @@ fn unknown_keys_and_misplaced_tables_are_named() {
         "{e}"
     );
     let e = err_with("max_bytes = 1073741824", "ranks = 2");
-    assert!(e.contains("ranks does not apply to kind = \"cuda-kernels\""), "{e}");
+    assert!(
+        e.contains("ranks does not apply to kind = \"cuda-kernels\""),
+        "{e}"
+    );
 }
 
 #[test]
 fn arguments_sources_and_references_are_checked() {
-    let e = err_with("source = \"kernels/saxpy.cu\"", "source = \"../other/saxpy.cu\"");
+    let e = err_with(
+        "source = \"kernels/saxpy.cu\"",
+        "source = \"../other/saxpy.cu\"",
+    );
     assert!(
-        e.contains("kernel `saxpy`: key `source` `../other/saxpy.cu` must stay inside the repository"),
+        e.contains(
+            "kernel `saxpy`: key `source` `../other/saxpy.cu` must stay inside the repository"
+        ),
         "{e}"
     );
-    let e = err_with("{ name = \"x\", buffer = \"f32\", count = \"n\" }", "{ name = \"x\", buffer = \"f32\", scalar = \"f32\", count = \"n\" }");
-    assert!(e.contains("kernel `saxpy`: argument `x` needs exactly one of `buffer` and `scalar`"), "{e}");
-    let e = err_with("buffer = \"f32\", count = \"n\" }", "buffer = \"f8\", count = \"n\" }");
-    assert!(e.contains("argument `x`: buffer type `f8` is not known"), "{e}");
-    let e = err_with("{ name = \"a\", scalar = \"f32\", value = 2.0 }", "{ name = \"a\", scalar = \"f32\", value = \"two\" }");
-    assert!(e.contains("argument `a`: value must be a finite number for f32"), "{e}");
-    let e = err_with("{ name = \"y\", buffer = \"f32\", count = \"n\", access = \"inout\" }", "{ name = \"x\", buffer = \"f32\", count = \"n\", access = \"inout\" }");
+    let e = err_with(
+        "{ name = \"x\", buffer = \"f32\", count = \"n\" }",
+        "{ name = \"x\", buffer = \"f32\", scalar = \"f32\", count = \"n\" }",
+    );
+    assert!(
+        e.contains("kernel `saxpy`: argument `x` needs exactly one of `buffer` and `scalar`"),
+        "{e}"
+    );
+    let e = err_with(
+        "buffer = \"f32\", count = \"n\" }",
+        "buffer = \"f8\", count = \"n\" }",
+    );
+    assert!(
+        e.contains("argument `x`: buffer type `f8` is not known"),
+        "{e}"
+    );
+    let e = err_with(
+        "{ name = \"a\", scalar = \"f32\", value = 2.0 }",
+        "{ name = \"a\", scalar = \"f32\", value = \"two\" }",
+    );
+    assert!(
+        e.contains("argument `a`: value must be a finite number for f32"),
+        "{e}"
+    );
+    let e = err_with(
+        "{ name = \"y\", buffer = \"f32\", count = \"n\", access = \"inout\" }",
+        "{ name = \"x\", buffer = \"f32\", count = \"n\", access = \"inout\" }",
+    );
     assert!(e.contains("argument `x` is listed twice"), "{e}");
     let e = err_with("access = \"inout\"", "access = \"in\"");
-    assert!(e.contains("kernel `saxpy`: no output buffer to check"), "{e}");
+    assert!(
+        e.contains("kernel `saxpy`: no output buffer to check"),
+        "{e}"
+    );
     let e = err_with("a = \"a\", x = \"x\"", "x = \"x\"");
-    assert!(e.contains("kernel `saxpy`: reference: `axpy` needs `a`"), "{e}");
+    assert!(
+        e.contains("kernel `saxpy`: reference: `axpy` needs `a`"),
+        "{e}"
+    );
     let e = err_with("out = \"y\" }", "out = \"x\" }");
-    assert!(e.contains("reference: `out` = `x` is not written by the kernel"), "{e}");
+    assert!(
+        e.contains("reference: `out` = `x` is not written by the kernel"),
+        "{e}"
+    );
     let e = err_with("{ host = \"axpy\"", "{ host = \"gemm\"");
-    assert!(e.contains("host reference `gemm` is not known (use copy, scale, axpy, add or sum)"), "{e}");
-    let e = err_with("{ kernel = \"row_sum_simple\", terms = 1024 }", "{ kernel = \"row_sum_simple\", host = \"sum\" }");
-    assert!(e.contains("kernel `row_sum`: reference needs exactly one of `kernel` and `host`"), "{e}");
+    assert!(
+        e.contains("host reference `gemm` is not known (use copy, scale, axpy, add or sum)"),
+        "{e}"
+    );
+    let e = err_with(
+        "{ kernel = \"row_sum_simple\", terms = 1024 }",
+        "{ kernel = \"row_sum_simple\", host = \"sum\" }",
+    );
+    assert!(
+        e.contains("kernel `row_sum`: reference needs exactly one of `kernel` and `host`"),
+        "{e}"
+    );
     let e = err_with("name = \"row_sum\"", "name = \"saxpy\"");
-    assert!(e.contains("suite `my-kernels`: kernel `saxpy` is listed twice"), "{e}");
+    assert!(
+        e.contains("suite `my-kernels`: kernel `saxpy` is listed twice"),
+        "{e}"
+    );
     // A host reference's operands must have one size.
-    let e = err_with("{ name = \"y\", buffer = \"f32\", count = \"n\"", "{ name = \"y\", buffer = \"f32\", count = \"n / 2\"");
+    let e = err_with(
+        "{ name = \"y\", buffer = \"f32\", count = \"n\"",
+        "{ name = \"y\", buffer = \"f32\", count = \"n / 2\"",
+    );
     assert!(
         e.contains("the count of `y` is 524288 at n = 1048576; host reference `axpy` needs it equal to the count of `x` (1048576)"),
         "{e}"

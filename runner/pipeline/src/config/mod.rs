@@ -16,6 +16,6 @@ pub use model::{
 };
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod kernels_tests;
+#[cfg(test)]
+mod tests;

@@ -124,7 +124,9 @@ impl Ctx<'_> {
                     })?),
                 };
                 let kernels = match kind {
-                    SuiteKind::CudaKernels => Some(self.kernels(&label, span.clone(), &s.kernel)?),
+                    SuiteKind::CudaKernels => {
+                        Some(self.kernels(&label, span.clone(), &s.kernel)?)
+                    }
                     _ => None,
                 };
                 let options = SuiteOptions {

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
-use super::reference::{against_host, against_kernel, decode, encode_const, host_reference, random_entry};
+use super::reference::{
+    against_host, against_kernel, decode, encode_const, host_reference, random_entry,
+};
 use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
 use crate::check::{check, tolerance};
 use crate::device::{Cache, CudaError, Device, EventTimer};
@@ -200,12 +202,20 @@ impl UserKernelBench {
     }
 
     /// Runs the kernel once on set 0 and compares its outputs with the reference's.
-    fn validate(&self, state: &State, shape: &Shape, reference_fn: Option<&CudaFunction>) -> Result<(), BenchError> {
+    fn validate(
+        &self,
+        state: &State,
+        shape: &Shape,
+        reference_fn: Option<&CudaFunction>,
+    ) -> Result<(), BenchError> {
         let spec = &*self.spec;
         let set0 = &state.sets[0];
         let elem_of = |name: &str| match spec.arg(name) {
             Some((i, KernelArg::Buffer { elem, .. })) => Ok((i, *elem)),
-            _ => Err(BenchError::Setup(format!("kernel `{}`: no buffer `{name}`", spec.name))),
+            _ => Err(BenchError::Setup(format!(
+                "kernel `{}`: no buffer `{name}`",
+                spec.name
+            ))),
         };
         let buffer = |i: usize| set0[i].as_ref().expect("a buffer argument");
         let mut compared = Vec::new();
@@ -221,19 +231,22 @@ impl UserKernelBench {
                     }
                     None => Vec::new(),
                 };
-                let a = h
-                    .a
-                    .as_ref()
-                    .and_then(|a| spec.arg(a))
-                    .and_then(|(i, _)| state.scalars[i])
-                    .map_or(0.0, Scalar::as_f64);
+                let a =
+                    h.a.as_ref()
+                        .and_then(|a| spec.arg(a))
+                        .and_then(|(i, _)| state.scalars[i])
+                        .map_or(0.0, Scalar::as_f64);
                 let want = host_reference(h.op, a, &x, &y);
                 self.launch(&state.func, set0, &state.scalars, state.cfg)?;
                 self.dev.stream.synchronize().map_err(CudaError::from)?;
                 let (oi, out_elem) = elem_of(&h.out)?;
                 let got = self.download(buffer(oi), out_elem)?;
                 compared.extend(against_host(&got, &want));
-                let k = if h.op == HostOp::Sum { x.len() as u64 } else { 1 };
+                let k = if h.op == HostOp::Sum {
+                    x.len() as u64
+                } else {
+                    1
+                };
                 tolerance(out_elem.dtype(), k)
             }
             Reference::Kernel { terms, .. } => {
@@ -242,11 +255,15 @@ impl UserKernelBench {
                 self.launch(reference_fn, &ref_set, &state.scalars, state.cfg)?;
                 self.launch(&state.func, set0, &state.scalars, state.cfg)?;
                 self.dev.stream.synchronize().map_err(CudaError::from)?;
-                let k = terms.eval(self.n).map_err(|e| BenchError::Setup(e.to_string()))?;
+                let k = terms
+                    .eval(self.n)
+                    .map_err(|e| BenchError::Setup(e.to_string()))?;
                 // The loosest rule among the output types.
                 let mut tol = 0.0f64;
                 for (i, arg) in spec.outputs() {
-                    let KernelArg::Buffer { elem, .. } = arg else { continue };
+                    let KernelArg::Buffer { elem, .. } = arg else {
+                        continue;
+                    };
                     let want = self.download(ref_set[i].as_ref().expect("buffer"), *elem)?;
                     let got = self.download(buffer(i), *elem)?;
                     tol = tol.max(tolerance(elem.dtype(), k));
@@ -263,7 +280,9 @@ impl UserKernelBench {
         if verdict.passed() {
             Ok(())
         } else {
-            Err(BenchError::Validation(verdict.describe(&self.id().display())))
+            Err(BenchError::Validation(
+                verdict.describe(&self.id().display()),
+            ))
         }
     }
 
@@ -273,9 +292,14 @@ impl UserKernelBench {
         let mut scalars = Vec::with_capacity(self.spec.args.len());
         for arg in &self.spec.args {
             scalars.push(match arg {
-                KernelArg::Scalar { name, ty, value } => Some(Scalar::at(*ty, value, self.n).map_err(
-                    |e| BenchError::Setup(format!("kernel `{}`: argument `{name}`: {e}", self.spec.name)),
-                )?),
+                KernelArg::Scalar { name, ty, value } => {
+                    Some(Scalar::at(*ty, value, self.n).map_err(|e| {
+                        BenchError::Setup(format!(
+                            "kernel `{}`: argument `{name}`: {e}",
+                            self.spec.name
+                        ))
+                    })?)
+                }
                 KernelArg::Buffer { .. } => None,
             });
         }
@@ -319,10 +343,20 @@ impl Benchmark for UserKernelBench {
         let mut out = vec![MetricSpec::time("time")];
         let at = |e: &Option<crate::expr::Expr>| e.as_ref().and_then(|e| e.eval(self.n).ok());
         if let Some(bytes) = at(&self.spec.bytes) {
-            out.push(MetricSpec::rate("bandwidth", Unit::GB_PER_S, bytes as f64, 1e9));
+            out.push(MetricSpec::rate(
+                "bandwidth",
+                Unit::GB_PER_S,
+                bytes as f64,
+                1e9,
+            ));
         }
         if let Some(flops) = at(&self.spec.flops) {
-            out.push(MetricSpec::rate("throughput", Unit::TFLOP_PER_S, flops as f64, 1e12));
+            out.push(MetricSpec::rate(
+                "throughput",
+                Unit::TFLOP_PER_S,
+                flops as f64,
+                1e12,
+            ));
         }
         out
     }

@@ -62,7 +62,9 @@ enum SourceError {
 /// as it would with nvcc run from either.
 pub fn include_options(root: &Path, file: &str) -> Vec<String> {
     let path = root.join(file);
-    let dir = path.parent().map_or_else(|| root.to_path_buf(), Path::to_path_buf);
+    let dir = path
+        .parent()
+        .map_or_else(|| root.to_path_buf(), Path::to_path_buf);
     let mut dirs: Vec<PathBuf> = vec![dir, root.to_path_buf()];
     dirs.dedup();
     dirs.iter()
@@ -182,7 +184,11 @@ mod tests {
             source: source.into(),
             entry: entry.into(),
             sizes: vec![1024],
-            grid: [Expr::parse("cdiv(n, 256)").unwrap(), Expr::constant(1), Expr::constant(1)],
+            grid: [
+                Expr::parse("cdiv(n, 256)").unwrap(),
+                Expr::constant(1),
+                Expr::constant(1),
+            ],
             block: [Expr::constant(256), Expr::constant(1), Expr::constant(1)],
             shared_mem_bytes: Expr::constant(0),
             args: vec![KernelArg::Buffer {
@@ -213,10 +219,13 @@ mod tests {
                 std::env::var("PITWALL_REQUIRE_NVRTC").as_deref() != Ok("1"),
                 "PITWALL_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded"
             );
-            eprintln!("skipped: no libnvrtc (set LD_LIBRARY_PATH to a CUDA 13 NVRTC lib directory)");
+            eprintln!(
+                "skipped: no libnvrtc (set LD_LIBRARY_PATH to a CUDA 13 NVRTC lib directory)"
+            );
             return;
         }
-        let root = std::env::temp_dir().join(format!("pitwall-user-kernels-{}", std::process::id()));
+        let root =
+            std::env::temp_dir().join(format!("pitwall-user-kernels-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(root.join("kernels")).unwrap();
         std::fs::create_dir_all(root.join("include")).unwrap();
@@ -255,11 +264,17 @@ mod tests {
         for sm in [80, 90] {
             let results = check(&root, &manifest, sm);
             let names: Vec<&str> = results.iter().map(|r| r.0.as_str()).collect();
-            assert_eq!(names, ["saxpy", "saxpy_vs_ref", "broken", "missing", "misnamed"]);
+            assert_eq!(
+                names,
+                ["saxpy", "saxpy_vs_ref", "broken", "missing", "misnamed"]
+            );
             let cubins = results[0].1.as_ref().unwrap();
             assert_eq!(cubins.len(), 1);
             assert!(cubins[0].bytes.starts_with(b"\x7fELF"));
-            assert_eq!((cubins[0].file.as_str(), cubins[0].sm), ("kernels/saxpy.cu", sm));
+            assert_eq!(
+                (cubins[0].file.as_str(), cubins[0].sm),
+                ("kernels/saxpy.cu", sm)
+            );
             assert!(defines(&cubins[0].bytes, "saxpy_ref"));
             assert!(results[1].1.is_ok());
             let broken = results[2].1.as_ref().unwrap_err().to_string();
@@ -269,7 +284,10 @@ mod tests {
                 )),
                 "{broken}"
             );
-            assert!(broken.contains("kernels/broken.cu(3): error: expected a \";\""), "{broken}");
+            assert!(
+                broken.contains("kernels/broken.cu(3): error: expected a \";\""),
+                "{broken}"
+            );
             let missing = results[3].1.as_ref().unwrap_err().to_string();
             assert!(
                 missing.starts_with("kernel `missing`: cannot read kernels/none.cu in "),
@@ -278,7 +296,9 @@ mod tests {
             let misnamed = results[4].1.as_ref().unwrap_err().to_string();
             assert_eq!(
                 misnamed,
-                format!("kernel `misnamed`: kernels/saxpy.cu compiled for sm_{sm} has no kernel `saxpy_v2`; hint: declare it extern \"C\" __global__ (C++ names are mangled)")
+                format!(
+                    "kernel `misnamed`: kernels/saxpy.cu compiled for sm_{sm} has no kernel `saxpy_v2`; hint: declare it extern \"C\" __global__ (C++ names are mangled)"
+                )
             );
         }
         std::fs::remove_dir_all(&root).unwrap();

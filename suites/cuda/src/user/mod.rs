@@ -135,7 +135,11 @@ mod tests {
             source: "k.cu".into(),
             entry: "copy".into(),
             sizes,
-            grid: [Expr::parse("cdiv(n, 256)").unwrap(), Expr::constant(1), Expr::constant(1)],
+            grid: [
+                Expr::parse("cdiv(n, 256)").unwrap(),
+                Expr::constant(1),
+                Expr::constant(1),
+            ],
             block: [Expr::constant(256), Expr::constant(1), Expr::constant(1)],
             shared_mem_bytes: Expr::constant(0),
             args: vec![buffer("x", Access::In), buffer("y", Access::Out)],

@@ -162,7 +162,10 @@ mod tests {
         // axpy's third element is exactly 0: its error is relative to its terms, 1 + 1.
         assert_eq!(host_reference(HostOp::Axpy, 2.0, &x, &y)[2].1, 2.0);
         // A sum's scale is ‖x‖₂ when the terms cancel.
-        assert_eq!(host_reference(HostOp::Sum, 0.0, &x, &[])[0].1, 5.25f64.sqrt());
+        assert_eq!(
+            host_reference(HostOp::Sum, 0.0, &x, &[])[0].1,
+            5.25f64.sqrt()
+        );
     }
 
     #[test]
@@ -195,7 +198,10 @@ mod tests {
         // Row sums of cancelling terms: one near zero, computed in another order.
         let want = [10.0, 1e-9, -7.0];
         let got = [10.000001, 2e-9, -7.0];
-        let verdict = check(against_kernel(&got, &want), tolerance(ElemType::F32.dtype(), 1024));
+        let verdict = check(
+            against_kernel(&got, &want),
+            tolerance(ElemType::F32.dtype(), 1024),
+        );
         assert!(verdict.passed(), "{verdict:?}");
         let bad = [10.0, 1e-9, -6.0];
         assert!(!check(against_kernel(&bad, &want), 1e-3).passed());
