@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use pitwall_cuda::kernels::nvrtc_present;
-use pitwall_cuda::user::{Cubin, UserKernelError, check};
+use pitwall_cuda::user::{KernelCubins, check};
 use pitwall_pipeline::config::{SuiteSpec, load_file};
 use pitwall_pipeline::git::Repo;
 
@@ -87,11 +87,7 @@ fn commit(dir: &Path, saxpy: &str, message: &str) -> String {
 }
 
 /// The suite's kernels as commit `sha` compiles them for sm_90, its checkout's path with them.
-fn compile_commit(
-    repo: &Repo,
-    cache: &Path,
-    sha: &str,
-) -> (PathBuf, Vec<(String, Result<Vec<Cubin>, UserKernelError>)>) {
+fn compile_commit(repo: &Repo, cache: &Path, sha: &str) -> (PathBuf, Vec<(String, KernelCubins)>) {
     let commit = repo.resolve(sha).unwrap();
     let checkout = repo.checkout(&commit, cache, false).unwrap();
     let config = load_file(&checkout.path.join("pitwall.toml"), "toy").unwrap();

@@ -48,6 +48,9 @@ pub struct Cubin {
     pub bytes: Arc<Vec<u8>>,
 }
 
+/// One kernel's cubins (its own file's first), or why it cannot run.
+pub type KernelCubins = Result<Vec<Cubin>, UserKernelError>;
+
 /// What a source file gave: its cubin, or why not (shared by every kernel that uses it).
 type Compiled = Result<Cubin, SourceError>;
 
@@ -121,7 +124,7 @@ fn kernel_cubins(
     spec: &KernelSpec,
     root: &Path,
     compiled: &BTreeMap<String, Compiled>,
-) -> Result<Vec<Cubin>, UserKernelError> {
+) -> KernelCubins {
     let mut cubins: Vec<Cubin> = Vec::new();
     for (file, entry) in entries(spec) {
         let cubin = match compiled.get(file).expect("every source compiled") {
@@ -159,11 +162,7 @@ fn kernel_cubins(
 /// Each kernel of `manifest` (in order) with its cubins for `sm_<sm>` or why it cannot run:
 /// its source missing from the checkout, NVRTC's error with its log, or an entry point the
 /// cubin does not define. Needs libnvrtc ([`kernels::nvrtc_present`]), no GPU.
-pub fn check(
-    root: &Path,
-    manifest: &KernelManifest,
-    sm: u32,
-) -> Vec<(String, Result<Vec<Cubin>, UserKernelError>)> {
+pub fn check(root: &Path, manifest: &KernelManifest, sm: u32) -> Vec<(String, KernelCubins)> {
     let compiled = compile_all(root, manifest, sm);
     manifest
         .kernels

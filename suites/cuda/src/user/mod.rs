@@ -8,7 +8,7 @@ pub mod compile;
 pub mod reference;
 
 pub use bench::UserKernelBench;
-pub use compile::{Cubin, UserKernelError, check};
+pub use compile::{Cubin, KernelCubins, UserKernelError, check};
 
 use std::collections::HashMap;
 use std::path::Path;
