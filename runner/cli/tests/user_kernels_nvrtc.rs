@@ -149,3 +149,56 @@ fn nvrtc_compiles_each_commits_own_kernels() {
     assert!(err.contains("kernels/saxpy.cu(5): error"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `docs/examples/cuda-kernels`, the example of docs/SUITES.md.
+fn example_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/examples/cuda-kernels")
+}
+
+#[test]
+fn the_documented_example_is_the_one_in_the_docs() {
+    let docs = std::fs::read_to_string(example_dir().join("../../SUITES.md")).unwrap();
+    for file in [
+        "pitwall.toml",
+        "kernels/common.cuh",
+        "kernels/saxpy.cu",
+        "kernels/reduce.cu",
+    ] {
+        let text = std::fs::read_to_string(example_dir().join(file)).unwrap();
+        assert!(
+            docs.contains(text.trim_end()),
+            "docs/SUITES.md does not show {file} as it is"
+        );
+    }
+}
+
+#[test]
+fn nvrtc_compiles_the_documented_example() {
+    if !nvrtc_present() {
+        assert!(
+            std::env::var("PITWALL_REQUIRE_NVRTC").as_deref() != Ok("1"),
+            "PITWALL_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded"
+        );
+        eprintln!("skipped: no libnvrtc (set LD_LIBRARY_PATH to a CUDA 13 NVRTC lib directory)");
+        return;
+    }
+    let config = load_file(&example_dir().join("pitwall.toml"), "example").unwrap();
+    let SuiteSpec::Builtin {
+        kernels: Some(manifest),
+        ..
+    } = &config.suites[0].spec
+    else {
+        panic!("a cuda-kernels suite");
+    };
+    for sm in [80, 90] {
+        let results = check(&example_dir(), manifest, sm);
+        let names: Vec<&str> = results.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(names, ["saxpy", "row_sum"]);
+        for (name, result) in &results {
+            let cubins = result
+                .as_ref()
+                .unwrap_or_else(|e| panic!("{name} for sm_{sm}: {e}"));
+            assert!(cubins[0].bytes.starts_with(b"\x7fELF"), "{name}");
+        }
+    }
+}

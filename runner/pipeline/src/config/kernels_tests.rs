@@ -6,44 +6,9 @@ use super::*;
 use pitwall_schema::SuiteKind;
 use pitwall_schema::manifest::{Access, HostOp, Init, KernelArg, Reference, ScalarValue};
 
-/// The example of docs/SUITES.md.
-pub(crate) const EXAMPLE: &str = r#"[[suite]]
-name = "my-kernels"
-kind = "cuda-kernels"
-max_bytes = 1073741824
-
-[[suite.kernel]]
-name = "saxpy"
-source = "kernels/saxpy.cu"
-entry = "saxpy"
-sizes = [1048576, 16777216]
-grid = "cdiv(n, 256)"
-block = 256
-args = [
-  { name = "n", scalar = "i32", value = "n" },
-  { name = "a", scalar = "f32", value = 2.0 },
-  { name = "x", buffer = "f32", count = "n" },
-  { name = "y", buffer = "f32", count = "n", access = "inout" },
-]
-reference = { host = "axpy", a = "a", x = "x", y = "y", out = "y" }
-bytes = "3 * n * 4"
-flops = "2 * n"
-
-[[suite.kernel]]
-name = "row_sum"
-source = "kernels/reduce.cu"
-entry = "row_sum_fast"
-sizes = [4096]
-grid = "n"
-block = [256]
-shared_mem_bytes = "256 * 4"
-args = [
-  { name = "x", buffer = "f32", count = "n * 1024" },
-  { name = "out", buffer = "f32", count = "n", access = "out" },
-]
-reference = { kernel = "row_sum_simple", terms = 1024 }
-bytes = "(n * 1024 + n) * 4"
-"#;
+/// The example of docs/SUITES.md (`docs/examples/cuda-kernels`).
+pub(crate) const EXAMPLE: &str =
+    include_str!("../../../../docs/examples/cuda-kernels/pitwall.toml");
 
 fn parse(text: &str) -> Result<Config, ConfigError> {
     parse_str(text, "pitwall.toml", "dirname")
