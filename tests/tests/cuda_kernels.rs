@@ -1,9 +1,10 @@
 //! A `kind = "cuda-kernels"` suite through the real binary on a machine without CUDA: `auto`
 //! skips it with one line naming the suite and runs the rest (exit 0), `[suites] backend =
 //! "cuda"` is an infrastructure failure (exit 3) before anything runs, and a broken manifest is
-//! a one-line configuration error (exit 2) naming file:line, the suite and the kernel.
+//! a one-line configuration error (exit 2) naming file:line, the suite and the kernel. And
+//! `pitwall kernels`, the compile-only check, on the commits of a real repository.
 
-use pitwall_e2e::{QUICK_BUILTINS, Sandbox};
+use pitwall_e2e::{QUICK_BUILTINS, Sandbox, git};
 
 fn cuda_possible() -> bool {
     std::path::Path::new("/dev/nvidiactl").exists()
@@ -154,4 +155,110 @@ fn a_run_of_only_the_users_kernels_without_cuda_stores_nothing() {
         "{stderr}"
     );
     assert_eq!(sb.count("runs"), 0);
+}
+
+/// `pitwall kernels ARGS` in `sb`, or `None` (after saying why) when this machine has no
+/// libnvrtc and the tests may skip.
+fn kernels(sb: &Sandbox, args: &[&str]) -> Option<pitwall_e2e::Out> {
+    let mut all = vec!["kernels"];
+    all.extend_from_slice(args);
+    let out = sb.run(&all);
+    if out.code() == 3 && out.stderr().contains("no NVRTC") {
+        assert!(
+            std::env::var("PITWALL_REQUIRE_NVRTC").as_deref() != Ok("1"),
+            "PITWALL_REQUIRE_NVRTC=1 but pitwall found no NVRTC: {}",
+            out.stderr()
+        );
+        eprintln!("skipped: no libnvrtc (set LD_LIBRARY_PATH to a CUDA 13 NVRTC lib directory)");
+        return None;
+    }
+    Some(out)
+}
+
+/// The fingerprint `pitwall kernels` prints for `kernel` at `sm`.
+fn fingerprint(stdout: &str, kernel: &str, sm: u32) -> String {
+    let prefix = format!("mine/{kernel}  sm_{sm}  ok  kernels/saxpy.cu  ");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no `{prefix}` line: {stdout}"));
+    line.rsplit("fnv1a ").next().unwrap().to_string()
+}
+
+#[test]
+fn nvrtc_kernels_command_compiles_each_commits_sources() {
+    let sb = sandbox("auto");
+    sb.write("pitwall.toml", KERNELS);
+    git(sb.path(), &["init", "-q", "-b", "main"]);
+    git(sb.path(), &["add", "-A"]);
+    git(sb.path(), &["commit", "-qm", "saxpy"]);
+    sb.write(
+        "kernels/saxpy.cu",
+        &SAXPY.replace("y[i] = a * x[i] + y[i];", "y[i] = fmaf(a, x[i], y[i]);"),
+    );
+    git(sb.path(), &["commit", "-qam", "saxpy: fma"]);
+    // The working tree breaks it (line 3 loses its semicolon).
+    sb.write("kernels/saxpy.cu", &SAXPY.replace("+ y[i];", "+ y[i]"));
+
+    let Some(out) = kernels(&sb, &["--commit", "HEAD~1", "--sm", "90"]) else {
+        return;
+    };
+    let base = fingerprint(&out.expect(0).stdout(), "saxpy", 90);
+    let out = kernels(&sb, &["--commit", "HEAD", "--sm", "90"])
+        .unwrap()
+        .expect(0);
+    let head = fingerprint(&out.stdout(), "saxpy", 90);
+    assert_ne!(base, head, "two versions of the kernel, two cubins");
+    assert!(
+        out.stderr().contains("sources of commit "),
+        "{}",
+        out.stderr()
+    );
+    // Both default architectures.
+    let out = kernels(&sb, &["--commit", "HEAD~1"]).unwrap().expect(0);
+    assert_eq!(fingerprint(&out.stdout(), "saxpy", 90), base);
+    fingerprint(&out.stdout(), "saxpy", 80);
+
+    let out = kernels(&sb, &["--sm", "90"]).unwrap().expect(2);
+    let stdout = out.stdout();
+    assert!(
+        stdout.starts_with(
+            "mine/saxpy  sm_90  FAILED  kernel `saxpy`: kernels/saxpy.cu does not compile for sm_90"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\n    kernels/saxpy.cu(4): error: expected a \";\""),
+        "{stdout}"
+    );
+    assert!(
+        out.stderr()
+            .contains("error: 1 of 1 kernel compilations failed in the working tree"),
+        "{}",
+        out.stderr()
+    );
+}
+
+#[test]
+fn the_kernels_command_refuses_what_it_cannot_check() {
+    let sb = sandbox("auto");
+    sb.write("pitwall.toml", QUICK_BUILTINS);
+    let out = sb.run(&["kernels"]).expect(2);
+    assert!(
+        out.stderr()
+            .contains("error: the configuration has no kind = \"cuda-kernels\" suite"),
+        "{}",
+        out.stderr()
+    );
+    sb.write("pitwall.toml", KERNELS);
+    let out = sb.run(&["kernels", "--suite", "theirs"]).expect(2);
+    assert!(
+        out.stderr().contains(
+            "error: no cuda-kernels suite `theirs` (hint: the cuda-kernels suites are mine)"
+        ),
+        "{}",
+        out.stderr()
+    );
+    let out = sb.run(&["kernels", "--sm", "7"]).expect(2);
+    assert!(out.stderr().contains("--sm"), "{}", out.stderr());
 }
