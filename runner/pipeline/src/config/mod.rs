@@ -16,6 +16,6 @@ pub use model::{
 };
 
 #[cfg(test)]
-mod kernels_tests;
+pub(crate) mod kernels_tests;
 #[cfg(test)]
 mod tests;
