@@ -262,3 +262,28 @@ fn the_kernels_command_refuses_what_it_cannot_check() {
     let out = sb.run(&["kernels", "--sm", "7"]).expect(2);
     assert!(out.stderr().contains("--sm"), "{}", out.stderr());
 }
+
+#[test]
+fn the_kernels_command_without_nvrtc_is_an_infrastructure_failure() {
+    let sb = sandbox("auto");
+    sb.write("pitwall.toml", KERNELS);
+    // Without the test environment's NVRTC directory on the loader path.
+    let out = pitwall_e2e::Out(
+        sb.cmd(&["kernels"])
+            .env_remove("LD_LIBRARY_PATH")
+            .output()
+            .expect("spawn pitwall"),
+    );
+    if out.code() == 0 {
+        eprintln!("skipped: this machine has a system-wide libnvrtc");
+        return;
+    }
+    let out = out.expect(3);
+    assert_eq!(
+        out.stderr().lines().collect::<Vec<_>>(),
+        vec![
+            "error: pitwall kernels: cuda backend unavailable: no NVRTC; hint: install the CUDA 13 runtime compiler (libnvrtc.so.13, e.g. pip install nvidia-cuda-nvrtc) and put its lib directory on LD_LIBRARY_PATH"
+        ]
+    );
+    assert!(out.stdout().is_empty(), "{}", out.stdout());
+}

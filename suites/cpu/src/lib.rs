@@ -71,6 +71,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_users_cuda_kernels_are_skipped_with_why() {
+        let err = CpuBackend
+            .benchmarks(SuiteKind::CudaKernels, &SuiteOptions::default())
+            .err()
+            .unwrap();
+        assert!(matches!(err, BackendError::Unavailable { .. }));
+        assert!(
+            err.to_string().starts_with(
+                "cuda backend unavailable: a `cuda-kernels` suite runs on the CUDA backend only"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn every_suite_runs_once_within_a_small_cap() {
         let options = SuiteOptions {
             max_bytes: Some(1 << 20),

@@ -136,8 +136,10 @@ impl UserKernelBench {
                 continue;
             };
             let count = shape.counts[i];
-            let bytes = usize::try_from(count * elem.size_bytes())
-                .map_err(|_| CudaError::Setup(format!("buffer `{}` is too large", arg.name())))?;
+            let bytes = count
+                .checked_mul(elem.size_bytes())
+                .and_then(|b| usize::try_from(b).ok())
+                .ok_or_else(|| CudaError::Setup(format!("buffer `{}` is too large", arg.name())))?;
             // SAFETY: every byte is written right below, before any kernel reads it.
             let mut buf = unsafe { stream.alloc::<u8>(bytes) }?;
             match init {
