@@ -109,8 +109,9 @@ echo "== observe-mode run (CPU suites, GPU monitored every 10 ms)"
 "$bin" export --store "sqlite:$out/pitwall.db" -o "$out/export.json"
 [ -n "$load_pid" ] && { kill "$load_pid" 2>/dev/null || true; wait "$load_pid" 2>/dev/null || true; }
 
-# The CUDA kernel suite (docs/SUITES.md) on the card, small sizes: GEMMs, copies, triad, row
-# kernels, transfers, each checked before it is timed. Exit 3 means the probe said why CUDA
+# The CUDA kernel and inference suites (docs/SUITES.md) on the card, small sizes: GEMMs (square,
+# skinny, fp8), copies, triad, row kernels, transfers, the MLP and transformer block, each
+# checked before it is timed. Exit 3 means the probe said why CUDA
 # cannot run here (CUDA 13 driver, libnvrtc.so.13 and libcublas.so.13 needed); it does not stop
 # the check.
 cuda_cfg="$out/gpu-check-cuda.toml"
@@ -130,8 +131,15 @@ max_time_s = 0.5
 [[suite]]
 kind = "kernel"
 max_bytes = 314572800
+
+# The MLP and transformer block at batch 1 (seq 128, 512) and batch 8 (seq 128), eager and
+# CUDA graph: 12 benchmarks, each checked stage by stage before it is timed.
+[[suite]]
+kind = "inference"
+max_bytes = 104857600
+min_samples = 200
 TOML
-echo "== CUDA kernel suite ([suites] backend = \"cuda\", footprints up to 300 MiB)"
+echo "== CUDA kernel and inference suites ([suites] backend = \"cuda\", footprints up to 300 and 100 MiB)"
 cuda_rc=0
 "$bin" run --config "$cuda_cfg" --store "sqlite:$out/pitwall-cuda.db" --no-report 2>&1 | tee "$out/cuda-run.txt" || cuda_rc=$?
 echo "cuda run exit code: $cuda_rc" | tee -a "$out/cuda-run.txt"

@@ -168,32 +168,10 @@ pub fn render_triaged(a: &Alert) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pitwall_schema::{AlertKind, AlertSeries, AlertStatus};
+    use pitwall_schema::{AlertKind, AlertStatus};
 
     fn alerts() -> Vec<Alert> {
-        let a = Alert {
-            id: "3f2a9c01d4e5".into(),
-            status: AlertStatus::Active,
-            kind: AlertKind::Regression,
-            series: AlertSeries {
-                project: "toy".into(),
-                testbed: "h200-a".into(),
-                branch: "main".into(),
-                key: "kernel/gemm[n=512]/time".into(),
-                measure: "time".into(),
-            },
-            last_good: "a".repeat(40),
-            first_bad: "b".repeat(40),
-            first_bad_run: "run-18".into(),
-            before: 100.0,
-            after: 108.1,
-            rel_change: 0.081,
-            ci: Some((0.0712, 0.0903)),
-            note: None,
-            culprit: None,
-            created_at: "2026-12-01T10:00:00Z".into(),
-            updated_at: "2026-12-01T10:00:00Z".into(),
-        };
+        let a = crate::test_alerts::regression();
         let mut b = a.clone();
         b.id = "77aa00bb11cc".into();
         b.status = AlertStatus::Acknowledged;

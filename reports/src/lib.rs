@@ -13,6 +13,8 @@ pub mod html;
 pub mod notify;
 pub use pitwall_analysis::number;
 pub mod table;
+#[cfg(test)]
+mod test_alerts;
 pub mod writeup;
 
 pub use exporter::{Exporter, JsonExporter, OutputFormat, TableExporter, exporter_for};

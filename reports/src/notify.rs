@@ -242,34 +242,12 @@ mod tests {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::net::TcpListener;
 
-    use pitwall_schema::{AlertSeries, AlertStatus};
+    use pitwall_schema::AlertStatus;
 
     use super::*;
 
     fn alerts() -> Vec<Alert> {
-        let a = Alert {
-            id: "3f2a9c01d4e5".into(),
-            status: AlertStatus::Active,
-            kind: AlertKind::Regression,
-            series: AlertSeries {
-                project: "toy".into(),
-                testbed: "h200-a".into(),
-                branch: "main".into(),
-                key: "kernel/gemm[n=512]/time".into(),
-                measure: "time".into(),
-            },
-            last_good: "a".repeat(40),
-            first_bad: "b".repeat(40),
-            first_bad_run: "r".into(),
-            before: 100.0,
-            after: 108.1,
-            rel_change: 0.081,
-            ci: Some((0.0712, 0.0903)),
-            note: None,
-            culprit: None,
-            created_at: "t".into(),
-            updated_at: "t".into(),
-        };
+        let a = crate::test_alerts::regression();
         let mut b = a.clone();
         b.id = "0011223344aa".into();
         b.kind = AlertKind::Improvement;

@@ -237,6 +237,16 @@ impl Out {
     }
 }
 
+/// A command benchmark (`sh bench.sh`) for tests over real commits: it prints pitwall JSON with
+/// one benchmark, `work`, whose ten samples are the value in `level.txt` with a fractional part
+/// of 0.0–0.9, so a commit sets its level and nothing depends on timing.
+pub const LEVEL_BENCH: &str = r#"level=$(cat level.txt)
+printf '{"schema":"pitwall/v1","benchmarks":[{"name":"work","samples":['
+i=0; sep=""
+while [ $i -lt 10 ]; do printf '%s%s.%s' "$sep" "$level" "$i"; sep=","; i=$((i+1)); done
+printf ']}]}'
+"#;
+
 /// A small, fast configuration of the three built-in suites (tiny sizes and budgets).
 pub const QUICK_BUILTINS: &str = r#"
 [project]

@@ -10,7 +10,7 @@ use std::path::Path;
 #[path = "../../reports/tests/github_support/mod.rs"]
 mod github_support;
 
-use pitwall_e2e::{Sandbox, git, pg_server};
+use pitwall_e2e::{LEVEL_BENCH, Sandbox, git, pg_server};
 use serde_json::{Value, json};
 
 /// Deterministic noise in [-1, 1).
@@ -201,15 +201,6 @@ fn the_same_on_postgresql() {
     scenario(&sb, &["--store", db.url.as_str()]);
 }
 
-/// The command suite of `pitwall alert bisect`'s repository: `work` at the level in
-/// `level.txt` (±0.5%).
-const BENCH: &str = r#"level=$(cat level.txt)
-printf '{"schema":"pitwall/v1","benchmarks":[{"name":"work","samples":['
-i=0; sep=""
-while [ $i -lt 10 ]; do printf '%s%s.%s' "$sep" "$level" "$i"; sep=","; i=$((i+1)); done
-printf ']}]}'
-"#;
-
 const CONFIG: &str = "[project]\nname = \"repo\"\nbuild = \"true\"\n\n[testbed]\nname = \"bed\"\n\n[[suite]]\nname = \"toy\"\nkind = \"command\"\ncommand = \"sh bench.sh\"\n";
 
 /// History measured at every second commit of 40, the step (+40%) at commit 21: the alert's
@@ -219,7 +210,7 @@ fn alert_bisect_finds_and_keeps_the_culprit_inside_the_range() {
     let sb = Sandbox::new();
     let dir = sb.path();
     git(dir, &["init", "-q", "-b", "main"]);
-    sb.write("bench.sh", BENCH);
+    sb.write("bench.sh", LEVEL_BENCH);
     sb.write("pitwall.toml", CONFIG);
     let mut shas = Vec::new();
     for i in 0..40 {

@@ -3,17 +3,8 @@
 //! report; it exits 1 exactly on the push that raised a regression alert, and that alert names
 //! the commit of the step. `--push` with `--base` is a usage error.
 
-use pitwall_e2e::{Sandbox, git};
+use pitwall_e2e::{LEVEL_BENCH, Sandbox, git};
 use serde_json::Value;
-
-/// A benchmark whose ten samples are `level.txt`'s value with a fractional part of 0.0–0.9
-/// (deterministic: no timing involved).
-const BENCH: &str = r#"level=$(cat level.txt)
-printf '{"schema":"pitwall/v1","benchmarks":[{"name":"work","samples":['
-i=0; sep=""
-while [ $i -lt 10 ]; do printf '%s%s.%s' "$sep" "$level" "$i"; sep=","; i=$((i+1)); done
-printf ']}]}'
-"#;
 
 const CONFIG: &str = "[project]\nname = \"repo\"\n\n[testbed]\nname = \"bed\"\n\n[[suite]]\nname = \"toy\"\nkind = \"command\"\ncommand = \"sh bench.sh\"\nformat = \"pitwall-json\"\n";
 
@@ -22,7 +13,7 @@ fn each_push_is_a_history_run_and_the_step_fails_its_job() {
     let sb = Sandbox::new();
     let dir = sb.path();
     git(dir, &["init", "-q", "-b", "trunk"]);
-    sb.write("bench.sh", BENCH);
+    sb.write("bench.sh", LEVEL_BENCH);
     sb.write("pitwall.toml", CONFIG);
     sb.write(".gitignore", ".pitwall/\n");
     let mut codes = Vec::new();

@@ -4,15 +4,7 @@
 //! suite's command, each probe), escaped, and nothing with `--quiet`; stdout is the same
 //! either way.
 
-use pitwall_e2e::{Sandbox, git};
-
-/// The benchmark prints pitwall JSON around the level in `level.txt`.
-const BENCH: &str = r#"level=$(cat level.txt)
-printf '{"schema":"pitwall/v1","benchmarks":[{"name":"work","samples":['
-i=0; sep=""
-while [ $i -lt 10 ]; do printf '%s%s.%s' "$sep" "$level" "$i"; sep=","; i=$((i+1)); done
-printf ']}]}'
-"#;
+use pitwall_e2e::{LEVEL_BENCH, Sandbox, git};
 
 const CONFIG: &str = "[project]\nname = \"repo\"\nbuild = \"sh build.sh\"\n\n[[suite]]\nname = \"toy\"\nkind = \"command\"\ncommand = \"sh bench.sh\"\n";
 
@@ -21,7 +13,7 @@ const CONFIG: &str = "[project]\nname = \"repo\"\nbuild = \"sh build.sh\"\n\n[[s
 fn repo(sb: &Sandbox, levels: &[u32]) -> Vec<String> {
     let dir = sb.path();
     git(dir, &["init", "-q", "-b", "main"]);
-    sb.write("bench.sh", BENCH);
+    sb.write("bench.sh", LEVEL_BENCH);
     sb.write("build.sh", "echo building\n");
     sb.write("pitwall.toml", CONFIG);
     sb.write(".gitignore", ".pitwall/\n");

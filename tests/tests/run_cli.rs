@@ -56,6 +56,27 @@ fn builtin_suites_run_store_and_show() {
         .unwrap();
     // 2 ranks: busbw = algbw * 2(n-1)/n = algbw.
     assert_eq!(busbw["median"], algbw["median"]);
+    // The triad's bandwidth as a percentage of the copy of its size, measured in the same run
+    // (in the worker of the kernel suite): the ratio of the two medians, as the medians of the
+    // derived samples and of the triad's own samples differ only by that factor.
+    let by = |name: &str, measure: &str| {
+        benches
+            .iter()
+            .find(|b| {
+                b["name"] == name && b["measure"] == measure && b["params"]["bytes"] == "16384"
+            })
+            .unwrap_or_else(|| panic!("no {name} {measure} in {shown}"))
+    };
+    let pct = by("stream_triad", "bandwidth_of_copy");
+    assert_eq!(pct["unit"], "%");
+    assert_eq!(pct["direction"], "higher_is_better");
+    let ratio = by("stream_triad", "bandwidth")["median"].as_f64().unwrap()
+        / by("stream_copy", "bandwidth")["median"].as_f64().unwrap();
+    let shown_pct = pct["median"].as_f64().unwrap();
+    assert!(
+        (shown_pct / (ratio * 100.0) - 1.0).abs() < 1e-9,
+        "{shown_pct} vs {ratio}"
+    );
     assert_eq!(busbw["direction"], "higher_is_better");
 
     let listed = sb.run(&["runs"]).expect(0).stdout();

@@ -245,6 +245,9 @@ fn scenario(sb: &Sandbox, store: &[&str]) {
     let html = std::fs::read_to_string(dir.join("wu/writeup.html")).unwrap();
     assert!(html.contains("allocator swap, accepted &lt;cost&gt; | see #42"));
     assert!(html.contains("<svg") && !html.contains("<script"));
+    if store.is_empty() {
+        renders_in_chromium(&dir.join("wu/writeup.html"));
+    }
 
     // A period before the history: short and correct, not an error.
     let empty = pw(
@@ -282,4 +285,45 @@ fn scenario(sb: &Sandbox, store: &[&str]) {
     .stderr();
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("--from `2026-02-30`"), "{err}");
+}
+
+/// The HTML write-up loaded in headless Chromium by `tests/browser/check_writeup.sh`: its charts
+/// (one trend chart per suite, a sparkline per benchmark: at least 3 polylines here) render,
+/// with no console error or remote load, and a screenshot lands in target/browser/writeup.png.
+/// Skipped, saying so, only where no Chromium is installed (CI installs it).
+fn renders_in_chromium(page: &Path) {
+    let found = [
+        "chromium",
+        "chromium-browser",
+        "google-chrome-stable",
+        "google-chrome",
+    ]
+    .iter()
+    .any(|c| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {c} >/dev/null 2>&1")])
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if !found && std::env::var_os("CHROMIUM").is_none() {
+        eprintln!("skipped: the write-up's browser check: chromium is not installed");
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let shots = root.join("target").join("browser");
+    let out = Command::new("bash")
+        .arg(root.join("tests/browser/check_writeup.sh"))
+        .arg(page)
+        .arg("3")
+        .arg(&shots)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "browser check failed:\n{text}");
+    assert!(text.contains("ok: writeup: "), "{text}");
+    assert!(shots.join("writeup.png").is_file());
 }

@@ -6,10 +6,11 @@
 use std::fmt::Write;
 
 use pitwall_analysis::number::with_unit;
-use pitwall_analysis::writeup::{EnvField, LedgerGroup, SuiteSummary, Writeup};
+use pitwall_analysis::writeup::{LedgerGroup, SuiteSummary, Writeup};
 
 use super::{
-    chart_range, commit_title, env_value, group_day, interval, short, signed_pct, timeline,
+    LEDGER_COLUMNS, RUNNER_COLUMNS, chart_range, interval, ledger_commits, ledger_heading,
+    ledger_row, noise_and_samples, runner_row, short, signed_pct, timeline,
 };
 use crate::html::esc as e;
 
@@ -165,61 +166,21 @@ fn chart(values: &[f64], w: f64, h: f64, axis: bool) -> String {
 }
 
 fn group(out: &mut String, g: &LedgerGroup) {
-    let title = g
-        .commit
-        .as_ref()
-        .map(|c| format!(": {}", e(&commit_title(c))))
-        .unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "<h3>{} · {}{}</h3>",
-        group_day(g),
-        e(short(&g.first_bad)),
-        title
-    );
-    let _ = write!(
-        out,
-        "<p>Commits {}..{}",
-        e(short(&g.last_good)),
-        e(short(&g.first_bad))
-    );
-    if let Some(c) = &g.commit {
-        let _ = write!(out, " · author {}", e(&c.author));
+    let _ = writeln!(out, "<h3>{}</h3>", ledger_heading(g, e));
+    let _ = write!(out, "<p>{}</p>\n<table><tr>", ledger_commits(g, e));
+    for c in LEDGER_COLUMNS {
+        let _ = write!(out, "<th>{c}</th>");
     }
-    if let Some(c) = &g.culprit {
-        let _ = write!(
-            out,
-            " · culprit (bisected) {} {}",
-            e(short(&c.sha)),
-            e(&c.subject)
-        );
-    }
-    let _ = writeln!(
-        out,
-        "</p>\n<table><tr><th>benchmark</th><th>testbed</th><th>kind</th><th>change of the value</th><th>95% interval</th><th>alert</th><th>status</th><th>note</th></tr>"
-    );
+    let _ = writeln!(out, "</tr>");
     for x in &g.entries {
-        let (id, status, note) = match &x.alert {
-            Some(a) => (
-                e(&a.id),
-                a.status.as_str().to_string(),
-                a.note.as_deref().map(e).unwrap_or_default(),
-            ),
-            None if x.beyond_threshold => ("—".into(), "no alert stored".into(), String::new()),
-            None => ("—".into(), "below threshold".into(), String::new()),
-        };
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            e(&x.key),
-            e(&x.testbed),
-            x.kind.as_str(),
-            signed_pct(x.rel_change),
-            interval(x.ci),
-            id,
-            status,
-            note
-        );
+        let cells = ledger_row(x, e);
+        let _ = write!(out, "<tr>");
+        for (i, c) in cells.iter().enumerate() {
+            // The change of the value is a number: right-aligned like the summary's.
+            let class = if i == 3 { " class=\"n\"" } else { "" };
+            let _ = write!(out, "<td{class}>{c}</td>");
+        }
+        let _ = writeln!(out, "</tr>");
     }
     let _ = writeln!(out, "</table>");
 }
@@ -283,31 +244,25 @@ fn methodology(out: &mut String, w: &Writeup) {
     if m.runners.is_empty() {
         let _ = writeln!(out, "<p>No runner measured in the period.</p>");
     } else {
-        let _ = writeln!(
-            out,
-            "<table><tr><th>testbed</th><th>runs</th><th>host</th><th>CPU</th><th>GPU</th><th>driver</th><th>CUDA</th><th>NCCL</th><th>clocks</th></tr>"
-        );
+        let _ = write!(out, "<table><tr>");
+        for c in RUNNER_COLUMNS {
+            let _ = write!(out, "<th>{c}</th>");
+        }
+        let _ = writeln!(out, "</tr>");
         for r in &m.runners {
-            let v = |f: EnvField| e(env_value(&r.env, f));
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                e(&r.testbed),
-                r.runs,
-                e(&r.hostname),
-                e(&r.cpu_model),
-                v(EnvField::GpuModel),
-                v(EnvField::Driver),
-                v(EnvField::Cuda),
-                v(EnvField::Nccl),
-                v(EnvField::ClockPolicy)
-            );
+            let _ = write!(out, "<tr>");
+            for (i, c) in runner_row(r, e).iter().enumerate() {
+                // The number of runs is a number: right-aligned.
+                let class = if i == 1 { " class=\"n\"" } else { "" };
+                let _ = write!(out, "<td{class}>{c}</td>");
+            }
+            let _ = writeln!(out, "</tr>");
         }
         let _ = writeln!(out, "</table>");
     }
     let _ = writeln!(
         out,
-        "<h3>Noise</h3>\n<p>Median over a suite's benchmarks of the coefficient of variation of the per-run medians within each segment.</p>\n<ul>"
+        "<h3>Noise and samples</h3>\n<p>Noise: the median over a suite's benchmarks of the coefficient of variation of the per-run medians within each segment. Samples: how many each benchmark had in each run, as stored.</p>\n<ul>"
     );
     for s in &w.summaries {
         let _ = writeln!(
@@ -315,10 +270,7 @@ fn methodology(out: &mut String, w: &Writeup) {
             "<li>{} on {}: {}</li>",
             e(&s.suite),
             e(&s.testbed),
-            s.noise_cv.map_or("n/a (too few runs)".into(), |c| format!(
-                "{:.2}%",
-                c * 100.0
-            ))
+            noise_and_samples(s)
         );
     }
     let _ = writeln!(out, "</ul>\n<h3>Tests and thresholds</h3>\n<ul>");

@@ -5,10 +5,11 @@
 use std::fmt::Write;
 
 use pitwall_analysis::number::with_unit;
-use pitwall_analysis::writeup::{BenchChange, EnvField, LedgerGroup, SuiteSummary, Writeup};
+use pitwall_analysis::writeup::{BenchChange, LedgerGroup, SuiteSummary, Writeup};
 
 use super::{
-    commit_title, day, env_value, group_day, interval, short, signed_pct, text_sparkline, timeline,
+    LEDGER_COLUMNS, RUNNER_COLUMNS, day, interval, ledger_commits, ledger_heading, ledger_row,
+    noise_and_samples, runner_row, short, signed_pct, text_sparkline, timeline,
 };
 use crate::github::escape_text as e;
 
@@ -150,66 +151,12 @@ fn ledger(out: &mut String, w: &Writeup) {
 }
 
 fn group(out: &mut String, g: &LedgerGroup) {
-    let title = g
-        .commit
-        .as_ref()
-        .map(|c| format!(": {}", e(&commit_title(c))))
-        .unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "### {} · {}{}\n",
-        group_day(g),
-        e(short(&g.first_bad)),
-        title
-    );
-    let _ = write!(
-        out,
-        "Commits {}..{}",
-        e(short(&g.last_good)),
-        e(short(&g.first_bad))
-    );
-    if let Some(c) = &g.commit {
-        let _ = write!(out, " · author {}", e(&c.author));
-    }
-    if let Some(c) = &g.culprit {
-        let _ = write!(out, " · culprit (bisected) {}", e(short(&c.sha)));
-        if !c.subject.is_empty() {
-            let _ = write!(out, " {}", e(&c.subject));
-        }
-    }
-    let _ = writeln!(
-        out,
-        " · {} benchmark{}\n",
-        g.entries.len(),
-        plural(g.entries.len())
-    );
-    let _ = writeln!(
-        out,
-        "| benchmark | testbed | kind | change of the value | 95% interval | alert | status | note |"
-    );
+    let _ = writeln!(out, "### {}\n", ledger_heading(g, e));
+    let _ = writeln!(out, "{}\n", ledger_commits(g, e));
+    let _ = writeln!(out, "| {} |", LEDGER_COLUMNS.join(" | "));
     let _ = writeln!(out, "|---|---|---|--:|---|---|---|---|");
     for x in &g.entries {
-        let (id, status, note) = match &x.alert {
-            Some(a) => (
-                e(&a.id),
-                a.status.as_str().to_string(),
-                a.note.as_deref().map(e).unwrap_or_default(),
-            ),
-            None if x.beyond_threshold => ("—".into(), "no alert stored".into(), String::new()),
-            None => ("—".into(), "below threshold".into(), String::new()),
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            e(&x.key),
-            e(&x.testbed),
-            x.kind.as_str(),
-            signed_pct(x.rel_change),
-            interval(x.ci),
-            id,
-            status,
-            note
-        );
+        let _ = writeln!(out, "| {} |", ledger_row(x, e).join(" | "));
     }
     let _ = writeln!(out);
 }
@@ -286,36 +233,20 @@ fn methodology(out: &mut String, w: &Writeup) {
     if m.runners.is_empty() {
         let _ = writeln!(out, "No runner measured in the period.\n");
     } else {
-        let _ = writeln!(
-            out,
-            "| testbed | runs | host | CPU | GPU | driver | CUDA | NCCL | clocks |"
-        );
+        let _ = writeln!(out, "| {} |", RUNNER_COLUMNS.join(" | "));
         let _ = writeln!(out, "|---|--:|---|---|---|---|---|---|---|");
         for r in &m.runners {
-            let v = |f: EnvField| e(env_value(&r.env, f));
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                e(&r.testbed),
-                r.runs,
-                e(&r.hostname),
-                e(&r.cpu_model),
-                v(EnvField::GpuModel),
-                v(EnvField::Driver),
-                v(EnvField::Cuda),
-                v(EnvField::Nccl),
-                v(EnvField::ClockPolicy)
-            );
+            let _ = writeln!(out, "| {} |", runner_row(r, e).join(" | "));
         }
         let _ = writeln!(out);
     }
-    let _ = writeln!(out, "### Noise\n");
+    let _ = writeln!(out, "### Noise and samples\n");
     if w.summaries.is_empty() {
         let _ = writeln!(out, "No measurements in the period.\n");
     } else {
         let _ = writeln!(
             out,
-            "Median over a suite's benchmarks of the coefficient of variation of the per-run medians within each segment (run-to-run noise, steps left out).\n"
+            "Noise: the median over a suite's benchmarks of the coefficient of variation of the per-run medians within each segment (run-to-run noise, steps left out). Samples: how many each benchmark had in each run, as stored.\n"
         );
         for s in &w.summaries {
             let _ = writeln!(
@@ -323,10 +254,7 @@ fn methodology(out: &mut String, w: &Writeup) {
                 "- {} on {}: {}",
                 e(&s.suite),
                 e(&s.testbed),
-                s.noise_cv.map_or("n/a (too few runs)".into(), |c| format!(
-                    "{:.2}%",
-                    c * 100.0
-                ))
+                noise_and_samples(s)
             );
         }
         let _ = writeln!(out);

@@ -11,7 +11,102 @@ mod tests;
 pub use html::render_html;
 pub use markdown::render_markdown;
 
-use pitwall_analysis::writeup::{CommitMeta, EnvField, LedgerGroup, Writeup};
+use pitwall_analysis::writeup::{
+    CommitMeta, EnvField, LedgerEntry, LedgerGroup, Runner, SuiteSummary, Writeup,
+};
+
+/// The escaping of one output format, applied to every text that comes from data.
+type Escape = fn(&str) -> String;
+
+/// The columns of a ledger group's table, in order.
+const LEDGER_COLUMNS: [&str; 8] = [
+    "benchmark",
+    "testbed",
+    "kind",
+    "change of the value",
+    "95% interval",
+    "alert",
+    "status",
+    "note",
+];
+
+/// The columns of the methodology's runner table, in order.
+const RUNNER_COLUMNS: [&str; 9] = [
+    "testbed", "runs", "host", "CPU", "GPU", "driver", "CUDA", "NCCL", "clocks",
+];
+
+/// The cells of a runner's row, escaped, in `RUNNER_COLUMNS` order.
+fn runner_row(r: &Runner, esc: Escape) -> [String; 9] {
+    let v = |f: EnvField| esc(env_value(&r.env, f));
+    [
+        esc(&r.testbed),
+        r.runs.to_string(),
+        esc(&r.hostname),
+        esc(&r.cpu_model),
+        v(EnvField::GpuModel),
+        v(EnvField::Driver),
+        v(EnvField::Cuda),
+        v(EnvField::Nccl),
+        v(EnvField::ClockPolicy),
+    ]
+}
+
+/// A ledger group's heading: `2026-01-10 · 1edf08b8ac: PR #42: Swap the allocator`.
+fn ledger_heading(g: &LedgerGroup, esc: Escape) -> String {
+    let title = g
+        .commit
+        .as_ref()
+        .map(|c| format!(": {}", esc(&commit_title(c))))
+        .unwrap_or_default();
+    format!("{} · {}{}", group_day(g), esc(short(&g.first_bad)), title)
+}
+
+/// The line under a group's heading: its commit range, author, bisected culprit and size.
+fn ledger_commits(g: &LedgerGroup, esc: Escape) -> String {
+    let mut line = format!(
+        "Commits {}..{}",
+        esc(short(&g.last_good)),
+        esc(short(&g.first_bad))
+    );
+    if let Some(c) = &g.commit {
+        line.push_str(&format!(" · author {}", esc(&c.author)));
+    }
+    if let Some(c) = &g.culprit {
+        line.push_str(&format!(" · culprit (bisected) {}", esc(short(&c.sha))));
+        if !c.subject.is_empty() {
+            line.push_str(&format!(" {}", esc(&c.subject)));
+        }
+    }
+    let n = g.entries.len();
+    line.push_str(&format!(
+        " · {n} benchmark{}",
+        if n == 1 { "" } else { "s" }
+    ));
+    line
+}
+
+/// The cells of a ledger row, escaped, in `LEDGER_COLUMNS` order.
+fn ledger_row(x: &LedgerEntry, esc: Escape) -> [String; 8] {
+    let (id, status, note) = match &x.alert {
+        Some(a) => (
+            esc(&a.id),
+            a.status.as_str().to_string(),
+            a.note.as_deref().map(esc).unwrap_or_default(),
+        ),
+        None if x.beyond_threshold => ("—".into(), "no alert stored".into(), String::new()),
+        None => ("—".into(), "below threshold".into(), String::new()),
+    };
+    [
+        esc(&x.key),
+        esc(&x.testbed),
+        x.kind.as_str().to_string(),
+        signed_pct(x.rel_change),
+        interval(x.ci),
+        id,
+        status,
+        note,
+    ]
+}
 
 /// Characters of a commit id shown.
 const SHORT_SHA: usize = 10;
@@ -35,6 +130,22 @@ fn interval(ci: Option<(f64, f64)>) -> String {
     match ci {
         Some((lo, hi)) => format!("{} … {}", signed_pct(lo), signed_pct(hi)),
         None => "n/a".into(),
+    }
+}
+
+/// What the methodology says of a suite's noise and of the samples its points had (numbers
+/// only: the caller escapes the suite and testbed names around it).
+fn noise_and_samples(s: &SuiteSummary) -> String {
+    let noise = s.noise_cv.map_or("noise n/a (too few runs)".into(), |c| {
+        format!("noise {:.2}%", c * 100.0)
+    });
+    match s.samples_per_point {
+        Some(n) if n.min == n.max => format!("{noise}; {} samples per benchmark and run", n.median),
+        Some(n) => format!(
+            "{noise}; {} samples per benchmark and run (median; {}–{})",
+            n.median, n.min, n.max
+        ),
+        None => noise,
     }
 }
 

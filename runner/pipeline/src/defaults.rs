@@ -13,6 +13,10 @@ pub const REGRESSION_PCT: f64 = 2.0;
 /// samples, ±1%, 1 s budget, 120 s timeout); the inference suite has its own
 /// (`Sampling::INFERENCE`).
 pub const SAMPLING: crate::config::Sampling = crate::config::Sampling::DEFAULT;
+/// Whether `pitwall ci` (a pull request's comparison) measures the built-in suites when
+/// `[ci] builtin_suites` does not say: no, their code is pitwall's, the same on base and head;
+/// history runs (`run`, `ci --push`) measure them.
+pub const CI_BUILTIN_SUITES: bool = false;
 /// Which backend runs the built-in suites when `[suites] backend` does not say: CUDA when it
 /// can run here, else the CPU.
 pub const BACKEND: crate::config::BackendChoice = crate::config::BackendChoice::Auto;

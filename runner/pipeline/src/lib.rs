@@ -5,6 +5,7 @@
 
 pub mod alerts;
 pub mod bisect;
+pub mod ci_suites;
 pub mod compare;
 pub mod config;
 pub mod defaults;

@@ -327,7 +327,8 @@ impl CiRequest {
 }
 
 /// The pull-request job: measures the pair (until decided when `[ci] until_decided`) over
-/// every configured suite, stores both runs and returns exactly that pair for publishing.
+/// the configured suites (the built-in ones only with `[ci] builtin_suites`, or when there are
+/// no others: `ci_suites`), stores both runs and returns exactly that pair for publishing.
 pub fn ci(
     m: &Measurer,
     store: &mut dyn Store,
@@ -335,7 +336,7 @@ pub fn ci(
 ) -> Result<PairResult, MeasureError> {
     let ci = &m.config.ci;
     let pair = PairRequest {
-        select: RunRequest::default(),
+        select: crate::ci_suites::pull_request_suites(m.config, m.hooks.observer()),
         repo: req.repo.clone(),
         base: req.base.clone(),
         head: req.head.clone(),

@@ -241,7 +241,9 @@ pub fn read_results(
             )));
         }
     };
-    formats::parse(format, Input::Text(&text))
+    // Files the output names beside itself (nvbench's `--jsonbin` samples).
+    let beside = formats::DirFiles::beside(path);
+    formats::parse(format, Input::TextBeside(&text, &beside))
         .map(|p| FileResults::Parsed(format, p))
         .map_err(|e| bad(e.to_string()))
 }

@@ -153,7 +153,7 @@ fn settings(config: &Config) -> Vec<(String, String)> {
     let d = DetectConfig::default();
     vec![
         (
-            "sampling".into(),
+            "sampling configured now (`[sampling]`; the runs' own counts are under noise and samples)".into(),
             format!(
                 "{} s warm-up; {}–{} samples; until the 95% interval of the median is within ±{}%, at most {} s; {} s timeout",
                 s.warmup_s,

@@ -211,7 +211,30 @@ pub struct SuiteSummary {
     /// Median over benchmarks of the coefficient of variation of the per-run medians within
     /// each segment (run-to-run noise, steps left out); `None` without two runs in a segment.
     pub noise_cv: Option<f64>,
+    /// Finite samples behind each point (one benchmark in one run) in the period, from the
+    /// stored data: what the runs really took, whatever the configuration says now.
+    pub samples_per_point: Option<SampleCounts>,
     pub threshold_pct: f64,
+}
+
+/// How many samples the points of a suite had: median, fewest and most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleCounts {
+    pub median: usize,
+    pub min: usize,
+    pub max: usize,
+}
+
+impl SampleCounts {
+    /// `None` for no counts; the median of an even number is the lower middle one.
+    pub fn of(mut counts: Vec<usize>) -> Option<SampleCounts> {
+        counts.sort_unstable();
+        Some(SampleCounts {
+            median: *counts.get((counts.len().checked_sub(1)?) / 2)?,
+            min: *counts.first()?,
+            max: *counts.last()?,
+        })
+    }
 }
 
 /// How the numbers were made.
@@ -322,6 +345,7 @@ fn summarize_suite(
 ) -> Option<SuiteSummary> {
     let mut benchmarks = Vec::new();
     let mut cvs = Vec::new();
+    let mut counts = Vec::new();
     let mut trend: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
     for s in series {
         let idx: Vec<usize> = (0..s.points.len())
@@ -344,6 +368,7 @@ fn summarize_suite(
         }
         let mut segs: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
         for &i in &idx {
+            counts.push(s.points[i].n);
             let m = s.points[i].median;
             segs.entry(segment_of(s, i)).or_default().push(m);
             let r = speedup(s.direction, first_level, m) + 1.0;
@@ -414,6 +439,7 @@ fn summarize_suite(
             })
             .collect(),
         noise_cv: (!cvs.is_empty()).then(|| median(&cvs)),
+        samples_per_point: SampleCounts::of(counts),
         threshold_pct,
     })
 }

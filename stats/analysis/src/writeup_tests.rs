@@ -158,6 +158,16 @@ fn planted_steps_give_the_levels_the_geomean_and_the_ledger() {
     assert_eq!(s.worst[0].label, "gemm");
     assert_eq!(s.best[0].label, "reduce");
     assert!(s.noise_cv.unwrap() < 0.01);
+    let five = SampleCounts {
+        median: 5,
+        min: 5,
+        max: 5,
+    };
+    assert_eq!(
+        s.samples_per_point,
+        Some(five),
+        "every result has 5 samples"
+    );
 
     assert_eq!(w.ledger.len(), 2, "{:?}", w.ledger);
     let g = &w.ledger[0];
@@ -357,4 +367,17 @@ fn a_stored_alert_no_change_point_matches_is_in_the_ledger_on_its_own() {
         .find(|g| g.first_bad == runs[20].commit)
         .unwrap();
     assert!(step.entries[0].alert.is_none() && step.entries[0].beyond_threshold);
+}
+
+#[test]
+fn sample_counts_are_the_median_and_range_of_the_points() {
+    assert_eq!(SampleCounts::of(Vec::new()), None);
+    let c = SampleCounts::of(vec![30, 10, 20, 40]).unwrap();
+    assert_eq!(
+        (c.median, c.min, c.max),
+        (20, 10, 40),
+        "lower middle of an even count"
+    );
+    let c = SampleCounts::of(vec![7]).unwrap();
+    assert_eq!((c.median, c.min, c.max), (7, 7, 7));
 }

@@ -5,7 +5,9 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use crate::backend::SuiteOptions;
-use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use crate::benchmark::{
+    BenchError, Benchmark, BenchmarkId, Ceiling, MetricSpec, SamplingHint, WithCeiling,
+};
 use crate::schema::Unit;
 use crate::work::{Dtype, copy_bytes, gemm_flops, gemm_footprint_bytes, triad_bytes};
 
@@ -19,19 +21,47 @@ pub fn suite(options: &SuiteOptions) -> Vec<Box<dyn Benchmark>> {
             out.push(Box::new(GemmBench::new(n)));
         }
     }
+    let copies = |bytes: u64| fits(options.max_bytes, bytes * StreamOp::Copy.arrays());
     for op in [StreamOp::Copy, StreamOp::Triad] {
         for bytes in StreamBench::ARRAY_BYTES {
             if fits(options.max_bytes, bytes * op.arrays()) {
-                out.push(Box::new(StreamBench::new(op, bytes)));
+                let b = Box::new(StreamBench::new(op, bytes));
+                out.push(if op == StreamOp::Copy || !copies(bytes) {
+                    b
+                } else {
+                    of_copy(b, bytes)
+                });
             }
         }
     }
     for bytes in ReductionBench::ARRAY_BYTES {
         if fits(options.max_bytes, bytes) {
-            out.push(Box::new(ReductionBench::new(bytes)));
+            let b = Box::new(ReductionBench::new(bytes));
+            // Every reduction size is also a STREAM size; without its copy (capped out),
+            // no ceiling.
+            out.push(
+                if copies(bytes) && StreamBench::ARRAY_BYTES.contains(&bytes) {
+                    of_copy(b, bytes)
+                } else {
+                    b
+                },
+            );
         }
     }
     out
+}
+
+/// `b`'s bandwidth also as a percentage of the STREAM copy of arrays of the same size in the
+/// same run (the same cache level: what a memory-bound kernel of that size can reach).
+fn of_copy(b: Box<dyn Benchmark>, bytes: u64) -> Box<dyn Benchmark> {
+    Box::new(WithCeiling {
+        inner: b,
+        ceiling: Ceiling {
+            measure: "bandwidth".into(),
+            of: StreamBench::new(StreamOp::Copy, bytes).id(),
+            label: "copy".into(),
+        },
+    })
 }
 
 /// Whether a footprint of `bytes` is within the optional cap.
@@ -449,5 +479,41 @@ mod tests {
         assert!(ids.contains(&"reduce_sum[bytes=262144]".to_string()));
         assert!(!ids.contains(&"reduce_sum[bytes=67108864]".to_string()));
         assert_eq!(suite(&SuiteOptions::default()).len(), 4 + 8 + 2);
+    }
+
+    #[test]
+    fn triads_and_reductions_have_the_copy_of_their_size_as_ceiling() {
+        let ceilings = |max_bytes| -> Vec<(String, Option<String>)> {
+            suite(&SuiteOptions {
+                max_bytes,
+                ..Default::default()
+            })
+            .iter()
+            .map(|b| (b.id().display(), b.ceiling().map(|c| c.of.display())))
+            .collect()
+        };
+        let all = ceilings(None);
+        let of = |id: &str| all.iter().find(|(i, _)| i == id).unwrap().1.clone();
+        assert_eq!(of("stream_copy[bytes=16384]"), None);
+        assert_eq!(of("gemm_f32[n=256]"), None);
+        assert_eq!(
+            of("stream_triad[bytes=16384]").as_deref(),
+            Some("stream_copy[bytes=16384]")
+        );
+        assert_eq!(
+            of("reduce_sum[bytes=67108864]").as_deref(),
+            Some("stream_copy[bytes=67108864]")
+        );
+        let c = suite(&SuiteOptions::default())
+            .into_iter()
+            .find_map(|b| b.ceiling())
+            .unwrap();
+        assert_eq!(c.derived_measure(), "bandwidth_of_copy");
+        // Under a cap of 1 MiB the triad of 256 KiB (3 arrays) and its copy (2) both fit.
+        let capped = ceilings(Some(MIB));
+        assert!(capped.contains(&(
+            "reduce_sum[bytes=262144]".into(),
+            Some("stream_copy[bytes=262144]".into())
+        )));
     }
 }

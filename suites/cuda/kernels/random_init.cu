@@ -57,3 +57,33 @@ extern "C" __global__ void random_uniform_bf16(unsigned short* __restrict__ out,
         out[i] = h;
     }
 }
+
+// fp8 e4m3 (OCP 8-bit floating point, "E4M3": bias 7, no infinity, 2^-9 subnormal step) as raw
+// bytes, rounded to nearest even in integer arithmetic (no fp8 instruction, so it compiles for
+// sm_80 too). |v| < 1 never overflows; a value that would round to zero becomes the smallest
+// subnormal, so none is zero. Mirrored on the host by `fp8::encode_e4m3` and its tests.
+extern "C" __global__ void random_uniform_fp8_e4m3(unsigned char* __restrict__ out,
+                                                   unsigned long long n,
+                                                   unsigned long long seed) {
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+         i < n; i += stride) {
+        float v = pw_uniform(seed, i);
+        unsigned int bits = __float_as_uint(v);
+        unsigned int sign = (bits >> 24) & 0x80u;
+        float a = fabsf(v);
+        unsigned int code;
+        if (a < 0.015625f) {  // below 2^-6: subnormal, steps of 2^-9
+            int m = __float2int_rn(a * 512.0f);  // 0..8; 8 is the smallest normal's code
+            code = m == 0 ? 1u : (unsigned int)m;
+        } else {
+            unsigned int ab = __float_as_uint(a);
+            int e = (int)((ab >> 23) & 0xffu) - 127;  // -6..-1
+            unsigned int mant = ab & 0x7fffffu;
+            code = ((unsigned int)(e + 7) << 3) | (mant >> 20);
+            unsigned int rem = mant & 0xfffffu, half = 0x80000u;
+            if (rem > half || (rem == half && (code & 1u))) code += 1u;  // carries into e
+        }
+        out[i] = (unsigned char)(sign | code);
+    }
+}

@@ -27,6 +27,8 @@ pub enum CudaError {
     Driver(#[from] DriverError),
     #[error("cuBLAS: {0}")]
     Cublas(#[from] CublasError),
+    #[error("cuBLASLt: {0}")]
+    CublasLt(#[from] cudarc::cublaslt::result::CublasError),
     #[error(transparent)]
     Kernel(#[from] KernelError),
     #[error("{0}")]

@@ -49,11 +49,23 @@ pub const RANDOM_INIT: KernelSource = KernelSource {
         "random_uniform_f64",
         "random_uniform_f16",
         "random_uniform_bf16",
+        "random_uniform_fp8_e4m3",
+    ],
+};
+
+pub const INFERENCE: KernelSource = KernelSource {
+    file: "inference.cu",
+    source: include_str!("../kernels/inference.cu"),
+    entries: &[
+        "rmsnorm_bf16",
+        "bias_gelu_bf16",
+        "bias_residual_bf16",
+        "attention_causal_bf16",
     ],
 };
 
 /// Every kernel file.
-pub const ALL: [KernelSource; 5] = [COPY, TRIAD, ROWS, L2_FLUSH, RANDOM_INIT];
+pub const ALL: [KernelSource; 6] = [COPY, TRIAD, ROWS, L2_FLUSH, RANDOM_INIT, INFERENCE];
 
 /// Why a kernel could not be compiled.
 #[derive(Debug, thiserror::Error)]

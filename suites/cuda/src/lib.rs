@@ -6,10 +6,17 @@
 // Paths inside this crate name the contracts as `crate::backend`, `crate::benchmark`, `crate::schema`.
 use pitwall_schema::{backend, benchmark, check, expr, manifest, schema, work};
 
+pub mod ceiling;
 pub mod collective;
 pub mod device;
+pub mod fp8;
 pub mod gemm;
+pub mod graph;
+pub mod infer_plan;
+pub mod infer_ref;
+pub mod inference;
 pub mod kernels;
+pub mod linear;
 pub mod memory;
 pub mod probe;
 pub mod rows;
@@ -23,6 +30,7 @@ use crate::backend::{Backend, BackendError, CacheMode, SuiteKind, SuiteOptions};
 use crate::benchmark::Benchmark;
 use crate::device::{Cache, Device};
 use crate::gemm::GemmBench;
+use crate::linear::{LinearBench, LinearPlanned};
 use crate::memory::{HostMemory, MemOp, MemoryBench};
 use crate::rows::RowBench;
 use crate::work::{Dtype, RowOp};
@@ -61,12 +69,13 @@ impl Backend for CudaBackend {
         match kind {
             SuiteKind::Kernel => {
                 let plan = plan(options);
-                // CUDA device 0 (after CUDA_VISIBLE_DEVICES), opened in the worker process.
-                let dev = Device::open(0).map_err(|e| BackendError::Failed {
-                    backend: "cuda",
-                    reason: format!("cannot open CUDA device 0: {e}"),
-                })?;
-                Ok(build(&dev, &plan, cache_of(options.cache)))
+                let dev = open_device()?;
+                Ok(build(&dev, &plan, cache_of(options)))
+            }
+            SuiteKind::Inference => {
+                let plan = infer_plan::plan(options);
+                let dev = open_device()?;
+                Ok(inference::build(&dev, &plan, cache_of(options)))
             }
             SuiteKind::Collective => Err(collective::skip_reason(
                 self.info.nccl,
@@ -75,48 +84,40 @@ impl Backend for CudaBackend {
                 options,
             )),
             SuiteKind::CudaKernels => {
-                let failed = |reason: String| BackendError::Failed {
-                    backend: "cuda",
-                    reason,
-                };
                 let manifest = options
                     .kernels
                     .as_ref()
-                    .ok_or_else(|| failed("a `cuda-kernels` suite without a manifest".into()))?;
+                    .ok_or_else(|| BackendError::Failed {
+                        backend: "cuda",
+                        reason: "a `cuda-kernels` suite without a manifest".into(),
+                    })?;
                 let root = options
                     .checkout
                     .clone()
                     .unwrap_or_else(|| std::path::PathBuf::from("."));
-                let dev = Device::open(0)
-                    .map_err(|e| failed(format!("cannot open CUDA device 0: {e}")))?;
+                let dev = open_device()?;
                 Ok(user::build(
                     &dev,
                     manifest,
                     &root,
                     options.max_bytes,
-                    cache_of(options.cache),
+                    cache_of(options),
                 ))
             }
-            SuiteKind::Inference => Err(not_built(kind)),
         }
     }
 }
 
-fn cache_of(mode: CacheMode) -> Cache {
-    match mode {
-        CacheMode::Cold => Cache::Cold,
-        CacheMode::Warm => Cache::Warm,
-    }
-}
-
+const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
 
 /// Array sizes of the device-memory benchmarks: about L2-sized on current GPUs, then
 /// far beyond it.
 pub const DEVICE_BYTES: [u64; 3] = [16 * MIB, 256 * MIB, 1024 * MIB];
 
-/// Transfer sizes between host and device.
-pub const TRANSFER_BYTES: [u64; 2] = [MIB, 64 * MIB];
+/// Transfer sizes between host and device: 4 KiB (latency-bound) to 1 GiB (bandwidth-bound),
+/// a factor of 16 apart.
+pub const TRANSFER_BYTES: [u64; 6] = [4 * KIB, 64 * KIB, MIB, 16 * MIB, 256 * MIB, 1024 * MIB];
 
 /// One benchmark of the suite, before a device is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +125,8 @@ pub enum Planned {
     Memory(MemOp, u64),
     Gemm(Dtype, usize),
     Rows(RowOp, (usize, usize)),
+    /// A linear-layer GEMM: the square fp8 ones and the skinny ones (`linear`).
+    Linear(LinearPlanned),
 }
 
 impl Planned {
@@ -133,6 +136,7 @@ impl Planned {
             Planned::Memory(op, bytes) => op.footprint_bytes(bytes),
             Planned::Gemm(dtype, n) => GemmBench::footprint_bytes(dtype, n),
             Planned::Rows(op, (rows, cols)) => rows::footprint_bytes(op, rows, cols),
+            Planned::Linear(p) => p.footprint_bytes(),
         }
     }
 }
@@ -150,6 +154,7 @@ pub fn plan(options: &SuiteOptions) -> Vec<Planned> {
             out.push(Planned::Gemm(dtype, n));
         }
     }
+    out.extend(linear::plan().into_iter().map(Planned::Linear));
     for op in [MemOp::MemcpyD2D, MemOp::CopyKernel, MemOp::Triad] {
         for bytes in DEVICE_BYTES {
             out.push(Planned::Memory(op, bytes));
@@ -171,9 +176,12 @@ pub fn plan(options: &SuiteOptions) -> Vec<Planned> {
     out
 }
 
-/// The planned benchmarks on `dev`, each allocating its buffers on its first run.
+/// The planned benchmarks on `dev`, each allocating its buffers on its first run. Those the
+/// device cannot run (fp8 GEMMs below compute capability 8.9) are left out.
 pub fn build(dev: &Arc<Device>, plan: &[Planned], cache: Cache) -> Vec<Box<dyn Benchmark>> {
-    plan.iter()
+    let plan = runnable(plan, dev.sm);
+    let benches = plan
+        .iter()
         .map(|&p| -> Box<dyn Benchmark> {
             match p {
                 Planned::Memory(op, bytes) => {
@@ -181,19 +189,36 @@ pub fn build(dev: &Arc<Device>, plan: &[Planned], cache: Cache) -> Vec<Box<dyn B
                 }
                 Planned::Gemm(dtype, n) => Box::new(GemmBench::new(dev.clone(), dtype, n, cache)),
                 Planned::Rows(op, shape) => Box::new(RowBench::new(dev.clone(), op, shape, cache)),
+                Planned::Linear(p) => Box::new(LinearBench::new(dev.clone(), p, cache)),
             }
+        })
+        .collect();
+    ceiling::with_ceilings(&plan, benches)
+}
+
+/// The planned benchmarks a device of compute capability `sm` (90 for 9.0) can run.
+pub fn runnable(plan: &[Planned], sm: u32) -> Vec<Planned> {
+    plan.iter()
+        .copied()
+        .filter(|p| match p {
+            Planned::Linear(l) => sm >= l.min_sm(),
+            _ => true,
         })
         .collect()
 }
 
-/// A suite this pitwall has no CUDA implementation of yet: skipped with one line.
-fn not_built(kind: SuiteKind) -> BackendError {
-    BackendError::Unavailable {
+/// CUDA device 0 (after CUDA_VISIBLE_DEVICES), opened in the worker process.
+fn open_device() -> Result<Arc<Device>, BackendError> {
+    Device::open(0).map_err(|e| BackendError::Failed {
         backend: "cuda",
-        reason: format!(
-            "the CUDA `{}` suite is not implemented yet; hint: set [suites] backend = \"cpu\" to run the CPU one",
-            kind.as_str()
-        ),
+        reason: format!("cannot open CUDA device 0: {e}"),
+    })
+}
+
+fn cache_of(options: &SuiteOptions) -> Cache {
+    match options.cache {
+        CacheMode::Cold => Cache::Cold,
+        CacheMode::Warm => Cache::Warm,
     }
 }
 
@@ -219,13 +244,32 @@ mod tests {
     #[test]
     fn the_full_plan_has_every_type_size_and_direction() {
         let all = plan(&SuiteOptions::default());
-        assert_eq!(all.len(), 4 * 3 + 3 * 3 + 3 * 2 + 2 * 2 * 2);
+        // Square GEMMs, device memory, rows, transfers; 2 square fp8 GEMMs and 40 skinny ones.
+        assert_eq!(all.len(), 4 * 3 + 3 * 3 + 3 * 2 + 2 * 2 * 6 + 2 + 40);
+        for bytes in [4 * KIB, 1024 * MIB] {
+            assert!(all.contains(&Planned::Memory(
+                MemOp::HostToDevice(HostMemory::Pinned),
+                bytes
+            )));
+        }
         assert!(all.contains(&Planned::Rows(RowOp::Softmax, (16384, 1024))));
         assert!(all.contains(&Planned::Gemm(Dtype::Bf16, 8192)));
         assert!(all.contains(&Planned::Memory(
             MemOp::DeviceToHost(HostMemory::Pageable),
-            64 * MIB
+            16 * MIB
         )));
+    }
+
+    #[test]
+    fn fp8_gemms_are_left_out_below_compute_capability_8_9() {
+        let all = plan(&SuiteOptions::default());
+        let fp8 = |p: &Planned| matches!(p, Planned::Linear(l) if l.dtype == Dtype::Fp8E4m3);
+        let on_a100 = runnable(&all, 80);
+        assert!(!on_a100.iter().any(fp8));
+        assert_eq!(all.len() - on_a100.len(), 2 + 20);
+        // Ada (8.9) and Hopper (9.0) run them all.
+        assert_eq!(runnable(&all, 89), all);
+        assert_eq!(runnable(&all, 90), all);
     }
 
     #[test]

@@ -15,10 +15,13 @@ mod json_util;
 pub mod mlperf_loadgen;
 pub mod nccl_tests;
 pub mod nvbench;
+mod nvbench_samples;
 pub mod pitwall_json;
 pub mod pytest_benchmark;
 mod registry;
+pub mod side_files;
 
 pub use checks::{merge_duplicates, strip_bom};
 pub use pitwall_json::{FormatError, ParsedBenchmark, parse_pitwall_json};
 pub use registry::{Input, InputFormat, ParsedRun, detect, parse};
+pub use side_files::{DirFiles, MemFiles, SideFiles};

@@ -9,7 +9,8 @@
 //! better; `cpu_time` under `-C`), `algbw` and `busbw` (GB/s, higher is better). A `#wrong` count above zero fails that placement's results; `N/A` (validation
 //! off) does not. Each value is nccl-tests' own average over `iters` runs, so results are one
 //! summary sample each, and a note says so; rows repeated for the same key (`-N` cycles) add
-//! samples. The header's `nThread …` line and the devices go into the context.
+//! samples, and so does a command suite's `runs = N` (the engine merges the N outputs, each
+//! run a replicate). The header's `nThread …` line and the devices go into the context.
 
 use std::collections::BTreeMap;
 
@@ -23,7 +24,8 @@ use crate::schema::{Direction, Unit};
 const FORMAT: &str = "nccl-tests";
 
 pub const SUMMARY_NOTE: &str = "nccl-tests: summary values only (each an average over the \
-     test's iterations): comparisons are summary-based";
+     test's iterations): comparisons are summary-based unless the suite repeats the test \
+     (`runs = N`: one sample per run, each run a replicate)";
 
 /// One placement of one row: time (µs), algbw, busbw (GB/s), and its validation.
 struct Perf {

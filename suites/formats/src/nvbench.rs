@@ -1,6 +1,7 @@
 //! nvbench reader (`format = "nvbench"`): the JSON that an nvbench executable writes with
-//! `--json <file>` (nvbench's `nvbench/json_printer.cu`, file version 1.x): `benchmarks[]`, each
-//! with `states[]` (one per point of its axes), each with `axis_values` and tagged `summaries`.
+//! `--json <file>` or `--jsonbin <file>` (nvbench's `nvbench/json_printer.cu`, file version 1.x):
+//! `benchmarks[]`, each with `states[]` (one per point of its axes), each with `axis_values`
+//! and tagged `summaries`.
 //!
 //! Every state becomes benchmarks named after its nvbench benchmark, with the axis values (and
 //! the device index, `device`) as parameters, one per summary it has:
@@ -9,28 +10,39 @@
 //! |----------------------------------------|------------------|--------------|--------|
 //! | `nv/cold/time/gpu/mean`                | `gpu_time`       | ns (from s)  | lower  |
 //! | `nv/cold/time/cpu/mean`                | `cpu_time`       | ns (from s)  | lower  |
+//! | `nv/cpu_only/time/cpu/mean`            | `cpu_time`       | ns (from s)  | lower  |
 //! | `nv/batch/time/gpu/mean`               | `batch_gpu_time` | ns (from s)  | lower  |
 //! | `nv/cold/bw/global/bytes_per_second`   | `bandwidth`      | B/s          | higher |
 //! | `nv/cold/bw/item_rate`                 | `item_rate`      | items/s      | higher |
 //!
-//! Each is a single summary sample (a mean over the state's samples). nvbench writes the raw
-//! sample times only to binary files (`--jsonbin`, summary `nv/json/bin:nv/cold/sample_times`),
-//! which a text reader does not open: the run's notes say so. A skipped state becomes a skipped
-//! `gpu_time` result carrying the skip reason. The `devices` section goes into the context.
+//! Each is a single summary sample (a mean over the state's samples), except where nvbench
+//! wrote the state's sample times to a binary file (`--jsonbin`: summary
+//! `nv/json/bin:nv/cold/sample_times`, or `nv/json/bin:nv/cpu_only/sample_times` for CPU-only
+//! benchmarks) and the reader is given the files beside the output ([`SideFiles`]): then
+//! `gpu_time` (`cpu_time`) holds every sample of the file. The file is little-endian float32
+//! seconds, one per sample, `size` of them (`write_jsonbin_sidecar` in `json_printer.cu`);
+//! its `filename` is relative to the JSON file's directory since nvbench #405, and was the
+//! `--jsonbin` path plus `-bin/N.bin`, relative to nvbench's working directory, before: both
+//! are found as nvbench's own `scripts/nvbench_compare_robust.py` finds them
+//! (`resolve_binary_filename`). A missing, short or odd-sized file rejects the output. A
+//! skipped state becomes a skipped `gpu_time` result carrying the skip reason. The `devices`
+//! section goes into the context.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
 use super::bmf::{kind, parse_json};
+use super::nvbench_samples::{SAMPLE_FILES, read_samples};
 use super::pitwall_json::{FormatError, ParsedBenchmark};
 use super::registry::ParsedRun;
+use super::side_files::SideFiles;
 use crate::schema::{Direction, Unit};
 
 const FORMAT: &str = "nvbench";
 
 /// (summary tag, measure, unit, factor to the unit, direction).
-const MEASURES: [(&str, &str, &str, f64, Direction); 5] = [
+const MEASURES: [(&str, &str, &str, f64, Direction); 6] = [
     (
         "nv/cold/time/gpu/mean",
         "gpu_time",
@@ -40,6 +52,13 @@ const MEASURES: [(&str, &str, &str, f64, Direction); 5] = [
     ),
     (
         "nv/cold/time/cpu/mean",
+        "cpu_time",
+        Unit::NANOSECONDS,
+        1e9,
+        Direction::LowerIsBetter,
+    ),
+    (
+        "nv/cpu_only/time/cpu/mean",
         "cpu_time",
         Unit::NANOSECONDS,
         1e9,
@@ -68,12 +87,29 @@ const MEASURES: [(&str, &str, &str, f64, Direction); 5] = [
     ),
 ];
 
-/// The note every nvbench run carries.
+/// The note of an nvbench run whose states gave no sample files.
 pub const SUMMARY_NOTE: &str = "nvbench: summary values only (one mean per state and measure): \
      comparisons are summary-based";
 
-/// Reads nvbench JSON output.
+/// What the states of one output gave.
+#[derive(Default)]
+struct Counts {
+    /// States that were measured (not skipped).
+    measured: usize,
+    /// States whose summaries name a sample-times file (`SAMPLE_FILES`).
+    bin_named: usize,
+    /// States whose sample times were read from their file.
+    sampled: usize,
+}
+
+/// Reads nvbench JSON output without its files: every value is a summary.
 pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
+    parse_with(text, None)
+}
+
+/// Reads nvbench JSON output; with `files` (the files beside the output), the per-sample times
+/// of the `--jsonbin` files it names.
+pub fn parse_with(text: &str, files: Option<&dyn SideFiles>) -> Result<ParsedRun, FormatError> {
     let root = parse_json(FORMAT, text)?;
     let Some(benches) = root.get("benchmarks").and_then(Value::as_array) else {
         return Err(err(
@@ -85,7 +121,7 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
         return Err(err(String::new(), "no benchmarks in output".into()));
     }
     let mut run = ParsedRun::default();
-    let mut bin_files = 0;
+    let mut counts = Counts::default();
     for (index, bench) in benches.iter().enumerate() {
         let name = bench.get("name").and_then(Value::as_str).unwrap_or("");
         if name.trim().is_empty() {
@@ -108,7 +144,7 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
             }
         };
         for state in states {
-            bin_files += read_state(&at, name, state, &mut run.benchmarks)?;
+            read_state(&at, name, state, files, &mut run.benchmarks, &mut counts)?;
         }
     }
     if let Some(devices) = root.get("devices") {
@@ -117,23 +153,41 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
     if let Some(v) = root.pointer("/meta/version") {
         run.context.insert("version".into(), v.clone());
     }
-    run.notes.push(SUMMARY_NOTE.into());
-    if bin_files > 0 {
+    let Counts {
+        measured,
+        bin_named,
+        sampled,
+    } = counts;
+    if sampled == 0 {
+        run.notes.push(SUMMARY_NOTE.into());
+    } else {
         run.notes.push(format!(
-            "nvbench: {bin_files} state(s) wrote raw sample times to binary files (--jsonbin); \
-             they are not read"
+            "nvbench: per-sample times of {sampled} of {measured} measured state(s) read from \
+             their --jsonbin files; the other values are summaries (one mean per state and \
+             measure)"
+        ));
+    }
+    if bin_named > sampled {
+        run.notes.push(format!(
+            "nvbench: {} state(s) wrote raw sample times to binary files (--jsonbin); \
+             they are not read from stdout (hint: read the JSON from its file, its -bin \
+             directory beside it: output = \"FILE\" in a suite, or pitwall import FILE)",
+            bin_named - sampled
         ));
     }
     Ok(run)
 }
 
-/// Adds the benchmarks of one state; returns 1 when it names a binary sample file.
+/// Adds the benchmarks of one state, with the sample times of its binary file when `files`
+/// are given.
 fn read_state(
     at: &str,
     name: &str,
     state: &Value,
+    files: Option<&dyn SideFiles>,
     out: &mut Vec<ParsedBenchmark>,
-) -> Result<usize, FormatError> {
+    counts: &mut Counts,
+) -> Result<(), FormatError> {
     let desc = state.get("name").and_then(Value::as_str).unwrap_or("?");
     let at = format!("{at}state `{desc}`: ");
     let mut params = BTreeMap::new();
@@ -179,11 +233,13 @@ fn read_state(
             vec![],
             Some(format!("skipped by nvbench: {reason}")),
         ));
-        return Ok(0);
+        return Ok(());
     }
+    counts.measured += 1;
     let summaries = list(state, "summaries", &at)?;
+    let first = out.len();
     let mut found = 0;
-    let mut bin = 0;
+    let mut sample_files = Vec::new();
     for summ in summaries {
         let tag = summ.get("tag").and_then(Value::as_str).ok_or_else(|| {
             err(
@@ -191,8 +247,8 @@ fn read_state(
                 "summaries need a `tag` (nvbench JSON before 1.0 is not read)".into(),
             )
         })?;
-        if tag.starts_with("nv/json/bin:") {
-            bin = 1;
+        if let Some((_, measure)) = SAMPLE_FILES.iter().find(|(t, _)| *t == tag) {
+            sample_files.push((tag, *measure, summ));
         }
         let Some((_, measure, unit, factor, direction)) = MEASURES.iter().find(|(t, ..)| *t == tag)
         else {
@@ -205,10 +261,30 @@ fn read_state(
         out.push(make(measure, unit, *direction, vec![value * factor], None));
         found += 1;
     }
-    if found == 0 {
+    // A state with only a sample file still gives its times, when the file can be read.
+    if found == 0 && (sample_files.is_empty() || files.is_none()) {
         return Err(err(at, "no time or bandwidth summaries".into()));
     }
-    Ok(bin)
+    counts.bin_named += usize::from(!sample_files.is_empty());
+    let Some(files) = files else {
+        return Ok(());
+    };
+    for (tag, measure, summ) in &sample_files {
+        let samples = read_samples(files, tag, summ).map_err(|m| err(at.clone(), m))?;
+        // The file's samples replace the state's mean of the same measure.
+        match out[first..].iter_mut().find(|b| b.measure == *measure) {
+            Some(b) => b.samples = samples,
+            None => out.push(make(
+                measure,
+                Unit::NANOSECONDS,
+                Direction::LowerIsBetter,
+                samples,
+                None,
+            )),
+        }
+    }
+    counts.sampled += usize::from(!sample_files.is_empty());
+    Ok(())
 }
 
 /// A list member that nvbench may write as `null` when empty.
@@ -265,122 +341,5 @@ fn err(position: String, message: String) -> FormatError {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const REDUCE: &str = include_str!("../../../tests/fixtures/nvbench/reduce.json");
-
-    #[test]
-    fn reads_states_axes_and_summaries() {
-        let run = parse(REDUCE).unwrap();
-        // reduce: 4 states × 5 measures; copy: 1 state × 4 measures (no item rate) + 1 skipped.
-        assert_eq!(run.benchmarks.len(), 25);
-        let reduce: Vec<_> = run
-            .benchmarks
-            .iter()
-            .filter(|b| b.name == "reduce")
-            .collect();
-        assert_eq!(reduce.len(), 20);
-        let first = reduce[0];
-        assert_eq!(first.params["T"], "F32");
-        assert_eq!(first.params["Elements"], "1048576");
-        assert_eq!(first.params["device"], "0");
-        let gpu = reduce
-            .iter()
-            .find(|b| {
-                b.measure == "gpu_time"
-                    && b.params["T"] == "F64"
-                    && b.params["Elements"] == "16777216"
-            })
-            .unwrap();
-        assert_eq!(gpu.unit.as_str(), "ns");
-        assert_eq!(gpu.direction, Direction::LowerIsBetter);
-        assert_eq!(gpu.samples.len(), 1);
-        // 8 µs + 2^24 × 8 B / 3.2 TB/s, written in seconds.
-        let expected = (8.0e-6 + 16777216.0 * 8.0 / 3.2e12) * 1e9;
-        assert!(
-            (gpu.samples[0] - expected).abs() / expected < 1e-5,
-            "{}",
-            gpu.samples[0]
-        );
-        let bw = reduce.iter().find(|b| b.measure == "bandwidth").unwrap();
-        assert_eq!(bw.unit.as_str(), "B/s");
-        assert_eq!(bw.direction, Direction::HigherIsBetter);
-        for m in ["cpu_time", "batch_gpu_time", "item_rate"] {
-            assert_eq!(reduce.iter().filter(|b| b.measure == m).count(), 4, "{m}");
-        }
-        assert!(run.benchmarks.iter().all(|b| b.error.is_none()));
-        let skipped = run.benchmarks.iter().find(|b| b.skipped.is_some()).unwrap();
-        assert_eq!(skipped.name, "copy");
-        assert_eq!(skipped.params["BlockSize"], "2048");
-        assert!(skipped.samples.is_empty());
-        assert_eq!(skipped.status(), crate::schema::ResultStatus::Skipped);
-        assert!(
-            skipped
-                .skipped
-                .as_deref()
-                .unwrap()
-                .contains("exceeds the device")
-        );
-        assert_eq!(run.notes[0], SUMMARY_NOTE);
-        assert!(run.notes[1].contains("2 state(s)"), "{:?}", run.notes);
-        assert_eq!(run.context["devices"][0]["name"], "NVIDIA H200");
-    }
-
-    #[test]
-    fn looks_like_only_nvbench() {
-        assert!(looks_like(REDUCE));
-        for other in [
-            include_str!("../../../tests/fixtures/bmf/bencher-docs-example.json"),
-            include_str!("../../../tests/fixtures/nccl-tests/all_reduce_perf.json"),
-            include_str!("../../../tests/fixtures/cargo-criterion/messages.jsonl"),
-            include_str!("../../../tests/fixtures/mlperf-loadgen/offline_valid.txt"),
-            r#"{"schema":"pitwall/v1","benchmarks":[{"name":"a","samples":[1]}]}"#,
-        ] {
-            assert!(!looks_like(other), "{}", &other[..other.len().min(60)]);
-        }
-    }
-
-    #[test]
-    fn bad_input_is_an_error_with_position() {
-        let e = parse(&REDUCE[..REDUCE.len() / 3]).unwrap_err();
-        assert!(e.position.starts_with("line "), "{e}");
-        assert!(e.position.contains(", column "), "{e}");
-        let e = parse(include_str!("../../../tests/fixtures/bmf/multi.json")).unwrap_err();
-        assert!(e.message.contains("another format"), "{e}");
-        let e = parse(r#"{"devices":[],"benchmarks":[]}"#).unwrap_err();
-        assert!(e.message.contains("no benchmarks"), "{e}");
-        let doc = |summ: &str| {
-            format!(
-                r#"{{"devices":[],"benchmarks":[{{"name":"k","axes":[],"states":[{{"name":"Device=0","device":0,"axis_values":null,"summaries":[{summ}],"is_skipped":false}}]}}]}}"#
-            )
-        };
-        let time = |v: &str| {
-            doc(&format!(
-                r#"{{"tag":"nv/cold/time/gpu/mean","data":[{{"name":"value","type":"float64","value":{v}}}]}}"#
-            ))
-        };
-        let run = parse(&time("\"2.5e-06\"")).unwrap();
-        assert_eq!(run.benchmarks[0].samples, vec![2500.0]);
-        for (bad, says) in [
-            ("\"nan\"", "not a finite number"),
-            ("\"fast\"", "not a finite number"),
-            ("true", "not a finite number"),
-            ("\"-1e-06\"", "negative"),
-        ] {
-            let e = parse(&time(bad)).unwrap_err();
-            assert_eq!(e.position, "benchmark 0 (k): state `Device=0`: ", "{bad}");
-            assert!(e.message.contains(says), "{bad}: {e}");
-        }
-        let e = parse(&doc("")).unwrap_err();
-        assert!(e.message.contains("no time or bandwidth summaries"), "{e}");
-        let e = parse(&doc(r#"{"name":"GPU Time"}"#)).unwrap_err();
-        assert!(e.message.contains("need a `tag`"), "{e}");
-        let e = parse(r#"{"devices":[],"benchmarks":[{"name":"k","axes":[],"states":[]}]}"#)
-            .unwrap_err();
-        assert_eq!(e.to_string(), "nvbench: benchmark 0 (k): no states");
-        let e =
-            parse(r#"{"devices":[],"benchmarks":[{"name":"k","states":{"a":1}}]}"#).unwrap_err();
-        assert!(e.message.contains("must be a list"), "{e}");
-    }
-}
+#[path = "nvbench_tests.rs"]
+mod tests;

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use super::pitwall_json::{FormatError, ParsedBenchmark};
+use super::side_files::SideFiles;
 
 /// What a reader produced from one tool output.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -33,7 +34,11 @@ impl ParsedRun {
 /// Where the output is: text (stdout, a file) or a directory (`target/criterion`).
 #[derive(Debug, Clone, Copy)]
 pub enum Input<'a> {
+    /// Text alone: files it names beside itself (nvbench's `--jsonbin` samples) are not read.
     Text(&'a str),
+    /// Text, and the files beside it (the output file's directory, or the working directory of
+    /// the command that printed it) for the readers that open files it names.
+    TextBeside(&'a str, &'a dyn SideFiles),
     /// A directory read whole, whenever its results were written (`pitwall import`).
     Dir(&'a Path),
     /// A directory that a command writing into it has just left: only the results written at
@@ -110,10 +115,11 @@ impl InputFormat {
 pub fn parse(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatError> {
     let input = match input {
         Input::Text(t) => Input::Text(super::checks::strip_bom(t)),
+        Input::TextBeside(t, files) => Input::TextBeside(super::checks::strip_bom(t), files),
         dir => dir,
     };
     let mut run = read(format, input).map_err(|e| match input {
-        Input::Text(t) => other_format(format, t).unwrap_or(e),
+        Input::Text(t) | Input::TextBeside(t, _) => other_format(format, t).unwrap_or(e),
         Input::Dir(_) | Input::DirSince(..) => e,
     })?;
     super::checks::validate(format.name(), &run.benchmarks)?;
@@ -140,7 +146,7 @@ fn other_format(format: InputFormat, text: &str) -> Option<FormatError> {
 fn read(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatError> {
     let text = |input: Input<'_>| -> Result<String, FormatError> {
         match input {
-            Input::Text(t) => Ok(t.to_string()),
+            Input::Text(t) | Input::TextBeside(t, _) => Ok(t.to_string()),
             Input::Dir(d) | Input::DirSince(d, _) => Err(FormatError {
                 format: format.name(),
                 position: String::new(),
@@ -157,14 +163,17 @@ fn read(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatError>
         InputFormat::Criterion => match input {
             Input::Dir(d) => super::criterion_dir::parse_dir(d),
             Input::DirSince(d, since) => super::criterion_dir::parse_dir_since(d, since),
-            Input::Text(_) => Err(FormatError {
+            Input::Text(_) | Input::TextBeside(..) => Err(FormatError {
                 format: format.name(),
                 position: String::new(),
                 message: "criterion results are a directory (target/criterion); for JSON lines use cargo-criterion".into(),
             }),
         },
         InputFormat::CargoCriterion => super::cargo_criterion::parse(&text(input)?),
-        InputFormat::Nvbench => super::nvbench::parse(&text(input)?),
+        InputFormat::Nvbench => match input {
+            Input::TextBeside(t, files) => super::nvbench::parse_with(t, Some(files)),
+            _ => super::nvbench::parse(&text(input)?),
+        },
         InputFormat::NcclTests => super::nccl_tests::parse(&text(input)?),
         InputFormat::Hyperfine => super::hyperfine::parse(&text(input)?),
         InputFormat::PytestBenchmark => super::pytest_benchmark::parse(&text(input)?),

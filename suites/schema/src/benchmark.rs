@@ -125,4 +125,57 @@ pub trait Benchmark: Send {
     fn rank_times_ns(&self) -> Option<Vec<f64>> {
         None
     }
+
+    /// The benchmark of the same suite whose measure, measured in the same run, is this one's
+    /// ceiling (a row kernel's bandwidth against the copy bandwidth): the engine then also
+    /// reports this measure as a percentage of that benchmark's median (`Ceiling`).
+    fn ceiling(&self) -> Option<Ceiling> {
+        None
+    }
+}
+
+/// "Report `measure` also as a percentage of `of`'s `measure` in the same run": the derived
+/// result's measure is `{measure}_of_{label}` (`bandwidth_of_copy`), its unit `%`, higher is
+/// better. No derived result when `of` was not measured (filtered out, failed, too large).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ceiling {
+    pub measure: String,
+    pub of: BenchmarkId,
+    /// A short name of the ceiling (`copy`), part of the derived measure's name.
+    pub label: String,
+}
+
+impl Ceiling {
+    /// The measure of the derived result.
+    pub fn derived_measure(&self) -> String {
+        format!("{}_of_{}", self.measure, self.label)
+    }
+}
+
+/// A benchmark with a `Ceiling` added: a backend wraps the benchmarks its plan relates to a
+/// ceiling it also measures, and everything else is the inner benchmark's.
+pub struct WithCeiling {
+    pub inner: Box<dyn Benchmark>,
+    pub ceiling: Ceiling,
+}
+
+impl Benchmark for WithCeiling {
+    fn id(&self) -> BenchmarkId {
+        self.inner.id()
+    }
+    fn sampling(&self) -> SamplingHint {
+        self.inner.sampling()
+    }
+    fn metrics(&self) -> Vec<MetricSpec> {
+        self.inner.metrics()
+    }
+    fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
+        self.inner.run(iters)
+    }
+    fn rank_times_ns(&self) -> Option<Vec<f64>> {
+        self.inner.rank_times_ns()
+    }
+    fn ceiling(&self) -> Option<Ceiling> {
+        Some(self.ceiling.clone())
+    }
 }

@@ -17,7 +17,9 @@ pub mod work;
 
 pub use alerts::{Alert, AlertKind, AlertSeries, AlertStatus, AlertUpdate};
 pub use backend::{Backend, BackendError, SuiteKind};
-pub use benchmark::{BenchError, Benchmark, BenchmarkId, Conversion, MetricSpec, SamplingHint};
+pub use benchmark::{
+    BenchError, Benchmark, BenchmarkId, Ceiling, Conversion, MetricSpec, SamplingHint, WithCeiling,
+};
 pub use labels::{RunRole, UNKNOWN_TESTBED, default_testbed, sanitize_testbed};
 pub use schema::{
     BenchmarkResult, CommitInfo, Direction, ExportDoc, Fingerprint, GpuInfo, PairInfo, PairRole,

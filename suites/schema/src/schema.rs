@@ -64,6 +64,8 @@ impl Unit {
     pub const TFLOP_PER_S: &'static str = "TFLOP/s";
     pub const GB_PER_S: &'static str = "GB/s";
     pub const ITEMS_PER_S: &'static str = "items/s";
+    /// A percentage of a ceiling (`Ceiling`), 100 = at the ceiling.
+    pub const PERCENT: &'static str = "%";
 
     pub fn new(s: impl Into<String>) -> Unit {
         Unit(s.into())

@@ -270,6 +270,9 @@ impl Ctx<'_> {
         if let Some(u) = raw_ci.until_decided {
             ci.until_decided = u;
         }
+        if let Some(b) = raw_ci.builtin_suites {
+            ci.builtin_suites = b;
+        }
         if let Some(m) = raw_ci.max_rounds {
             if *m.get_ref() == 0 {
                 return Err(self.at(

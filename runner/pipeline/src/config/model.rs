@@ -85,6 +85,15 @@ pub struct CiConfig {
     pub until_decided: bool,
     /// The most rounds when measuring until decided.
     pub max_rounds: u32,
+    /// Whether the pull-request comparison measures the built-in suites (kernel, inference,
+    /// collective), whose code is pitwall's and so the same on both sides. Left out of the
+    /// hash when it is the default, so configurations written before the key keep their hash.
+    #[serde(skip_serializing_if = "is_default_builtin_suites")]
+    pub builtin_suites: bool,
+}
+
+fn is_default_builtin_suites(b: &bool) -> bool {
+    *b == crate::defaults::CI_BUILTIN_SUITES
 }
 
 impl Default for CiConfig {
@@ -92,6 +101,7 @@ impl Default for CiConfig {
         CiConfig {
             until_decided: true,
             max_rounds: crate::defaults::MAX_ROUNDS,
+            builtin_suites: crate::defaults::CI_BUILTIN_SUITES,
         }
     }
 }
@@ -347,6 +357,17 @@ pub enum SuiteSpec {
         kernels: Option<pitwall_schema::manifest::KernelManifest>,
     },
     Command(CommandSuite),
+}
+
+impl SuiteSpec {
+    /// Whether the suite measures the project's own code (a command, the repository's CUDA
+    /// kernels) rather than pitwall's built-in benchmarks, which are the same on every commit.
+    pub fn runs_project_code(&self) -> bool {
+        match self {
+            SuiteSpec::Command(_) => true,
+            SuiteSpec::Builtin { kind, .. } => *kind == SuiteKind::CudaKernels,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

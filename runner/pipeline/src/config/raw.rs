@@ -85,6 +85,7 @@ pub struct RawReport {
 #[serde(deny_unknown_fields)]
 pub struct RawCi {
     pub until_decided: Option<bool>,
+    pub builtin_suites: Option<bool>,
     pub max_rounds: Option<Spanned<u32>>,
 }
 
@@ -190,6 +191,7 @@ pub fn valid_keys(section: &str) -> &'static str {
         "suites" => "backend",
         "sampling" => "warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s",
         "thresholds" => "regression_pct",
+        "ci" => "until_decided, max_rounds, builtin_suites",
         "pinning" => "policy, cpus",
         "github" => "repo, api_url, token_env, report_url, publish",
         "gitlab" => "api_url, project, token_env",

@@ -306,6 +306,26 @@ fn ci_measures_until_decided_by_default_and_can_be_told_otherwise() {
     );
     let e = err("[ci]\nrounds = 3\n");
     assert!(e.contains("rounds"), "{e}");
+    assert!(
+        e.contains("until_decided, max_rounds, builtin_suites"),
+        "{e}"
+    );
+    // Built-in suites are left out of pull requests unless asked for; the default keeps the
+    // hash of configurations written before the key.
+    assert!(!c.ci.builtin_suites);
+    assert!(!parse("").unwrap().ci.builtin_suites);
+    let on = parse("[ci]\nbuiltin_suites = true\n").unwrap();
+    assert!(on.ci.builtin_suites);
+    assert_eq!(
+        parse("[ci]\nbuiltin_suites = false\n").unwrap().hash(),
+        parse("").unwrap().hash()
+    );
+    assert_ne!(on.hash(), parse("").unwrap().hash());
+    let e = err("[ci]\nbuiltin_suites = \"yes\"\n");
+    assert!(
+        e.contains("pitwall.toml:2:") && e.contains("builtin_suites"),
+        "{e}"
+    );
 }
 
 #[test]

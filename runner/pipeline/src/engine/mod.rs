@@ -2,6 +2,7 @@
 //! fresh worker process per round), running and timing external commands with a hard
 //! timeout, and turning both into stored results.
 
+mod ceiling;
 mod child_env;
 mod command;
 mod meta;

@@ -90,15 +90,21 @@ pub fn run_suite(
                         && only.is_none_or(|o| o.contains(&shown))
                 });
                 observer.suite_started(&suite.name, benches.len());
+                let ceilings: Vec<_> = benches
+                    .iter()
+                    .filter_map(|b| b.ceiling().map(|c| (b.id(), c)))
+                    .collect();
                 // Each benchmark is dropped once measured: its buffers (allocated on its first
                 // run) are freed before the next one starts, so a worker peaks at its largest
                 // benchmark rather than at the sum of the suite's.
-                let results = benches
+                let mut results: Vec<BenchmarkResult> = benches
                     .into_iter()
                     .flat_map(|mut b| {
                         run_builtin(&suite.name, b.as_mut(), &suite.sampling, observer, meta)
                     })
                     .collect();
+                let derived = super::ceiling::ceiling_results(&results, &ceilings);
+                results.extend(derived);
                 observer.suite_finished(&suite.name);
                 SuiteOutcome {
                     results,
@@ -414,7 +420,9 @@ fn run_parsed_command(
             Some(out) => match read_output_file(&dir.join(out)) {
                 Ok(mut text) => {
                     child_env.redactor.redact_in_place(&mut text);
-                    formats::parse(format, Input::Text(&text)).map_err(|e| {
+                    // Files the output names beside itself (nvbench's `--jsonbin` samples).
+                    let beside = formats::DirFiles::beside(&dir.join(out));
+                    formats::parse(format, Input::TextBeside(&text, &beside)).map_err(|e| {
                         format!(
                             "{} (written by `{}`) is not valid: {e}",
                             out.display(),
