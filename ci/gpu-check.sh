@@ -4,9 +4,9 @@
 # with a GPU load beside it so the per-sample GPU state (clocks, temperature, power, throttle
 # bits) and the monitor's cost are real readings, then every CUDA suite (kernel, inference,
 # collective over NCCL) at small sizes and short budgets, with one table of their results
-# (docs/SUITES.md). Never locks clocks or changes any setting of the card. About 4-6 minutes
-# on one H200; it must stay within 8 (the device tool's timeout_s 480 leaves room for a rerun
-# within a 15-minute lease).
+# (docs/SUITES.md), and the cuda-kernels suite of docs/examples/cuda-kernels. Never locks
+# clocks or changes any setting of the card. About 4-6 minutes on one H200; it must stay within
+# 8 (the device tool's timeout_s 480 leaves room for a rerun within a 15-minute lease).
 #
 # The lent machine has no Rust toolchain and no network: run ci/gpu-stage.sh here first, then
 # the device tool with command "bash ci/gpu-check.sh", carry [".gpu"], timeout_s 480.
@@ -153,6 +153,20 @@ timeout 300 "$bin" run --config "$cuda_cfg" --store "sqlite:$out/pitwall-cuda.db
 echo "cuda run exit code: $cuda_rc" | tee -a "$out/cuda-run.txt"
 cuda_json="$out/export-cuda.json"
 "$bin" export --store "sqlite:$out/pitwall-cuda.db" -o "$cuda_json" 2>/dev/null || echo '{"runs": []}' > "$cuda_json"
+
+# The cuda-kernels suite: the documented example repository's own kernels
+# (docs/examples/cuda-kernels), compiled from its files with NVRTC, each checked (a host axpy,
+# a reference kernel) before it is timed. Run from that directory: sources are relative to it.
+kern_cfg="$out/gpu-check-kernels.toml"
+{ printf '[project]\nname = "gpu-check-kernels"\n\n[suites]\nbackend = "cuda"\n\n[gpu]\nclocks = "observe"\n\n[sampling]\nmax_time_s = 0.5\n\n'
+  cat docs/examples/cuda-kernels/pitwall.toml; } > "$kern_cfg"
+echo "== cuda-kernels suite (docs/examples/cuda-kernels)"
+kern_rc=0
+abs_bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
+(cd docs/examples/cuda-kernels && "$abs_bin" kernels --config "$kern_cfg" --sm 90 && \
+  timeout 90 "$abs_bin" run --config "$kern_cfg" --store "sqlite:$out/pitwall-kernels.db" --no-report) \
+  2>&1 | tee "$out/kernels-run.txt" || kern_rc=$?
+echo "cuda-kernels run exit code: $kern_rc" | tee -a "$out/kernels-run.txt"
 
 python3 - "$out/export.json" "$out/env.json" <<'PY'
 import json, sys

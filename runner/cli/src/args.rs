@@ -11,6 +11,9 @@ pub use alerts::*;
 #[path = "args_writeup.rs"]
 mod writeup;
 pub use writeup::*;
+#[path = "args_kernels.rs"]
+mod kernels;
+pub use kernels::*;
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -105,6 +108,10 @@ pub enum Cmd {
     /// and alerts, environment changes, charts and the methodology
     #[command(after_help = EXIT_CODES)]
     Writeup(WriteupArgs),
+    /// Compile the cuda-kernels suites' sources with NVRTC, without a GPU (exit 2 when a
+    /// kernel cannot run)
+    #[command(after_help = EXIT_CODES)]
+    Kernels(KernelsArgs),
     /// Internal: run one round of a built-in suite for a parent pitwall (request on stdin,
     /// JSON lines on stdout)
     #[command(name = "__worker", hide = true)]

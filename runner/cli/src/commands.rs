@@ -10,7 +10,8 @@ use super::args::{Cli, Cmd};
 use super::environment;
 use super::exit::{self, ExitClass};
 use super::{
-    alerts_cmd, analyze_cmd, bisect_cmd, publish_cmd, push_cmd, run_cmd, store_cmd, writeup_cmd,
+    alerts_cmd, analyze_cmd, bisect_cmd, kernels_cmd, publish_cmd, push_cmd, run_cmd, store_cmd,
+    writeup_cmd,
 };
 
 /// Entry point of the binary.
@@ -52,6 +53,7 @@ pub fn main() -> ExitCode {
         Cmd::Alerts(a) => alerts_cmd::cmd_alerts(g, a),
         Cmd::Alert(a) => alerts_cmd::cmd_alert(g, a),
         Cmd::Writeup(a) => writeup_cmd::cmd_writeup(g, a),
+        Cmd::Kernels(a) => kernels_cmd::cmd_kernels(g, a),
         Cmd::Worker => run_cmd::cmd_worker(),
     };
     match result {

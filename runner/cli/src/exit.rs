@@ -10,6 +10,7 @@ use pitwall_pipeline::bisect::BisectError;
 use pitwall_pipeline::config::ConfigError;
 use pitwall_pipeline::detect::SeriesError;
 use pitwall_pipeline::engine::{WorkerError, escape_controls};
+use pitwall_pipeline::git::GitError;
 use pitwall_pipeline::import::ImportError;
 use pitwall_pipeline::measure::MeasureError;
 use pitwall_pipeline::run::RunError;
@@ -201,6 +202,17 @@ impl Failure {
     /// `what`: infrastructure.
     pub fn of_backend(what: impl What, e: BackendError) -> Failure {
         Failure::infra(anyhow::Error::new(e).context(what))
+    }
+
+    /// A repository or revision that cannot be used: a directory that is not a repository or a
+    /// revision that names no commit is the user's; a failed checkout is infrastructure.
+    pub fn of_git(e: GitError) -> Failure {
+        match e {
+            GitError::NotARepo { .. } | GitError::BadRev { .. } | GitError::NotACommit { .. } => {
+                Failure::usage(e.into())
+            }
+            _ => Failure::infra(e.into()),
+        }
     }
 
     /// A suite worker (`pitwall __worker`) that failed: infrastructure.

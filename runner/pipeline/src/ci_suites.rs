@@ -1,9 +1,10 @@
 //! Which suites `pitwall ci` measures for a pull request: the built-in suites (kernel,
 //! inference, collective) run pitwall's own code, the same on base and head, so the comparison
-//! leaves them out unless `[ci] builtin_suites = true`. History runs (`run`, `ci --push`) are
+//! leaves them out unless `[ci] builtin_suites = true`; command and `cuda-kernels` suites run
+//! the project's code and are always compared. History runs (`run`, `ci --push`) are
 //! not selected here and measure every suite.
 
-use crate::config::{Config, SuiteSpec};
+use crate::config::Config;
 use crate::engine::RunObserver;
 use crate::run::RunRequest;
 
@@ -17,7 +18,7 @@ pub fn pull_request_suites(config: &Config, observer: &dyn RunObserver) -> RunRe
     let (builtin, own): (Vec<_>, Vec<_>) = config
         .suites
         .iter()
-        .partition(|s| matches!(s.spec, SuiteSpec::Builtin { .. }));
+        .partition(|s| !s.spec.runs_project_code());
     if builtin.is_empty() {
         return RunRequest::default();
     }
@@ -71,6 +72,23 @@ mod tests {
     }
 
     const MIXED: &str = "[[suite]]\nkind = \"kernel\"\n\n[[suite]]\nname = \"own\"\nkind = \"command\"\ncommand = \"true\"\n\n[[suite]]\nkind = \"collective\"\n";
+
+    #[test]
+    fn the_projects_own_cuda_kernels_are_compared() {
+        let kernels = crate::config::kernels_tests::EXAMPLE;
+        let lines = Lines::default();
+        let req = pull_request_suites(&config("", &format!("{MIXED}\n{kernels}")), &lines);
+        assert_eq!(
+            req.suites,
+            vec!["own".to_string(), "my-kernels".to_string()]
+        );
+        assert_eq!(lines.0.into_inner().len(), 2);
+        // Its own kernels alone are the project's code: nothing left out, no line.
+        let lines = Lines::default();
+        let req = pull_request_suites(&config("", kernels), &lines);
+        assert!(req.suites.is_empty() && req.filter.is_none());
+        assert!(lines.0.into_inner().is_empty());
+    }
 
     #[test]
     fn built_in_suites_are_left_out_by_default_each_with_one_line() {

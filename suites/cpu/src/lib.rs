@@ -35,6 +35,12 @@ impl Backend for CpuBackend {
             SuiteKind::Kernel => kernel::suite(options),
             SuiteKind::Inference => inference::suite(options),
             SuiteKind::Collective => collective_suite(options)?,
+            SuiteKind::CudaKernels => {
+                return Err(BackendError::Unavailable {
+                    backend: "cuda",
+                    reason: "a `cuda-kernels` suite runs on the CUDA backend only, and this run uses the CPU backend; hint: run on a machine with an NVIDIA GPU and CUDA 13, [suites] backend = \"auto\" or \"cuda\"".into(),
+                });
+            }
         })
     }
 }
@@ -63,6 +69,21 @@ fn collective_suite(options: &SuiteOptions) -> Result<Vec<Box<dyn Benchmark>>, B
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_users_cuda_kernels_are_skipped_with_why() {
+        let err = CpuBackend
+            .benchmarks(SuiteKind::CudaKernels, &SuiteOptions::default())
+            .err()
+            .unwrap();
+        assert!(matches!(err, BackendError::Unavailable { .. }));
+        assert!(
+            err.to_string().starts_with(
+                "cuda backend unavailable: a `cuda-kernels` suite runs on the CUDA backend only"
+            ),
+            "{err}"
+        );
+    }
 
     #[test]
     fn every_suite_runs_once_within_a_small_cap() {

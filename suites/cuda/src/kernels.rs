@@ -76,13 +76,13 @@ pub enum KernelError {
     NoNvrtc,
     #[error("nvrtc cannot create a program from {file}: {cause}")]
     Create {
-        file: &'static str,
+        file: String,
         #[source]
         cause: NvrtcError,
     },
     #[error("{file} does not compile for sm_{sm}: {cause}\n{log}")]
     Compile {
-        file: &'static str,
+        file: String,
         sm: u32,
         /// NVRTC's log: the compiler's messages with file and line.
         log: String,
@@ -91,7 +91,7 @@ pub enum KernelError {
     },
     #[error("nvrtc compiled {file} for sm_{sm} but gave no cubin: {cause}")]
     Output {
-        file: &'static str,
+        file: String,
         sm: u32,
         #[source]
         cause: NvrtcError,
@@ -139,24 +139,43 @@ pub fn compile(kernel: &KernelSource, sm: u32) -> Result<Vec<u8>, KernelError> {
 }
 
 /// Compiles CUDA C++ `source` (named `file` in messages) for `sm_<sm>`.
-pub fn compile_source(file: &'static str, source: &str, sm: u32) -> Result<Vec<u8>, KernelError> {
+pub fn compile_source(file: &str, source: &str, sm: u32) -> Result<Vec<u8>, KernelError> {
+    compile_with(file, source, sm, &[])
+}
+
+/// Compiles `source` for `sm_<sm>` with [`options`] and `extra` options (`--include-path=…`).
+/// `file` names the program: NVRTC's log says `file(line): error …`.
+pub fn compile_with(
+    file: &str,
+    source: &str,
+    sm: u32,
+    extra: &[String],
+) -> Result<Vec<u8>, KernelError> {
     if !nvrtc_present() {
         return Err(KernelError::NoNvrtc);
     }
-    let src = CString::new(source).expect("kernel sources hold no NUL byte");
-    let name = CString::new(file).expect("kernel file names hold no NUL byte");
+    let file_name = || file.to_string();
+    // A NUL byte would cut the text short: NVRTC reports it like any other compile error.
+    let src = CString::new(source.replace('\0', " ")).expect("NUL bytes replaced");
+    let name = CString::new(file.replace('\0', " ")).expect("NUL bytes replaced");
     let prog = Program(
-        result::create_program(&src, Some(name.as_c_str()))
-            .map_err(|cause| KernelError::Create { file, cause })?,
+        result::create_program(&src, Some(name.as_c_str())).map_err(|cause| {
+            KernelError::Create {
+                file: file_name(),
+                cause,
+            }
+        })?,
     );
+    let mut opts = options(sm);
+    opts.extend(extra.iter().cloned());
     // SAFETY: `prog` is a live program; the options are plain strings.
-    if let Err(cause) = unsafe { result::compile_program(prog.0, &options(sm)) } {
+    if let Err(cause) = unsafe { result::compile_program(prog.0, &opts) } {
         // SAFETY: as above; the log exists after a failed compile.
         let log = unsafe { result::get_program_log(prog.0) }
             .map(c_text)
             .unwrap_or_else(|e| format!("(no log: {e})"));
         return Err(KernelError::Compile {
-            file,
+            file: file_name(),
             sm,
             log,
             cause,
@@ -166,12 +185,20 @@ pub fn compile_source(file: &'static str, source: &str, sm: u32) -> Result<Vec<u
     // SAFETY: `prog` compiled; NVRTC writes the size, then that many bytes.
     unsafe { sys::nvrtcGetCUBINSize(prog.0, &mut size) }
         .result()
-        .map_err(|cause| KernelError::Output { file, sm, cause })?;
+        .map_err(|cause| KernelError::Output {
+            file: file_name(),
+            sm,
+            cause,
+        })?;
     let mut cubin = vec![0u8; size];
     // SAFETY: `cubin` holds `size` bytes, as NVRTC asked for.
     unsafe { sys::nvrtcGetCUBIN(prog.0, cubin.as_mut_ptr().cast()) }
         .result()
-        .map_err(|cause| KernelError::Output { file, sm, cause })?;
+        .map_err(|cause| KernelError::Output {
+            file: file_name(),
+            sm,
+            cause,
+        })?;
     Ok(cubin)
 }
 
@@ -250,7 +277,7 @@ mod tests {
         let KernelError::Compile { file, sm, log, .. } = &err else {
             panic!("expected a compile error, got {err}");
         };
-        assert_eq!((*file, *sm), ("broken.cu", 90));
+        assert_eq!((file.as_str(), *sm), ("broken.cu", 90));
         assert!(
             log.contains("broken.cu(1)") && log.contains("error"),
             "{log}"

@@ -4,7 +4,7 @@
 //! `max_bytes` cap are tested anywhere), made real on a device opened in the worker.
 
 // Paths inside this crate name the contracts as `crate::backend`, `crate::benchmark`, `crate::schema`.
-use pitwall_schema::{backend, benchmark, check, schema, work};
+use pitwall_schema::{backend, benchmark, check, expr, manifest, schema, work};
 
 pub mod ceiling;
 pub mod collective;
@@ -25,6 +25,7 @@ pub mod nccl_group;
 pub mod nccl_ranks;
 pub mod probe;
 pub mod rows;
+pub mod user;
 
 pub use probe::{CudaInfo, CudaSystem, SystemCuda, probe_with};
 
@@ -119,6 +120,27 @@ impl Backend for CudaBackend {
                 self.info.device_count,
                 options,
             ),
+            SuiteKind::CudaKernels => {
+                let manifest = options
+                    .kernels
+                    .as_ref()
+                    .ok_or_else(|| BackendError::Failed {
+                        backend: "cuda",
+                        reason: "a `cuda-kernels` suite without a manifest".into(),
+                    })?;
+                let root = options
+                    .checkout
+                    .clone()
+                    .unwrap_or_else(|| std::path::PathBuf::from("."));
+                let dev = open_device(options)?;
+                Ok(user::build(
+                    &dev,
+                    manifest,
+                    &root,
+                    options.max_bytes,
+                    cache_of(options),
+                ))
+            }
         }
     }
 

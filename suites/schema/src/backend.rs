@@ -11,9 +11,13 @@ pub enum SuiteKind {
     Kernel,
     Inference,
     Collective,
+    /// The user's own CUDA kernels, compiled from the measured commit with NVRTC as its
+    /// manifest ([`SuiteOptions::kernels`]) says; only a GPU backend runs it.
+    CudaKernels,
 }
 
 impl SuiteKind {
+    /// The suites of the default configuration (every kind that needs no manifest).
     pub const ALL: [SuiteKind; 3] = [
         SuiteKind::Kernel,
         SuiteKind::Inference,
@@ -25,11 +29,15 @@ impl SuiteKind {
             SuiteKind::Kernel => "kernel",
             SuiteKind::Inference => "inference",
             SuiteKind::Collective => "collective",
+            SuiteKind::CudaKernels => "cuda-kernels",
         }
     }
 
     pub fn parse(s: &str) -> Option<SuiteKind> {
-        SuiteKind::ALL.into_iter().find(|k| k.as_str() == s)
+        SuiteKind::ALL
+            .into_iter()
+            .chain([SuiteKind::CudaKernels])
+            .find(|k| k.as_str() == s)
     }
 }
 
@@ -77,6 +85,11 @@ pub struct SuiteOptions {
     /// GPU backends: the PCI bus id of `[gpu] device` (the parent pitwall maps the NVML index
     /// to it), which the CUDA backend maps to its own device number; `None`: CUDA device 0.
     pub gpu_pci_bus_id: Option<String>,
+    /// `cuda-kernels` suites: the kernels to compile and measure.
+    pub kernels: Option<crate::manifest::KernelManifest>,
+    /// The checkout being measured (the manifest's sources are relative to it); set by the
+    /// engine when it asks for the suite.
+    pub checkout: Option<std::path::PathBuf>,
 }
 
 /// Why a backend could not provide a suite.

@@ -106,6 +106,7 @@ impl Ctx<'_> {
         match section {
             "" => "the top level".to_string(),
             "suite" => "[[suite]]".to_string(),
+            "suite.kernel" => "[[suite.kernel]]".to_string(),
             s => format!("[{s}]"),
         }
     }

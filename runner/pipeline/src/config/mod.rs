@@ -2,6 +2,7 @@
 //! `load` reads files and turns every mistake into one line naming file, line and key.
 
 mod forge;
+mod kernels;
 mod load;
 mod model;
 mod raw;
@@ -14,5 +15,7 @@ pub use model::{
     SuiteConfig, SuiteSpec, Thresholds,
 };
 
+#[cfg(test)]
+pub(crate) mod kernels_tests;
 #[cfg(test)]
 mod tests;

@@ -351,8 +351,23 @@ pub enum SuiteSpec {
         /// keep theirs).
         #[serde(skip_serializing_if = "Option::is_none")]
         cache: Option<CacheMode>,
+        /// A `cuda-kernels` suite's manifest (also in `options`), hashed: a changed launch
+        /// shape or size is another measurement.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        kernels: Option<pitwall_schema::manifest::KernelManifest>,
     },
     Command(CommandSuite),
+}
+
+impl SuiteSpec {
+    /// Whether the suite measures the project's own code (a command, the repository's CUDA
+    /// kernels) rather than pitwall's built-in benchmarks, which are the same on every commit.
+    pub fn runs_project_code(&self) -> bool {
+        match self {
+            SuiteSpec::Command(_) => true,
+            SuiteSpec::Builtin { kind, .. } => *kind == SuiteKind::CudaKernels,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -374,6 +389,7 @@ impl SuiteConfig {
                 ranks: None,
                 max_bytes: None,
                 cache: None,
+                kernels: None,
             },
             sampling: Sampling::for_kind(Some(kind)),
             threshold_pct: None,

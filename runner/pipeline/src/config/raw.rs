@@ -152,6 +152,9 @@ pub struct RawSuite {
     pub max_bytes: Option<u64>,
     pub cache: Option<String>,
     pub threshold_pct: Option<f64>,
+    /// `kind = "cuda-kernels"`: the `[[suite.kernel]]` entries.
+    #[serde(default)]
+    pub kernel: Vec<Spanned<RawKernel>>,
     // Sampling keys, as in `[sampling]`.
     pub warmup_s: Option<f64>,
     pub min_samples: Option<u32>,
@@ -194,8 +197,85 @@ pub fn valid_keys(section: &str) -> &'static str {
         "gitlab" => "api_url, project, token_env",
         "suite" => {
             "name, kind, command, format, output, workdir, env, env_pass, runs, ranks, max_bytes, cache, threshold_pct, \
-             warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s"
+             kernel, warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s"
         }
+        "suite.kernel" => KERNEL_KEYS,
         _ => "",
     }
 }
+
+/// One `[[suite.kernel]]` table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawKernel {
+    pub name: Option<Spanned<String>>,
+    pub source: Option<Spanned<String>>,
+    pub entry: Option<Spanned<String>>,
+    pub sizes: Option<Spanned<Vec<u64>>>,
+    pub grid: Option<Spanned<RawDims>>,
+    pub block: Option<Spanned<RawDims>>,
+    pub shared_mem_bytes: Option<Spanned<RawExpr>>,
+    #[serde(default)]
+    pub args: Vec<Spanned<RawArg>>,
+    pub reference: Option<Spanned<RawReference>>,
+    pub bytes: Option<Spanned<RawExpr>>,
+    pub flops: Option<Spanned<RawExpr>>,
+}
+
+/// An expression of `n`, or a plain integer.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawExpr {
+    Int(u64),
+    Text(String),
+}
+
+/// `grid = "cdiv(n, 256)"` (x only) or `grid = ["n / 32", 4]` (x, y, z; missing ones are 1).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawDims {
+    One(RawExpr),
+    Many(Vec<RawExpr>),
+}
+
+/// One entry of `args`: `{ name, buffer = "f32", count, init, access }` or
+/// `{ name, scalar = "f32", value }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawArg {
+    pub name: Option<String>,
+    pub buffer: Option<String>,
+    pub scalar: Option<String>,
+    pub count: Option<RawExpr>,
+    pub init: Option<RawValue>,
+    pub access: Option<String>,
+    pub value: Option<RawValue>,
+}
+
+/// A number or a word (`init = "random"`, `init = 1.5`, `value = "n"`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawValue {
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+/// `reference = { kernel = "saxpy_ref" }` or `reference = { host = "axpy", a = "a", x = "x",
+/// y = "y", out = "y" }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawReference {
+    pub kernel: Option<String>,
+    pub source: Option<String>,
+    pub terms: Option<RawExpr>,
+    pub host: Option<String>,
+    pub a: Option<String>,
+    pub x: Option<String>,
+    pub y: Option<String>,
+    pub out: Option<String>,
+}
+
+/// Valid keys of the kernel tables, for hints.
+pub const KERNEL_KEYS: &str =
+    "name, source, entry, sizes, grid, block, shared_mem_bytes, args, reference, bytes, flops";

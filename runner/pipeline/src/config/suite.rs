@@ -33,7 +33,7 @@ impl Ctx<'_> {
         file_sampling: &RawSampling,
         sampling_span: Range<usize>,
     ) -> Result<SuiteConfig, ConfigError> {
-        let kinds = "kernel, inference, collective, command";
+        let kinds = "kernel, inference, collective, cuda-kernels, command";
         let Some(kind) = s.kind.clone() else {
             return Err(self.at(
                 span,
@@ -78,6 +78,13 @@ impl Ctx<'_> {
                 ));
             }
         }
+        if !s.kernel.is_empty() && builtin != Some(SuiteKind::CudaKernels) {
+            return Err(self.at(
+                s.kernel[0].span(),
+                format!("{label}: [[suite.kernel]] applies only to kind = \"cuda-kernels\""),
+                None,
+            ));
+        }
         let spec = match builtin {
             Some(kind) => {
                 for (key, set) in [
@@ -96,6 +103,13 @@ impl Ctx<'_> {
                         ));
                     }
                 }
+                if s.ranks.is_some() && kind == SuiteKind::CudaKernels {
+                    return Err(self.at(
+                        span,
+                        format!("{label}: ranks does not apply to kind = \"cuda-kernels\""),
+                        None,
+                    ));
+                }
                 if s.ranks == Some(0) || s.ranks == Some(1) && kind == SuiteKind::Collective {
                     return Err(self.at(span, format!("{label}: ranks must be at least 2"), None));
                 }
@@ -109,11 +123,19 @@ impl Ctx<'_> {
                         )
                     })?),
                 };
+                let kernels = match kind {
+                    SuiteKind::CudaKernels => {
+                        Some(self.kernels(&label, span.clone(), &s.kernel)?)
+                    }
+                    _ => None,
+                };
                 let options = SuiteOptions {
                     ranks: s.ranks.map(|r| r as usize),
                     max_bytes: s.max_bytes,
                     cache: cache.unwrap_or_default(),
                     gpu_pci_bus_id: None,
+                    kernels: kernels.clone(),
+                    checkout: None,
                 };
                 SuiteSpec::Builtin {
                     kind,
@@ -121,6 +143,7 @@ impl Ctx<'_> {
                     ranks: s.ranks,
                     max_bytes: s.max_bytes,
                     cache,
+                    kernels,
                 }
             }
             None => {

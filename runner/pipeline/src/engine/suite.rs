@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
 use pitwall_formats::{self as formats, Input, InputFormat};
+use pitwall_schema::backend::SuiteOptions;
 use pitwall_schema::schema;
 use pitwall_schema::{
     Backend, BackendError, Benchmark, BenchmarkResult, Direction, ResultStatus, Unit,
@@ -74,7 +75,14 @@ pub fn run_suite(
         );
     }
     match &suite.spec {
-        SuiteSpec::Builtin { kind, options, .. } => match backend.benchmarks(*kind, options) {
+        SuiteSpec::Builtin { kind, options, .. } => match backend.benchmarks(
+            *kind,
+            &SuiteOptions {
+                // The checkout the suite measures: a `cuda-kernels` manifest's sources are in it.
+                checkout: Some(checkout.to_path_buf()),
+                ..options.clone()
+            },
+        ) {
             Ok(mut benches) => {
                 benches.retain(|b| {
                     let shown = b.id().display();

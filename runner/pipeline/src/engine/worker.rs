@@ -74,6 +74,9 @@ pub(crate) struct WorkerRequest {
     pub max_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheMode>,
+    /// A `cuda-kernels` suite's manifest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernels: Option<pitwall_schema::manifest::KernelManifest>,
     pub sampling: Sampling,
     pub threshold_pct: Option<f64>,
     pub filter: Option<String>,
@@ -100,6 +103,7 @@ impl WorkerRequest {
             ranks,
             max_bytes,
             cache,
+            kernels,
         } = &suite.spec
         else {
             return None;
@@ -118,6 +122,7 @@ impl WorkerRequest {
             ranks: *ranks,
             max_bytes: *max_bytes,
             cache: *cache,
+            kernels: kernels.clone(),
             sampling: suite.sampling,
             threshold_pct: suite.threshold_pct,
             filter: filter.map(str::to_string),
@@ -138,10 +143,13 @@ impl WorkerRequest {
                     max_bytes: self.options.max_bytes,
                     cache: self.options.cache,
                     gpu_pci_bus_id: self.options.gpu_pci_bus_id.clone(),
+                    kernels: self.kernels.clone(),
+                    checkout: None,
                 },
                 ranks: self.ranks,
                 max_bytes: self.max_bytes,
                 cache: self.cache,
+                kernels: self.kernels.clone(),
             },
             sampling: self.sampling,
             threshold_pct: self.threshold_pct,

@@ -35,14 +35,36 @@ fn builtin_suite() -> SuiteConfig {
                 max_bytes: Some(4096),
                 cache: CacheMode::Warm,
                 gpu_pci_bus_id: None,
+                ..Default::default()
             },
             ranks: Some(4),
             max_bytes: Some(4096),
             cache: Some(CacheMode::Warm),
+            kernels: None,
         },
         sampling: quick_sampling(),
         threshold_pct: Some(3.5),
     }
+}
+
+#[test]
+fn a_cuda_kernels_manifest_travels_to_the_worker() {
+    let config = crate::config::parse_str(
+        crate::config::kernels_tests::EXAMPLE,
+        "pitwall.toml",
+        "example",
+    )
+    .unwrap();
+    let suite = &config.suites[0];
+    let request = WorkerRequest::new("cuda", suite, Path::new("/repo"), None, false).unwrap();
+    let back: WorkerRequest =
+        serde_json::from_str(&serde_json::to_string(&request).unwrap()).unwrap();
+    assert_eq!(back.kind, SuiteKind::CudaKernels);
+    assert_eq!(&back.suite_config(), suite);
+    let SuiteSpec::Builtin { options, .. } = back.suite_config().spec else {
+        panic!("built-in");
+    };
+    assert_eq!(options.kernels.unwrap().kernels.len(), 2);
 }
 
 #[test]
