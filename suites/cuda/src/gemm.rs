@@ -220,12 +220,18 @@ impl Benchmark for GemmBench {
 
     fn metrics(&self) -> Vec<MetricSpec> {
         let n = self.n as u64;
-        vec![MetricSpec::rate(
+        let flops = gemm_flops(n, n, n);
+        let mut m = vec![MetricSpec::rate(
             "throughput",
             Unit::TFLOP_PER_S,
-            gemm_flops(n, n, n),
+            flops,
             1e12,
-        )]
+        )];
+        // The card's datasheet peak for this type, where pitwall knows the card.
+        if let Some(peak) = crate::peaks::of(&self.dev.name).and_then(|p| p.tflops(self.dtype)) {
+            m.push(crate::peaks::throughput_of_peak(flops, peak));
+        }
+        m
     }
 
     fn run(&mut self, iters: u64) -> Result<f64, BenchError> {

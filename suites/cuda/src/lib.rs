@@ -23,6 +23,7 @@ pub mod nccl;
 pub mod nccl_data;
 pub mod nccl_group;
 pub mod nccl_ranks;
+pub mod peaks;
 pub mod probe;
 pub mod rows;
 pub mod user;

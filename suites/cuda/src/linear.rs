@@ -305,7 +305,9 @@ impl Benchmark for LinearBench {
     }
 
     fn metrics(&self) -> Vec<MetricSpec> {
-        metrics(self.planned)
+        let mut m = metrics(self.planned);
+        m.extend(peak_metrics(self.planned, crate::peaks::of(&self.dev.name)));
+        m
     }
 
     fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
@@ -331,6 +333,24 @@ impl Benchmark for LinearBench {
 
 /// TFLOP/s first (as `cuda_gemm`), then the effective bandwidth in GB/s, the ceiling that
 /// matters for skinny shapes.
+/// The percentages of the card's datasheet peaks (`peaks`), where pitwall knows the card:
+/// of its tensor-core peak for the inputs' type, and of its HBM bandwidth (the skinny GEMMs of
+/// low-batch inference are bound by reading the weights).
+pub fn peak_metrics(p: LinearPlanned, peaks: Option<crate::peaks::Peaks>) -> Vec<MetricSpec> {
+    let Some(peaks) = peaks else {
+        return Vec::new();
+    };
+    let mut m = Vec::new();
+    if let Some(tflops) = peaks.tflops(p.dtype) {
+        m.push(crate::peaks::throughput_of_peak(p.flops(), tflops));
+    }
+    m.push(crate::peaks::bandwidth_of_peak(
+        p.moved_bytes() as f64,
+        peaks.hbm_gb_per_s,
+    ));
+    m
+}
+
 pub fn metrics(p: LinearPlanned) -> Vec<MetricSpec> {
     vec![
         MetricSpec::rate("throughput", Unit::TFLOP_PER_S, p.flops(), 1e12),
@@ -342,6 +362,22 @@ pub fn metrics(p: LinearPlanned) -> Vec<MetricSpec> {
 mod tests {
     use super::*;
     use crate::check::tolerance;
+
+    #[test]
+    fn peak_percentages_only_for_a_known_card_and_fp8_only_where_it_has_it() {
+        let skinny_fp8 = plan()
+            .into_iter()
+            .find(|p| p.family != Family::Square && p.dtype == Dtype::Fp8E4m3)
+            .unwrap();
+        assert!(peak_metrics(skinny_fp8, None).is_empty(), "unknown card");
+        let on_h200 = peak_metrics(skinny_fp8, crate::peaks::of("NVIDIA H200"));
+        let names: Vec<&str> = on_h200.iter().map(|m| m.measure.as_str()).collect();
+        assert_eq!(names, ["throughput_of_peak", "bandwidth_of_peak"]);
+        // An A100 has no fp8 peak, only its HBM bandwidth.
+        let on_a100 = peak_metrics(skinny_fp8, crate::peaks::of("NVIDIA A100-SXM4-80GB"));
+        let names: Vec<&str> = on_a100.iter().map(|m| m.measure.as_str()).collect();
+        assert_eq!(names, ["bandwidth_of_peak"]);
+    }
 
     #[test]
     fn the_plan_has_square_fp8_and_skinny_shapes_in_both_types_and_modes() {
