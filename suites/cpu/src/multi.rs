@@ -19,7 +19,10 @@ use crate::backend::SuiteOptions;
 use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
 use crate::mesh::{Mesh, check, input_for};
 use crate::schema::Unit;
-use crate::work::{Collective, CollectiveShape, bus_factor, collective_shape, sweep_bytes};
+use crate::work::{
+    Collective, CollectiveCommand as Command, CollectiveShape, bus_factor, collective_shape,
+    sweep_bytes,
+};
 
 /// Largest message of the CPU sweep across processes when `max_bytes` is not set: TCP
 /// between processes, so far below NCCL's 1 GiB.
@@ -88,47 +91,6 @@ impl Blob {
             })
             .collect::<Option<Vec<_>>>()?;
         Some(Blob::Session { id, addrs })
-    }
-}
-
-/// A command from rank 0: run `iters` of `op` on `bytes` (checking first when `verify`), or
-/// end the session.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Command {
-    Run {
-        op: Collective,
-        bytes: u64,
-        iters: u64,
-        verify: bool,
-    },
-    EndSession,
-}
-
-impl Command {
-    fn encode(&self) -> Vec<u8> {
-        match self {
-            Command::EndSession => b"end".to_vec(),
-            Command::Run {
-                op,
-                bytes,
-                iters,
-                verify,
-            } => format!("run {} {bytes} {iters} {verify}", op.as_str()).into_bytes(),
-        }
-    }
-
-    fn decode(bytes: &[u8]) -> Option<Command> {
-        let text = std::str::from_utf8(bytes).ok()?;
-        if text == "end" {
-            return Some(Command::EndSession);
-        }
-        let mut w = text.strip_prefix("run ")?.split(' ');
-        Some(Command::Run {
-            op: Collective::parse(w.next()?)?,
-            bytes: w.next()?.parse().ok()?,
-            iters: w.next()?.parse().ok()?,
-            verify: w.next()?.parse().ok()?,
-        })
     }
 }
 

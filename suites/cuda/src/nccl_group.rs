@@ -17,7 +17,7 @@ use pitwall_rendezvous::{Hello, Layout, LayoutError, RendezvousError, Session};
 
 use crate::benchmark::BenchError;
 use crate::nccl::UNIQUE_ID_BYTES;
-use crate::work::{Collective, CollectiveShape, collective_shape};
+use crate::work::{Collective, CollectiveCommand as Command, CollectiveShape, collective_shape};
 
 /// How long a follower waits for rank 0's next session (rank 0 may be building the project),
 /// as the CPU backend's followers.
@@ -378,46 +378,6 @@ fn times_of(all: &[Vec<u8>], world_size: usize) -> Result<Vec<(usize, f64)>, Ben
                 .ok_or_else(|| BenchError::Backend(format!("rank {r} sent no time")))
         })
         .collect()
-}
-
-/// A command from rank 0.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Command {
-    Run {
-        op: Collective,
-        bytes: u64,
-        iters: u64,
-        verify: bool,
-    },
-    EndSession,
-}
-
-impl Command {
-    fn encode(&self) -> Vec<u8> {
-        match self {
-            Command::EndSession => b"end".to_vec(),
-            Command::Run {
-                op,
-                bytes,
-                iters,
-                verify,
-            } => format!("run {} {bytes} {iters} {verify}", op.as_str()).into_bytes(),
-        }
-    }
-
-    fn decode(bytes: &[u8]) -> Option<Command> {
-        let text = std::str::from_utf8(bytes).ok()?;
-        if text == "end" {
-            return Some(Command::EndSession);
-        }
-        let mut w = text.strip_prefix("run ")?.split(' ');
-        Some(Command::Run {
-            op: Collective::parse(w.next()?)?,
-            bytes: w.next()?.parse().ok()?,
-            iters: w.next()?.parse().ok()?,
-            verify: w.next()?.parse().ok()?,
-        })
-    }
 }
 
 /// Rendezvous, then the communicator. `None` when rank 0 said the run is over.

@@ -232,6 +232,50 @@ pub fn busbw_bytes_per_s(op: Collective, ranks: usize, bytes: u64, seconds: f64)
     algbw_bytes_per_s(bytes, seconds) * bus_factor(op, ranks)
 }
 
+/// A command rank 0 sends the other ranks of a collective session (both backends: the CPU's
+/// TCP collectives and the NCCL ones), over the rendezvous' control channel: run `iters` of
+/// `op` on `bytes` (checking the result first when `verify`), or end the session.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CollectiveCommand {
+    Run {
+        op: Collective,
+        bytes: u64,
+        iters: u64,
+        verify: bool,
+    },
+    EndSession,
+}
+
+impl CollectiveCommand {
+    /// The wire form: `run <op> <bytes> <iters> <verify>` or `end`.
+    pub fn encode(&self) -> Vec<u8> {
+        match self {
+            CollectiveCommand::EndSession => b"end".to_vec(),
+            CollectiveCommand::Run {
+                op,
+                bytes,
+                iters,
+                verify,
+            } => format!("run {} {bytes} {iters} {verify}", op.as_str()).into_bytes(),
+        }
+    }
+
+    /// The command `bytes` encode, or `None` for anything else.
+    pub fn decode(bytes: &[u8]) -> Option<CollectiveCommand> {
+        let text = std::str::from_utf8(bytes).ok()?;
+        if text == "end" {
+            return Some(CollectiveCommand::EndSession);
+        }
+        let mut w = text.strip_prefix("run ")?.split(' ');
+        Some(CollectiveCommand::Run {
+            op: Collective::parse(w.next()?)?,
+            bytes: w.next()?.parse().ok()?,
+            iters: w.next()?.parse().ok()?,
+            verify: w.next()?.parse().ok()?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -380,5 +424,22 @@ mod tests {
         assert_eq!(sizes, [8, 4, 4, 2, 2, 1, 1]);
         assert_eq!(Dtype::Tf32.as_str(), "tf32");
         assert_eq!(Dtype::Fp8E4m3.as_str(), "fp8_e4m3");
+    }
+
+    #[test]
+    fn collective_commands_survive_the_wire_and_nothing_else_decodes() {
+        let cmd = CollectiveCommand::Run {
+            op: Collective::ReduceScatter,
+            bytes: 1 << 30,
+            iters: 7,
+            verify: true,
+        };
+        assert_eq!(CollectiveCommand::decode(&cmd.encode()), Some(cmd));
+        assert_eq!(
+            CollectiveCommand::decode(b"end"),
+            Some(CollectiveCommand::EndSession)
+        );
+        assert_eq!(CollectiveCommand::decode(b"run gather 8 1 true"), None);
+        assert_eq!(CollectiveCommand::decode(b"run all_reduce 8 1"), None);
     }
 }
