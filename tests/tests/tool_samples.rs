@@ -291,10 +291,13 @@ fn nccl_tests_repeated_with_runs_gives_a_sample_per_run_and_a_replicate_verdict(
     let r = by_key(&v, key);
     assert_eq!(r["verdict"], "regression", "{r}");
     assert_eq!(r["method"], "replicates", "{r}");
-    assert_eq!(
-        (r["base_replicates"].as_u64(), r["cand_replicates"].as_u64()),
-        (Some(5), Some(5))
-    );
+    // Five single-sample replicates per side; with five or more, single-sample replicates are
+    // screened for slow outliers (5 robust SDs, docs/STATISTICS.md), and five random offsets
+    // can leave a tiny MAD, so one may be set aside: 4 or 5 are counted, never fewer here.
+    for side in ["base_replicates", "cand_replicates"] {
+        let n = r[side].as_u64().unwrap();
+        assert!((4..=5).contains(&n), "{side}: {r}");
+    }
     let bw = by_key(&v, &key.replace("/time", "/busbw"));
     assert_eq!(bw["verdict"], "regression", "{bw}");
 }
