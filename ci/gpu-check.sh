@@ -194,7 +194,7 @@ for r in run["results"]:
     temp = [m["temperature_c"] for m in meta if m.get("temperature_c") is not None]
     power = [m["power_w"] for m in meta if m.get("power_w") is not None]
     thr = sum(1 for m in meta if m.get("throttled"))
-    name = (r["name"] + " " + ",".join(f"{k}={v}" for k, v in r.get("params", {}).items()))[:44]
+    name = (r["name"] + " " + ",".join(f"{k}={v}" for k, v in r.get("params", {}).items()) + " " + r.get("measure", ""))[:44]
     rng = f"{min(sm)}-{max(sm)}" if sm else "-"
     print(f'{name:<44} {len(r["samples"]):>7} {rng:>15} {max(temp) if temp else "-":>10} '
           f'{round(max(power)) if power else "-":>7} {thr:>9}')
