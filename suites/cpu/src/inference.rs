@@ -7,6 +7,7 @@ use std::time::Instant;
 use super::kernel::{Lcg, sgemm};
 use crate::backend::SuiteOptions;
 use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use crate::checks;
 use crate::schema::Unit;
 
 /// Widths of the MLP: input, two hidden layers, output.
@@ -140,6 +141,29 @@ impl Benchmark for MlpBench {
     }
 
     fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
+        if self.model.is_none() {
+            let mut model = Mlp::new(&MLP_WIDTHS, self.batch, MLP_SEED);
+            // One untimed pass, checked against the f64 reference, before anything is timed.
+            let got = model.forward().to_vec();
+            let layers: Vec<checks::LayerRef<'_>> = model
+                .layers
+                .iter()
+                .map(|l| checks::LayerRef {
+                    inputs: l.inputs,
+                    outputs: l.outputs,
+                    weights: &l.weights,
+                    bias: &l.bias,
+                })
+                .collect();
+            checks::mlp(
+                &layers,
+                &model.input,
+                self.batch,
+                &got,
+                &self.id().display(),
+            )?;
+            self.model = Some(model);
+        }
         let model = self.model();
         let start = Instant::now();
         for _ in 0..iters {

@@ -2,8 +2,9 @@
 //! tested on a machine without a GPU.
 
 // Paths inside this crate name the contracts as `crate::backend`, `crate::benchmark`, `crate::schema`.
-use pitwall_schema::{backend, benchmark, schema, work};
+use pitwall_schema::{backend, benchmark, check, schema, work};
 
+mod checks;
 mod collective;
 mod inference;
 mod kernel;
