@@ -96,6 +96,36 @@ pub fn rank_buffer_bytes(shape: &CollectiveShape) -> u64 {
     (shape.send_elements + shape.recv_elements) * 4
 }
 
+/// The collective computed naively on the host from every rank's input: what NCCL would
+/// leave on `rank`. The tests' reference, and the fake NCCL's result in `nccl_group_tests`.
+#[cfg(test)]
+pub(crate) fn host_collective(
+    op: Collective,
+    n: usize,
+    s: &CollectiveShape,
+    rank: usize,
+) -> Vec<f32> {
+    let inputs: Vec<Vec<f32>> = (0..n).map(|q| input_for(q, s)).collect();
+    let len = s.recv_elements as usize;
+    match op {
+        Collective::AllReduce => (0..len)
+            .map(|i| inputs.iter().map(|x| x[i]).sum())
+            .collect(),
+        Collective::AllGather => inputs.concat(),
+        Collective::ReduceScatter => (0..len)
+            .map(|i| inputs.iter().map(|x| x[rank * len + i]).sum())
+            .collect(),
+        Collective::Broadcast => inputs[0].clone(),
+        Collective::AllToAll => {
+            let m = s.send_elements as usize / n;
+            (0..n)
+                .flat_map(|b| inputs[b][rank * m..(rank + 1) * m].to_vec())
+                .collect()
+        }
+        Collective::Reduce => unreachable!(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,29 +133,6 @@ mod tests {
 
     fn shape(op: Collective, bytes: u64, n: usize) -> CollectiveShape {
         collective_shape(op, bytes, n, 4).unwrap()
-    }
-
-    /// The collective computed naively on the host from every rank's input.
-    fn naive(op: Collective, n: usize, s: &CollectiveShape, rank: usize) -> Vec<f32> {
-        let inputs: Vec<Vec<f32>> = (0..n).map(|q| input_for(q, s)).collect();
-        let len = s.recv_elements as usize;
-        match op {
-            Collective::AllReduce => (0..len)
-                .map(|i| inputs.iter().map(|x| x[i]).sum())
-                .collect(),
-            Collective::AllGather => inputs.concat(),
-            Collective::ReduceScatter => (0..len)
-                .map(|i| inputs.iter().map(|x| x[rank * len + i]).sum())
-                .collect(),
-            Collective::Broadcast => inputs[0].clone(),
-            Collective::AllToAll => {
-                let m = s.send_elements as usize / n;
-                (0..n)
-                    .flat_map(|b| inputs[b][rank * m..(rank + 1) * m].to_vec())
-                    .collect()
-            }
-            Collective::Reduce => unreachable!(),
-        }
     }
 
     #[test]
@@ -138,7 +145,7 @@ mod tests {
                     };
                     let e = Expected::new(op, n, &s);
                     for rank in 0..n {
-                        let out = naive(op, n, &s, rank);
+                        let out = host_collective(op, n, &s, rank);
                         assert_eq!(out.len() as u64, s.recv_elements);
                         e.check(rank, s.recv_elements as usize, &out)
                             .unwrap_or_else(|m| panic!("{op:?} n={n} {bytes} B: {m}"));
@@ -165,7 +172,7 @@ mod tests {
     fn a_wrong_element_or_length_names_the_rank_and_index() {
         let s = shape(Collective::ReduceScatter, 96, 3);
         let e = Expected::new(Collective::ReduceScatter, 3, &s);
-        let mut out = naive(Collective::ReduceScatter, 3, &s, 2);
+        let mut out = host_collective(Collective::ReduceScatter, 3, &s, 2);
         out[5] += 1.0;
         let err = e.check(2, out.len(), &out).unwrap_err();
         assert!(
@@ -175,7 +182,7 @@ mod tests {
         out[5] = f32::NAN;
         assert!(e.check(2, out.len(), &out).is_err());
         // Another rank's correct block is wrong here.
-        let other = naive(Collective::ReduceScatter, 3, &s, 1);
+        let other = host_collective(Collective::ReduceScatter, 3, &s, 1);
         assert!(e.check(2, other.len(), &other).is_err());
         let short = &other[..3];
         assert!(

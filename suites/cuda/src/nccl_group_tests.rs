@@ -10,7 +10,7 @@ use super::*;
 use crate::benchmark::{Benchmark, MetricSpec};
 use crate::collective::plan;
 use crate::collective::{bench_name, benches};
-use crate::nccl_data::{Expected, input_for};
+use crate::nccl_data::{Expected, host_collective};
 use crate::work::bus_factor;
 use pitwall_rendezvous::Launcher;
 use std::sync::{Arc, Mutex};
@@ -42,29 +42,6 @@ struct FakeRanks {
     world: usize,
     corrupt: Option<usize>,
     verified: Arc<AtomicUsize>,
-}
-
-/// The collective computed on the host from every rank's input: what NCCL would leave.
-fn host_collective(op: Collective, n: usize, s: &CollectiveShape, rank: usize) -> Vec<f32> {
-    let inputs: Vec<Vec<f32>> = (0..n).map(|q| input_for(q, s)).collect();
-    let len = s.recv_elements as usize;
-    match op {
-        Collective::AllReduce => (0..len)
-            .map(|i| inputs.iter().map(|x| x[i]).sum())
-            .collect(),
-        Collective::AllGather => inputs.concat(),
-        Collective::ReduceScatter => (0..len)
-            .map(|i| inputs.iter().map(|x| x[rank * len + i]).sum())
-            .collect(),
-        Collective::Broadcast => inputs[0].clone(),
-        Collective::AllToAll => {
-            let m = s.send_elements as usize / n;
-            (0..n)
-                .flat_map(|b| inputs[b][rank * m..(rank + 1) * m].to_vec())
-                .collect()
-        }
-        Collective::Reduce => unreachable!(),
-    }
 }
 
 impl LocalRanks for FakeRanks {
