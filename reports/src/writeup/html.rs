@@ -10,7 +10,7 @@ use pitwall_analysis::writeup::{LedgerGroup, SuiteSummary, Writeup};
 
 use super::{
     LEDGER_COLUMNS, RUNNER_COLUMNS, chart_range, interval, ledger_commits, ledger_heading,
-    ledger_row, noise_and_samples, runner_row, short, signed_pct, timeline,
+    ledger_row, methodology_items, runner_row, short, signed_pct, timeline,
 };
 use crate::html::esc as e;
 
@@ -264,27 +264,13 @@ fn methodology(out: &mut String, w: &Writeup) {
         out,
         "<h3>Noise and samples</h3>\n<p>Noise: the median over a suite's benchmarks of the coefficient of variation of the per-run medians within each segment. Samples: how many each benchmark had in each run, as stored.</p>\n<ul>"
     );
-    for s in &w.summaries {
-        let _ = writeln!(
-            out,
-            "<li>{} on {}: {}</li>",
-            e(&s.suite),
-            e(&s.testbed),
-            noise_and_samples(s)
-        );
+    let (noise, tests) = methodology_items(w, e, "&amp;");
+    for item in noise {
+        let _ = writeln!(out, "<li>{item}</li>");
     }
     let _ = writeln!(out, "</ul>\n<h3>Tests and thresholds</h3>\n<ul>");
-    for (name, value) in &m.settings {
-        let _ = writeln!(out, "<li>{}: {}</li>", e(name), e(value));
+    for item in tests {
+        let _ = writeln!(out, "<li>{item}</li>");
     }
-    let mut thresholds = format!("{}% (compare's threshold)", m.threshold_pct);
-    for (suite, pct) in &m.suite_threshold_pct {
-        let _ = write!(thresholds, "; {}: {pct}%", e(suite));
-    }
-    let _ = writeln!(
-        out,
-        "<li>thresholds: {thresholds}</li>\n<li>intervals: percentile bootstrap (Efron &amp; Tibshirani 1993, §13.3), {} resamples, {}% level, fixed seed; of a step: the ratio of the medians of the segments around it; of a geomean: the benchmarks resampled</li>\n</ul>",
-        m.resamples,
-        m.level * 100.0
-    );
+    let _ = writeln!(out, "</ul>");
 }

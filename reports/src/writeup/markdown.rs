@@ -9,7 +9,7 @@ use pitwall_analysis::writeup::{BenchChange, LedgerGroup, SuiteSummary, Writeup}
 
 use super::{
     LEDGER_COLUMNS, RUNNER_COLUMNS, day, interval, ledger_commits, ledger_heading, ledger_row,
-    noise_and_samples, runner_row, short, signed_pct, text_sparkline, timeline,
+    methodology_items, runner_row, short, signed_pct, text_sparkline, timeline,
 };
 use crate::github::escape_text as e;
 
@@ -240,6 +240,7 @@ fn methodology(out: &mut String, w: &Writeup) {
         }
         let _ = writeln!(out);
     }
+    let (noise, tests) = methodology_items(w, e, "&");
     let _ = writeln!(out, "### Noise and samples\n");
     if w.summaries.is_empty() {
         let _ = writeln!(out, "No measurements in the period.\n");
@@ -248,30 +249,13 @@ fn methodology(out: &mut String, w: &Writeup) {
             out,
             "Noise: the median over a suite's benchmarks of the coefficient of variation of the per-run medians within each segment (run-to-run noise, steps left out). Samples: how many each benchmark had in each run, as stored.\n"
         );
-        for s in &w.summaries {
-            let _ = writeln!(
-                out,
-                "- {} on {}: {}",
-                e(&s.suite),
-                e(&s.testbed),
-                noise_and_samples(s)
-            );
+        for item in noise {
+            let _ = writeln!(out, "- {item}");
         }
         let _ = writeln!(out);
     }
     let _ = writeln!(out, "### Tests and thresholds\n");
-    for (name, value) in &m.settings {
-        let _ = writeln!(out, "- {}: {}", e(name), e(value));
+    for item in tests {
+        let _ = writeln!(out, "- {item}");
     }
-    let mut thresholds = format!("{}% (compare's threshold)", m.threshold_pct);
-    for (suite, pct) in &m.suite_threshold_pct {
-        let _ = write!(thresholds, "; {}: {pct}%", e(suite));
-    }
-    let _ = writeln!(out, "- thresholds: {thresholds}");
-    let _ = writeln!(
-        out,
-        "- intervals: percentile bootstrap (Efron & Tibshirani 1993, §13.3), {} resamples, {}% level, fixed seed; of a step: the ratio of the medians of the segments around it; of a geomean: the benchmarks resampled",
-        m.resamples,
-        m.level * 100.0
-    );
 }

@@ -51,6 +51,41 @@ fn runner_row(r: &Runner, esc: Escape) -> [String; 9] {
     ]
 }
 
+/// The methodology's items as they are listed, escaped with `esc`: per suite and testbed its
+/// noise and samples, then the tests and thresholds (`amp`: how the format writes `&` in the
+/// fixed text).
+fn methodology_items(w: &Writeup, esc: Escape, amp: &str) -> (Vec<String>, Vec<String>) {
+    let m = &w.methodology;
+    let noise = w
+        .summaries
+        .iter()
+        .map(|s| {
+            format!(
+                "{} on {}: {}",
+                esc(&s.suite),
+                esc(&s.testbed),
+                noise_and_samples(s)
+            )
+        })
+        .collect();
+    let mut tests: Vec<String> = m
+        .settings
+        .iter()
+        .map(|(name, value)| format!("{}: {}", esc(name), esc(value)))
+        .collect();
+    let mut thresholds = format!("thresholds: {}% (compare's threshold)", m.threshold_pct);
+    for (suite, pct) in &m.suite_threshold_pct {
+        thresholds.push_str(&format!("; {}: {pct}%", esc(suite)));
+    }
+    tests.push(thresholds);
+    tests.push(format!(
+        "intervals: percentile bootstrap (Efron {amp} Tibshirani 1993, §13.3), {} resamples, {}% level, fixed seed; of a step: the ratio of the medians of the segments around it; of a geomean: the benchmarks resampled",
+        m.resamples,
+        m.level * 100.0
+    ));
+    (noise, tests)
+}
+
 /// A ledger group's heading: `2026-01-10 · 1edf08b8ac: PR #42: Swap the allocator`.
 fn ledger_heading(g: &LedgerGroup, esc: Escape) -> String {
     let title = g
