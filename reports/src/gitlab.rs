@@ -5,13 +5,11 @@
 use std::time::Duration;
 
 use pitwall_schema::Redactor;
-use reqwest::Method;
-use reqwest::blocking::Client;
-use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::github::{MARKER, Secret};
+use crate::http::{HttpClient, Method};
 
 /// Notes listed per page; a shorter page is the last one.
 const PER_PAGE: usize = 100;
@@ -42,7 +40,7 @@ pub enum GitlabError {
     Transport {
         action: String,
         #[source]
-        source: reqwest::Error,
+        source: crate::http::HttpError,
     },
 
     #[error("unexpected response body from gitlab while trying to {action}")]
@@ -169,7 +167,7 @@ impl GitlabConfig {
 pub struct HttpGitlab {
     config: GitlabConfig,
     base: String,
-    client: Client,
+    client: HttpClient,
 }
 
 impl HttpGitlab {
@@ -193,22 +191,22 @@ impl HttpGitlab {
         } else {
             "PRIVATE-TOKEN"
         };
-        let mut value =
-            HeaderValue::from_str(config.token.expose()).map_err(|_| GitlabError::Config {
+        let client = HttpClient::new(
+            vec![(header, config.token.expose().to_string())],
+            config.request_timeout,
+        )
+        .map_err(|e| match e {
+            crate::http::HttpError::BadHeader => GitlabError::Config {
                 what: format!(
                     "the token in {} has characters not allowed in an HTTP header",
                     config.token_var
                 ),
-            })?;
-        value.set_sensitive(true);
-        let mut headers = HeaderMap::new();
-        headers.insert(header, value);
-        let client = crate::github::http::forge_client(headers, config.request_timeout).map_err(
-            |source| GitlabError::Transport {
+            },
+            source => GitlabError::Transport {
                 action: "build the http client".to_string(),
                 source,
             },
-        )?;
+        })?;
         Ok(Self {
             config,
             base,
@@ -242,17 +240,16 @@ impl HttpGitlab {
         url: &str,
         body: Option<&str>,
     ) -> Result<T, GitlabError> {
-        let mut rb = self.client.request(method, url);
-        if let Some(b) = body {
-            rb = rb.json(&json!({ "body": b }));
-        }
-        let transport = |source| GitlabError::Transport {
-            action: action.to_string(),
-            source,
-        };
-        let resp = rb.send().map_err(transport)?;
-        let status = resp.status().as_u16();
-        let text = resp.text().map_err(transport)?;
+        let body = body.map(|b| json!({ "body": b }));
+        let resp = self
+            .client
+            .send(method, url, body.as_ref())
+            .map_err(|source| GitlabError::Transport {
+                action: action.to_string(),
+                source,
+            })?;
+        let status = resp.status;
+        let text = resp.body;
         if !(200..300).contains(&status) {
             let message = serde_json::from_str::<serde_json::Value>(&text)
                 .ok()
@@ -302,7 +299,7 @@ impl GitlabApi for HttpGitlab {
         let url = format!("{}/user", self.base);
         let user: GitlabUser = self.call(
             "find the account the token belongs to",
-            Method::GET,
+            Method::Get,
             &url,
             None,
         )?;
@@ -313,7 +310,7 @@ impl GitlabApi for HttpGitlab {
         let url = self.mr_url(iid, &format!("?per_page={PER_PAGE}&page={page}&sort=asc"));
         self.call(
             &format!("list the notes of merge request !{iid}"),
-            Method::GET,
+            Method::Get,
             &url,
             None,
         )
@@ -323,7 +320,7 @@ impl GitlabApi for HttpGitlab {
         let url = self.mr_url(iid, "");
         self.call(
             &format!("comment on merge request !{iid}"),
-            Method::POST,
+            Method::Post,
             &url,
             Some(body),
         )
@@ -333,7 +330,7 @@ impl GitlabApi for HttpGitlab {
         let url = self.mr_url(iid, &format!("/{id}"));
         self.call(
             &format!("update note {id} of merge request !{iid}"),
-            Method::PUT,
+            Method::Put,
             &url,
             Some(body),
         )

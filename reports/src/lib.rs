@@ -10,6 +10,7 @@ pub mod exporter;
 pub mod github;
 pub mod gitlab;
 pub mod html;
+pub mod http;
 pub mod notify;
 pub use pitwall_analysis::number;
 pub mod table;

@@ -6,7 +6,6 @@
 use std::time::Duration;
 
 use pitwall_schema::{Alert, AlertKind};
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 
 use crate::alerts::short;
 use crate::number::pct;
@@ -16,9 +15,9 @@ use crate::table::escape_controls;
 #[derive(Debug, thiserror::Error)]
 pub enum NotifyError {
     #[error("alert webhook: cannot build an HTTP client: {0}")]
-    Client(#[source] reqwest::Error),
+    Client(#[source] crate::http::HttpError),
     #[error("alert webhook: cannot send: {0}")]
-    Send(#[source] reqwest::Error),
+    Send(#[source] crate::http::HttpError),
     #[error("alert webhook: answered HTTP {status}{body} (hint: check the webhook URL)")]
     Status { status: u16, body: String },
 }
@@ -202,7 +201,11 @@ pub fn publish_issues(
 
 /// The webhook body: `{"text": message}`.
 pub fn webhook_body(project: &str, alerts: &[Alert]) -> String {
-    serde_json::json!({ "text": message(project, alerts) }).to_string()
+    webhook_json(project, alerts).to_string()
+}
+
+fn webhook_json(project: &str, alerts: &[Alert]) -> serde_json::Value {
+    serde_json::json!({ "text": message(project, alerts) })
 }
 
 /// POSTs [`webhook_body`] to `url`; any 2xx is delivered.
@@ -212,23 +215,19 @@ pub fn post_webhook(
     alerts: &[Alert],
     timeout: Duration,
 ) -> Result<(), NotifyError> {
-    let mut headers = HeaderMap::new();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    let client = crate::github::http::forge_client(headers, timeout)
-        .map_err(|e| NotifyError::Client(e.without_url()))?;
+    let client = crate::http::HttpClient::new(Vec::new(), timeout).map_err(NotifyError::Client)?;
+    let body = webhook_json(project, alerts);
     let resp = client
-        .post(url)
-        .body(webhook_body(project, alerts))
-        .send()
-        .map_err(|e| NotifyError::Send(e.without_url()))?;
-    let status = resp.status();
-    if status.is_success() {
+        .send(crate::http::Method::Post, url, Some(&body))
+        .map_err(NotifyError::Send)?;
+    if resp.is_success() {
         return Ok(());
     }
-    let text = resp.text().unwrap_or_default();
+    let status = resp.status;
+    let text = resp.body;
     let text: String = escape_controls(text.trim()).chars().take(200).collect();
     Err(NotifyError::Status {
-        status: status.as_u16(),
+        status,
         body: if text.is_empty() {
             String::new()
         } else {

@@ -114,7 +114,7 @@ pub enum GithubError {
     Transport {
         action: String,
         #[source]
-        source: reqwest::Error,
+        source: crate::http::HttpError,
     },
 
     #[error("unexpected response body from github while trying to {action}")]

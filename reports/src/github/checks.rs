@@ -5,7 +5,7 @@
 //! Unlike a commit status, a check run has a neutral conclusion and room for the table
 //! (65,535 characters), and needs only `checks: write`.
 
-use reqwest::Method;
+use crate::http::Method;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -166,7 +166,7 @@ impl ChecksApi for HttpGithub {
         let req = Req {
             action: format!("list the check runs of commit {sha}"),
             target: format!("commit {sha}"),
-            method: Method::GET,
+            method: Method::Get,
             url: self.repo_url(&format!(
                 "commits/{sha}/check-runs?check_name={name}&per_page=100"
             )),
@@ -188,7 +188,7 @@ impl ChecksApi for HttpGithub {
         let req = Req {
             action: format!("create the {name} check run of commit {sha}"),
             target: format!("commit {sha}"),
-            method: Method::POST,
+            method: Method::Post,
             url: self.repo_url("check-runs"),
             body: Some(body),
         };
@@ -200,7 +200,7 @@ impl ChecksApi for HttpGithub {
         let req = Req {
             action: format!("update check run {id}"),
             target: format!("check run {id}"),
-            method: Method::PATCH,
+            method: Method::Patch,
             url: self.repo_url(&format!("check-runs/{id}")),
             body: Some(run.body()),
         };

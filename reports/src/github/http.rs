@@ -1,4 +1,4 @@
-//! [`HttpGithub`]: the GitHub REST implementation of [`GithubApi`] over blocking reqwest,
+//! [`HttpGithub`]: the GitHub REST implementation of [`GithubApi`] over [`crate::http`],
 //! with bounded retries.
 //!
 //! Server errors (5xx), network errors and rate limits (403/429 with `Retry-After`, or
@@ -9,12 +9,11 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use reqwest::Method;
-use reqwest::blocking::Client;
-use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 
 use pitwall_schema::Redactor;
+
+use crate::http::{HttpClient, HttpError, HttpResponse, Method};
 
 use super::api::{
     CreatedIssue, GithubApi, GithubError, Issue, IssueComment, PER_PAGE, Secret, StatusState, User,
@@ -61,24 +60,12 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// GitHub asks to wait at least a minute after a secondary rate limit without `Retry-After`.
 const SECONDARY_LIMIT_WAIT: Duration = Duration::from_secs(60);
 
-/// The blocking HTTP client of both forges (GitHub here, GitLab in [`crate::gitlab`]): their
-/// default headers, pitwall's user agent, a timeout per request, rustls with ring.
-pub(crate) fn forge_client(headers: HeaderMap, timeout: Duration) -> reqwest::Result<Client> {
-    // Err means a provider is installed already, which is what is needed.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    Client::builder()
-        .default_headers(headers)
-        .user_agent(concat!("pitwall/", env!("CARGO_PKG_VERSION")))
-        .timeout(timeout)
-        .build()
-}
-
 /// GitHub over HTTP.
 #[derive(Debug)]
 pub struct HttpGithub {
     config: GithubConfig,
     base: String,
-    client: Client,
+    client: HttpClient,
     /// The login `GET /user` answered, once asked.
     login: std::sync::OnceLock<String>,
 }
@@ -137,29 +124,22 @@ impl HttpGithub {
                 token_var: config.token_var.clone(),
             });
         }
-        let mut auth = HeaderValue::from_str(&format!("Bearer {}", config.token.expose()))
-            .map_err(|_| GithubError::Config {
+        let headers = vec![
+            ("authorization", format!("Bearer {}", config.token.expose())),
+            ("accept", "application/vnd.github+json".to_string()),
+            ("x-github-api-version", "2022-11-28".to_string()),
+        ];
+        let client = HttpClient::new(headers, config.request_timeout).map_err(|e| match e {
+            HttpError::BadHeader => GithubError::Config {
                 what: format!(
                     "the token in {} has characters not allowed in an HTTP header",
                     config.token_var
                 ),
-            })?;
-        auth.set_sensitive(true);
-        let mut headers = HeaderMap::new();
-        headers.insert(AUTHORIZATION, auth);
-        headers.insert(
-            ACCEPT,
-            HeaderValue::from_static("application/vnd.github+json"),
-        );
-        headers.insert(
-            "X-GitHub-Api-Version",
-            HeaderValue::from_static("2022-11-28"),
-        );
-        let client = forge_client(headers, config.request_timeout).map_err(|source| {
-            GithubError::Transport {
+            },
+            source => GithubError::Transport {
                 action: "build the http client".to_string(),
                 source,
-            }
+            },
         })?;
         Ok(Self {
             config,
@@ -235,34 +215,21 @@ impl HttpGithub {
     }
 
     fn once(&self, req: &Req) -> Step {
-        let transport = |source: reqwest::Error| GithubError::Transport {
-            action: req.action.clone(),
-            source,
-        };
-        let mut rb = self.client.request(req.method.clone(), &req.url);
-        if let Some(body) = &req.body {
-            rb = rb.json(body);
-        }
-        let resp = match rb.send() {
+        let resp = match self.client.send(req.method, &req.url, req.body.as_ref()) {
             Ok(r) => r,
-            Err(e) => {
+            Err(source) => {
                 return Step::Retry {
-                    err: transport(e),
+                    err: GithubError::Transport {
+                        action: req.action.clone(),
+                        source,
+                    },
                     wait: None,
                 };
             }
         };
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let body = match resp.text() {
-            Ok(b) => b,
-            Err(e) => {
-                return Step::Retry {
-                    err: transport(e),
-                    wait: None,
-                };
-            }
-        };
+        let status = resp.status;
+        let wait = rate_limit_wait(&resp);
+        let body = resp.body;
         if (200..300).contains(&status) {
             return Step::Done(body);
         }
@@ -278,7 +245,7 @@ impl HttpGithub {
                 action,
                 token_var: self.config.token_var.clone(),
             }),
-            403 | 429 => match rate_limit_wait(&headers) {
+            403 | 429 => match wait {
                 Some(wait) => Step::Retry {
                     err: rate_limited,
                     wait: Some(wait),
@@ -323,7 +290,7 @@ impl HttpGithub {
         let req = Req {
             action: format!("list comments of pull request {pr}"),
             target: format!("pull request {pr}"),
-            method: Method::GET,
+            method: Method::Get,
             url: self.repo_url(&format!(
                 "issues/{pr}/comments?per_page={PER_PAGE}&page={page}"
             )),
@@ -397,8 +364,8 @@ fn github_message(body: &str) -> String {
 
 /// How long GitHub asks to wait: `Retry-After` seconds, or until `x-ratelimit-reset` when
 /// `x-ratelimit-remaining` is 0.
-fn rate_limit_wait(headers: &HeaderMap) -> Option<Duration> {
-    let num = |name: &str| -> Option<u64> { headers.get(name)?.to_str().ok()?.trim().parse().ok() };
+fn rate_limit_wait(resp: &HttpResponse) -> Option<Duration> {
+    let num = |name: &str| -> Option<u64> { resp.header(name)?.trim().parse().ok() };
     if let Some(secs) = num("retry-after") {
         return Some(Duration::from_secs(secs));
     }
@@ -418,7 +385,7 @@ impl GithubApi for HttpGithub {
         let req = Req {
             action: "find the account the token belongs to".to_string(),
             target: "/user".to_string(),
-            method: Method::GET,
+            method: Method::Get,
             url: self.url("user"),
             body: None,
         };
@@ -435,7 +402,7 @@ impl GithubApi for HttpGithub {
         let req = Req {
             action: format!("comment on pull request {pr}"),
             target: format!("pull request {pr}"),
-            method: Method::POST,
+            method: Method::Post,
             url: self.repo_url(&format!("issues/{pr}/comments")),
             body: Some(json!({ "body": body })),
         };
@@ -447,7 +414,7 @@ impl GithubApi for HttpGithub {
         let req = Req {
             action: "open an issue".to_string(),
             target: "the repository's issues".to_string(),
-            method: Method::POST,
+            method: Method::Post,
             url: self.repo_url("issues"),
             body: Some(json!({ "title": title, "body": body, "labels": labels })),
         };
@@ -458,7 +425,7 @@ impl GithubApi for HttpGithub {
         let req = Req {
             action: format!("list the issues labelled {label}"),
             target: "the repository's issues".to_string(),
-            method: Method::GET,
+            method: Method::Get,
             url: self.repo_url(&format!(
                 "issues?labels={}&state=all&per_page={PER_PAGE}&page={page}",
                 query_escape(label)
@@ -472,7 +439,7 @@ impl GithubApi for HttpGithub {
         let req = Req {
             action: format!("update issue {number}"),
             target: format!("issue {number}"),
-            method: Method::PATCH,
+            method: Method::Patch,
             url: self.repo_url(&format!("issues/{number}")),
             body: Some(json!({ "title": title, "body": body, "state": "open" })),
         };
@@ -483,7 +450,7 @@ impl GithubApi for HttpGithub {
         let req = Req {
             action: format!("update comment {id}"),
             target: format!("comment {id}"),
-            method: Method::PATCH,
+            method: Method::Patch,
             url: self.repo_url(&format!("issues/comments/{id}")),
             body: Some(json!({ "body": body })),
         };
@@ -516,7 +483,7 @@ impl GithubApi for HttpGithub {
         let req = Req {
             action: format!("set the status of commit {sha}"),
             target: format!("commit {sha}"),
-            method: Method::POST,
+            method: Method::Post,
             url: self.repo_url(&format!("statuses/{sha}")),
             body: Some(body),
         };

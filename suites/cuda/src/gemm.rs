@@ -61,12 +61,8 @@ fn init_entry(dtype: Dtype) -> &'static str {
 /// rows and columns of matrices of up to 256 MiB).
 fn host_value(bytes: &[u8], dtype: Dtype, i: usize) -> f64 {
     match dtype {
-        Dtype::Bf16 => {
-            half::bf16::from_bits(u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]])).to_f64()
-        }
-        Dtype::F16 => {
-            half::f16::from_bits(u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]])).to_f64()
-        }
+        Dtype::Bf16 => crate::half16::bf16_to_f64(crate::half16::le_u16_at(bytes, i)),
+        Dtype::F16 => crate::half16::f16_to_f64(crate::half16::le_u16_at(bytes, i)),
         _ => {
             let b = &bytes[4 * i..4 * i + 4];
             f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -269,9 +265,9 @@ mod tests {
     fn host_values_decode_each_storage_type() {
         let bf16: Vec<u8> = [1.0f32, 3.0]
             .iter()
-            .flat_map(|&x| half::bf16::from_f32(x).to_bits().to_le_bytes())
+            .flat_map(|&x| crate::half16::bf16_from_f32(x).to_le_bytes())
             .collect();
-        let f16 = half::f16::from_f32(-0.5).to_bits().to_le_bytes();
+        let f16 = crate::half16::f16_from_f64(-0.5).to_le_bytes();
         let f32s: Vec<u8> = [0.25f32, 2.0]
             .iter()
             .flat_map(|x| x.to_le_bytes())

@@ -50,7 +50,7 @@ impl ModelShape {
 
 /// A bf16 bit pattern as f64.
 pub fn bf16_to_f64(bits: u16) -> f64 {
-    half::bf16::from_bits(bits).to_f64()
+    crate::half16::bf16_to_f64(bits)
 }
 
 /// A row-major matrix of bf16 bit patterns as downloaded from the device.

@@ -5,7 +5,7 @@ use super::*;
 use crate::check::sample_positions;
 
 fn bits(x: f32) -> u16 {
-    half::bf16::from_f32(x).to_bits()
+    crate::half16::bf16_from_f32(x)
 }
 
 fn random(n: usize, seed: u64) -> Vec<u16> {
@@ -21,7 +21,7 @@ fn random(n: usize, seed: u64) -> Vec<u16> {
 }
 
 fn f(b: u16) -> f32 {
-    half::bf16::from_bits(b).to_f32()
+    crate::half16::bf16_to_f64(b) as f32
 }
 
 /// What the device computes, in f32 with bf16 rounding between stages (the kernels' and

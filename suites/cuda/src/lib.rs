@@ -13,6 +13,7 @@ pub mod fp8;
 pub mod gemm;
 pub mod gpu_select;
 pub mod graph;
+pub mod half16;
 pub mod infer_plan;
 pub mod infer_ref;
 pub mod inference;

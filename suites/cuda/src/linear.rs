@@ -164,7 +164,7 @@ fn lt_type(dtype: Dtype) -> Option<(cudaDataType, &'static str)> {
 fn host_value(bytes: &[u8], dtype: Dtype, scale: f32, i: usize) -> f64 {
     match dtype {
         Dtype::Fp8E4m3 => decode_e4m3(bytes[i]) * f64::from(scale),
-        _ => half::bf16::from_bits(u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]])).to_f64(),
+        _ => crate::half16::bf16_to_f64(crate::half16::le_u16_at(bytes, i)),
     }
 }
 
@@ -454,7 +454,7 @@ mod tests {
         // 0x38 is 1.0, 0xB0 is −0.5 in e4m3.
         assert_eq!(host_value(&[0x38, 0xB0], Dtype::Fp8E4m3, 0.25, 1), -0.125);
         assert_eq!(host_value(&[0x38], Dtype::Fp8E4m3, 0.5, 0), 0.5);
-        let bf = half::bf16::from_f32(-3.0).to_bits().to_le_bytes();
+        let bf = crate::half16::bf16_from_f32(-3.0).to_le_bytes();
         assert_eq!(host_value(&bf, Dtype::Bf16, 0.5, 0), -3.0);
         assert!(lt_type(Dtype::Fp8E4m3).is_some() && lt_type(Dtype::Bf16).is_some());
         assert!(lt_type(Dtype::F32).is_none());
@@ -481,7 +481,7 @@ mod tests {
                 let dot: f64 = (0..k)
                     .map(|l| v(&x, FP8_SCALE_X, i * k + l) * v(&w, FP8_SCALE_W, j * k + l))
                     .sum();
-                half::bf16::from_f64(dot).to_bits().to_le_bytes()
+                crate::half16::bf16_from_f64(dot).to_le_bytes()
             })
             .collect();
         let positions = sample_positions(m, n, 15, 1);

@@ -3,7 +3,7 @@
 //! `add`, `sum`) computed in f64 from the same rounded inputs, and the pairs compared under
 //! `pitwall_schema::check`'s per-type rule.
 
-use half::{bf16, f16};
+use crate::half16::{bf16_from_f64, bf16_to_f64, f16_from_f64, f16_to_f64};
 
 use crate::check::{Compared, dot_scale};
 use crate::manifest::{ElemType, HostOp};
@@ -21,11 +21,11 @@ pub fn decode(elem: ElemType, bytes: &[u8]) -> Vec<f64> {
             .collect(),
         ElemType::F16 => bytes
             .chunks_exact(2)
-            .map(|c| f16::from_le_bytes([c[0], c[1]]).to_f64())
+            .map(|c| f16_to_f64(u16::from_le_bytes([c[0], c[1]])))
             .collect(),
         ElemType::Bf16 => bytes
             .chunks_exact(2)
-            .map(|c| bf16::from_le_bytes([c[0], c[1]]).to_f64())
+            .map(|c| bf16_to_f64(u16::from_le_bytes([c[0], c[1]])))
             .collect(),
     }
 }
@@ -35,8 +35,8 @@ pub fn encode_const(elem: ElemType, value: f64, count: usize) -> Vec<u8> {
     let one: Vec<u8> = match elem {
         ElemType::F64 => value.to_le_bytes().to_vec(),
         ElemType::F32 => (value as f32).to_le_bytes().to_vec(),
-        ElemType::F16 => f16::from_f64(value).to_le_bytes().to_vec(),
-        ElemType::Bf16 => bf16::from_f64(value).to_le_bytes().to_vec(),
+        ElemType::F16 => f16_from_f64(value).to_le_bytes().to_vec(),
+        ElemType::Bf16 => bf16_from_f64(value).to_le_bytes().to_vec(),
     };
     one.repeat(count)
 }
@@ -139,7 +139,7 @@ mod tests {
         }
         // Rounded as the device would store it.
         let third = decode(ElemType::Bf16, &encode_const(ElemType::Bf16, 1.0 / 3.0, 1))[0];
-        assert_eq!(third, bf16::from_f64(1.0 / 3.0).to_f64());
+        assert_eq!(third, bf16_to_f64(bf16_from_f64(1.0 / 3.0)));
         assert_eq!(encode_const(ElemType::F32, 2.0, 4).len(), 16);
         assert_eq!(random_entry(ElemType::F16), "random_uniform_f16");
     }
