@@ -121,15 +121,9 @@ impl Repo {
         };
         let author = commit.author();
         let when = author.when();
-        let date = jiff::Timestamp::from_second(when.seconds())
-            .map(|t| {
-                t.to_zoned(jiff::tz::TimeZone::fixed(
-                    jiff::tz::Offset::from_seconds(when.offset_minutes() * 60)
-                        .unwrap_or(jiff::tz::Offset::UTC),
-                ))
-                .strftime("%Y-%m-%dT%H:%M:%S%:z")
-                .to_string()
-            })
+        // At the author's own offset; one git cannot express is shown in UTC.
+        let date = pitwall_schema::time::rfc3339_at_offset(when.seconds(), when.offset_minutes())
+            .or_else(|| pitwall_schema::time::rfc3339_at_offset(when.seconds(), 0))
             .unwrap_or_default();
         Ok(ResolvedCommit {
             rev: rev.to_string(),

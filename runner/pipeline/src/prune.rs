@@ -5,7 +5,7 @@
 //! finishes the job.
 
 use pitwall_analysis::history::summarize;
-use pitwall_schema::SampleSummary;
+use pitwall_schema::{SampleSummary, UnixTime};
 use pitwall_store::{Store, StoreError};
 
 /// What to prune.
@@ -54,12 +54,12 @@ pub enum PruneError {
     Store(#[from] StoreError),
 }
 
-fn instant(text: &str) -> Option<jiff::Timestamp> {
-    text.parse().ok()
+fn instant(text: &str) -> Option<UnixTime> {
+    UnixTime::parse(text)
 }
 
 /// The instant `days` before `now`.
-fn cutoff(days: u32, now: &str) -> Result<jiff::Timestamp, PruneError> {
+fn cutoff(days: u32, now: &str) -> Result<UnixTime, PruneError> {
     let err = |reason: String| PruneError::Cutoff {
         days,
         now: now.to_string(),
@@ -67,8 +67,8 @@ fn cutoff(days: u32, now: &str) -> Result<jiff::Timestamp, PruneError> {
     };
     let now_ts = instant(now).ok_or_else(|| err("not an RFC 3339 time".into()))?;
     now_ts
-        .checked_sub(jiff::SignedDuration::from_secs(i64::from(days) * 86_400))
-        .map_err(|e| err(e.to_string()))
+        .checked_sub_secs(i64::from(days) * 86_400)
+        .ok_or_else(|| err("that is before year 0000".into()))
 }
 
 /// Prunes every run that started before `days` before `now`, one run per transaction.

@@ -33,8 +33,10 @@ fn result(level: f64) -> BenchmarkResult {
 /// A run started `day` days and an hour before NOW, at a level that steps up by 20% in the
 /// last ten days.
 fn run(day: u32) -> Run {
-    let now: jiff::Timestamp = NOW.parse().unwrap();
-    let at = now - jiff::SignedDuration::from_secs(i64::from(day) * 86_400 + 3_600);
+    let now = pitwall_schema::UnixTime::parse(NOW).unwrap();
+    let at = now
+        .checked_sub_secs(i64::from(day) * 86_400 + 3_600)
+        .unwrap();
     let started = format!("{at}");
     let results = vec![result(if day < 10 { 120.0 } else { 100.0 })];
     Run {

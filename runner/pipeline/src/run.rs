@@ -264,6 +264,5 @@ pub fn failed_build_run(config: &Config, target: &Target, error: &RunError) -> R
 
 /// Current UTC time, RFC 3339 with microseconds.
 pub fn now_rfc3339() -> String {
-    let ts = jiff::Timestamp::now();
-    format!("{:.6}", ts)
+    pitwall_schema::time::now_rfc3339()
 }

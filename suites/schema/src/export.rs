@@ -6,6 +6,7 @@ use serde::de::{Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
 
 use crate::schema::{ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4};
+use crate::time::UnixTime;
 
 /// The versioned export document (`pitwall export` / `pitwall import`).
 ///
@@ -257,7 +258,7 @@ impl Run {
                 )));
             }
         }
-        if utc_instant(&self.finished_at) < utc_instant(&self.started_at) {
+        if UnixTime::parse(&self.finished_at) < UnixTime::parse(&self.started_at) {
             return Err(bad(format!(
                 "finished_at `{}` is before started_at `{}`",
                 self.finished_at, self.started_at
@@ -345,70 +346,11 @@ fn bad_summary(
 /// `YYYY-MM-DDTHH:MM:SS[.fraction]Z`: the form pitwall writes. Stores order runs by this text,
 /// which is time order only in UTC with this layout, so other forms are refused on import.
 pub fn is_utc_rfc3339(s: &str) -> bool {
-    let b = s.as_bytes();
-    let digits = |r: std::ops::Range<usize>| -> Option<u32> {
-        let part = s.get(r)?;
-        (!part.is_empty() && part.bytes().all(|c| c.is_ascii_digit()))
-            .then(|| part.parse().ok())
-            .flatten()
-    };
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
-        return false;
-    }
-    if b[16] != b':' || *b.last().unwrap_or(&0) != b'Z' {
-        return false;
-    }
-    let fields = (
-        digits(0..4),
-        digits(5..7),
-        digits(8..10),
-        digits(11..13),
-        digits(14..16),
-        digits(17..19),
-    );
-    let (Some(_), Some(mo), Some(d), Some(h), Some(mi), Some(sec)) = fields else {
-        return false;
-    };
-    let frac = &s[19..s.len() - 1];
-    let frac_ok = frac.is_empty()
-        || (frac.len() > 1
-            && frac.starts_with('.')
-            && frac[1..].bytes().all(|c| c.is_ascii_digit()));
-    let Some(y) = digits(0..4) else {
-        return false;
-    };
-    (1..=12).contains(&mo)
-        && (1..=days_in_month(y, mo)).contains(&d)
-        && h < 24
-        && mi < 60
-        && sec <= 60
-        && frac_ok
+    s.as_bytes().get(10) == Some(&b'T') && s.ends_with('Z') && UnixTime::parse(s).is_some()
 }
 
 /// Units whose values are durations and so cannot be negative (as pitwall JSON output checks).
 const TIME_UNITS: [&str; 5] = ["ns", "us", "µs", "ms", "s"];
-
-/// Days in month `mo` (1–12) of year `y` (proleptic Gregorian).
-fn days_in_month(y: u32, mo: u32) -> u32 {
-    match mo {
-        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-/// A valid `is_utc_rfc3339` time as a comparable instant: (date and time digits, fraction).
-/// Texts of one layout compare as text, but a fraction (`.5Z`) and none (`Z`) do not.
-fn utc_instant(s: &str) -> (String, f64) {
-    let whole = s.get(..19).unwrap_or(s).to_string();
-    let frac = s
-        .get(19..s.len().saturating_sub(1))
-        .filter(|f| !f.is_empty())
-        .and_then(|f| format!("0{f}").parse().ok())
-        .unwrap_or(0.0);
-    (whole, frac)
-}
 
 /// Why `id` cannot be a run id, if it cannot: ids name files, URLs and rows, so only letters,
 /// digits, `-`, `_` and `.` (not leading) up to 128 characters.

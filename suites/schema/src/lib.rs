@@ -13,6 +13,7 @@ pub mod manifest;
 pub mod schema;
 pub mod secrets;
 pub mod sections;
+pub mod time;
 pub mod work;
 
 pub use alerts::{Alert, AlertKind, AlertSeries, AlertStatus, AlertUpdate};
@@ -28,3 +29,4 @@ pub use schema::{
 };
 pub use secrets::Redactor;
 pub use sections::Section;
+pub use time::UnixTime;
