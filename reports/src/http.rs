@@ -1,7 +1,10 @@
 //! The one blocking HTTP client of the forges (GitHub, GitLab) and the alert webhook: ureq
 //! with rustls (the ring provider) and the platform's trust store, JSON bodies, a timeout per
 //! request, and answers of any status returned as values. Its errors never carry the URL (a
-//! webhook's URL is a secret) and never the request's headers (they hold tokens).
+//! webhook's URL is a secret) and never the request's headers (they hold tokens). Redirects
+//! are followed only within the same scheme, host and port, with the same headers (GitHub
+//! answers 301 for a renamed repository); one elsewhere is returned as the answer, so no
+//! token (`Authorization`, GitLab's `PRIVATE-TOKEN`) is sent to another host.
 //!
 //! ureq rather than reqwest: the same TLS stack without tokio, hyper, tower and the URL/IDNA
 //! crates, a fifth of the release build's dependency time (docs/PERFORMANCE.md "Build time").
@@ -86,6 +89,11 @@ impl std::fmt::Debug for HttpClient {
     }
 }
 
+/// Redirects followed within one origin before the last answer is returned as it is.
+const MAX_REDIRECTS: usize = 5;
+/// The largest answer read (a page of 100 GitHub comments of 65,536 characters is below it).
+const MAX_BODY_BYTES: u64 = 64 * 1024 * 1024;
+
 /// pitwall's `User-Agent` (GitHub refuses requests without one).
 const USER_AGENT: &str = concat!("pitwall/", env!("CARGO_PKG_VERSION"));
 
@@ -105,6 +113,7 @@ impl HttpClient {
             .build();
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
+            .max_redirects(0)
             .timeout_global(Some(timeout))
             .user_agent(USER_AGENT)
             .tls_config(tls)
@@ -113,8 +122,38 @@ impl HttpClient {
         Ok(Self { agent, headers })
     }
 
-    /// Sends one request, with `body` as JSON when given, and reads the whole answer.
+    /// Sends one request, with `body` as JSON when given, follows redirects within the URL's
+    /// origin, and reads the whole answer.
     pub fn send(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<HttpResponse, HttpError> {
+        let (mut method, mut url, mut body) = (method, url.to_string(), body);
+        for _ in 0..MAX_REDIRECTS {
+            let answer = self.send_once(method, &url, body)?;
+            let next = match answer.status {
+                301 | 302 | 303 | 307 | 308 => answer
+                    .header("location")
+                    .and_then(|location| same_origin_target(&url, location)),
+                _ => None,
+            };
+            let Some(next) = next else {
+                return Ok(answer);
+            };
+            // 303, and 301/302 after a POST as browsers and curl do, continue as a GET.
+            if answer.status == 303
+                || (matches!(answer.status, 301 | 302) && method == Method::Post)
+            {
+                (method, body) = (Method::Get, None);
+            }
+            url = next;
+        }
+        self.send_once(method, &url, body)
+    }
+
+    fn send_once(
         &self,
         method: Method,
         url: &str,
@@ -126,7 +165,7 @@ impl HttpClient {
                     Method::Get => self.agent.get(url),
                     // Bodiless writes are not made by pitwall; send an empty JSON object.
                     Method::Post | Method::Patch | Method::Put => {
-                        return self.send(method, url, Some(&serde_json::json!({})));
+                        return self.send_once(method, url, Some(&serde_json::json!({})));
                     }
                 };
                 for (name, value) in &self.headers {
@@ -136,7 +175,7 @@ impl HttpClient {
             }
             Some(json) => {
                 let mut rb = match method {
-                    Method::Get => return self.send(method, url, None),
+                    Method::Get => return self.send_once(method, url, None),
                     Method::Post => self.agent.post(url),
                     Method::Patch => self.agent.patch(url),
                     Method::Put => self.agent.put(url),
@@ -162,6 +201,8 @@ impl HttpClient {
             .collect();
         let body = answer
             .body_mut()
+            .with_config()
+            .limit(MAX_BODY_BYTES)
             .read_to_string()
             .map_err(HttpError::from_ureq)?;
         Ok(HttpResponse {
@@ -172,50 +213,96 @@ impl HttpClient {
     }
 }
 
+/// `scheme://host[:port]` of an absolute http(s) URL, lowercase.
+fn origin(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let scheme = scheme.to_ascii_lowercase();
+    (matches!(scheme.as_str(), "http" | "https") && !authority.is_empty())
+        .then(|| format!("{scheme}://{}", authority.to_ascii_lowercase()))
+}
+
+/// Where a `Location` from `url` leads, when that is the same origin: an absolute URL with
+/// `url`'s scheme, host and port, or a path starting with `/`. `None` for anything else.
+fn same_origin_target(url: &str, location: &str) -> Option<String> {
+    let from = origin(url)?;
+    if location.starts_with('/') && !location.starts_with("//") {
+        return Some(format!("{from}{location}"));
+    }
+    (origin(location)? == from).then(|| location.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::{Read, Write};
     use std::net::TcpListener;
 
-    /// A one-shot server answering `status` with a header and a body; returns the URL and
-    /// the request it received.
-    fn serve_once(status: &str) -> (String, std::thread::JoinHandle<String>) {
+    /// A server answering one connection per answer, each `status` plus extra header lines,
+    /// with a small JSON body; returns the URL (path `/x/SECRET-PATH`) and the requests it got.
+    fn serve(answers: Vec<(&str, &str)>) -> (String, std::thread::JoinHandle<Vec<String>>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/x/SECRET-PATH", listener.local_addr().unwrap());
-        let status = status.to_string();
+        let answers: Vec<(String, String)> = answers
+            .into_iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
         let handle = std::thread::spawn(move || {
-            let (mut s, _) = listener.accept().unwrap();
-            let mut buf = vec![0u8; 65536];
-            let mut got = Vec::new();
-            loop {
-                let n = s.read(&mut buf).unwrap();
-                got.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&got);
-                if let Some(end) = text.find("\r\n\r\n") {
-                    let len = text[..end]
-                        .lines()
-                        .find_map(|l| {
-                            let (k, v) = l.split_once(':')?;
-                            k.eq_ignore_ascii_case("content-length")
-                                .then(|| v.trim().parse::<usize>().ok())?
-                        })
-                        .unwrap_or(0);
-                    if got.len() >= end + 4 + len || n == 0 {
-                        break;
-                    }
-                }
+            let mut requests = Vec::new();
+            for (status, extra) in answers {
+                let (mut s, _) = listener.accept().unwrap();
+                requests.push(read_request(&mut s));
+                let body = "{\"ok\":true}";
+                write!(
+                    s,
+                    "HTTP/1.1 {status}\r\nX-RateLimit-Remaining: 0\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .unwrap();
             }
-            let body = "{\"ok\":true}";
-            write!(
-                s,
-                "HTTP/1.1 {status}\r\nX-RateLimit-Remaining: 0\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            )
-            .unwrap();
-            String::from_utf8_lossy(&got).to_string()
+            requests
         });
         (url, handle)
+    }
+
+    fn serve_once(status: &str) -> (String, std::thread::JoinHandle<Vec<String>>) {
+        serve(vec![(status, "")])
+    }
+
+    /// One request, headers and body (by its content-length).
+    fn read_request(s: &mut std::net::TcpStream) -> String {
+        let mut buf = vec![0u8; 65536];
+        let mut got = Vec::new();
+        loop {
+            let n = s.read(&mut buf).unwrap();
+            got.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&got);
+            if let Some(end) = text.find("\r\n\r\n") {
+                let len = text[..end]
+                    .lines()
+                    .find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.eq_ignore_ascii_case("content-length")
+                            .then(|| v.trim().parse::<usize>().ok())?
+                    })
+                    .unwrap_or(0);
+                if got.len() >= end + 4 + len || n == 0 {
+                    break;
+                }
+            }
+        }
+        String::from_utf8_lossy(&got).to_string()
+    }
+
+    fn client() -> HttpClient {
+        HttpClient::new(
+            vec![
+                ("authorization", "Bearer t0k".to_string()),
+                ("private-token", "p4t".to_string()),
+            ],
+            Duration::from_secs(10),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -237,7 +324,7 @@ mod tests {
         assert!(!answer.is_success());
         assert_eq!(answer.header("x-ratelimit-remaining"), Some("0"));
         assert_eq!(answer.body, "{\"ok\":true}");
-        let request = server.join().unwrap().to_ascii_lowercase();
+        let request = server.join().unwrap().remove(0).to_ascii_lowercase();
         assert!(
             request.starts_with("patch /x/secret-path http/1.1"),
             "{request}"
@@ -274,5 +361,86 @@ mod tests {
             HttpClient::new(vec![("x", "a\nb".into())], Duration::from_secs(1)),
             Err(HttpError::BadHeader)
         ));
+    }
+
+    #[test]
+    fn follows_redirects_within_the_origin_with_the_same_headers() {
+        let (url, server) = serve(vec![
+            (
+                "301 Moved Permanently",
+                "location: /repositories/7/issues\r\n",
+            ),
+            ("200 OK", ""),
+        ]);
+        let answer = client().send(Method::Get, &url, None).unwrap();
+        assert_eq!(answer.status, 200);
+        let requests = server.join().unwrap();
+        assert!(
+            requests[1].starts_with("GET /repositories/7/issues "),
+            "{requests:?}"
+        );
+        for r in &requests {
+            let r = r.to_ascii_lowercase();
+            assert!(
+                r.contains("authorization: bearer t0k") && r.contains("private-token: p4t"),
+                "{r}"
+            );
+        }
+        // 303 after a POST continues as a GET, without the body.
+        let (url, server) = serve(vec![
+            ("303 See Other", "location: /done\r\n"),
+            ("200 OK", ""),
+        ]);
+        let answer = client()
+            .send(Method::Post, &url, Some(&serde_json::json!({"body": "x"})))
+            .unwrap();
+        assert_eq!(answer.status, 200);
+        let requests = server.join().unwrap();
+        assert!(
+            requests[1].starts_with("GET /done ") && !requests[1].contains("\"body\""),
+            "{requests:?}"
+        );
+    }
+
+    #[test]
+    fn never_follows_a_redirect_to_another_host_or_port() {
+        let elsewhere = TcpListener::bind("127.0.0.1:0").unwrap();
+        elsewhere.set_nonblocking(true).unwrap();
+        let steal = format!("http://{}/steal", elsewhere.local_addr().unwrap());
+        let location = format!("location: {steal}\r\n");
+        let (url, server) = serve(vec![("302 Found", location.as_str())]);
+        let answer = client().send(Method::Get, &url, None).unwrap();
+        assert_eq!(answer.status, 302);
+        assert_eq!(server.join().unwrap().len(), 1);
+        assert_eq!(
+            elsewhere.accept().map(|_| ()).unwrap_err().kind(),
+            std::io::ErrorKind::WouldBlock,
+            "the other port was contacted"
+        );
+    }
+
+    #[test]
+    fn redirect_targets_must_share_scheme_host_and_port() {
+        let from = "https://api.github.com/repos/o/r/issues?page=2";
+        let same = |l| same_origin_target(from, l);
+        assert_eq!(
+            same("/repositories/1/issues").as_deref(),
+            Some("https://api.github.com/repositories/1/issues")
+        );
+        assert_eq!(
+            same("HTTPS://API.github.com/x").as_deref(),
+            Some("HTTPS://API.github.com/x")
+        );
+        for other in [
+            "http://api.github.com/x",
+            "https://api.github.com:8443/x",
+            "https://evil.example/x",
+            "https://api.github.com.evil.example/x",
+            "//evil.example/x",
+            "relative/path",
+            "",
+        ] {
+            assert_eq!(same(other), None, "{other}");
+        }
     }
 }
