@@ -130,9 +130,13 @@ fn run_rank0(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
     let outcome = measure_commits(&m, store.as_mut(), &request);
     console.finish();
     let outcome = outcome.map_err(|e| {
-        if let pitwall_pipeline::measure::MeasureError::NothingRan { skipped, .. } = &e {
+        // The progress output showed each skip as it happened, except under --quiet: then
+        // the reasons come here, before the error, so the refusal still says why.
+        if let pitwall_pipeline::measure::MeasureError::NothingRan { skipped, .. } = &e
+            && g.quiet
+        {
             for s in skipped {
-                eprintln!("{s}");
+                eprintln!("{}", pitwall_reports::table::escape_controls(s));
             }
         }
         Failure::of_measure(e)
