@@ -11,7 +11,9 @@
 
 use std::collections::BTreeMap;
 
-use pitwall_schema::{BenchmarkResult, Direction, Fingerprint, ResultStatus, Run, RunStatus, Unit};
+use pitwall_schema::{
+    BenchmarkResult, Direction, Fingerprint, ResultStatus, Run, RunStatus, Unit, UnixTime,
+};
 use pitwall_store::{SqliteStore, Store};
 
 /// Deterministic noise in [-1, 1) (a multiplicative hash; no dependency needed).
@@ -62,7 +64,13 @@ fn main() {
     let started = std::time::Instant::now();
     for i in first..first + runs {
         let secs = 1_700_000_000 + i * 3_600;
-        let at = utc_text(secs); // one run an hour
+        // One run an hour.
+        let at = UnixTime {
+            secs: secs as i64,
+            nanos: 0,
+        }
+        .to_rfc3339(0)
+        .expect("a time within years 0000-9999");
         let results: Vec<BenchmarkResult> = (0..measures)
             .map(|m| result(i, m, samples, m == 0 && i >= 5_000))
             .collect();
@@ -88,25 +96,4 @@ fn main() {
             eprintln!("{} runs in {:.0?}", i + 1, started.elapsed());
         }
     }
-}
-
-/// `YYYY-MM-DDTHH:MM:SSZ` for seconds since the Unix epoch (Hinnant's civil-from-days).
-fn utc_text(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
 }
