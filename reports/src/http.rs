@@ -98,6 +98,23 @@ const MAX_BODY_BYTES: u64 = 64 * 1024 * 1024;
 const USER_AGENT: &str = concat!("pitwall/", env!("CARGO_PKG_VERSION"));
 
 impl HttpClient {
+    fn with_headers<B>(&self, mut rb: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        for (name, value) in &self.headers {
+            rb = rb.header(*name, value.as_str());
+        }
+        rb
+    }
+
+    fn send_json(
+        &self,
+        rb: ureq::RequestBuilder<ureq::typestate::WithBody>,
+        json: String,
+    ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+        self.with_headers(rb)
+            .header("content-type", "application/json")
+            .send(json)
+    }
+
     /// A client sending `headers` with every request; `timeout` bounds each request whole
     /// (connect, send, answer). Proxies come from the usual environment variables.
     pub fn new(headers: Vec<(&'static str, String)>, timeout: Duration) -> Result<Self, HttpError> {
@@ -131,10 +148,11 @@ impl HttpClient {
         body: Option<&serde_json::Value>,
     ) -> Result<HttpResponse, HttpError> {
         let (mut method, mut url, mut body) = (method, url.to_string(), body);
-        for _ in 0..MAX_REDIRECTS {
+        let mut redirects = 0;
+        loop {
             let answer = self.send_once(method, &url, body)?;
             let next = match answer.status {
-                301 | 302 | 303 | 307 | 308 => answer
+                301 | 302 | 303 | 307 | 308 if redirects < MAX_REDIRECTS => answer
                     .header("location")
                     .and_then(|location| same_origin_target(&url, location)),
                 _ => None,
@@ -149,43 +167,23 @@ impl HttpClient {
                 (method, body) = (Method::Get, None);
             }
             url = next;
+            redirects += 1;
         }
-        self.send_once(method, &url, body)
     }
 
+    /// One request: a GET without a body, a write with `body` as JSON (`{}` when none).
     fn send_once(
         &self,
         method: Method,
         url: &str,
         body: Option<&serde_json::Value>,
     ) -> Result<HttpResponse, HttpError> {
-        let answer = match body {
-            None => {
-                let mut rb = match method {
-                    Method::Get => self.agent.get(url),
-                    // Bodiless writes are not made by pitwall; send an empty JSON object.
-                    Method::Post | Method::Patch | Method::Put => {
-                        return self.send_once(method, url, Some(&serde_json::json!({})));
-                    }
-                };
-                for (name, value) in &self.headers {
-                    rb = rb.header(*name, value.as_str());
-                }
-                rb.call()
-            }
-            Some(json) => {
-                let mut rb = match method {
-                    Method::Get => return self.send_once(method, url, None),
-                    Method::Post => self.agent.post(url),
-                    Method::Patch => self.agent.patch(url),
-                    Method::Put => self.agent.put(url),
-                };
-                for (name, value) in &self.headers {
-                    rb = rb.header(*name, value.as_str());
-                }
-                rb.header("content-type", "application/json")
-                    .send(json.to_string())
-            }
+        let json = || body.map_or_else(|| "{}".to_string(), ToString::to_string);
+        let answer = match method {
+            Method::Get => self.with_headers(self.agent.get(url)).call(),
+            Method::Post => self.send_json(self.agent.post(url), json()),
+            Method::Patch => self.send_json(self.agent.patch(url), json()),
+            Method::Put => self.send_json(self.agent.put(url), json()),
         };
         let mut answer = answer.map_err(HttpError::from_ureq)?;
         let status = answer.status().as_u16();

@@ -54,10 +54,6 @@ pub enum PruneError {
     Store(#[from] StoreError),
 }
 
-fn instant(text: &str) -> Option<UnixTime> {
-    UnixTime::parse(text)
-}
-
 /// The instant `days` before `now`.
 fn cutoff(days: u32, now: &str) -> Result<UnixTime, PruneError> {
     let err = |reason: String| PruneError::Cutoff {
@@ -65,7 +61,7 @@ fn cutoff(days: u32, now: &str) -> Result<UnixTime, PruneError> {
         now: now.to_string(),
         reason,
     };
-    let now_ts = instant(now).ok_or_else(|| err("not an RFC 3339 time".into()))?;
+    let now_ts = UnixTime::parse(now).ok_or_else(|| err("not an RFC 3339 time".into()))?;
     now_ts
         .checked_sub_secs(i64::from(days) * 86_400)
         .ok_or_else(|| err("that is before year 0000".into()))
@@ -80,7 +76,7 @@ pub fn prune(request: &PruneRequest, store: &mut dyn Store) -> Result<PruneOutco
         ..PruneOutcome::default()
     };
     for summary in store.list_runs(None)? {
-        let started = instant(&summary.started_at).ok_or_else(|| PruneError::BadTime {
+        let started = UnixTime::parse(&summary.started_at).ok_or_else(|| PruneError::BadTime {
             id: summary.id.clone(),
             started_at: summary.started_at.clone(),
         })?;

@@ -262,7 +262,5 @@ pub fn failed_build_run(config: &Config, target: &Target, error: &RunError) -> R
     run
 }
 
-/// Current UTC time, RFC 3339 with microseconds.
-pub fn now_rfc3339() -> String {
-    pitwall_schema::time::now_rfc3339()
-}
+/// Current UTC time, RFC 3339 with microseconds (the form every stored time has).
+pub use pitwall_schema::time::now_rfc3339;

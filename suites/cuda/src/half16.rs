@@ -2,8 +2,9 @@
 //! kernels' references read and write, converted exactly (round to nearest, ties to even).
 //!
 //! Written here rather than taken from the `half` crate, which brought zerocopy into the
-//! release build for a dozen conversions (docs/PERFORMANCE.md "Build time"); the tests check
-//! every 16-bit pattern and a million values against `half`. Formats: IEEE 754-2008 binary16
+//! release build for a dozen conversions (docs/PERFORMANCE.md "Build time"). The tests check
+//! every 16-bit pattern against `half`, and a million values against the rounding rule itself
+//! (`half`'s own f64 conversions round twice, through f32). Formats: IEEE 754-2008 binary16
 //! (5 exponent bits, 10 mantissa bits) and bfloat16 (the top half of binary32: 8 and 7).
 
 /// A binary floating-point format of 16 bits: sign, `exp_bits`, `mant_bits`.

@@ -120,15 +120,11 @@ impl UnixTime {
 
 impl fmt::Display for UnixTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let digits = if self.nanos == 0 {
-            0
-        } else {
-            9 - format!("{:09}", self.nanos)
-                .bytes()
-                .rev()
-                .take_while(|&c| c == b'0')
-                .count()
-        };
+        // The fraction's digits without its trailing zeros.
+        let (mut digits, mut rest) = (9, self.nanos);
+        while digits > 0 && rest % 10 == 0 {
+            (digits, rest) = (digits - 1, rest / 10);
+        }
         match self.to_rfc3339(digits) {
             Some(text) => f.write_str(&text),
             None => write!(f, "{}s since 1970-01-01T00:00:00Z", self.secs),
@@ -173,7 +169,7 @@ fn civil_text(secs: i64) -> Option<String> {
 }
 
 /// Days in month `mo` (1–12) of year `y` (proleptic Gregorian).
-pub fn days_in_month(y: i64, mo: u32) -> u32 {
+fn days_in_month(y: i64, mo: u32) -> u32 {
     match mo {
         2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
         2 => 28,
