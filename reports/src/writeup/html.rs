@@ -10,7 +10,7 @@ use pitwall_analysis::writeup::{LedgerGroup, SuiteSummary, Writeup};
 
 use super::{
     LEDGER_COLUMNS, RUNNER_COLUMNS, chart_range, interval, ledger_commits, ledger_heading,
-    ledger_row, methodology_items, runner_row, short, signed_pct, timeline,
+    ledger_row, methodology_items, plural, runner_row, short, signed_pct, timeline,
 };
 use crate::html::esc as e;
 
@@ -62,10 +62,6 @@ fn class_of(speedup: f64) -> &'static str {
     } else {
         "same"
     }
-}
-
-fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
-    if n == 1 { one } else { many }
 }
 
 fn summary(out: &mut String, w: &Writeup) {

@@ -9,7 +9,7 @@ use pitwall_analysis::writeup::{BenchChange, LedgerGroup, SuiteSummary, Writeup}
 
 use super::{
     LEDGER_COLUMNS, RUNNER_COLUMNS, day, interval, ledger_commits, ledger_heading, ledger_row,
-    methodology_items, runner_row, short, signed_pct, text_sparkline, timeline,
+    methodology_items, plural, runner_row, short, signed_pct, text_sparkline, timeline,
 };
 use crate::github::escape_text as e;
 
@@ -27,22 +27,18 @@ pub fn render_markdown(w: &Writeup) -> String {
         "Branch {}: {} history run{} with commits in the period, {} change point{} or alert{} in the ledger, {} environment change{}. Drafted by pitwall from its stored history.\n",
         e(&w.branch),
         w.runs_in_period,
-        plural(w.runs_in_period),
+        plural(w.runs_in_period, "", "s"),
         w.ledger.len(),
-        plural(w.ledger.len()),
-        plural(w.ledger.len()),
+        plural(w.ledger.len(), "", "s"),
+        plural(w.ledger.len(), "", "s"),
         w.env_changes.len(),
-        plural(w.env_changes.len()),
+        plural(w.env_changes.len(), "", "s"),
     );
     summary(&mut out, w);
     ledger(&mut out, w);
     environment(&mut out, w);
     methodology(&mut out, w);
     out
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 fn summary(out: &mut String, w: &Writeup) {
@@ -216,7 +212,7 @@ fn environment(out: &mut String, w: &Writeup) {
                 "- {date} · change · {}: {} benchmark{}, largest {}",
                 e(short(&g.first_bad)),
                 g.entries.len(),
-                plural(g.entries.len()),
+                plural(g.entries.len(), "", "s"),
                 g.entries
                     .first()
                     .map_or("n/a".into(), |x| signed_pct(x.rel_change))

@@ -147,6 +147,11 @@ fn ledger_row(x: &LedgerEntry, esc: Escape) -> [String; 8] {
 const SHORT_SHA: usize = 10;
 
 /// A signed percentage with one decimal (`+4.2%`, `-10.0%`).
+/// `one` for one, `many` otherwise (`plural(n, "entry", "entries")`, `plural(n, "", "s")`).
+fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 { one } else { many }
+}
+
 fn signed_pct(fraction: f64) -> String {
     if !fraction.is_finite() {
         return "n/a".into();
