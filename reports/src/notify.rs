@@ -20,6 +20,33 @@ pub enum NotifyError {
     Send(#[source] crate::http::HttpError),
     #[error("alert webhook: answered HTTP {status}{body} (hint: check the webhook URL)")]
     Status { status: u16, body: String },
+    #[error(
+        "alert webhook: ${variable} is not an http:// or https:// URL with a host (accepted: \
+         http(s)://HOST[:PORT]/PATH; hint: set it to the chat's incoming-webhook URL)"
+    )]
+    NotHttpUrl { variable: String },
+}
+
+/// Whether `url` is an absolute `http://` or `https://` URL with a host: the only webhooks
+/// pitwall posts to. Anything else (`file://`, a bare word, a URL with spaces or control
+/// characters) is refused before a client is built, naming the variable, never the value.
+pub fn check_webhook_url(url: &str, variable: &str) -> Result<(), NotifyError> {
+    let lower = url.to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"));
+    let host = rest
+        .map(|r| r.split(['/', '?', '#']).next().unwrap_or(""))
+        .map(|authority| authority.rsplit('@').next().unwrap_or(""))
+        .unwrap_or("");
+    let host_name = host.split(':').next().unwrap_or("");
+    let clean = !url.chars().any(|c| c.is_whitespace() || c.is_control());
+    if host_name.is_empty() || !clean {
+        return Err(NotifyError::NotHttpUrl {
+            variable: variable.to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// Text for Slack's `text` field: `&`, `<` and `>` escaped as Slack asks
@@ -306,6 +333,37 @@ mod tests {
             String::from_utf8(body).unwrap()
         });
         (url, handle)
+    }
+
+    #[test]
+    fn a_webhook_that_is_not_an_http_url_is_named_by_its_variable() {
+        for bad in [
+            "file:///etc/passwd",
+            "hooks.slack.com/services/SECRET",
+            "https://",
+            "http:///path",
+            "https://host/with space",
+            "ftp://host/x",
+            "SECRET",
+        ] {
+            let err = check_webhook_url(bad, "PITWALL_ALERT_WEBHOOK").unwrap_err();
+            let text = err.to_string();
+            assert!(
+                text.contains("$PITWALL_ALERT_WEBHOOK is not an http:// or https:// URL"),
+                "{bad}: {text}"
+            );
+            assert!(
+                !text.contains("SECRET") && !text.contains("passwd"),
+                "{text}"
+            );
+        }
+        for good in [
+            "https://hooks.slack.com/services/T/B/X",
+            "http://127.0.0.1:8065/hooks/abc",
+            "HTTPS://chat.example.com",
+        ] {
+            check_webhook_url(good, "V").unwrap();
+        }
     }
 
     #[test]

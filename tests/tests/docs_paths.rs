@@ -102,7 +102,10 @@ fn every_repository_path_named_in_the_docs_exists() {
             }
         }
     }
-    assert!(checked > 100, "only {checked} paths found: is the scan broken?");
+    assert!(
+        checked > 100,
+        "only {checked} paths found: is the scan broken?"
+    );
     assert!(
         missing.is_empty(),
         "docs name paths that do not exist:\n{}",
@@ -113,7 +116,9 @@ fn every_repository_path_named_in_the_docs_exists() {
 #[test]
 fn the_scan_finds_paths_and_leaves_out_what_is_not_one() {
     let top = vec!["suites".to_string(), "docs".to_string()];
-    let spans = code_spans("see `suites/cuda/src/lib.rs` and `suites/src/formats/…`\n```\n`docs/x`\n```\n`a/b` `/etc/passwd` `docs/SUITES.md:12` `suites/*/Cargo.toml`");
+    let spans = code_spans(
+        "see `suites/cuda/src/lib.rs` and `suites/src/formats/…`\n```\n`docs/x`\n```\n`a/b` `/etc/passwd` `docs/SUITES.md:12` `suites/*/Cargo.toml`",
+    );
     let found: Vec<String> = spans
         .iter()
         .filter_map(|(_, s)| repository_path(s, &top))

@@ -193,12 +193,16 @@ pub fn announce_alerts(g: &Global, config: &Config, alerts: &[Alert]) {
         .ok()
         .filter(|u| !u.trim().is_empty());
     if let Some(url) = url {
-        let sent = pitwall_reports::notify::post_webhook(
-            url.trim(),
-            project,
-            &open,
-            defaults::ALERT_WEBHOOK_TIMEOUT,
-        );
+        let sent =
+            pitwall_reports::notify::check_webhook_url(url.trim(), &config.alerts.webhook_env)
+                .and_then(|()| {
+                    pitwall_reports::notify::post_webhook(
+                        url.trim(),
+                        project,
+                        &open,
+                        defaults::ALERT_WEBHOOK_TIMEOUT,
+                    )
+                });
         if let Err(e) = sent {
             eprintln!("warning: {e}");
         }

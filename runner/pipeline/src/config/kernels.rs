@@ -59,6 +59,14 @@ impl At<'_, '_> {
     fn expr(&self, span: Range<usize>, key: &str, raw: &RawExpr) -> Result<Expr, ConfigError> {
         match raw {
             RawExpr::Int(v) => Ok(Expr::constant(*v)),
+            RawExpr::Other(v) => Err(self.hint(
+                span,
+                format!(
+                    "key `{key}`: `{}` is not a size (accepted: a whole number ≥ 0, or an expression of n in quotes)",
+                    shown_value(v)
+                ),
+                "for example \"cdiv(n, 256)\" or 4",
+            )),
             RawExpr::Text(t) => Expr::parse(t).map_err(|e| {
                 self.hint(
                     span,
@@ -89,6 +97,19 @@ impl At<'_, '_> {
             out[i] = self.expr(span.clone(), key, e)?;
         }
         Ok(out)
+    }
+}
+
+/// A TOML value as a user wrote it, for an error (short; tables and arrays by their kind).
+fn shown_value(v: &toml::Value) -> String {
+    match v {
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => f.to_string(),
+        toml::Value::Boolean(b) => b.to_string(),
+        toml::Value::String(s) => format!("{s:?}"),
+        toml::Value::Datetime(d) => d.to_string(),
+        toml::Value::Array(_) => "an array".into(),
+        toml::Value::Table(_) => "a table".into(),
     }
 }
 

@@ -113,6 +113,33 @@ fn missing_keys_name_the_suite_and_the_kernel() {
 }
 
 #[test]
+fn a_value_of_the_wrong_type_names_its_key_and_what_is_accepted() {
+    for (bad, shown) in [
+        ("grid = -1", "-1"),
+        ("grid = 1.5", "1.5"),
+        ("grid = [\"n\", -2]", "-2"),
+        ("grid = true", "true"),
+    ] {
+        let e = err_with("grid = \"cdiv(n, 256)\"", bad);
+        assert!(!e.contains("untagged"), "{e}");
+        assert!(
+            e.contains(&format!(
+                "kernel `saxpy`: key `grid`: `{shown}` is not a size (accepted: a whole number"
+            )),
+            "{bad}: {e}"
+        );
+    }
+    let e = err_with(
+        "{ name = \"x\", buffer = \"f32\", count = \"n\" }",
+        "{ name = \"x\", buffer = \"f32\", count = \"n\", init = true }",
+    );
+    assert!(
+        e.contains("init must be \"random\", \"zeros\" or a finite number"),
+        "{e}"
+    );
+}
+
+#[test]
 fn bad_expressions_and_shapes_point_at_their_key() {
     let e = err_with("grid = \"cdiv(n, 256)\"", "grid = \"cdiv(n 256)\"");
     assert!(

@@ -222,20 +222,23 @@ pub struct RawKernel {
     pub flops: Option<Spanned<RawExpr>>,
 }
 
-/// An expression of `n`, or a plain integer.
+/// An expression of `n`, or a plain integer; any other value is kept as `Other`, so the error
+/// names the key and what is accepted instead of serde's "did not match any variant".
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum RawExpr {
     Int(u64),
     Text(String),
+    Other(toml::Value),
 }
 
 /// `grid = "cdiv(n, 256)"` (x only) or `grid = ["n / 32", 4]` (x, y, z; missing ones are 1).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum RawDims {
-    One(RawExpr),
+    // A list first: `RawExpr::Other` takes any value, an array included.
     Many(Vec<RawExpr>),
+    One(RawExpr),
 }
 
 /// One entry of `args`: `{ name, buffer = "f32", count, init, access }` or
@@ -259,6 +262,8 @@ pub enum RawValue {
     Int(i64),
     Float(f64),
     Text(String),
+    /// Anything else (`true`, an array): refused by the key's own rule, which says what fits.
+    Other(toml::Value),
 }
 
 /// `reference = { kernel = "saxpy_ref" }` or `reference = { host = "axpy", a = "a", x = "x",
