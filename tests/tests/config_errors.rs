@@ -145,3 +145,35 @@ fn empty_project_values_and_wall_time_runs_are_refused() {
         assert!(e.contains(msg) && e.contains("hint:"), "{e}");
     }
 }
+
+/// Every mistake of a file that parses, one `error:` line each in file order, with the closest
+/// valid key or value (issue 28, items 2 and 7).
+#[test]
+fn every_mistake_at_once_with_did_you_mean() {
+    let sb = Sandbox::new();
+    sb.write(
+        "pitwall.toml",
+        "[sampling]\ntimout_s = 60\n\n[[suite]]\nname = \"toy\"\nkind = \"command\"\ncommand = \"true\"\nformat = \"pitwal-json\"\n\n[[suite]]\nname = \"slow\"\nkind = \"kernel\"\nwarmup_s = 31536000\ntimeout_s = 10\n",
+    );
+    let e = sb.run(&["run"]).expect(2).stderr();
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(lines.len(), 3, "{e}");
+    assert!(lines.iter().all(|l| l.starts_with("error: ")), "{e}");
+    assert!(
+        lines[0].contains("pitwall.toml:2:1: unknown key `timout_s` in [sampling]"),
+        "{e}"
+    );
+    assert!(lines[0].ends_with("did you mean `timeout_s`?"), "{e}");
+    assert!(
+        lines[1].contains("pitwall.toml:8:10: suite `toy`: format `pitwal-json` is not supported"),
+        "{e}"
+    );
+    assert!(lines[1].ends_with("did you mean `pitwall-json`?"), "{e}");
+    assert!(
+        lines[2].contains(
+            "pitwall.toml:13:1: suite `slow`: warmup_s (31536000 s) is longer than timeout_s (10 s)"
+        ),
+        "{e}"
+    );
+    assert!(!sb.db().exists(), "nothing stored");
+}

@@ -363,8 +363,16 @@ pub fn report(f: Failure) -> ExitCode {
     line.push_str(&kept.join(": "));
     // Known secrets never reach the terminal, whatever an error quotes.
     let redactor = pitwall_pipeline::engine::process_redactor(&[]);
-    let line = escape_controls(&redactor.redact(&line.replace('\n', " ")));
-    eprintln!("{}", cut_long_words(&line, LONGEST_WORD_CHARS));
+    // Several mistakes (a config file's, one per line) are one `error:` line each.
+    for (i, one) in line.split('\n').enumerate() {
+        let one = if i == 0 {
+            one.to_string()
+        } else {
+            format!("error: {one}")
+        };
+        let one = escape_controls(&redactor.redact(&one));
+        eprintln!("{}", cut_long_words(&one, LONGEST_WORD_CHARS));
+    }
     let details: Vec<String> = f.details.iter().map(|d| redactor.redact(d)).collect();
     print_details(&details);
     f.class.code()

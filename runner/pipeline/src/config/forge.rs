@@ -33,7 +33,11 @@ impl Ctx<'_> {
                     return Err(self.at(
                         span,
                         format!("[github] publish: unknown target `{name}`"),
-                        Some("use any of \"check\", \"comment\", \"status\", \"issue\"".into()),
+                        Some(super::keys::did_you_mean(
+                            &name,
+                            ["check", "comment", "status", "issue"],
+                            "use any of \"check\", \"comment\", \"status\", \"issue\"",
+                        )),
                     ));
                 };
                 if !publish.contains(&p) {

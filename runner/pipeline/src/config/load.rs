@@ -8,12 +8,11 @@ use std::path::{Path, PathBuf};
 use pitwall_schema::SuiteKind;
 use toml::Spanned;
 
-use super::model::{
-    CiConfig, Config, MAX_SECONDS, PinPolicy, PinningConfig, Project, Sampling, SuiteConfig,
-    SuiteSpec, Thresholds,
-};
+use super::keys::combine;
+use super::model::{Config, MAX_SECONDS, Project, Sampling, SuiteConfig, SuiteSpec, Thresholds};
 use super::raw::{RawConfig, RawSampling, valid_keys};
 use crate::store::StoreUrl;
+use serde::Deserialize;
 
 /// The file `pitwall run` looks for in the working directory.
 pub const DEFAULT_FILE: &str = "pitwall.toml";
@@ -35,6 +34,28 @@ pub enum ConfigError {
         message: String,
         hint: Option<String>,
     },
+    /// Several mistakes of one file, in file order, one line each.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Many(Vec<ConfigError>),
+}
+
+impl ConfigError {
+    /// Where in the file the (first) mistake is, for ordering: (line, column).
+    pub fn position(&self) -> (usize, usize) {
+        match self {
+            ConfigError::Read { .. } => (0, 0),
+            ConfigError::Invalid { line, column, .. } => (*line, *column),
+            ConfigError::Many(all) => all.first().map_or((0, 0), ConfigError::position),
+        }
+    }
+
+    /// Each mistake on its own.
+    pub fn into_list(self) -> Vec<ConfigError> {
+        match self {
+            ConfigError::Many(all) => all.into_iter().flat_map(ConfigError::into_list).collect(),
+            one => vec![one],
+        }
+    }
 }
 
 /// `pitwall.toml` in `dir`, when there is one.
@@ -57,11 +78,34 @@ pub fn load_file(path: &Path, default_project: &str) -> Result<Config, ConfigErr
     Ok(config)
 }
 
-/// Parses config text; `file` is only used in messages.
+/// Parses config text; `file` is only used in messages. A syntax error stops at the first;
+/// a file that parses gets every mistake reported at once (unknown keys, then the first type
+/// error, else every semantic error).
 pub fn parse_str(text: &str, file: &str, default_project: &str) -> Result<Config, ConfigError> {
     let ctx = Ctx { text, file };
-    let raw: RawConfig = toml::from_str(text).map_err(|e| ctx.toml_error(&e))?;
-    ctx.validate(raw, default_project)
+    let mut table = toml::de::DeTable::parse(text).map_err(|e| ctx.toml_error(&e))?;
+    let mut errors = Vec::new();
+    ctx.strip_unknown_keys(table.get_mut(), "", &mut errors);
+    let raw = match RawConfig::deserialize(toml::de::Deserializer::from(table)) {
+        Ok(raw) => raw,
+        Err(e) => {
+            errors.push(ctx.toml_error(&e));
+            return Err(combine(errors));
+        }
+    };
+    match ctx.validate(raw, default_project) {
+        Ok(config) if errors.is_empty() => Ok(config),
+        Ok(_) => Err(combine(errors)),
+        Err(e) => {
+            errors.extend(e.into_list());
+            Err(combine(errors))
+        }
+    }
+}
+
+/// `r`'s value, or `None` with its error kept in `errors`.
+fn keep<T>(errors: &mut Vec<ConfigError>, r: Result<T, ConfigError>) -> Option<T> {
+    r.map_err(|e| errors.push(e)).ok()
 }
 
 /// The file being validated: its text (for positions) and its name (for messages).
@@ -102,7 +146,7 @@ impl Ctx<'_> {
             .unwrap_or_default()
     }
 
-    fn section_label(section: &str) -> String {
+    pub(super) fn section_label(section: &str) -> String {
         match section {
             "" => "the top level".to_string(),
             "suite" => "[[suite]]".to_string(),
@@ -181,7 +225,10 @@ impl Ctx<'_> {
         self.at(span, message, None)
     }
 
+    /// The typed configuration, or every semantic mistake of the file: each part is checked
+    /// even when an earlier one failed (a failed part counts as its default meanwhile).
     fn validate(&self, raw: RawConfig, default_project: &str) -> Result<Config, ConfigError> {
+        let mut errors: Vec<ConfigError> = Vec::new();
         let project = raw.project.unwrap_or_default();
         for (key, value, hint) in [
             (
@@ -196,11 +243,14 @@ impl Ctx<'_> {
             ),
         ] {
             if let Some(v) = value.as_ref().filter(|v| v.get_ref().trim().is_empty()) {
-                return Err(self.at(
-                    v.span(),
-                    format!("[project] {key} is empty"),
-                    Some(hint.into()),
-                ));
+                keep(
+                    &mut errors,
+                    Err::<(), _>(self.at(
+                        v.span(),
+                        format!("[project] {key} is empty"),
+                        Some(hint.into()),
+                    )),
+                );
             }
         }
         let name = project
@@ -208,131 +258,102 @@ impl Ctx<'_> {
             .map_or_else(|| default_project.to_string(), Spanned::into_inner);
         let store_url = raw.store.and_then(|s| s.url);
         if let Some(url) = &store_url {
-            StoreUrl::parse(url)
-                .map_err(|e| self.at(self.find_key("url"), format!("[store] url: {e}"), None))?;
+            keep(
+                &mut errors,
+                StoreUrl::parse(url)
+                    .map_err(|e| self.at(self.find_key("url"), format!("[store] url: {e}"), None)),
+            );
         }
         let (file_sampling, sampling_span) = match raw.sampling {
             Some(s) => (s.get_ref().clone(), s.span()),
             None => (RawSampling::default(), 0..0),
         };
-        let sampling = self.sampling(
-            crate::defaults::SAMPLING,
-            &file_sampling,
-            sampling_span.clone(),
-            "[sampling]",
-        )?;
-
-        let thresholds = match raw.thresholds.and_then(|t| t.regression_pct) {
-            Some(p) if !(*p.get_ref() > 0.0 && p.get_ref().is_finite()) => {
-                return Err(self.at(
-                    p.span(),
-                    "[thresholds] regression_pct must be a positive number".into(),
-                    None,
-                ));
-            }
-            Some(p) => Thresholds {
-                regression_pct: *p.get_ref(),
-            },
-            None => Thresholds {
-                regression_pct: crate::defaults::REGRESSION_PCT,
-            },
-        };
-
-        let pinning = self.pinning(raw.pinning.unwrap_or_default())?;
-        let github = self.github(raw.github.unwrap_or_default())?;
+        let sampling = keep(
+            &mut errors,
+            self.sampling(
+                crate::defaults::SAMPLING,
+                &file_sampling,
+                sampling_span.clone(),
+                "[sampling]",
+            ),
+        )
+        .unwrap_or(crate::defaults::SAMPLING);
+        let thresholds = keep(&mut errors, self.thresholds(raw.thresholds)).unwrap_or(Thresholds {
+            regression_pct: crate::defaults::REGRESSION_PCT,
+        });
+        let pinning =
+            keep(&mut errors, self.pinning(raw.pinning.unwrap_or_default())).unwrap_or_default();
+        let github =
+            keep(&mut errors, self.github(raw.github.unwrap_or_default())).unwrap_or_default();
         let gitlab = self.gitlab(raw.gitlab.unwrap_or_default());
-        let alerts = self.alerts(raw.alerts.unwrap_or_default())?;
-        let gpu = self.gpu(raw.gpu.unwrap_or_default())?;
-        let testbed = match raw.testbed.and_then(|t| t.name) {
-            Some(n) if n.get_ref().trim().is_empty() => {
-                return Err(self.at(
-                    n.span(),
-                    "[testbed] name must not be empty".to_string(),
-                    Some("leave the key out to use the name derived from host and GPU".into()),
-                ));
-            }
-            Some(n) => Some(pitwall_schema::sanitize_testbed(n.get_ref())),
-            None => None,
-        };
-        let history_branch = match raw.history.and_then(|h| h.branch) {
-            Some(b) if b.get_ref().trim().is_empty() => {
-                return Err(self.at(
-                    b.span(),
-                    "[history] branch must not be empty".to_string(),
-                    None,
-                ));
-            }
-            Some(b) => b.into_inner().trim().to_string(),
-            None => crate::defaults::HISTORY_BRANCH.to_string(),
-        };
-        let raw_ci = raw.ci.unwrap_or_default();
-        let mut ci = CiConfig::default();
-        if let Some(u) = raw_ci.until_decided {
-            ci.until_decided = u;
-        }
-        if let Some(b) = raw_ci.builtin_suites {
-            ci.builtin_suites = b;
-        }
-        if let Some(m) = raw_ci.max_rounds {
-            if *m.get_ref() == 0 {
-                return Err(self.at(
-                    m.span(),
-                    "[ci] max_rounds must be at least 1".to_string(),
-                    None,
-                ));
-            }
-            ci.max_rounds = m.into_inner();
-        }
+        let alerts =
+            keep(&mut errors, self.alerts(raw.alerts.unwrap_or_default())).unwrap_or_default();
+        let gpu = keep(&mut errors, self.gpu(raw.gpu.unwrap_or_default())).unwrap_or_default();
+        let testbed = keep(&mut errors, self.testbed(raw.testbed)).flatten();
+        let history_branch = keep(&mut errors, self.history_branch(raw.history))
+            .unwrap_or_else(|| crate::defaults::HISTORY_BRANCH.to_string());
+        let ci = keep(&mut errors, self.ci(raw.ci.unwrap_or_default())).unwrap_or_default();
+        let backend = keep(&mut errors, self.backend(raw.suites.unwrap_or_default()))
+            .unwrap_or(crate::defaults::BACKEND);
 
-        let suites = if raw.suite.is_empty() {
-            let mut suites = Vec::new();
+        let mut suites = Vec::new();
+        if raw.suite.is_empty() {
             for kind in SuiteKind::ALL {
                 let mut suite = SuiteConfig::builtin(kind);
-                suite.sampling = self.sampling(
-                    suite.sampling,
-                    &file_sampling,
-                    sampling_span.clone(),
-                    "[sampling]",
-                )?;
+                if let Some(s) = keep(
+                    &mut errors,
+                    self.sampling(
+                        suite.sampling,
+                        &file_sampling,
+                        sampling_span.clone(),
+                        "[sampling]",
+                    ),
+                ) {
+                    suite.sampling = s;
+                }
                 suites.push(suite);
             }
-            suites
         } else {
             let mut seen = BTreeSet::new();
-            let mut out = Vec::new();
             for s in raw.suite {
                 let span = s.span();
-                let suite = self.suite(
-                    s.into_inner(),
-                    span.clone(),
-                    &file_sampling,
-                    sampling_span.clone(),
-                )?;
+                let Some(suite) = keep(
+                    &mut errors,
+                    self.suite(
+                        s.into_inner(),
+                        span.clone(),
+                        &file_sampling,
+                        sampling_span.clone(),
+                    ),
+                ) else {
+                    continue;
+                };
                 if !seen.insert(suite.name.clone()) {
-                    return Err(self.at(
-                        span,
-                        format!("duplicate suite name `{}`", suite.name),
-                        Some("give each [[suite]] a unique `name`".into()),
-                    ));
+                    keep(
+                        &mut errors,
+                        Err::<(), _>(self.at(
+                            span,
+                            format!("duplicate suite name `{}`", suite.name),
+                            Some("give each [[suite]] a unique `name`".into()),
+                        )),
+                    );
                 }
-                out.push(suite);
+                suites.push(suite);
             }
-            out
-        };
+        }
+        if !errors.is_empty() {
+            return Err(combine(errors));
+        }
         let token_vars = [
             github.token_env.clone(),
             gitlab.token_env.clone(),
             alerts.webhook_env.clone(),
         ];
-        let suites = suites
-            .into_iter()
-            .map(|mut s| {
-                if let SuiteSpec::Command(c) = &mut s.spec {
-                    c.token_vars = token_vars.to_vec();
-                }
-                s
-            })
-            .collect();
+        for s in &mut suites {
+            if let SuiteSpec::Command(c) = &mut s.spec {
+                c.token_vars = token_vars.to_vec();
+            }
+        }
         Ok(Config {
             source: None,
             project: Project {
@@ -356,7 +377,7 @@ impl Ctx<'_> {
             gpu,
             testbed,
             history_branch,
-            backend: self.backend(raw.suites.unwrap_or_default())?,
+            backend,
             suites,
         })
     }
@@ -427,6 +448,18 @@ impl Ctx<'_> {
         if !pos(s.timeout_s) {
             return bad("timeout_s", "timeout_s must be a positive number", None);
         }
+        if s.warmup_s > s.timeout_s {
+            return bad(
+                "warmup_s",
+                &format!(
+                    "warmup_s ({} s) is longer than timeout_s ({} s)",
+                    s.warmup_s, s.timeout_s
+                ),
+                Some(
+                    "the warm-up runs inside the benchmark's time limit: lower warmup_s or raise timeout_s",
+                ),
+            );
+        }
         for (key, value) in [
             ("warmup_s", s.warmup_s),
             ("max_time_s", s.max_time_s),
@@ -463,63 +496,5 @@ impl Ctx<'_> {
             offset += line.len();
         }
         span
-    }
-
-    fn pinning(&self, p: super::raw::RawPinning) -> Result<PinningConfig, ConfigError> {
-        let policy = match p.policy {
-            None => PinPolicy::Prefer,
-            Some(s) => match s.get_ref().as_str() {
-                "require" => PinPolicy::Require,
-                "prefer" => PinPolicy::Prefer,
-                "off" => PinPolicy::Off,
-                other => {
-                    return Err(self.at(
-                        s.span(),
-                        format!("[pinning] policy `{other}` is not valid"),
-                        Some("use require, prefer or off".into()),
-                    ));
-                }
-            },
-        };
-        let cpus = match p.cpus {
-            Some(c) if c.get_ref().is_empty() => {
-                return Err(self.at(
-                    c.span(),
-                    "[pinning] cpus is empty".into(),
-                    Some("list core ids, e.g. cpus = [2, 3]".into()),
-                ));
-            }
-            Some(c) => Some(c.into_inner()),
-            None => None,
-        };
-        Ok(PinningConfig { policy, cpus })
-    }
-
-    fn gpu(&self, g: super::raw::RawGpu) -> Result<super::model::GpuConfig, ConfigError> {
-        let mut out = super::model::GpuConfig::default();
-        if let Some(d) = g.device {
-            out.device = d;
-        }
-        if let Some(c) = g.clocks {
-            out.clocks = c.get_ref().parse().map_err(|e: String| {
-                let (msg, hint) = e
-                    .split_once("; hint: ")
-                    .map_or((e.clone(), None), |(m, h)| {
-                        (m.to_string(), Some(h.to_string()))
-                    });
-                self.at(c.span(), format!("[gpu] {msg}"), hint)
-            })?;
-        }
-        if let Some(p) = g.monitor_period_ms {
-            if *p.get_ref() == 0 {
-                return Err(self.at(
-                    p.span(),
-                    "[gpu] monitor_period_ms must be at least 1".into(),
-                    None,
-                ));
-            }
-            out.monitor_period_ms = *p.get_ref();
-        }
-        Ok(out)
     }
 }

@@ -3,9 +3,11 @@
 
 mod forge;
 mod kernels;
+mod keys;
 mod load;
 mod model;
 mod raw;
+mod sections;
 mod suite;
 
 pub use load::{ConfigError, DEFAULT_FILE, find_default, load_file, parse_str};

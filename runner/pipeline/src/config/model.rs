@@ -197,6 +197,16 @@ pub struct PinningConfig {
     pub cpus: Option<Vec<u32>>,
 }
 
+impl Default for PinningConfig {
+    /// `[pinning]` left out: pin when possible, on the cores pitwall chooses.
+    fn default() -> Self {
+        PinningConfig {
+            policy: PinPolicy::Prefer,
+            cpus: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GithubConfig {
     pub repo: Option<String>,

@@ -181,8 +181,10 @@ impl RawSuite {
 pub fn valid_keys(section: &str) -> &'static str {
     match section {
         "" => {
-            "project, store, sampling, thresholds, pinning, github, gitlab, ci, report, gpu, testbed, history, suites, suite"
+            "project, store, sampling, thresholds, pinning, github, gitlab, alerts, ci, report, gpu, testbed, history, suites, suite"
         }
+        "alerts" => "webhook_env",
+        "report" => "dir",
         "gpu" => "device, clocks, monitor_period_ms",
         "project" => "name, build, env_pass",
         "store" => "url",
@@ -263,7 +265,7 @@ pub enum RawValue {
     Float(f64),
     Text(String),
     /// Anything else (`true`, an array): refused by the key's own rule, which says what fits.
-    Other(toml::Value),
+    Other(serde::de::IgnoredAny),
 }
 
 /// `reference = { kernel = "saxpy_ref" }` or `reference = { host = "axpy", a = "a", x = "x",

@@ -1,6 +1,7 @@
 //! Validating one `[[suite]]` entry: its kind and name, the keys that apply to that kind, and
 //! its sampling on top of `[sampling]` and the kind's defaults.
 
+use super::keys::did_you_mean;
 use std::ops::Range;
 use std::path::PathBuf;
 
@@ -21,7 +22,11 @@ impl Ctx<'_> {
             self.at(
                 b.span(),
                 format!("[suites] backend `{}` is not known", b.get_ref()),
-                Some("use auto, cuda or cpu".into()),
+                Some(did_you_mean(
+                    b.get_ref().trim(),
+                    ["auto", "cuda", "cpu"],
+                    "use auto, cuda or cpu",
+                )),
             )
         })
     }
@@ -48,7 +53,11 @@ impl Ctx<'_> {
                 self.at(
                     kind.span(),
                     format!("unknown suite kind `{k}`"),
-                    Some(format!("use one of {kinds}")),
+                    Some(did_you_mean(
+                        k,
+                        kinds.split(", "),
+                        &format!("use one of {kinds}"),
+                    )),
                 )
             })?),
         };
@@ -160,7 +169,11 @@ impl Ctx<'_> {
                         self.at(
                             f.span(),
                             format!("{label}: format `{}` is not supported", f.get_ref()),
-                            Some(format!("supported formats: {}", OutputFormat::names())),
+                            Some(did_you_mean(
+                                f.get_ref(),
+                                OutputFormat::names().split(", "),
+                                &format!("supported formats: {}", OutputFormat::names()),
+                            )),
                         )
                     })?,
                 };

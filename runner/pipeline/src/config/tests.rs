@@ -412,3 +412,35 @@ fn builtin_suites_take_a_cache_mode() {
         "{e}"
     );
 }
+
+/// Issue 28: every mistake of a file that parses is reported at once, each with the closest
+/// valid key or value within two edits.
+#[test]
+fn every_mistake_is_reported_at_once_with_did_you_mean() {
+    let e = err(
+        "[sampling]\ntimout_s = 60\n\n[[suite]]\nname = \"x\"\nkind = \"command\"\ncommand = \"true\"\nformat = \"pitwal-json\"\n\n[pinning]\npolicy = \"prefr\"\n",
+    );
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(lines.len(), 3, "{e}");
+    assert!(
+        lines[0].starts_with("pitwall.toml:2:1: unknown key `timout_s` in [sampling]")
+            && lines[0].ends_with("did you mean `timeout_s`?"),
+        "{e}"
+    );
+    assert!(
+        lines[1].starts_with("pitwall.toml:8:10: suite `x`: format `pitwal-json` is not supported")
+            && lines[1].ends_with("did you mean `pitwall-json`?"),
+        "{e}"
+    );
+    assert!(
+        lines[2].contains("[pinning] policy `prefr` is not valid")
+            && lines[2].ends_with("did you mean `prefer`?"),
+        "{e}"
+    );
+    // Nothing close: no suggestion.
+    let e = err("[project]\ncolour = \"red\"\n");
+    assert!(!e.contains("did you mean"), "{e}");
+    // A syntax error still stops at the first.
+    let e = err("[sampling\ntimout_s = 1\n");
+    assert_eq!(e.lines().count(), 1, "{e}");
+}

@@ -1,0 +1,136 @@
+//! The small tables of `pitwall.toml` (`[thresholds]`, `[pinning]`, `[gpu]`, `[testbed]`,
+//! `[history]`, `[ci]`), each validated on its own so one mistake does not hide the next.
+
+use toml::Spanned;
+
+use super::load::{ConfigError, Ctx};
+use super::model::{CiConfig, PinPolicy, PinningConfig, Thresholds};
+use super::raw::{RawCi, RawHistory, RawTestbed, RawThresholds};
+
+impl Ctx<'_> {
+    pub(super) fn thresholds(&self, t: Option<RawThresholds>) -> Result<Thresholds, ConfigError> {
+        match t.and_then(|t| t.regression_pct) {
+            Some(p) if !(*p.get_ref() > 0.0 && p.get_ref().is_finite()) => Err(self.at(
+                p.span(),
+                "[thresholds] regression_pct must be a positive number".into(),
+                None,
+            )),
+            Some(p) => Ok(Thresholds {
+                regression_pct: *p.get_ref(),
+            }),
+            None => Ok(Thresholds {
+                regression_pct: crate::defaults::REGRESSION_PCT,
+            }),
+        }
+    }
+
+    pub(super) fn testbed(&self, t: Option<RawTestbed>) -> Result<Option<String>, ConfigError> {
+        match t.and_then(|t| t.name) {
+            Some(n) if n.get_ref().trim().is_empty() => Err(self.at(
+                n.span(),
+                "[testbed] name must not be empty".to_string(),
+                Some("leave the key out to use the name derived from host and GPU".into()),
+            )),
+            Some(n) => Ok(Some(pitwall_schema::sanitize_testbed(n.get_ref()))),
+            None => Ok(None),
+        }
+    }
+
+    pub(super) fn history_branch(&self, h: Option<RawHistory>) -> Result<String, ConfigError> {
+        match h.and_then(|h| h.branch) {
+            Some(b) if b.get_ref().trim().is_empty() => Err(self.at(
+                b.span(),
+                "[history] branch must not be empty".to_string(),
+                None,
+            )),
+            Some(b) => Ok(b.into_inner().trim().to_string()),
+            None => Ok(crate::defaults::HISTORY_BRANCH.to_string()),
+        }
+    }
+
+    pub(super) fn ci(&self, raw: RawCi) -> Result<CiConfig, ConfigError> {
+        let mut ci = CiConfig::default();
+        if let Some(u) = raw.until_decided {
+            ci.until_decided = u;
+        }
+        if let Some(b) = raw.builtin_suites {
+            ci.builtin_suites = b;
+        }
+        if let Some(m) = raw.max_rounds {
+            if *m.get_ref() == 0 {
+                return Err(self.at(
+                    m.span(),
+                    "[ci] max_rounds must be at least 1".to_string(),
+                    None,
+                ));
+            }
+            ci.max_rounds = Spanned::into_inner(m);
+        }
+        Ok(ci)
+    }
+
+    pub(super) fn pinning(&self, p: super::raw::RawPinning) -> Result<PinningConfig, ConfigError> {
+        let policy = match p.policy {
+            None => PinPolicy::Prefer,
+            Some(s) => match s.get_ref().as_str() {
+                "require" => PinPolicy::Require,
+                "prefer" => PinPolicy::Prefer,
+                "off" => PinPolicy::Off,
+                other => {
+                    return Err(self.at(
+                        s.span(),
+                        format!("[pinning] policy `{other}` is not valid"),
+                        Some(super::keys::did_you_mean(
+                            other,
+                            ["require", "prefer", "off"],
+                            "use require, prefer or off",
+                        )),
+                    ));
+                }
+            },
+        };
+        let cpus = match p.cpus {
+            Some(c) if c.get_ref().is_empty() => {
+                return Err(self.at(
+                    c.span(),
+                    "[pinning] cpus is empty".into(),
+                    Some("list core ids, e.g. cpus = [2, 3]".into()),
+                ));
+            }
+            Some(c) => Some(c.into_inner()),
+            None => None,
+        };
+        Ok(PinningConfig { policy, cpus })
+    }
+
+    pub(super) fn gpu(
+        &self,
+        g: super::raw::RawGpu,
+    ) -> Result<super::model::GpuConfig, ConfigError> {
+        let mut out = super::model::GpuConfig::default();
+        if let Some(d) = g.device {
+            out.device = d;
+        }
+        if let Some(c) = g.clocks {
+            out.clocks = c.get_ref().parse().map_err(|e: String| {
+                let (msg, hint) = e
+                    .split_once("; hint: ")
+                    .map_or((e.clone(), None), |(m, h)| {
+                        (m.to_string(), Some(h.to_string()))
+                    });
+                self.at(c.span(), format!("[gpu] {msg}"), hint)
+            })?;
+        }
+        if let Some(p) = g.monitor_period_ms {
+            if *p.get_ref() == 0 {
+                return Err(self.at(
+                    p.span(),
+                    "[gpu] monitor_period_ms must be at least 1".into(),
+                    None,
+                ));
+            }
+            out.monitor_period_ms = *p.get_ref();
+        }
+        Ok(out)
+    }
+}
