@@ -448,18 +448,6 @@ impl Ctx<'_> {
         if !pos(s.timeout_s) {
             return bad("timeout_s", "timeout_s must be a positive number", None);
         }
-        if s.warmup_s > s.timeout_s {
-            return bad(
-                "warmup_s",
-                &format!(
-                    "warmup_s ({} s) is longer than timeout_s ({} s)",
-                    s.warmup_s, s.timeout_s
-                ),
-                Some(
-                    "the warm-up runs inside the benchmark's time limit: lower warmup_s or raise timeout_s",
-                ),
-            );
-        }
         for (key, value) in [
             ("warmup_s", s.warmup_s),
             ("max_time_s", s.max_time_s),
@@ -472,6 +460,18 @@ impl Ctx<'_> {
                     Some("the value is in seconds, e.g. 600 for ten minutes"),
                 );
             }
+        }
+        if s.warmup_s > s.timeout_s {
+            return bad(
+                "warmup_s",
+                &format!(
+                    "warmup_s ({} s) is longer than timeout_s ({} s)",
+                    s.warmup_s, s.timeout_s
+                ),
+                Some(
+                    "the warm-up runs inside the benchmark's time limit: lower warmup_s or raise timeout_s",
+                ),
+            );
         }
         Ok(s)
     }
