@@ -175,6 +175,21 @@ fn scenario(sb: &Sandbox, store: &[&str]) {
     assert_eq!(all[0]["first_bad"], main[20].as_str());
     assert!(alerts(sb, store, &["--status", "active"]).is_empty());
 
+    // A note longer than 1000 characters: refused with exit 2, the stored note unchanged.
+    let long = "x".repeat(1001);
+    let err = {
+        let mut args: Vec<&str> = store.to_vec();
+        args.extend_from_slice(&["alert", "dismiss", &id, "--note", &long]);
+        sb.run(&args).expect(2).stderr()
+    };
+    assert!(
+        err.contains("--note: 1001 characters, more than the 1000"),
+        "{err}"
+    );
+    let all = alerts(sb, store, &[]);
+    assert_eq!(all[0]["status"], "acknowledged");
+    assert_eq!(all[0]["note"], "new allocator, tracked in #42");
+
     // An unknown id: one line naming it, exit 2.
     let err = {
         let mut args: Vec<&str> = store.to_vec();

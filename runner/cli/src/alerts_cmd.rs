@@ -64,7 +64,9 @@ pub(super) fn cmd_alert(g: &Global, a: &AlertArgs) -> Result<ExitClass, Failure>
     };
     let alert = alerts::triage(store.as_mut(), &request, &now_rfc3339()).map_err(|e| match e {
         TriageError::Store(e) => Failure::of_store(e),
-        e @ TriageError::NotTriage(_) => Failure::rejected(e.to_string()),
+        e @ (TriageError::NotTriage(_) | TriageError::NoteTooLong { .. }) => {
+            Failure::rejected(e.to_string())
+        }
     })?;
     if !g.quiet {
         print!("{}", pitwall_reports::alerts::render_triaged(&alert));

@@ -189,6 +189,11 @@ pub enum TriageError {
         "`{0}` is not a status a person sets (hint: acknowledged, dismissed, fixed or expected)"
     )]
     NotTriage(AlertStatus),
+    #[error(
+        "--note: {chars} characters, more than the {max} an alert keeps (hint: link to a longer text instead)",
+        max = crate::defaults::ALERT_NOTE_MAX_CHARS
+    )]
+    NoteTooLong { chars: usize },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -197,6 +202,11 @@ pub enum TriageError {
 pub fn triage(store: &mut dyn Store, req: &TriageRequest, now: &str) -> Result<Alert, TriageError> {
     if !req.status.is_triage() {
         return Err(TriageError::NotTriage(req.status));
+    }
+    if let Some(chars) = req.note.as_ref().map(|n| n.chars().count()) {
+        if chars > crate::defaults::ALERT_NOTE_MAX_CHARS {
+            return Err(TriageError::NoteTooLong { chars });
+        }
     }
     Ok(store.update_alert(
         &req.id,

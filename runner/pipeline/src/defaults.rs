@@ -66,6 +66,8 @@ pub const ALERT_MATCH_WINDOW: usize = 3;
 /// The variable holding the URL new alerts are posted to (a Slack-compatible webhook); no
 /// notification when it is unset or blank. A secret: scrubbed from build and benchmark
 /// commands like the forge tokens.
+/// The longest note a person may keep on an alert, in characters (`alert … --note`).
+pub const ALERT_NOTE_MAX_CHARS: usize = 1000;
 pub const ALERT_WEBHOOK_ENV: &str = "PITWALL_ALERT_WEBHOOK";
 /// How long posting to the alert webhook may take.
 pub const ALERT_WEBHOOK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
