@@ -80,11 +80,15 @@ pub(super) fn open_store(
     store::open(&url, mode).map_err(Failure::of_store)
 }
 
-/// Writes through a temporary file and a rename, so a reader never sees half a file.
+/// Writes through a temporary file and a rename, so a reader never sees half a file; a write
+/// that fails (a full disk) removes the temporary file instead of leaving it.
 pub(super) fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let tmp: PathBuf = path.with_extension("pitwall-tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+    let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// The store comparison sides are looked up in: none when every side is a file, so comparing

@@ -24,6 +24,7 @@ mod shared;
 mod sqlite;
 mod sqlite_alerts;
 mod sqlite_codec;
+mod sqlite_files;
 #[cfg(test)]
 mod sqlite_tests;
 mod url;

@@ -10,6 +10,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
 use super::rows::{RunRow, SummaryRow, already_stored, meta_json, replicate, to_json};
 use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
 use super::sqlite_codec::{backend, load_run};
+use super::sqlite_files::{percent_encode_path, remove_new_store_files, writable};
 use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, migrations, sqlite_alerts};
 
 /// How long a connection waits for another process's write lock before giving up.
@@ -33,6 +34,19 @@ impl SqliteStore {
     /// database is `StoreError::Missing` and nothing is created. A database with other tables
     /// is refused in either mode before anything is written to it.
     pub fn open_with(path: &Path, mode: OpenMode) -> Result<SqliteStore, StoreError> {
+        let existed = path.exists();
+        let opened = SqliteStore::open_or_create(path, mode);
+        if opened.is_err() && !existed {
+            // A store this call began to create and could not finish (a full disk): no empty
+            // database, `-wal` or `-shm` file is left behind. (A second process creating the
+            // same new store at the same moment is the one case where this could remove its
+            // file; both would then fail or retry, never store half a run.)
+            remove_new_store_files(path);
+        }
+        opened
+    }
+
+    fn open_or_create(path: &Path, mode: OpenMode) -> Result<SqliteStore, StoreError> {
         let store = describe_path(path);
         let open_err = |source: Box<dyn std::error::Error + Send + Sync>| StoreError::Open {
             store: store.clone(),
@@ -459,38 +473,4 @@ impl Store for SqliteStore {
     fn series_keys(&self) -> Result<Vec<String>, StoreError> {
         super::query::sqlite_series_keys(&self.conn, &self.describe())
     }
-}
-
-/// Whether this process may write `path` and create files beside it (a read-only mount, or a
-/// file or directory without write permission, says no; root is refused only by the mount).
-fn writable(path: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let can_write = |p: &Path| {
-        let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
-            return true;
-        };
-        // SAFETY: `c` is a valid NUL-terminated path for access(2), which only reads it.
-        unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    can_write(path) && can_write(dir)
-}
-
-/// `path` for a `file:` URI: every byte outside the unreserved set and `/` percent-encoded, so
-/// `?`, `#` and `%` in a file name stay part of it.
-fn percent_encode_path(path: &Path) -> String {
-    use std::os::unix::ffi::OsStrExt;
-    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut out = String::new();
-    for &b in abs.as_os_str().as_bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
