@@ -11,6 +11,7 @@ pub mod github;
 pub mod gitlab;
 pub mod html;
 pub mod http;
+pub mod markdown;
 pub mod notify;
 pub use pitwall_analysis::number;
 pub mod table;

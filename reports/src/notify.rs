@@ -67,6 +67,16 @@ fn signed(v: f64) -> String {
     }
 }
 
+/// A name in the chat message: a code span ([`crate::markdown::code_span`]: no backtick inside
+/// can close it, hidden characters shown, so `@channel` in a branch name pings nobody in
+/// Mattermost or Rocket.Chat), with `&`, `<` and `>` as Slack asks even inside code.
+fn chat_name(name: &str) -> String {
+    crate::markdown::code_span(name)
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
 /// One line per alert, after a heading line naming how many there are.
 pub fn message(project: &str, alerts: &[Alert]) -> String {
     let regressions = alerts
@@ -75,7 +85,7 @@ pub fn message(project: &str, alerts: &[Alert]) -> String {
         .count();
     let mut out = format!(
         "pitwall {}: {} new alert(s), {} regression(s)",
-        slack_escape(project),
+        chat_name(project),
         alerts.len(),
         regressions
     );
@@ -84,16 +94,16 @@ pub fn message(project: &str, alerts: &[Alert]) -> String {
             a.ci.map(|(l, h)| format!(" [{}, {}]", signed(l), signed(h)))
                 .unwrap_or_default();
         out.push_str(&format!(
-            "\n• {} `{}` on {} ({}): {}{} between {} and {} (alert {})",
+            "\n• {} {} on {} ({}): {}{} between {} and {} (alert {})",
             a.kind.as_str(),
-            slack_escape(&a.series.key).replace('`', "'"),
-            slack_escape(&a.series.testbed),
-            slack_escape(&a.series.branch),
+            chat_name(&a.series.key),
+            chat_name(&a.series.testbed),
+            chat_name(&a.series.branch),
             signed(a.rel_change),
             ci,
-            slack_escape(short(&a.last_good)),
-            slack_escape(short(&a.first_bad)),
-            slack_escape(&a.id),
+            chat_name(short(&a.last_good)),
+            chat_name(short(&a.first_bad)),
+            chat_name(&a.id),
         ));
     }
     out
@@ -300,7 +310,19 @@ mod tests {
     fn untrusted_names_cannot_mention_or_link() {
         let m = message("p", &alerts());
         assert!(!m.contains("<!channel>") && !m.contains('\u{1b}'), "{m}");
-        assert!(m.contains("&lt;!channel&gt;&amp;\\x1b[31m"), "{m}");
+        assert!(
+            m.contains("`kernel/&lt;!channel&gt;&amp;U+001B[31m/time`"),
+            "{m}"
+        );
+        // A branch or project that would ping a channel, or break the line with a backtick,
+        // stays inside its code span (Mattermost and Rocket.Chat render Markdown).
+        let mut a = alerts()[0].clone();
+        a.series.branch = "@channel`\n@here".into();
+        a.series.testbed = "@all".into();
+        let m = message("@channel", &[a]);
+        assert!(m.starts_with("pitwall `@channel`:"), "{m}");
+        assert!(m.contains(" on `@all` (``@channel`U+000A@here``):"), "{m}");
+        assert_eq!(m.lines().count(), 2, "{m}");
     }
 
     /// A one-shot HTTP server: answers `status` to the first request and returns its body.

@@ -361,7 +361,7 @@ fn new_regressions_are_posted_to_the_webhook_once() {
     let all = alerts(&sb, &[], &[]);
     assert_eq!(all.len(), 1);
     assert!(
-        text.contains("regression `pitwall-json/parse/time` on h200-a (main): +"),
+        text.contains("regression `pitwall-json/parse/time` on `h200-a` (`main`): +"),
         "{text}"
     );
     assert!(
