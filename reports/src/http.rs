@@ -10,7 +10,7 @@
 //! crates, a fifth of the release build's dependency time (docs/PERFORMANCE.md "Build time").
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ureq::tls::{RootCerts, TlsConfig};
 
@@ -33,6 +33,8 @@ pub enum HttpError {
     Proxy,
     #[error("a header value has characters not allowed in HTTP")]
     BadHeader,
+    #[error("no time left for the request within the call's time budget")]
+    OutOfTime,
     #[error(transparent)]
     Transport(ureq::Error),
 }
@@ -147,10 +149,29 @@ impl HttpClient {
         url: &str,
         body: Option<&serde_json::Value>,
     ) -> Result<HttpResponse, HttpError> {
+        self.send_by(method, url, body, None)
+    }
+
+    /// [`HttpClient::send`], ending by `deadline` when given: each request (redirects
+    /// included) gets only the time left, so a server that never answers costs no more.
+    pub fn send_by(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&serde_json::Value>,
+        deadline: Option<Instant>,
+    ) -> Result<HttpResponse, HttpError> {
         let (mut method, mut url, mut body) = (method, url.to_string(), body);
         let mut redirects = 0;
         loop {
-            let answer = self.send_once(method, &url, body)?;
+            let left = match deadline {
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => Some(left),
+                    _ => return Err(HttpError::OutOfTime),
+                },
+                None => None,
+            };
+            let answer = self.send_once(method, &url, body, left)?;
             let next = match answer.status {
                 301 | 302 | 303 | 307 | 308 if redirects < MAX_REDIRECTS => answer
                     .header("location")
@@ -171,19 +192,35 @@ impl HttpClient {
         }
     }
 
-    /// One request: a GET without a body, a write with `body` as JSON (`{}` when none).
+    /// One request: a GET without a body, a write with `body` as JSON (`{}` when none); within
+    /// `left` when given, else the client's timeout.
     fn send_once(
         &self,
         method: Method,
         url: &str,
         body: Option<&serde_json::Value>,
+        left: Option<Duration>,
     ) -> Result<HttpResponse, HttpError> {
         let json = || body.map_or_else(|| "{}".to_string(), ToString::to_string);
+        // The agent's own bound on a whole request, cut to what the deadline leaves.
+        let own = self.agent.config().timeouts().global;
+        let t = left.map_or(own, |l| Some(own.map_or(l, |o| o.min(l))));
         let answer = match method {
-            Method::Get => self.with_headers(self.agent.get(url)).call(),
-            Method::Post => self.send_json(self.agent.post(url), json()),
-            Method::Patch => self.send_json(self.agent.patch(url), json()),
-            Method::Put => self.send_json(self.agent.put(url), json()),
+            Method::Get => self
+                .with_headers(self.agent.get(url).config().timeout_global(t).build())
+                .call(),
+            Method::Post => self.send_json(
+                self.agent.post(url).config().timeout_global(t).build(),
+                json(),
+            ),
+            Method::Patch => self.send_json(
+                self.agent.patch(url).config().timeout_global(t).build(),
+                json(),
+            ),
+            Method::Put => self.send_json(
+                self.agent.put(url).config().timeout_global(t).build(),
+                json(),
+            ),
         };
         let mut answer = answer.map_err(HttpError::from_ureq)?;
         let status = answer.status().as_u16();

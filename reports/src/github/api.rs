@@ -256,8 +256,13 @@ impl StatusState {
 pub trait GithubApi {
     /// The login the token authenticates as (`GET /user`).
     fn authenticated_login(&self) -> Result<String, GithubError>;
+    /// One page (1-based, 100 per page) of the comments on issue or pull request `pr`, with
+    /// the number of the last page when the answer says it (GitHub's `Link` header).
+    fn list_issue_comments_page(&self, pr: u64, page: u32) -> Result<CommentPage, GithubError>;
     /// One page (1-based, 100 per page) of the comments on issue or pull request `pr`.
-    fn list_issue_comments(&self, pr: u64, page: u32) -> Result<Vec<IssueComment>, GithubError>;
+    fn list_issue_comments(&self, pr: u64, page: u32) -> Result<Vec<IssueComment>, GithubError> {
+        self.list_issue_comments_page(pr, page).map(|p| p.comments)
+    }
     fn create_issue_comment(&self, pr: u64, body: &str) -> Result<IssueComment, GithubError>;
     fn update_issue_comment(&self, id: u64, body: &str) -> Result<IssueComment, GithubError>;
     fn create_status(
@@ -281,8 +286,44 @@ pub trait GithubApi {
 
 /// Page size used for listing comments; a shorter page is the last one.
 pub const PER_PAGE: usize = 100;
-/// Pages looked at before giving up on finding an earlier comment (10,000 comments).
-const MAX_PAGES: u32 = 100;
+
+/// One page of comments, and the last page's number when the server says it.
+#[derive(Debug, Clone, Default)]
+pub struct CommentPage {
+    pub comments: Vec<IssueComment>,
+    pub last_page: Option<u32>,
+}
+
+/// The last comment `wanted` accepts, looking from the last page backwards when the first
+/// page names the last one (GitHub's `rel="last"`: two requests for a comment near the end,
+/// however many come before it), else through every page forwards. No page cap: a pull
+/// request with more than 10,000 comments still finds pitwall's.
+pub fn find_comment_from_the_end(
+    list: &dyn Fn(u32) -> Result<CommentPage, GithubError>,
+    wanted: &dyn Fn(&IssueComment) -> bool,
+) -> Result<Option<IssueComment>, GithubError> {
+    let first = list(1)?;
+    let last_on = |page: CommentPage| page.comments.into_iter().rev().find(|c| wanted(c));
+    if let Some(last) = first.last_page.filter(|&l| l > 1) {
+        for page in (2..=last).rev() {
+            if let Some(found) = last_on(list(page)?) {
+                return Ok(Some(found));
+            }
+        }
+        return Ok(last_on(first));
+    }
+    let mut short = first.comments.len() < PER_PAGE;
+    let mut found = last_on(first);
+    let mut page = 1;
+    while !short {
+        page += 1;
+        let next = list(page)?;
+        short = next.comments.len() < PER_PAGE;
+        found = last_on(next).or(found);
+    }
+    Ok(found)
+}
+
 /// The `context` of pitwall's commit status.
 pub const STATUS_CONTEXT: &str = "pitwall/benchmarks";
 /// GitHub's limit on a status description, in characters.
@@ -305,24 +346,17 @@ impl std::fmt::Display for CommentOutcome {
     }
 }
 
-/// pitwall's earliest comment on `pr` (the marker, written by `login`), looking through
-/// every page.
+/// pitwall's comment on `pr` (the marker, written by `login`): the last one, looking from
+/// the last page backwards.
 pub fn find_pitwall_comment(
     api: &dyn GithubApi,
     pr: u64,
     login: &str,
 ) -> Result<Option<IssueComment>, GithubError> {
-    for page in 1..=MAX_PAGES {
-        let comments = api.list_issue_comments(pr, page)?;
-        let short = comments.len() < PER_PAGE;
-        if let Some(c) = comments.into_iter().find(|c| c.is_pitwall_by(login)) {
-            return Ok(Some(c));
-        }
-        if short {
-            break;
-        }
-    }
-    Ok(None)
+    find_comment_from_the_end(
+        &|page| api.list_issue_comments_page(pr, page),
+        &|c: &IssueComment| c.is_pitwall_by(login),
+    )
 }
 
 /// Posts `body` as pitwall's one comment on `pr`: updates the earlier pitwall comment (the

@@ -160,8 +160,14 @@ fn check_sha(sha: &str) -> Result<(), GithubError> {
     }
 }
 
-impl ChecksApi for HttpGithub {
-    fn find_check_run(&self, sha: &str, name: &str) -> Result<Option<u64>, GithubError> {
+impl HttpGithub {
+    /// The id of check run `name` on commit `sha`, listed within `deadline`.
+    fn find_check_run_by(
+        &self,
+        sha: &str,
+        name: &str,
+        deadline: std::time::Instant,
+    ) -> Result<Option<u64>, GithubError> {
         check_sha(sha)?;
         let req = Req {
             action: format!("list the check runs of commit {sha}"),
@@ -172,12 +178,18 @@ impl ChecksApi for HttpGithub {
             )),
             body: None,
         };
-        let list: CheckRunList = decode(&req, self.send(&req, self.deadline(), None)?)?;
+        let list: CheckRunList = decode(&req, self.send(&req, deadline, None)?)?;
         Ok(list
             .check_runs
             .into_iter()
             .find(|r| r.name == name)
             .map(|r| r.id))
+    }
+}
+
+impl ChecksApi for HttpGithub {
+    fn find_check_run(&self, sha: &str, name: &str) -> Result<Option<u64>, GithubError> {
+        self.find_check_run_by(sha, name, self.deadline())
     }
 
     fn create_check_run(&self, sha: &str, name: &str, run: &CheckRun) -> Result<u64, GithubError> {
@@ -192,7 +204,14 @@ impl ChecksApi for HttpGithub {
             url: self.repo_url("check-runs"),
             body: Some(body),
         };
-        let created: CheckRunRef = decode(&req, self.send(&req, self.deadline(), None)?)?;
+        // A create that failed may still have made the check run (a 502 after the work):
+        // before it is sent again, the commit's check runs are listed and that one is used.
+        let recover = |deadline: std::time::Instant| {
+            Ok(self
+                .find_check_run_by(sha, name, deadline)?
+                .map(|id| json!({ "id": id, "name": name })))
+        };
+        let created: CheckRunRef = decode(&req, self.send(&req, self.deadline(), Some(&recover))?)?;
         Ok(created.id)
     }
 

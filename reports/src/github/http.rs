@@ -16,8 +16,8 @@ use pitwall_schema::Redactor;
 use crate::http::{HttpClient, HttpError, HttpResponse, Method};
 
 use super::api::{
-    CreatedIssue, GithubApi, GithubError, Issue, IssueComment, PER_PAGE, Secret, StatusState, User,
-    truncate_chars,
+    CommentPage, CreatedIssue, GithubApi, GithubError, Issue, IssueComment, PER_PAGE, Secret,
+    StatusState, User, truncate_chars,
 };
 
 /// Where and how to reach GitHub.
@@ -80,7 +80,10 @@ pub(super) struct Req {
 }
 
 enum Step {
-    Done(String),
+    Done {
+        body: String,
+        link: Option<String>,
+    },
     Fatal(GithubError),
     Retry {
         err: GithubError,
@@ -89,11 +92,13 @@ enum Step {
 }
 
 pub(super) enum Sent {
-    Body(String),
-    Recovered(IssueComment),
+    /// The answer's body and its `Link` header (pagination), when there is one.
+    Body { body: String, link: Option<String> },
+    /// What an earlier attempt turned out to have made (a retried create), as JSON.
+    Recovered(Value),
 }
 
-type Recover<'a> = &'a dyn Fn(Instant) -> Result<Option<IssueComment>, GithubError>;
+type Recover<'a> = &'a dyn Fn(Instant) -> Result<Option<Value>, GithubError>;
 
 impl HttpGithub {
     /// Checks the configuration and builds the client (installing the ring TLS provider as
@@ -186,8 +191,8 @@ impl HttpGithub {
             {
                 return Ok(Sent::Recovered(found));
             }
-            let (err, wait) = match self.once(req) {
-                Step::Done(body) => return Ok(Sent::Body(body)),
+            let (err, wait) = match self.once(req, deadline) {
+                Step::Done { body, link } => return Ok(Sent::Body { body, link }),
                 Step::Fatal(e) => return Err(e),
                 Step::Retry { err, wait } => {
                     let wait = wait.unwrap_or_else(|| self.backoff(attempt));
@@ -214,8 +219,11 @@ impl HttpGithub {
         }
     }
 
-    fn once(&self, req: &Req) -> Step {
-        let resp = match self.client.send(req.method, &req.url, req.body.as_ref()) {
+    fn once(&self, req: &Req, deadline: Instant) -> Step {
+        let sent = self
+            .client
+            .send_by(req.method, &req.url, req.body.as_ref(), Some(deadline));
+        let resp = match sent {
             Ok(r) => r,
             Err(source) => {
                 return Step::Retry {
@@ -229,9 +237,10 @@ impl HttpGithub {
         };
         let status = resp.status;
         let wait = rate_limit_wait(&resp);
+        let link = resp.header("link").map(str::to_string);
         let body = resp.body;
         if (200..300).contains(&status) {
-            return Step::Done(body);
+            return Step::Done { body, link };
         }
         let message = self.config.redactor.redact(&github_message(&body));
         let action = req.action.clone();
@@ -281,12 +290,7 @@ impl HttpGithub {
         }
     }
 
-    fn list_page(
-        &self,
-        pr: u64,
-        page: u32,
-        deadline: Instant,
-    ) -> Result<Vec<IssueComment>, GithubError> {
+    fn list_page(&self, pr: u64, page: u32, deadline: Instant) -> Result<CommentPage, GithubError> {
         let req = Req {
             action: format!("list comments of pull request {pr}"),
             target: format!("pull request {pr}"),
@@ -296,37 +300,36 @@ impl HttpGithub {
             )),
             body: None,
         };
-        decode(&req, self.send(&req, deadline, None)?)
+        let sent = self.send(&req, deadline, None)?;
+        let last_page = match &sent {
+            Sent::Body { link, .. } => link.as_deref().and_then(last_page),
+            Sent::Recovered(_) => None,
+        };
+        Ok(CommentPage {
+            comments: decode(&req, sent)?,
+            last_page,
+        })
     }
 
     /// After a failed create: the comment the failed attempt may have made, one with the same
     /// body, by the login `GET /user` gave when it was asked (anyone's otherwise: the body
-    /// is the one just sent).
+    /// is the one just sent). Looked for from the last page backwards: a new comment is last.
     fn find_created(
         &self,
         pr: u64,
         body: &str,
         deadline: Instant,
-    ) -> Result<Option<IssueComment>, GithubError> {
+    ) -> Result<Option<Value>, GithubError> {
         let by_us = |c: &IssueComment| match (self.login.get(), &c.user) {
             (Some(login), Some(user)) => user.login.eq_ignore_ascii_case(login),
             (Some(_), None) => false,
             (None, _) => true,
         };
-        for page in 1..=100 {
-            let comments = self.list_page(pr, page, deadline)?;
-            let short = comments.len() < PER_PAGE;
-            let found = comments
-                .into_iter()
-                .find(|c| c.body.as_deref() == Some(body) && by_us(c));
-            if let Some(c) = found {
-                return Ok(Some(c));
-            }
-            if short {
-                break;
-            }
-        }
-        Ok(None)
+        let found = super::api::find_comment_from_the_end(
+            &|page| self.list_page(pr, page, deadline),
+            &|c: &IssueComment| c.body.as_deref() == Some(body) && by_us(c),
+        )?;
+        Ok(found.map(|c| serde_json::to_value(c).expect("comment serializes")))
     }
 
     pub(super) fn deadline(&self) -> Instant {
@@ -338,11 +341,11 @@ pub(super) fn decode<T: serde::de::DeserializeOwned>(
     req: &Req,
     sent: Sent,
 ) -> Result<T, GithubError> {
-    let body = match sent {
-        Sent::Body(b) => b,
-        Sent::Recovered(c) => serde_json::to_string(&c).expect("comment serializes"),
+    let decoded = match sent {
+        Sent::Body { body, .. } => serde_json::from_str(&body),
+        Sent::Recovered(value) => serde_json::from_value(value),
     };
-    serde_json::from_str(&body).map_err(|source| GithubError::Decode {
+    decoded.map_err(|source| GithubError::Decode {
         action: req.action.clone(),
         source,
     })
@@ -360,6 +363,17 @@ fn github_message(body: &str) -> String {
         msg
     };
     truncate_chars(&msg.replace(['\r', '\n'], " "), 200)
+}
+
+/// The page `rel="last"` of a GitHub `Link` header names
+/// (`<…&page=101>; rel="last"`), when there is one.
+fn last_page(link: &str) -> Option<u32> {
+    link.split(',')
+        .find(|part| part.contains("rel=\"last\""))?
+        .split(['<', '>'])
+        .nth(1)?
+        .split(['?', '&'])
+        .find_map(|kv| kv.strip_prefix("page=")?.parse().ok())
 }
 
 /// How long GitHub asks to wait: `Retry-After` seconds, or until `x-ratelimit-reset` when
@@ -394,7 +408,7 @@ impl GithubApi for HttpGithub {
         Ok(user.login)
     }
 
-    fn list_issue_comments(&self, pr: u64, page: u32) -> Result<Vec<IssueComment>, GithubError> {
+    fn list_issue_comments_page(&self, pr: u64, page: u32) -> Result<CommentPage, GithubError> {
         self.list_page(pr, page, self.deadline())
     }
 

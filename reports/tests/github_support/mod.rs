@@ -89,6 +89,8 @@ pub struct State {
     pub always_401: bool,
     /// 403 rate-limit answers echo this into their message (tests redaction).
     pub echo: Option<String>,
+    /// Comment lists leave out GitHub's `Link` header (`rel="last"`), as a proxy might.
+    pub no_link_header: bool,
     next_id: u64,
 }
 
@@ -355,6 +357,7 @@ fn route(s: &mut State, method: &str, path: &str, query: &str, body: &Value) -> 
             let pr: u64 = n.parse().unwrap();
             let page = param("page").unwrap_or(1).max(1);
             let per_page = param("per_page").unwrap_or(30).min(100);
+            let all = s.comments.iter().filter(|c| c.pr == pr).count();
             let list: Vec<Value> = s
                 .comments
                 .iter()
@@ -363,7 +366,25 @@ fn route(s: &mut State, method: &str, path: &str, query: &str, body: &Value) -> 
                 .take(per_page)
                 .map(comment_json)
                 .collect();
-            (200, vec![], Value::Array(list))
+            // As GitHub: `Link` with rel="next" and rel="last" while more pages follow.
+            let last = all.div_ceil(per_page).max(1);
+            let mut extra = vec![];
+            if page < last && !s.no_link_header {
+                let url = |p: usize| {
+                    format!(
+                        "<http://x/repos/{REPO}/issues/{pr}/comments?per_page={per_page}&page={p}>"
+                    )
+                };
+                extra.push((
+                    "Link".to_string(),
+                    format!(
+                        "{}; rel=\"next\", {}; rel=\"last\"",
+                        url(page + 1),
+                        url(last)
+                    ),
+                ));
+            }
+            (200, extra, Value::Array(list))
         }
         ("POST", ["issues", n, "comments"]) => {
             let pr: u64 = n.parse().unwrap();
