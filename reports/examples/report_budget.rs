@@ -15,8 +15,9 @@ fn main() {
     let runs = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1000);
     let t = Instant::now();
     let history = synthetic::runs(benchmarks, runs, 10);
-    let comparisons = vec![(
-        "first vs last run".to_string(),
+    let comparisons = vec![pitwall_reports::html::PageComparison::new(
+        "first-vs-last",
+        "first vs last run",
         synthetic::comparison(&history[0], &history[runs - 1]),
     )];
     let made = t.elapsed();

@@ -196,7 +196,8 @@ fn main() {
         &ab,
         CompareOptions::default(),
     );
-    let comparisons = vec![(
+    let comparisons = vec![pitwall_reports::html::PageComparison::new(
+        "demo-pair",
         format!("{} vs {}", &base.commit[..10], &head.commit[..10]),
         report,
     )];

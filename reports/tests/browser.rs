@@ -59,8 +59,9 @@ fn report_renders_in_headless_chromium() {
         })
         .collect();
     runs.extend(extra);
-    let comparisons = vec![(
-        "first vs last".to_string(),
+    let comparisons = vec![pitwall_reports::html::PageComparison::new(
+        "0123abcd",
+        "first vs last",
         synthetic::comparison(&runs[0], &runs[39]),
     )];
     let dir = tempfile::tempdir().unwrap();

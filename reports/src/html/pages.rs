@@ -9,7 +9,6 @@ use serde::Serialize;
 use super::history_chart;
 use super::model::{Series, display_unit, numeric_param, run_label, short_commit};
 use super::svg::{self, SweepPoint};
-use crate::compare::ComparisonReport;
 use crate::number::{DisplayUnit, pct, sig};
 
 /// Rows of the recent-runs table on a benchmark page.
@@ -83,7 +82,8 @@ pub(crate) struct IndexRow {
 
 #[derive(Debug, Serialize)]
 pub(crate) struct CompareLink {
-    pub n: usize,
+    /// The page's file name under `compare/`, without `.html`.
+    pub page: String,
     pub title: String,
     pub summary: String,
     pub regressions: usize,
@@ -116,7 +116,7 @@ pub(crate) struct IndexPage {
 pub(crate) fn index(
     series: &[Series],
     runs: &[Run],
-    comparisons: &[(String, ComparisonReport)],
+    comparisons: &[super::site::PageComparison],
     alerts: &[pitwall_schema::Alert],
     history_branch: &str,
 ) -> IndexPage {
@@ -150,9 +150,9 @@ pub(crate) fn index(
         .count();
     let changed = main_rows().filter(|r| r.change.is_some()).count();
     let main_count = main_rows().count();
-    let status = if comparisons.iter().any(|(_, r)| r.incomparable) {
+    let status = if comparisons.iter().any(|c| c.report.incomparable) {
         "incomparable"
-    } else if worse > 0 || comparisons.iter().any(|(_, r)| r.counts().regression > 0) {
+    } else if worse > 0 || comparisons.iter().any(|c| c.report.counts().regression > 0) {
         "worse"
     } else {
         "ok"
@@ -168,13 +168,12 @@ pub(crate) fn index(
             .collect(),
         comparisons: comparisons
             .iter()
-            .enumerate()
-            .map(|(i, (title, r))| CompareLink {
-                n: i + 1,
-                title: title.clone(),
-                summary: r.summary_line(),
-                regressions: r.counts().regression,
-                incomparable: r.incomparable,
+            .map(|c| CompareLink {
+                page: c.page(),
+                title: c.title.clone(),
+                summary: c.report.summary_line(),
+                regressions: c.report.counts().regression,
+                incomparable: c.report.incomparable,
             })
             .collect(),
         testbeds: rows

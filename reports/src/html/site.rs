@@ -20,8 +20,9 @@ pub struct ReportInput<'a> {
     pub project: &'a str,
     /// Runs, oldest first.
     pub runs: &'a [Run],
-    /// Comparisons to render, each with a title; one page each (`compare/<n>.html`, from 1).
-    pub comparisons: &'a [(String, ComparisonReport)],
+    /// Comparisons to render; one page each, at `compare/<id>.html` (a pair's id: a stable
+    /// path a PR comment can link to).
+    pub comparisons: &'a [PageComparison],
     /// When the report was made (shown as given).
     pub generated_at: &'a str,
     /// The branch whose `history` runs make the histories (`[history] branch`), one series per
@@ -33,6 +34,47 @@ pub struct ReportInput<'a> {
     /// (`history::series_by_key`) because `runs` holds no results; built from `runs` when
     /// `None`. Their points index `runs`.
     pub histories: Option<&'a [pitwall_analysis::Series]>,
+}
+
+/// One comparison of the report: the id its page is named by, a title, and the comparison.
+#[derive(Debug, Clone)]
+pub struct PageComparison {
+    /// The pair's id, or another id stable for the same comparison (`runs-<a>-<b>`).
+    pub id: String,
+    pub title: String,
+    pub report: ComparisonReport,
+}
+
+impl PageComparison {
+    pub fn new(id: impl Into<String>, title: impl Into<String>, report: ComparisonReport) -> Self {
+        PageComparison {
+            id: id.into(),
+            title: title.into(),
+            report,
+        }
+    }
+
+    /// The page's file name under `compare/` without `.html`: the id with every character
+    /// other than ASCII letters, digits, `-` and `_` replaced by `-` (never empty).
+    pub fn page(&self) -> String {
+        let stem: String = self
+            .id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .take(100)
+            .collect();
+        if stem.is_empty() {
+            "comparison".into()
+        } else {
+            stem
+        }
+    }
 }
 
 /// What `write_site` wrote.
@@ -142,7 +184,7 @@ fn mkdir(path: PathBuf) -> Result<(), HtmlError> {
     fs::create_dir_all(&path).map_err(|source| HtmlError::Io { path, source })
 }
 
-/// Writes `index.html`, `bench/<slug>.html` per benchmark measure, `compare/<n>.html` per
+/// Writes `index.html`, `bench/<slug>.html` per benchmark measure, `compare/<id>.html` per
 /// comparison, `env.html` and `assets/style.css` under `out_dir` (created when missing).
 /// Pages of benchmarks that no longer exist are not removed.
 pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary, HtmlError> {
@@ -195,16 +237,19 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
         pages_written += 1;
     }
 
-    for (i, (title, report)) in input.comparisons.iter().enumerate() {
-        let cmp = compare_page::compare(title, report, &series, input.runs);
+    for c in input.comparisons {
+        let cmp = compare_page::compare(&c.title, &c.report, &series, input.runs);
         let html = render(
             &env,
             "compare.html",
-            context! { page => Serde(&cmp), ..page("../", title) },
+            context! { page => Serde(&cmp), ..page("../", &c.title) },
         )?;
-        let path = out_dir.join("compare").join(format!("{}.html", i + 1));
-        write(path.clone(), &html)?;
-        written.push(path);
+        // Not added to `written`: a comparison page stays where a PR comment links to it,
+        // whatever later reports in the same directory compare.
+        write(
+            out_dir.join("compare").join(format!("{}.html", c.page())),
+            &html,
+        )?;
         pages_written += 1;
     }
 
@@ -227,12 +272,12 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
     })
 }
 
-/// Removes the `.html` files under `bench/` and `compare/` that this rendering did not write
-/// (only those: whatever else a user keeps in the directory stays).
+/// Removes the `.html` files under `bench/` that this rendering did not write (only those:
+/// whatever else a user keeps in the directory stays; comparison pages keep their paths).
 fn remove_stale(out_dir: &Path, written: &[PathBuf]) -> Result<usize, HtmlError> {
     let keep: std::collections::HashSet<&Path> = written.iter().map(PathBuf::as_path).collect();
     let mut removed = 0;
-    for sub in ["bench", "compare"] {
+    for sub in ["bench"] {
         let dir = out_dir.join(sub);
         let entries = fs::read_dir(&dir).map_err(|source| HtmlError::Io {
             path: dir.clone(),

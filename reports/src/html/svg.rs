@@ -303,10 +303,12 @@ impl Five {
     }
 }
 
-/// Baseline and candidate box plots (min–max whiskers, quartile box, median) on one scale.
+/// Baseline and candidate box plots (min–max whiskers, quartile box, median) on one scale,
+/// with an axis of round values in the display unit under them.
 pub(crate) fn boxes(base: Five, cand: Five, unit: &DisplayUnit) -> String {
     const W: f64 = 300.0;
-    const H: f64 = 44.0;
+    const H: f64 = 62.0;
+    const AXIS_Y: f64 = 42.0;
     let (lo, hi) = min_max([base.min, cand.min, base.max, cand.max].into_iter());
     let xs = Scale::new(lo, hi, 6.0, W - 6.0, false);
     let mut out =
@@ -332,7 +334,35 @@ pub(crate) fn boxes(base: Five, cand: Five, unit: &DisplayUnit) -> String {
             y + 8.0,
         );
     }
-    out.push_str("</svg>");
+    let _ = write!(
+        out,
+        r#"<g class="axis"><line x1="{:.1}" x2="{:.1}" y1="{AXIS_Y}" y2="{AXIS_Y}"/>"#,
+        xs.at(lo),
+        xs.at(hi)
+    );
+    let marks = ticks(unit.scale(lo), unit.scale(hi), 4);
+    let last = marks.len().saturating_sub(1);
+    for (i, t) in marks.into_iter().enumerate() {
+        let x = xs.at(t * (unit.scale(1.0).recip()));
+        let label = if i == last && !unit.name().is_empty() {
+            format!("{} {}", tick_text(t), unit.name())
+        } else {
+            tick_text(t)
+        };
+        let anchor = match i {
+            0 if last > 0 => "start",
+            i if i == last && i > 0 => "end",
+            _ => "middle",
+        };
+        let _ = write!(
+            out,
+            r#"<line x1="{x:.1}" x2="{x:.1}" y1="{AXIS_Y}" y2="{:.1}"/><text x="{x:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
+            AXIS_Y + 4.0,
+            AXIS_Y + 15.0,
+            esc(&label)
+        );
+    }
+    out.push_str("</g></svg>");
     out
 }
 

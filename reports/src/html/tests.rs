@@ -17,8 +17,9 @@ fn input_runs() -> Vec<Run> {
 }
 
 fn render(runs: &[Run]) -> (tempfile::TempDir, super::SiteSummary) {
-    let comparisons = vec![(
-        "first vs last".to_string(),
+    let comparisons = vec![super::PageComparison::new(
+        "0123abcd",
+        "first vs last",
         synthetic::comparison(&runs[0], &runs[runs.len() - 1]),
     )];
     let dir = tempfile::tempdir().unwrap();
@@ -58,7 +59,7 @@ fn writes_every_page() {
     for f in [
         "index.html",
         "env.html",
-        "compare/1.html",
+        "compare/0123abcd.html",
         "assets/style.css",
     ] {
         assert!(dir.path().join(f).is_file(), "{f} missing");
@@ -74,7 +75,7 @@ fn writes_every_page() {
         );
     }
     // No remote resources anywhere: the site works from file:// without a network.
-    for f in ["index.html", "env.html", "compare/1.html"] {
+    for f in ["index.html", "env.html", "compare/0123abcd.html"] {
         let html = read(&dir, f);
         assert!(
             !html.contains("http://") && !html.contains("https://"),
@@ -129,7 +130,7 @@ fn untrusted_text_is_escaped() {
     let runs = input_runs();
     let (dir, _) = render(&runs);
     let mut all =
-        read(&dir, "index.html") + &read(&dir, "compare/1.html") + &read(&dir, "env.html");
+        read(&dir, "index.html") + &read(&dir, "compare/0123abcd.html") + &read(&dir, "env.html");
     for p in bench_pages(&dir) {
         all += &read(&dir, &format!("bench/{p}"));
     }
@@ -152,7 +153,7 @@ fn control_characters_show_as_escapes_in_pages() {
     }
     runs[29].commit_info.as_mut().unwrap().subject = "bell\u{7} subject".into();
     let (dir, _) = render(&runs);
-    let mut all = read(&dir, "index.html") + &read(&dir, "compare/1.html");
+    let mut all = read(&dir, "index.html") + &read(&dir, "compare/0123abcd.html");
     for p in bench_pages(&dir) {
         all += &read(&dir, &format!("bench/{p}"));
     }
@@ -178,7 +179,7 @@ fn comparison_page_orders_regressions_first_and_shows_mismatch() {
     let last = runs.len() - 1;
     runs[last].fingerprint.gpus[0].model = "H200".into();
     let (dir, _) = render(&runs);
-    let html = read(&dir, "compare/1.html");
+    let html = read(&dir, "compare/0123abcd.html");
     let first_reg = html.find(r#"<tr class="regression">"#).unwrap();
     let first_unch = html.find(r#"<tr class="unchanged">"#).unwrap();
     assert!(first_reg < first_unch);
@@ -250,6 +251,40 @@ fn benchmark_page_snapshot() {
     });
 }
 
+/// Issue 28, item 3: each pair's page has its own stable path (`compare/<pair-id>.html`), so
+/// a second pair's report never overwrites the first's page, and the box plots have an axis.
+#[test]
+fn each_pair_keeps_its_own_comparison_page() {
+    let runs = input_runs();
+    let (dir, _) = render(&runs);
+    let first = read(&dir, "compare/0123abcd.html");
+    let later = vec![super::PageComparison::new(
+        "77ee0011",
+        "another pair",
+        synthetic::comparison(&runs[1], &runs[2]),
+    )];
+    let input = ReportInput {
+        project: "demo",
+        runs: &runs,
+        comparisons: &later,
+        generated_at: "2026-12-02T11:00:00Z",
+        history_branch: "main",
+        alerts: &[],
+        histories: None,
+    };
+    write_site(&input, dir.path()).unwrap();
+    assert_eq!(read(&dir, "compare/0123abcd.html"), first, "unchanged");
+    assert!(read(&dir, "compare/77ee0011.html").contains("another pair"));
+    assert!(read(&dir, "index.html").contains("href=\"compare/77ee0011.html\""));
+    assert!(
+        first.contains("<g class=\"axis\">"),
+        "box plots have an axis"
+    );
+    // An id that is not a file name is made one.
+    let odd = super::PageComparison::new("../x y", "t", synthetic::comparison(&runs[1], &runs[2]));
+    assert_eq!(odd.page(), "---x-y");
+}
+
 #[test]
 fn a_rewrite_removes_pages_the_history_no_longer_has() {
     let runs = input_runs();
@@ -275,15 +310,18 @@ fn a_rewrite_removes_pages_the_history_no_longer_has() {
     assert_eq!(second.benchmarks, 10);
     assert_eq!(
         second.stale_removed,
-        16 - 10 + 1,
-        "6 benchmark pages and compare/1.html"
+        16 - 10,
+        "6 benchmark pages; the comparison page keeps its path"
     );
     let pages: Vec<String> = bench_pages(&dir)
         .into_iter()
         .filter(|p| p.ends_with(".html"))
         .collect();
     assert_eq!(pages.len(), 10);
-    assert!(!dir.path().join("compare/1.html").exists());
+    assert!(
+        dir.path().join("compare/0123abcd.html").exists(),
+        "a PR comment may link to it"
+    );
     assert_eq!(
         std::fs::read_to_string(&mine).unwrap(),
         "kept",
@@ -368,7 +406,7 @@ fn times_read_as_the_cli_shows_them() {
         "one unit on the page"
     );
     assert!(html.contains(r#"<text class="axis unit""#) && !html.contains(" ns<"));
-    let compare = read(&dir, "compare/1.html");
+    let compare = read(&dir, "compare/0123abcd.html");
     assert!(compare.contains("<td>µs</td>") && !compare.contains("<td>ns</td>"));
 }
 
@@ -383,7 +421,7 @@ fn benchmarks_are_listed_with_numbers_as_numbers() {
         .collect();
     assert_eq!(index_names(&read(&dir, "index.html")), expected);
     // The comparison lists its unchanged rows in the same order.
-    let compare = read(&dir, "compare/1.html");
+    let compare = read(&dir, "compare/0123abcd.html");
     let unchanged: Vec<&str> = compare
         .split(r#"<tr class="unchanged">"#)
         .skip(1)

@@ -51,6 +51,14 @@ pub(super) fn write_report(
         }
     }
     if let Some((title, (base, head))) = sides {
+        // The page's id: the pair's, else both runs' (stable for the same comparison).
+        let run_id = |s: &source::Side| s.run.as_ref().map(|r| r.id.clone()).unwrap_or_default();
+        let id = head
+            .run
+            .as_ref()
+            .and_then(|r| r.pair.as_ref())
+            .map(|p| p.id.clone())
+            .unwrap_or_else(|| format!("runs-{}-{}", run_id(&base), run_id(&head)));
         let report = compare::compare(
             &base,
             &head,
@@ -63,7 +71,9 @@ pub(super) fn write_report(
             },
         );
         if !report.benchmarks.is_empty() {
-            comparisons.push((title, report));
+            comparisons.push(pitwall_reports::html::PageComparison::new(
+                id, title, report,
+            ));
         }
     }
     let alerts = store.list_alerts().map_err(Failure::of_store)?;
