@@ -18,7 +18,9 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 use crate::benchmark::BenchError;
+use crate::graph::Graph;
 use crate::kernels::{self, KernelError, KernelSource};
+use crate::timing::{self, Stream, Work};
 
 /// Why a CUDA benchmark could not run; each keeps the library's own error.
 #[derive(Debug, thiserror::Error)]
@@ -193,10 +195,8 @@ pub enum Cache {
     Warm,
 }
 
-/// Event pairs in flight before the timer synchronises and sums them (cold mode).
-const PAIRS: usize = 64;
-
-/// Times iterations of a benchmark's work with events, reusing its events between samples.
+/// Times iterations of a benchmark's work with events, reusing its events between samples:
+/// the real [`Stream`] of the timing loops (`timing`) on the device's stream.
 pub struct EventTimer {
     pairs: Vec<(CudaEvent, CudaEvent)>,
     /// Iterations started so far, over every call: the rotation over buffer sets continues
@@ -212,16 +212,6 @@ impl EventTimer {
         }
     }
 
-    /// Makes sure event pairs `0..n` exist.
-    fn reserve(&mut self, dev: &Device, n: usize) -> Result<(), CudaError> {
-        while self.pairs.len() < n {
-            let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-            self.pairs
-                .push((dev.ctx.new_event(flags)?, dev.ctx.new_event(flags)?));
-        }
-        Ok(())
-    }
-
     /// Runs `op` `iters` times and returns the device time of the `op`s in nanoseconds. `op`
     /// gets the running iteration number (to pick a buffer set) and must only enqueue work on
     /// `dev.stream`.
@@ -230,47 +220,89 @@ impl EventTimer {
         dev: &Device,
         cache: Cache,
         iters: u64,
-        mut op: impl FnMut(u64) -> Result<(), CudaError>,
+        op: impl FnMut(u64) -> Result<(), CudaError>,
     ) -> Result<f64, CudaError> {
-        let mut total_ms = 0.0f64;
-        match cache {
-            Cache::Warm => {
-                self.reserve(dev, 1)?;
-                self.pairs[0].0.record(&dev.stream)?;
-                for _ in 0..iters {
-                    op(self.next)?;
-                    self.next += 1;
-                }
-                self.pairs[0].1.record(&dev.stream)?;
-                dev.stream.synchronize()?;
-                total_ms += f64::from(self.pairs[0].0.elapsed_ms(&self.pairs[0].1)?);
-            }
-            Cache::Cold => {
-                let mut left = iters;
-                while left > 0 {
-                    let batch = left.min(PAIRS as u64) as usize;
-                    self.reserve(dev, batch)?;
-                    for i in 0..batch {
-                        dev.flush_l2()?;
-                        self.pairs[i].0.record(&dev.stream)?;
-                        op(self.next)?;
-                        self.next += 1;
-                        self.pairs[i].1.record(&dev.stream)?;
-                    }
-                    dev.stream.synchronize()?;
-                    for (start, end) in &self.pairs[..batch] {
-                        total_ms += f64::from(start.elapsed_ms(end)?);
-                    }
-                    left -= batch as u64;
-                }
-            }
-        }
-        Ok(total_ms * 1e6)
+        self.run(dev, cache, None, iters, op)
+    }
+
+    /// The run loop of the benchmarks that may be launched either way: `iters` iterations of
+    /// `op` eagerly, or, with `graph` (a graph of `per_graph` iterations), its replays.
+    pub fn run(
+        &mut self,
+        dev: &Device,
+        cache: Cache,
+        graph: Option<(&Graph, u64)>,
+        iters: u64,
+        op: impl FnMut(u64) -> Result<(), CudaError>,
+    ) -> Result<f64, CudaError> {
+        let work = match graph {
+            Some((_, per_graph)) => Work::Graph { per_graph },
+            None => Work::Eager,
+        };
+        let mut stream = CudaOps {
+            dev,
+            pairs: &mut self.pairs,
+            op,
+            graph: graph.map(|(g, _)| g),
+        };
+        timing::time(&mut stream, &mut self.next, cache, work, iters)
     }
 }
 
 impl Default for EventTimer {
     fn default() -> Self {
         EventTimer::new()
+    }
+}
+
+/// [`Stream`] on a device's CUDA stream: its events, the benchmark's `op` and its graph.
+struct CudaOps<'a, F> {
+    dev: &'a Device,
+    pairs: &'a mut Vec<(CudaEvent, CudaEvent)>,
+    op: F,
+    graph: Option<&'a Graph>,
+}
+
+impl<F: FnMut(u64) -> Result<(), CudaError>> Stream for CudaOps<'_, F> {
+    fn flush(&mut self) -> Result<(), CudaError> {
+        self.dev.flush_l2()
+    }
+
+    fn reserve(&mut self, pairs: usize) -> Result<(), CudaError> {
+        while self.pairs.len() < pairs {
+            let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+            let ctx = &self.dev.ctx;
+            self.pairs
+                .push((ctx.new_event(flags)?, ctx.new_event(flags)?));
+        }
+        Ok(())
+    }
+
+    fn record_start(&mut self, pair: usize) -> Result<(), CudaError> {
+        Ok(self.pairs[pair].0.record(&self.dev.stream)?)
+    }
+
+    fn record_end(&mut self, pair: usize) -> Result<(), CudaError> {
+        Ok(self.pairs[pair].1.record(&self.dev.stream)?)
+    }
+
+    fn launch(&mut self, iter: u64) -> Result<(), CudaError> {
+        (self.op)(iter)
+    }
+
+    fn graph_launch(&mut self) -> Result<(), CudaError> {
+        match self.graph {
+            Some(g) => g.launch(),
+            None => Err(CudaError::Setup("no CUDA graph was captured".to_string())),
+        }
+    }
+
+    fn synchronize(&mut self) -> Result<(), CudaError> {
+        Ok(self.dev.stream.synchronize()?)
+    }
+
+    fn elapsed_ms(&mut self, pair: usize) -> Result<f64, CudaError> {
+        let (start, end) = &self.pairs[pair];
+        Ok(f64::from(start.elapsed_ms(end)?))
     }
 }

@@ -334,10 +334,10 @@ impl Benchmark for InferBench {
         let mut state = self.state.take().expect("set above");
         let mut timer = std::mem::take(&mut state.timer);
         let dev = self.dev.clone();
-        let timed = match &state.graph {
-            Some(g) => graph::time_replays(&mut timer, &dev, self.cache, g, 1, iters),
-            None => timer.time(&dev, self.cache, iters, |_| self.enqueue_pass(&state)),
-        };
+        let graph = state.graph.as_ref().map(|g| (g, 1));
+        let timed = timer.run(&dev, self.cache, graph, iters, |_| {
+            self.enqueue_pass(&state)
+        });
         state.timer = timer;
         self.state = Some(state);
         Ok(timed?)

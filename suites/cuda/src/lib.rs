@@ -27,6 +27,9 @@ pub mod nccl_ranks;
 pub mod peaks;
 pub mod probe;
 pub mod rows;
+pub mod timing;
+#[cfg(test)]
+mod timing_fake;
 pub mod user;
 
 pub use probe::{CudaInfo, CudaSystem, SystemCuda, probe_with};

@@ -318,13 +318,10 @@ impl Benchmark for LinearBench {
         let mut state = self.state.take().expect("set above");
         let mut timer = std::mem::take(&mut state.timer);
         let dev = self.dev.clone();
-        let per_graph = self.planned.per_graph();
-        let timed = match &state.graph {
-            Some(g) => graph::time_replays(&mut timer, &dev, self.cache, g, per_graph, iters),
-            None => timer.time(&dev, self.cache, iters, |i| {
-                self.enqueue(&state, (i % SETS as u64) as usize)
-            }),
-        };
+        let graph = state.graph.as_ref().map(|g| (g, self.planned.per_graph()));
+        let timed = timer.run(&dev, self.cache, graph, iters, |i| {
+            self.enqueue(&state, (i % SETS as u64) as usize)
+        });
         state.timer = timer;
         self.state = Some(state);
         Ok(timed?)

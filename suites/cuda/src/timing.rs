@@ -1,0 +1,223 @@
+//! The seam between the timing loops and the device: every stream operation a timed sample
+//! enqueues (L2 flush, event records, the benchmark's launches, graph replays, synchronisation)
+//! goes through [`Stream`], so the order of device operations is decided here, once, and tested
+//! without a GPU against a recording fake (`timing_fake`). `device::EventTimer` implements
+//! [`Stream`] on a real CUDA stream; the loops below are the only timing loops of the CUDA
+//! suites.
+
+use crate::device::{Cache, CudaError};
+
+/// Event pairs in flight before the timer synchronises and sums them (cold mode).
+pub const PAIRS: usize = 64;
+
+/// The stream operations a timing loop needs. Event pairs are numbered from 0; `reserve`
+/// makes pairs `0..n` exist before they are recorded.
+pub trait Stream {
+    /// Enqueues the L2 flush (`Device::flush_l2`).
+    fn flush(&mut self) -> Result<(), CudaError>;
+    /// Makes sure event pairs `0..pairs` exist.
+    fn reserve(&mut self, pairs: usize) -> Result<(), CudaError>;
+    /// Records the start event of `pair` on the stream.
+    fn record_start(&mut self, pair: usize) -> Result<(), CudaError>;
+    /// Records the end event of `pair` on the stream.
+    fn record_end(&mut self, pair: usize) -> Result<(), CudaError>;
+    /// Enqueues the benchmark's work of iteration `iter` (its buffer set follows from it).
+    fn launch(&mut self, iter: u64) -> Result<(), CudaError>;
+    /// Enqueues one replay of the benchmark's captured graph.
+    fn graph_launch(&mut self) -> Result<(), CudaError>;
+    /// Waits on the host until the stream's work is done.
+    fn synchronize(&mut self) -> Result<(), CudaError>;
+    /// Milliseconds between the start and end events of `pair` (stream synchronised).
+    fn elapsed_ms(&mut self, pair: usize) -> Result<f64, CudaError>;
+}
+
+/// One device operation, in the order a timing loop enqueued it (the recording fake's log).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceOp {
+    Flush,
+    Start(usize),
+    End(usize),
+    Launch(u64),
+    GraphLaunch,
+    Synchronize,
+}
+
+/// What a timed unit holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// One iteration of the benchmark's work, enqueued by the host.
+    Eager,
+    /// One replay of a captured graph of `per_graph` iterations.
+    Graph { per_graph: u64 },
+}
+
+/// Replays of a graph of `per_graph` iterations that cover `iters` iterations: at least one.
+pub fn replays(iters: u64, per_graph: u64) -> u64 {
+    iters.div_ceil(per_graph.max(1)).max(1)
+}
+
+/// The time of `iters` iterations from the time of `replays` replays of `per_graph` each: the
+/// mean time of an iteration in the replays, times `iters` (the engine divides by `iters`).
+pub fn time_of_iters(replayed_ns: f64, iters: u64, replays: u64, per_graph: u64) -> f64 {
+    replayed_ns * iters as f64 / (replays * per_graph.max(1)) as f64
+}
+
+/// Enqueues one unit of `work`; `next` counts iterations over every call, so the rotation
+/// over buffer sets continues from sample to sample.
+fn enqueue_unit<S: Stream>(s: &mut S, work: Work, next: &mut u64) -> Result<(), CudaError> {
+    match work {
+        Work::Eager => {
+            s.launch(*next)?;
+            *next += 1;
+        }
+        Work::Graph { per_graph } => {
+            s.graph_launch()?;
+            *next += per_graph;
+        }
+    }
+    Ok(())
+}
+
+/// Times `units` units of `work` and returns their device time in nanoseconds. Warm: one event
+/// pair around all of them. Cold: a flush before every unit, enqueued before its start event so
+/// it is never timed, up to [`PAIRS`] pairs in flight before a synchronisation.
+fn time_units<S: Stream>(
+    s: &mut S,
+    next: &mut u64,
+    cache: Cache,
+    work: Work,
+    units: u64,
+) -> Result<f64, CudaError> {
+    let mut total_ms = 0.0f64;
+    match cache {
+        Cache::Warm => {
+            s.reserve(1)?;
+            s.record_start(0)?;
+            for _ in 0..units {
+                enqueue_unit(s, work, next)?;
+            }
+            s.record_end(0)?;
+            s.synchronize()?;
+            total_ms += s.elapsed_ms(0)?;
+        }
+        Cache::Cold => {
+            let mut left = units;
+            while left > 0 {
+                let batch = left.min(PAIRS as u64) as usize;
+                s.reserve(batch)?;
+                for pair in 0..batch {
+                    s.flush()?;
+                    s.record_start(pair)?;
+                    enqueue_unit(s, work, next)?;
+                    s.record_end(pair)?;
+                }
+                s.synchronize()?;
+                for pair in 0..batch {
+                    total_ms += s.elapsed_ms(pair)?;
+                }
+                left -= batch as u64;
+            }
+        }
+    }
+    Ok(total_ms * 1e6)
+}
+
+/// Times `iters` iterations of `work` on `s` and returns their device time in nanoseconds:
+/// eagerly one iteration per unit, as graph replays whole replays scaled to `iters`
+/// ([`time_of_iters`]).
+pub fn time<S: Stream>(
+    s: &mut S,
+    next: &mut u64,
+    cache: Cache,
+    work: Work,
+    iters: u64,
+) -> Result<f64, CudaError> {
+    match work {
+        Work::Eager => time_units(s, next, cache, work, iters),
+        Work::Graph { per_graph } => {
+            let n = replays(iters, per_graph);
+            let ns = time_units(s, next, cache, work, n)?;
+            Ok(time_of_iters(ns, iters, n, per_graph))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timing_fake::Recording;
+    use DeviceOp::*;
+
+    #[test]
+    fn replays_cover_the_iterations_asked_for() {
+        assert_eq!(replays(1, 32), 1);
+        assert_eq!(replays(32, 32), 1);
+        assert_eq!(replays(33, 32), 2);
+        assert_eq!(replays(1000, 1), 1000);
+        assert_eq!(replays(0, 32), 1);
+        assert_eq!(replays(5, 0), 5);
+    }
+
+    #[test]
+    fn replayed_time_scales_to_the_iterations_asked_for() {
+        // 2 replays of 32 iterations took 6.4 µs: 100 ns an iteration; 40 asked for: 4 µs.
+        assert!((time_of_iters(6400.0, 40, 2, 32) - 4000.0).abs() < 1e-9);
+        // One iteration per graph (an inference pass): the replays' own time.
+        assert_eq!(time_of_iters(5000.0, 5, 5, 1), 5000.0);
+    }
+
+    #[test]
+    fn cold_eager_flushes_before_every_start_event_and_never_times_the_flush() {
+        let mut s = Recording::new(0.001);
+        let mut next = 0;
+        let ns = time(&mut s, &mut next, Cache::Cold, Work::Eager, 2).unwrap();
+        assert_eq!(
+            s.ops,
+            [
+                Flush,
+                Start(0),
+                Launch(0),
+                End(0),
+                Flush,
+                Start(1),
+                Launch(1),
+                End(1),
+                Synchronize
+            ]
+        );
+        assert!((ns - 2000.0).abs() < 1e-6, "{ns}");
+        assert_eq!(s.timed(1), [Launch(1)]);
+        // The rotation continues in the next sample.
+        time(&mut s, &mut next, Cache::Cold, Work::Eager, 1).unwrap();
+        assert!(s.ops.contains(&Launch(2)));
+    }
+
+    #[test]
+    fn cold_mode_synchronises_after_at_most_pairs_units() {
+        let mut s = Recording::new(0.001);
+        time(&mut s, &mut 0, Cache::Cold, Work::Eager, PAIRS as u64 + 1).unwrap();
+        let syncs: Vec<usize> = (0..s.ops.len())
+            .filter(|&i| s.ops[i] == Synchronize)
+            .collect();
+        assert_eq!(syncs.len(), 2);
+        assert_eq!(s.ops[syncs[0] - 1], End(PAIRS - 1));
+    }
+
+    #[test]
+    fn warm_mode_puts_one_event_pair_around_every_iteration() {
+        let mut s = Recording::new(0.003);
+        let ns = time(&mut s, &mut 0, Cache::Warm, Work::Eager, 3).unwrap();
+        assert_eq!(
+            s.ops,
+            [
+                Start(0),
+                Launch(0),
+                Launch(1),
+                Launch(2),
+                End(0),
+                Synchronize
+            ]
+        );
+        assert!((ns - 3000.0).abs() < 1e-6);
+    }
+}
