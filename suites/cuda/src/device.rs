@@ -20,7 +20,7 @@ use cudarc::nvrtc::Ptx;
 use crate::benchmark::BenchError;
 use crate::graph::Graph;
 use crate::kernels::{self, KernelError, KernelSource};
-use crate::timing::{self, Stream, Work};
+use crate::timing::{self, Stream, Timing};
 
 /// Why a CUDA benchmark could not run; each keeps the library's own error.
 #[derive(Debug, thiserror::Error)]
@@ -222,30 +222,27 @@ impl EventTimer {
         iters: u64,
         op: impl FnMut(u64) -> Result<(), CudaError>,
     ) -> Result<f64, CudaError> {
-        self.run(dev, cache, None, iters, op)
+        self.run(dev, cache, Timing::PER_ITERATION, None, iters, op)
     }
 
-    /// The run loop of the benchmarks that may be launched either way: `iters` iterations of
-    /// `op` eagerly, or, with `graph` (a graph of `per_graph` iterations), its replays.
+    /// The run loop of every CUDA benchmark: `iters` iterations of `op` timed as `timing`
+    /// says (`timing::time`), launched eagerly or, with `Work::Graph`, as replays of `graph`.
     pub fn run(
         &mut self,
         dev: &Device,
         cache: Cache,
-        graph: Option<(&Graph, u64)>,
+        timing: Timing,
+        graph: Option<&Graph>,
         iters: u64,
         op: impl FnMut(u64) -> Result<(), CudaError>,
     ) -> Result<f64, CudaError> {
-        let work = match graph {
-            Some((_, per_graph)) => Work::Graph { per_graph },
-            None => Work::Eager,
-        };
         let mut stream = CudaOps {
             dev,
             pairs: &mut self.pairs,
             op,
-            graph: graph.map(|(g, _)| g),
+            graph,
         };
-        timing::time(&mut stream, &mut self.next, cache, work, iters)
+        timing::time(&mut stream, &mut self.next, cache, timing, iters)
     }
 }
 

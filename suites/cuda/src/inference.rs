@@ -334,10 +334,15 @@ impl Benchmark for InferBench {
         let mut state = self.state.take().expect("set above");
         let mut timer = std::mem::take(&mut state.timer);
         let dev = self.dev.clone();
-        let graph = state.graph.as_ref().map(|g| (g, 1));
-        let timed = timer.run(&dev, self.cache, graph, iters, |_| {
-            self.enqueue_pass(&state)
-        });
+        let timing = self.planned.timing();
+        let timed = timer.run(
+            &dev,
+            self.cache,
+            timing,
+            state.graph.as_ref(),
+            iters,
+            |_| self.enqueue_pass(&state),
+        );
         state.timer = timer;
         self.state = Some(state);
         Ok(timed?)

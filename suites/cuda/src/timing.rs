@@ -45,10 +45,48 @@ pub enum DeviceOp {
 /// What a timed unit holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Work {
-    /// One iteration of the benchmark's work, enqueued by the host.
-    Eager,
+    /// `per_unit` iterations of the benchmark's work, enqueued one by one by the host.
+    Eager { per_unit: u64 },
     /// One replay of a captured graph of `per_graph` iterations.
     Graph { per_graph: u64 },
+}
+
+impl Work {
+    /// Iterations in one unit.
+    pub fn iterations(self) -> u64 {
+        match self {
+            Work::Eager { per_unit } => per_unit.max(1),
+            Work::Graph { per_graph } => per_graph.max(1),
+        }
+    }
+}
+
+/// When a timed region starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// As soon as its start event is reached on the stream: the host may have queued the unit
+    /// already (behind the flush), so the region holds the device's work only.
+    Queued,
+    /// On an idle stream: the host synchronises (after the flush, in cold mode) before it
+    /// records the start event, so the region holds the host's launch cost too, which is what
+    /// a serving path pays for a forward pass.
+    Idle,
+}
+
+/// How a benchmark is timed: its unit and where the unit's region starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    pub work: Work,
+    pub start: Start,
+}
+
+impl Timing {
+    /// One eagerly launched iteration per unit, device time only: the bandwidth, row, GEMM and
+    /// user kernels.
+    pub const PER_ITERATION: Timing = Timing {
+        work: Work::Eager { per_unit: 1 },
+        start: Start::Queued,
+    };
 }
 
 /// Replays of a graph of `per_graph` iterations that cover `iters` iterations: at least one.
@@ -66,9 +104,11 @@ pub fn time_of_iters(replayed_ns: f64, iters: u64, replays: u64, per_graph: u64)
 /// over buffer sets continues from sample to sample.
 fn enqueue_unit<S: Stream>(s: &mut S, work: Work, next: &mut u64) -> Result<(), CudaError> {
     match work {
-        Work::Eager => {
-            s.launch(*next)?;
-            *next += 1;
+        Work::Eager { per_unit } => {
+            for _ in 0..per_unit.max(1) {
+                s.launch(*next)?;
+                *next += 1;
+            }
         }
         Work::Graph { per_graph } => {
             s.graph_launch()?;
@@ -78,68 +118,66 @@ fn enqueue_unit<S: Stream>(s: &mut S, work: Work, next: &mut u64) -> Result<(), 
     Ok(())
 }
 
-/// Times `units` units of `work` and returns their device time in nanoseconds. Warm: one event
-/// pair around all of them. Cold: a flush before every unit, enqueued before its start event so
-/// it is never timed, up to [`PAIRS`] pairs in flight before a synchronisation.
+/// Times `units` units and returns their device time in nanoseconds. An event pair around
+/// each unit, up to [`PAIRS`] in flight before a synchronisation, when the L2 is flushed
+/// before every unit (cold: the flush enqueued before the start event, so it is never timed)
+/// or the stream is idle at every start; otherwise (warm, `Start::Queued`) one pair around all
+/// of them.
 fn time_units<S: Stream>(
     s: &mut S,
     next: &mut u64,
     cache: Cache,
-    work: Work,
+    timing: Timing,
     units: u64,
 ) -> Result<f64, CudaError> {
     let mut total_ms = 0.0f64;
-    match cache {
-        Cache::Warm => {
-            s.reserve(1)?;
-            s.record_start(0)?;
-            for _ in 0..units {
-                enqueue_unit(s, work, next)?;
-            }
-            s.record_end(0)?;
-            s.synchronize()?;
-            total_ms += s.elapsed_ms(0)?;
+    if cache == Cache::Warm && timing.start == Start::Queued {
+        s.reserve(1)?;
+        s.record_start(0)?;
+        for _ in 0..units {
+            enqueue_unit(s, timing.work, next)?;
         }
-        Cache::Cold => {
-            let mut left = units;
-            while left > 0 {
-                let batch = left.min(PAIRS as u64) as usize;
-                s.reserve(batch)?;
-                for pair in 0..batch {
-                    s.flush()?;
-                    s.record_start(pair)?;
-                    enqueue_unit(s, work, next)?;
-                    s.record_end(pair)?;
-                }
+        s.record_end(0)?;
+        s.synchronize()?;
+        return Ok(s.elapsed_ms(0)? * 1e6);
+    }
+    let mut left = units;
+    while left > 0 {
+        let batch = left.min(PAIRS as u64) as usize;
+        s.reserve(batch)?;
+        for pair in 0..batch {
+            if cache == Cache::Cold {
+                s.flush()?;
+            }
+            if timing.start == Start::Idle {
                 s.synchronize()?;
-                for pair in 0..batch {
-                    total_ms += s.elapsed_ms(pair)?;
-                }
-                left -= batch as u64;
             }
+            s.record_start(pair)?;
+            enqueue_unit(s, timing.work, next)?;
+            s.record_end(pair)?;
         }
+        s.synchronize()?;
+        for pair in 0..batch {
+            total_ms += s.elapsed_ms(pair)?;
+        }
+        left -= batch as u64;
     }
     Ok(total_ms * 1e6)
 }
 
-/// Times `iters` iterations of `work` on `s` and returns their device time in nanoseconds:
-/// eagerly one iteration per unit, as graph replays whole replays scaled to `iters`
-/// ([`time_of_iters`]).
+/// Times `iters` iterations on `s` as `timing` says and returns their device time in
+/// nanoseconds: whole units, scaled to `iters` iterations ([`time_of_iters`]).
 pub fn time<S: Stream>(
     s: &mut S,
     next: &mut u64,
     cache: Cache,
-    work: Work,
+    timing: Timing,
     iters: u64,
 ) -> Result<f64, CudaError> {
-    match work {
-        Work::Eager => time_units(s, next, cache, work, iters),
-        Work::Graph { per_graph } => {
-            let n = replays(iters, per_graph);
-            let ns = time_units(s, next, cache, work, n)?;
-            Ok(time_of_iters(ns, iters, n, per_graph))
-        }
-    }
+    let per_unit = timing.work.iterations();
+    let n = replays(iters, per_unit);
+    let ns = time_units(s, next, cache, timing, n)?;
+    Ok(time_of_iters(ns, iters, n, per_unit))
 }
 
 #[cfg(test)]
@@ -170,7 +208,7 @@ mod tests {
     fn cold_eager_flushes_before_every_start_event_and_never_times_the_flush() {
         let mut s = Recording::new(0.001);
         let mut next = 0;
-        let ns = time(&mut s, &mut next, Cache::Cold, Work::Eager, 2).unwrap();
+        let ns = time(&mut s, &mut next, Cache::Cold, Timing::PER_ITERATION, 2).unwrap();
         assert_eq!(
             s.ops,
             [
@@ -188,14 +226,21 @@ mod tests {
         assert!((ns - 2000.0).abs() < 1e-6, "{ns}");
         assert_eq!(s.timed(1), [Launch(1)]);
         // The rotation continues in the next sample.
-        time(&mut s, &mut next, Cache::Cold, Work::Eager, 1).unwrap();
+        time(&mut s, &mut next, Cache::Cold, Timing::PER_ITERATION, 1).unwrap();
         assert!(s.ops.contains(&Launch(2)));
     }
 
     #[test]
     fn cold_mode_synchronises_after_at_most_pairs_units() {
         let mut s = Recording::new(0.001);
-        time(&mut s, &mut 0, Cache::Cold, Work::Eager, PAIRS as u64 + 1).unwrap();
+        time(
+            &mut s,
+            &mut 0,
+            Cache::Cold,
+            Timing::PER_ITERATION,
+            PAIRS as u64 + 1,
+        )
+        .unwrap();
         let syncs: Vec<usize> = (0..s.ops.len())
             .filter(|&i| s.ops[i] == Synchronize)
             .collect();
@@ -206,7 +251,7 @@ mod tests {
     #[test]
     fn warm_mode_puts_one_event_pair_around_every_iteration() {
         let mut s = Recording::new(0.003);
-        let ns = time(&mut s, &mut 0, Cache::Warm, Work::Eager, 3).unwrap();
+        let ns = time(&mut s, &mut 0, Cache::Warm, Timing::PER_ITERATION, 3).unwrap();
         assert_eq!(
             s.ops,
             [
@@ -219,5 +264,41 @@ mod tests {
             ]
         );
         assert!((ns - 3000.0).abs() < 1e-6);
+    }
+
+    /// Issue 23, defect 1: a forward pass's latency includes the host's launch cost, so every
+    /// pass starts on an idle stream, after the flush in cold mode, eager and graph alike.
+    #[test]
+    fn inference_latency_starts_on_an_idle_stream_after_the_flush() {
+        use crate::graph::Mode;
+        use crate::infer_plan::{InferPlanned, Workload};
+        for mode in Mode::ALL {
+            let p = InferPlanned {
+                workload: Workload::Mlp,
+                batch: 1,
+                seq: 1,
+                mode,
+            };
+            let pass = match mode {
+                Mode::Eager => Launch(0),
+                Mode::Graph => GraphLaunch,
+            };
+            let mut s = Recording::new(0.01);
+            time(&mut s, &mut 0, Cache::Cold, p.timing(), 2).unwrap();
+            assert_eq!(
+                s.ops[..5],
+                [Flush, Synchronize, Start(0), pass, End(0)],
+                "{mode:?}"
+            );
+            assert_eq!(s.ops[5..7], [Flush, Synchronize], "{mode:?}");
+            let mut s = Recording::new(0.01);
+            time(&mut s, &mut 0, Cache::Warm, p.timing(), 2).unwrap();
+            assert_eq!(
+                s.ops[..4],
+                [Synchronize, Start(0), pass, End(0)],
+                "{mode:?}"
+            );
+            assert_eq!(s.ops[4], Synchronize, "{mode:?}");
+        }
     }
 }
