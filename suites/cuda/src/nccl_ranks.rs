@@ -105,6 +105,8 @@ struct RankGpu {
     end: CudaEvent,
     /// (op, send elements, recv elements) the buffers hold, and the buffers.
     buffers: Option<RankBuffers>,
+    /// The one f32 of the untimed all-reduce before the start event (`align_all`).
+    align: CudaSlice<f32>,
 }
 
 impl RankGpu {
@@ -117,6 +119,7 @@ impl RankGpu {
         let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
         Ok(RankGpu {
             rank,
+            align: stream.alloc_zeros::<f32>(1).map_err(driver)?,
             start: ctx.new_event(flags).map_err(driver)?,
             end: ctx.new_event(flags).map_err(driver)?,
             stream,
@@ -183,16 +186,43 @@ impl NcclRanks {
         }
     }
 
+    /// One in-place 1-element all-reduce on every local rank, in one NCCL group: it completes
+    /// on every rank only once all ranks have entered it.
+    fn align_all(&mut self) -> Result<(), String> {
+        let one = CollectiveShape {
+            bytes: 4,
+            send_elements: 1,
+            recv_elements: 1,
+        };
+        let mut ptrs = Vec::with_capacity(self.gpus.len());
+        for g in &mut self.gpus {
+            let stream = Arc::clone(&g.stream);
+            let (p, _) = g.align.device_ptr_mut(&stream);
+            ptrs.push((p, p));
+        }
+        self.group(Collective::AllReduce, &one, ptrs)
+    }
+
     /// One collective on every local rank, in one NCCL group (one stream per GPU).
     fn enqueue_all(&mut self, op: Collective, shape: &CollectiveShape) -> Result<(), String> {
         let mut ptrs = Vec::with_capacity(self.gpus.len());
         for g in &mut self.gpus {
             ptrs.push(g.pointers()?);
         }
+        self.group(op, shape, ptrs)
+    }
+
+    /// `op` on every local rank with its `(send, recv)` pointers, in one NCCL group.
+    fn group(
+        &mut self,
+        op: Collective,
+        shape: &CollectiveShape,
+        ptrs: Vec<(u64, u64)>,
+    ) -> Result<(), String> {
         self.nccl.group_start().map_err(|e| e.to_string())?;
         for ((g, &comm), buffers) in self.gpus.iter().zip(&self.comms).zip(ptrs) {
-            // SAFETY: the buffers were sized by `fill` for this op and shape on this GPU; the
-            // stream is this GPU's.
+            // SAFETY: the buffers were sized for this op and shape on this GPU (by `fill`, or
+            // the 1-element `align`); the stream is this GPU's.
             let r = unsafe {
                 self.nccl.enqueue(
                     op,
@@ -255,21 +285,94 @@ impl LocalRanks for NcclRanks {
         shape: &CollectiveShape,
         iters: u64,
     ) -> Result<Vec<f64>, String> {
-        for g in &self.gpus {
-            g.start.record(&g.stream).map_err(driver)?;
-        }
-        for _ in 0..iters {
-            self.enqueue_all(op, shape)?;
-        }
-        for g in &self.gpus {
-            g.end.record(&g.stream).map_err(driver)?;
-        }
-        let mut ns = Vec::with_capacity(self.gpus.len());
-        for g in &self.gpus {
-            g.stream.synchronize().map_err(driver)?;
-            ns.push(f64::from(g.start.elapsed_ms(&g.end).map_err(driver)?) * 1e6);
-        }
-        Ok(ns)
+        time_ranks(
+            &mut Timed {
+                ranks: self,
+                op,
+                shape,
+            },
+            iters,
+        )
+    }
+}
+
+/// The device operations of timing this process's ranks, so their order is decided once
+/// ([`time_ranks`]) and tested with a recording fake. `local` numbers this process's ranks.
+pub(crate) trait RankStreams {
+    fn local_ranks(&self) -> usize;
+    /// One untimed 1-element all-reduce on every local rank (one NCCL group).
+    fn align(&mut self) -> Result<(), String>;
+    fn record_start(&mut self, local: usize) -> Result<(), String>;
+    /// Iteration `iter` of the timed collective on every local rank (one NCCL group).
+    fn collective(&mut self, iter: u64) -> Result<(), String>;
+    fn record_end(&mut self, local: usize) -> Result<(), String>;
+    fn synchronize(&mut self, local: usize) -> Result<(), String>;
+    fn elapsed_ns(&mut self, local: usize) -> Result<f64, String>;
+}
+
+/// Each local rank's device time of `iters` collectives: an untimed 1-element all-reduce, its
+/// start event, the collectives, its end event, its stream synchronised. The all-reduce ends on
+/// a rank only when every rank has entered it, so no rank's start event fires before the last
+/// rank got "go" from the rendezvous (which tells the processes one by one): without it each
+/// rank's time would include the rendezvous' skew, a fixed fake straggler.
+pub(crate) fn time_ranks(s: &mut dyn RankStreams, iters: u64) -> Result<Vec<f64>, String> {
+    let n = s.local_ranks();
+    s.align()?;
+    for g in 0..n {
+        s.record_start(g)?;
+    }
+    for i in 0..iters {
+        s.collective(i)?;
+    }
+    for g in 0..n {
+        s.record_end(g)?;
+    }
+    let mut ns = Vec::with_capacity(n);
+    for g in 0..n {
+        s.synchronize(g)?;
+        ns.push(s.elapsed_ns(g)?);
+    }
+    Ok(ns)
+}
+
+/// [`RankStreams`] on the real ranks, for one op and shape.
+struct Timed<'a> {
+    ranks: &'a mut NcclRanks,
+    op: Collective,
+    shape: &'a CollectiveShape,
+}
+
+impl RankStreams for Timed<'_> {
+    fn local_ranks(&self) -> usize {
+        self.ranks.gpus.len()
+    }
+
+    fn align(&mut self) -> Result<(), String> {
+        self.ranks.align_all()
+    }
+
+    fn record_start(&mut self, local: usize) -> Result<(), String> {
+        let g = &self.ranks.gpus[local];
+        g.start.record(&g.stream).map_err(driver)
+    }
+
+    fn collective(&mut self, _iter: u64) -> Result<(), String> {
+        self.ranks.enqueue_all(self.op, self.shape)
+    }
+
+    fn record_end(&mut self, local: usize) -> Result<(), String> {
+        let g = &self.ranks.gpus[local];
+        g.end.record(&g.stream).map_err(driver)
+    }
+
+    fn synchronize(&mut self, local: usize) -> Result<(), String> {
+        self.ranks.gpus[local].stream.synchronize().map_err(driver)
+    }
+
+    fn elapsed_ns(&mut self, local: usize) -> Result<f64, String> {
+        let g = &self.ranks.gpus[local];
+        let ms = g.start.elapsed_ms(&g.end).map_err(driver)?;
+        Ok(f64::from(ms) * 1e6)
     }
 }
 
@@ -312,5 +415,60 @@ mod tests {
         let why = SystemNccl { visible: 1 }.ready(0).unwrap_err();
         assert!(why.starts_with("no NCCL: none of libnccl.so.2"), "{why}");
         assert!(SystemNccl { visible: 1 }.unique_id().is_err());
+    }
+
+    /// Records the device operations of [`time_ranks`] instead of running them.
+    struct Recorder {
+        local: usize,
+        ops: Vec<String>,
+    }
+
+    impl RankStreams for Recorder {
+        fn local_ranks(&self) -> usize {
+            self.local
+        }
+        fn align(&mut self) -> Result<(), String> {
+            self.ops.push("align".into());
+            Ok(())
+        }
+        fn record_start(&mut self, local: usize) -> Result<(), String> {
+            self.ops.push(format!("start {local}"));
+            Ok(())
+        }
+        fn collective(&mut self, iter: u64) -> Result<(), String> {
+            self.ops.push(format!("collective {iter}"));
+            Ok(())
+        }
+        fn record_end(&mut self, local: usize) -> Result<(), String> {
+            self.ops.push(format!("end {local}"));
+            Ok(())
+        }
+        fn synchronize(&mut self, local: usize) -> Result<(), String> {
+            self.ops.push(format!("sync {local}"));
+            Ok(())
+        }
+        fn elapsed_ns(&mut self, _: usize) -> Result<f64, String> {
+            Ok(1e3)
+        }
+    }
+
+    /// Issue 23, defect 3: ranks in separate processes get "go" one after another; an untimed
+    /// all-reduce right before every rank's start event makes each start event fire only when
+    /// every rank has arrived, so the rendezvous' skew is not timed.
+    #[test]
+    fn every_rank_starts_its_clock_behind_an_untimed_all_reduce() {
+        for local in [1, 2] {
+            let mut r = Recorder {
+                local,
+                ops: Vec::new(),
+            };
+            let ns = time_ranks(&mut r, 2).unwrap();
+            assert_eq!(ns, vec![1e3; local]);
+            let mut want = vec!["align".to_string()];
+            want.extend((0..local).map(|g| format!("start {g}")));
+            want.extend(["collective 0".into(), "collective 1".into()]);
+            want.extend((0..local).map(|g| format!("end {g}")));
+            assert_eq!(r.ops[..want.len()], want[..], "{local} local ranks");
+        }
     }
 }
