@@ -61,8 +61,8 @@ pub struct Device {
     modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
     /// Kernels looked up so far, by entry name: no `cuModuleGetFunction` on a timed path.
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
-    /// The buffer the L2 flush overwrites, allocated on first use, and the flush count.
-    flush: Mutex<(Option<CudaSlice<u32>>, u32)>,
+    /// The L2 flush's buffers, allocated on first use, and the flush count.
+    flush: Mutex<(Option<FlushBuffers>, u32)>,
 }
 
 impl std::fmt::Debug for Device {
@@ -162,28 +162,86 @@ impl Device {
         Ok(())
     }
 
-    /// Overwrites a buffer of twice the L2 size (at least 8 MiB), so the next timed region
-    /// starts with a cold cache. Enqueued on the stream before the region's start event.
+    /// Empties the L2 ([`flush_steps`]): overwrites a buffer of twice the L2 size (at least
+    /// 8 MiB), then reads a second buffer of the same size, so the next timed region starts
+    /// with a cold cache holding only clean lines (the write-backs of the first buffer's dirty
+    /// lines happen inside the flush). Enqueued on the stream before the region's start event.
     pub fn flush_l2(&self) -> Result<(), CudaError> {
         let mut flush = self.flush.lock().unwrap_or_else(|p| p.into_inner());
-        let words = (2 * self.l2_bytes).max(8 << 20) / 4;
+        let steps = flush_steps(self.l2_bytes);
         if flush.0.is_none() {
-            // SAFETY: the buffer is written by the flush kernel before anything reads it.
-            flush.0 = Some(unsafe { self.stream.alloc::<u32>(words as usize) }?);
+            let words = |step: &FlushStep| match *step {
+                FlushStep::Write { bytes } | FlushStep::Read { bytes } => (bytes / 4) as usize,
+            };
+            let most = steps.iter().map(words).max().unwrap_or(0);
+            flush.0 = Some(FlushBuffers {
+                // SAFETY: the buffer is written by the flush kernel before anything reads it.
+                write: unsafe { self.stream.alloc::<u32>(most) }?,
+                // Zeros: the sweep's xor of them is 0, never `SWEEP_NEVER`.
+                read: self.stream.alloc_zeros::<u32>(most)?,
+                sink: self.stream.alloc_zeros::<u32>(1)?,
+            });
         }
         flush.1 = flush.1.wrapping_add(1);
         let value = flush.1;
-        let f = self.function(&kernels::L2_FLUSH, "l2_flush")?;
-        let cfg = self.grid_stride(words);
-        let buf = flush.0.as_mut().expect("allocated above");
-        let (ptr, _sync) = buf.device_ptr(&self.stream);
-        let mut launch = self.stream.launch_builder(&f);
-        launch.arg(&ptr).arg(&words).arg(&value);
-        // SAFETY: `words` u32s are allocated at `ptr`; the arguments match `l2_flush`.
-        unsafe { launch.launch(cfg) }?;
+        let buffers = flush.0.as_mut().expect("allocated above");
+        for step in steps {
+            match step {
+                FlushStep::Write { bytes } => {
+                    let words = bytes / 4;
+                    let f = self.function(&kernels::L2_FLUSH, "l2_flush")?;
+                    let (ptr, _sync) = buffers.write.device_ptr(&self.stream);
+                    let mut launch = self.stream.launch_builder(&f);
+                    launch.arg(&ptr).arg(&words).arg(&value);
+                    // SAFETY: `words` u32s are allocated at `ptr`; the arguments match.
+                    unsafe { launch.launch(self.grid_stride(words)) }?;
+                }
+                FlushStep::Read { bytes } => {
+                    let words = bytes / 4;
+                    let f = self.function(&kernels::L2_FLUSH, "l2_read_sweep")?;
+                    let (ptr, _sync) = buffers.read.device_ptr(&self.stream);
+                    let (sink, _sink) = buffers.sink.device_ptr(&self.stream);
+                    let mut launch = self.stream.launch_builder(&f);
+                    launch.arg(&ptr).arg(&words).arg(&SWEEP_NEVER).arg(&sink);
+                    // SAFETY: `words` u32s are allocated at `ptr`, one at `sink`; the
+                    // arguments match `l2_read_sweep`.
+                    unsafe { launch.launch(self.grid_stride(words)) }?;
+                }
+            }
+        }
         Ok(())
     }
 }
+
+/// The L2 flush's buffers: the one it overwrites, the one it then reads, and the word the read
+/// sweep would write if a thread's xor came out as [`SWEEP_NEVER`] (it cannot: `read` holds
+/// zeros).
+struct FlushBuffers {
+    write: CudaSlice<u32>,
+    read: CudaSlice<u32>,
+    sink: CudaSlice<u32>,
+}
+
+/// The value the read sweep compares its xor with, so its loads cannot be elided.
+const SWEEP_NEVER: u32 = 1;
+
+/// One kernel of the L2 flush, on a buffer of `bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlushStep {
+    /// `l2_flush`: overwrites the first buffer, evicting the benchmark's lines.
+    Write { bytes: u64 },
+    /// `l2_read_sweep`: only reads the second buffer.
+    Read { bytes: u64 },
+}
+
+/// The kernels of an L2 flush on a card with `l2_bytes` of L2, in order.
+pub fn flush_steps(l2_bytes: u64) -> Vec<FlushStep> {
+    let bytes = (2 * l2_bytes).max(MIN_FLUSH_BYTES);
+    vec![FlushStep::Write { bytes }, FlushStep::Read { bytes }]
+}
+
+/// The smallest flush buffer (when the driver reports a tiny or no L2).
+const MIN_FLUSH_BYTES: u64 = 8 << 20;
 
 /// Whether each timed iteration starts with a flushed L2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -301,5 +359,25 @@ impl<F: FnMut(u64) -> Result<(), CudaError>> Stream for CudaOps<'_, F> {
     fn elapsed_ms(&mut self, pair: usize) -> Result<f64, CudaError> {
         let (start, end) = &self.pairs[pair];
         Ok(f64::from(start.elapsed_ms(end)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 23, defect 2: the flush's writes leave L2 full of dirty lines whose write-back
+    /// the timed op would pay for; a read-only sweep of a second buffer of at least the L2 size
+    /// at the end leaves only clean lines.
+    #[test]
+    fn the_flush_ends_with_a_read_only_sweep_of_a_second_buffer_of_at_least_l2() {
+        for l2 in [0, 40 << 20, 50 << 20, 126 << 20] {
+            let steps = flush_steps(l2);
+            assert!(matches!(steps[0], FlushStep::Write { bytes } if bytes >= 2 * l2));
+            match steps.last() {
+                Some(&FlushStep::Read { bytes }) => assert!(bytes >= l2.max(MIN_FLUSH_BYTES)),
+                other => panic!("the flush ends with {other:?}"),
+            }
+        }
     }
 }

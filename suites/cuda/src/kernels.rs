@@ -38,7 +38,7 @@ pub const ROWS: KernelSource = KernelSource {
 pub const L2_FLUSH: KernelSource = KernelSource {
     file: "l2_flush.cu",
     source: include_str!("../kernels/l2_flush.cu"),
-    entries: &["l2_flush"],
+    entries: &["l2_flush", "l2_read_sweep"],
 };
 
 pub const RANDOM_INIT: KernelSource = KernelSource {
