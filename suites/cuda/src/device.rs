@@ -10,17 +10,17 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use cudarc::cublas::result::CublasError;
-use cudarc::driver::sys::{CUdevice_attribute as Attr, CUevent_flags};
+use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUevent_flags};
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr,
-    DriverError, LaunchConfig, PushKernelArg,
+    DriverError, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 
 use crate::benchmark::BenchError;
 use crate::graph::Graph;
 use crate::kernels::{self, KernelError, KernelSource};
-use crate::timing::{self, Stream, Timing};
+use crate::timing::{self, BLOCK_TIMEOUT_NS, Stream, Timing};
 
 /// Why a CUDA benchmark could not run; each keeps the library's own error.
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +63,9 @@ pub struct Device {
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
     /// The L2 flush's buffers, allocated on first use, and the flush count.
     flush: Mutex<(Option<FlushBuffers>, u32)>,
+    /// The blocking kernel's flags in mapped page-locked host memory, allocated on first use:
+    /// `[release, gave_up]`.
+    blocker: Mutex<Option<PinnedHostSlice<u32>>>,
 }
 
 impl std::fmt::Debug for Device {
@@ -101,6 +104,7 @@ impl Device {
             modules: Mutex::new(HashMap::new()),
             functions: Mutex::new(HashMap::new()),
             flush: Mutex::new((None, 0)),
+            blocker: Mutex::new(None),
         }))
     }
 
@@ -210,6 +214,66 @@ impl Device {
             }
         }
         Ok(())
+    }
+}
+
+impl Device {
+    /// Enqueues the blocking kernel (warm mode): one thread spinning until [`Device::release`]
+    /// or for [`BLOCK_TIMEOUT_NS`]. The stream must be idle (the flags are reset here).
+    pub fn block(&self) -> Result<(), CudaError> {
+        let mut blocker = self.blocker.lock().unwrap_or_else(|p| p.into_inner());
+        if blocker.is_none() {
+            let flags = sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE;
+            // SAFETY: both words are written below before the kernel reads them.
+            *blocker = Some(unsafe { self.ctx.alloc_pinned_with_flags::<u32>(2, flags) }?);
+        }
+        let host = blocker.as_mut().expect("allocated above").as_mut_ptr()?;
+        let mut device: sys::CUdeviceptr = 0;
+        // SAFETY: `host` holds two u32s of page-locked memory mapped for the device; the
+        // stream is idle, so no kernel reads them while they are reset.
+        unsafe {
+            host.write_volatile(0);
+            host.add(1).write_volatile(0);
+            sys::cuMemHostGetDevicePointer_v2(&mut device, host.cast(), 0).result()?;
+        }
+        let f = self.function(&kernels::BLOCKING, "block_stream")?;
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = self.stream.launch_builder(&f);
+        launch.arg(&device).arg(&BLOCK_TIMEOUT_NS);
+        // SAFETY: `device` maps the two flags; the arguments match `block_stream`.
+        unsafe { launch.launch(cfg) }?;
+        Ok(())
+    }
+
+    /// Releases the blocking kernel: a host write it sees through the mapping.
+    pub fn release(&self) -> Result<(), CudaError> {
+        self.blocker_flag(0, Some(1)).map(|_| ())
+    }
+
+    /// After the stream was synchronised: whether the blocking kernel gave up.
+    pub fn block_gave_up(&self) -> Result<bool, CudaError> {
+        self.blocker_flag(1, None).map(|v| v == 1)
+    }
+
+    /// Reads flag `index`, or writes `value` to it.
+    fn blocker_flag(&self, index: usize, value: Option<u32>) -> Result<u32, CudaError> {
+        let mut blocker = self.blocker.lock().unwrap_or_else(|p| p.into_inner());
+        let flags = blocker
+            .as_mut()
+            .ok_or_else(|| CudaError::Setup("the blocking kernel was never started".into()))?;
+        let host = flags.as_mut_ptr()?;
+        // SAFETY: `index` < 2 words of page-locked memory; volatile, as the kernel spins on it.
+        unsafe {
+            let at = host.add(index);
+            if let Some(v) = value {
+                at.write_volatile(v);
+            }
+            Ok(at.read_volatile())
+        }
     }
 }
 
@@ -359,6 +423,22 @@ impl<F: FnMut(u64) -> Result<(), CudaError>> Stream for CudaOps<'_, F> {
     fn elapsed_ms(&mut self, pair: usize) -> Result<f64, CudaError> {
         let (start, end) = &self.pairs[pair];
         Ok(f64::from(start.elapsed_ms(end)?))
+    }
+
+    fn block(&mut self) -> Result<(), CudaError> {
+        self.dev.block()
+    }
+
+    fn release(&mut self) -> Result<(), CudaError> {
+        self.dev.release()
+    }
+
+    fn block_timed_out(&mut self) -> Result<bool, CudaError> {
+        self.dev.block_gave_up()
+    }
+
+    fn warn(&mut self, message: &str) {
+        eprintln!("warning: {}: {message}", self.dev.name);
     }
 }
 

@@ -41,6 +41,12 @@ pub const L2_FLUSH: KernelSource = KernelSource {
     entries: &["l2_flush", "l2_read_sweep"],
 };
 
+pub const BLOCKING: KernelSource = KernelSource {
+    file: "blocking.cu",
+    source: include_str!("../kernels/blocking.cu"),
+    entries: &["block_stream"],
+};
+
 pub const RANDOM_INIT: KernelSource = KernelSource {
     file: "random_init.cu",
     source: include_str!("../kernels/random_init.cu"),
@@ -65,7 +71,15 @@ pub const INFERENCE: KernelSource = KernelSource {
 };
 
 /// Every kernel file.
-pub const ALL: [KernelSource; 6] = [COPY, TRIAD, ROWS, L2_FLUSH, RANDOM_INIT, INFERENCE];
+pub const ALL: [KernelSource; 7] = [
+    COPY,
+    TRIAD,
+    ROWS,
+    L2_FLUSH,
+    BLOCKING,
+    RANDOM_INIT,
+    INFERENCE,
+];
 
 /// Why a kernel could not be compiled.
 #[derive(Debug, thiserror::Error)]

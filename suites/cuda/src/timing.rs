@@ -29,7 +29,24 @@ pub trait Stream {
     fn synchronize(&mut self) -> Result<(), CudaError>;
     /// Milliseconds between the start and end events of `pair` (stream synchronised).
     fn elapsed_ms(&mut self, pair: usize) -> Result<f64, CudaError>;
+    /// Enqueues the blocking kernel: it holds the stream until [`Stream::release`], or gives up
+    /// after [`BLOCK_TIMEOUT_NS`].
+    fn block(&mut self) -> Result<(), CudaError>;
+    /// Releases the blocking kernel (a host write the spinning kernel sees).
+    fn release(&mut self) -> Result<(), CudaError>;
+    /// After a synchronisation: whether the last blocking kernel gave up before its release.
+    fn block_timed_out(&mut self) -> Result<bool, CudaError>;
+    /// Says something about a sample that did not go as planned (stderr in the worker).
+    fn warn(&mut self, message: &str);
 }
+
+/// How long the blocking kernel holds the stream before it gives up: 1 s, as nvbench's.
+pub const BLOCK_TIMEOUT_NS: u64 = 1_000_000_000;
+/// Most launches queued behind one blocking kernel: well below the driver's queue of pending
+/// launches (about 1024), so queuing never waits for the held stream.
+pub const HELD_LAUNCHES: u64 = 256;
+/// Warm samples taken in a row whose blocking kernel gave up before the timer stops trying.
+pub const BLOCK_ATTEMPTS: u32 = 3;
 
 /// One device operation, in the order a timing loop enqueued it (the recording fake's log).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +57,8 @@ pub enum DeviceOp {
     Launch(u64),
     GraphLaunch,
     Synchronize,
+    Block,
+    Release,
 }
 
 /// What a timed unit holds.
@@ -132,14 +151,21 @@ fn time_units<S: Stream>(
 ) -> Result<f64, CudaError> {
     let mut total_ms = 0.0f64;
     if cache == Cache::Warm && timing.start == Start::Queued {
-        s.reserve(1)?;
-        s.record_start(0)?;
-        for _ in 0..units {
-            enqueue_unit(s, timing.work, next)?;
+        // Launches queued behind one blocking kernel stay under the driver's launch queue, or
+        // the host would wait for a slot the held stream never frees.
+        let launches = match timing.work {
+            Work::Eager { per_unit } => per_unit.max(1),
+            Work::Graph { .. } => 1,
+        };
+        let per_region = (HELD_LAUNCHES / launches).max(1);
+        let mut left = units;
+        let mut total_ns = 0.0;
+        while left > 0 {
+            let n = left.min(per_region);
+            total_ns += time_held(s, next, timing.work, n)?;
+            left -= n;
         }
-        s.record_end(0)?;
-        s.synchronize()?;
-        return Ok(s.elapsed_ms(0)? * 1e6);
+        return Ok(total_ns);
     }
     let mut left = units;
     while left > 0 {
@@ -163,6 +189,39 @@ fn time_units<S: Stream>(
         left -= batch as u64;
     }
     Ok(total_ms * 1e6)
+}
+
+/// Warm mode: the units back to back between one event pair, behind the blocking kernel,
+/// released once the last unit is queued, so the region is the device's time for them and not
+/// the host's enqueue rate (nvbench's hot mode). A sample whose blocking kernel gave up (the
+/// host took over [`BLOCK_TIMEOUT_NS`] to queue it) timed part of the spin: it is discarded
+/// with a warning and taken again, at most [`BLOCK_ATTEMPTS`] times.
+fn time_held<S: Stream>(
+    s: &mut S,
+    next: &mut u64,
+    work: Work,
+    units: u64,
+) -> Result<f64, CudaError> {
+    s.reserve(1)?;
+    for attempt in 1..=BLOCK_ATTEMPTS {
+        s.block()?;
+        s.record_start(0)?;
+        for _ in 0..units {
+            enqueue_unit(s, work, next)?;
+        }
+        s.record_end(0)?;
+        s.release()?;
+        s.synchronize()?;
+        if !s.block_timed_out()? {
+            return Ok(s.elapsed_ms(0)? * 1e6);
+        }
+        s.warn(&format!(
+            "the blocking kernel gave up after 1 s, before {units} timed units were queued: sample discarded (attempt {attempt} of {BLOCK_ATTEMPTS})"
+        ));
+    }
+    Err(CudaError::Setup(format!(
+        "the blocking kernel gave up {BLOCK_ATTEMPTS} times in a row: the host cannot queue a warm sample within 1 s; hint: lower the suite's sampling time or use cache = \"cold\""
+    )))
 }
 
 /// Times `iters` iterations on `s` as `timing` says and returns their device time in
@@ -248,24 +307,6 @@ mod tests {
         assert_eq!(s.ops[syncs[0] - 1], End(PAIRS - 1));
     }
 
-    #[test]
-    fn warm_mode_puts_one_event_pair_around_every_iteration() {
-        let mut s = Recording::new(0.003);
-        let ns = time(&mut s, &mut 0, Cache::Warm, Timing::PER_ITERATION, 3).unwrap();
-        assert_eq!(
-            s.ops,
-            [
-                Start(0),
-                Launch(0),
-                Launch(1),
-                Launch(2),
-                End(0),
-                Synchronize
-            ]
-        );
-        assert!((ns - 3000.0).abs() < 1e-6);
-    }
-
     /// Issue 23, defect 1: a forward pass's latency includes the host's launch cost, so every
     /// pass starts on an idle stream, after the flush in cold mode, eager and graph alike.
     #[test]
@@ -300,5 +341,64 @@ mod tests {
             );
             assert_eq!(s.ops[4], Synchronize, "{mode:?}");
         }
+    }
+
+    /// Issue 23, defect 6: in warm mode a spin-wait kernel holds the stream until the last
+    /// launch is queued, so short ops are timed back to back on the device, not at the host's
+    /// enqueue rate.
+    #[test]
+    fn warm_mode_holds_the_stream_until_the_last_launch_is_queued() {
+        let mut s = Recording::new(0.003);
+        let ns = time(&mut s, &mut 0, Cache::Warm, Timing::PER_ITERATION, 2).unwrap();
+        assert_eq!(
+            s.ops,
+            [
+                Block,
+                Start(0),
+                Launch(0),
+                Launch(1),
+                End(0),
+                Release,
+                Synchronize
+            ]
+        );
+        assert!((ns - 3000.0).abs() < 1e-6);
+        assert!(s.warnings.is_empty());
+    }
+
+    /// Issue 23, defect 6: no more launches behind one blocking kernel than the launch queue
+    /// holds; the regions' times add up.
+    #[test]
+    fn a_long_warm_sample_is_held_in_regions_of_at_most_held_launches() {
+        let mut s = Recording::new(0.5);
+        let iters = 2 * HELD_LAUNCHES + 1;
+        let ns = time(&mut s, &mut 0, Cache::Warm, Timing::PER_ITERATION, iters).unwrap();
+        assert_eq!(s.ops.iter().filter(|&&o| o == Block).count(), 3);
+        assert!((ns - 1.5e6).abs() < 1e-3, "{ns}");
+        let mut launches = 0;
+        for op in &s.ops {
+            match op {
+                Block => launches = 0,
+                Launch(_) => launches += 1,
+                Release => assert!(launches <= HELD_LAUNCHES),
+                _ => {}
+            }
+        }
+    }
+
+    /// Issue 23, defect 6: a blocking kernel that gave up after 1 s leaves a sample that timed
+    /// part of the spin: it is discarded with a warning and taken again.
+    #[test]
+    fn a_sample_whose_blocking_kernel_gave_up_is_discarded_with_a_warning() {
+        let mut s = Recording::new(0.003);
+        s.timeouts = 1;
+        time(&mut s, &mut 0, Cache::Warm, Timing::PER_ITERATION, 1).unwrap();
+        assert_eq!(s.ops.iter().filter(|&&o| o == Block).count(), 2);
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        assert!(s.warnings[0].contains("discarded"), "{:?}", s.warnings);
+        let mut s = Recording::new(0.003);
+        s.timeouts = BLOCK_ATTEMPTS;
+        let err = time(&mut s, &mut 0, Cache::Warm, Timing::PER_ITERATION, 1).unwrap_err();
+        assert!(err.to_string().contains("blocking kernel"), "{err}");
     }
 }

@@ -13,6 +13,9 @@ pub struct Recording {
     pub pair_ms: f64,
     /// Pairs reserved so far; recording an unreserved pair is a bug in the loop.
     pub pairs: usize,
+    /// How many of the next blocking kernels give up before their release.
+    pub timeouts: u32,
+    pub warnings: Vec<String>,
 }
 
 impl Recording {
@@ -87,5 +90,25 @@ impl Stream for Recording {
     fn elapsed_ms(&mut self, pair: usize) -> Result<f64, CudaError> {
         self.check(pair)?;
         Ok(self.pair_ms)
+    }
+
+    fn block(&mut self) -> Result<(), CudaError> {
+        self.ops.push(DeviceOp::Block);
+        Ok(())
+    }
+
+    fn release(&mut self) -> Result<(), CudaError> {
+        self.ops.push(DeviceOp::Release);
+        Ok(())
+    }
+
+    fn block_timed_out(&mut self) -> Result<bool, CudaError> {
+        let gave_up = self.timeouts > 0;
+        self.timeouts = self.timeouts.saturating_sub(1);
+        Ok(gave_up)
+    }
+
+    fn warn(&mut self, message: &str) {
+        self.warnings.push(message.to_string());
     }
 }
