@@ -23,6 +23,7 @@ pub mod memory;
 pub mod nccl;
 pub mod nccl_data;
 pub mod nccl_group;
+mod nccl_mem;
 pub mod nccl_ranks;
 pub mod peaks;
 pub mod probe;
@@ -152,6 +153,13 @@ impl Backend for CudaBackend {
     fn notes(&self, kind: SuiteKind) -> Vec<String> {
         match kind {
             SuiteKind::Kernel => self.notes.lock().map(|n| n.clone()).unwrap_or_default(),
+            // NCCL's version, algorithm and protocol, kept with the run's notes.
+            SuiteKind::Collective if self.info.nccl => {
+                let version = nccl::library().ok().and_then(|n| n.version().ok());
+                vec![nccl::settings_note(version, &|name| {
+                    std::env::var(name).ok()
+                })]
+            }
             _ => Vec::new(),
         }
     }
@@ -308,6 +316,23 @@ mod tests {
                 .starts_with("cuda backend unavailable: no CUDA driver; hint:"),
             "{err}"
         );
+    }
+
+    /// Issue 23, defect 7: the collective suite's notes carry NCCL's settings.
+    #[test]
+    fn the_collective_suite_records_ncls_settings_with_the_run() {
+        let backend = CudaBackend {
+            info: CudaInfo {
+                driver_api: 13_000,
+                device_count: 2,
+                nccl: true,
+            },
+            notes: Arc::default(),
+        };
+        let notes = backend.notes(SuiteKind::Collective);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].starts_with("collective: NCCL "), "{notes:?}");
+        assert!(notes[0].contains("protocol"), "{notes:?}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The real NCCL ranks on GPUs: one CUDA context, stream, pair of CUDA events and
 //! communicator per GPU this process drives (one under a launcher, every local GPU in the
-//! one-process layout), the ranks' send and receive buffers (f32, filled from the host with
-//! `nccl_data`'s known inputs), the check (one untimed collective, every rank's output read
+//! one-process layout), the ranks' send and receive buffers (f32 from `cuMemAlloc`, `nccl_mem`,
+//! filled from the host with `nccl_data`'s known inputs), the check (one untimed collective, every rank's output read
 //! back and compared with the exact reference), and the timing: each rank's start event, the
 //! `iters` collectives (in an NCCL group over the local ranks, one stream per GPU), its end
 //! event, its stream synchronised, its own elapsed time. Written for CUDA 13 and NCCL 2.x on
@@ -11,12 +11,13 @@ use std::ffi::c_int;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
 use cudarc::nccl::sys::ncclComm_t;
 
 use crate::nccl::{self, Nccl, UNIQUE_ID_BYTES};
 use crate::nccl_data::{Expected, input_for};
 use crate::nccl_group::{LocalRanks, NcclProvider};
+use crate::nccl_mem::DeviceBuffer;
 use crate::work::{Collective, CollectiveShape};
 
 /// The CUDA device of local rank `local_rank` when `visible` devices are visible: the local
@@ -94,7 +95,7 @@ impl NcclProvider for SystemNccl {
 }
 
 /// A rank's buffers: what they were sized for, the send buffer, the receive buffer.
-type RankBuffers = ((Collective, u64, u64), CudaSlice<f32>, CudaSlice<f32>);
+type RankBuffers = ((Collective, u64, u64), DeviceBuffer, DeviceBuffer);
 
 /// One rank's GPU: its context, stream, events and buffers.
 struct RankGpu {
@@ -106,7 +107,7 @@ struct RankGpu {
     /// (op, send elements, recv elements) the buffers hold, and the buffers.
     buffers: Option<RankBuffers>,
     /// The one f32 of the untimed all-reduce before the start event (`align_all`).
-    align: CudaSlice<f32>,
+    align: DeviceBuffer,
 }
 
 impl RankGpu {
@@ -119,7 +120,7 @@ impl RankGpu {
         let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
         Ok(RankGpu {
             rank,
-            align: stream.alloc_zeros::<f32>(1).map_err(driver)?,
+            align: DeviceBuffer::zeroed(&ctx, 4).map_err(driver)?,
             start: ctx.new_event(flags).map_err(driver)?,
             end: ctx.new_event(flags).map_err(driver)?,
             stream,
@@ -134,28 +135,24 @@ impl RankGpu {
         if self.buffers.as_ref().is_some_and(|b| b.0 == key) {
             return Ok(());
         }
+        // The stream is idle here (synchronised after the last sample), as `cuMemFree` needs.
+        self.stream.synchronize().map_err(driver)?;
         self.buffers = None; // free the previous size first
-        let send = self
-            .stream
-            .clone_htod(&input_for(self.rank, shape))
-            .map_err(driver)?;
-        let recv = self
-            .stream
-            .alloc_zeros::<f32>(shape.recv_elements as usize)
-            .map_err(driver)?;
+        let mut send =
+            DeviceBuffer::zeroed(&self.ctx, shape.send_elements as usize * 4).map_err(driver)?;
+        send.upload(&input_for(self.rank, shape)).map_err(driver)?;
+        let recv =
+            DeviceBuffer::zeroed(&self.ctx, shape.recv_elements as usize * 4).map_err(driver)?;
         self.buffers = Some((key, send, recv));
         Ok(())
     }
 
-    fn pointers(&mut self) -> Result<(u64, u64), String> {
-        let stream = Arc::clone(&self.stream);
+    fn pointers(&self) -> Result<(u64, u64), String> {
         let (_, send, recv) = self
             .buffers
-            .as_mut()
+            .as_ref()
             .ok_or_else(|| "buffers not allocated".to_string())?;
-        let (s, _) = send.device_ptr(&stream);
-        let (r, _) = recv.device_ptr_mut(&stream);
-        Ok((s, r))
+        Ok((send.ptr(), recv.ptr()))
     }
 }
 
@@ -194,19 +191,18 @@ impl NcclRanks {
             send_elements: 1,
             recv_elements: 1,
         };
-        let mut ptrs = Vec::with_capacity(self.gpus.len());
-        for g in &mut self.gpus {
-            let stream = Arc::clone(&g.stream);
-            let (p, _) = g.align.device_ptr_mut(&stream);
-            ptrs.push((p, p));
-        }
+        let ptrs = self
+            .gpus
+            .iter()
+            .map(|g| (g.align.ptr(), g.align.ptr()))
+            .collect();
         self.group(Collective::AllReduce, &one, ptrs)
     }
 
     /// One collective on every local rank, in one NCCL group (one stream per GPU).
     fn enqueue_all(&mut self, op: Collective, shape: &CollectiveShape) -> Result<(), String> {
         let mut ptrs = Vec::with_capacity(self.gpus.len());
-        for g in &mut self.gpus {
+        for g in &self.gpus {
             ptrs.push(g.pointers()?);
         }
         self.group(op, shape, ptrs)
@@ -262,9 +258,8 @@ impl LocalRanks for NcclRanks {
             return Ok(vec![Ok(()); self.gpus.len()]);
         }
         for g in &mut self.gpus {
-            let stream = Arc::clone(&g.stream);
             if let Some((_, _, recv)) = g.buffers.as_mut() {
-                stream.memset_zeros(recv).map_err(driver)?;
+                recv.zero_on(&g.stream).map_err(driver)?;
             }
         }
         self.enqueue_all(op, shape)?;
@@ -273,7 +268,9 @@ impl LocalRanks for NcclRanks {
         for g in &self.gpus {
             g.stream.synchronize().map_err(driver)?;
             let (_, _, recv) = g.buffers.as_ref().ok_or("buffers not allocated")?;
-            let out: Vec<f32> = g.stream.clone_dtoh(recv).map_err(driver)?;
+            let out = recv
+                .download(shape.recv_elements as usize)
+                .map_err(driver)?;
             statuses.push(expected.check(g.rank, shape.recv_elements as usize, &out));
         }
         Ok(statuses)
