@@ -41,6 +41,10 @@ impl From<CudaError> for BenchError {
     fn from(e: CudaError) -> BenchError {
         match e {
             CudaError::Setup(m) => BenchError::Setup(m),
+            // A sticky error: this process's context is lost (`sticky`).
+            CudaError::Driver(d) if crate::sticky::note(&d) => {
+                BenchError::DeviceLost(format!("CUDA driver: {:?}", d.0))
+            }
             e => BenchError::Backend(e.to_string()),
         }
     }

@@ -28,6 +28,7 @@ pub mod nccl_ranks;
 pub mod peaks;
 pub mod probe;
 pub mod rows;
+pub mod sticky;
 pub mod timing;
 #[cfg(test)]
 mod timing_fake;
