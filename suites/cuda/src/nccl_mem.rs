@@ -2,11 +2,34 @@
 //! `-R`): not cudarc's stream-ordered pool (`cuMemAllocAsync`), whose memory a peer GPU may
 //! only touch after `cuMemPoolSetAccess`, which NCCL ≤ 2.18's same-process direct mode does
 //! (it writes into the peers' buffers). Each buffer is freed with `cuMemFree` in its context.
+//! And where in them each iteration's collective works: shifted from iteration to iteration,
+//! as nccl-tests shifts its offsets, so a small message does not run L2-hot.
 
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaContext, CudaStream, DriverError, result};
+
+/// The span the offsets shift over: beyond any L2 pitwall plans for (nccl-tests shifts over
+/// its largest message).
+pub(crate) const SHIFT_SPAN_BYTES: u64 = 256 << 20;
+
+/// Iterations before the offsets of a collective whose larger buffer is `unit_bytes` (nccl-tests'
+/// `totalnbytes`) wrap around: `SHIFT_SPAN_BYTES / unit_bytes`, at least 1.
+fn steps(unit_bytes: u64) -> u64 {
+    (SHIFT_SPAN_BYTES / unit_bytes.max(1)).max(1)
+}
+
+/// The byte offset of iteration `iter` in both buffers: `unit_bytes × (iter mod steps)`, as
+/// nccl-tests' `shift`.
+pub(crate) fn shift_bytes(iter: u64, unit_bytes: u64) -> u64 {
+    unit_bytes * (iter % steps(unit_bytes))
+}
+
+/// Bytes each buffer needs for the shifted offsets: `steps × unit_bytes`.
+pub(crate) fn span_bytes(unit_bytes: u64) -> u64 {
+    steps(unit_bytes) * unit_bytes.max(1)
+}
 
 /// `bytes` of device memory on one GPU, from `cuMemAlloc`.
 pub(crate) struct DeviceBuffer {
@@ -74,5 +97,33 @@ impl Drop for DeviceBuffer {
         let _ = self.ctx.bind_to_thread();
         // SAFETY: allocated by `cuMemAlloc` in this context, freed once.
         let _ = unsafe { result::free_sync(self.ptr) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 23, defect 11: each iteration works at another offset, as in nccl-tests, and the
+    /// buffers hold every offset.
+    #[test]
+    fn offsets_shift_per_iteration_like_nccl_tests() {
+        let small = 4096;
+        assert_eq!(shift_bytes(0, small), 0);
+        assert_eq!(shift_bytes(1, small), 4096);
+        assert_eq!(shift_bytes(5, small), 5 * 4096);
+        let steps = SHIFT_SPAN_BYTES / small;
+        assert_eq!(shift_bytes(steps, small), 0, "wraps around");
+        for unit in [4, 4096, 100 << 20, 256 << 20, 1 << 30] {
+            for iter in [0, 1, 2, 63, 1 << 20] {
+                assert!(
+                    shift_bytes(iter, unit) + unit <= span_bytes(unit),
+                    "{unit} {iter}"
+                );
+            }
+        }
+        // A message of the whole span or more never moves.
+        assert_eq!(shift_bytes(1, 1 << 30), 0);
+        assert_eq!(span_bytes(1 << 30), 1 << 30);
     }
 }

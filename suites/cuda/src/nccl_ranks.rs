@@ -17,7 +17,7 @@ use cudarc::nccl::sys::ncclComm_t;
 use crate::nccl::{self, Nccl, UNIQUE_ID_BYTES};
 use crate::nccl_data::{Expected, input_for};
 use crate::nccl_group::{LocalRanks, NcclProvider};
-use crate::nccl_mem::DeviceBuffer;
+use crate::nccl_mem::{DeviceBuffer, shift_bytes, span_bytes};
 use crate::work::{Collective, CollectiveShape};
 
 /// The CUDA device of local rank `local_rank` when `visible` devices are visible: the local
@@ -94,6 +94,11 @@ impl NcclProvider for SystemNccl {
     }
 }
 
+/// The larger of a rank's send and receive sizes in bytes (nccl-tests' `totalnbytes`).
+fn unit_bytes(shape: &CollectiveShape) -> u64 {
+    shape.send_elements.max(shape.recv_elements) * 4
+}
+
 /// A rank's buffers: what they were sized for, the send buffer, the receive buffer.
 type RankBuffers = ((Collective, u64, u64), DeviceBuffer, DeviceBuffer);
 
@@ -138,21 +143,23 @@ impl RankGpu {
         // The stream is idle here (synchronised after the last sample), as `cuMemFree` needs.
         self.stream.synchronize().map_err(driver)?;
         self.buffers = None; // free the previous size first
-        let mut send =
-            DeviceBuffer::zeroed(&self.ctx, shape.send_elements as usize * 4).map_err(driver)?;
+        // Room for every shifted offset (`nccl_mem::shift_bytes`); the input at offset 0,
+        // where the check runs.
+        let span = span_bytes(unit_bytes(shape)) as usize;
+        let mut send = DeviceBuffer::zeroed(&self.ctx, span).map_err(driver)?;
         send.upload(&input_for(self.rank, shape)).map_err(driver)?;
-        let recv =
-            DeviceBuffer::zeroed(&self.ctx, shape.recv_elements as usize * 4).map_err(driver)?;
+        let recv = DeviceBuffer::zeroed(&self.ctx, span).map_err(driver)?;
         self.buffers = Some((key, send, recv));
         Ok(())
     }
 
-    fn pointers(&self) -> Result<(u64, u64), String> {
+    /// The send and receive pointers `offset` bytes into the buffers.
+    fn pointers(&self, offset: u64) -> Result<(u64, u64), String> {
         let (_, send, recv) = self
             .buffers
             .as_ref()
             .ok_or_else(|| "buffers not allocated".to_string())?;
-        Ok((send.ptr(), recv.ptr()))
+        Ok((send.ptr() + offset, recv.ptr() + offset))
     }
 }
 
@@ -199,11 +206,17 @@ impl NcclRanks {
         self.group(Collective::AllReduce, &one, ptrs)
     }
 
-    /// One collective on every local rank, in one NCCL group (one stream per GPU).
-    fn enqueue_all(&mut self, op: Collective, shape: &CollectiveShape) -> Result<(), String> {
+    /// One collective on every local rank, in one NCCL group (one stream per GPU), `offset`
+    /// bytes into the buffers.
+    fn enqueue_all(
+        &mut self,
+        op: Collective,
+        shape: &CollectiveShape,
+        offset: u64,
+    ) -> Result<(), String> {
         let mut ptrs = Vec::with_capacity(self.gpus.len());
         for g in &self.gpus {
-            ptrs.push(g.pointers()?);
+            ptrs.push(g.pointers(offset)?);
         }
         self.group(op, shape, ptrs)
     }
@@ -262,7 +275,7 @@ impl LocalRanks for NcclRanks {
                 recv.zero_on(&g.stream).map_err(driver)?;
             }
         }
-        self.enqueue_all(op, shape)?;
+        self.enqueue_all(op, shape, 0)?;
         let expected = Expected::new(op, self.world_size, shape);
         let mut statuses = Vec::with_capacity(self.gpus.len());
         for g in &self.gpus {
@@ -353,8 +366,9 @@ impl RankStreams for Timed<'_> {
         g.start.record(&g.stream).map_err(driver)
     }
 
-    fn collective(&mut self, _iter: u64) -> Result<(), String> {
-        self.ranks.enqueue_all(self.op, self.shape)
+    fn collective(&mut self, iter: u64) -> Result<(), String> {
+        let offset = shift_bytes(iter, unit_bytes(self.shape));
+        self.ranks.enqueue_all(self.op, self.shape, offset)
     }
 
     fn record_end(&mut self, local: usize) -> Result<(), String> {
