@@ -368,8 +368,9 @@ mod tests {
     #[test]
     fn the_full_plan_has_every_type_size_and_direction() {
         let all = plan(&SuiteOptions::default());
-        // Square GEMMs, device memory, rows, transfers; 2 square fp8 GEMMs and 40 skinny ones.
-        assert_eq!(all.len(), 4 * 3 + 3 * 3 + 3 * 2 + 2 * 2 * 6 + 2 + 40);
+        // Square GEMMs, device memory, rows, transfers; 4 square fp8 GEMMs (fast accumulation
+        // on and off) and 60 skinny ones (fp8 twice).
+        assert_eq!(all.len(), 4 * 3 + 3 * 3 + 3 * 2 + 2 * 2 * 6 + 4 + 60);
         for bytes in [4 * KIB, 1024 * MIB] {
             assert!(all.contains(&Planned::Memory(
                 MemOp::HostToDevice(HostMemory::Pinned),
@@ -390,7 +391,7 @@ mod tests {
         let fp8 = |p: &Planned| matches!(p, Planned::Linear(l) if l.dtype == Dtype::Fp8E4m3);
         let on_a100 = runnable(&all, 80);
         assert!(!on_a100.iter().any(fp8));
-        assert_eq!(all.len() - on_a100.len(), 2 + 20);
+        assert_eq!(all.len() - on_a100.len(), 4 + 40);
         // Ada (8.9) and Hopper (9.0) run them all.
         assert_eq!(runnable(&all, 89), all);
         assert_eq!(runnable(&all, 90), all);
@@ -398,7 +399,7 @@ mod tests {
         assert_eq!(
             left_out_note(all.len() - on_a100.len(), 80).as_deref(),
             Some(
-                "22 fp8 GEMM benchmarks left out: this GPU's compute capability 8.0 has no fp8 tensor cores (8.9 or newer needed)"
+                "44 fp8 GEMM benchmarks left out: this GPU's compute capability 8.0 has no fp8 tensor cores (8.9 or newer needed)"
             )
         );
         assert_eq!(left_out_note(0, 90), None);

@@ -64,27 +64,28 @@ pub struct LinearPlanned {
     pub n: usize,
     pub k: usize,
     pub mode: Mode,
+    /// fp8 only: cuBLASLt's `CUBLASLT_MATMUL_DESC_FAST_ACCUM` (the `fast_accum` parameter,
+    /// `on` or `off`), which on Hopper skips the periodic promotion of partial sums to full
+    /// f32 accumulators; always `false` for bf16.
+    pub fast_accum: bool,
 }
 
 impl LinearPlanned {
     pub fn id(self) -> BenchmarkId {
         let (dtype, out) = (self.dtype.as_str().to_string(), OUT.as_str().to_string());
+        let mut params = vec![("dtype", dtype), ("n", self.n.to_string()), ("out", out)];
+        if self.dtype == Dtype::Fp8E4m3 {
+            let on = if self.fast_accum { "on" } else { "off" };
+            params.push(("fast_accum", on.to_string()));
+        }
         match self.family {
-            Family::Square => BenchmarkId::new(
-                "cuda_gemm",
-                &[("dtype", dtype), ("n", self.n.to_string()), ("out", out)],
-            ),
-            Family::Skinny => BenchmarkId::new(
-                "cuda_gemm_skinny",
-                &[
-                    ("dtype", dtype),
-                    ("m", self.m.to_string()),
-                    ("n", self.n.to_string()),
-                    ("k", self.k.to_string()),
-                    ("mode", self.mode.as_str().to_string()),
-                    ("out", out),
-                ],
-            ),
+            Family::Square => BenchmarkId::new("cuda_gemm", &params),
+            Family::Skinny => {
+                params.push(("m", self.m.to_string()));
+                params.push(("k", self.k.to_string()));
+                params.push(("mode", self.mode.as_str().to_string()));
+                BenchmarkId::new("cuda_gemm_skinny", &params)
+            }
         }
     }
 
@@ -162,31 +163,47 @@ impl LinearPlanned {
     }
 }
 
-/// The square fp8 GEMMs, then the skinny ones in both types and both modes.
+/// The fast-accumulation settings offered for `dtype`: both for fp8, none (off) for bf16.
+fn accumulations(dtype: Dtype) -> &'static [bool] {
+    if dtype == Dtype::Fp8E4m3 {
+        &[false, true]
+    } else {
+        &[false]
+    }
+}
+
+/// The square fp8 GEMMs, then the skinny ones in both types and both modes; every fp8 GEMM
+/// without and with fast accumulation.
 pub fn plan() -> Vec<LinearPlanned> {
     let mut out = Vec::new();
     for n in FP8_SQUARE {
-        out.push(LinearPlanned {
-            family: Family::Square,
-            dtype: Dtype::Fp8E4m3,
-            m: n,
-            n,
-            k: n,
-            mode: Mode::Eager,
-        });
+        for &fast_accum in accumulations(Dtype::Fp8E4m3) {
+            out.push(LinearPlanned {
+                family: Family::Square,
+                dtype: Dtype::Fp8E4m3,
+                m: n,
+                n,
+                k: n,
+                mode: Mode::Eager,
+                fast_accum,
+            });
+        }
     }
     for dtype in SKINNY_DTYPES {
         for nk in SKINNY_NK {
             for m in SKINNY_M {
                 for mode in Mode::ALL {
-                    out.push(LinearPlanned {
-                        family: Family::Skinny,
-                        dtype,
-                        m,
-                        n: nk,
-                        k: nk,
-                        mode,
-                    });
+                    for &fast_accum in accumulations(dtype) {
+                        out.push(LinearPlanned {
+                            family: Family::Skinny,
+                            dtype,
+                            m,
+                            n: nk,
+                            k: nk,
+                            mode,
+                            fast_accum,
+                        });
+                    }
                 }
             }
         }
@@ -258,7 +275,7 @@ impl LinearBench {
             sets.push([x, w, y]);
         }
         let scales = (p.dtype == Dtype::Fp8E4m3).then_some((FP8_SCALE_W, FP8_SCALE_X));
-        let lt = LtMatmul::new(dev, data, (p.m, p.n, p.k), scales)
+        let lt = LtMatmul::new(dev, data, (p.m, p.n, p.k), scales, p.fast_accum)
             .map_err(|e| CudaError::Setup(format!("{}: {e}", p.id().display())))?;
         Ok(State {
             lt,

@@ -22,7 +22,8 @@ fn peak_percentages_only_for_a_known_card_and_fp8_only_where_it_has_it() {
 #[test]
 fn the_plan_has_square_fp8_and_skinny_shapes_in_both_types_and_modes() {
     let all = plan();
-    assert_eq!(all.len(), 2 + 2 * 2 * 5 * 2);
+    // fp8 twice: with and without fast accumulation.
+    assert_eq!(all.len(), 2 * 2 + 2 * 5 * 2 + 2 * 5 * 2 * 2);
     let square: Vec<String> = all
         .iter()
         .filter(|p| p.family == Family::Square)
@@ -31,8 +32,10 @@ fn the_plan_has_square_fp8_and_skinny_shapes_in_both_types_and_modes() {
     assert_eq!(
         square,
         [
-            "cuda_gemm[dtype=fp8_e4m3,n=4096,out=bf16]",
-            "cuda_gemm[dtype=fp8_e4m3,n=8192,out=bf16]"
+            "cuda_gemm[dtype=fp8_e4m3,fast_accum=off,n=4096,out=bf16]",
+            "cuda_gemm[dtype=fp8_e4m3,fast_accum=on,n=4096,out=bf16]",
+            "cuda_gemm[dtype=fp8_e4m3,fast_accum=off,n=8192,out=bf16]",
+            "cuda_gemm[dtype=fp8_e4m3,fast_accum=on,n=8192,out=bf16]"
         ]
     );
     let skinny = LinearPlanned {
@@ -42,6 +45,7 @@ fn the_plan_has_square_fp8_and_skinny_shapes_in_both_types_and_modes() {
         n: 8192,
         k: 8192,
         mode: Mode::Graph,
+        fast_accum: false,
     };
     assert!(all.contains(&skinny));
     assert_eq!(
@@ -61,6 +65,7 @@ fn flops_bytes_and_footprints_follow_the_shared_formulas() {
         n: 4096,
         k: 4096,
         mode: Mode::Eager,
+        fast_accum: false,
     };
     assert_eq!(p.flops(), 2.0 * 16.0 * 4096.0 * 4096.0);
     // X and W one byte an element, Y two.
@@ -148,6 +153,7 @@ fn skinny(dtype: Dtype, nk: usize, mode: Mode) -> LinearPlanned {
         n: nk,
         k: nk,
         mode,
+        fast_accum: false,
     }
 }
 
@@ -198,4 +204,25 @@ fn skinny_gemms_rotate_over_enough_sets_that_no_weight_is_read_from_l2() {
             assert!(sets * p.moved_bytes() <= p.footprint_bytes());
         }
     }
+}
+
+/// Issue 23, defect 11: every fp8 GEMM is offered with and without cuBLASLt's fast
+/// accumulation, and its parameters say which; bf16 has no such choice.
+#[test]
+fn fp8_gemms_come_with_and_without_fast_accumulation_named_in_the_parameters() {
+    let ids: Vec<String> = plan().into_iter().map(|p| p.id().display()).collect();
+    for n in FP8_SQUARE {
+        for accum in ["on", "off"] {
+            let want = format!("cuda_gemm[dtype=fp8_e4m3,fast_accum={accum},n={n},out=bf16]");
+            assert!(ids.contains(&want), "{want} missing");
+        }
+    }
+    let want =
+        "cuda_gemm_skinny[dtype=fp8_e4m3,fast_accum=on,k=4096,m=1,mode=graph,n=4096,out=bf16]";
+    assert!(ids.iter().any(|i| i == want), "{want} missing");
+    assert!(
+        ids.iter()
+            .filter(|i| i.contains("dtype=bf16"))
+            .all(|i| !i.contains("fast_accum"))
+    );
 }
