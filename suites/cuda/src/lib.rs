@@ -25,6 +25,7 @@ pub mod nccl_data;
 pub mod nccl_group;
 mod nccl_mem;
 pub mod nccl_ranks;
+pub mod operands;
 pub mod peaks;
 pub mod probe;
 pub mod rows;
