@@ -13,6 +13,7 @@ use crate::check::{Compared, check, tolerance};
 use crate::device::{Cache, CudaError, Device, EventTimer};
 use crate::kernels;
 use crate::schema::Unit;
+use crate::timing::{Start, Timing};
 use crate::work::{Dtype, copy_bytes, transfer_bytes, triad_bytes};
 
 /// Buffer sets the timed iterations rotate over, so no iteration reuses the previous one's
@@ -85,6 +86,19 @@ impl MemOp {
             MemOp::MemcpyD2D | MemOp::CopyKernel => copy_bytes(bytes / 8, Dtype::F64),
             MemOp::Triad => triad_bytes(bytes / 8, Dtype::F64),
             MemOp::HostToDevice(_) | MemOp::DeviceToHost(_) => transfer_bytes(bytes),
+        }
+    }
+
+    /// How it is timed: transfers from or to pageable memory wait on the host for the stream
+    /// when enqueued, so warm mode does not hold the stream for them (`Start::HostWaits`).
+    pub fn timing(self) -> Timing {
+        match self {
+            MemOp::HostToDevice(HostMemory::Pageable)
+            | MemOp::DeviceToHost(HostMemory::Pageable) => Timing {
+                start: Start::HostWaits,
+                ..Timing::PER_ITERATION
+            },
+            _ => Timing::PER_ITERATION,
         }
     }
 
@@ -365,7 +379,7 @@ impl Benchmark for MemoryBench {
         let mut state = self.state.take().expect("set above");
         let mut timer = std::mem::take(&mut state.timer);
         let dev = self.dev.clone();
-        let timed = timer.time(&dev, self.cache, iters, |i| {
+        let timed = timer.run(&dev, self.cache, self.op.timing(), None, iters, |i| {
             self.enqueue(&mut state, (i % SETS as u64) as usize)
         });
         state.timer = timer;

@@ -86,6 +86,11 @@ pub enum Start {
     /// As soon as its start event is reached on the stream: the host may have queued the unit
     /// already (behind the flush), so the region holds the device's work only.
     Queued,
+    /// As `Queued`, for work whose enqueue itself waits on the host for the stream (a
+    /// transfer from or to pageable memory, staged by the driver): a blocking kernel would
+    /// deadlock it, so warm mode puts one event pair around the iterations without holding the
+    /// stream.
+    HostWaits,
     /// On an idle stream: the host synchronises (after the flush, in cold mode) before it
     /// records the start event, so the region holds the host's launch cost too, which is what
     /// a serving path pays for a forward pass.
@@ -150,6 +155,16 @@ fn time_units<S: Stream>(
     units: u64,
 ) -> Result<f64, CudaError> {
     let mut total_ms = 0.0f64;
+    if cache == Cache::Warm && timing.start == Start::HostWaits {
+        s.reserve(1)?;
+        s.record_start(0)?;
+        for _ in 0..units {
+            enqueue_unit(s, timing.work, next)?;
+        }
+        s.record_end(0)?;
+        s.synchronize()?;
+        return Ok(s.elapsed_ms(0)? * 1e6);
+    }
     if cache == Cache::Warm && timing.start == Start::Queued {
         // Launches queued behind one blocking kernel stay under the driver's launch queue, or
         // the host would wait for a slot the held stream never frees.
@@ -364,6 +379,21 @@ mod tests {
         );
         assert!((ns - 3000.0).abs() < 1e-6);
         assert!(s.warnings.is_empty());
+    }
+
+    /// Issue 23, defect 6: a pageable transfer's enqueue waits for the stream, so nothing
+    /// holds it (a blocking kernel would deadlock until its timeout).
+    #[test]
+    fn pageable_transfers_are_never_held_by_the_blocking_kernel() {
+        use crate::memory::{HostMemory, MemOp};
+        let pageable = MemOp::HostToDevice(HostMemory::Pageable).timing();
+        assert_eq!(pageable.start, super::Start::HostWaits);
+        assert_eq!(MemOp::DeviceToHost(HostMemory::Pageable).timing(), pageable);
+        let mut s = Recording::new(0.002);
+        time(&mut s, &mut 0, Cache::Warm, pageable, 2).unwrap();
+        assert_eq!(s.ops, [Start(0), Launch(0), Launch(1), End(0), Synchronize]);
+        let pinned = MemOp::HostToDevice(HostMemory::Pinned).timing();
+        assert_eq!(pinned, Timing::PER_ITERATION);
     }
 
     /// Issue 23, defect 6: no more launches behind one blocking kernel than the launch queue
