@@ -1,10 +1,11 @@
 //! One CUDA device as the CUDA benchmarks use it, and how they time themselves on it: its
 //! context (cudarc's per-buffer event tracking off, so nothing but the benchmark's own work lands
 //! on the stream), one stream, the NVRTC kernels compiled for its architecture, device-side
-//! random inputs, the L2 flush, and the event timer: CUDA events around the measured work only,
-//! a cold L2 before every timed iteration unless warm-cache is asked for (the flush is enqueued
-//! before the start event, so it is never timed), the stream synchronised before any event is
-//! read. Every driver, NVRTC and cuBLAS return code becomes a `CudaError`.
+//! random inputs, the L2 flush (a write sweep, then a read-only sweep, so the lines left are
+//! clean), the blocking kernel of warm mode, and the event timer: the real `timing::Stream` on
+//! this stream, driven by the timing loops of `timing.rs`, which decide what a timed region
+//! contains. Every driver, NVRTC and cuBLAS return code becomes a `CudaError`; a sticky one
+//! becomes `BenchError::DeviceLost` (`sticky`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -1,10 +1,12 @@
 //! GEMMs shaped like the linear layers of low-batch inference, in the `kernel` suite beside the
 //! square ones: Y (m×n) = X (m×k)·Wᵀ with the weight stored n×k (a linear layer's [out, in]),
 //! through cuBLASLt in its "TN" form, the one its fp8 kernels require. Skinny shapes (m = 1 to
-//! 64 tokens, n = k = 4096 or 8192) in bf16 and fp8 e4m3, launched eagerly or as CUDA-graph
-//! replays of 32 GEMMs; square fp8 GEMMs (n = 4096, 8192). fp8 takes e4m3 inputs with per-tensor
-//! scale factors (cuBLASLt's A and B scale pointers) and gives bf16, accumulating in f32; it
-//! needs compute capability 8.9 or newer. Checked on 256 sampled outputs before timing.
+//! 64 tokens, n = k = 4096 or 8192) in bf16 and fp8 e4m3, timed in units of 32 GEMMs launched
+//! eagerly or as one CUDA-graph replay, rotating over enough buffer sets that no GEMM finds its
+//! weights in L2; square fp8 GEMMs (n = 4096, 8192). fp8 takes e4m3 inputs with per-tensor
+//! scale factors (cuBLASLt's A and B scale pointers) and gives bf16, accumulating in f32, with
+//! and without fast accumulation; it needs compute capability 8.9 or newer. Checked on 256
+//! sampled outputs before timing.
 
 use std::sync::Arc;
 
