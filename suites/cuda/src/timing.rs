@@ -167,12 +167,10 @@ fn time_units<S: Stream>(
     }
     if cache == Cache::Warm && timing.start == Start::Queued {
         // Launches queued behind one blocking kernel stay under the driver's launch queue, or
-        // the host would wait for a slot the held stream never frees.
-        let launches = match timing.work {
-            Work::Eager { per_unit } => per_unit.max(1),
-            Work::Graph { .. } => 1,
-        };
-        let per_region = (HELD_LAUNCHES / launches).max(1);
+        // the host would wait for a slot the held stream never frees. A graph replay counts
+        // as the launches it holds (conservatively: how the driver queues its nodes is not
+        // documented).
+        let per_region = (HELD_LAUNCHES / timing.work.iterations()).max(1);
         let mut left = units;
         let mut total_ns = 0.0;
         while left > 0 {
