@@ -1,5 +1,6 @@
 //! What the `implausible` guard of issue 23 needs to know of each benchmark of the CUDA
-//! `kernel` suite, decided from the plan (so it is tested without a GPU): the bytes its
+//! `kernel` suite, decided from the plan (so it is tested without a GPU): how it is timed, the
+//! bytes its
 //! operands occupy over every buffer set (no workspace) and the bytes one timed unit touches
 //! (`timing`: what a cold-mode flush made cold). The guard itself belongs to the engine.
 
@@ -7,6 +8,7 @@ use crate::Planned;
 use crate::gemm::GemmBench;
 use crate::memory::SETS;
 use crate::rows;
+use crate::timing::Timing;
 use crate::work::gemm_footprint_bytes;
 
 /// The operand sizes of one benchmark.
@@ -21,6 +23,15 @@ pub struct Operands {
 }
 
 impl Planned {
+    /// How it is timed: what one timed region holds (`timing`).
+    pub fn timing(self) -> Timing {
+        match self {
+            Planned::Memory(op, _) => op.timing(),
+            Planned::Gemm(..) | Planned::Rows(..) => Timing::PER_ITERATION,
+            Planned::Linear(p) => p.timing(),
+        }
+    }
+
     /// Its operand sizes on a card with `l2_bytes` of L2 (the skinny GEMMs' buffer sets
     /// follow the L2: `LinearPlanned::buffer_sets`).
     pub fn operands(self, l2_bytes: u64) -> Operands {
@@ -45,7 +56,7 @@ impl Planned {
             }
             Planned::Linear(p) => Operands {
                 footprint_bytes: p.buffer_sets(l2_bytes) as u64 * p.moved_bytes(),
-                per_timed_unit_bytes: p.timing().work.iterations() * p.moved_bytes(),
+                per_timed_unit_bytes: self.timing().work.iterations() * p.moved_bytes(),
             },
         }
     }
@@ -80,6 +91,7 @@ mod tests {
             o.footprint_bytes,
             skinny.buffer_sets(l2) as u64 * skinny.moved_bytes()
         );
+        assert_eq!(Planned::Linear(skinny).timing().work.iterations(), 32);
         for p in all {
             let o = p.operands(l2);
             assert!(o.per_timed_unit_bytes > 0 && o.footprint_bytes <= p.footprint_bytes());
