@@ -1,8 +1,7 @@
 //! What the `implausible` guard of issue 23 needs to know of each benchmark of the CUDA
 //! `kernel` suite, decided from the plan (so it is tested without a GPU): how it is timed, the
-//! bytes its
-//! operands occupy over every buffer set (no workspace) and the bytes one timed unit touches
-//! (`timing`: what a cold-mode flush made cold). The guard itself belongs to the engine.
+//! bytes its operands occupy over every buffer set (no workspace) and the bytes one timed unit
+//! touches (`timing`: what a cold-mode flush made cold). The guard itself belongs to the engine.
 
 use crate::Planned;
 use crate::gemm::GemmBench;
