@@ -1,24 +1,27 @@
 //! One CUDA device as the CUDA benchmarks use it, and how they time themselves on it: its
 //! context (cudarc's per-buffer event tracking off, so nothing but the benchmark's own work lands
 //! on the stream), one stream, the NVRTC kernels compiled for its architecture, device-side
-//! random inputs, the L2 flush, and the event timer: CUDA events around the measured work only,
-//! a cold L2 before every timed iteration unless warm-cache is asked for (the flush is enqueued
-//! before the start event, so it is never timed), the stream synchronised before any event is
-//! read. Every driver, NVRTC and cuBLAS return code becomes a `CudaError`.
+//! random inputs, the L2 flush (a write sweep, then a read-only sweep, so the lines left are
+//! clean), the blocking kernel of warm mode, and the event timer: the real `timing::Stream` on
+//! this stream, driven by the timing loops of `timing.rs`, which decide what a timed region
+//! contains. Every driver, NVRTC and cuBLAS return code becomes a `CudaError`; a sticky one
+//! becomes `BenchError::DeviceLost` (`sticky`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use cudarc::cublas::result::CublasError;
-use cudarc::driver::sys::{CUdevice_attribute as Attr, CUevent_flags};
+use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUevent_flags};
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr,
-    DriverError, LaunchConfig, PushKernelArg,
+    DriverError, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 
 use crate::benchmark::BenchError;
+use crate::graph::Graph;
 use crate::kernels::{self, KernelError, KernelSource};
+use crate::timing::{self, BLOCK_TIMEOUT_NS, Stream, Timing};
 
 /// Why a CUDA benchmark could not run; each keeps the library's own error.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +42,10 @@ impl From<CudaError> for BenchError {
     fn from(e: CudaError) -> BenchError {
         match e {
             CudaError::Setup(m) => BenchError::Setup(m),
+            // A sticky error: this process's context is lost (`sticky`).
+            CudaError::Driver(d) if crate::sticky::note(&d) => {
+                BenchError::DeviceLost(format!("CUDA driver: {:?}", d.0))
+            }
             e => BenchError::Backend(e.to_string()),
         }
     }
@@ -59,8 +66,11 @@ pub struct Device {
     modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
     /// Kernels looked up so far, by entry name: no `cuModuleGetFunction` on a timed path.
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
-    /// The buffer the L2 flush overwrites, allocated on first use, and the flush count.
-    flush: Mutex<(Option<CudaSlice<u32>>, u32)>,
+    /// The L2 flush's buffers, allocated on first use, and the flush count.
+    flush: Mutex<(Option<FlushBuffers>, u32)>,
+    /// The blocking kernel's flags in mapped page-locked host memory, allocated on first use:
+    /// `[release, gave_up]`.
+    blocker: Mutex<Option<PinnedHostSlice<u32>>>,
 }
 
 impl std::fmt::Debug for Device {
@@ -99,6 +109,7 @@ impl Device {
             modules: Mutex::new(HashMap::new()),
             functions: Mutex::new(HashMap::new()),
             flush: Mutex::new((None, 0)),
+            blocker: Mutex::new(None),
         }))
     }
 
@@ -160,28 +171,146 @@ impl Device {
         Ok(())
     }
 
-    /// Overwrites a buffer of twice the L2 size (at least 8 MiB), so the next timed region
-    /// starts with a cold cache. Enqueued on the stream before the region's start event.
+    /// Empties the L2 ([`flush_steps`]): overwrites a buffer of twice the L2 size (at least
+    /// 8 MiB), then reads a second buffer of the same size, so the next timed region starts
+    /// with a cold cache holding only clean lines (the write-backs of the first buffer's dirty
+    /// lines happen inside the flush). Enqueued on the stream before the region's start event.
     pub fn flush_l2(&self) -> Result<(), CudaError> {
         let mut flush = self.flush.lock().unwrap_or_else(|p| p.into_inner());
-        let words = (2 * self.l2_bytes).max(8 << 20) / 4;
+        let steps = flush_steps(self.l2_bytes);
         if flush.0.is_none() {
-            // SAFETY: the buffer is written by the flush kernel before anything reads it.
-            flush.0 = Some(unsafe { self.stream.alloc::<u32>(words as usize) }?);
+            let words = |step: &FlushStep| match *step {
+                FlushStep::Write { bytes } | FlushStep::Read { bytes } => (bytes / 4) as usize,
+            };
+            let most = steps.iter().map(words).max().unwrap_or(0);
+            flush.0 = Some(FlushBuffers {
+                // SAFETY: the buffer is written by the flush kernel before anything reads it.
+                write: unsafe { self.stream.alloc::<u32>(most) }?,
+                // Zeros: the sweep's xor of them is 0, never `SWEEP_NEVER`.
+                read: self.stream.alloc_zeros::<u32>(most)?,
+                sink: self.stream.alloc_zeros::<u32>(1)?,
+            });
         }
         flush.1 = flush.1.wrapping_add(1);
         let value = flush.1;
-        let f = self.function(&kernels::L2_FLUSH, "l2_flush")?;
-        let cfg = self.grid_stride(words);
-        let buf = flush.0.as_mut().expect("allocated above");
-        let (ptr, _sync) = buf.device_ptr(&self.stream);
-        let mut launch = self.stream.launch_builder(&f);
-        launch.arg(&ptr).arg(&words).arg(&value);
-        // SAFETY: `words` u32s are allocated at `ptr`; the arguments match `l2_flush`.
-        unsafe { launch.launch(cfg) }?;
+        let buffers = flush.0.as_mut().expect("allocated above");
+        for step in steps {
+            match step {
+                FlushStep::Write { bytes } => {
+                    let words = bytes / 4;
+                    let f = self.function(&kernels::L2_FLUSH, "l2_flush")?;
+                    let (ptr, _sync) = buffers.write.device_ptr(&self.stream);
+                    let mut launch = self.stream.launch_builder(&f);
+                    launch.arg(&ptr).arg(&words).arg(&value);
+                    // SAFETY: `words` u32s are allocated at `ptr`; the arguments match.
+                    unsafe { launch.launch(self.grid_stride(words)) }?;
+                }
+                FlushStep::Read { bytes } => {
+                    let words = bytes / 4;
+                    let f = self.function(&kernels::L2_FLUSH, "l2_read_sweep")?;
+                    let (ptr, _sync) = buffers.read.device_ptr(&self.stream);
+                    let (sink, _sink) = buffers.sink.device_ptr(&self.stream);
+                    let mut launch = self.stream.launch_builder(&f);
+                    launch.arg(&ptr).arg(&words).arg(&SWEEP_NEVER).arg(&sink);
+                    // SAFETY: `words` u32s are allocated at `ptr`, one at `sink`; the
+                    // arguments match `l2_read_sweep`.
+                    unsafe { launch.launch(self.grid_stride(words)) }?;
+                }
+            }
+        }
         Ok(())
     }
 }
+
+impl Device {
+    /// Enqueues the blocking kernel (warm mode): one thread spinning until [`Device::release`]
+    /// or for [`BLOCK_TIMEOUT_NS`]. The stream must be idle (the flags are reset here).
+    pub fn block(&self) -> Result<(), CudaError> {
+        let mut blocker = self.blocker.lock().unwrap_or_else(|p| p.into_inner());
+        if blocker.is_none() {
+            let flags = sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE;
+            // SAFETY: both words are written below before the kernel reads them.
+            *blocker = Some(unsafe { self.ctx.alloc_pinned_with_flags::<u32>(2, flags) }?);
+        }
+        let host = blocker.as_mut().expect("allocated above").as_mut_ptr()?;
+        let mut device: sys::CUdeviceptr = 0;
+        // SAFETY: `host` holds two u32s of page-locked memory mapped for the device; the
+        // stream is idle, so no kernel reads them while they are reset.
+        unsafe {
+            host.write_volatile(0);
+            host.add(1).write_volatile(0);
+            sys::cuMemHostGetDevicePointer_v2(&mut device, host.cast(), 0).result()?;
+        }
+        let f = self.function(&kernels::BLOCKING, "block_stream")?;
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = self.stream.launch_builder(&f);
+        launch.arg(&device).arg(&BLOCK_TIMEOUT_NS);
+        // SAFETY: `device` maps the two flags; the arguments match `block_stream`.
+        unsafe { launch.launch(cfg) }?;
+        Ok(())
+    }
+
+    /// Releases the blocking kernel: a host write it sees through the mapping.
+    pub fn release(&self) -> Result<(), CudaError> {
+        self.blocker_flag(0, Some(1)).map(|_| ())
+    }
+
+    /// After the stream was synchronised: whether the blocking kernel gave up.
+    pub fn block_gave_up(&self) -> Result<bool, CudaError> {
+        self.blocker_flag(1, None).map(|v| v == 1)
+    }
+
+    /// Reads flag `index`, or writes `value` to it.
+    fn blocker_flag(&self, index: usize, value: Option<u32>) -> Result<u32, CudaError> {
+        let mut blocker = self.blocker.lock().unwrap_or_else(|p| p.into_inner());
+        let flags = blocker
+            .as_mut()
+            .ok_or_else(|| CudaError::Setup("the blocking kernel was never started".into()))?;
+        let host = flags.as_mut_ptr()?;
+        // SAFETY: `index` < 2 words of page-locked memory; volatile, as the kernel spins on it.
+        unsafe {
+            let at = host.add(index);
+            if let Some(v) = value {
+                at.write_volatile(v);
+            }
+            Ok(at.read_volatile())
+        }
+    }
+}
+
+/// The L2 flush's buffers: the one it overwrites, the one it then reads, and the word the read
+/// sweep would write if a thread's xor came out as [`SWEEP_NEVER`] (it cannot: `read` holds
+/// zeros).
+struct FlushBuffers {
+    write: CudaSlice<u32>,
+    read: CudaSlice<u32>,
+    sink: CudaSlice<u32>,
+}
+
+/// The value the read sweep compares its xor with, so its loads cannot be elided.
+const SWEEP_NEVER: u32 = 1;
+
+/// One kernel of the L2 flush, on a buffer of `bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlushStep {
+    /// `l2_flush`: overwrites the first buffer, evicting the benchmark's lines.
+    Write { bytes: u64 },
+    /// `l2_read_sweep`: only reads the second buffer.
+    Read { bytes: u64 },
+}
+
+/// The kernels of an L2 flush on a card with `l2_bytes` of L2, in order.
+pub fn flush_steps(l2_bytes: u64) -> Vec<FlushStep> {
+    let bytes = (2 * l2_bytes).max(MIN_FLUSH_BYTES);
+    vec![FlushStep::Write { bytes }, FlushStep::Read { bytes }]
+}
+
+/// The smallest flush buffer (when the driver reports a tiny or no L2).
+const MIN_FLUSH_BYTES: u64 = 8 << 20;
 
 /// Whether each timed iteration starts with a flushed L2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -193,10 +322,8 @@ pub enum Cache {
     Warm,
 }
 
-/// Event pairs in flight before the timer synchronises and sums them (cold mode).
-const PAIRS: usize = 64;
-
-/// Times iterations of a benchmark's work with events, reusing its events between samples.
+/// Times iterations of a benchmark's work with events, reusing its events between samples:
+/// the real [`Stream`] of the timing loops (`timing`) on the device's stream.
 pub struct EventTimer {
     pairs: Vec<(CudaEvent, CudaEvent)>,
     /// Iterations started so far, over every call: the rotation over buffer sets continues
@@ -212,16 +339,6 @@ impl EventTimer {
         }
     }
 
-    /// Makes sure event pairs `0..n` exist.
-    fn reserve(&mut self, dev: &Device, n: usize) -> Result<(), CudaError> {
-        while self.pairs.len() < n {
-            let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-            self.pairs
-                .push((dev.ctx.new_event(flags)?, dev.ctx.new_event(flags)?));
-        }
-        Ok(())
-    }
-
     /// Runs `op` `iters` times and returns the device time of the `op`s in nanoseconds. `op`
     /// gets the running iteration number (to pick a buffer set) and must only enqueue work on
     /// `dev.stream`.
@@ -230,47 +347,122 @@ impl EventTimer {
         dev: &Device,
         cache: Cache,
         iters: u64,
-        mut op: impl FnMut(u64) -> Result<(), CudaError>,
+        op: impl FnMut(u64) -> Result<(), CudaError>,
     ) -> Result<f64, CudaError> {
-        let mut total_ms = 0.0f64;
-        match cache {
-            Cache::Warm => {
-                self.reserve(dev, 1)?;
-                self.pairs[0].0.record(&dev.stream)?;
-                for _ in 0..iters {
-                    op(self.next)?;
-                    self.next += 1;
-                }
-                self.pairs[0].1.record(&dev.stream)?;
-                dev.stream.synchronize()?;
-                total_ms += f64::from(self.pairs[0].0.elapsed_ms(&self.pairs[0].1)?);
-            }
-            Cache::Cold => {
-                let mut left = iters;
-                while left > 0 {
-                    let batch = left.min(PAIRS as u64) as usize;
-                    self.reserve(dev, batch)?;
-                    for i in 0..batch {
-                        dev.flush_l2()?;
-                        self.pairs[i].0.record(&dev.stream)?;
-                        op(self.next)?;
-                        self.next += 1;
-                        self.pairs[i].1.record(&dev.stream)?;
-                    }
-                    dev.stream.synchronize()?;
-                    for (start, end) in &self.pairs[..batch] {
-                        total_ms += f64::from(start.elapsed_ms(end)?);
-                    }
-                    left -= batch as u64;
-                }
-            }
-        }
-        Ok(total_ms * 1e6)
+        self.run(dev, cache, Timing::PER_ITERATION, None, iters, op)
+    }
+
+    /// The run loop of every CUDA benchmark: `iters` iterations of `op` timed as `timing`
+    /// says (`timing::time`), launched eagerly or, with `Work::Graph`, as replays of `graph`.
+    pub fn run(
+        &mut self,
+        dev: &Device,
+        cache: Cache,
+        timing: Timing,
+        graph: Option<&Graph>,
+        iters: u64,
+        op: impl FnMut(u64) -> Result<(), CudaError>,
+    ) -> Result<f64, CudaError> {
+        let mut stream = CudaOps {
+            dev,
+            pairs: &mut self.pairs,
+            op,
+            graph,
+        };
+        timing::time(&mut stream, &mut self.next, cache, timing, iters)
     }
 }
 
 impl Default for EventTimer {
     fn default() -> Self {
         EventTimer::new()
+    }
+}
+
+/// [`Stream`] on a device's CUDA stream: its events, the benchmark's `op` and its graph.
+struct CudaOps<'a, F> {
+    dev: &'a Device,
+    pairs: &'a mut Vec<(CudaEvent, CudaEvent)>,
+    op: F,
+    graph: Option<&'a Graph>,
+}
+
+impl<F: FnMut(u64) -> Result<(), CudaError>> Stream for CudaOps<'_, F> {
+    fn flush(&mut self) -> Result<(), CudaError> {
+        self.dev.flush_l2()
+    }
+
+    fn reserve(&mut self, pairs: usize) -> Result<(), CudaError> {
+        while self.pairs.len() < pairs {
+            let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+            let ctx = &self.dev.ctx;
+            self.pairs
+                .push((ctx.new_event(flags)?, ctx.new_event(flags)?));
+        }
+        Ok(())
+    }
+
+    fn record_start(&mut self, pair: usize) -> Result<(), CudaError> {
+        Ok(self.pairs[pair].0.record(&self.dev.stream)?)
+    }
+
+    fn record_end(&mut self, pair: usize) -> Result<(), CudaError> {
+        Ok(self.pairs[pair].1.record(&self.dev.stream)?)
+    }
+
+    fn launch(&mut self, iter: u64) -> Result<(), CudaError> {
+        (self.op)(iter)
+    }
+
+    fn graph_launch(&mut self) -> Result<(), CudaError> {
+        match self.graph {
+            Some(g) => g.launch(),
+            None => Err(CudaError::Setup("no CUDA graph was captured".to_string())),
+        }
+    }
+
+    fn synchronize(&mut self) -> Result<(), CudaError> {
+        Ok(self.dev.stream.synchronize()?)
+    }
+
+    fn elapsed_ms(&mut self, pair: usize) -> Result<f64, CudaError> {
+        let (start, end) = &self.pairs[pair];
+        Ok(f64::from(start.elapsed_ms(end)?))
+    }
+
+    fn block(&mut self) -> Result<(), CudaError> {
+        self.dev.block()
+    }
+
+    fn release(&mut self) -> Result<(), CudaError> {
+        self.dev.release()
+    }
+
+    fn block_timed_out(&mut self) -> Result<bool, CudaError> {
+        self.dev.block_gave_up()
+    }
+
+    fn warn(&mut self, message: &str) {
+        eprintln!("warning: {}: {message}", self.dev.name);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 23, defect 2: the flush's writes leave L2 full of dirty lines whose write-back
+    /// the timed op would pay for; a read-only sweep of a second buffer of at least the L2 size
+    /// at the end leaves only clean lines.
+    #[test]
+    fn the_flush_ends_with_a_read_only_sweep_of_a_second_buffer_of_at_least_l2() {
+        for l2 in [0, 40 << 20, 50 << 20, 126 << 20] {
+            let steps = flush_steps(l2);
+            assert!(matches!(steps[0], FlushStep::Write { bytes } if bytes >= 2 * l2));
+            match steps.last() {
+                Some(&FlushStep::Read { bytes }) => assert!(bytes >= l2.max(MIN_FLUSH_BYTES)),
+                other => panic!("the flush ends with {other:?}"),
+            }
+        }
     }
 }

@@ -14,6 +14,7 @@ use crate::check::{check_gemm_sampled, sample_positions};
 use crate::device::{Cache, CudaError, Device, EventTimer};
 use crate::memory::SETS;
 use crate::schema::Unit;
+use crate::sticky::LeakAfterSticky;
 use crate::work::{Dtype, gemm_flops, gemm_footprint_bytes};
 
 /// Square sizes measured, up to 8192 (capped by `max_bytes`).
@@ -71,7 +72,8 @@ fn host_value(bytes: &[u8], dtype: Dtype, i: usize) -> f64 {
 }
 
 struct State {
-    blas: CudaBlas,
+    /// Leaked after a sticky error: cudarc's drop would panic on the lost context.
+    blas: LeakAfterSticky<CudaBlas>,
     /// `sets[s] = [A, B, C]`, row-major n×n each.
     sets: Vec<[CudaSlice<u8>; 3]>,
     timer: EventTimer,
@@ -118,7 +120,7 @@ impl GemmBench {
             dev.fill_uniform(entry, &mut b, elements, 0xB000 + s)?;
             sets.push([a, b, c]);
         }
-        let blas = CudaBlas::new(dev.stream.clone())?;
+        let blas = LeakAfterSticky::new(CudaBlas::new(dev.stream.clone())?);
         Ok(State {
             blas,
             sets,

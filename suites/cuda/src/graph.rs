@@ -3,12 +3,12 @@
 //! `cuGraphInstantiate` and `cuGraphUpload`, through cudarc) and every timed unit is one
 //! `cuGraphLaunch` of it, so the CPU cost of N launches becomes one. The result records which
 //! way it was launched in its `mode` parameter (`eager` or `graph`), so the two never mix in one
-//! history series. The arithmetic of replays is pure and tested without a GPU.
+//! history series. How replays are timed is `timing`'s (`Work::Graph`).
 
 use cudarc::driver::CudaGraph;
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 
-use crate::device::{Cache, CudaError, Device, EventTimer};
+use crate::device::{CudaError, Device};
 
 /// How a benchmark's kernels are launched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,17 +34,6 @@ impl Mode {
 /// Iterations captured into one graph by the batched benchmarks of the `kernel` suite (the
 /// skinny GEMMs): enough that one replay lasts well beyond a launch's few microseconds.
 pub const GRAPH_ITERATIONS: u64 = 32;
-
-/// Replays of a graph of `per_graph` iterations that cover `iters` iterations: at least one.
-pub fn replays(iters: u64, per_graph: u64) -> u64 {
-    iters.div_ceil(per_graph.max(1)).max(1)
-}
-
-/// The time of `iters` iterations from the time of `replays` replays of `per_graph` each: the
-/// mean time of an iteration in the replays, times `iters` (the engine divides by `iters`).
-pub fn time_of_iters(replayed_ns: f64, iters: u64, replays: u64, per_graph: u64) -> f64 {
-    replayed_ns * iters as f64 / (replays * per_graph.max(1)) as f64
-}
 
 /// An instantiated CUDA graph owned by one benchmark.
 pub struct Graph(CudaGraph);
@@ -90,42 +79,12 @@ pub fn capture(
     Ok(Graph(graph))
 }
 
-/// Times `iters` iterations of a captured graph of `per_graph` iterations: whole replays, each
-/// between its own events (and after an L2 flush in cold mode, as an eager iteration), scaled
-/// to `iters` iterations by [`time_of_iters`].
-pub fn time_replays(
-    timer: &mut EventTimer,
-    dev: &Device,
-    cache: Cache,
-    graph: &Graph,
-    per_graph: u64,
-    iters: u64,
-) -> Result<f64, CudaError> {
-    let n = replays(iters, per_graph);
-    let ns = timer.time(dev, cache, n, |_| graph.launch())?;
-    Ok(time_of_iters(ns, iters, n, per_graph))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn replays_cover_the_iterations_asked_for() {
-        assert_eq!(replays(1, 32), 1);
-        assert_eq!(replays(32, 32), 1);
-        assert_eq!(replays(33, 32), 2);
-        assert_eq!(replays(1000, 1), 1000);
-        assert_eq!(replays(0, 32), 1);
-        assert_eq!(replays(5, 0), 5);
-    }
-
-    #[test]
-    fn replayed_time_scales_to_the_iterations_asked_for() {
-        // 2 replays of 32 iterations took 6.4 µs: 100 ns an iteration; 40 asked for: 4 µs.
-        assert!((time_of_iters(6400.0, 40, 2, 32) - 4000.0).abs() < 1e-9);
-        // One iteration per graph (an inference pass): the replays' own time.
-        assert_eq!(time_of_iters(5000.0, 5, 5, 1), 5000.0);
+    fn modes_name_their_parameter_value() {
         assert_eq!(Mode::Graph.as_str(), "graph");
         assert_eq!(Mode::ALL.map(Mode::as_str), ["eager", "graph"]);
     }

@@ -8,6 +8,7 @@ use crate::backend::SuiteOptions;
 use crate::benchmark::BenchmarkId;
 use crate::graph::Mode;
 use crate::infer_ref::{DTYPE, MODEL, ModelShape};
+use crate::timing::{Start, Timing, Work};
 
 /// Sequences per forward pass (the requests served together).
 pub const BATCHES: [usize; 3] = [1, 8, 64];
@@ -287,6 +288,20 @@ impl InferPlanned {
             })
             .sum();
         elements as u64 * DTYPE.size_bytes() + CUBLAS_WORKSPACE_BYTES
+    }
+
+    /// What one timed region holds: one forward pass, launched eagerly or as one replay, on
+    /// an idle stream (synchronised after the flush), so the latency includes the host's
+    /// launch cost, as a serving path pays it.
+    pub fn timing(self) -> Timing {
+        let work = match self.mode {
+            Mode::Eager => Work::Eager { per_unit: 1 },
+            Mode::Graph => Work::Graph { per_graph: 1 },
+        };
+        Timing {
+            work,
+            start: Start::Idle,
+        }
     }
 
     pub fn id(self) -> BenchmarkId {

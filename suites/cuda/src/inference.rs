@@ -25,13 +25,15 @@ use crate::infer_ref::{
 };
 use crate::kernels;
 use crate::schema::Unit;
+use crate::sticky::LeakAfterSticky;
 
 /// Threads per block of the row and attention kernels.
 const ROW_BLOCK: u32 = 256;
 const ATTENTION_BLOCK: u32 = 128;
 
 struct State {
-    blas: CudaBlas,
+    /// Leaked after a sticky error: cudarc's drop would panic on the lost context.
+    blas: LeakAfterSticky<CudaBlas>,
     /// Owned here, set on the handle: cuBLAS must not allocate while a graph is captured.
     _workspace: CudaSlice<u8>,
     /// Indexed by `Buf as usize`; `None` for buffers the workload does not use.
@@ -88,7 +90,7 @@ impl InferBench {
                 0x1F00 + b as u64,
             )?;
         }
-        let blas = CudaBlas::new(dev.stream.clone())?;
+        let blas = LeakAfterSticky::new(CudaBlas::new(dev.stream.clone())?);
         // SAFETY: the workspace is only used by cuBLAS on this stream, and lives in State
         // beside the handle.
         let workspace = unsafe { dev.stream.alloc::<u8>(CUBLAS_WORKSPACE_BYTES as usize) }?;
@@ -334,10 +336,15 @@ impl Benchmark for InferBench {
         let mut state = self.state.take().expect("set above");
         let mut timer = std::mem::take(&mut state.timer);
         let dev = self.dev.clone();
-        let timed = match &state.graph {
-            Some(g) => graph::time_replays(&mut timer, &dev, self.cache, g, 1, iters),
-            None => timer.time(&dev, self.cache, iters, |_| self.enqueue_pass(&state)),
-        };
+        let timing = self.planned.timing();
+        let timed = timer.run(
+            &dev,
+            self.cache,
+            timing,
+            state.graph.as_ref(),
+            iters,
+            |_| self.enqueue_pass(&state),
+        );
         state.timer = timer;
         self.state = Some(state);
         Ok(timed?)

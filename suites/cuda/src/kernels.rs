@@ -38,7 +38,13 @@ pub const ROWS: KernelSource = KernelSource {
 pub const L2_FLUSH: KernelSource = KernelSource {
     file: "l2_flush.cu",
     source: include_str!("../kernels/l2_flush.cu"),
-    entries: &["l2_flush"],
+    entries: &["l2_flush", "l2_read_sweep"],
+};
+
+pub const BLOCKING: KernelSource = KernelSource {
+    file: "blocking.cu",
+    source: include_str!("../kernels/blocking.cu"),
+    entries: &["block_stream"],
 };
 
 pub const RANDOM_INIT: KernelSource = KernelSource {
@@ -65,7 +71,15 @@ pub const INFERENCE: KernelSource = KernelSource {
 };
 
 /// Every kernel file.
-pub const ALL: [KernelSource; 6] = [COPY, TRIAD, ROWS, L2_FLUSH, RANDOM_INIT, INFERENCE];
+pub const ALL: [KernelSource; 7] = [
+    COPY,
+    TRIAD,
+    ROWS,
+    L2_FLUSH,
+    BLOCKING,
+    RANDOM_INIT,
+    INFERENCE,
+];
 
 /// Why a kernel could not be compiled.
 #[derive(Debug, thiserror::Error)]

@@ -23,10 +23,16 @@ pub mod memory;
 pub mod nccl;
 pub mod nccl_data;
 pub mod nccl_group;
+mod nccl_mem;
 pub mod nccl_ranks;
+pub mod operands;
 pub mod peaks;
 pub mod probe;
 pub mod rows;
+pub mod sticky;
+pub mod timing;
+#[cfg(test)]
+mod timing_fake;
 pub mod user;
 
 pub use probe::{CudaInfo, CudaSystem, SystemCuda, probe_with};
@@ -149,6 +155,13 @@ impl Backend for CudaBackend {
     fn notes(&self, kind: SuiteKind) -> Vec<String> {
         match kind {
             SuiteKind::Kernel => self.notes.lock().map(|n| n.clone()).unwrap_or_default(),
+            // NCCL's version, algorithm and protocol, kept with the run's notes.
+            SuiteKind::Collective if self.info.nccl => {
+                let version = nccl::library().ok().and_then(|n| n.version().ok());
+                vec![nccl::settings_note(version, &|name| {
+                    std::env::var(name).ok()
+                })]
+            }
             _ => Vec::new(),
         }
     }
@@ -307,6 +320,23 @@ mod tests {
         );
     }
 
+    /// Issue 23, defect 7: the collective suite's notes carry NCCL's settings.
+    #[test]
+    fn the_collective_suite_records_ncls_settings_with_the_run() {
+        let backend = CudaBackend {
+            info: CudaInfo {
+                driver_api: 13_000,
+                device_count: 2,
+                nccl: true,
+            },
+            notes: Arc::default(),
+        };
+        let notes = backend.notes(SuiteKind::Collective);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].starts_with("collective: NCCL "), "{notes:?}");
+        assert!(notes[0].contains("protocol"), "{notes:?}");
+    }
+
     #[test]
     fn world_size_one_is_said_once_and_only_then() {
         let backend = |device_count, nccl| CudaBackend {
@@ -339,8 +369,9 @@ mod tests {
     #[test]
     fn the_full_plan_has_every_type_size_and_direction() {
         let all = plan(&SuiteOptions::default());
-        // Square GEMMs, device memory, rows, transfers; 2 square fp8 GEMMs and 40 skinny ones.
-        assert_eq!(all.len(), 4 * 3 + 3 * 3 + 3 * 2 + 2 * 2 * 6 + 2 + 40);
+        // Square GEMMs, device memory, rows, transfers; 4 square fp8 GEMMs (fast accumulation
+        // on and off) and 60 skinny ones (fp8 twice).
+        assert_eq!(all.len(), 4 * 3 + 3 * 3 + 3 * 2 + 2 * 2 * 6 + 4 + 60);
         for bytes in [4 * KIB, 1024 * MIB] {
             assert!(all.contains(&Planned::Memory(
                 MemOp::HostToDevice(HostMemory::Pinned),
@@ -361,7 +392,7 @@ mod tests {
         let fp8 = |p: &Planned| matches!(p, Planned::Linear(l) if l.dtype == Dtype::Fp8E4m3);
         let on_a100 = runnable(&all, 80);
         assert!(!on_a100.iter().any(fp8));
-        assert_eq!(all.len() - on_a100.len(), 2 + 20);
+        assert_eq!(all.len() - on_a100.len(), 4 + 40);
         // Ada (8.9) and Hopper (9.0) run them all.
         assert_eq!(runnable(&all, 89), all);
         assert_eq!(runnable(&all, 90), all);
@@ -369,7 +400,7 @@ mod tests {
         assert_eq!(
             left_out_note(all.len() - on_a100.len(), 80).as_deref(),
             Some(
-                "22 fp8 GEMM benchmarks left out: this GPU's compute capability 8.0 has no fp8 tensor cores (8.9 or newer needed)"
+                "44 fp8 GEMM benchmarks left out: this GPU's compute capability 8.0 has no fp8 tensor cores (8.9 or newer needed)"
             )
         );
         assert_eq!(left_out_note(0, 90), None);

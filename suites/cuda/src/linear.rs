@@ -1,10 +1,12 @@
 //! GEMMs shaped like the linear layers of low-batch inference, in the `kernel` suite beside the
 //! square ones: Y (m×n) = X (m×k)·Wᵀ with the weight stored n×k (a linear layer's [out, in]),
 //! through cuBLASLt in its "TN" form, the one its fp8 kernels require. Skinny shapes (m = 1 to
-//! 64 tokens, n = k = 4096 or 8192) in bf16 and fp8 e4m3, launched eagerly or as CUDA-graph
-//! replays of 32 GEMMs; square fp8 GEMMs (n = 4096, 8192). fp8 takes e4m3 inputs with per-tensor
-//! scale factors (cuBLASLt's A and B scale pointers) and gives bf16, accumulating in f32; it
-//! needs compute capability 8.9 or newer. Checked on 256 sampled outputs before timing.
+//! 64 tokens, n = k = 4096 or 8192) in bf16 and fp8 e4m3, timed in units of 32 GEMMs launched
+//! eagerly or as one CUDA-graph replay, rotating over enough buffer sets that no GEMM finds its
+//! weights in L2; square fp8 GEMMs (n = 4096, 8192). fp8 takes e4m3 inputs with per-tensor
+//! scale factors (cuBLASLt's A and B scale pointers) and gives bf16, accumulating in f32, with
+//! and without fast accumulation; it needs compute capability 8.9 or newer. Checked on 256
+//! sampled outputs before timing.
 
 use std::sync::Arc;
 
@@ -19,6 +21,7 @@ use crate::gemm::CHECKED_ELEMENTS;
 use crate::graph::{self, GRAPH_ITERATIONS, Graph, Mode};
 use crate::memory::SETS;
 use crate::schema::Unit;
+use crate::timing::{Start, Timing, Work};
 use crate::work::{Dtype, gemm_flops, gemm_footprint_bytes};
 
 mod device_lt;
@@ -39,6 +42,9 @@ pub const OUT: Dtype = Dtype::Bf16;
 /// The fp8 per-tensor scales of X and W: powers of two, so the host reference is exact.
 pub const FP8_SCALE_X: f32 = 0.5;
 pub const FP8_SCALE_W: f32 = 0.25;
+/// The largest L2 the plan sizes buffer sets for (a B200's 126 MiB, rounded up); on the
+/// device the sets follow its own L2 (`LinearPlanned::buffer_sets`).
+pub const PLAN_L2_BYTES: u64 = 128 << 20;
 /// The cuBLASLt workspace (NVIDIA's recommendation for Hopper), counted in the footprint.
 pub const LT_WORKSPACE_BYTES: u64 = 32 << 20;
 
@@ -60,27 +66,28 @@ pub struct LinearPlanned {
     pub n: usize,
     pub k: usize,
     pub mode: Mode,
+    /// fp8 only: cuBLASLt's `CUBLASLT_MATMUL_DESC_FAST_ACCUM` (the `fast_accum` parameter,
+    /// `on` or `off`), which on Hopper skips the periodic promotion of partial sums to full
+    /// f32 accumulators; always `false` for bf16.
+    pub fast_accum: bool,
 }
 
 impl LinearPlanned {
     pub fn id(self) -> BenchmarkId {
         let (dtype, out) = (self.dtype.as_str().to_string(), OUT.as_str().to_string());
+        let mut params = vec![("dtype", dtype), ("n", self.n.to_string()), ("out", out)];
+        if self.dtype == Dtype::Fp8E4m3 {
+            let on = if self.fast_accum { "on" } else { "off" };
+            params.push(("fast_accum", on.to_string()));
+        }
         match self.family {
-            Family::Square => BenchmarkId::new(
-                "cuda_gemm",
-                &[("dtype", dtype), ("n", self.n.to_string()), ("out", out)],
-            ),
-            Family::Skinny => BenchmarkId::new(
-                "cuda_gemm_skinny",
-                &[
-                    ("dtype", dtype),
-                    ("m", self.m.to_string()),
-                    ("n", self.n.to_string()),
-                    ("k", self.k.to_string()),
-                    ("mode", self.mode.as_str().to_string()),
-                    ("out", out),
-                ],
-            ),
+            Family::Square => BenchmarkId::new("cuda_gemm", &params),
+            Family::Skinny => {
+                params.push(("m", self.m.to_string()));
+                params.push(("k", self.k.to_string()));
+                params.push(("mode", self.mode.as_str().to_string()));
+                BenchmarkId::new("cuda_gemm_skinny", &params)
+            }
         }
     }
 
@@ -96,9 +103,10 @@ impl LinearPlanned {
         gemm_footprint_bytes(m, n, k, self.dtype, OUT)
     }
 
-    /// Device memory: every buffer set, the workspace and the two scales.
+    /// Device memory: every buffer set (as many as a card with [`PLAN_L2_BYTES`] of L2
+    /// needs, an upper bound for the plan's `max_bytes` cap), the workspace and the two scales.
     pub fn footprint_bytes(self) -> u64 {
-        SETS as u64 * self.moved_bytes() + LT_WORKSPACE_BYTES + 8
+        self.buffer_sets(PLAN_L2_BYTES) as u64 * self.moved_bytes() + LT_WORKSPACE_BYTES + 8
     }
 
     /// The compute capability (as `sm_XY`) it needs.
@@ -117,33 +125,87 @@ impl LinearPlanned {
             Mode::Graph => GRAPH_ITERATIONS,
         }
     }
+
+    /// What one timed region holds: 32 GEMMs (`GRAPH_ITERATIONS`), enqueued one by one or as
+    /// one graph replay, after one flush in cold mode; eager and graph differ by launch cost
+    /// only. The square GEMMs, long enough on their own, are timed one by one.
+    pub fn timing(self) -> Timing {
+        if self.family == Family::Square {
+            return Timing::PER_ITERATION;
+        }
+        let work = match self.mode {
+            Mode::Eager => Work::Eager {
+                per_unit: GRAPH_ITERATIONS,
+            },
+            Mode::Graph => Work::Graph {
+                per_graph: GRAPH_ITERATIONS,
+            },
+        };
+        Timing {
+            work,
+            start: Start::Queued,
+        }
+    }
+
+    /// Bytes of the weight matrix W (n×k).
+    pub fn weight_bytes(self) -> u64 {
+        (self.n * self.k) as u64 * self.dtype.size_bytes()
+    }
+
+    /// Buffer sets the GEMMs rotate over on a card with `l2_bytes` of L2: ⌈2·L2 / weight
+    /// bytes⌉ + 1, at least 2, so between two reads of the same weights more than twice the
+    /// L2 of other weights is read and no GEMM of a timed unit finds its weights in L2. The
+    /// square GEMMs, compute-bound, use two.
+    pub fn buffer_sets(self, l2_bytes: u64) -> usize {
+        if self.family == Family::Square {
+            return SETS;
+        }
+        let sets = (2 * l2_bytes).div_ceil(self.weight_bytes().max(1)) + 1;
+        sets.max(SETS as u64) as usize
+    }
 }
 
-/// The square fp8 GEMMs, then the skinny ones in both types and both modes.
+/// The fast-accumulation settings offered for `dtype`: both for fp8, none (off) for bf16.
+fn accumulations(dtype: Dtype) -> &'static [bool] {
+    if dtype == Dtype::Fp8E4m3 {
+        &[false, true]
+    } else {
+        &[false]
+    }
+}
+
+/// The square fp8 GEMMs, then the skinny ones in both types and both modes; every fp8 GEMM
+/// without and with fast accumulation.
 pub fn plan() -> Vec<LinearPlanned> {
     let mut out = Vec::new();
     for n in FP8_SQUARE {
-        out.push(LinearPlanned {
-            family: Family::Square,
-            dtype: Dtype::Fp8E4m3,
-            m: n,
-            n,
-            k: n,
-            mode: Mode::Eager,
-        });
+        for &fast_accum in accumulations(Dtype::Fp8E4m3) {
+            out.push(LinearPlanned {
+                family: Family::Square,
+                dtype: Dtype::Fp8E4m3,
+                m: n,
+                n,
+                k: n,
+                mode: Mode::Eager,
+                fast_accum,
+            });
+        }
     }
     for dtype in SKINNY_DTYPES {
         for nk in SKINNY_NK {
             for m in SKINNY_M {
                 for mode in Mode::ALL {
-                    out.push(LinearPlanned {
-                        family: Family::Skinny,
-                        dtype,
-                        m,
-                        n: nk,
-                        k: nk,
-                        mode,
-                    });
+                    for &fast_accum in accumulations(dtype) {
+                        out.push(LinearPlanned {
+                            family: Family::Skinny,
+                            dtype,
+                            m,
+                            n: nk,
+                            k: nk,
+                            mode,
+                            fast_accum,
+                        });
+                    }
                 }
             }
         }
@@ -200,8 +262,9 @@ impl LinearBench {
             CudaError::Setup(format!("no cuBLASLt GEMM for {}", p.dtype.as_str()))
         })?;
         let size = p.dtype.size_bytes() as usize;
-        let mut sets = Vec::with_capacity(SETS);
-        for s in 0..SETS as u64 {
+        let count = p.buffer_sets(dev.l2_bytes);
+        let mut sets = Vec::with_capacity(count);
+        for s in 0..count as u64 {
             // SAFETY: X and W are filled below; Y is written by every GEMM (β = 0).
             let mut x = unsafe { dev.stream.alloc::<u8>(p.m * p.k * size) }?;
             let mut w = unsafe { dev.stream.alloc::<u8>(p.n * p.k * size) }?;
@@ -214,7 +277,7 @@ impl LinearBench {
             sets.push([x, w, y]);
         }
         let scales = (p.dtype == Dtype::Fp8E4m3).then_some((FP8_SCALE_W, FP8_SCALE_X));
-        let lt = LtMatmul::new(dev, data, (p.m, p.n, p.k), scales)
+        let lt = LtMatmul::new(dev, data, (p.m, p.n, p.k), scales, p.fast_accum)
             .map_err(|e| CudaError::Setup(format!("{}: {e}", p.id().display())))?;
         Ok(State {
             lt,
@@ -269,24 +332,25 @@ impl LinearBench {
     fn prepare(&self) -> Result<State, BenchError> {
         let mut state = self.setup()?;
         let stream = &self.dev.stream;
-        for set in 0..SETS {
+        let count = state.sets.len();
+        for set in 0..count {
             self.enqueue(&state, set)?;
         }
         stream.synchronize().map_err(CudaError::from)?;
-        for set in 0..SETS {
+        for set in 0..count {
             self.validate(&state, set, "eager")?;
         }
         if self.planned.mode == Mode::Graph {
             let per_graph = self.planned.per_graph();
             let graph = graph::capture(&self.dev, per_graph, |i| {
-                self.enqueue(&state, (i % SETS as u64) as usize)
+                self.enqueue(&state, (i % count as u64) as usize)
             })?;
             for [_, _, y] in &mut state.sets {
                 stream.memset_zeros(y).map_err(CudaError::from)?;
             }
             graph.launch()?;
             stream.synchronize().map_err(CudaError::from)?;
-            for set in 0..SETS {
+            for set in 0..count {
                 self.validate(&state, set, "graph replay")?;
             }
             state.graph = Some(graph);
@@ -318,13 +382,10 @@ impl Benchmark for LinearBench {
         let mut state = self.state.take().expect("set above");
         let mut timer = std::mem::take(&mut state.timer);
         let dev = self.dev.clone();
-        let per_graph = self.planned.per_graph();
-        let timed = match &state.graph {
-            Some(g) => graph::time_replays(&mut timer, &dev, self.cache, g, per_graph, iters),
-            None => timer.time(&dev, self.cache, iters, |i| {
-                self.enqueue(&state, (i % SETS as u64) as usize)
-            }),
-        };
+        let (timing, count) = (self.planned.timing(), state.sets.len() as u64);
+        let timed = timer.run(&dev, self.cache, timing, state.graph.as_ref(), iters, |i| {
+            self.enqueue(&state, (i % count) as usize)
+        });
         state.timer = timer;
         self.state = Some(state);
         Ok(timed?)
@@ -359,143 +420,4 @@ pub fn metrics(p: LinearPlanned) -> Vec<MetricSpec> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::check::tolerance;
-
-    #[test]
-    fn peak_percentages_only_for_a_known_card_and_fp8_only_where_it_has_it() {
-        let skinny_fp8 = plan()
-            .into_iter()
-            .find(|p| p.family != Family::Square && p.dtype == Dtype::Fp8E4m3)
-            .unwrap();
-        assert!(peak_metrics(skinny_fp8, None).is_empty(), "unknown card");
-        let on_h200 = peak_metrics(skinny_fp8, crate::peaks::of("NVIDIA H200"));
-        let names: Vec<&str> = on_h200.iter().map(|m| m.measure.as_str()).collect();
-        assert_eq!(names, ["throughput_of_peak", "bandwidth_of_peak"]);
-        // An A100 has no fp8 peak, only its HBM bandwidth.
-        let on_a100 = peak_metrics(skinny_fp8, crate::peaks::of("NVIDIA A100-SXM4-80GB"));
-        let names: Vec<&str> = on_a100.iter().map(|m| m.measure.as_str()).collect();
-        assert_eq!(names, ["bandwidth_of_peak"]);
-    }
-
-    #[test]
-    fn the_plan_has_square_fp8_and_skinny_shapes_in_both_types_and_modes() {
-        let all = plan();
-        assert_eq!(all.len(), 2 + 2 * 2 * 5 * 2);
-        let square: Vec<String> = all
-            .iter()
-            .filter(|p| p.family == Family::Square)
-            .map(|p| p.id().display())
-            .collect();
-        assert_eq!(
-            square,
-            [
-                "cuda_gemm[dtype=fp8_e4m3,n=4096,out=bf16]",
-                "cuda_gemm[dtype=fp8_e4m3,n=8192,out=bf16]"
-            ]
-        );
-        let skinny = LinearPlanned {
-            family: Family::Skinny,
-            dtype: Dtype::Bf16,
-            m: 1,
-            n: 8192,
-            k: 8192,
-            mode: Mode::Graph,
-        };
-        assert!(all.contains(&skinny));
-        assert_eq!(
-            skinny.id().display(),
-            "cuda_gemm_skinny[dtype=bf16,k=8192,m=1,mode=graph,n=8192,out=bf16]"
-        );
-        assert_eq!(skinny.per_graph(), GRAPH_ITERATIONS);
-        assert!(all.iter().all(|p| p.m <= p.n && p.n == p.k));
-    }
-
-    #[test]
-    fn flops_bytes_and_footprints_follow_the_shared_formulas() {
-        let p = LinearPlanned {
-            family: Family::Skinny,
-            dtype: Dtype::Fp8E4m3,
-            m: 16,
-            n: 4096,
-            k: 4096,
-            mode: Mode::Eager,
-        };
-        assert_eq!(p.flops(), 2.0 * 16.0 * 4096.0 * 4096.0);
-        // X and W one byte an element, Y two.
-        assert_eq!(p.moved_bytes(), 16 * 4096 + 4096 * 4096 + 16 * 4096 * 2);
-        assert_eq!(p.footprint_bytes(), 2 * p.moved_bytes() + (32 << 20) + 8);
-        let m = metrics(p);
-        assert_eq!(
-            (m[0].measure.as_str(), m[0].unit.as_str()),
-            ("throughput", "TFLOP/s")
-        );
-        assert_eq!(
-            (m[1].measure.as_str(), m[1].unit.as_str()),
-            ("bandwidth", "GB/s")
-        );
-        // 1 ms a GEMM: 2.1e-3 TFLOP/s, 16.9 GB/s.
-        assert!((m[0].conversion.apply(1e6) - p.flops() / 1e9).abs() < 1e-12);
-        assert!((m[1].conversion.apply(1e6) - p.moved_bytes() as f64 / 1e6).abs() < 1e-6);
-        assert_eq!(p.min_sm(), FP8_MIN_SM);
-        assert_eq!(
-            LinearPlanned {
-                dtype: Dtype::Bf16,
-                ..p
-            }
-            .min_sm(),
-            0
-        );
-    }
-
-    #[test]
-    fn host_values_decode_scaled_fp8_and_bf16() {
-        // 0x38 is 1.0, 0xB0 is −0.5 in e4m3.
-        assert_eq!(host_value(&[0x38, 0xB0], Dtype::Fp8E4m3, 0.25, 1), -0.125);
-        assert_eq!(host_value(&[0x38], Dtype::Fp8E4m3, 0.5, 0), 0.5);
-        let bf = crate::half16::bf16_from_f32(-3.0).to_le_bytes();
-        assert_eq!(host_value(&bf, Dtype::Bf16, 0.5, 0), -3.0);
-        assert!(lt_type(Dtype::Fp8E4m3).is_some() && lt_type(Dtype::Bf16).is_some());
-        assert!(lt_type(Dtype::F32).is_none());
-        // The rules the checks apply: fp8 a half ulp at 1, bf16 1e-2.
-        assert_eq!(tolerance(Dtype::Fp8E4m3, 8192), 0.0625);
-        assert_eq!(tolerance(Dtype::Bf16, 8192), 0.01);
-    }
-
-    /// The layout the check assumes: W stored n×k (row j holds output j's weights), so
-    /// Y[i][j] = Σₗ X[i][l]·W[j][l]; a W read as k×n instead fails the check.
-    #[test]
-    fn the_host_check_reads_w_as_out_by_in() {
-        let (m, n, k) = (3, 5, 16);
-        let codes = |seed: usize, len: usize| -> Vec<u8> {
-            (0..len)
-                .map(|i| [0x30, 0xB4, 0x2C, 0x3A, 0xA9][(i * 7 + seed) % 5])
-                .collect()
-        };
-        let (x, w) = (codes(1, m * k), codes(2, n * k));
-        let v = |b: &[u8], s, i| host_value(b, Dtype::Fp8E4m3, s, i);
-        let y: Vec<u8> = (0..m * n)
-            .flat_map(|o| {
-                let (i, j) = (o / n, o % n);
-                let dot: f64 = (0..k)
-                    .map(|l| v(&x, FP8_SCALE_X, i * k + l) * v(&w, FP8_SCALE_W, j * k + l))
-                    .sum();
-                crate::half16::bf16_from_f64(dot).to_le_bytes()
-            })
-            .collect();
-        let positions = sample_positions(m, n, 15, 1);
-        let check = |w_at: &dyn Fn(usize, usize) -> f64| {
-            check_gemm_sampled(
-                (m, n, k),
-                Dtype::Fp8E4m3,
-                &positions,
-                |i, l| v(&x, FP8_SCALE_X, i * k + l),
-                w_at,
-                |i, j| host_value(&y, OUT, 1.0, i * n + j),
-            )
-        };
-        assert!(check(&|l, j| v(&w, FP8_SCALE_W, j * k + l)).passed());
-        assert!(!check(&|l, j| v(&w, FP8_SCALE_W, l * n + j)).passed());
-    }
-}
+mod tests;

@@ -355,6 +355,41 @@ impl Nccl {
     }
 }
 
+/// NCCL's version code as `major.minor.patch`: 22703 is 2.27.3 (from 2.9 on), 2708 is 2.7.8.
+pub fn version_string(code: i32) -> String {
+    let (major, rest) = if code >= 10_000 {
+        (code / 10_000, code % 10_000)
+    } else {
+        (code / 1_000, code % 1_000)
+    };
+    format!("{major}.{}.{}", rest / 100, rest % 100)
+}
+
+/// The line the `collective` suite records with each run: NCCL's version (`ncclGetVersion`),
+/// and the algorithm and protocol as far as pitwall can know them: `NCCL_ALGO` and
+/// `NCCL_PROTO` from the environment NCCL reads, else `auto` (NCCL chooses per size and does
+/// not report its choice through its API).
+pub fn settings_note(version: Option<i32>, env: &dyn Fn(&str) -> Option<String>) -> String {
+    let version = version.map_or_else(|| "version unknown".to_string(), version_string);
+    let setting = |name: &str| {
+        env(name)
+            .map(|v| {
+                v.trim()
+                    .chars()
+                    .filter(|c| !c.is_control())
+                    .take(64)
+                    .collect()
+            })
+            .filter(|v: &String| !v.is_empty())
+            .unwrap_or_else(|| "auto".to_string())
+    };
+    format!(
+        "collective: NCCL {version}, algorithm {} (NCCL_ALGO), protocol {} (NCCL_PROTO)",
+        setting("NCCL_ALGO"),
+        setting("NCCL_PROTO")
+    )
+}
+
 fn op_call(op: crate::work::Collective) -> &'static str {
     use crate::work::Collective as C;
     match op {
@@ -430,6 +465,19 @@ mod tests {
         );
         assert!(err.contains(&format!("({} names)", names.len())), "{err}");
         assert!(err.contains("hint:") && !err.contains('\n'), "{err}");
+    }
+
+    /// Issue 23, defect 7: NCCL's version, algorithm and protocol are recorded with a run.
+    #[test]
+    fn the_settings_note_names_version_algorithm_and_protocol() {
+        assert_eq!(version_string(22703), "2.27.3");
+        assert_eq!(version_string(2708), "2.7.8");
+        let env = |k: &str| (k == "NCCL_PROTO").then(|| "Simple\n".to_string());
+        assert_eq!(
+            settings_note(Some(22703), &env),
+            "collective: NCCL 2.27.3, algorithm auto (NCCL_ALGO), protocol Simple (NCCL_PROTO)"
+        );
+        assert!(settings_note(None, &|_| None).starts_with("collective: NCCL version unknown"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The real NCCL ranks on GPUs: one CUDA context, stream, pair of CUDA events and
 //! communicator per GPU this process drives (one under a launcher, every local GPU in the
-//! one-process layout), the ranks' send and receive buffers (f32, filled from the host with
-//! `nccl_data`'s known inputs), the check (one untimed collective, every rank's output read
+//! one-process layout), the ranks' send and receive buffers (f32 from `cuMemAlloc`, `nccl_mem`,
+//! filled from the host with `nccl_data`'s known inputs), the check (one untimed collective, every rank's output read
 //! back and compared with the exact reference), and the timing: each rank's start event, the
 //! `iters` collectives (in an NCCL group over the local ranks, one stream per GPU), its end
 //! event, its stream synchronised, its own elapsed time. Written for CUDA 13 and NCCL 2.x on
@@ -11,12 +11,13 @@ use std::ffi::c_int;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
 use cudarc::nccl::sys::ncclComm_t;
 
 use crate::nccl::{self, Nccl, UNIQUE_ID_BYTES};
 use crate::nccl_data::{Expected, input_for};
 use crate::nccl_group::{LocalRanks, NcclProvider};
+use crate::nccl_mem::{DeviceBuffer, shift_bytes, span_bytes};
 use crate::work::{Collective, CollectiveShape};
 
 /// The CUDA device of local rank `local_rank` when `visible` devices are visible: the local
@@ -93,8 +94,13 @@ impl NcclProvider for SystemNccl {
     }
 }
 
+/// The larger of a rank's send and receive sizes in bytes (nccl-tests' `totalnbytes`).
+fn unit_bytes(shape: &CollectiveShape) -> u64 {
+    shape.send_elements.max(shape.recv_elements) * 4
+}
+
 /// A rank's buffers: what they were sized for, the send buffer, the receive buffer.
-type RankBuffers = ((Collective, u64, u64), CudaSlice<f32>, CudaSlice<f32>);
+type RankBuffers = ((Collective, u64, u64), DeviceBuffer, DeviceBuffer);
 
 /// One rank's GPU: its context, stream, events and buffers.
 struct RankGpu {
@@ -105,6 +111,8 @@ struct RankGpu {
     end: CudaEvent,
     /// (op, send elements, recv elements) the buffers hold, and the buffers.
     buffers: Option<RankBuffers>,
+    /// The one f32 of the untimed all-reduce before the start event (`align_all`).
+    align: DeviceBuffer,
 }
 
 impl RankGpu {
@@ -117,6 +125,7 @@ impl RankGpu {
         let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
         Ok(RankGpu {
             rank,
+            align: DeviceBuffer::zeroed(&ctx, 4).map_err(driver)?,
             start: ctx.new_event(flags).map_err(driver)?,
             end: ctx.new_event(flags).map_err(driver)?,
             stream,
@@ -131,28 +140,26 @@ impl RankGpu {
         if self.buffers.as_ref().is_some_and(|b| b.0 == key) {
             return Ok(());
         }
+        // The stream is idle here (synchronised after the last sample), as `cuMemFree` needs.
+        self.stream.synchronize().map_err(driver)?;
         self.buffers = None; // free the previous size first
-        let send = self
-            .stream
-            .clone_htod(&input_for(self.rank, shape))
-            .map_err(driver)?;
-        let recv = self
-            .stream
-            .alloc_zeros::<f32>(shape.recv_elements as usize)
-            .map_err(driver)?;
+        // Room for every shifted offset (`nccl_mem::shift_bytes`); the input at offset 0,
+        // where the check runs.
+        let span = span_bytes(unit_bytes(shape)) as usize;
+        let mut send = DeviceBuffer::zeroed(&self.ctx, span).map_err(driver)?;
+        send.upload(&input_for(self.rank, shape)).map_err(driver)?;
+        let recv = DeviceBuffer::zeroed(&self.ctx, span).map_err(driver)?;
         self.buffers = Some((key, send, recv));
         Ok(())
     }
 
-    fn pointers(&mut self) -> Result<(u64, u64), String> {
-        let stream = Arc::clone(&self.stream);
+    /// The send and receive pointers `offset` bytes into the buffers.
+    fn pointers(&self, offset: u64) -> Result<(u64, u64), String> {
         let (_, send, recv) = self
             .buffers
-            .as_mut()
+            .as_ref()
             .ok_or_else(|| "buffers not allocated".to_string())?;
-        let (s, _) = send.device_ptr(&stream);
-        let (r, _) = recv.device_ptr_mut(&stream);
-        Ok((s, r))
+        Ok((send.ptr() + offset, recv.ptr() + offset))
     }
 }
 
@@ -183,16 +190,48 @@ impl NcclRanks {
         }
     }
 
-    /// One collective on every local rank, in one NCCL group (one stream per GPU).
-    fn enqueue_all(&mut self, op: Collective, shape: &CollectiveShape) -> Result<(), String> {
+    /// One in-place 1-element all-reduce on every local rank, in one NCCL group: it completes
+    /// on every rank only once all ranks have entered it.
+    fn align_all(&mut self) -> Result<(), String> {
+        let one = CollectiveShape {
+            bytes: 4,
+            send_elements: 1,
+            recv_elements: 1,
+        };
+        let ptrs = self
+            .gpus
+            .iter()
+            .map(|g| (g.align.ptr(), g.align.ptr()))
+            .collect();
+        self.group(Collective::AllReduce, &one, ptrs)
+    }
+
+    /// One collective on every local rank, in one NCCL group (one stream per GPU), `offset`
+    /// bytes into the buffers.
+    fn enqueue_all(
+        &mut self,
+        op: Collective,
+        shape: &CollectiveShape,
+        offset: u64,
+    ) -> Result<(), String> {
         let mut ptrs = Vec::with_capacity(self.gpus.len());
-        for g in &mut self.gpus {
-            ptrs.push(g.pointers()?);
+        for g in &self.gpus {
+            ptrs.push(g.pointers(offset)?);
         }
+        self.group(op, shape, ptrs)
+    }
+
+    /// `op` on every local rank with its `(send, recv)` pointers, in one NCCL group.
+    fn group(
+        &mut self,
+        op: Collective,
+        shape: &CollectiveShape,
+        ptrs: Vec<(u64, u64)>,
+    ) -> Result<(), String> {
         self.nccl.group_start().map_err(|e| e.to_string())?;
         for ((g, &comm), buffers) in self.gpus.iter().zip(&self.comms).zip(ptrs) {
-            // SAFETY: the buffers were sized by `fill` for this op and shape on this GPU; the
-            // stream is this GPU's.
+            // SAFETY: the buffers were sized for this op and shape on this GPU (by `fill`, or
+            // the 1-element `align`); the stream is this GPU's.
             let r = unsafe {
                 self.nccl.enqueue(
                     op,
@@ -232,18 +271,19 @@ impl LocalRanks for NcclRanks {
             return Ok(vec![Ok(()); self.gpus.len()]);
         }
         for g in &mut self.gpus {
-            let stream = Arc::clone(&g.stream);
             if let Some((_, _, recv)) = g.buffers.as_mut() {
-                stream.memset_zeros(recv).map_err(driver)?;
+                recv.zero_on(&g.stream).map_err(driver)?;
             }
         }
-        self.enqueue_all(op, shape)?;
+        self.enqueue_all(op, shape, 0)?;
         let expected = Expected::new(op, self.world_size, shape);
         let mut statuses = Vec::with_capacity(self.gpus.len());
         for g in &self.gpus {
             g.stream.synchronize().map_err(driver)?;
             let (_, _, recv) = g.buffers.as_ref().ok_or("buffers not allocated")?;
-            let out: Vec<f32> = g.stream.clone_dtoh(recv).map_err(driver)?;
+            let out = recv
+                .download(shape.recv_elements as usize)
+                .map_err(driver)?;
             statuses.push(expected.check(g.rank, shape.recv_elements as usize, &out));
         }
         Ok(statuses)
@@ -255,21 +295,95 @@ impl LocalRanks for NcclRanks {
         shape: &CollectiveShape,
         iters: u64,
     ) -> Result<Vec<f64>, String> {
-        for g in &self.gpus {
-            g.start.record(&g.stream).map_err(driver)?;
-        }
-        for _ in 0..iters {
-            self.enqueue_all(op, shape)?;
-        }
-        for g in &self.gpus {
-            g.end.record(&g.stream).map_err(driver)?;
-        }
-        let mut ns = Vec::with_capacity(self.gpus.len());
-        for g in &self.gpus {
-            g.stream.synchronize().map_err(driver)?;
-            ns.push(f64::from(g.start.elapsed_ms(&g.end).map_err(driver)?) * 1e6);
-        }
-        Ok(ns)
+        time_ranks(
+            &mut Timed {
+                ranks: self,
+                op,
+                shape,
+            },
+            iters,
+        )
+    }
+}
+
+/// The device operations of timing this process's ranks, so their order is decided once
+/// ([`time_ranks`]) and tested with a recording fake. `local` numbers this process's ranks.
+pub(crate) trait RankStreams {
+    fn local_ranks(&self) -> usize;
+    /// One untimed 1-element all-reduce on every local rank (one NCCL group).
+    fn align(&mut self) -> Result<(), String>;
+    fn record_start(&mut self, local: usize) -> Result<(), String>;
+    /// Iteration `iter` of the timed collective on every local rank (one NCCL group).
+    fn collective(&mut self, iter: u64) -> Result<(), String>;
+    fn record_end(&mut self, local: usize) -> Result<(), String>;
+    fn synchronize(&mut self, local: usize) -> Result<(), String>;
+    fn elapsed_ns(&mut self, local: usize) -> Result<f64, String>;
+}
+
+/// Each local rank's device time of `iters` collectives: an untimed 1-element all-reduce, its
+/// start event, the collectives, its end event, its stream synchronised. The all-reduce ends on
+/// a rank only when every rank has entered it, so no rank's start event fires before the last
+/// rank got "go" from the rendezvous (which tells the processes one by one): without it each
+/// rank's time would include the rendezvous' skew, a fixed fake straggler.
+pub(crate) fn time_ranks(s: &mut dyn RankStreams, iters: u64) -> Result<Vec<f64>, String> {
+    let n = s.local_ranks();
+    s.align()?;
+    for g in 0..n {
+        s.record_start(g)?;
+    }
+    for i in 0..iters {
+        s.collective(i)?;
+    }
+    for g in 0..n {
+        s.record_end(g)?;
+    }
+    let mut ns = Vec::with_capacity(n);
+    for g in 0..n {
+        s.synchronize(g)?;
+        ns.push(s.elapsed_ns(g)?);
+    }
+    Ok(ns)
+}
+
+/// [`RankStreams`] on the real ranks, for one op and shape.
+struct Timed<'a> {
+    ranks: &'a mut NcclRanks,
+    op: Collective,
+    shape: &'a CollectiveShape,
+}
+
+impl RankStreams for Timed<'_> {
+    fn local_ranks(&self) -> usize {
+        self.ranks.gpus.len()
+    }
+
+    fn align(&mut self) -> Result<(), String> {
+        self.ranks.align_all()
+    }
+
+    fn record_start(&mut self, local: usize) -> Result<(), String> {
+        let g = &self.ranks.gpus[local];
+        g.start.record(&g.stream).map_err(driver)
+    }
+
+    fn collective(&mut self, iter: u64) -> Result<(), String> {
+        let offset = shift_bytes(iter, unit_bytes(self.shape));
+        self.ranks.enqueue_all(self.op, self.shape, offset)
+    }
+
+    fn record_end(&mut self, local: usize) -> Result<(), String> {
+        let g = &self.ranks.gpus[local];
+        g.end.record(&g.stream).map_err(driver)
+    }
+
+    fn synchronize(&mut self, local: usize) -> Result<(), String> {
+        self.ranks.gpus[local].stream.synchronize().map_err(driver)
+    }
+
+    fn elapsed_ns(&mut self, local: usize) -> Result<f64, String> {
+        let g = &self.ranks.gpus[local];
+        let ms = g.start.elapsed_ms(&g.end).map_err(driver)?;
+        Ok(f64::from(ms) * 1e6)
     }
 }
 
@@ -312,5 +426,60 @@ mod tests {
         let why = SystemNccl { visible: 1 }.ready(0).unwrap_err();
         assert!(why.starts_with("no NCCL: none of libnccl.so.2"), "{why}");
         assert!(SystemNccl { visible: 1 }.unique_id().is_err());
+    }
+
+    /// Records the device operations of [`time_ranks`] instead of running them.
+    struct Recorder {
+        local: usize,
+        ops: Vec<String>,
+    }
+
+    impl RankStreams for Recorder {
+        fn local_ranks(&self) -> usize {
+            self.local
+        }
+        fn align(&mut self) -> Result<(), String> {
+            self.ops.push("align".into());
+            Ok(())
+        }
+        fn record_start(&mut self, local: usize) -> Result<(), String> {
+            self.ops.push(format!("start {local}"));
+            Ok(())
+        }
+        fn collective(&mut self, iter: u64) -> Result<(), String> {
+            self.ops.push(format!("collective {iter}"));
+            Ok(())
+        }
+        fn record_end(&mut self, local: usize) -> Result<(), String> {
+            self.ops.push(format!("end {local}"));
+            Ok(())
+        }
+        fn synchronize(&mut self, local: usize) -> Result<(), String> {
+            self.ops.push(format!("sync {local}"));
+            Ok(())
+        }
+        fn elapsed_ns(&mut self, _: usize) -> Result<f64, String> {
+            Ok(1e3)
+        }
+    }
+
+    /// Issue 23, defect 3: ranks in separate processes get "go" one after another; an untimed
+    /// all-reduce right before every rank's start event makes each start event fire only when
+    /// every rank has arrived, so the rendezvous' skew is not timed.
+    #[test]
+    fn every_rank_starts_its_clock_behind_an_untimed_all_reduce() {
+        for local in [1, 2] {
+            let mut r = Recorder {
+                local,
+                ops: Vec::new(),
+            };
+            let ns = time_ranks(&mut r, 2).unwrap();
+            assert_eq!(ns, vec![1e3; local]);
+            let mut want = vec!["align".to_string()];
+            want.extend((0..local).map(|g| format!("start {g}")));
+            want.extend(["collective 0".into(), "collective 1".into()]);
+            want.extend((0..local).map(|g| format!("end {g}")));
+            assert_eq!(r.ops[..want.len()], want[..], "{local} local ranks");
+        }
     }
 }

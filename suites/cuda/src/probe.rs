@@ -35,6 +35,11 @@ pub trait CudaSystem {
     fn nvrtc_major(&self) -> Option<i32>;
     /// The major version of cuBLAS when `libcublas` and `libcublasLt` both load.
     fn cublas_major(&self) -> Option<i32>;
+    /// The major version of cuBLASLt (its own `cublasLtGetProperty`), when it loads.
+    fn cublaslt_major(&self) -> Option<i32>;
+    /// The file `libcuda.so` loads when it is not the driver's `libcuda.so.1` (a CUDA toolkit
+    /// stub on `LD_LIBRARY_PATH`): cudarc tries the unversioned name first, so it would load it.
+    fn driver_shadowed(&self) -> Option<String>;
     /// NCCL can be loaded (`crate::nccl::candidates`).
     fn nccl_present(&self) -> bool;
 }
@@ -47,8 +52,9 @@ fn unavailable(reason: impl Into<String>) -> BackendError {
     }
 }
 
-/// Runs the probe's steps in order and stops at the first that fails: driver library, cuInit,
-/// driver version, devices, NVRTC, cuBLAS. NCCL is only recorded: its absence skips the
+/// Runs the probe's steps in order and stops at the first that fails: driver library (and no
+/// stub `libcuda.so` shadowing the driver's `libcuda.so.1`), cuInit, driver version, devices,
+/// NVRTC, cuBLAS, cuBLASLt. NCCL is only recorded: its absence skips the
 /// `collective` suite alone.
 pub fn probe_with(system: &dyn CudaSystem) -> Result<CudaInfo, BackendError> {
     if !system.driver_present() {
@@ -56,9 +62,20 @@ pub fn probe_with(system: &dyn CudaSystem) -> Result<CudaInfo, BackendError> {
             "no CUDA driver; hint: CUDA needs the NVIDIA driver (libcuda.so.1); set [suites] backend = \"auto\" or \"cpu\" on machines without one",
         ));
     }
-    system
-        .init()
-        .map_err(|e| unavailable(format!("cuInit failed: {e}")))?;
+    if let Some(file) = system.driver_shadowed() {
+        return Err(unavailable(format!(
+            "libcuda.so is {file}, not the driver's libcuda.so.1, and would be loaded first (a CUDA toolkit stub on LD_LIBRARY_PATH?); hint: remove its directory from LD_LIBRARY_PATH"
+        )));
+    }
+    system.init().map_err(|e| {
+        if e == "CUDA_ERROR_STUB_LIBRARY" {
+            unavailable(format!(
+                "cuInit failed: {e}: the libcuda.so loaded is the CUDA toolkit's stub (for linking only), not the NVIDIA driver's libcuda.so.1; hint: remove the toolkit's lib64/stubs directory from LD_LIBRARY_PATH, or install the driver"
+            ))
+        } else {
+            unavailable(format!("cuInit failed: {e}"))
+        }
+    })?;
     let driver_api = system
         .driver_api()
         .map_err(|e| unavailable(format!("cannot read the CUDA driver version: {e}")))?;
@@ -93,6 +110,15 @@ pub fn probe_with(system: &dyn CudaSystem) -> Result<CudaInfo, BackendError> {
         Some(major) if major < 13 => {
             return Err(unavailable(format!(
                 "cuBLAS {major} found, CUDA 13 needed; {cublas_hint}"
+            )));
+        }
+        Some(_) => {}
+    }
+    match system.cublaslt_major() {
+        None => return Err(unavailable(format!("no cuBLASLt; {cublas_hint}"))),
+        Some(major) if major < 13 => {
+            return Err(unavailable(format!(
+                "cuBLASLt {major} found, CUDA 13 needed; {cublas_hint}"
             )));
         }
         Some(_) => {}
@@ -169,10 +195,56 @@ impl CudaSystem for SystemCuda {
         })
     }
 
+    fn cublaslt_major(&self) -> Option<i32> {
+        use cudarc::cublaslt::sys;
+        // SAFETY: only tries to dlopen the candidate names.
+        if !unsafe { sys::is_culib_present() } {
+            return None;
+        }
+        let mut major = 0;
+        // SAFETY: the library is present; cublasLtGetProperty needs no handle, writes one int.
+        let status = unsafe {
+            sys::cublasLtGetProperty(sys::libraryPropertyType::MAJOR_VERSION, &mut major)
+        };
+        Some(if status == sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            major
+        } else {
+            0
+        })
+    }
+
+    fn driver_shadowed(&self) -> Option<String> {
+        type Init = unsafe extern "C" fn(u32) -> i32;
+        // SAFETY: dlopen of the driver's two names and one symbol's address each; nothing is
+        // called. The handles are closed on return.
+        unsafe {
+            let unversioned = libloading::Library::new("libcuda.so").ok()?;
+            let versioned = libloading::Library::new("libcuda.so.1").ok()?;
+            let a = *unversioned.get::<Init>(b"cuInit\0").ok()? as usize;
+            let b = *versioned.get::<Init>(b"cuInit\0").ok()? as usize;
+            (a != b).then(|| mapped_file(a).unwrap_or_else(|| "libcuda.so".to_string()))
+        }
+    }
+
     fn nccl_present(&self) -> bool {
         // libnccl.so.2 first, then cudarc's names (`crate::nccl`).
         crate::nccl::library().is_ok()
     }
+}
+
+/// The file mapped at `address` in this process (`/proc/self/maps`), if any.
+fn mapped_file(address: usize) -> Option<String> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines().find_map(|line| {
+        let mut fields = line.split_whitespace();
+        let (lo, hi) = fields.next()?.split_once('-')?;
+        let (lo, hi) = (
+            usize::from_str_radix(lo, 16).ok()?,
+            usize::from_str_radix(hi, 16).ok()?,
+        );
+        let path = fields.nth(4)?;
+        (lo <= address && address < hi && path.starts_with('/')).then(|| path.to_string())
+    })
 }
 
 #[cfg(test)]
@@ -188,6 +260,8 @@ mod tests {
         devices: usize,
         nvrtc: Option<i32>,
         cublas: Option<i32>,
+        cublaslt: Option<i32>,
+        shadowed: Option<String>,
         nccl: bool,
     }
 
@@ -200,6 +274,8 @@ mod tests {
                 devices: 8,
                 nvrtc: Some(13),
                 cublas: Some(13),
+                cublaslt: Some(13),
+                shadowed: None,
                 nccl: true,
             }
         }
@@ -223,6 +299,12 @@ mod tests {
         }
         fn cublas_major(&self) -> Option<i32> {
             self.cublas
+        }
+        fn cublaslt_major(&self) -> Option<i32> {
+            self.cublaslt
+        }
+        fn driver_shadowed(&self) -> Option<String> {
+            self.shadowed.clone()
         }
         fn nccl_present(&self) -> bool {
             self.nccl
@@ -283,6 +365,54 @@ mod tests {
             });
             assert!(got.starts_with(want), "{got}");
         }
+    }
+
+    /// Issue 23, defect 9: a toolkit stub shadowing the driver, and cuBLASLt's own version.
+    #[test]
+    fn a_stub_driver_and_an_old_cublaslt_are_explained_in_one_line() {
+        let stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
+        let got = reason(Fake {
+            shadowed: Some(stub.into()),
+            ..Fake::default()
+        });
+        assert!(
+            got.starts_with(&format!(
+                "libcuda.so is {stub}, not the driver's libcuda.so.1"
+            )),
+            "{got}"
+        );
+        assert!(got.contains("hint: remove"), "{got}");
+        let got = reason(Fake {
+            init: Err("CUDA_ERROR_STUB_LIBRARY".into()),
+            ..Fake::default()
+        });
+        assert!(
+            got.starts_with("cuInit failed: CUDA_ERROR_STUB_LIBRARY: the libcuda.so loaded is the CUDA toolkit's stub"),
+            "{got}"
+        );
+        assert!(!got.contains('\n'));
+        let got = reason(Fake {
+            cublaslt: Some(12),
+            ..Fake::default()
+        });
+        assert!(
+            got.starts_with("cuBLASLt 12 found, CUDA 13 needed; hint:"),
+            "{got}"
+        );
+        assert!(
+            reason(Fake {
+                cublaslt: None,
+                ..Fake::default()
+            })
+            .starts_with("no cuBLASLt; hint:")
+        );
+    }
+
+    #[test]
+    fn the_driver_library_lookup_never_panics() {
+        // Without a driver: nothing shadowed; with one, a path or nothing.
+        let _ = SystemCuda.driver_shadowed();
+        assert_eq!(mapped_file(0), None);
     }
 
     #[test]

@@ -105,6 +105,10 @@ pub enum BenchError {
     Validation(String),
     #[error("backend error: {0}")]
     Backend(String),
+    /// The device is unusable in this process (a sticky CUDA error such as an illegal
+    /// address): the benchmarks after this one must run in a fresh process.
+    #[error("device unusable in this process: {0}")]
+    DeviceLost(String),
 }
 
 /// A benchmark the engine can sample. Implementations own their buffers and time themselves

@@ -5,6 +5,7 @@
 mod ceiling;
 mod child_env;
 mod command;
+mod device_lost;
 mod meta;
 mod observer;
 mod sampler;

@@ -10,11 +10,12 @@ use pitwall_formats::{self as formats, Input, InputFormat};
 use pitwall_schema::backend::SuiteOptions;
 use pitwall_schema::schema;
 use pitwall_schema::{
-    Backend, BackendError, Benchmark, BenchmarkResult, Direction, ResultStatus, Unit,
+    Backend, BackendError, BenchError, Benchmark, BenchmarkResult, Direction, ResultStatus, Unit,
 };
 
 use super::child_env::ChildEnv;
 use super::command::{ExitKind, fmt_secs, run_command, shown_command};
+use super::device_lost::{not_run, rerun_unfinished};
 use super::meta::SampleMetaSource;
 use super::observer::{RunObserver, Step};
 use super::sampler::sample_benchmark;
@@ -33,6 +34,10 @@ pub struct SuiteOutcome {
     pub context: BTreeMap<String, serde_json::Value>,
     /// What a format cannot tell (e.g. summary values only), one line each.
     pub notes: Vec<String>,
+    /// Benchmarks not run because an earlier one left the device unusable in this process
+    /// (`device_lost`), by display name; each also has a failed result saying so.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unfinished: Vec<String>,
 }
 
 /// Which benchmarks of a suite to run.
@@ -61,11 +66,12 @@ pub fn run_suite(
 ) -> SuiteOutcome {
     let Selection { filter, only } = selection;
     if let (SuiteSpec::Builtin { .. }, Isolation::Worker { exe }) = (&suite.spec, isolation) {
-        return run_in_worker(
-            Worker {
-                exe,
-                backend: backend.name(),
-            },
+        let worker = Worker {
+            exe,
+            backend: backend.name(),
+        };
+        let first = run_in_worker(
+            worker,
             suite,
             checkout,
             selection,
@@ -73,6 +79,21 @@ pub fn run_suite(
             meta,
             WORKER_GRACE,
         );
+        return rerun_unfinished(&suite.name, first, observer, |only| {
+            let selection = Selection {
+                filter,
+                only: Some(only),
+            };
+            run_in_worker(
+                worker,
+                suite,
+                checkout,
+                selection,
+                observer,
+                meta,
+                WORKER_GRACE,
+            )
+        });
     }
     match &suite.spec {
         SuiteSpec::Builtin { kind, options, .. } => match backend.benchmarks(
@@ -97,12 +118,20 @@ pub fn run_suite(
                 // Each benchmark is dropped once measured: its buffers (allocated on its first
                 // run) are freed before the next one starts, so a worker peaks at its largest
                 // benchmark rather than at the sum of the suite's.
-                let mut results: Vec<BenchmarkResult> = benches
-                    .into_iter()
-                    .flat_map(|mut b| {
-                        run_builtin(&suite.name, b.as_mut(), &suite.sampling, observer, meta)
-                    })
-                    .collect();
+                let mut results: Vec<BenchmarkResult> = Vec::new();
+                let mut unfinished = Vec::new();
+                let mut lost_by: Option<String> = None;
+                for mut b in benches {
+                    if let Some(lost_by) = &lost_by {
+                        results.push(not_run(&suite.name, b.as_ref(), lost_by));
+                        unfinished.push(b.id().display());
+                        continue;
+                    }
+                    let (r, lost) =
+                        run_builtin(&suite.name, b.as_mut(), &suite.sampling, observer, meta);
+                    results.extend(r);
+                    lost_by = lost.then(|| format!("benchmark {}", b.id().display()));
+                }
                 let derived = super::ceiling::ceiling_results(&results, &ceilings);
                 results.extend(derived);
                 observer.suite_finished(&suite.name);
@@ -115,6 +144,7 @@ pub fn run_suite(
                         .into_iter()
                         .map(|n| format!("suite `{}`: {n}", suite.name))
                         .collect(),
+                    unfinished,
                 }
             }
             Err(BackendError::Unavailable { backend, reason }) => {
@@ -128,6 +158,7 @@ pub fn run_suite(
                     skipped: Some(line),
                     context: BTreeMap::new(),
                     notes: Vec::new(),
+                    unfinished: Vec::new(),
                 }
             }
             Err(e) => {
@@ -138,6 +169,7 @@ pub fn run_suite(
                     skipped: None,
                     context: BTreeMap::new(),
                     notes: Vec::new(),
+                    unfinished: Vec::new(),
                 }
             }
         },
@@ -152,6 +184,7 @@ pub fn run_suite(
                     skipped: None,
                     context: BTreeMap::new(),
                     notes: Vec::new(),
+                    unfinished: Vec::new(),
                 };
             }
             observer.suite_started(&suite.name, 0);
@@ -197,6 +230,7 @@ pub fn run_suite(
                 skipped: None,
                 context: extras.0,
                 notes: extras.1,
+                unfinished: Vec::new(),
             }
         }
     }
@@ -208,7 +242,7 @@ fn run_builtin(
     sampling: &Sampling,
     observer: &dyn RunObserver,
     meta: Option<&dyn SampleMetaSource>,
-) -> Vec<BenchmarkResult> {
+) -> (Vec<BenchmarkResult>, bool) {
     let id = bench.id();
     let display = id.display();
     observer.benchmark_started(suite, &display);
@@ -239,9 +273,10 @@ fn run_builtin(
                 })
                 .collect();
             results.extend(rank_results(suite, &id, &set));
-            results
+            (results, false)
         }
         Err(e) => {
+            let lost = matches!(e, BenchError::DeviceLost(_));
             let msg = format!("benchmark {display}: {e}");
             observer.benchmark_finished(suite, &display, Some(&msg));
             let mut r = BenchmarkResult::failed(suite, &id.name, id.params.clone(), msg);
@@ -250,7 +285,7 @@ fn run_builtin(
                 r.unit = m.unit.clone();
                 r.direction = m.direction;
             }
-            vec![r]
+            (vec![r], lost)
         }
     }
 }

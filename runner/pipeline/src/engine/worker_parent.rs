@@ -424,6 +424,7 @@ impl Session<'_> {
             skipped: None,
             context: BTreeMap::new(),
             notes: Vec::new(),
+            unfinished: Vec::new(),
         });
         outcome.results.push(failed);
         outcome

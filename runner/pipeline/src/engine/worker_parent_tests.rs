@@ -250,6 +250,7 @@ fn protocol_script(t0_ns: u64, meta_len: usize) -> String {
         skipped: None,
         context: BTreeMap::new(),
         notes: vec!["a note".into()],
+        unfinished: Vec::new(),
     });
     assert_eq!(
         non_finite,

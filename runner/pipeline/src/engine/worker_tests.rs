@@ -143,6 +143,7 @@ fn events_are_tagged_json_lines_and_round_trip() {
         skipped: Some("skipped: why".into()),
         context: BTreeMap::from([("k".to_string(), serde_json::json!({"a": 1}))]),
         notes: vec!["note".into()],
+        unfinished: vec!["b[n=1]".into()],
     };
     for event in [
         hello,
@@ -178,6 +179,7 @@ fn samples_json_cannot_carry_survive_the_trip() {
         skipped: None,
         context: BTreeMap::new(),
         notes: Vec::new(),
+        unfinished: Vec::new(),
     };
     let (encoded, non_finite) = encode_non_finite(outcome);
     assert_eq!(non_finite.len(), 3);

@@ -75,12 +75,13 @@ fn set_desc<T>(
 
 impl LtMatmul {
     /// Sets up Y (m×n) = X (m×k)·Wᵀ for inputs of `data`; `scales` = (scale of W, scale of X)
-    /// for fp8.
+    /// for fp8; `fast_accum` sets `CUBLASLT_MATMUL_DESC_FAST_ACCUM`.
     pub fn new(
         dev: &Device,
         data: cudaDataType,
         (m, n, k): (usize, usize, usize),
         scales: Option<(f32, f32)>,
+        fast_accum: bool,
     ) -> Result<LtMatmul, CudaError> {
         // SAFETY: cuBLASLt writes the workspace only inside its own kernels.
         let workspace = unsafe { dev.stream.alloc::<u8>(LT_WORKSPACE_BYTES as usize) }?;
@@ -129,6 +130,10 @@ impl LtMatmul {
             )?;
         }
         out._scales = scales;
+        if fast_accum {
+            // An int8_t, as cuBLASLt documents the attribute.
+            set_desc(out.desc, DescAttr::CUBLASLT_MATMUL_DESC_FAST_ACCUM, &1i8)?;
+        }
         let (m, n, k) = (m as u64, n as u64, k as u64);
         out.a = lt::create_matrix_layout(data, k, n, k as i64)?;
         out.b = lt::create_matrix_layout(data, k, m, k as i64)?;
