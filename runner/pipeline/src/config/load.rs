@@ -210,6 +210,15 @@ impl Ctx<'_> {
         if let Some(url) = &store_url {
             StoreUrl::parse(url)
                 .map_err(|e| self.at(self.find_key("url"), format!("[store] url: {e}"), None))?;
+            // The file is in the repository: a password there is readable by everyone who
+            // can read the repository, and by every pull request's code.
+            if StoreUrl::password(url).is_some() {
+                return Err(self.at(
+                    self.find_key("url"),
+                    format!("[store] url `{}` holds a password", StoreUrl::redact(url)),
+                    Some("remove it from pitwall.toml; give it in PITWALL_STORE or --store, or with PostgreSQL's own PGPASSWORD or ~/.pgpass".into()),
+                ));
+            }
         }
         let (file_sampling, sampling_span) = match raw.sampling {
             Some(s) => (s.get_ref().clone(), s.span()),
@@ -240,7 +249,7 @@ impl Ctx<'_> {
 
         let pinning = self.pinning(raw.pinning.unwrap_or_default())?;
         let github = self.github(raw.github.unwrap_or_default())?;
-        let gitlab = self.gitlab(raw.gitlab.unwrap_or_default());
+        let gitlab = self.gitlab(raw.gitlab.unwrap_or_default())?;
         let alerts = self.alerts(raw.alerts.unwrap_or_default())?;
         let gpu = self.gpu(raw.gpu.unwrap_or_default())?;
         let testbed = match raw.testbed.and_then(|t| t.name) {
