@@ -215,7 +215,13 @@ impl HttpGithub {
     }
 
     fn once(&self, req: &Req) -> Step {
-        let resp = match self.client.send(req.method, &req.url, req.body.as_ref()) {
+        // The last sink: a comment, check run, status or issue never carries a known secret,
+        // whatever the text was built from.
+        let body = req.body.clone().map(|mut b| {
+            self.config.redactor.redact_json(&mut b);
+            b
+        });
+        let resp = match self.client.send(req.method, &req.url, body.as_ref()) {
             Ok(r) => r,
             Err(source) => {
                 return Step::Retry {
@@ -233,7 +239,8 @@ impl HttpGithub {
         if (200..300).contains(&status) {
             return Step::Done(body);
         }
-        let message = self.config.redactor.redact(&github_message(&body));
+        // Redacted whole before it is cut to 200 characters: no piece of a secret is left.
+        let message = github_message(&self.config.redactor.redact(&body));
         let action = req.action.clone();
         let rate_limited = GithubError::RateLimited {
             action: action.clone(),

@@ -267,12 +267,13 @@ pub fn remembered() -> Vec<String> {
     REMEMBERED.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
-/// The secrets in a URL: its password, `user:password`, and with `with_user` its user name,
-/// its query (whole, and each value) too (a webhook's URL is a secret whole; a store URL's
-/// user name is not). Percent-decoded and as written. Nothing for text that is no URL.
-pub fn url_secrets(url: &str, with_user: bool) -> Vec<String> {
+/// The secrets in a URL: its password and `user:password`; with `secret_whole` (a webhook's
+/// URL, whose every part is a credential; a store URL's user name is not) its user name, path
+/// and query too (whole, and each value). Percent-decoded and as written; values shorter than
+/// [`MIN_SECRET_LEN`] left out. Nothing for text that is no URL.
+pub fn url_secrets(url: &str, secret_whole: bool) -> Vec<String> {
     let mut out = Vec::new();
-    let Some((_, rest)) = url.split_once("://") else {
+    let Some((_, rest)) = url.trim().split_once("://") else {
         return out;
     };
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
@@ -283,12 +284,14 @@ pub fn url_secrets(url: &str, with_user: bool) -> Vec<String> {
             out.push(raw.to_string());
             out.push(percent_decode(raw));
         }
-        if with_user {
+        if secret_whole {
             out.push(user.to_string());
             out.push(percent_decode(user));
         }
     }
-    if with_user && let Some((_, query)) = tail.split_once('?') {
+    if secret_whole {
+        let (path, query) = tail.split_once('?').unwrap_or((tail, ""));
+        out.push(path.split('#').next().unwrap_or("").to_string());
         let query = query.split('#').next().unwrap_or("");
         out.push(query.to_string());
         for pair in query.split('&') {

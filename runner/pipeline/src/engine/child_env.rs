@@ -120,25 +120,10 @@ pub fn process_redactor(token_vars: &[String]) -> Redactor {
 /// Redacts every string of `run` (names, parameters, errors, the fingerprint), whatever
 /// characters the secret holds: what a command wrote into a results file or directory,
 /// read by a format reader, is caught here before the run is stored, exported or rendered.
-/// A run that no longer reads back once redacted (a secret that was a whole timestamp or
-/// enum tag) keeps only what cannot hold one: every string of it is then `***`.
+/// A run that no longer reads back once redacted (a secret that was a whole enum tag) has
+/// its results' free text replaced whole (`pitwall_store::redact_run`).
 pub fn redact_run(run: &mut Run, redactor: &Redactor) {
-    if redactor.redact_serde(run).is_err() {
-        blank_free_text(run);
-    }
-}
-
-/// The last resort of [`redact_run`]: the results' free text (names, parameters, errors)
-/// replaced whole.
-fn blank_free_text(run: &mut Run) {
-    for result in &mut run.results {
-        result.name = pitwall_schema::secrets::REDACTED.to_string();
-        result.error = result
-            .error
-            .as_ref()
-            .map(|_| pitwall_schema::secrets::REDACTED.to_string());
-        result.params.clear();
-    }
+    pitwall_store::redact_run(redactor, run);
 }
 
 #[cfg(test)]
