@@ -29,7 +29,13 @@ fn results(sb: &Sandbox, file: &str, secret: &str, level: f64) -> String {
 }
 
 fn assert_clean(what: &str, text: &str) {
-    for leak in ["loy\\pass", "loy\\\\pass", "loy&quot;", "pass&lt;", PG_PASSWORD] {
+    for leak in [
+        "loy\\pass",
+        "loy\\\\pass",
+        "loy&quot;",
+        "pass&lt;",
+        PG_PASSWORD,
+    ] {
         assert!(!text.contains(leak), "{what} leaks {leak:?}:\n{text}");
     }
 }
@@ -53,8 +59,7 @@ fn a_secret_stored_in_clear_is_redacted_at_every_sink() {
     let b = results(&sb, "b.json", QUOTED, 140.0);
     // Imported while the secret is not known: stored as it is.
     for (f, c) in [(&a, "a"), (&b, "b")] {
-        sb.run(&["import", f, "--commit", &c.repeat(40)])
-            .expect(0);
+        sb.run(&["import", f, "--commit", &c.repeat(40)]).expect(0);
     }
     // From here on the job holds the secret.
     let with_secret = |args: &[&str]| {
@@ -69,7 +74,15 @@ fn a_secret_stored_in_clear_is_redacted_at_every_sink() {
         vec!["export"],
         vec!["runs"],
         vec!["compare", "--baseline", &a, "--candidate", &b],
-        vec!["compare", "--baseline", &a, "--candidate", &b, "--format", "json"],
+        vec![
+            "compare",
+            "--baseline",
+            &a,
+            "--candidate",
+            &b,
+            "--format",
+            "json",
+        ],
         vec!["comment", "--baseline", &a, "--candidate", &b, "--dry-run"],
     ] {
         let out = with_secret(&args);
@@ -140,8 +153,75 @@ fn env_shows_no_variable_named_like_a_secret() {
         .unwrap();
     let out = pitwall_e2e::Out(out).expect(0);
     let text = out.stdout() + &out.stderr();
-    for leak in ["CUDA_PASSWORD", "cuda-pass-value", "NCCL_TOKEN", "nccl-token-value"] {
+    for leak in [
+        "CUDA_PASSWORD",
+        "cuda-pass-value",
+        "NCCL_TOKEN",
+        "nccl-token-value",
+    ] {
         assert!(!text.contains(leak), "leaks {leak}:\n{text}");
     }
     assert!(text.contains("CUDA_VISIBLE_DEVICES"), "{text}");
+}
+
+/// A `cuda-kernels` suite of one kernel whose source is `kernels/k.cu`.
+const KERNELS: &str = r#"[[suite]]
+name = "mine"
+kind = "cuda-kernels"
+
+[[suite.kernel]]
+name = "k"
+source = "kernels/k.cu"
+entry = "k"
+sizes = [1024]
+grid = "cdiv(n, 256)"
+block = 256
+args = [
+  { name = "n", scalar = "i32", value = "n" },
+  { name = "y", buffer = "f32", count = "n", access = "inout" },
+]
+reference = { host = "copy", x = "y", out = "y" }
+"#;
+
+/// Issue 22 item 2: `pitwall kernels` of a source that is a link to `/proc/self/environ`, or
+/// that includes it, prints nothing of the environment: one line naming the file.
+#[test]
+fn kernels_never_print_the_environment() {
+    for (how, setup) in [
+        ("link", "link"),
+        ("include", "#include \"/proc/self/environ\"\n"),
+        (
+            "parent",
+            "#include \"../../../../../../../proc/self/environ\"\n",
+        ),
+    ] {
+        let sb = Sandbox::new();
+        sb.write("pitwall.toml", KERNELS);
+        std::fs::create_dir_all(sb.path().join("kernels")).unwrap();
+        if setup == "link" {
+            std::os::unix::fs::symlink("/proc/self/environ", sb.path().join("kernels/k.cu"))
+                .unwrap();
+        } else {
+            sb.write("kernels/k.cu", setup);
+        }
+        let out = sb
+            .cmd(&["kernels", "--sm", "80"])
+            .env("PLANTED_TOKEN", "planted-kernel-token-42")
+            .output()
+            .unwrap();
+        let out = pitwall_e2e::Out(out);
+        let text = out.stdout() + &out.stderr();
+        if text.contains("no NVRTC") && std::env::var("PITWALL_REQUIRE_NVRTC").as_deref() != Ok("1")
+        {
+            eprintln!("skipped: no libnvrtc");
+            return;
+        }
+        assert!(!text.contains("planted-kernel-token"), "{how}: {text}");
+        assert!(!text.contains("PATH="), "{how}: {text}");
+        assert_eq!(out.code(), 2, "{how}: {text}");
+        assert!(text.contains("mine/k  sm_80  FAILED"), "{how}: {text}");
+        if how == "link" {
+            assert!(text.contains("outside the checkout"), "{text}");
+        }
+    }
 }
