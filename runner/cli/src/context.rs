@@ -64,10 +64,10 @@ pub(super) fn remember_store_secrets(g: &Global) {
         .chain(std::env::var("PITWALL_STORE").ok());
     for url in given {
         for s in secrets::url_secrets(&url, false) {
-            secrets::remember(&s);
+            secrets::remember_store_credential(&s);
         }
         if let Some(p) = StoreUrl::password(&url) {
-            secrets::remember(&p);
+            secrets::remember_store_credential(&p);
         }
     }
 }

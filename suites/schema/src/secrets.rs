@@ -267,6 +267,32 @@ pub fn remembered() -> Vec<String> {
     REMEMBERED.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
+/// The store's credentials among what was remembered: no command gets a variable holding
+/// one, whatever `env_pass` says (they grant write access to a shared store).
+static STORE_CREDENTIALS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Remembers a store URL's credential (its password, `user:password`): as [`remember`], and
+/// listed by [`store_credentials`].
+pub fn remember_store_credential(value: &str) {
+    remember(value);
+    let value = value.trim();
+    if value.len() < MIN_SECRET_LEN {
+        return;
+    }
+    let mut known = STORE_CREDENTIALS.lock().unwrap_or_else(|e| e.into_inner());
+    if !known.iter().any(|k| k == value) {
+        known.push(value.to_string());
+    }
+}
+
+/// What [`remember_store_credential`] was given so far.
+pub fn store_credentials() -> Vec<String> {
+    STORE_CREDENTIALS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+}
+
 /// The secrets in a URL: its password and `user:password`; with `secret_whole` (a webhook's
 /// URL, whose every part is a credential; a store URL's user name is not) its user name, path
 /// and query too (whole, and each value). Percent-decoded and as written; values shorter than

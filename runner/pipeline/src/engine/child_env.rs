@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use pitwall_schema::secrets::{is_secret_name, remembered, url_secrets};
+use pitwall_schema::secrets::{is_secret_name, remembered, store_credentials, url_secrets};
 use pitwall_schema::{Redactor, Run};
 
 /// What a child process gets, and what is scrubbed from what it writes.
@@ -45,17 +45,18 @@ impl ChildEnv {
     ) -> ChildEnv {
         let is_secret = |name: &str| is_secret_name(name) || token_vars.iter().any(|t| t == name);
         let inherited: Vec<(String, String)> = inherited.into_iter().collect();
-        // Secrets known otherwise: the store URL's credentials (`PITWALL_STORE`, `--store`),
-        // whatever variable holds them.
-        let mut known = remembered();
+        // The store URL's credentials (`PITWALL_STORE`, `--store`), whatever variable holds
+        // them; and every other secret the process knows (a token, read by name).
+        let mut store = store_credentials();
         for (name, value) in &inherited {
             if STORE_VARS.contains(&name.as_str()) {
-                known.extend(url_secrets(value, false));
+                store.extend(url_secrets(value, false));
             }
         }
+        let known = remembered();
         let mut remove = Vec::new();
         let mut redactor = Redactor::none();
-        for k in &known {
+        for k in known.iter().chain(&store) {
             redactor.add(k);
         }
         for (name, value) in inherited {
@@ -66,12 +67,13 @@ impl ChildEnv {
                 remove.push(name);
                 continue;
             }
+            let holds_store = store.iter().any(|k| value.contains(k.as_str()));
             let holds_known = known.iter().any(|k| value.contains(k.as_str()));
-            if !is_secret(&name) && !holds_known {
+            if !is_secret(&name) && !holds_known && !holds_store {
                 continue;
             }
             redactor.add(&value);
-            if holds_known || (!pass.contains(&name) && !set.contains_key(&name)) {
+            if holds_store || (!pass.contains(&name) && !set.contains_key(&name)) {
                 remove.push(name);
             }
         }
@@ -228,15 +230,25 @@ mod tests {
 
     #[test]
     fn a_remembered_store_password_is_redacted_and_its_variables_removed() {
-        pitwall_schema::secrets::remember("flag-store-pass-99");
+        pitwall_schema::secrets::remember_store_credential("flag-store-pass-99");
+        pitwall_schema::secrets::remember("remembered-token-77");
         let env = ChildEnv::from_vars(
-            [("MY_DSN".to_string(), "x:flag-store-pass-99@h".to_string())],
+            [
+                ("MY_DSN".to_string(), "x:flag-store-pass-99@h".to_string()),
+                ("COPY".to_string(), "remembered-token-77".to_string()),
+                ("PASSED".to_string(), "remembered-token-77".to_string()),
+            ],
             &BTreeMap::new(),
-            &[],
+            &["MY_DSN".to_string(), "PASSED".to_string()],
             &[],
         );
-        assert_eq!(env.remove, ["MY_DSN"]);
-        assert_eq!(env.redactor.redact("flag-store-pass-99"), "***");
+        // The store's credential goes whatever env_pass says; a token only unless passed.
+        assert_eq!(env.remove, ["MY_DSN", "COPY"]);
+        assert_eq!(
+            env.redactor
+                .redact("flag-store-pass-99 remembered-token-77"),
+            "*** ***"
+        );
     }
 
     #[test]
