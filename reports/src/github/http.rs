@@ -215,12 +215,11 @@ impl HttpGithub {
     }
 
     fn once(&self, req: &Req) -> Step {
-        // The last sink: a comment, check run, status or issue never carries a known secret,
-        // whatever the text was built from.
-        let body = req.body.clone().map(|mut b| {
-            self.config.redactor.redact_json(&mut b);
-            b
-        });
+        // The last sink: no body sent (comment, check run, status, issue) holds a known secret.
+        let body = req
+            .body
+            .as_ref()
+            .map(|b| self.config.redactor.redacted_json(b));
         let resp = match self.client.send(req.method, &req.url, body.as_ref()) {
             Ok(r) => r,
             Err(source) => {
@@ -239,7 +238,7 @@ impl HttpGithub {
         if (200..300).contains(&status) {
             return Step::Done(body);
         }
-        // Redacted whole before it is cut to 200 characters: no piece of a secret is left.
+        // Redacted before it is cut to 200 characters: no piece of a secret is left.
         let message = github_message(&self.config.redactor.redact(&body));
         let action = req.action.clone();
         let rate_limited = GithubError::RateLimited {

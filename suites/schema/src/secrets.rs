@@ -221,6 +221,13 @@ impl Redactor {
         }
     }
 
+    /// A copy of `value` with every string redacted ([`Redactor::redact_json`]).
+    pub fn redacted_json(&self, value: &serde_json::Value) -> serde_json::Value {
+        let mut copy = value.clone();
+        self.redact_json(&mut copy);
+        copy
+    }
+
     /// Redacts every string of a value that serializes (a run, an alert): a secret found
     /// anywhere in its JSON is replaced in each string holding it. `Err` when the redacted
     /// value no longer reads back as a `T` (a secret that was a whole enum tag or time):
