@@ -240,7 +240,8 @@ impl HttpGitlab {
         url: &str,
         body: Option<&str>,
     ) -> Result<T, GitlabError> {
-        let body = body.map(|b| json!({ "body": b }));
+        // The last sink: a note never carries a known secret, whatever it was built from.
+        let body = body.map(|b| json!({ "body": self.config.redactor.redact(b) }));
         let resp = self
             .client
             .send(method, url, body.as_ref())
@@ -255,7 +256,11 @@ impl HttpGitlab {
                 .ok()
                 .and_then(|v| v.get("message").map(|m| m.to_string()))
                 .unwrap_or_else(|| text.trim().to_string());
-            let message: String = message
+            // Redacted whole before it is cut: no piece of a secret is left at the cut.
+            let message: String = self
+                .config
+                .redactor
+                .redact(&message)
                 .replace(['\r', '\n'], " ")
                 .chars()
                 .take(200)
@@ -278,7 +283,7 @@ impl HttpGitlab {
             return Err(GitlabError::Status {
                 action: action.to_string(),
                 status,
-                message: self.config.redactor.redact(&message),
+                message,
                 hint,
             });
         }

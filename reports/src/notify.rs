@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use pitwall_schema::{Alert, AlertKind};
+use pitwall_schema::{Alert, AlertKind, Redactor};
 
 use crate::alerts::short;
 use crate::number::pct;
@@ -245,6 +245,9 @@ fn webhook_json(project: &str, alerts: &[Alert]) -> serde_json::Value {
     serde_json::json!({ "text": message(project, alerts) })
 }
 
+/// How much of a webhook's error answer is shown.
+const WEBHOOK_BODY_CHARS: usize = 200;
+
 /// POSTs [`webhook_body`] to `url`; any 2xx is delivered.
 pub fn post_webhook(
     url: &str,
@@ -254,6 +257,13 @@ pub fn post_webhook(
 ) -> Result<(), NotifyError> {
     let client = crate::http::HttpClient::new(Vec::new(), timeout).map_err(NotifyError::Client)?;
     let body = webhook_json(project, alerts);
+    // The URL is a secret whole: what the server echoes of its user, password, path or
+    // query, or of any other secret the process knows, is not shown.
+    let mut redactor = Redactor::from_vars(Vec::new(), []);
+    redactor.add(url);
+    for s in pitwall_schema::secrets::url_secrets(url, true) {
+        redactor.add(&s);
+    }
     let resp = client
         .send(crate::http::Method::Post, url, Some(&body))
         .map_err(NotifyError::Send)?;
@@ -262,7 +272,10 @@ pub fn post_webhook(
     }
     let status = resp.status;
     let text = resp.body;
-    let text: String = escape_controls(text.trim()).chars().take(200).collect();
+    let text = text.trim();
+    let cut = text.chars().count() > WEBHOOK_BODY_CHARS;
+    let text: String = text.chars().take(WEBHOOK_BODY_CHARS).collect();
+    let text = escape_controls(&redactor.redact_cut_text(&text, false, cut));
     Err(NotifyError::Status {
         status,
         body: if text.is_empty() {
@@ -327,6 +340,14 @@ mod tests {
 
     /// A one-shot HTTP server: answers `status` to the first request and returns its body.
     fn serve_once(status: &'static str) -> (String, std::thread::JoinHandle<String>) {
+        serve_answer(status, "no_text".to_string())
+    }
+
+    /// As [`serve_once`], answering `answer` as the body.
+    fn serve_answer(
+        status: &'static str,
+        answer: String,
+    ) -> (String, std::thread::JoinHandle<String>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!(
             "http://{}/hooks/SECRET-TOKEN",
@@ -349,7 +370,8 @@ mod tests {
             let mut body = vec![0; len];
             reader.read_exact(&mut body).unwrap();
             let reply = format!(
-                "HTTP/1.1 {status}\r\ncontent-length: 7\r\nconnection: close\r\n\r\nno_text"
+                "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                answer.len()
             );
             stream.write_all(reply.as_bytes()).unwrap();
             String::from_utf8(body).unwrap()
@@ -412,5 +434,28 @@ mod tests {
                 .map(|e| e.to_string())
                 .collect();
         assert!(!chain.join(" ").contains("SECRET-TOKEN"), "{chain:?}");
+    }
+
+    #[test]
+    fn an_error_answer_never_shows_the_urls_user_password_path_or_query() {
+        let echo = "denied for hookuser-77 / hookpass-77 at /hooks/SECRET-TOKEN ?sig=query-sig-77"
+            .to_string();
+        let (url, server) = serve_answer("403 Forbidden", echo);
+        let url = url.replace("http://", "http://hookuser-77:hookpass-77@") + "?sig=query-sig-77";
+        let err = post_webhook(&url, "toy", &alerts(), Duration::from_secs(10)).unwrap_err();
+        server.join().unwrap();
+        let text = err.to_string();
+        assert!(text.contains("HTTP 403: denied for ***"), "{text}");
+        for s in ["hookuser-77", "hookpass-77", "SECRET-TOKEN", "query-sig-77"] {
+            assert!(!text.contains(s), "{s}: {text}");
+        }
+        // An answer cut at 200 characters leaves no piece of a secret at the cut.
+        let long = format!("{}hookpass-77", "x".repeat(WEBHOOK_BODY_CHARS - 9));
+        let (url, server) = serve_answer("500 Internal Server Error", long);
+        let url = url.replace("http://", "http://u:hookpass-77@");
+        let err = post_webhook(&url, "toy", &alerts(), Duration::from_secs(10)).unwrap_err();
+        server.join().unwrap();
+        let text = err.to_string();
+        assert!(!text.contains("hookpass") && text.contains("***"), "{text}");
     }
 }

@@ -354,3 +354,18 @@ fn status_for_a_bad_sha_is_refused() {
     assert!(err.to_string().contains("not a hexadecimal sha"), "{err}");
     assert!(server.requests().is_empty());
 }
+
+/// The last sink redacts: a comment body that quotes a known secret (a stored run from before
+/// it was known, an imported file) reaches GitHub with `***`, whatever characters it holds.
+#[test]
+fn a_comment_body_never_carries_a_known_secret() {
+    let server = Server::start();
+    let mut cfg = config(&server);
+    let quoted = r#"db"pass\word-4711"#;
+    cfg.redactor.add(quoted);
+    let gh = HttpGithub::new(cfg).unwrap();
+    let text = body(&format!("stderr: {TOKEN} and {quoted}"));
+    publish_comment(&gh, 5, &text, BOT).unwrap();
+    let sent = &server.comments_on(5)[0].body;
+    assert_eq!(sent, &body("stderr: *** and ***"));
+}

@@ -124,6 +124,8 @@ impl Sandbox {
             "GITHUB_REF",
             "GITHUB_REPOSITORY",
             "GITHUB_API_URL",
+            "PITWALL_GITHUB_API_URL",
+            "PITWALL_GITLAB_API_URL",
             "GITHUB_STEP_SUMMARY",
             "GITLAB_CI",
             "CI_API_V4_URL",

@@ -381,8 +381,7 @@ fn new_regressions_open_one_github_issue_each() {
         sb.write(
             "pitwall.toml",
             &format!(
-                "[project]\nname = \"demo\"\n\n[github]\nrepo = \"{REPO}\"\napi_url = \"{}\"\npublish = [\"issue\"]\n",
-                server.url
+                "[project]\nname = \"demo\"\n\n[github]\nrepo = \"{REPO}\"\npublish = [\"issue\"]\n",
             ),
         );
         let mut stderr_all = String::new();
@@ -402,6 +401,8 @@ fn new_regressions_open_one_github_issue_each() {
                     "h200-a",
                 ])
                 .env("GITHUB_TOKEN", "ghp_not_a_real_token_0123456789")
+                // The job names the API; pitwall.toml never does (docs/CI.md).
+                .env("PITWALL_GITHUB_API_URL", &server.url)
                 .output()
                 .unwrap();
             assert!(out.status.success(), "{out:?}");

@@ -75,7 +75,7 @@ fn help_matches_the_code_and_the_docs() {
         let help = help_text(&sb, &[cmd]);
         assert!(
             help.contains(
-                "[default: $GITHUB_API_URL, else [github] api_url, else https://api.github.com]"
+                "[default: $PITWALL_GITHUB_API_URL / $PITWALL_GITLAB_API_URL, else https://api.github.com]"
             ),
             "{cmd}: {help}"
         );

@@ -149,7 +149,8 @@ fn failing_build_command_stops_before_measuring() {
 }
 
 /// What a command suite's failure says when the fault is not the command's: a bad `workdir`
-/// is named, warm-up spending the whole limit is not called a hang, and control characters
+/// is named, warm-up spending the whole limit is not called a hang (warmup_s equal to
+/// timeout_s: a longer warm-up is a config error), and control characters
 /// from a command's stderr reach neither the terminal nor the store raw.
 #[test]
 fn failures_say_what_happened_and_escape_control_characters() {
@@ -176,7 +177,7 @@ name = "warm"
 kind = "command"
 format = "wall-time"
 command = "true"
-warmup_s = 5
+warmup_s = 0.2
 timeout_s = 0.2
 
 [[suite]]

@@ -260,3 +260,41 @@ fn a_rejected_gitlab_token_is_an_infrastructure_failure_naming_the_variable() {
     assert_eq!(out.code(), 2, "{}", out.stderr());
     assert!(out.stderr().contains("--mr N"), "{}", out.stderr());
 }
+
+/// Issue 22 item 1: a merge request's pitwall.toml names its own server as `[gitlab]
+/// api_url`; the token still goes only to the API GitLab CI names (`CI_API_V4_URL`), and
+/// the configured one gets no request at all.
+#[test]
+fn the_repositorys_api_url_never_receives_the_token() {
+    let sb = Sandbox::new();
+    let (url, state) = start();
+    let (evil, evil_state) = start();
+    sb.write(
+        "pitwall.toml",
+        &format!("[project]\nname = \"mr\"\n\n[gitlab]\napi_url = \"{evil}\"\n"),
+    );
+    for (f, level) in [("a.json", 100), ("b.json", 140)] {
+        let samples: Vec<String> = (1..9).map(|i| format!("{level}.{i}")).collect();
+        sb.write(
+            f,
+            &format!(
+                "{{\"schema\":\"pitwall/v1\",\"benchmarks\":[{{\"name\":\"work\",\"samples\":[{}]}}]}}",
+                samples.join(",")
+            ),
+        );
+    }
+    let out = in_pipeline(
+        &sb,
+        &url,
+        &["comment", "--baseline", "a.json", "--candidate", "b.json"],
+    )
+    .expect(1);
+    assert!(evil_state.lock().unwrap().requests.is_empty());
+    assert_eq!(state.lock().unwrap().notes.len(), 1, "{}", out.stderr());
+    assert!(
+        out.stderr().contains("[gitlab] api_url `http://127.0.0.1:")
+            && out.stderr().contains("is ignored"),
+        "{}",
+        out.stderr()
+    );
+}

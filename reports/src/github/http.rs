@@ -220,9 +220,14 @@ impl HttpGithub {
     }
 
     fn once(&self, req: &Req, deadline: Instant) -> Step {
+        // The last sink: no body sent (comment, check run, status, issue) holds a known secret.
+        let body = req
+            .body
+            .as_ref()
+            .map(|b| self.config.redactor.redacted_json(b));
         let sent = self
             .client
-            .send_by(req.method, &req.url, req.body.as_ref(), Some(deadline));
+            .send_by(req.method, &req.url, body.as_ref(), Some(deadline));
         let resp = match sent {
             Ok(r) => r,
             Err(source) => {
@@ -242,7 +247,8 @@ impl HttpGithub {
         if (200..300).contains(&status) {
             return Step::Done { body, link };
         }
-        let message = self.config.redactor.redact(&github_message(&body));
+        // Redacted before it is cut to 200 characters: no piece of a secret is left.
+        let message = github_message(&self.config.redactor.redact(&body));
         let action = req.action.clone();
         let rate_limited = GithubError::RateLimited {
             action: action.clone(),

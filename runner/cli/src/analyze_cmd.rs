@@ -150,10 +150,16 @@ pub(super) fn cmd_env(g: &Global, a: &EnvArgs) -> Result<ExitClass, Failure> {
         Mode::Inspect,
     )
     .map_err(Failure::of_setup)?;
+    // What the fingerprint holds of the environment is shown: nothing of a known secret.
+    let redactor = super::context::redactor();
+    let mut fingerprint = env.fingerprint.clone();
+    if redactor.redact_serde(&mut fingerprint).is_err() {
+        fingerprint.env.clear();
+    }
+    let warnings: Vec<String> = env.warnings.iter().map(|w| redactor.redact(w)).collect();
     match a.format {
         Format::Json => {
-            let doc =
-                serde_json::json!({ "fingerprint": env.fingerprint, "warnings": env.warnings });
+            let doc = serde_json::json!({ "fingerprint": fingerprint, "warnings": warnings });
             println!(
                 "{}",
                 serde_json::to_string_pretty(&doc).expect("fingerprint serializes")
@@ -161,7 +167,7 @@ pub(super) fn cmd_env(g: &Global, a: &EnvArgs) -> Result<ExitClass, Failure> {
         }
         Format::Table => print!(
             "{}",
-            pitwall_reports::env::render_env(&env.fingerprint, &env.warnings)
+            pitwall_reports::env::render_env(&fingerprint, &warnings)
         ),
     }
     Ok(ExitClass::Ok)

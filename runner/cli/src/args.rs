@@ -159,7 +159,7 @@ pub struct GithubArgs {
     /// Repository OWNER/NAME [default: [github] repo, else $GITHUB_REPOSITORY]
     #[arg(long, value_name = "OWNER/NAME")]
     pub repo: Option<String>,
-    /// API base URL [default: $GITHUB_API_URL, else [github] api_url, else https://api.github.com]
+    /// API base URL, where the token is sent; $GITHUB_API_URL or $CI_API_V4_URL wins [default: $PITWALL_GITHUB_API_URL / $PITWALL_GITLAB_API_URL, else https://api.github.com]
     #[arg(long, value_name = "URL")]
     pub api_url: Option<String>,
     /// Link to the full HTML report in the comment [default: [github] report_url]

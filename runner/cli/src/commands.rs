@@ -29,6 +29,7 @@ pub fn main() -> ExitCode {
         }
     };
     let g = &cli.global;
+    super::context::remember_store_secrets(g);
     if matches!(
         cli.command,
         Cmd::Run(_) | Cmd::Ci(_) | Cmd::Bisect(_) | Cmd::Comment(_)

@@ -7,7 +7,8 @@ use pitwall_formats::InputFormat;
 use pitwall_pipeline::config::{self, Config};
 use pitwall_pipeline::source;
 use pitwall_reports::OutputFormat;
-use pitwall_store::{self as store, OpenMode, Store, StoreUrl};
+use pitwall_schema::{Redactor, secrets};
+use pitwall_store::{self as store, OpenMode, RedactingStore, Store, StoreUrl};
 
 use super::args::{Format, Global};
 use super::exit::Failure;
@@ -35,10 +36,45 @@ pub(super) fn load_config(g: &Global) -> Result<Config, Failure> {
         Some(p) => Some(p.clone()),
         None => config::find_default(&cwd),
     };
-    match path {
-        Some(p) => config::load_file(&p, &project).map_err(Failure::of_config),
-        None => Ok(Config::builtin_default(&project)),
+    let config = match path {
+        Some(p) => config::load_file(&p, &project).map_err(Failure::of_config)?,
+        None => Config::builtin_default(&project),
+    };
+    // The token and webhook variables it names are secrets whatever their names: every
+    // redactor built from now on knows their values.
+    for var in config.token_vars() {
+        if let Ok(value) = std::env::var(&var) {
+            secrets::remember(&value);
+            for s in secrets::url_secrets(&value, true) {
+                secrets::remember(&s);
+            }
+        }
     }
+    Ok(config)
+}
+
+/// Remembers the credentials of the store URLs given to this process (`--store`,
+/// `PITWALL_STORE`) as secrets, before anything runs: they are redacted from everything
+/// shown, stored and published, and no command gets a variable holding them.
+pub(super) fn remember_store_secrets(g: &Global) {
+    let given = g
+        .store
+        .iter()
+        .cloned()
+        .chain(std::env::var("PITWALL_STORE").ok());
+    for url in given {
+        for s in secrets::url_secrets(&url, false) {
+            secrets::remember_store_credential(&s);
+        }
+        if let Some(p) = StoreUrl::password(&url) {
+            secrets::remember_store_credential(&p);
+        }
+    }
+}
+
+/// Every secret the process knows, for what it prints, stores and publishes.
+pub(super) fn redactor() -> Redactor {
+    pitwall_pipeline::engine::process_redactor(&[])
 }
 
 /// `--store`, else `PITWALL_STORE` (empty counts as unset), else `[store] url`, else the
@@ -77,7 +113,10 @@ pub(super) fn open_store(
             StoreUrl::default_sqlite()
         }
     };
-    store::open(&url, mode).map_err(Failure::of_store)
+    let store = store::open(&url, mode).map_err(Failure::of_store)?;
+    // Runs stored before a secret was known, by an older pitwall or by `import` are
+    // redacted as they are read, and whatever is stored from here on is too.
+    Ok(RedactingStore::wrap(store, redactor()))
 }
 
 /// Writes through a temporary file and a rename, so a reader never sees half a file; a write
@@ -128,5 +167,16 @@ pub(super) fn resolve_side(
         Some(store) => source::resolve(spec, store, format),
         None => source::read_file(spec, Path::new(spec), format),
     };
-    side.map_err(|e| Failure::of_source(flag, e))
+    let mut side = side.map_err(|e| Failure::of_source(flag, e))?;
+    // A file (`comment --baseline FILE`) or a stored run is shown, rendered and published:
+    // nothing of it goes out unredacted.
+    let r = redactor();
+    side.label = r.redact(&side.label);
+    if let Some(run) = &mut side.run {
+        store::redact_run(&r, run);
+    }
+    if r.redact_serde(&mut side.results).is_err() {
+        side.results.clear();
+    }
+    Ok(side)
 }

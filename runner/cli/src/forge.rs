@@ -36,7 +36,106 @@ const READ: &[&str] = &[
     "CI_COMMIT_SHA",
     "CI_PROJECT_ID",
     "GITHUB_SHA",
+    GITHUB_API_VAR,
+    GITLAB_API_VAR,
 ];
+
+/// The job's own variable naming GitHub's API where the CI system names none (a GitHub
+/// Enterprise server, outside Actions).
+pub(super) const GITHUB_API_VAR: &str = "PITWALL_GITHUB_API_URL";
+/// The job's own variable naming GitLab's API outside GitLab CI.
+pub(super) const GITLAB_API_VAR: &str = "PITWALL_GITLAB_API_URL";
+/// Where a GitHub token goes when nothing else names a host.
+const GITHUB_DEFAULT_API: &str = "https://api.github.com";
+
+/// The API a token is sent to, and a warning when pitwall.toml named another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct ApiUrl {
+    pub url: String,
+    pub warning: Option<String>,
+}
+
+/// Where a forge's token may be sent (docs/CI.md, "Where a token goes"): the API the CI
+/// system names (`GITHUB_API_URL`, `CI_API_V4_URL`), else `--api-url`, else the job's
+/// `PITWALL_GITHUB_API_URL`/`PITWALL_GITLAB_API_URL`, else (GitHub) api.github.com. The
+/// repository's pitwall.toml never chooses the host: its `api_url` is used only when it is on
+/// the host chosen so (a path such as GitHub Enterprise's `/api/v3`), ignored with a warning
+/// when the CI system names another, and refused when only the built-in default does.
+pub(super) fn api_url(
+    forge: Forge,
+    flag: Option<&str>,
+    configured: Option<&str>,
+    vars: &CiVars,
+) -> Result<ApiUrl, Failure> {
+    let (section, ci_var, job_var) = match forge {
+        Forge::Github => ("[github]", "GITHUB_API_URL", GITHUB_API_VAR),
+        Forge::Gitlab => ("[gitlab]", "CI_API_V4_URL", GITLAB_API_VAR),
+    };
+    let named = vars
+        .get(ci_var)
+        .map(|u| (u, format!("${ci_var}")))
+        .or_else(|| flag.map(|u| (u.to_string(), "--api-url".to_string())))
+        .or_else(|| vars.get(job_var).map(|u| (u, format!("${job_var}"))));
+    let configured = configured.map(str::trim).filter(|u| !u.is_empty());
+    let hint = format!("hint: pass --api-url URL or set {job_var} in the job's environment");
+    let Some((url, from)) = named else {
+        return match (forge, configured) {
+            (Forge::Github, None) => Ok(ApiUrl {
+                url: GITHUB_DEFAULT_API.to_string(),
+                warning: None,
+            }),
+            (Forge::Github, Some(c)) if same_origin(c, GITHUB_DEFAULT_API) => Ok(ApiUrl {
+                url: c.to_string(),
+                warning: None,
+            }),
+            (_, Some(c)) => Err(Failure::rejected(format!(
+                "{section} api_url `{}` in pitwall.toml is not where a token is sent: the repository's configuration never chooses the host ({hint})",
+                origin_of(c)
+            ))),
+            (Forge::Gitlab, None) => Err(Failure::rejected(format!(
+                "no gitlab api url (hint: run in GitLab CI where $CI_API_V4_URL is set, pass --api-url URL or set {job_var})"
+            ))),
+        };
+    };
+    match configured {
+        Some(c) if same_origin(c, &url) && from != format!("${ci_var}") && flag.is_none() => {
+            Ok(ApiUrl {
+                url: c.to_string(),
+                warning: None,
+            })
+        }
+        Some(c) if !same_origin(c, &url) => Ok(ApiUrl {
+            warning: Some(format!(
+                "{section} api_url `{}` in pitwall.toml is ignored: the token goes only to {} ({from})",
+                origin_of(c),
+                origin_of(&url)
+            )),
+            url,
+        }),
+        _ => Ok(ApiUrl { url, warning: None }),
+    }
+}
+
+/// `scheme://host[:port]` of a URL, lower case, for comparing and naming hosts (never a
+/// path, query or user part).
+fn origin_of(url: &str) -> String {
+    let url = url.trim();
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return String::from("(not a URL)");
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    format!(
+        "{}://{}",
+        scheme.to_ascii_lowercase(),
+        host.to_ascii_lowercase()
+    )
+}
+
+fn same_origin(a: &str, b: &str) -> bool {
+    a.contains("://") && origin_of(a) == origin_of(b)
+}
 
 impl CiVars {
     pub(super) fn from_env() -> Self {
@@ -133,20 +232,15 @@ impl CiVars {
 pub(super) fn publish_gitlab_note(
     config: &Config,
     vars: &CiVars,
+    (flag, quiet): (Option<&str>, bool),
     iid: u64,
     body: &str,
 ) -> Result<String, Failure> {
-    let api_url = config
-        .gitlab
-        .api_url
-        .clone()
-        .or_else(|| vars.get("CI_API_V4_URL"))
-        .ok_or_else(|| {
-            Failure::rejected(
-                "no gitlab api url (hint: [gitlab] api_url, or run in GitLab CI where $CI_API_V4_URL is set)"
-                    .into(),
-            )
-        })?;
+    let api = api_url(Forge::Gitlab, flag, config.gitlab.api_url.as_deref(), vars)?;
+    if let (Some(w), false) = (&api.warning, quiet) {
+        eprintln!("warning: {w}");
+    }
+    let api_url = api.url;
     let project = config
         .gitlab
         .project
@@ -170,6 +264,7 @@ pub(super) fn publish_gitlab_note(
             ));
         }
     };
+    pitwall_schema::secrets::remember(token.expose());
     let mut cfg = GitlabConfig::new(api_url, project, token.clone(), token_var.clone());
     cfg.redactor = pitwall_pipeline::engine::process_redactor(&config.token_vars());
     cfg.redactor.add(token.expose());
@@ -241,5 +336,71 @@ mod tests {
         assert!(format!("{e:?}").contains("--base is required"), "{e:?}");
         let branch = vars(&[("GITLAB_CI", "true"), ("CI_COMMIT_SHA", "bbb")]);
         assert!(branch.base_and_head(None, None).is_err());
+    }
+
+    #[test]
+    fn a_token_goes_only_where_the_job_says() {
+        let evil = Some("https://evil.example/api/v4");
+        let gl = vars(&[
+            ("GITLAB_CI", "true"),
+            ("CI_API_V4_URL", "https://gitlab.corp/api/v4"),
+        ]);
+        // The CI system's API wins over the repository's configuration, with a warning.
+        let a = api_url(Forge::Gitlab, None, evil, &gl).unwrap();
+        assert_eq!(a.url, "https://gitlab.corp/api/v4");
+        let w = a.warning.unwrap();
+        assert!(
+            w.contains("https://evil.example") && w.contains("ignored"),
+            "{w}"
+        );
+        // Even over the flag.
+        let a = api_url(Forge::Gitlab, Some("https://other.example"), None, &gl).unwrap();
+        assert_eq!(a.url, "https://gitlab.corp/api/v4");
+        // Outside CI the configuration alone never names the host.
+        let e = api_url(Forge::Gitlab, None, evil, &vars(&[])).unwrap_err();
+        assert!(format!("{e:?}").contains("PITWALL_GITLAB_API_URL"), "{e:?}");
+        let e = api_url(
+            Forge::Github,
+            None,
+            Some("https://evil.example/api"),
+            &vars(&[]),
+        );
+        assert!(format!("{:?}", e.unwrap_err()).contains("never chooses the host"));
+        // The job's own variable or the flag may, and the configuration then gives the path.
+        let job = vars(&[(GITHUB_API_VAR, "https://ghe.corp")]);
+        let a = api_url(Forge::Github, None, Some("https://ghe.corp/api/v3"), &job).unwrap();
+        assert_eq!(a.url, "https://ghe.corp/api/v3");
+        assert_eq!(a.warning, None);
+        let a = api_url(
+            Forge::Github,
+            Some("https://ghe.corp/api/v3"),
+            evil,
+            &vars(&[]),
+        )
+        .unwrap();
+        assert_eq!(a.url, "https://ghe.corp/api/v3");
+        assert!(a.warning.is_some());
+        // Actions names its API; pitwall.toml's is ignored.
+        let actions = vars(&[("GITHUB_API_URL", "https://api.github.com")]);
+        let a = api_url(Forge::Github, None, evil, &actions).unwrap();
+        assert_eq!(a.url, "https://api.github.com");
+        // Nothing named: api.github.com, or pitwall.toml's path on it.
+        let a = api_url(Forge::Github, None, None, &vars(&[])).unwrap();
+        assert_eq!(a.url, "https://api.github.com");
+        let a = api_url(
+            Forge::Github,
+            None,
+            Some("https://API.github.com/"),
+            &vars(&[]),
+        );
+        assert_eq!(a.unwrap().url, "https://API.github.com/");
+        // A user part does not make another host look like the allowed one.
+        let e = api_url(
+            Forge::Github,
+            None,
+            Some("https://api.github.com@evil.example/"),
+            &vars(&[]),
+        );
+        assert!(e.is_err());
     }
 }

@@ -10,7 +10,7 @@ use pitwall_stats::ab::AbConfig;
 
 use super::args::{GithubArgs, Global};
 use super::exit::{ExitClass, Failure};
-use super::forge::{CiVars, Forge, publish_gitlab_note};
+use super::forge::{CiVars, Forge, api_url, publish_gitlab_note};
 
 /// Compares, renders the comment and publishes it where the job runs: GitHub (comment, check
 /// run, status as `[github] publish` says) or GitLab (the merge-request note).
@@ -76,10 +76,18 @@ pub(super) fn publish(
             })?;
             format!(
                 "merge request !{iid}: {}",
-                publish_gitlab_note(config, &vars, iid, &body)?
+                publish_gitlab_note(config, &vars, (gh.api_url.as_deref(), g.quiet), iid, &body)?
             )
         }
-        Forge::Github => publish_github(config, gh, &vars, &report, &body, sha, report_url)?,
+        Forge::Github => publish_github(
+            config,
+            (gh, g.quiet),
+            &vars,
+            &report,
+            &body,
+            sha,
+            report_url,
+        )?,
     };
     if !g.quiet {
         eprintln!("{done}");
@@ -94,7 +102,7 @@ pub(super) fn publish(
 /// Publishes to GitHub what `[github] publish` names; returns what was done, for one line.
 fn publish_github(
     config: &Config,
-    gh: &GithubArgs,
+    (gh, quiet): (&GithubArgs, bool),
     vars: &CiVars,
     report: &ComparisonReport,
     body: &str,
@@ -123,13 +131,19 @@ fn publish_github(
                 "no repository to publish to (hint: --repo OWNER/NAME or [github] repo)".into(),
             )
         })?;
-    let api_url = gh
-        .api_url
-        .clone()
-        .or_else(|| vars.get("GITHUB_API_URL"))
-        .unwrap_or_else(|| config.github.api_url.clone());
+    let api = api_url(
+        Forge::Github,
+        gh.api_url.as_deref(),
+        Some(&config.github.api_url),
+        vars,
+    )?;
+    if let (Some(w), false) = (&api.warning, quiet) {
+        eprintln!("warning: {w}");
+    }
+    let api_url = api.url;
     let token_var = &config.github.token_env;
     let token = Secret::from_env(token_var).map_err(Failure::of_github_setup)?;
+    pitwall_schema::secrets::remember(token.expose());
     let mut cfg = GithubConfig::new(api_url, repo, token.clone());
     cfg.token_var = token_var.clone();
     cfg.redactor = pitwall_pipeline::engine::process_redactor(&config.token_vars());
@@ -184,8 +198,8 @@ fn write_step_summary(vars: &CiVars, body: &str) -> Result<(), Failure> {
 }
 
 /// Opens one GitHub issue per alert when `[github] publish` names `issue`: in `[github] repo`
-/// (else the job's `GITHUB_REPOSITORY`), through the job's `GITHUB_API_URL` (else
-/// `[github] api_url`), as `comment` and `ci` choose them, with the token `[github] token_env` names. The issue numbers, or a
+/// (else the job's `GITHUB_REPOSITORY`), through the API `comment` and `ci` would use
+/// (`forge::api_url`), with the token `[github] token_env` names. The issue numbers, or a
 /// one-line reason (the token redacted) for the caller to warn with.
 pub(super) fn open_alert_issues(
     config: &Config,
@@ -208,11 +222,15 @@ pub(super) fn open_alert_issues(
         .clone()
         .or_else(|| vars.get("GITHUB_REPOSITORY"))
         .ok_or("no repository to open alert issues in (hint: [github] repo)")?;
-    let api_url = vars
-        .get("GITHUB_API_URL")
-        .unwrap_or_else(|| config.github.api_url.clone());
+    let api = api_url(Forge::Github, None, Some(&config.github.api_url), &vars)
+        .map_err(|f| f.error.to_string())?;
+    if let Some(w) = &api.warning {
+        eprintln!("warning: {w}");
+    }
+    let api_url = api.url;
     let token_var = &config.github.token_env;
     let token = Secret::from_env(token_var).map_err(|e| chain(&e))?;
+    pitwall_schema::secrets::remember(token.expose());
     let mut cfg = GithubConfig::new(api_url, repo, token.clone());
     cfg.token_var = token_var.clone();
     cfg.redactor = pitwall_pipeline::engine::process_redactor(&config.token_vars());

@@ -110,6 +110,7 @@ pub(super) fn cmd_kernels(g: &Global, a: &KernelsArgs) -> Result<ExitClass, Fail
         );
     }
     let (mut failed, mut total) = (0usize, 0usize);
+    let redactor = super::context::redactor();
     for (suite, manifest) in selected {
         for sm in a.sms() {
             for (kernel, result) in check(&root, manifest, sm) {
@@ -126,8 +127,9 @@ pub(super) fn cmd_kernels(g: &Global, a: &KernelsArgs) -> Result<ExitClass, Fail
                     }
                     Err(e) => {
                         failed += 1;
-                        // NVRTC's log, one line each, escaped (it quotes the user's source).
-                        let text = e.to_string();
+                        // NVRTC's log, one line each, escaped (it quotes the user's source)
+                        // and redacted like any other output.
+                        let text = redactor.redact(&e.to_string());
                         let mut lines = text.lines().filter(|l| !l.trim().is_empty());
                         println!(
                             "{suite}/{kernel}  sm_{sm}  FAILED  {}",

@@ -45,6 +45,8 @@ pub struct Progress {
     benchmarks: Cell<(usize, usize)>,
     /// Warnings already shown: a suite's worker says the same each round, shown once.
     warned: RefCell<std::collections::BTreeSet<String>>,
+    /// Every secret the process knows: nothing of one reaches the log or the terminal.
+    redactor: pitwall_schema::Redactor,
 }
 
 impl Progress {
@@ -71,6 +73,7 @@ impl Progress {
             activity: RefCell::new(String::new()),
             benchmarks: Cell::new((0, 0)),
             warned: RefCell::default(),
+            redactor: pitwall_pipeline::engine::process_redactor(&[]),
         }
     }
 
@@ -91,6 +94,7 @@ impl Progress {
 
     /// A step that stays on record: a plain line, or a line printed above the terminal's.
     fn record(&self, text: &str) {
+        let text = &self.redactor.redact(text);
         match self.mode {
             Mode::Quiet => {}
             Mode::Lines => self.line(text),
@@ -128,7 +132,7 @@ impl Progress {
                 .copied()
                 .collect::<Vec<_>>()
                 .join(" · ");
-                let msg = escape_controls(&msg);
+                let msg = escape_controls(&self.redactor.redact(&msg));
                 self.with_bar(|b| b.set_message(msg));
             }
         }
@@ -136,7 +140,7 @@ impl Progress {
 
     /// One plain line; a stderr that cannot be written is not worth failing the measurement.
     fn line(&self, text: &str) {
-        let line = plain_line(self.started.elapsed(), text);
+        let line = plain_line(self.started.elapsed(), &self.redactor.redact(text));
         let _ = writeln!(self.lines.borrow_mut(), "{line}");
     }
 
@@ -157,7 +161,7 @@ impl Progress {
             return;
         }
         if self.mode != Mode::Quiet {
-            let line = escape_controls(line);
+            let line = escape_controls(&self.redactor.redact(line));
             self.suspend(|| eprintln!("warning: {line}"));
         }
     }
@@ -217,7 +221,7 @@ impl RunObserver for Progress {
 
     fn suite_skipped(&self, _suite: &str, reason: &str) {
         if self.mode != Mode::Quiet {
-            let reason = escape_controls(reason);
+            let reason = escape_controls(&self.redactor.redact(reason));
             self.suspend(|| eprintln!("{reason}"));
         }
     }

@@ -185,3 +185,19 @@ fn a_warning_repeated_by_every_round_is_shown_once() {
     p.warning("kernel", "another line");
     assert_eq!(p.warned.borrow().len(), 2);
 }
+
+#[test]
+fn a_known_secret_never_reaches_the_log() {
+    pitwall_schema::secrets::remember("progress-secret-31337");
+    let out = Buffer::default();
+    let p = Progress::with_mode(Mode::Lines, Box::new(out.clone()));
+    p.step(&Step::Command {
+        suite: "toy",
+        command: "curl -H 'x: progress-secret-31337' http://h",
+        execution: None,
+    });
+    p.warning("toy", "echoed progress-secret-31337");
+    let lines = out.lines().join("\n");
+    assert!(!lines.contains("31337"), "{lines}");
+    assert!(lines.contains("***"), "{lines}");
+}

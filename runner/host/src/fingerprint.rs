@@ -45,8 +45,11 @@ pub fn collect(root: &Path, env: impl Iterator<Item = (String, String)>) -> Fing
             Some(kib * 1024)
         })
         .unwrap_or(0);
+    // A variable named like a secret is never recorded, whatever its prefix
+    // (`CUDA_PASSWORD`, `NCCL_TOKEN`): the fingerprint is stored, exported and shown.
     let env: BTreeMap<String, String> = env
         .filter(|(k, _)| ENV_PREFIXES.iter().any(|p| k.starts_with(p)))
+        .filter(|(k, _)| !pitwall_schema::secrets::is_secret_name(k))
         .collect();
     Fingerprint {
         hostname: read("proc/sys/kernel/hostname").unwrap_or_default(),
@@ -210,6 +213,9 @@ mod tests {
             ("CUDA_VISIBLE_DEVICES".to_string(), "0".to_string()),
             ("HOME".to_string(), "/root".to_string()),
             ("OMP_NUM_THREADS".to_string(), "4".to_string()),
+            ("CUDA_PASSWORD".to_string(), "cuda-pass-123".to_string()),
+            ("NCCL_TOKEN".to_string(), "nccl-token-456".to_string()),
+            ("NVIDIA_API_KEY".to_string(), "nv-key-789".to_string()),
         ];
         let f = collect(root.path(), env.into_iter());
         assert_eq!(f.hostname, "runner-7");

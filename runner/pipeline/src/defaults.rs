@@ -24,6 +24,12 @@ pub const BACKEND: crate::config::BackendChoice = crate::config::BackendChoice::
 pub const GITHUB_TOKEN_ENV: &str = "GITHUB_TOKEN";
 /// The variable holding the GitLab token when `[gitlab] token_env` does not say.
 pub const GITLAB_TOKEN_ENV: &str = "GITLAB_TOKEN";
+/// The only variables `[github] token_env` may name: the repository's configuration chooses
+/// which token is read, so it must not be able to name any other secret of the job
+/// (`AWS_SECRET_ACCESS_KEY`) and have it sent (docs/CI.md, "Where a token goes").
+pub const GITHUB_TOKEN_VARS: [&str; 3] = ["GITHUB_TOKEN", "GH_TOKEN", "PITWALL_GITHUB_TOKEN"];
+/// The only variables `[gitlab] token_env` may name.
+pub const GITLAB_TOKEN_VARS: [&str; 3] = ["GITLAB_TOKEN", "CI_JOB_TOKEN", "PITWALL_GITLAB_TOKEN"];
 /// What `comment` and `ci` publish to GitHub when `[github] publish` does not say: the check
 /// run and the sticky comment (the commit status only when asked for).
 pub const PUBLISH: [crate::config::Publish; 2] = [

@@ -19,6 +19,7 @@ mod prune_tests;
 mod query;
 #[cfg(test)]
 mod query_tests;
+mod redacting;
 mod rows;
 mod shared;
 mod sqlite;
@@ -30,6 +31,7 @@ mod sqlite_tests;
 mod url;
 
 pub use pg::PgStore;
+pub use redacting::{RedactingStore, redact_run};
 pub use rows::point_of;
 pub use sqlite::SqliteStore;
 pub use url::StoreUrl;

@@ -72,16 +72,58 @@ impl StoreUrl {
         StoreUrl::Sqlite(PathBuf::from(DEFAULT_SQLITE_PATH))
     }
 
-    /// The URL with any password replaced by `***`, safe to print.
+    /// The URL with any password (in its user part or a `password=` parameter) replaced by
+    /// `***`, safe to print.
     pub fn redact(s: &str) -> String {
-        if let Some((scheme, rest)) = s.split_once("://") {
-            if let Some((userinfo, host)) = rest.split_once('@') {
-                if let Some((user, _)) = userinfo.split_once(':') {
-                    return format!("{scheme}://{user}:***@{host}");
-                }
-            }
+        let Some((userinfo, password, query)) = Self::parts(s) else {
+            return s.to_string();
+        };
+        let mut out = s.to_string();
+        if let Some(p) = password
+            && let Some(user) = userinfo.and_then(|u| u.split_once(':')).map(|(u, _)| u)
+        {
+            out = out.replacen(&format!("{user}:{p}@"), &format!("{user}:***@"), 1);
         }
-        s.to_string()
+        if let Some(q) = query {
+            let masked: Vec<String> = q
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                    _ => pair.to_string(),
+                })
+                .collect();
+            out = out.replacen(&format!("?{q}"), &format!("?{}", masked.join("&")), 1);
+        }
+        out
+    }
+
+    /// The password a store URL holds, in its user part (`postgres://USER:PASSWORD@HOST`) or
+    /// as a `password=` parameter, as written; `None` when it holds none. A password belongs
+    /// in `PITWALL_STORE`, `--store`, `PGPASSWORD` or `~/.pgpass`, never in pitwall.toml.
+    pub fn password(s: &str) -> Option<String> {
+        let (_, password, query) = Self::parts(s)?;
+        password.map(str::to_string).or_else(|| {
+            query?.split('&').find_map(|pair| {
+                let (k, v) = pair.split_once('=')?;
+                (k.eq_ignore_ascii_case("password") && !v.is_empty()).then(|| v.to_string())
+            })
+        })
+    }
+
+    /// The user part, its password (non-empty) and the query of a URL with a scheme.
+    fn parts(s: &str) -> Option<(Option<&str>, Option<&str>, Option<&str>)> {
+        let (_, rest) = s.split_once("://")?;
+        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(end);
+        let userinfo = authority.rsplit_once('@').map(|(u, _)| u);
+        let password = userinfo
+            .and_then(|u| u.split_once(':'))
+            .map(|(_, p)| p)
+            .filter(|p| !p.is_empty());
+        let query = tail
+            .split_once('?')
+            .map(|(_, q)| q.split('#').next().unwrap_or(""));
+        Some((userinfo, password, query))
     }
 
     /// Printable form.
@@ -152,5 +194,31 @@ mod tests {
             .describe();
         assert_eq!(e, "postgresql://bob:***@db/pw");
         assert!(!e.contains("secret"));
+    }
+
+    #[test]
+    fn finds_and_hides_a_password_anywhere_in_the_url() {
+        for (url, password, shown) in [
+            (
+                "postgres://bob:p@ss:w@db/pw",
+                "p@ss:w",
+                "postgres://bob:***@db/pw",
+            ),
+            (
+                "postgres://bob@db/pw?sslmode=require&password=q-secret",
+                "q-secret",
+                "postgres://bob@db/pw?sslmode=require&password=***",
+            ),
+        ] {
+            assert_eq!(StoreUrl::password(url).as_deref(), Some(password), "{url}");
+            assert_eq!(StoreUrl::redact(url), shown);
+        }
+        for none in [
+            "postgres://bob@db/pw",
+            "postgres://bob:@db/pw",
+            "sqlite:x.db",
+        ] {
+            assert_eq!(StoreUrl::password(none), None, "{none}");
+        }
     }
 }

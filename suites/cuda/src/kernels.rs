@@ -157,13 +157,15 @@ pub fn compile_source(file: &str, source: &str, sm: u32) -> Result<Vec<u8>, Kern
     compile_with(file, source, sm, &[])
 }
 
-/// Compiles `source` for `sm_<sm>` with [`options`] and `extra` options (`--include-path=…`).
-/// `file` names the program: NVRTC's log says `file(line): error …`.
+/// Compiles `source` for `sm_<sm>` with [`options`]; `headers` are the only files its
+/// `#include`s get, each `(name as included, text)` (no include path is given: a header
+/// missing from the list is looked for on the file system, `user::sources` sees that none
+/// is). `file` names the program: NVRTC's log says `file(line): error …`.
 pub fn compile_with(
     file: &str,
     source: &str,
     sm: u32,
-    extra: &[String],
+    headers: &[(String, String)],
 ) -> Result<Vec<u8>, KernelError> {
     if !nvrtc_present() {
         return Err(KernelError::NoNvrtc);
@@ -172,16 +174,32 @@ pub fn compile_with(
     // A NUL byte would cut the text short: NVRTC reports it like any other compile error.
     let src = CString::new(source.replace('\0', " ")).expect("NUL bytes replaced");
     let name = CString::new(file.replace('\0', " ")).expect("NUL bytes replaced");
-    let prog = Program(
-        result::create_program(&src, Some(name.as_c_str())).map_err(|cause| {
-            KernelError::Create {
-                file: file_name(),
-                cause,
-            }
-        })?,
-    );
-    let mut opts = options(sm);
-    opts.extend(extra.iter().cloned());
+    let c = |t: &str| CString::new(t.replace('\0', " ")).expect("NUL bytes replaced");
+    let header_texts: Vec<CString> = headers.iter().map(|(_, t)| c(t)).collect();
+    let header_names: Vec<CString> = headers.iter().map(|(n, _)| c(n)).collect();
+    let text_ptrs: Vec<*const std::ffi::c_char> = header_texts.iter().map(|t| t.as_ptr()).collect();
+    let name_ptrs: Vec<*const std::ffi::c_char> = header_names.iter().map(|n| n.as_ptr()).collect();
+    let mut raw = std::mem::MaybeUninit::uninit();
+    // SAFETY: every pointer is to a NUL-terminated string alive for the call; the two
+    // arrays hold `headers.len()` entries each; NVRTC copies what it keeps.
+    unsafe {
+        sys::nvrtcCreateProgram(
+            raw.as_mut_ptr(),
+            src.as_ptr(),
+            name.as_ptr(),
+            headers.len() as std::ffi::c_int,
+            text_ptrs.as_ptr(),
+            name_ptrs.as_ptr(),
+        )
+    }
+    .result()
+    .map_err(|cause| KernelError::Create {
+        file: file_name(),
+        cause,
+    })?;
+    // SAFETY: nvrtcCreateProgram succeeded, so it wrote the program.
+    let prog = Program(unsafe { raw.assume_init() });
+    let opts = options(sm);
     // SAFETY: `prog` is a live program; the options are plain strings.
     if let Err(cause) = unsafe { result::compile_program(prog.0, &opts) } {
         // SAFETY: as above; the log exists after a failed compile.

@@ -1,6 +1,8 @@
 //! Secrets kept away from measured code and out of everything pitwall prints, stores or
 //! publishes: which environment variables look like secrets ([`is_secret_name`]), and the
-//! [`Redactor`] that replaces known secret values, raw or base64/URL-encoded, with `***`.
+//! [`Redactor`] that replaces known secret values, raw or base64/URL/JSON/HTML-encoded, with
+//! `***`, and the secrets the process learns besides its environment ([`remember`]: a store
+//! URL's password given by a flag), so every sink redacts against every secret known.
 //!
 //! It lives here, beside the result schema, because both the pipeline (the environment of
 //! build and benchmark commands, their output) and the reports (text a server echoes back)
@@ -88,16 +90,20 @@ impl Redactor {
     }
 
     /// The values of every variable in `vars` named like a secret or named in `also` (the
-    /// token variables of the configuration).
+    /// token variables of the configuration), and every value the process [`remember`]ed.
     pub fn from_vars<'a>(
         vars: impl IntoIterator<Item = (String, String)>,
         also: impl IntoIterator<Item = &'a str> + Clone,
     ) -> Self {
-        Self::new(
+        let mut r = Self::new(
             vars.into_iter()
                 .filter(|(k, _)| is_secret_name(k) || also.clone().into_iter().any(|a| a == k))
                 .map(|(_, v)| v),
-        )
+        );
+        for v in remembered() {
+            r.add(&v);
+        }
+        r
     }
 
     /// Adds one secret value.
@@ -106,7 +112,12 @@ impl Redactor {
         if value.len() < MIN_SECRET_LEN {
             return;
         }
-        let mut forms = vec![value.to_string(), percent_encode(value)];
+        let mut forms = vec![
+            value.to_string(),
+            percent_encode(value),
+            json_escape(value),
+            html_escape(value),
+        ];
         for shift in 0..3 {
             let core = base64_core(value.as_bytes(), shift);
             forms.push(core.replace('+', "-").replace('/', "_"));
@@ -143,16 +154,267 @@ impl Redactor {
         }
     }
 
-    /// Redacts bytes that are UTF-8 (a command's output); other bytes are left as they are.
+    /// Redacts bytes, UTF-8 or not (a command's output): every known form is replaced
+    /// wherever its bytes occur.
     pub fn redact_bytes(&self, bytes: Vec<u8>) -> Vec<u8> {
-        match String::from_utf8(bytes) {
-            Ok(mut s) => {
-                self.redact_in_place(&mut s);
-                s.into_bytes()
+        let mut out = bytes;
+        for n in &self.needles {
+            out = replace_bytes(&out, n.as_bytes(), REDACTED.as_bytes());
+        }
+        out
+    }
+
+    /// As [`Redactor::redact_bytes`], for text that was cut from a longer one: `cut_before`
+    /// when its start was cut off (a tail), `cut_after` when its end was (a head). A secret
+    /// cut in two leaves a piece at the cut; any piece of at least [`MIN_SECRET_LEN`] bytes
+    /// there (the end of a secret at the start, its beginning at the end) is redacted too.
+    pub fn redact_cut(&self, bytes: Vec<u8>, cut_before: bool, cut_after: bool) -> Vec<u8> {
+        let mut out = self.redact_bytes(bytes);
+        if cut_before {
+            let piece = self
+                .needles
+                .iter()
+                .map(|n| longest_overlap(n.as_bytes(), &out, true))
+                .max()
+                .unwrap_or(0);
+            if piece >= MIN_SECRET_LEN {
+                out.splice(..piece, REDACTED.bytes());
             }
-            Err(e) => e.into_bytes(),
+        }
+        if cut_after {
+            let piece = self
+                .needles
+                .iter()
+                .map(|n| longest_overlap(n.as_bytes(), &out, false))
+                .max()
+                .unwrap_or(0);
+            if piece >= MIN_SECRET_LEN {
+                let at = out.len() - piece;
+                out.splice(at.., REDACTED.bytes());
+            }
+        }
+        out
+    }
+
+    /// As [`Redactor::redact_cut`] for text: `text` is what is kept of a longer text.
+    pub fn redact_cut_text(&self, text: &str, cut_before: bool, cut_after: bool) -> String {
+        let bytes = self.redact_cut(text.as_bytes().to_vec(), cut_before, cut_after);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// Redacts every string (and object key) of a JSON value, whatever characters the secret
+    /// holds (`"` and `\` included: the strings are compared unescaped).
+    pub fn redact_json(&self, value: &mut serde_json::Value) {
+        use serde_json::Value;
+        match value {
+            Value::String(s) => self.redact_in_place(s),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_json(v)),
+            Value::Object(map) => {
+                let entries = std::mem::take(map);
+                for (mut k, mut v) in entries {
+                    self.redact_in_place(&mut k);
+                    self.redact_json(&mut v);
+                    map.insert(k, v);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
     }
+
+    /// A copy of `value` with every string redacted ([`Redactor::redact_json`]).
+    pub fn redacted_json(&self, value: &serde_json::Value) -> serde_json::Value {
+        let mut copy = value.clone();
+        self.redact_json(&mut copy);
+        copy
+    }
+
+    /// Redacts every string of a value that serializes (a run, an alert): a secret found
+    /// anywhere in its JSON is replaced in each string holding it. `Err` when the redacted
+    /// value no longer reads back as a `T` (a secret that was a whole enum tag or time):
+    /// the caller must then not show the value.
+    pub fn redact_serde<T>(&self, value: &mut T) -> Result<(), serde_json::Error>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        if self.is_empty() {
+            return Ok(());
+        }
+        let json = serde_json::to_string(&*value)?;
+        // Every form is also searched JSON-escaped ([`json_escape`]), so this finds a secret
+        // with `"` or `\` as well.
+        if !self.needles.iter().any(|n| json.contains(n.as_str())) {
+            return Ok(());
+        }
+        let mut tree: serde_json::Value = serde_json::from_str(&json)?;
+        self.redact_json(&mut tree);
+        *value = serde_json::from_value(tree)?;
+        Ok(())
+    }
+}
+
+/// Secrets the process learned besides its environment's secret-named variables: a store
+/// URL's password given by `--store`, a token read for one request. Every redactor built
+/// by [`Redactor::from_vars`] includes them.
+static REMEMBERED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Remembers `value` as a secret of this process, for every redactor built after.
+pub fn remember(value: &str) {
+    let value = value.trim();
+    if value.len() < MIN_SECRET_LEN {
+        return;
+    }
+    let mut known = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner());
+    if !known.iter().any(|k| k == value) {
+        known.push(value.to_string());
+    }
+}
+
+/// What [`remember`] was given so far.
+pub fn remembered() -> Vec<String> {
+    REMEMBERED.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// The store's credentials among what was remembered: no command gets a variable holding
+/// one, whatever `env_pass` says (they grant write access to a shared store).
+static STORE_CREDENTIALS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Remembers a store URL's credential (its password, `user:password`): as [`remember`], and
+/// listed by [`store_credentials`].
+pub fn remember_store_credential(value: &str) {
+    remember(value);
+    let value = value.trim();
+    if value.len() < MIN_SECRET_LEN {
+        return;
+    }
+    let mut known = STORE_CREDENTIALS.lock().unwrap_or_else(|e| e.into_inner());
+    if !known.iter().any(|k| k == value) {
+        known.push(value.to_string());
+    }
+}
+
+/// What [`remember_store_credential`] was given so far.
+pub fn store_credentials() -> Vec<String> {
+    STORE_CREDENTIALS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+}
+
+/// The secrets in a URL: its password and `user:password`; with `secret_whole` (a webhook's
+/// URL, whose every part is a credential; a store URL's user name is not) its user name, path
+/// and query too (whole, and each value). Percent-decoded and as written; values shorter than
+/// [`MIN_SECRET_LEN`] left out. Nothing for text that is no URL.
+pub fn url_secrets(url: &str, secret_whole: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some((_, rest)) = url.trim().split_once("://") else {
+        return out;
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    if let Some((userinfo, _)) = authority.rsplit_once('@') {
+        let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+        for raw in [password, userinfo] {
+            out.push(raw.to_string());
+            out.push(percent_decode(raw));
+        }
+        if secret_whole {
+            out.push(user.to_string());
+            out.push(percent_decode(user));
+        }
+    }
+    if secret_whole {
+        let (path, query) = tail.split_once('?').unwrap_or((tail, ""));
+        out.push(path.split('#').next().unwrap_or("").to_string());
+        let query = query.split('#').next().unwrap_or("");
+        out.push(query.to_string());
+        for pair in query.split('&') {
+            let value = pair.split_once('=').map_or(pair, |(_, v)| v);
+            out.push(value.to_string());
+            out.push(percent_decode(value));
+        }
+    }
+    out.retain(|s| s.trim().len() >= MIN_SECRET_LEN);
+    out.dedup();
+    out
+}
+
+/// `%XX` sequences decoded (bytes that are no UTF-8 become U+FFFD); `+` kept.
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2]))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `haystack` with every occurrence of `needle` replaced by `with`.
+fn replace_bytes(haystack: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
+    if needle.is_empty() || haystack.len() < needle.len() {
+        return haystack.to_vec();
+    }
+    let mut out = Vec::with_capacity(haystack.len());
+    let mut i = 0;
+    while i < haystack.len() {
+        if haystack[i..].starts_with(needle) {
+            out.extend_from_slice(with);
+            i += needle.len();
+        } else {
+            out.push(haystack[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The longest piece of `secret` at an edge of `text`: with `at_start`, the longest end of
+/// `secret` that `text` starts with; otherwise the longest beginning of it that `text` ends
+/// with. Whole occurrences are not counted (already redacted).
+fn longest_overlap(secret: &[u8], text: &[u8], at_start: bool) -> usize {
+    let most = secret.len().saturating_sub(1).min(text.len());
+    (MIN_SECRET_LEN..=most)
+        .rev()
+        .find(|&k| {
+            if at_start {
+                text.starts_with(&secret[secret.len() - k..])
+            } else {
+                text.ends_with(&secret[..k])
+            }
+        })
+        .unwrap_or(0)
+}
+
+/// How a string appears inside a JSON string literal (without the quotes).
+fn json_escape(value: &str) -> String {
+    let quoted = serde_json::Value::String(value.to_string()).to_string();
+    quoted[1..quoted.len() - 1].to_string()
+}
+
+/// How a string appears in HTML text or an attribute (`&`, `<`, `>`, `"`, `'` escaped).
+fn html_escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -211,105 +473,5 @@ fn percent_encode(value: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base64_matches_rfc_4648() {
-        // RFC 4648 §10 test vectors.
-        for (plain, encoded) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64_standard(plain.as_bytes()), encoded);
-        }
-    }
-
-    fn b64(bytes: &[u8]) -> String {
-        base64_standard(bytes)
-    }
-
-    const TOKEN: &str = "ghp_Zx9/q+T0k3n-value_42";
-
-    #[test]
-    fn names_that_look_like_secrets() {
-        for n in [
-            "GITHUB_TOKEN",
-            "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-            "CI_JOB_TOKEN",
-            "hf_token",
-            "DB_PASSWORD",
-            "MY_SECRET_THING",
-            "WANDB_API_KEY",
-            "SIGNING_KEY",
-            "AWS_ACCESS_KEY_ID",
-            "AWS_REGION",
-            "CI_JOB_JWT_V2",
-            "SSH_AUTH_SOCK",
-            "GOOGLE_APPLICATION_CREDENTIALS",
-        ] {
-            assert!(is_secret_name(n), "{n}");
-        }
-        for n in [
-            "PATH",
-            "HOME",
-            "OMP_NUM_THREADS",
-            "CUDA_VISIBLE_DEVICES",
-            "TOKENIZERS_PARALLELISM",
-            "KEYBOARD",
-            "GITHUB_SHA",
-        ] {
-            assert!(!is_secret_name(n), "{n}");
-        }
-    }
-
-    #[test]
-    fn raw_percent_and_base64_forms_are_redacted_at_every_offset() {
-        let r = Redactor::new([TOKEN]);
-        assert_eq!(r.redact(&format!("a {TOKEN} b")), "a *** b");
-        let pct = percent_encode(TOKEN);
-        assert_ne!(pct, TOKEN, "the token has characters that get encoded");
-        assert!(!r.redact(&format!("?t={pct}")).contains(&pct));
-        for prefix in ["", "x", "xy", "x-access-token:", "user:"] {
-            let encoded = b64(format!("{prefix}{TOKEN}").as_bytes());
-            let shown = r.redact(&format!("Authorization: Basic {encoded}"));
-            assert!(shown.contains(REDACTED), "{prefix:?}: {shown}");
-            // Nothing of the token's own characters is left beyond the edge characters.
-            let core0 = base64_core(TOKEN.as_bytes(), 0);
-            assert!(!shown.contains(&core0[..12]), "{prefix:?}: {shown}");
-            let url_safe = encoded.replace('+', "-").replace('/', "_");
-            assert!(r.redact(&url_safe).contains(REDACTED), "{prefix:?}");
-        }
-    }
-
-    #[test]
-    fn short_values_and_unrelated_text_are_left_alone() {
-        let r = Redactor::new(["1", "true", ""]);
-        assert!(r.is_empty());
-        assert_eq!(r.redact("1 true"), "1 true");
-        let r = Redactor::from_vars(
-            [
-                ("PATH".to_string(), "/usr/local/bin:/usr/bin".to_string()),
-                ("MY_TOKEN_VAR".to_string(), TOKEN.to_string()),
-                ("CUSTOM".to_string(), "custom-secret-value".to_string()),
-            ],
-            ["CUSTOM"],
-        );
-        assert_eq!(
-            r.redact("/usr/bin custom-secret-value ghp"),
-            "/usr/bin *** ghp"
-        );
-        assert_eq!(r.redact(TOKEN), REDACTED);
-        assert!(!format!("{r:?}").contains("custom"));
-        let mut bytes = format!("x{TOKEN}").into_bytes();
-        bytes = r.redact_bytes(bytes);
-        assert_eq!(bytes, b"x***");
-        let binary = vec![0xff, 0xfe, b'a'];
-        assert_eq!(r.redact_bytes(binary.clone()), binary);
-    }
-}
+#[path = "secrets_tests.rs"]
+mod tests;

@@ -22,7 +22,7 @@ impl Ctx<'_> {
             out.api_url = u;
         }
         if let Some(t) = g.token_env {
-            out.token_env = t;
+            out.token_env = self.token_env("github", t, &crate::defaults::GITHUB_TOKEN_VARS)?;
         }
         out.report_url = g.report_url;
         if let Some(list) = g.publish {
@@ -74,14 +74,40 @@ impl Ctx<'_> {
         })
     }
 
-    pub(super) fn gitlab(&self, g: super::raw::RawGitlab) -> GitlabConfig {
-        GitlabConfig {
+    pub(super) fn gitlab(&self, g: super::raw::RawGitlab) -> Result<GitlabConfig, ConfigError> {
+        let token_env = match g.token_env {
+            Some(t) => self.token_env("gitlab", t, &crate::defaults::GITLAB_TOKEN_VARS)?,
+            None => crate::defaults::GITLAB_TOKEN_ENV.to_string(),
+        };
+        Ok(GitlabConfig {
             api_url: g.api_url,
             project: g.project,
-            token_env: g
-                .token_env
-                .unwrap_or_else(|| crate::defaults::GITLAB_TOKEN_ENV.to_string()),
+            token_env,
+        })
+    }
+
+    /// `[SECTION] token_env`: one of `allowed`. The file may come from the pull request being
+    /// measured: naming any other variable would send that secret to the forge.
+    fn token_env(
+        &self,
+        section: &str,
+        name: toml::Spanned<String>,
+        allowed: &[&str],
+    ) -> Result<String, ConfigError> {
+        if allowed.contains(&name.get_ref().as_str()) {
+            return Ok(name.into_inner());
         }
+        Err(self.at(
+            name.span(),
+            format!(
+                "[{section}] token_env `{}` is not a token variable pitwall reads",
+                name.get_ref()
+            ),
+            Some(format!(
+                "use one of {}; put the token in one of them in the job's environment",
+                allowed.join(", ")
+            )),
+        ))
     }
 }
 
@@ -128,12 +154,12 @@ mod tests {
             ["GITHUB_TOKEN", "GITLAB_TOKEN", "PITWALL_ALERT_WEBHOOK"]
         );
         let c = parse(
-            "[github]\ntoken_env = \"GH_PAT\"\n\n[gitlab]\napi_url = \"https://gl.example/api/v4\"\n\
+            "[github]\ntoken_env = \"GH_TOKEN\"\n\n[gitlab]\napi_url = \"https://gl.example/api/v4\"\n\
              project = \"grp/app\"\ntoken_env = \"CI_JOB_TOKEN\"\n",
         );
         assert_eq!(
             c.token_vars(),
-            ["GH_PAT", "CI_JOB_TOKEN", "PITWALL_ALERT_WEBHOOK"]
+            ["GH_TOKEN", "CI_JOB_TOKEN", "PITWALL_ALERT_WEBHOOK"]
         );
         assert_eq!(
             c.gitlab.api_url.as_deref(),
@@ -153,7 +179,7 @@ mod tests {
     fn command_suites_know_what_to_pass_and_which_tokens_to_remove() {
         let c = parse(
             "[project]\nbuild = \"make\"\nenv_pass = [\"CARGO_REGISTRY_TOKEN\"]\n\n\
-             [github]\ntoken_env = \"GH_PAT\"\n\n\
+             [github]\ntoken_env = \"PITWALL_GITHUB_TOKEN\"\n\n\
              [[suite]]\nname = \"t\"\nkind = \"command\"\ncommand = \"true\"\nenv_pass = [\"HF_TOKEN\"]\n",
         );
         assert_eq!(c.project.env_pass, ["CARGO_REGISTRY_TOKEN"]);
@@ -163,7 +189,11 @@ mod tests {
         assert_eq!(cmd.env_pass, ["HF_TOKEN"]);
         assert_eq!(
             cmd.token_vars,
-            ["GH_PAT", "GITLAB_TOKEN", "PITWALL_ALERT_WEBHOOK"]
+            [
+                "PITWALL_GITHUB_TOKEN",
+                "GITLAB_TOKEN",
+                "PITWALL_ALERT_WEBHOOK"
+            ]
         );
     }
 
@@ -171,7 +201,7 @@ mod tests {
     fn publishing_settings_leave_the_configuration_hash_alone() {
         let base = parse("[project]\nname = \"p\"\n");
         let other = parse(
-            "[project]\nname = \"p\"\n\n[github]\npublish = [\"status\"]\n\n[gitlab]\ntoken_env = \"X\"\n",
+            "[project]\nname = \"p\"\n\n[github]\npublish = [\"status\"]\n\n[gitlab]\ntoken_env = \"CI_JOB_TOKEN\"\n",
         );
         assert_eq!(base.hash(), other.hash());
         // What the measured code may see is part of it.
@@ -199,5 +229,76 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn token_env_names_only_a_token_variable() {
+        for (section, good) in [
+            (
+                "github",
+                ["GITHUB_TOKEN", "GH_TOKEN", "PITWALL_GITHUB_TOKEN"],
+            ),
+            (
+                "gitlab",
+                ["GITLAB_TOKEN", "CI_JOB_TOKEN", "PITWALL_GITLAB_TOKEN"],
+            ),
+        ] {
+            for name in good {
+                parse(&format!("[{section}]\ntoken_env = \"{name}\"\n"));
+            }
+            for bad in [
+                "AWS_SECRET_ACCESS_KEY",
+                "GH_PAT",
+                "PITWALL_STORE",
+                "GITLAB_TOKEN ",
+            ] {
+                let e = parse_str(
+                    &format!("[project]\nname = \"p\"\n\n[{section}]\ntoken_env = \"{bad}\"\n"),
+                    "pitwall.toml",
+                    "d",
+                )
+                .unwrap_err()
+                .to_string();
+                assert!(
+                    e.starts_with(&format!(
+                        "pitwall.toml:5:13: [{section}] token_env `{bad}` is not a token variable"
+                    )),
+                    "{e}"
+                );
+                assert!(
+                    e.contains(&format!("hint: use one of {}", good.join(", "))),
+                    "{e}"
+                );
+            }
+        }
+        // The GitHub token of one forge is not the other's.
+        assert!(parse_str("[gitlab]\ntoken_env = \"GITHUB_TOKEN\"\n", "f", "d").is_err());
+    }
+
+    #[test]
+    fn a_store_url_with_a_password_is_refused() {
+        for url in [
+            "postgres://bench:hunter2-pass@db.example/pw",
+            "postgresql://bench@db.example/pw?password=hunter2-pass",
+        ] {
+            let e = parse_str(
+                &format!("[project]\nname = \"p\"\n\n[store]\nurl = \"{url}\"\n"),
+                "pitwall.toml",
+                "d",
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.starts_with("pitwall.toml:5:1: [store] url `") && e.contains("holds a password"),
+                "{e}"
+            );
+            assert!(!e.contains("hunter2"), "{e}");
+            assert!(e.contains("PGPASSWORD"), "{e}");
+        }
+        let c = parse("[store]\nurl = \"postgres://bench@db.example/pw\"\n");
+        assert_eq!(
+            c.store_url.as_deref(),
+            Some("postgres://bench@db.example/pw")
+        );
     }
 }

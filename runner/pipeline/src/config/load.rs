@@ -263,6 +263,15 @@ impl Ctx<'_> {
                 StoreUrl::parse(url)
                     .map_err(|e| self.at(self.find_key("url"), format!("[store] url: {e}"), None)),
             );
+            // The file is in the repository: a password there is readable by everyone who
+            // can read the repository, and by every pull request's code.
+            if StoreUrl::password(url).is_some() {
+                keep(&mut errors, Err::<(), _>(self.at(
+                    self.find_key("url"),
+                    format!("[store] url `{}` holds a password", StoreUrl::redact(url)),
+                    Some("remove it from pitwall.toml; give it in PITWALL_STORE or --store, or with PostgreSQL's own PGPASSWORD or ~/.pgpass".into()),
+                )));
+            }
         }
         let (file_sampling, sampling_span) = match raw.sampling {
             Some(s) => (s.get_ref().clone(), s.span()),
@@ -285,7 +294,8 @@ impl Ctx<'_> {
             keep(&mut errors, self.pinning(raw.pinning.unwrap_or_default())).unwrap_or_default();
         let github =
             keep(&mut errors, self.github(raw.github.unwrap_or_default())).unwrap_or_default();
-        let gitlab = self.gitlab(raw.gitlab.unwrap_or_default());
+        let gitlab =
+            keep(&mut errors, self.gitlab(raw.gitlab.unwrap_or_default())).unwrap_or_default();
         let alerts =
             keep(&mut errors, self.alerts(raw.alerts.unwrap_or_default())).unwrap_or_default();
         let gpu = keep(&mut errors, self.gpu(raw.gpu.unwrap_or_default())).unwrap_or_default();

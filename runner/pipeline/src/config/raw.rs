@@ -94,7 +94,7 @@ pub struct RawCi {
 pub struct RawGithub {
     pub repo: Option<Spanned<String>>,
     pub api_url: Option<String>,
-    pub token_env: Option<String>,
+    pub token_env: Option<Spanned<String>>,
     pub report_url: Option<String>,
     pub publish: Option<Spanned<Vec<String>>>,
 }
@@ -125,7 +125,7 @@ pub struct RawSuites {
 pub struct RawGitlab {
     pub api_url: Option<String>,
     pub project: Option<String>,
-    pub token_env: Option<String>,
+    pub token_env: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

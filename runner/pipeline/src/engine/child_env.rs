@@ -1,14 +1,15 @@
 //! The environment a build or benchmark command runs in: pitwall's own, scrubbed of every
-//! secret (the configured token variables and anything named like a secret) unless the
-//! configuration passes it on purpose (`env_pass`), plus the suite's `env`; and the
-//! [`Redactor`] for everything the command writes back.
+//! secret (the configured token variables, anything named like a secret, the store's URL and
+//! any variable holding a secret the process knows) unless the configuration passes it on
+//! purpose (`env_pass`), plus the suite's `env`; and the [`Redactor`] for everything the
+//! command writes back.
 //!
 //! The code being measured is the pull request's: on a CI runner it must not see the token
 //! that can comment, set statuses or push (docs/CI.md).
 
 use std::collections::BTreeMap;
 
-use pitwall_schema::secrets::is_secret_name;
+use pitwall_schema::secrets::{is_secret_name, remembered, store_credentials, url_secrets};
 use pitwall_schema::{Redactor, Run};
 
 /// What a child process gets, and what is scrubbed from what it writes.
@@ -43,14 +44,36 @@ impl ChildEnv {
         token_vars: &[String],
     ) -> ChildEnv {
         let is_secret = |name: &str| is_secret_name(name) || token_vars.iter().any(|t| t == name);
+        let inherited: Vec<(String, String)> = inherited.into_iter().collect();
+        // The store URL's credentials (`PITWALL_STORE`, `--store`), whatever variable holds
+        // them; and every other secret the process knows (a token, read by name).
+        let mut store = store_credentials();
+        for (name, value) in &inherited {
+            if STORE_VARS.contains(&name.as_str()) {
+                store.extend(url_secrets(value, false));
+            }
+        }
+        let known = remembered();
         let mut remove = Vec::new();
         let mut redactor = Redactor::none();
+        for k in known.iter().chain(&store) {
+            redactor.add(k);
+        }
         for (name, value) in inherited {
-            if !is_secret(&name) {
+            // The store's URL goes whatever `env_pass` says: it grants write access to the
+            // shared store.
+            if STORE_VARS.contains(&name.as_str()) {
+                redactor.add(&value);
+                remove.push(name);
+                continue;
+            }
+            let holds_store = store.iter().any(|k| value.contains(k.as_str()));
+            let holds_known = known.iter().any(|k| value.contains(k.as_str()));
+            if !is_secret(&name) && !holds_known && !holds_store {
                 continue;
             }
             redactor.add(&value);
-            if !pass.contains(&name) && !set.contains_key(&name) {
+            if holds_store || (!pass.contains(&name) && !set.contains_key(&name)) {
                 remove.push(name);
             }
         }
@@ -76,28 +99,33 @@ impl ChildEnv {
     }
 }
 
+/// Variables that hold the store's URL: never passed to a command, their credentials
+/// redacted.
+pub const STORE_VARS: &[&str] = &["PITWALL_STORE"];
+
 /// What the pitwall process knows to be secret: the values of its variables named like
-/// secrets and of `token_vars`. For what pitwall itself prints, stores and publishes.
+/// secrets and of `token_vars`, the credentials of the store URL (`PITWALL_STORE`) and every
+/// value it remembered (`pitwall_schema::secrets::remember`: `--store`'s password, a token).
+/// For what pitwall itself prints, stores and publishes.
 pub fn process_redactor(token_vars: &[String]) -> Redactor {
-    Redactor::from_vars(std::env::vars(), token_vars.iter().map(String::as_str))
+    let mut r = Redactor::from_vars(std::env::vars(), token_vars.iter().map(String::as_str));
+    for var in STORE_VARS {
+        if let Ok(url) = std::env::var(var) {
+            for s in url_secrets(&url, false) {
+                r.add(&s);
+            }
+        }
+    }
+    r
 }
 
-/// Redacts every string of `run` (names, parameters, errors, the fingerprint): what a
-/// command wrote into a results file or directory, read by a format reader, is caught here
-/// before the run is stored, exported or rendered. Untouched when nothing matches.
+/// Redacts every string of `run` (names, parameters, errors, the fingerprint), whatever
+/// characters the secret holds: what a command wrote into a results file or directory,
+/// read by a format reader, is caught here before the run is stored, exported or rendered.
+/// A run that no longer reads back once redacted (a secret that was a whole enum tag) has
+/// its results' free text replaced whole (`pitwall_store::redact_run`).
 pub fn redact_run(run: &mut Run, redactor: &Redactor) {
-    if redactor.is_empty() {
-        return;
-    }
-    let Ok(json) = serde_json::to_string(&*run) else {
-        return;
-    };
-    let clean = redactor.redact(&json);
-    if clean != json
-        && let Ok(back) = serde_json::from_str::<Run>(&clean)
-    {
-        *run = back;
-    }
+    pitwall_store::redact_run(redactor, run);
 }
 
 #[cfg(test)]
@@ -173,5 +201,86 @@ mod tests {
                 .redact("configured-key-value inherited-key-value"),
             "*** ***"
         );
+    }
+
+    #[test]
+    fn the_store_url_never_reaches_a_command_and_its_password_is_redacted() {
+        let url = "postgres://bench:Pg-Pass-4711@db.example/pw";
+        let inherited = [
+            ("PITWALL_STORE".to_string(), url.to_string()),
+            ("DATABASE_URL".to_string(), url.to_string()),
+            ("PATH".to_string(), "/usr/bin".to_string()),
+        ];
+        // Not even when the configuration passes it.
+        let env = ChildEnv::from_vars(
+            inherited,
+            &BTreeMap::new(),
+            &["PITWALL_STORE".to_string(), "DATABASE_URL".to_string()],
+            &[],
+        );
+        let mut removed = env.remove.clone();
+        removed.sort();
+        assert_eq!(removed, ["DATABASE_URL", "PITWALL_STORE"]);
+        assert_eq!(
+            env.redactor
+                .redact("password Pg-Pass-4711, bench:Pg-Pass-4711"),
+            "password ***, ***"
+        );
+    }
+
+    #[test]
+    fn a_remembered_store_password_is_redacted_and_its_variables_removed() {
+        pitwall_schema::secrets::remember_store_credential("flag-store-pass-99");
+        pitwall_schema::secrets::remember("remembered-token-77");
+        let env = ChildEnv::from_vars(
+            [
+                ("MY_DSN".to_string(), "x:flag-store-pass-99@h".to_string()),
+                ("COPY".to_string(), "remembered-token-77".to_string()),
+                ("PASSED".to_string(), "remembered-token-77".to_string()),
+            ],
+            &BTreeMap::new(),
+            &["MY_DSN".to_string(), "PASSED".to_string()],
+            &[],
+        );
+        // The store's credential goes whatever env_pass says; a token only unless passed.
+        assert_eq!(env.remove, ["MY_DSN", "COPY"]);
+        assert_eq!(
+            env.redactor
+                .redact("flag-store-pass-99 remembered-token-77"),
+            "*** ***"
+        );
+    }
+
+    #[test]
+    fn a_secret_with_quotes_or_backslashes_is_redacted_from_a_run() {
+        let secret = r#"tok"en\value-123"#;
+        let redactor = Redactor::new([secret]);
+        let failed = pitwall_schema::BenchmarkResult::failed(
+            "s",
+            &format!("echo {secret}"),
+            BTreeMap::new(),
+            format!("said {secret}"),
+        );
+        let mut run = Run {
+            id: "r1".into(),
+            project: "p".into(),
+            commit: "working tree".into(),
+            branch: None,
+            testbed: None,
+            role: None,
+            started_at: "2026-12-02T10:00:00.000000Z".into(),
+            finished_at: "2026-12-02T10:00:05.000000Z".into(),
+            config_hash: "ab".repeat(32),
+            fingerprint: pitwall_schema::Fingerprint::default(),
+            status: pitwall_schema::RunStatus::Failed,
+            commit_info: None,
+            error: None,
+            pair: None,
+            results: vec![failed],
+        };
+        redact_run(&mut run, &redactor);
+        let text = serde_json::to_string(&run).unwrap();
+        assert!(!text.contains("value-123"), "{text}");
+        assert_eq!(run.results[0].name, "echo ***");
     }
 }

@@ -10,6 +10,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::child_env::ChildEnv;
+use pitwall_schema::Redactor;
 
 /// How much of stderr is kept for messages.
 const STDERR_TAIL_BYTES: usize = 4096;
@@ -137,8 +138,8 @@ pub fn run_command(
             .take(STDOUT_MAX_BYTES as u64)
             .read_to_end(&mut buf);
         // Drain the rest so the writer never blocks on a full pipe.
-        let _ = std::io::copy(&mut out, &mut std::io::sink());
-        buf
+        let rest = std::io::copy(&mut out, &mut std::io::sink()).unwrap_or(0);
+        (buf, rest > 0)
     });
     let err_reader = spawn_tail_reader(err);
 
@@ -166,10 +167,12 @@ pub fn run_command(
     untrack_group(pgid);
     watchdog.dismiss();
     // Whatever the command echoes of a secret is gone before anything reads it.
-    let stdout = env
-        .redactor
-        .redact_bytes(out_reader.join().unwrap_or_default());
-    let stderr_tail = env.redactor.redact(&err_reader.join().unwrap_or_default());
+    let (stdout, stdout_cut) = out_reader.join().unwrap_or_default();
+    let stdout = env.redactor.redact_cut(stdout, false, stdout_cut);
+    let stderr_tail = err_reader
+        .join()
+        .unwrap_or_default()
+        .redacted(&env.redactor);
     Ok(CommandOutcome {
         exit,
         stdout,
@@ -284,27 +287,44 @@ impl Drop for Watchdog {
     }
 }
 
-/// Reads `stream` to its end on a thread; the thread returns its last `STDERR_TAIL_BYTES`,
-/// lossily decoded.
+/// The last `STDERR_TAIL_BYTES` of a stream, and whether anything before them was cut.
+#[derive(Debug, Default)]
+pub(super) struct Tail {
+    bytes: Vec<u8>,
+    cut: bool,
+}
+
+impl Tail {
+    /// The tail with every known secret redacted, including the end of one cut by the start
+    /// of the tail, lossily decoded.
+    pub(super) fn redacted(self, redactor: &Redactor) -> String {
+        let bytes = redactor.redact_cut(self.bytes, self.cut, false);
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+/// Reads `stream` to its end on a thread; the thread returns its last `STDERR_TAIL_BYTES`.
 pub(super) fn spawn_tail_reader(
     mut stream: impl Read + Send + 'static,
-) -> thread::JoinHandle<String> {
+) -> thread::JoinHandle<Tail> {
     thread::spawn(move || {
-        let mut tail: Vec<u8> = Vec::new();
+        let mut tail = Tail::default();
         let mut chunk = [0u8; 8192];
         while let Ok(n) = stream.read(&mut chunk) {
             if n == 0 {
                 break;
             }
-            tail.extend_from_slice(&chunk[..n]);
-            if tail.len() > 2 * STDERR_TAIL_BYTES {
-                tail.drain(..tail.len() - STDERR_TAIL_BYTES);
+            tail.bytes.extend_from_slice(&chunk[..n]);
+            if tail.bytes.len() > 2 * STDERR_TAIL_BYTES {
+                tail.bytes.drain(..tail.bytes.len() - STDERR_TAIL_BYTES);
+                tail.cut = true;
             }
         }
-        if tail.len() > STDERR_TAIL_BYTES {
-            tail.drain(..tail.len() - STDERR_TAIL_BYTES);
+        if tail.bytes.len() > STDERR_TAIL_BYTES {
+            tail.bytes.drain(..tail.bytes.len() - STDERR_TAIL_BYTES);
+            tail.cut = true;
         }
-        String::from_utf8_lossy(&tail).into_owned()
+        tail
     })
 }
 
@@ -518,5 +538,35 @@ mod tests {
         assert_eq!(fmt_secs(0.5), "0.5");
         assert_eq!(fmt_secs(0.0), "0");
         assert_eq!(shown_command("a\x1bb"), "a\\x1bb");
+    }
+
+    #[test]
+    fn a_secret_cut_by_the_start_of_the_stderr_tail_leaves_no_piece() {
+        let secret = "cut-secret-0123456789abcdef";
+        let env = ChildEnv::from_vars(
+            [("PW_CUT_TOKEN".to_string(), secret.to_string())],
+            &BTreeMap::new(),
+            &["PW_CUT_TOKEN".to_string()],
+            &[],
+        );
+        let mut cmd_env = env.clone();
+        cmd_env.set.insert("PW_CUT_TOKEN".into(), secret.into());
+        // The secret's first 10 bytes fall before the tail's 4096, its last 17 inside.
+        let filler = STDERR_TAIL_BYTES - 17;
+        let o = run_command(
+            &format!(
+                "printf '%s' \"$PW_CUT_TOKEN\" >&2; head -c {filler} /dev/zero | tr '\\0' x >&2"
+            ),
+            Path::new("."),
+            &cmd_env,
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert!(
+            o.stderr_tail.starts_with("***x"),
+            "{}",
+            &o.stderr_tail[..40]
+        );
+        assert!(!o.stderr_tail.contains("0123456789"));
     }
 }

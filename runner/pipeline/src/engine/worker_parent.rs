@@ -103,7 +103,8 @@ fn watch(
         .map_err(|e| format!("cannot write the request for a suite worker: {e}"))?;
     let mut cmd = Command::new(exe);
     // A worker runs pitwall's own suites: it needs no secret, so it gets none.
-    super::child_env::ChildEnv::scrubbed(&Default::default(), &[], &[]).apply(&mut cmd);
+    let env = super::child_env::ChildEnv::scrubbed(&Default::default(), &[], &[]);
+    env.apply(&mut cmd);
     let mut child = cmd
         .arg(WORKER_SUBCOMMAND)
         .current_dir(checkout)
@@ -181,7 +182,10 @@ fn watch(
     untrack_group(pgid);
     drop(rx);
     let _ = out_reader.join();
-    let stderr_tail = err_reader.join().unwrap_or_default();
+    let stderr_tail = err_reader
+        .join()
+        .unwrap_or_default()
+        .redacted(&env.redactor);
 
     let who = match session.pid {
         Some(pid) => format!("suite worker (pid {pid})"),

@@ -1,11 +1,12 @@
 //! Compiling a `cuda-kernels` suite's sources from the measured checkout with NVRTC: each
 //! `.cu` file once per architecture, named by its path in the repository so NVRTC's log reads
-//! `kernels/saxpy.cu(3): error …`, with the file's directory and the repository root on the
-//! include path; then each kernel's entry points looked for in the cubin. Needs libnvrtc but no
+//! `kernels/saxpy.cu(3): error …`, its headers found from the file's directory and the
+//! repository root and handed to NVRTC by pitwall (`sources`: NVRTC reads nothing outside the
+//! checkout); then each kernel's entry points looked for in the cubin. Needs libnvrtc but no
 //! GPU, so the same check runs on a CPU-only machine (`check`).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::kernels::{self, KernelError};
@@ -60,21 +61,6 @@ enum SourceError {
     Compile(Arc<KernelError>),
 }
 
-/// The options a file of the checkout is compiled with besides [`kernels::options`]: its own
-/// directory and the repository root as include paths, so `#include "common.cuh"` works
-/// as it would with nvcc run from either.
-pub fn include_options(root: &Path, file: &str) -> Vec<String> {
-    let path = root.join(file);
-    let dir = path
-        .parent()
-        .map_or_else(|| root.to_path_buf(), Path::to_path_buf);
-    let mut dirs: Vec<PathBuf> = vec![dir, root.to_path_buf()];
-    dirs.dedup();
-    dirs.iter()
-        .map(|d| format!("--include-path={}", d.display()))
-        .collect()
-}
-
 /// Every source of `manifest`, compiled once each for `sm_<sm>`, by file name.
 fn compile_all(root: &Path, manifest: &KernelManifest, sm: u32) -> BTreeMap<String, Compiled> {
     let mut out = BTreeMap::new();
@@ -83,10 +69,10 @@ fn compile_all(root: &Path, manifest: &KernelManifest, sm: u32) -> BTreeMap<Stri
             if out.contains_key(file) {
                 continue;
             }
-            let compiled = std::fs::read_to_string(root.join(file))
+            let compiled = super::sources::load(root, file)
                 .map_err(|e| SourceError::Read(Arc::new(e)))
-                .and_then(|text| {
-                    kernels::compile_with(file, &text, sm, &include_options(root, file))
+                .and_then(|src| {
+                    kernels::compile_with(file, &src.text, sm, &src.headers)
                         .map_err(|e| SourceError::Compile(Arc::new(e)))
                 })
                 .map(|bytes| Cubin {
@@ -303,15 +289,60 @@ mod tests {
         std::fs::remove_dir_all(&root).unwrap();
     }
 
+    /// Issue 22 item 2: a source linked to, or including, a file outside the checkout gets
+    /// nothing of it into NVRTC's log (the test process's environment holds a planted value).
     #[test]
-    fn sources_are_found_from_their_directory_and_the_root() {
-        let opts = include_options(Path::new("/repo"), "kernels/saxpy.cu");
-        assert_eq!(
-            opts,
-            vec!["--include-path=/repo/kernels", "--include-path=/repo"]
+    fn nothing_outside_the_checkout_reaches_nvrtc() {
+        if !kernels::nvrtc_present() {
+            assert!(
+                std::env::var("PITWALL_REQUIRE_NVRTC").as_deref() != Ok("1"),
+                "PITWALL_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded"
+            );
+            eprintln!("skipped: no libnvrtc");
+            return;
+        }
+        let root = std::env::temp_dir().join(format!("pitwall-leak-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("kernels/sub")).unwrap();
+        std::os::unix::fs::symlink("/proc/self/environ", root.join("kernels/environ.cu")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("kernels/passwd.cu")).unwrap();
+        let includes = [
+            ("abs.cu", "#include \"/proc/self/environ\"\n"),
+            ("up.cu", "#include \"../../../../../../../../etc/passwd\"\n"),
+            ("hidden.cu", "#/**/include \\\n\"/etc/passwd\"\n"),
+            ("sub/nested.cu", "#include \"../h.cuh\"\n"),
+        ];
+        std::fs::write(root.join("kernels/h.cuh"), "#include \"/etc/passwd\"\n").unwrap();
+        for (file, text) in includes {
+            std::fs::write(root.join("kernels").join(file), text).unwrap();
+        }
+        let mut manifest = KernelManifest {
+            kernels: vec![
+                kernel("environ", "kernels/environ.cu", "k"),
+                kernel("passwd", "kernels/passwd.cu", "k"),
+            ],
+        };
+        for (file, _) in includes {
+            let path = format!("kernels/{file}");
+            manifest.kernels.push(kernel(file, &path, "k"));
+        }
+        let results = check(&root, &manifest, 80);
+        for (name, result) in &results {
+            let e = result.as_ref().unwrap_err().to_string();
+            assert!(
+                !e.contains("root:x:0:0") && !e.contains("PATH="),
+                "{name}: {e}"
+            );
+        }
+        let environ = results[0].1.as_ref().unwrap_err().to_string();
+        assert!(
+            environ.starts_with("kernel `environ`: cannot read kernels/environ.cu in ")
+                && environ.contains("outside the checkout"),
+            "{environ}"
         );
-        let opts = include_options(Path::new("/repo"), "top.cu");
-        assert_eq!(opts, vec!["--include-path=/repo"]);
+        let abs = results[2].1.as_ref().unwrap_err().to_string();
+        assert!(abs.contains("is not a file in the checkout"), "{abs}");
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]

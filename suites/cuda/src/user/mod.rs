@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod compile;
 pub mod reference;
+pub mod sources;
 
 pub use bench::UserKernelBench;
 pub use compile::{Cubin, KernelCubins, UserKernelError, check};

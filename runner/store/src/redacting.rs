@@ -1,0 +1,213 @@
+//! A store that redacts: every run and alert read from it, or stored through it, has every
+//! secret the process knows replaced by `***`. Runs stored before a secret was known, or by
+//! an older pitwall, or brought in by `import`, would otherwise reach `show`, `export`, the
+//! report and the pull-request comment as they were stored (docs/CI.md, "Redaction").
+
+use pitwall_schema::{Alert, AlertUpdate, Redactor, Run, SampleSummary};
+
+use super::{InsertOutcome, RunQuery, RunSummary, Store, StoreError};
+
+/// Wraps a store; what goes in and comes out is redacted with `redactor`.
+pub struct RedactingStore {
+    inner: Box<dyn Store>,
+    redactor: Redactor,
+}
+
+impl RedactingStore {
+    /// `inner` as it is when the redactor knows no secret.
+    pub fn wrap(inner: Box<dyn Store>, redactor: Redactor) -> Box<dyn Store> {
+        if redactor.is_empty() {
+            return inner;
+        }
+        Box::new(RedactingStore { inner, redactor })
+    }
+
+    fn run(&self, mut run: Run) -> Run {
+        redact_run(&self.redactor, &mut run);
+        run
+    }
+
+    fn alert(&self, mut alert: Alert) -> Alert {
+        if self.redactor.redact_serde(&mut alert).is_err() {
+            alert.series.key = pitwall_schema::secrets::REDACTED.to_string();
+            alert.note = None;
+        }
+        alert
+    }
+
+    fn text(&self, text: String) -> String {
+        self.redactor.redact(&text)
+    }
+}
+
+/// Redacts every string of `run`; one that no longer reads back once redacted (a secret that
+/// was a whole enum tag) has its results' free text replaced whole.
+pub fn redact_run(redactor: &Redactor, run: &mut Run) {
+    if redactor.redact_serde(run).is_err() {
+        for result in &mut run.results {
+            result.name = pitwall_schema::secrets::REDACTED.to_string();
+            result.error = result
+                .error
+                .as_ref()
+                .map(|_| pitwall_schema::secrets::REDACTED.to_string());
+            result.params.clear();
+        }
+    }
+}
+
+impl Store for RedactingStore {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+
+    fn insert_run(&mut self, run: &Run) -> Result<InsertOutcome, StoreError> {
+        let clean = self.run(run.clone());
+        self.inner.insert_run(&clean)
+    }
+
+    fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>, StoreError> {
+        let mut runs = self.inner.list_runs(limit)?;
+        for r in &mut runs {
+            for s in [&mut r.project, &mut r.commit, &mut r.started_at] {
+                *s = self.text(std::mem::take(s));
+            }
+            for s in [&mut r.branch, &mut r.testbed, &mut r.role, &mut r.pair_id] {
+                *s = s.take().map(|t| self.text(t));
+            }
+        }
+        Ok(runs)
+    }
+
+    fn get_run(&self, id: &str) -> Result<Run, StoreError> {
+        self.inner.get_run(id).map(|r| self.run(r))
+    }
+
+    fn all_runs(&self) -> Result<Vec<Run>, StoreError> {
+        Ok(self
+            .inner
+            .all_runs()?
+            .into_iter()
+            .map(|r| self.run(r))
+            .collect())
+    }
+
+    fn upsert_alerts(&mut self, alerts: &[Alert]) -> Result<(), StoreError> {
+        let clean: Vec<Alert> = alerts.iter().map(|a| self.alert(a.clone())).collect();
+        self.inner.upsert_alerts(&clean)
+    }
+
+    fn list_alerts(&self) -> Result<Vec<Alert>, StoreError> {
+        Ok(self
+            .inner
+            .list_alerts()?
+            .into_iter()
+            .map(|a| self.alert(a))
+            .collect())
+    }
+
+    fn update_alert(&mut self, id: &str, change: &AlertUpdate) -> Result<Alert, StoreError> {
+        self.inner.update_alert(id, change).map(|a| self.alert(a))
+    }
+
+    fn prune_samples(
+        &mut self,
+        id: &str,
+        summaries: &[Option<SampleSummary>],
+    ) -> Result<usize, StoreError> {
+        self.inner.prune_samples(id, summaries)
+    }
+
+    fn delete_run(&mut self, id: &str) -> Result<bool, StoreError> {
+        self.inner.delete_run(id)
+    }
+
+    fn query_runs(&self, query: &RunQuery) -> Result<Vec<Run>, StoreError> {
+        Ok(self
+            .inner
+            .query_runs(query)?
+            .into_iter()
+            .map(|r| self.run(r))
+            .collect())
+    }
+
+    fn series_keys(&self) -> Result<Vec<String>, StoreError> {
+        // Keys select series; they are compared with keys of redacted runs.
+        Ok(self
+            .inner
+            .series_keys()?
+            .into_iter()
+            .map(|k| self.text(k))
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use pitwall_schema::{BenchmarkResult, Fingerprint, RunStatus};
+
+    use super::*;
+    use crate::{OpenMode, SqliteStore};
+
+    const SECRET: &str = r#"stored"secret\value-1"#;
+
+    fn run_with(text: &str) -> Run {
+        let failed = BenchmarkResult::failed(
+            "s",
+            &format!("bench {text}"),
+            BTreeMap::from([("p".to_string(), text.to_string())]),
+            format!("stderr tail: {text}"),
+        );
+        Run {
+            id: "0193a1b2-0000-7000-8000-000000000001".into(),
+            project: "p".into(),
+            commit: "working tree".into(),
+            branch: Some(format!("b-{text}")),
+            testbed: None,
+            role: None,
+            started_at: "2026-12-02T10:00:00.000000Z".into(),
+            finished_at: "2026-12-02T10:00:05.000000Z".into(),
+            config_hash: "ab".repeat(32),
+            fingerprint: Fingerprint::default(),
+            status: RunStatus::Failed,
+            commit_info: None,
+            error: Some(text.to_string()),
+            pair: None,
+            results: vec![failed],
+        }
+    }
+
+    #[test]
+    fn what_was_stored_before_is_redacted_when_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pw.db");
+        // Stored in clear, as an older pitwall or an import would have.
+        let mut plain = SqliteStore::open_with(&path, OpenMode::Create).unwrap();
+        plain.insert_run(&run_with(SECRET)).unwrap();
+        drop(plain);
+        let inner = SqliteStore::open_with(&path, OpenMode::Existing).unwrap();
+        let store = RedactingStore::wrap(Box::new(inner), Redactor::new([SECRET]));
+        let got = store.get_run("latest").unwrap();
+        let all = store.all_runs().unwrap();
+        let listed = store.list_runs(None).unwrap();
+        let queried = store.query_runs(&RunQuery::default()).unwrap();
+        let text = serde_json::to_string(&(&got, &all, &listed, &queried)).unwrap();
+        assert!(!text.contains("value-1"), "{text}");
+        assert_eq!(got.results[0].name, "bench ***");
+        assert_eq!(got.error.as_deref(), Some("***"));
+    }
+
+    #[test]
+    fn what_is_stored_through_it_is_redacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pw.db");
+        let inner = SqliteStore::open_with(&path, OpenMode::Create).unwrap();
+        let mut store = RedactingStore::wrap(Box::new(inner), Redactor::new([SECRET]));
+        store.insert_run(&run_with(SECRET)).unwrap();
+        drop(store);
+        let plain = SqliteStore::open_with(&path, OpenMode::Existing).unwrap();
+        let text = serde_json::to_string(&plain.all_runs().unwrap()).unwrap();
+        assert!(!text.contains("value-1"), "{text}");
+    }
+}
