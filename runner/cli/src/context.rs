@@ -77,7 +77,10 @@ pub(super) fn open_store(
             StoreUrl::default_sqlite()
         }
     };
-    store::open(&url, mode).map_err(Failure::of_store)
+    let mut store = store::open(&url, mode).map_err(Failure::of_store)?;
+    // A run with a row that cannot be read is left out of what is read, said once here.
+    store.on_skipped(Box::new(|line| eprintln!("warning: {line}")));
+    Ok(store)
 }
 
 /// Writes through a temporary file and a rename, so a reader never sees half a file.
