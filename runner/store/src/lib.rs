@@ -81,6 +81,9 @@ pub struct RunQuery {
     pub fingerprints: bool,
 }
 
+/// Where a store says which runs its reads skipped (`Store::on_skipped`): one line each.
+pub type SkipSink = Box<dyn Fn(&str) + Send>;
+
 /// What happened to a run handed to `insert_run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InsertOutcome {
@@ -200,7 +203,7 @@ pub trait Store {
     /// named once in one line, so one bad row never makes the rest of the store unreadable
     /// (`get_run` of that run still fails with the corruption). Without a sink, the skips go
     /// unsaid.
-    fn on_skipped(&mut self, sink: Box<dyn Fn(&str) + Send>);
+    fn on_skipped(&mut self, sink: SkipSink);
 }
 
 /// Whether opening a store may create it.

@@ -461,7 +461,7 @@ impl Store for PgStore {
         super::pg_query::pg_series_keys(&mut self.client.borrow_mut(), &store)
     }
 
-    fn on_skipped(&mut self, sink: Box<dyn Fn(&str) + Send>) {
+    fn on_skipped(&mut self, sink: super::SkipSink) {
         self.skips.set_sink(sink);
     }
 }

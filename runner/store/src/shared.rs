@@ -70,7 +70,7 @@ pub(super) fn prefix_hint(id: &str) -> &'static str {
 /// once, so one bad row never makes the rest of the store unreadable.
 #[derive(Default)]
 pub(super) struct Skips {
-    sink: Option<Box<dyn Fn(&str) + Send>>,
+    sink: Option<super::SkipSink>,
     said: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
@@ -83,7 +83,7 @@ impl std::fmt::Debug for Skips {
 }
 
 impl Skips {
-    pub fn set_sink(&mut self, sink: Box<dyn Fn(&str) + Send>) {
+    pub fn set_sink(&mut self, sink: super::SkipSink) {
         self.sink = Some(sink);
     }
 

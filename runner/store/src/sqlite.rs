@@ -469,7 +469,7 @@ impl Store for SqliteStore {
         super::query::sqlite_series_keys(&self.conn, &self.describe())
     }
 
-    fn on_skipped(&mut self, sink: Box<dyn Fn(&str) + Send>) {
+    fn on_skipped(&mut self, sink: super::SkipSink) {
         self.skips.set_sink(sink);
     }
 }
