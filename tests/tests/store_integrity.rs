@@ -287,4 +287,22 @@ fn a_testbed_that_names_a_stored_series_differently_is_refused() {
         "{e}"
     );
     assert_eq!(sb.count("runs"), 1);
+    // A name with no letter or digit would be the series `unknown` of unnamed machines.
+    for name in ["///", "∅∅∅"] {
+        let e = sb
+            .run(&["import", "second.json", "--testbed", name])
+            .expect(2)
+            .stderr();
+        assert!(e.contains("has no letter or digit"), "{e}");
+        sb.write(
+            "pitwall.toml",
+            &format!("[project]\nname = \"toy\"\n\n[testbed]\nname = \"{name}\"\n"),
+        );
+        let e = sb.run(&["runs"]).expect(2).stderr();
+        assert!(
+            e.contains("pitwall.toml:5:") && e.contains("has no letter or digit"),
+            "{e}"
+        );
+    }
+    assert_eq!(sb.count("runs"), 1);
 }

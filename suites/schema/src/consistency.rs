@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::labels::sanitize_testbed;
+use crate::labels::{UNKNOWN_TESTBED, sanitize_testbed};
 use crate::schema::{BenchmarkResult, SampleSummary};
 
 /// Units whose values are durations and so cannot be negative.
@@ -60,6 +60,19 @@ pub fn testbed_problem(testbed: &str) -> Option<String> {
     (written != testbed).then(|| {
         format!(
             "testbed {testbed:?} is not a testbed name (lowercase letters, digits, `.`, `_` and `-`, at most 64); it would be written `{written}`"
+        )
+    })
+}
+
+/// Why a testbed name a person gave (`--testbed`, `[testbed] name`) cannot name a machine, if
+/// it cannot: a name without a letter or digit would be written `unknown`, the testbed of
+/// machines pitwall cannot name, so `///` and `∅∅∅` would merge two machines into that series.
+pub fn given_testbed_problem(name: &str) -> Option<String> {
+    let unnamed = sanitize_testbed(name) == UNKNOWN_TESTBED
+        && !name.trim().eq_ignore_ascii_case(UNKNOWN_TESTBED);
+    unnamed.then(|| {
+        format!(
+            "testbed {name:?} has no letter or digit: it would be the series `{UNKNOWN_TESTBED}` of machines pitwall cannot name"
         )
     })
 }

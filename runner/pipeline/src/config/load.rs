@@ -251,7 +251,16 @@ impl Ctx<'_> {
                     Some("leave the key out to use the name derived from host and GPU".into()),
                 ));
             }
-            Some(n) => Some(pitwall_schema::sanitize_testbed(n.get_ref())),
+            Some(n) => {
+                if let Some(why) = pitwall_schema::consistency::given_testbed_problem(n.get_ref()) {
+                    return Err(self.at(
+                        n.span(),
+                        format!("[testbed] name: {why}"),
+                        Some("use letters, digits, `.`, `_` and `-`".into()),
+                    ));
+                }
+                Some(pitwall_schema::sanitize_testbed(n.get_ref()))
+            }
             None => None,
         };
         let history_branch = match raw.history.and_then(|h| h.branch) {
