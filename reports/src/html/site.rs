@@ -270,6 +270,13 @@ fn remove_stale(out_dir: &Path, written: &[PathBuf]) -> Result<usize, HtmlError>
     }
     let mut text = relative.join("\n");
     text.push('\n');
+    // Never written through a link someone left in its place.
+    if fs::symlink_metadata(&manifest).is_ok_and(|m| m.file_type().is_symlink()) {
+        fs::remove_file(&manifest).map_err(|source| HtmlError::Io {
+            path: manifest.clone(),
+            source,
+        })?;
+    }
     write(manifest, &text)?;
     Ok(removed)
 }

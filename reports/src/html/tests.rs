@@ -358,6 +358,17 @@ fn a_report_deletes_only_files_its_manifest_lists() {
         !manifest.contains("victim") && !manifest.contains("link"),
         "{manifest}"
     );
+    // A manifest that is a link is neither read nor written through.
+    std::fs::remove_file(root.join(".pitwall-manifest")).unwrap();
+    std::os::unix::fs::symlink(&victim, root.join(".pitwall-manifest")).unwrap();
+    write_site(&input(&fewer), root).unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "outside");
+    assert!(
+        root.join(".pitwall-manifest")
+            .symlink_metadata()
+            .unwrap()
+            .is_file()
+    );
 }
 
 /// The measures' rows on the index, as `data-name` shows them, in order.

@@ -93,7 +93,19 @@ impl Skips {
         match read {
             Ok(value) => Ok(Some(value)),
             Err(e @ StoreError::Corrupt { .. }) => {
-                let line = format!("{e}; run skipped");
+                // Stored text is shown with its control characters escaped: one line each.
+                let line: String = format!("{e}; run skipped")
+                    .chars()
+                    .flat_map(|c| {
+                        if c.is_control() {
+                            format!("\\x{:02x}", u32::from(c))
+                                .chars()
+                                .collect::<Vec<_>>()
+                        } else {
+                            vec![c]
+                        }
+                    })
+                    .collect();
                 let new = self
                     .said
                     .lock()
