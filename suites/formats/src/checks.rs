@@ -27,9 +27,7 @@ pub(super) fn validate(
         let unit = b.unit.as_str();
         // The rule imports are held to (`Run::validate`), so a fresh run stores no name an
         // import could not.
-        if let Some(why) =
-            pitwall_schema::consistency::names_problem(None, &b.name, &b.measure, &b.params)
-        {
+        if let Some(why) = pitwall_schema::consistency::names_problem(None, &b.name) {
             return Err(FormatError::new(format, format!("benchmark {n}: "), why));
         }
         if let Some(i) = b.samples.iter().position(|v| !v.is_finite()) {

@@ -4,8 +4,6 @@
 //! run it reads) and by the format readers' checks of a fresh output, so an import can hold
 //! nothing a fresh run could not.
 
-use std::collections::BTreeMap;
-
 use crate::labels::{UNKNOWN_TESTBED, sanitize_testbed};
 use crate::schema::{BenchmarkResult, SampleSummary};
 
@@ -19,31 +17,15 @@ pub const MAX_SAMPLES_PER_RESULT: usize = 1 << 40;
 /// The fewest samples with which a median gets a 95% interval (`pitwall_stats::median_ci`).
 const MIN_SAMPLES_FOR_CI: usize = 6;
 
-/// Why a benchmark's suite, name, measure or parameters cannot be stored, if they cannot: no
-/// control characters (they would split lines in every table, log and comment), and no name
-/// that is `.` or `..` (names become page and file names).
-/// `suite` is `None` where it is not known yet (a format reader's output).
-pub fn names_problem(
-    suite: Option<&str>,
-    name: &str,
-    measure: &str,
-    params: &BTreeMap<String, String>,
-) -> Option<String> {
-    let suite = suite.unwrap_or("suite");
-    let fields = [("suite", suite), ("name", name), ("measure", measure)]
+/// Why a benchmark's suite or name cannot be stored, if it cannot: empty, `.` or `..` (a
+/// `cuda-kernels` configuration refuses such kernel names, and names become page and file
+/// names). Control characters are allowed: every output writes them escaped (`\x1b`).
+pub fn names_problem(suite: Option<&str>, name: &str) -> Option<String> {
+    let fields = suite
+        .map(|s| ("suite", s))
         .into_iter()
-        .chain(params.iter().flat_map(|(k, v)| {
-            [
-                ("a parameter name", k.as_str()),
-                ("a parameter value", v.as_str()),
-            ]
-        }));
+        .chain([("name", name)]);
     for (what, text) in fields {
-        if text.chars().any(char::is_control) {
-            return Some(format!("{what} {text:?} has a control character"));
-        }
-    }
-    for (what, text) in [("suite", suite), ("name", name)] {
         if matches!(text.trim(), "" | "." | "..") {
             return Some(format!("{what} {text:?} is not a name"));
         }

@@ -287,7 +287,7 @@ impl Run {
             )));
         }
         for (n, r) in self.results.iter().enumerate() {
-            if let Some(why) = names_problem(Some(&r.suite), &r.name, &r.measure, &r.params) {
+            if let Some(why) = names_problem(Some(&r.suite), &r.name) {
                 return Err(bad(format!("result {n}: {why}")));
             }
             if let Some(i) = r.samples.iter().position(|v| !v.is_finite()) {

@@ -317,18 +317,12 @@ fn imports_are_held_to_the_rules_of_fresh_runs() {
     let mut r = run(vec![result(vec![1.0])]);
     r.testbed = Some("h200-node07".into());
     r.validate().unwrap();
-    // Names that split lines or name directories.
-    for (field, value) in [
-        ("name", ".."),
-        ("name", "a\nb"),
-        ("suite", "."),
-        ("measure", "t\u{1b}[31m"),
-    ] {
+    // Names that are no names (a kernel named `..`); control characters are shown escaped.
+    for (field, value) in [("name", ".."), ("name", " "), ("suite", ".")] {
         let mut r = run(vec![result(vec![1.0])]);
         match field {
             "name" => r.results[0].name = value.into(),
-            "suite" => r.results[0].suite = value.into(),
-            _ => r.results[0].measure = value.into(),
+            _ => r.results[0].suite = value.into(),
         }
         assert!(
             why(&r).starts_with(&format!("run {}: result 0: {field} ", r.id)),
@@ -336,6 +330,15 @@ fn imports_are_held_to_the_rules_of_fresh_runs() {
             why(&r)
         );
     }
+    let mut r = run(vec![result(vec![1.0])]);
+    r.results[0].name = "a\nb\u{1b}[31m".into();
+    r.validate().unwrap();
+    r.branch = Some("main\nfake".into());
+    assert!(
+        why(&r).contains("branch \"main\\nfake\" has a control character"),
+        "{}",
+        why(&r)
+    );
     // A status-ok result with samples too far apart for a median.
     let r = run(vec![result(vec![-1.7e308, 1.7e308, -1.7e308, 1.7e308])]);
     assert!(
