@@ -89,6 +89,39 @@ fn unsummarisable_samples_fail_their_result_and_the_store_stays_readable() {
     sb.write("all.json", &doc.to_string());
     std::fs::remove_file(sb.db()).unwrap();
     sb.run(&["import", "all.json"]).expect(0);
+    // The same tool output imported is a fresh run read elsewhere: failed, not refused.
+    let samples: Vec<f64> = (0..10)
+        .map(|i| if i % 2 == 0 { -1.7e308 } else { 1.7e308 })
+        .collect();
+    let tool = json!({"schema": "pitwall/v1", "benchmarks": [
+        {"name": "rate", "measure": "throughput", "unit": "items/s", "direction": "higher", "samples": samples},
+        {"name": "parse", "samples": [1.0, 2.0]}
+    ]});
+    sb.write("tool.json", &tool.to_string());
+    sb.run(&["import", "--input-format", "pitwall-json", "tool.json"])
+        .expect(0);
+    let doc = export(&sb);
+    let last = doc["runs"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["status"], "partial", "{last}");
+    assert_eq!(last["results"][0]["status"], "failed", "{last}");
+    // An export claiming such a result ok is refused: pitwall never writes one.
+    let mut claimed = last.clone();
+    claimed["id"] = json!("claimed-ok");
+    claimed["status"] = json!("complete");
+    claimed["results"][0]["status"] = json!("ok");
+    claimed["results"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("error");
+    sb.write(
+        "claimed.json",
+        &json!({"schema": doc["schema"], "runs": [claimed]}).to_string(),
+    );
+    let e = sb.run(&["import", "claimed.json"]).expect(2).stderr();
+    assert!(
+        e.contains("claimed.json") && e.contains("claimed-ok") && e.contains("span more than"),
+        "{e}"
+    );
 }
 
 #[test]

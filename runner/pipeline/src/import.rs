@@ -248,7 +248,10 @@ fn imported_run(
         .suite
         .clone()
         .unwrap_or_else(|| format.name().to_string());
-    let results = source::to_results(&suite, parsed);
+    let results: Vec<_> = source::to_results(&suite, parsed)
+        .into_iter()
+        .map(crate::run::fail_unsummarisable)
+        .collect();
     let mut run = Run {
         id: uuid::Uuid::now_v7().to_string(),
         project: config.project.name.clone(),

@@ -250,10 +250,10 @@ pub(crate) fn new_run(
     }
 }
 
-/// A fresh result whose samples cannot be summarised (`BenchmarkResult::unsummarisable`:
-/// `-1.7e308` beside `1.7e308`) is failed with the reason, its samples kept, so the run is
-/// partial and is stored like any other, as an import of it would have to be.
-fn fail_unsummarisable(mut r: BenchmarkResult) -> BenchmarkResult {
+/// A fresh result (measured here, or another tool's read by `import`) whose samples cannot be
+/// summarised (`BenchmarkResult::unsummarisable`: `-1.7e308` beside `1.7e308`) is failed with
+/// the reason, its samples kept, so the run is partial and is stored like any other.
+pub(crate) fn fail_unsummarisable(mut r: BenchmarkResult) -> BenchmarkResult {
     if r.status == ResultStatus::Ok {
         if let Some(why) = r.unsummarisable() {
             r.status = ResultStatus::Failed;
