@@ -177,3 +177,60 @@ fn every_mistake_at_once_with_did_you_mean() {
     );
     assert!(!sb.db().exists(), "nothing stored");
 }
+
+/// The kernels manifest of docs/SUITES.md with one key's expression replaced.
+fn kernels_config(grid: &str) -> String {
+    let example = include_str!("../../docs/examples/cuda-kernels/pitwall.toml");
+    assert!(example.contains("grid = \"cdiv(n, 256)\""));
+    example.replacen("grid = \"cdiv(n, 256)\"", &format!("grid = \"{grid}\""), 1)
+}
+
+#[test]
+fn deeply_nested_or_huge_size_expressions_are_config_errors_not_aborts() {
+    let sb = Sandbox::new();
+    let line = include_str!("../../docs/examples/cuda-kernels/pitwall.toml")
+        .lines()
+        .position(|l| l.starts_with("grid = \"cdiv"))
+        .unwrap()
+        + 1;
+    let cfg = sb.path().join("pitwall.toml");
+    for (grid, says) in [
+        (
+            format!("{}n{}", "(".repeat(20_000), ")".repeat(20_000)),
+            "is 40001 bytes long; an expression may be at most 4096 bytes",
+        ),
+        (
+            "min(".repeat(50_000),
+            "is 200000 bytes long; an expression may be at most 4096 bytes",
+        ),
+        (
+            format!("n{}", " + n".repeat(250_000)),
+            "is 1000001 bytes long; an expression may be at most 4096 bytes",
+        ),
+        (
+            format!("{}n{}", "(".repeat(65), ")".repeat(65)),
+            "nests parentheses and function calls more than 64 deep",
+        ),
+    ] {
+        sb.write("pitwall.toml", &kernels_config(&grid));
+        // Every command that loads the configuration, `runs` included.
+        for cmd in ["runs", "run"] {
+            let e = sb.run(&[cmd]).expect(2).stderr();
+            assert_eq!(e.lines().count(), 1, "one line: {e}");
+            assert!(
+                e.starts_with(&format!("error: {}:{line}:", cfg.display())),
+                "{e}"
+            );
+            assert!(
+                e.contains("kernel `saxpy`: key `grid`:") && e.contains(says),
+                "{e}"
+            );
+            assert!(e.len() < 600, "the expression is not echoed whole: {e}");
+        }
+    }
+    // A flat sum within the limit loads: `runs` gets as far as the (missing) store.
+    let sum = format!("cdiv(n, 256){}", " + 0".repeat(1000));
+    sb.write("pitwall.toml", &kernels_config(&sum));
+    let e = sb.run(&["runs"]).expect(2).stderr();
+    assert!(e.contains("does not exist") && !e.contains("grid"), "{e}");
+}

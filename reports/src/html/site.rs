@@ -87,7 +87,8 @@ pub struct SiteSummary {
     /// Benchmark measures (one page each).
     pub benchmarks: usize,
     /// Pages of an earlier report in the same directory that this one no longer has
-    /// (benchmarks gone from the history, fewer comparisons), removed so no stale page lingers.
+    /// (benchmarks gone from the history, fewer comparisons), removed so no stale page lingers:
+    /// only files the earlier report listed in its [`MANIFEST`].
     pub stale_removed: usize,
 }
 
@@ -118,6 +119,11 @@ const TEMPLATES: [(&str, &str); 5] = [
     ),
     ("env.html", include_str!("../../../templates/env.html")),
 ];
+
+/// The file in a report's directory listing, one relative path a line, every file the report
+/// wrote: the next report into that directory removes what it lists and no longer writes,
+/// and nothing else.
+pub const MANIFEST: &str = ".pitwall-manifest";
 
 const STYLE_CSS: &str = include_str!("../../../templates/assets/style.css");
 const FILTER_JS: &str = include_str!("../../../templates/assets/filter.js");
@@ -185,8 +191,10 @@ fn mkdir(path: PathBuf) -> Result<(), HtmlError> {
 }
 
 /// Writes `index.html`, `bench/<slug>.html` per benchmark measure, `compare/<id>.html` per
-/// comparison, `env.html` and `assets/style.css` under `out_dir` (created when missing).
-/// Pages of benchmarks that no longer exist are not removed.
+/// comparison, `env.html` and `assets/style.css` under `out_dir` (created when missing), and
+/// the [`MANIFEST`] of them; files an earlier report's manifest lists that this one does not
+/// write are removed (only regular files inside `out_dir`), and nothing else. Comparison pages
+/// are not listed: each keeps its path for links to it.
 pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary, HtmlError> {
     for sub in ["", "bench", "compare", "assets"] {
         mkdir(out_dir.join(sub))?;
@@ -220,6 +228,7 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
         context! { page => Serde(&index), filter_js => FILTER_JS, ..page("", "benchmarks") },
     )?;
     let index_bytes = write(out_dir.join("index.html"), &html)?;
+    written.push(out_dir.join("index.html"));
     pages_written += 1;
 
     let groups = pages::sweep_groups(&series);
@@ -260,8 +269,10 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
         context! { envs => Serde(&envs), ..page("", "environments") },
     )?;
     write(out_dir.join("env.html"), &html)?;
+    written.push(out_dir.join("env.html"));
     pages_written += 1;
     write(out_dir.join("assets").join("style.css"), STYLE_CSS)?;
+    written.push(out_dir.join("assets").join("style.css"));
 
     let stale_removed = remove_stale(out_dir, &written)?;
     Ok(SiteSummary {
@@ -272,29 +283,60 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
     })
 }
 
-/// Removes the `.html` files under `bench/` that this rendering did not write (only those:
-/// whatever else a user keeps in the directory stays; comparison pages keep their paths).
+/// Removes the files the earlier report's [`MANIFEST`] lists that this one did not write, then
+/// writes this one's. An entry is removed only when it is a plain relative path (no `..`, not
+/// absolute) to a regular file (not a link) whose directory resolves inside `out_dir`: a
+/// tampered manifest removes nothing outside the report.
 fn remove_stale(out_dir: &Path, written: &[PathBuf]) -> Result<usize, HtmlError> {
-    let keep: std::collections::HashSet<&Path> = written.iter().map(PathBuf::as_path).collect();
+    let relative: Vec<String> = written
+        .iter()
+        .filter_map(|p| p.strip_prefix(out_dir).ok())
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let keep: std::collections::HashSet<&str> = relative.iter().map(String::as_str).collect();
+    let manifest = out_dir.join(MANIFEST);
+    let listed = match fs::symlink_metadata(&manifest) {
+        Ok(m) if m.is_file() => fs::read_to_string(&manifest).unwrap_or_default(),
+        _ => String::new(),
+    };
+    let root = fs::canonicalize(out_dir).map_err(|source| HtmlError::Io {
+        path: out_dir.to_path_buf(),
+        source,
+    })?;
     let mut removed = 0;
-    for sub in ["bench"] {
-        let dir = out_dir.join(sub);
-        let entries = fs::read_dir(&dir).map_err(|source| HtmlError::Io {
-            path: dir.clone(),
-            source,
-        })?;
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let is_page = path.extension().is_some_and(|e| e == "html")
-                && entry.file_type().is_ok_and(|t| t.is_file());
-            if is_page && !keep.contains(path.as_path()) {
-                fs::remove_file(&path).map_err(|source| HtmlError::Io {
-                    path: path.clone(),
-                    source,
-                })?;
-                removed += 1;
-            }
+    for entry in listed.lines().filter(|l| !keep.contains(l)) {
+        let Some(path) = removable(&root, out_dir, entry) else {
+            continue;
+        };
+        match fs::remove_file(&path) {
+            Ok(()) => removed += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(HtmlError::Io { path, source }),
         }
     }
+    let mut text = relative.join("\n");
+    text.push('\n');
+    // Never written through a link someone left in its place.
+    if fs::symlink_metadata(&manifest).is_ok_and(|m| m.file_type().is_symlink()) {
+        fs::remove_file(&manifest).map_err(|source| HtmlError::Io {
+            path: manifest.clone(),
+            source,
+        })?;
+    }
+    write(manifest, &text)?;
     Ok(removed)
+}
+
+/// The file a manifest entry names, when the report may remove it: a relative path of plain
+/// components to a regular file whose directory is `root` (`out_dir` resolved) or inside it.
+fn removable(root: &Path, out_dir: &Path, entry: &str) -> Option<PathBuf> {
+    use std::path::Component;
+    let rel = Path::new(entry);
+    if entry.is_empty() || !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+        return None;
+    }
+    let path = out_dir.join(rel);
+    let meta = fs::symlink_metadata(&path).ok()?;
+    let parent = fs::canonicalize(path.parent()?).ok()?;
+    (meta.is_file() && parent.starts_with(root)).then_some(path)
 }

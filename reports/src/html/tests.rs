@@ -334,6 +334,81 @@ fn a_rewrite_removes_pages_the_history_no_longer_has() {
     }
 }
 
+#[test]
+fn a_report_deletes_only_files_its_manifest_lists() {
+    let runs = input_runs();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // A directory the user already keeps pages in, before any report was written there.
+    for sub in ["bench", "compare"] {
+        std::fs::create_dir_all(root.join(sub)).unwrap();
+    }
+    std::fs::write(root.join("bench/mine.html"), "mine").unwrap();
+    std::fs::write(root.join("compare/7.html"), "mine too").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("victim.html"), "outside").unwrap();
+    fn input(runs: &[Run]) -> ReportInput<'_> {
+        ReportInput {
+            project: "demo",
+            runs,
+            comparisons: &[],
+            generated_at: "2026-12-02T11:00:00Z",
+            history_branch: "main",
+            alerts: &[],
+            histories: None,
+        }
+    }
+    let first = write_site(&input(&runs), root).unwrap();
+    assert_eq!(first.stale_removed, 0, "nothing of ours to remove yet");
+    assert_eq!(read(&dir, "bench/mine.html"), "mine");
+    assert_eq!(read(&dir, "compare/7.html"), "mine too");
+    let manifest = read(&dir, ".pitwall-manifest");
+    assert!(manifest.lines().any(|l| l == "index.html"), "{manifest}");
+    assert!(!manifest.contains("mine"), "{manifest}");
+    // A tampered manifest names files outside the directory, a link and a directory.
+    std::os::unix::fs::symlink(
+        outside.path().join("victim.html"),
+        root.join("bench/link.html"),
+    )
+    .unwrap();
+    let victim = outside.path().join("victim.html");
+    std::fs::write(
+        root.join(".pitwall-manifest"),
+        format!(
+            "{manifest}../victim.html\n{}\nbench/link.html\nbench\n",
+            victim.display()
+        ),
+    )
+    .unwrap();
+    let mut fewer = runs.clone();
+    for run in &mut fewer {
+        run.results.truncate(10);
+    }
+    let second = write_site(&input(&fewer), root).unwrap();
+    assert_eq!(second.stale_removed, 16 - 10, "our 6 benchmark pages");
+    assert_eq!(read(&dir, "bench/mine.html"), "mine");
+    assert_eq!(read(&dir, "compare/7.html"), "mine too");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "outside");
+    assert!(root.join("bench/link.html").symlink_metadata().is_ok());
+    assert!(root.join("bench").is_dir());
+    let manifest = read(&dir, ".pitwall-manifest");
+    assert!(
+        !manifest.contains("victim") && !manifest.contains("link"),
+        "{manifest}"
+    );
+    // A manifest that is a link is neither read nor written through.
+    std::fs::remove_file(root.join(".pitwall-manifest")).unwrap();
+    std::os::unix::fs::symlink(&victim, root.join(".pitwall-manifest")).unwrap();
+    write_site(&input(&fewer), root).unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "outside");
+    assert!(
+        root.join(".pitwall-manifest")
+            .symlink_metadata()
+            .unwrap()
+            .is_file()
+    );
+}
+
 /// The measures' rows on the index, as `data-name` shows them, in order.
 fn index_names(index: &str) -> Vec<String> {
     index

@@ -194,7 +194,7 @@ pub struct LabelArgs {
     pub branch: Option<String>,
     /// Testbed the runs were measured on [default: [testbed] name, else GPU model and host name,
     /// e.g. h200-node07, or cpu-HOST]
-    #[arg(long, value_name = "NAME", value_parser = non_empty)]
+    #[arg(long, value_name = "NAME", value_parser = testbed_name)]
     pub testbed: Option<String>,
     /// Role of the runs: history, pr-base or pr-head [default: pr-base/pr-head for the sides of
     /// a pair (--base/--head, ci), else history]
@@ -468,6 +468,17 @@ fn non_empty(s: &str) -> Result<String, String> {
         return Err("must not be empty".into());
     }
     Ok(s.to_string())
+}
+
+/// A testbed name that names a machine (`pitwall_schema::consistency::given_testbed_problem`).
+fn testbed_name(s: &str) -> Result<String, String> {
+    let s = non_empty(s)?;
+    match pitwall_schema::consistency::given_testbed_problem(&s) {
+        Some(why) => Err(format!(
+            "{why} (hint: use letters, digits, `.`, `_` and `-`)"
+        )),
+        None => Ok(s),
+    }
 }
 
 /// A full commit sha (40 hex digits, or 64 for SHA-256 repositories), stored lowercase.

@@ -295,7 +295,8 @@ impl Failure {
             | MeasureError::Checkout(_)
             | MeasureError::Build(_)
             | MeasureError::Environment(_)
-            | MeasureError::Store { .. } => Failure::infra(e.into()),
+            | MeasureError::Store { .. }
+            | MeasureError::Alerts { .. } => Failure::infra(e.into()),
         }
     }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use pitwall_pipeline::config::Config;
 use pitwall_pipeline::{compare, source};
 use pitwall_stats::ab::AbConfig;
-use pitwall_store::Store;
+use pitwall_store::{Store, StoreError};
 
 use super::exit::Failure;
 
@@ -34,12 +34,19 @@ pub(super) fn write_report(
                 results: r.results.clone(),
                 run: Some(r),
             };
-            let full = |r: &pitwall_schema::Run| store.get_run(&r.id).map_err(Failure::of_store);
-            let (before, latest) = (full(&runs[runs.len() - 2])?, full(&runs[runs.len() - 1])?);
-            Some((
-                "latest run vs the one before (separate runs: noise between runs is not in the samples; `pitwall run --base --head` interleaves)".to_string(),
-                (side(before), side(latest)),
-            ))
+            let full = |r: &pitwall_schema::Run| store.get_run(&r.id);
+            match (full(&runs[runs.len() - 2]), full(&runs[runs.len() - 1])) {
+                (Ok(before), Ok(latest)) => Some((
+                    "latest run vs the one before (separate runs: noise between runs is not in the samples; `pitwall run --base --head` interleaves)".to_string(),
+                    (side(before), side(latest)),
+                )),
+                // A run that cannot be read costs the report its comparison, not the report.
+                (Err(e @ StoreError::Corrupt { .. }), _) | (_, Err(e @ StoreError::Corrupt { .. })) => {
+                    eprintln!("warning: {e}; the report has no comparison");
+                    None
+                }
+                (Err(e), _) | (_, Err(e)) => return Err(Failure::of_store(e)),
+            }
         }
         Err(_) => None,
     };

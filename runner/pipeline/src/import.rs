@@ -2,12 +2,12 @@
 //! stored. Reading happens when the request is built, so a bad file is reported before any
 //! store is opened; [`import`] stores all or nothing of what was read.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
 use pitwall_formats::{InputFormat, ParsedRun};
 use pitwall_schema::sections::{FormatNotes, ImportedFrom, ToolContext};
-use pitwall_schema::{Alert, Fingerprint, Run, RunStatus, WORKING_TREE};
+use pitwall_schema::{Alert, Fingerprint, Run, RunStatus, WORKING_TREE, sanitize_testbed};
 
 use crate::alerts::AlertSettings;
 use crate::config::Config;
@@ -147,8 +147,20 @@ pub fn import(req: &ImportRequest, store: &mut dyn Store) -> Result<ImportOutcom
 /// Everything that would make an import fail part-way, checked before anything is stored: an
 /// invalid run, one id twice in the input with different content, or an id already stored
 /// with different content. (A run identical to a stored one is fine: imports are idempotent.)
+/// Every run passes `Run::validate`, the check every stored run passes, fresh ones included
+/// (testbeds in their written form among them); and no testbed may be another name of a
+/// stored testbed's series (`H200 Node` stored by an older pitwall, `h200-node` imported).
 fn check(req: &ImportRequest, store: &dyn Store) -> Result<(), ImportError> {
     let mut seen: HashMap<&str, (&PathBuf, String)> = HashMap::new();
+    let stored_testbeds: BTreeSet<String> = store
+        .list_runs(None)
+        .map_err(|source| ImportError::Store {
+            run: "cannot read the stored testbeds".into(),
+            source,
+        })?
+        .into_iter()
+        .filter_map(|r| r.testbed)
+        .collect();
     for (path, runs) in &req.files {
         for run in runs {
             let at = |detail: String| ImportError::Conflict {
@@ -160,6 +172,17 @@ fn check(req: &ImportRequest, store: &dyn Store) -> Result<(), ImportError> {
                 path: path.clone(),
                 detail: e.to_string(),
             })?;
+            if let Some(testbed) = &run.testbed {
+                if let Some(other) = stored_testbeds
+                    .iter()
+                    .find(|s| *s != testbed && sanitize_testbed(s) == *testbed)
+                {
+                    return Err(at(format!(
+                        "testbed `{testbed}` is the series {} holds as testbed {other:?}; nothing was imported",
+                        store.describe()
+                    )));
+                }
+            }
             let text = serde_json::to_string(run).expect("runs serialize");
             if let Some((first, other)) = seen.get(run.id.as_str()) {
                 if *other != text {
@@ -225,7 +248,10 @@ fn imported_run(
         .suite
         .clone()
         .unwrap_or_else(|| format.name().to_string());
-    let results = source::to_results(&suite, parsed);
+    let results: Vec<_> = source::to_results(&suite, parsed)
+        .into_iter()
+        .map(crate::run::fail_unsummarisable)
+        .collect();
     let mut run = Run {
         id: uuid::Uuid::now_v7().to_string(),
         project: config.project.name.clone(),

@@ -78,6 +78,13 @@ pub enum MeasureError {
         #[source]
         source: StoreError,
     },
+    /// The run was stored, but re-detecting the alerts of its series failed.
+    #[error("run {id} is stored, but its series' alerts cannot be updated")]
+    Alerts {
+        id: String,
+        #[source]
+        source: StoreError,
+    },
     /// Nothing to store: no benchmark matched, or (`selection` false) every suite was skipped.
     #[error("{}", if *.selection {
         "no benchmark matched the selection (hint: check --suite and --bench)"
@@ -456,7 +463,10 @@ fn insert(
     // A history run re-detects the series it touched (a pull request's runs never alert).
     crate::alerts::refresh(store, std::slice::from_ref(run), alerts, &now_rfc3339())
         .map(|r| r.new)
-        .map_err(failed)
+        .map_err(|source| MeasureError::Alerts {
+            id: run.id.clone(),
+            source,
+        })
 }
 
 #[cfg(test)]

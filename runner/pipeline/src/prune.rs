@@ -5,7 +5,7 @@
 //! finishes the job.
 
 use pitwall_analysis::history::summarize;
-use pitwall_schema::{SampleSummary, UnixTime};
+use pitwall_schema::{ResultStatus, SampleSummary, UnixTime};
 use pitwall_store::{Store, StoreError};
 
 /// What to prune.
@@ -94,9 +94,14 @@ pub fn prune(request: &PruneRequest, store: &mut dyn Store) -> Result<PruneOutco
         let summaries: Vec<Option<SampleSummary>> = run
             .results
             .iter()
-            .map(|r| (!r.samples.is_empty()).then(|| summarize(r)).flatten())
+            .map(|r| {
+                (r.status == ResultStatus::Ok && !r.samples.is_empty())
+                    .then(|| summarize(r))
+                    .flatten()
+            })
             .collect();
-        // Results without a finite sample (failed, skipped) have nothing worth summarizing;
+        // Results that are not ok (failed, skipped: only an ok result may carry a summary) or
+        // have no finite sample have nothing worth summarizing;
         // a run whose results are all summarized already is left alone.
         let droppable: usize = run
             .results

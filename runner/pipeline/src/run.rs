@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use pitwall_schema::{
-    Backend, BenchmarkResult, CommitInfo, Fingerprint, Run, RunStatus, WORKING_TREE,
+    Backend, BenchmarkResult, CommitInfo, Fingerprint, ResultStatus, Run, RunStatus, WORKING_TREE,
 };
 
 use crate::config::Config;
@@ -230,6 +230,7 @@ pub(crate) fn new_run(
     started_at: &str,
     results: Vec<BenchmarkResult>,
 ) -> Run {
+    let results: Vec<BenchmarkResult> = results.into_iter().map(fail_unsummarisable).collect();
     Run {
         id: uuid::Uuid::now_v7().to_string(),
         project: config.project.name.clone(),
@@ -247,6 +248,19 @@ pub(crate) fn new_run(
         pair: None,
         results,
     }
+}
+
+/// A fresh result (measured here, or another tool's read by `import`) whose samples cannot be
+/// summarised (`BenchmarkResult::unsummarisable`: `-1.7e308` beside `1.7e308`) is failed with
+/// the reason, its samples kept, so the run is partial and is stored like any other.
+pub(crate) fn fail_unsummarisable(mut r: BenchmarkResult) -> BenchmarkResult {
+    if r.status == ResultStatus::Ok {
+        if let Some(why) = r.unsummarisable() {
+            r.status = ResultStatus::Failed;
+            r.error = Some(why);
+        }
+    }
+    r
 }
 
 /// The stored record of a target whose build failed: status failed, no results, the log tail.

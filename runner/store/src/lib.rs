@@ -6,6 +6,8 @@ mod alert_rows;
 mod conformance;
 #[cfg(test)]
 mod conformance_alerts;
+#[cfg(test)]
+mod conformance_skips;
 mod migrations;
 mod pg;
 mod pg_alerts;
@@ -82,6 +84,9 @@ pub struct RunQuery {
     pub fingerprints: bool,
 }
 
+/// Where a store says which runs its reads skipped (`Store::on_skipped`): one line each.
+pub type SkipSink = Box<dyn Fn(&str) + Send>;
+
 /// What happened to a run handed to `insert_run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InsertOutcome {
@@ -143,7 +148,8 @@ pub enum StoreError {
     },
 }
 
-/// Keeps runs. A run is stored whole or not at all.
+/// Keeps runs. A run is stored whole or not at all (one transaction), and only a run that
+/// passes `Run::validate`, so what is stored can always be read back.
 pub trait Store {
     /// Human-readable location (path or URL without password), for messages.
     fn describe(&self) -> String;
@@ -194,6 +200,13 @@ pub trait Store {
     /// Every benchmark key ever stored (`BenchmarkResult::key`), sorted; a key whose runs were
     /// all deleted may remain.
     fn series_keys(&self) -> Result<Vec<String>, StoreError>;
+
+    /// Where reads report the runs they skip: a run with a row that cannot be read
+    /// (`StoreError::Corrupt`) is left out of `list_runs`, `all_runs` and `query_runs`, and
+    /// named once in one line, so one bad row never makes the rest of the store unreadable
+    /// (`get_run` of that run still fails with the corruption). Without a sink, the skips go
+    /// unsaid.
+    fn on_skipped(&mut self, sink: SkipSink);
 }
 
 /// Whether opening a store may create it.

@@ -33,6 +33,7 @@ pub(super) const LOCK_KEY: i64 = 0x0070_6974_7761_6c6c;
 pub struct PgStore {
     described: String,
     client: RefCell<Client>,
+    skips: super::shared::Skips,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -92,6 +93,7 @@ impl PgStore {
         Ok(PgStore {
             described,
             client: RefCell::new(client),
+            skips: Default::default(),
         })
     }
 
@@ -379,6 +381,7 @@ impl Store for PgStore {
                 }
                 .decode(&store)
             })
+            .filter_map(|summary| self.skips.skip(summary).transpose())
             .collect()
     }
 
@@ -410,9 +413,10 @@ impl Store for PgStore {
             .collect();
         let mut runs = Vec::with_capacity(ids.len());
         for id in ids {
-            let run = load_run(&mut tx, &store, &id)?
-                .ok_or_else(|| corrupt(&store, format!("run {id} vanished while reading")))?;
-            runs.push(run);
+            let run = load_run(&mut tx, &store, &id).and_then(|run| {
+                run.ok_or_else(|| corrupt(&store, format!("run {id} vanished while reading")))
+            });
+            runs.extend(self.skips.skip(run)?);
         }
         tx.commit().map_err(&be)?;
         Ok(runs)
@@ -449,11 +453,15 @@ impl Store for PgStore {
 
     fn query_runs(&self, query: &super::RunQuery) -> Result<Vec<Run>, StoreError> {
         let store = self.describe();
-        super::pg_query::pg_query_runs(&mut self.client.borrow_mut(), &store, query)
+        super::pg_query::pg_query_runs(&mut self.client.borrow_mut(), &store, query, &self.skips)
     }
 
     fn series_keys(&self) -> Result<Vec<String>, StoreError> {
         let store = self.describe();
         super::pg_query::pg_series_keys(&mut self.client.borrow_mut(), &store)
+    }
+
+    fn on_skipped(&mut self, sink: super::SkipSink) {
+        self.skips.set_sink(sink);
     }
 }

@@ -37,6 +37,7 @@ pub(super) fn pg_query_runs(
     client: &mut Client,
     store: &str,
     q: &RunQuery,
+    skips: &super::shared::Skips,
 ) -> Result<Vec<Run>, StoreError> {
     let be = super::pg::backend(store);
     let mut tx = client
@@ -160,6 +161,7 @@ pub(super) fn pg_query_runs(
             results,
             samples,
         },
+        skips,
     )
 }
 

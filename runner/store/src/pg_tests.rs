@@ -47,6 +47,29 @@ store_conformance_tests!(
 );
 
 #[test]
+fn unsummarisable_results_are_stored_only_as_failed() {
+    let Some((_db, mut store)) = fresh() else {
+        return;
+    };
+    super::conformance_skips::unsummarisable_results_are_stored_only_as_failed(&mut store);
+}
+
+#[test]
+fn unreadable_runs_are_named_once_and_skipped() {
+    let Some((db, mut store)) = fresh() else {
+        return;
+    };
+    super::conformance_skips::unreadable_runs_are_named_once_and_skipped(&mut store, &|id| {
+        admin(&db)
+            .execute(
+                "UPDATE results SET status = 'meh' WHERE run_id = $1",
+                &[&id],
+            )
+            .unwrap();
+    });
+}
+
+#[test]
 fn reconnecting_keeps_data_and_does_not_remigrate() {
     let Some((db, mut store)) = fresh() else {
         return;

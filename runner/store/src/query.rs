@@ -9,6 +9,7 @@ use pitwall_schema::{BenchmarkResult, Fingerprint, Run};
 use rusqlite::{Connection, params};
 
 use super::rows::{ResultRow, RunRow, SampleRow, to_json};
+use super::shared::Skips;
 use super::{RunQuery, StoreError};
 
 /// The SQL condition on `runs` (aliased `u`) for a query, over the parameters ?1 (the history
@@ -72,26 +73,36 @@ pub(super) fn default_fingerprint_json() -> String {
     to_json(&Fingerprint::default())
 }
 
-/// Decodes the rows into runs, oldest first; each run holds its selected results in order.
-pub(super) fn assemble(store: &str, rows: Rows) -> Result<Vec<Run>, StoreError> {
+/// Decodes the rows into runs, oldest first; each run holds its selected results in order. A
+/// run with a row that cannot be decoded is left out and said once (`skips`).
+pub(super) fn assemble(store: &str, rows: Rows, skips: &Skips) -> Result<Vec<Run>, StoreError> {
     let Rows {
         runs,
         results,
         mut samples,
     } = rows;
-    let mut by_run: HashMap<String, Vec<BenchmarkResult>> = HashMap::new();
+    let mut by_run: HashMap<String, Result<Vec<BenchmarkResult>, StoreError>> = HashMap::new();
     for (run_id, row) in results {
         let own = samples.remove(&row.id).unwrap_or_default();
         let ord = usize::try_from(row.ord).unwrap_or(usize::MAX);
-        let decoded = row.decode(store, &run_id, ord, own)?;
-        by_run.entry(run_id).or_default().push(decoded);
+        let decoded = row.decode(store, &run_id, ord, own);
+        let entry = by_run.entry(run_id).or_insert_with(|| Ok(Vec::new()));
+        if let Ok(list) = entry {
+            match decoded {
+                Ok(result) => list.push(result),
+                Err(e) => *entry = Err(e),
+            }
+        }
     }
-    runs.into_iter()
-        .map(|(id, row)| {
-            let results = by_run.remove(&id).unwrap_or_default();
-            row.decode(store, &id, results)
-        })
-        .collect()
+    let mut out = Vec::with_capacity(runs.len());
+    for (id, row) in runs {
+        let run = by_run
+            .remove(&id)
+            .unwrap_or_else(|| Ok(Vec::new()))
+            .and_then(|results| row.decode(store, &id, results));
+        out.extend(skips.skip(run)?);
+    }
+    Ok(out)
 }
 
 /// SQLite: the runs and results a query selects, in one read transaction.
@@ -99,6 +110,7 @@ pub(super) fn sqlite_query_runs(
     conn: &Connection,
     store: &str,
     q: &RunQuery,
+    skips: &Skips,
 ) -> Result<Vec<Run>, StoreError> {
     let be = super::sqlite_codec::backend(store);
     let tx = conn.unchecked_transaction().map_err(&be)?;
@@ -220,6 +232,7 @@ pub(super) fn sqlite_query_runs(
             results,
             samples,
         },
+        skips,
     )
 }
 

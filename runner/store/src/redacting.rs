@@ -60,6 +60,10 @@ impl Store for RedactingStore {
         self.inner.describe()
     }
 
+    fn on_skipped(&mut self, sink: super::SkipSink) {
+        self.inner.on_skipped(sink);
+    }
+
     fn insert_run(&mut self, run: &Run) -> Result<InsertOutcome, StoreError> {
         let clean = self.run(run.clone());
         self.inner.insert_run(&clean)

@@ -214,7 +214,7 @@ pub(super) fn key_of(suite: &str, name: &str, params_json: &str, measure: &str) 
 
 /// A result's history point: the median of its finite samples with its 95% interval, the
 /// range, the count and the throttled samples; for a pruned result, the summary kept in place
-/// of its samples; `None` without a finite sample. The same figures as
+/// of its samples; `None` without a finite sample or a finite median. The same figures as
 /// `pitwall_analysis::history::summarize` (checked against it in the pipeline's tests), kept
 /// beside the samples so a history is read without them.
 pub fn point_of(r: &BenchmarkResult) -> Option<SampleSummary> {
@@ -232,9 +232,15 @@ fn point(values: impl Iterator<Item = f64>, throttled: usize) -> Option<SampleSu
     }
     sorted.sort_by(f64::total_cmp);
     let n = sorted.len();
+    let median = pitwall_stats::quantile_sorted(&sorted, 0.5).unwrap_or(f64::NAN);
+    // Samples too far apart for a finite median (a failed result's `-1.7e308, 1.7e308`) have
+    // no point: a non-finite figure would be stored as JSON null and never read back.
+    if !median.is_finite() {
+        return None;
+    }
     Some(SampleSummary {
         n,
-        median: pitwall_stats::quantile_sorted(&sorted, 0.5).unwrap_or(f64::NAN),
+        median,
         median_ci: pitwall_stats::median_ci(&sorted).map(|(lo, hi)| [lo, hi]),
         min: sorted[0],
         max: sorted[n - 1],

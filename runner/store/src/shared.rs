@@ -64,3 +64,61 @@ pub(super) fn prefix_hint(id: &str) -> &'static str {
         ""
     }
 }
+
+/// Where a store reports what its reads skipped: a run with a row that cannot be read
+/// (`StoreError::Corrupt`) is left out of `all_runs`, `query_runs` and `list_runs` and named
+/// once, so one bad row never makes the rest of the store unreadable.
+#[derive(Default)]
+pub(super) struct Skips {
+    sink: Option<super::SkipSink>,
+    said: std::sync::Mutex<std::collections::BTreeSet<String>>,
+}
+
+impl std::fmt::Debug for Skips {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Skips")
+            .field("sink", &self.sink.is_some())
+            .finish()
+    }
+}
+
+impl Skips {
+    pub fn set_sink(&mut self, sink: super::SkipSink) {
+        self.sink = Some(sink);
+    }
+
+    /// `Ok(Some(value))`; for corruption `Ok(None)`, having said so once (one line naming the
+    /// run and what is wrong); any other error as it is.
+    pub fn skip<T>(&self, read: Result<T, StoreError>) -> Result<Option<T>, StoreError> {
+        match read {
+            Ok(value) => Ok(Some(value)),
+            Err(e @ StoreError::Corrupt { .. }) => {
+                // Stored text is shown with its control characters escaped: one line each.
+                let line: String = format!("{e}; run skipped")
+                    .chars()
+                    .flat_map(|c| {
+                        if c.is_control() {
+                            format!("\\x{:02x}", u32::from(c))
+                                .chars()
+                                .collect::<Vec<_>>()
+                        } else {
+                            vec![c]
+                        }
+                    })
+                    .collect();
+                let new = self
+                    .said
+                    .lock()
+                    .map(|mut said| said.insert(line.clone()))
+                    .unwrap_or(true);
+                if new {
+                    if let Some(sink) = &self.sink {
+                        sink(&line);
+                    }
+                }
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}

@@ -8,7 +8,7 @@ use pitwall_schema::{Alert, AlertUpdate, Run};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
 
 use super::rows::{RunRow, SummaryRow, already_stored, meta_json, replicate, to_json};
-use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
+use super::shared::{MAX_CANDIDATES, MIN_PREFIX, Skips, fault_pause_in_txn};
 use super::sqlite_codec::{backend, load_run};
 use super::sqlite_files::{percent_encode_path, remove_new_store_files, writable};
 use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, migrations, sqlite_alerts};
@@ -21,6 +21,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct SqliteStore {
     path: PathBuf,
     conn: Connection,
+    skips: Skips,
 }
 
 impl SqliteStore {
@@ -121,6 +122,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             path: path.to_path_buf(),
             conn,
+            skips: Skips::default(),
         })
     }
 
@@ -175,6 +177,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             path: path.to_path_buf(),
             conn,
+            skips: Skips::default(),
         })
     }
 
@@ -407,7 +410,11 @@ impl Store for SqliteStore {
                 })
             })
             .map_err(&be)?;
-        rows.map(|row| row.map_err(&be)?.decode(&store)).collect()
+        let mut runs = Vec::new();
+        for row in rows {
+            runs.extend(self.skips.skip(row.map_err(&be)?.decode(&store))?);
+        }
+        Ok(runs)
     }
 
     fn get_run(&self, id: &str) -> Result<Run, StoreError> {
@@ -428,11 +435,13 @@ impl Store for SqliteStore {
         let tx = self.conn.unchecked_transaction().map_err(backend(&store))?;
         let mut runs = Vec::new();
         for id in self.run_ids_oldest_first(&store)? {
-            let run = load_run(&tx, &store, &id)?.ok_or_else(|| StoreError::Corrupt {
-                store: store.clone(),
-                what: format!("run {id} vanished while reading"),
-            })?;
-            runs.push(run);
+            let run = load_run(&tx, &store, &id).and_then(|run| {
+                run.ok_or_else(|| StoreError::Corrupt {
+                    store: store.clone(),
+                    what: format!("run {id} vanished while reading"),
+                })
+            });
+            runs.extend(self.skips.skip(run)?);
         }
         tx.finish().map_err(backend(&store))?;
         Ok(runs)
@@ -467,10 +476,14 @@ impl Store for SqliteStore {
     }
 
     fn query_runs(&self, query: &super::RunQuery) -> Result<Vec<Run>, StoreError> {
-        super::query::sqlite_query_runs(&self.conn, &self.describe(), query)
+        super::query::sqlite_query_runs(&self.conn, &self.describe(), query, &self.skips)
     }
 
     fn series_keys(&self) -> Result<Vec<String>, StoreError> {
         super::query::sqlite_series_keys(&self.conn, &self.describe())
+    }
+
+    fn on_skipped(&mut self, sink: super::SkipSink) {
+        self.skips.set_sink(sink);
     }
 }

@@ -36,6 +36,27 @@ store_conformance_tests!(
 );
 
 #[test]
+fn unsummarisable_results_are_stored_only_as_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    super::conformance_skips::unsummarisable_results_are_stored_only_as_failed(&mut open(
+        dir.path(),
+    ));
+}
+
+#[test]
+fn unreadable_runs_are_named_once_and_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = open(dir.path());
+    let db = dir.path().join("pitwall.db");
+    super::conformance_skips::unreadable_runs_are_named_once_and_skipped(&mut store, &|id| {
+        Connection::open(&db)
+            .unwrap()
+            .execute("UPDATE results SET status = 'meh' WHERE run_id = ?1", [id])
+            .unwrap();
+    });
+}
+
+#[test]
 fn reopening_keeps_data_and_does_not_remigrate() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("nested/deeper/pitwall.db");

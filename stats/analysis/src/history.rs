@@ -238,7 +238,8 @@ pub fn series_by_key<E>(
 
 /// What a history point shows of a result: the median of its finite samples with its 95%
 /// interval, the range, the count and the throttled samples; for a pruned result, the summary
-/// kept in place of its samples. `None` for a result without a finite sample. `pitwall prune
+/// kept in place of its samples. `None` for a result without a finite sample or a finite
+/// median (samples wider apart than a 64-bit float holds). `pitwall prune
 /// --keep-summaries` stores exactly this, so a pruned run keeps its place in every history.
 pub fn summarize(r: &BenchmarkResult) -> Option<SampleSummary> {
     summarize_with(r, &mut Vec::new())
@@ -256,9 +257,13 @@ fn summarize_with(r: &BenchmarkResult, sorted: &mut Vec<f64>) -> Option<SampleSu
     }
     sorted.sort_by(f64::total_cmp);
     let n = sorted.len();
+    let median = quantile_sorted(sorted, 0.5).unwrap_or(f64::NAN);
+    if !median.is_finite() {
+        return None;
+    }
     Some(SampleSummary {
         n,
-        median: quantile_sorted(sorted, 0.5).unwrap_or(f64::NAN),
+        median,
         median_ci: median_ci(sorted).map(|(lo, hi)| [lo, hi]),
         min: sorted[0],
         max: sorted[n - 1],

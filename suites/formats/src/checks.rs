@@ -25,6 +25,11 @@ pub(super) fn validate(
     for (n, b) in benchmarks.iter().enumerate() {
         let at = || format!("benchmark {n} ({}): ", display_name(&b.name, &b.params));
         let unit = b.unit.as_str();
+        // The rule imports are held to (`Run::validate`), so a fresh run stores no name an
+        // import could not.
+        if let Some(why) = pitwall_schema::consistency::names_problem(None, &b.name) {
+            return Err(FormatError::new(format, format!("benchmark {n}: "), why));
+        }
         if let Some(i) = b.samples.iter().position(|v| !v.is_finite()) {
             return Err(FormatError::new(
                 format,

@@ -5,6 +5,9 @@
 use serde::de::{Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
 
+use crate::consistency::{
+    TIME_UNITS, label_problem, names_problem, summary_problem, testbed_problem,
+};
 use crate::schema::{ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4};
 use crate::time::UnixTime;
 
@@ -230,7 +233,8 @@ impl ExportDoc {
 
 impl Run {
     /// Checks what the type system cannot: finite samples, parallel metadata and replicates,
-    /// known ids.
+    /// known ids, names and testbeds as pitwall writes them, summaries whose figures agree
+    /// (`crate::consistency`). The one check of every run a store keeps, fresh or imported.
     pub fn validate(&self) -> Result<(), SchemaError> {
         let bad = |what: String| SchemaError::Invalid {
             run: format!("run {}", self.id),
@@ -264,6 +268,16 @@ impl Run {
                 self.finished_at, self.started_at
             )));
         }
+        if let Some(why) = self.testbed.as_deref().and_then(testbed_problem) {
+            return Err(bad(why));
+        }
+        if let Some(why) = self
+            .branch
+            .as_deref()
+            .and_then(|b| label_problem("branch", b))
+        {
+            return Err(bad(why));
+        }
         let implied = RunStatus::from_results(&self.results);
         if self.status != implied {
             return Err(bad(format!(
@@ -272,7 +286,10 @@ impl Run {
                 implied.as_str()
             )));
         }
-        for r in &self.results {
+        for (n, r) in self.results.iter().enumerate() {
+            if let Some(why) = names_problem(Some(&r.suite), &r.name) {
+                return Err(bad(format!("result {n}: {why}")));
+            }
             if let Some(i) = r.samples.iter().position(|v| !v.is_finite()) {
                 return Err(bad(format!(
                     "{}: sample {i} is not a finite number",
@@ -312,6 +329,11 @@ impl Run {
             } else if r.status == ResultStatus::Ok && r.samples.is_empty() {
                 return Err(bad(format!("{}: status ok but no samples", r.key())));
             }
+            if r.status == ResultStatus::Ok {
+                if let Some(why) = r.unsummarisable() {
+                    return Err(bad(format!("{}: status ok, but {why}", r.key())));
+                }
+            }
         }
         Ok(())
     }
@@ -329,18 +351,7 @@ fn bad_summary(
     if r.status != ResultStatus::Ok {
         return Some("a summary (pruned) on a result whose status is not ok".into());
     }
-    let ci = s.median_ci.unwrap_or([s.median, s.median]);
-    let figures = [s.median, s.min, s.max, ci[0], ci[1]];
-    if s.n == 0 || figures.iter().any(|v| !v.is_finite()) {
-        return Some("summary without samples or with a non-finite figure".into());
-    }
-    if !(s.min <= s.median && s.median <= s.max && s.throttled <= s.n) {
-        return Some(format!(
-            "summary out of order (min {} median {} max {}, {} throttled of {})",
-            s.min, s.median, s.max, s.throttled, s.n
-        ));
-    }
-    None
+    summary_problem(r.unit.as_str(), s)
 }
 
 /// `YYYY-MM-DDTHH:MM:SS[.fraction]Z`: the form pitwall writes. Stores order runs by this text,
@@ -348,9 +359,6 @@ fn bad_summary(
 pub fn is_utc_rfc3339(s: &str) -> bool {
     s.as_bytes().get(10) == Some(&b'T') && s.ends_with('Z') && UnixTime::parse(s).is_some()
 }
-
-/// Units whose values are durations and so cannot be negative (as pitwall JSON output checks).
-const TIME_UNITS: [&str; 5] = ["ns", "us", "µs", "ms", "s"];
 
 /// Why `id` cannot be a run id, if it cannot: ids name files, URLs and rows, so only letters,
 /// digits, `-`, `_` and `.` (not leading) up to 128 characters.

@@ -2,8 +2,8 @@
 //! checks a run must pass; kept beside `export.rs` so that file stays about the document.
 
 use super::*;
-use crate::schema::SampleMeta;
 use crate::schema::tests::{result, run};
+use crate::schema::{SampleMeta, SampleSummary};
 
 #[test]
 fn utc_timestamps() {
@@ -297,4 +297,106 @@ fn import_refuses_what_cannot_be_true() {
     let mut r = run(vec![result(vec![1.0])]);
     r.id = "x".repeat(200);
     assert!(msg(&r).contains("longer than 128 characters"));
+}
+
+#[test]
+fn imports_are_held_to_the_rules_of_fresh_runs() {
+    let why = |r: &Run| r.validate().unwrap_err().to_string();
+    // Testbeds: only names in the form pitwall writes them; `///` and `∅∅∅` would both be
+    // written `unknown`, one series for two machines.
+    for bad in ["a\nb", "../x", "<script>", "///", "∅∅∅", "H200 Node"] {
+        let mut r = run(vec![result(vec![1.0])]);
+        r.testbed = Some(bad.into());
+        assert!(
+            why(&r).contains("is not a testbed name"),
+            "{bad}: {}",
+            why(&r)
+        );
+        assert!(!why(&r).contains('\n'), "one line");
+    }
+    let mut r = run(vec![result(vec![1.0])]);
+    r.testbed = Some("h200-node07".into());
+    r.validate().unwrap();
+    // Names that are no names (a kernel named `..`); control characters are shown escaped.
+    for (field, value) in [("name", ".."), ("name", " "), ("suite", ".")] {
+        let mut r = run(vec![result(vec![1.0])]);
+        match field {
+            "name" => r.results[0].name = value.into(),
+            _ => r.results[0].suite = value.into(),
+        }
+        assert!(
+            why(&r).starts_with(&format!("run {}: result 0: {field} ", r.id)),
+            "{}",
+            why(&r)
+        );
+    }
+    let mut r = run(vec![result(vec![1.0])]);
+    r.results[0].name = "a\nb\u{1b}[31m".into();
+    r.validate().unwrap();
+    r.branch = Some("main\nfake".into());
+    assert!(
+        why(&r).contains("branch \"main\\nfake\" has a control character"),
+        "{}",
+        why(&r)
+    );
+    // A status-ok result with samples too far apart for a median.
+    let r = run(vec![result(vec![-1.7e308, 1.7e308, -1.7e308, 1.7e308])]);
+    assert!(
+        why(&r).contains("status ok, but samples from -1.7e308 to 1.7e308 span more"),
+        "{}",
+        why(&r)
+    );
+    // Summaries whose figures disagree.
+    let pruned = |unit: &str, s: SampleSummary| {
+        let mut res = result(Vec::new());
+        res.unit = crate::schema::Unit::new(unit);
+        res.summary = Some(s);
+        run(vec![res])
+    };
+    let summary = |n: usize, median: f64, ci: Option<[f64; 2]>, min: f64, max: f64| SampleSummary {
+        n,
+        median,
+        median_ci: ci,
+        min,
+        max,
+        throttled: 0,
+    };
+    pruned("ns", summary(10, 5.0, Some([4.0, 6.0]), 3.0, 7.0))
+        .validate()
+        .unwrap();
+    for (unit, s, says) in [
+        ("ns", summary(10, -5.0, None, -7.0, -3.0), "negative time"),
+        (
+            "ns",
+            summary(usize::MAX, 5.0, None, 3.0, 7.0),
+            "more than the",
+        ),
+        (
+            "ns",
+            summary(10, 5.0, Some([6.0, 4.0]), 3.0, 7.0),
+            "reversed",
+        ),
+        (
+            "ns",
+            summary(10, 5.0, Some([1.0, 6.0]), 3.0, 7.0),
+            "reversed",
+        ),
+        (
+            "ns",
+            summary(10, 5.0, Some([4.0, 9.0]), 3.0, 7.0),
+            "reversed",
+        ),
+        (
+            "ns",
+            summary(3, 5.0, Some([4.0, 6.0]), 3.0, 7.0),
+            "only 3 samples",
+        ),
+    ] {
+        let e = why(&pruned(unit, s));
+        assert!(e.contains(says), "{says}: {e}");
+    }
+    // A negative throughput is no time: allowed.
+    pruned("GB/s", summary(10, -5.0, None, -7.0, -3.0))
+        .validate()
+        .unwrap();
 }

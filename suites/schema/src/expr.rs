@@ -2,9 +2,19 @@
 //! element counts, bytes and flops written in terms of the size parameter `n`, parsed once
 //! when the configuration is read and evaluated for every size of the sweep. Unsigned integer
 //! arithmetic, checked: an overflow, a negative intermediate or a division by zero is an error,
-//! never a wrapped value.
+//! never a wrapped value. An expression is at most [`MAX_EXPR_BYTES`] long and nests at most
+//! [`MAX_EXPR_DEPTH`] deep, and a flat chain of `+ - * / %` is a list, not a nested tree, so no
+//! expression overflows the stack when it is parsed, evaluated or dropped.
 
 use std::fmt;
+
+/// The longest expression accepted, in bytes.
+pub const MAX_EXPR_BYTES: usize = 4096;
+/// The deepest nesting of parentheses and function calls accepted.
+pub const MAX_EXPR_DEPTH: usize = 64;
+
+/// How much of an expression's text an error quotes.
+const QUOTED_CHARS: usize = 60;
 
 /// Why an expression cannot be parsed or evaluated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -15,6 +25,10 @@ pub enum ExprError {
         column: usize,
         message: String,
     },
+    #[error("is {bytes} bytes long; an expression may be at most {MAX_EXPR_BYTES} bytes")]
+    TooLong { bytes: usize },
+    #[error("`{text}` nests parentheses and function calls more than {MAX_EXPR_DEPTH} deep")]
+    TooDeep { text: String },
     #[error("`{text}` at n = {n}: {message}")]
     Eval {
         text: String,
@@ -46,12 +60,23 @@ enum Op {
     Rem,
 }
 
+/// A parsed expression. `a + b - c` is one `Chain` (evaluated left to right), not a tree of
+/// binary nodes, so a long flat sum neither recurses nor drops recursively.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Node {
     Num(u64),
     N,
-    Bin(Op, Box<Node>, Box<Node>),
+    Chain(Box<Node>, Vec<(Op, Node)>),
     Call(Func, Box<Node>, Box<Node>),
+}
+
+/// At most [`QUOTED_CHARS`] characters of `text`, with `…` when cut.
+fn quote(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(QUOTED_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
 }
 
 /// A parsed expression of `n`; it serialises as the text it was written as.
@@ -66,11 +91,16 @@ impl Expr {
     /// Parses `text`: unsigned integers (`_` allowed between digits), `n`, `+ - * / %`
     /// (`/` rounds down), parentheses, and the functions `cdiv(a, b)`, `min(a, b)`,
     /// `max(a, b)`.
+    /// At most [`MAX_EXPR_BYTES`] long, nested at most [`MAX_EXPR_DEPTH`] deep.
     pub fn parse(text: &str) -> Result<Expr, ExprError> {
+        if text.len() > MAX_EXPR_BYTES {
+            return Err(ExprError::TooLong { bytes: text.len() });
+        }
         let mut p = Parser {
             text,
             chars: text.char_indices().collect(),
             pos: 0,
+            depth: 0,
         };
         let node = p.expr()?;
         p.skip_space();
@@ -131,15 +161,19 @@ fn eval(node: &Node, n: u64) -> Result<u64, &'static str> {
     Ok(match node {
         Node::Num(v) => *v,
         Node::N => n,
-        Node::Bin(op, a, b) => {
-            let (a, b) = (eval(a, n)?, eval(b, n)?);
-            match op {
-                Op::Add => a.checked_add(b).ok_or(OVERFLOW)?,
-                Op::Sub => a.checked_sub(b).ok_or("is negative")?,
-                Op::Mul => a.checked_mul(b).ok_or(OVERFLOW)?,
-                Op::Div => a.checked_div(b).ok_or(ZERO)?,
-                Op::Rem => a.checked_rem(b).ok_or(ZERO)?,
+        Node::Chain(first, rest) => {
+            let mut acc = eval(first, n)?;
+            for (op, b) in rest {
+                let b = eval(b, n)?;
+                acc = match op {
+                    Op::Add => acc.checked_add(b).ok_or(OVERFLOW)?,
+                    Op::Sub => acc.checked_sub(b).ok_or("is negative")?,
+                    Op::Mul => acc.checked_mul(b).ok_or(OVERFLOW)?,
+                    Op::Div => acc.checked_div(b).ok_or(ZERO)?,
+                    Op::Rem => acc.checked_rem(b).ok_or(ZERO)?,
+                };
             }
+            acc
         }
         Node::Call(f, a, b) => {
             let (a, b) = (eval(a, n)?, eval(b, n)?);
@@ -161,12 +195,14 @@ struct Parser<'a> {
     text: &'a str,
     chars: Vec<(usize, char)>,
     pos: usize,
+    /// Parentheses and function calls open at `pos`.
+    depth: usize,
 }
 
 impl Parser<'_> {
     fn error(&self, message: &str) -> ExprError {
         ExprError::Parse {
-            text: self.text.to_string(),
+            text: quote(self.text),
             column: self.pos + 1,
             message: message.to_string(),
         }
@@ -192,21 +228,36 @@ impl Parser<'_> {
         }
     }
 
+    /// One level deeper (a parenthesis or a call opens); refused past [`MAX_EXPR_DEPTH`].
+    fn enter(&mut self) -> Result<(), ExprError> {
+        self.depth += 1;
+        if self.depth > MAX_EXPR_DEPTH {
+            return Err(ExprError::TooDeep {
+                text: quote(self.text),
+            });
+        }
+        Ok(())
+    }
+
+    /// `term (('+' | '-') term)*`, one chain however long.
     fn expr(&mut self) -> Result<Node, ExprError> {
-        let mut left = self.term()?;
+        let first = self.term()?;
+        let mut rest = Vec::new();
         while let Some(op) = match self.peek() {
             Some('+') => Some(Op::Add),
             Some('-') => Some(Op::Sub),
             _ => None,
         } {
             self.pos += 1;
-            left = Node::Bin(op, Box::new(left), Box::new(self.term()?));
+            rest.push((op, self.term()?));
         }
-        Ok(left)
+        Ok(chain(first, rest))
     }
 
+    /// `factor (('*' | '/' | '%') factor)*`, one chain however long.
     fn term(&mut self) -> Result<Node, ExprError> {
-        let mut left = self.factor()?;
+        let first = self.factor()?;
+        let mut rest = Vec::new();
         while let Some(op) = match self.peek() {
             Some('*') => Some(Op::Mul),
             Some('/') => Some(Op::Div),
@@ -214,17 +265,19 @@ impl Parser<'_> {
             _ => None,
         } {
             self.pos += 1;
-            left = Node::Bin(op, Box::new(left), Box::new(self.factor()?));
+            rest.push((op, self.factor()?));
         }
-        Ok(left)
+        Ok(chain(first, rest))
     }
 
     fn factor(&mut self) -> Result<Node, ExprError> {
         match self.peek() {
             Some('(') => {
                 self.pos += 1;
+                self.enter()?;
                 let inner = self.expr()?;
                 self.expect(')')?;
+                self.depth -= 1;
                 Ok(inner)
             }
             Some(c) if c.is_ascii_digit() => {
@@ -236,7 +289,7 @@ impl Parser<'_> {
                             .checked_mul(10)
                             .and_then(|v| v.checked_add(u64::from(d)))
                             .ok_or_else(|| ExprError::Parse {
-                                text: self.text.to_string(),
+                                text: quote(self.text),
                                 column: start + 1,
                                 message: "number too large".into(),
                             })?;
@@ -267,14 +320,25 @@ impl Parser<'_> {
                     )));
                 };
                 self.expect('(')?;
+                self.enter()?;
                 let a = self.expr()?;
                 self.expect(',')?;
                 let b = self.expr()?;
                 self.expect(')')?;
+                self.depth -= 1;
                 Ok(Node::Call(func, Box::new(a), Box::new(b)))
             }
             _ => Err(self.error("expected a number, `n`, a function or `(`")),
         }
+    }
+}
+
+/// `first` alone, or the chain of `first` and `rest`.
+fn chain(first: Node, rest: Vec<(Op, Node)>) -> Node {
+    if rest.is_empty() {
+        first
+    } else {
+        Node::Chain(Box::new(first), rest)
     }
 }
 
@@ -341,5 +405,60 @@ mod tests {
         assert_eq!(back, e);
         assert!(serde_json::from_str::<Expr>("\"n +\"").is_err());
         assert_eq!(Expr::constant(3).eval(100).unwrap(), 3);
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_a_stack_overflow() {
+        let nested = |open: &str, close: &str, depth: usize| {
+            format!("{}n{}", open.repeat(depth), close.repeat(depth))
+        };
+        // As deep as allowed parses and evaluates.
+        assert_eq!(at(&nested("(", ")", MAX_EXPR_DEPTH), 5), 5);
+        assert_eq!(at(&nested("min(", ", 9)", MAX_EXPR_DEPTH), 5), 5);
+        let e = Expr::parse(&nested("(", ")", MAX_EXPR_DEPTH + 1)).unwrap_err();
+        assert!(matches!(e, ExprError::TooDeep { .. }), "{e}");
+        assert!(e.to_string().contains("more than 64 deep"), "{e}");
+        assert!(e.to_string().len() < 200, "the text is quoted short: {e}");
+        // The inputs of the report: 20,000 parentheses, 50,000 `min(`: within the length
+        // limit they are refused for depth; past it for length, before anything is parsed.
+        let e = Expr::parse(&nested("(", ")", 2000)).unwrap_err();
+        assert!(matches!(e, ExprError::TooDeep { .. }), "{e}");
+        let e = Expr::parse(&nested("(", ")", 20_000)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "is 40001 bytes long; an expression may be at most 4096 bytes"
+        );
+        let e = Expr::parse(&"min(".repeat(50_000)).unwrap_err();
+        assert!(matches!(e, ExprError::TooLong { .. }), "{e}");
+        let e = Expr::parse(&"min(".repeat(1000)).unwrap_err();
+        assert!(matches!(e, ExprError::TooDeep { .. }), "{e}");
+        let e = Expr::parse(&format!("n{}", " + n".repeat(250_000))).unwrap_err();
+        assert!(matches!(e, ExprError::TooLong { bytes: 1_000_001 }), "{e}");
+    }
+
+    #[test]
+    fn a_long_flat_sum_neither_recurses_nor_drops_recursively() {
+        // 2,047 terms within 4096 bytes: parsed, evaluated and dropped on a 32 KiB stack,
+        // which a tree of 2,047 nested nodes would overflow.
+        let text = format!("1{}", "+1".repeat((MAX_EXPR_BYTES - 1) / 2));
+        assert!(text.len() <= MAX_EXPR_BYTES);
+        let value = std::thread::Builder::new()
+            .stack_size(32 * 1024)
+            .spawn(move || {
+                let e = Expr::parse(&text).unwrap();
+                let v = e.eval(0).unwrap();
+                let product = Expr::parse(&format!("1{}", "*1".repeat(2000))).unwrap();
+                assert_eq!(product.eval(0).unwrap(), 1);
+                drop((e, product));
+                v
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(value, 2048);
+        // Left to right: 10 - 3 - 2 is 5, 100 / 10 / 5 is 2.
+        assert_eq!(at("10 - 3 - 2", 0), 5);
+        assert_eq!(at("100 / 10 / 5", 0), 2);
+        assert_eq!(at("2 * 3 + 4 * 5 - 6 / 2", 0), 23);
     }
 }

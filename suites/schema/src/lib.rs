@@ -6,6 +6,7 @@ pub mod alerts;
 pub mod backend;
 pub mod benchmark;
 pub mod check;
+pub mod consistency;
 pub mod export;
 pub mod expr;
 pub mod labels;

@@ -31,7 +31,16 @@ impl Ctx<'_> {
                 "[testbed] name must not be empty".to_string(),
                 Some("leave the key out to use the name derived from host and GPU".into()),
             )),
-            Some(n) => Ok(Some(pitwall_schema::sanitize_testbed(n.get_ref()))),
+            Some(n) => {
+                if let Some(why) = pitwall_schema::consistency::given_testbed_problem(n.get_ref()) {
+                    return Err(self.at(
+                        n.span(),
+                        format!("[testbed] name: {why}"),
+                        Some("use letters, digits, `.`, `_` and `-`".into()),
+                    ));
+                }
+                Ok(Some(pitwall_schema::sanitize_testbed(n.get_ref())))
+            }
             None => Ok(None),
         }
     }
