@@ -6,10 +6,12 @@ pub mod alerts;
 pub mod backend;
 pub mod benchmark;
 pub mod check;
+pub mod datasheet;
 pub mod export;
 pub mod expr;
 pub mod labels;
 pub mod manifest;
+pub mod plausible;
 pub mod schema;
 pub mod secrets;
 pub mod sections;
@@ -21,10 +23,11 @@ pub use backend::{Backend, BackendError, SuiteKind};
 pub use benchmark::{
     BenchError, Benchmark, BenchmarkId, Ceiling, Conversion, MetricSpec, SamplingHint, WithCeiling,
 };
+pub use plausible::{ComputeBound, MemoryBound, PLAUSIBLE_MARGIN, Plausibility};
 pub use labels::{RunRole, UNKNOWN_TESTBED, default_testbed, sanitize_testbed};
 pub use schema::{
     BenchmarkResult, CommitInfo, Direction, ExportDoc, Fingerprint, GpuInfo, PairInfo, PairRole,
-    ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SampleMeta,
+    ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SampleMeta,
     SampleSummary, SchemaError, SequentialPlanInfo, Unit, WORKING_TREE,
 };
 pub use secrets::Redactor;
