@@ -273,7 +273,8 @@ fn open_device(options: &SuiteOptions) -> Result<Arc<Device>, BackendError> {
         backend: "cuda",
         reason,
     };
-    let ordinal = gpu_select::cuda_ordinal(
+    let ordinal = gpu_select::cuda_ordinal_of(
+        options.gpu_uuid.as_deref(),
         options.gpu_pci_bus_id.as_deref(),
         &gpu_select::SystemDevices,
     )
