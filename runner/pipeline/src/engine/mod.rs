@@ -7,6 +7,7 @@ mod child_env;
 mod command;
 mod meta;
 mod observer;
+mod plausible;
 mod sampler;
 mod stop;
 mod suite;

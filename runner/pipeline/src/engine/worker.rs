@@ -181,6 +181,9 @@ pub(crate) enum WorkerEvent {
     Sample {
         start_ns: u64,
         end_ns: u64,
+        /// The sample's time per iteration, for its cycles (absent from older workers).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ns_per_iter: Option<f64>,
     },
     BenchmarkFinished {
         benchmark: String,
@@ -502,6 +505,16 @@ impl SampleMetaSource for Emitter<'_> {
         self.emit(&WorkerEvent::Sample {
             start_ns: self.anchor.to_monotonic_ns(start),
             end_ns: self.anchor.to_monotonic_ns(end),
+            ns_per_iter: None,
+        });
+        SampleMeta::default()
+    }
+
+    fn sample_meta(&self, start: Instant, end: Instant, ns_per_iter: f64) -> SampleMeta {
+        self.emit(&WorkerEvent::Sample {
+            start_ns: self.anchor.to_monotonic_ns(start),
+            end_ns: self.anchor.to_monotonic_ns(end),
+            ns_per_iter: Some(ns_per_iter),
         });
         SampleMeta::default()
     }
