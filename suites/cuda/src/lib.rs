@@ -25,6 +25,7 @@ pub mod nccl_data;
 pub mod nccl_group;
 pub mod nccl_ranks;
 pub mod peaks;
+pub mod plausible;
 pub mod probe;
 pub mod rows;
 pub mod user;
@@ -239,7 +240,15 @@ pub fn build(dev: &Arc<Device>, plan: &[Planned], cache: Cache) -> Vec<Box<dyn B
             }
         })
         .collect();
-    ceiling::with_ceilings(&plan, benches)
+    let card = plausible::Card {
+        name: dev.name.clone(),
+        l2_bytes: dev.l2_bytes,
+        cache: match cache {
+            Cache::Cold => CacheMode::Cold,
+            Cache::Warm => CacheMode::Warm,
+        },
+    };
+    plausible::with_bounds(&plan, &card, ceiling::with_ceilings(&plan, benches))
 }
 
 /// The line saying that `n` planned benchmarks need a newer card than compute capability `sm`
