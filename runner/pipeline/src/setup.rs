@@ -260,10 +260,17 @@ impl RunEnvironment {
             _ => {}
         }
         let locked = guard.as_ref().and_then(ClockGuard::locked_mhz);
+        let requested = match clock_mode {
+            ClockMode::Lock { sm_mhz } => sm_mhz,
+            _ => None,
+        };
         fp.set_section(&Clocks {
             mode: Some(recorded_mode),
             locked_sm_mhz: locked,
             device: selected.as_ref().map(|s| s.index),
+            lock_target_sm_mhz: device
+                .as_ref()
+                .and_then(|d| crate::gpu::lock_target(d, requested).ok()),
             other: Default::default(),
         });
         Ok(RunEnvironment {
@@ -429,6 +436,7 @@ mod tests {
         assert_eq!(nvml.locked(0), None);
         let clocks = env.fingerprint.section::<Clocks>().unwrap();
         assert_eq!(clocks.device, Some(2));
+        assert_eq!(clocks.lock_target_sm_mhz, Some(1575));
         env.finish().unwrap();
         assert_eq!(nvml.locked(2), None, "restored");
     }

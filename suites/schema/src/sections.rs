@@ -236,6 +236,10 @@ pub struct Clocks {
     pub locked_sm_mhz: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<u32>,
+    /// The SM clock `clocks = "lock"` (or the configured `lock:<MHz>`) locks this GPU to, or
+    /// would: recorded whatever the mode, so a check can set it beside the card's maximum.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_target_sm_mhz: Option<u32>,
     #[serde(flatten)]
     pub other: BTreeMap<String, Value>,
 }
@@ -365,6 +369,7 @@ mod tests {
             mode: Some("observe".into()),
             locked_sm_mhz: None,
             device: Some(0),
+            lock_target_sm_mhz: None,
             other: BTreeMap::new(),
         });
         assert_eq!(
