@@ -353,7 +353,12 @@ mod tests {
         insta::assert_snapshot!(out);
         let json: serde_json::Value =
             serde_json::from_str(&JsonExporter.render(&run, &[])).unwrap();
-        let last = json["benchmarks"].as_array().unwrap().last().unwrap().clone();
+        let last = json["benchmarks"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
         assert_eq!(last["status"], "implausible");
         assert!(last["median"].is_number(), "{last}");
     }

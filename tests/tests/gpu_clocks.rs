@@ -363,5 +363,8 @@ fn a_denied_lock_runs_observed_says_so_once_and_records_it() {
     assert_eq!(run["status"], "complete");
     // Observed: every sample still carries the GPU's state.
     let meta = run["results"][0]["sample_meta"].as_array().unwrap();
-    assert!(meta.iter().all(|m| m["sm_clock_mhz"].is_number()), "{meta:?}");
+    assert!(
+        meta.iter().all(|m| m["sm_clock_mhz"].is_number()),
+        "{meta:?}"
+    );
 }

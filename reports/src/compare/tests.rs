@@ -220,7 +220,10 @@ fn clock_explained_and_implausible_snapshot() {
     r.implausible =
         vec!["toy/skinny/bandwidth (implausible: skinny 5.9 TB/s > H200 HBM peak 4.8 TB/s)".into()];
     assert!(!r.has_regression(), "clock-explained: no exit 1");
-    assert_eq!(verdict_text(&r.benchmarks[0]), "regression (clock-explained)");
+    assert_eq!(
+        verdict_text(&r.benchmarks[0]),
+        "regression (clock-explained)"
+    );
     let all = format!(
         "--- table\n{}\n--- markdown\n{}\n--- json\n{}",
         render_table(&r),

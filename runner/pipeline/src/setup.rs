@@ -425,11 +425,7 @@ mod tests {
         let nvml = FakeNvml::new().with_devices((0..3).map(fake_device).collect());
         let mut config = Config::builtin_default("p");
         config.gpu.clocks = ClockMode::Lock { sm_mhz: None };
-        let env = prepare(
-            &config,
-            &nvml,
-            CudaDevice0::BusId("0000:19:00.0".into()),
-        );
+        let env = prepare(&config, &nvml, CudaDevice0::BusId("0000:19:00.0".into()));
         assert_eq!(env.gpu_pci_bus_id.as_deref(), Some("00000000:19:00.0"));
         assert_eq!(env.monitor_health().map(|h| h.device), Some(2));
         assert_eq!(nvml.locked(2), Some((1575, 1575)), "{:?}", nvml.calls());

@@ -235,20 +235,22 @@ pub fn compare(
         .iter()
         .zip(comparisons)
         .zip(cycles_verdicts)
-        .map(|(((b, c, _), comparison), cycles_verdict)| ComparedBenchmark {
-            suite: if b.suite.is_empty() {
-                c.suite.clone()
-            } else {
-                b.suite.clone()
+        .map(
+            |(((b, c, _), comparison), cycles_verdict)| ComparedBenchmark {
+                suite: if b.suite.is_empty() {
+                    c.suite.clone()
+                } else {
+                    b.suite.clone()
+                },
+                name: b.name.clone(),
+                params: b.params.clone(),
+                measure: b.measure.clone(),
+                unit: c.unit.to_string(),
+                higher_is_better: c.direction == Direction::HigherIsBetter,
+                comparison,
+                cycles_verdict,
             },
-            name: b.name.clone(),
-            params: b.params.clone(),
-            measure: b.measure.clone(),
-            unit: c.unit.to_string(),
-            higher_is_better: c.direction == Direction::HigherIsBetter,
-            comparison,
-            cycles_verdict,
-        })
+        )
         .collect();
     let fewest = benchmarks
         .iter()

@@ -63,8 +63,14 @@ fn run_compare(base: Vec<BenchmarkResult>, cand: Vec<BenchmarkResult>) -> Compar
 fn a_time_the_clock_moved_is_clock_explained_and_no_regression() {
     // 10% slower at a 10% lower clock: the same cycles.
     let report = run_compare(
-        vec![timed("gemm", 1000.0, Some(1980.0)), timed("copy", 1000.0, Some(1980.0))],
-        vec![timed("gemm", 1100.0, Some(1800.0)), timed("copy", 1100.0, Some(1980.0))],
+        vec![
+            timed("gemm", 1000.0, Some(1980.0)),
+            timed("copy", 1000.0, Some(1980.0)),
+        ],
+        vec![
+            timed("gemm", 1100.0, Some(1800.0)),
+            timed("copy", 1100.0, Some(1980.0)),
+        ],
     );
     let by = |n: &str| report.benchmarks.iter().find(|b| b.name == n).unwrap();
     let gemm = by("gemm");
@@ -78,7 +84,10 @@ fn a_time_the_clock_moved_is_clock_explained_and_no_regression() {
     let c = report.counts();
     assert_eq!((c.regression, c.clock_explained), (1, 1));
     assert!(report.has_regression());
-    assert_eq!(report.worst_regression().map(|b| b.name.as_str()), Some("copy"));
+    assert_eq!(
+        report.worst_regression().map(|b| b.name.as_str()),
+        Some("copy")
+    );
     assert!(
         report.summary_line().starts_with("1 regression, 0 improvements, 0 unchanged, 0 inconclusive, 1 clock-explained; worst: kernel/copy/time"),
         "{}",

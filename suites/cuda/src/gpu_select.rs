@@ -135,7 +135,11 @@ impl CudaDevices for SystemDevices {
         (0..count)
             .map(|ordinal| {
                 let id = device::get_uuid(device::get(ordinal).map_err(e)?).map_err(e)?;
-                Ok(id.bytes.iter().map(|b| format!("{:02x}", *b as u8)).collect())
+                Ok(id
+                    .bytes
+                    .iter()
+                    .map(|b| format!("{:02x}", *b as u8))
+                    .collect())
             })
             .collect()
     }

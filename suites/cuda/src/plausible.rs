@@ -7,9 +7,7 @@
 
 use crate::Planned;
 use crate::backend::CacheMode;
-use crate::benchmark::{
-    BenchError, Benchmark, BenchmarkId, Ceiling, MetricSpec, SamplingHint,
-};
+use crate::benchmark::{BenchError, Benchmark, BenchmarkId, Ceiling, MetricSpec, SamplingHint};
 use crate::memory::{MemOp, SETS};
 use crate::work::{Dtype, gemm_flops, row_op_bytes};
 use pitwall_schema::datasheet;
@@ -62,7 +60,10 @@ pub fn plausibility_of(p: Planned, plan: &[Planned], card: &Card) -> Option<Plau
         Planned::Memory(op @ (MemOp::MemcpyD2D | MemOp::CopyKernel | MemOp::Triad), bytes) => {
             let moved = op.moved_bytes(bytes);
             // Every array but the one written is read.
-            (None, memory(moved, moved - bytes, op.footprint_bytes(bytes)))
+            (
+                None,
+                memory(moved, moved - bytes, op.footprint_bytes(bytes)),
+            )
         }
         Planned::Memory(..) => (None, None),
         Planned::Gemm(dtype, n) => {
@@ -190,7 +191,10 @@ mod tests {
         let copy =
             plausibility_of(Planned::Memory(MemOp::CopyKernel, 1 << 30), &full, &h200).unwrap();
         let m = copy.memory.unwrap();
-        assert_eq!((m.hbm_gb_per_s, m.read_per_unit_bytes), (Some(4800.0), 1 << 30));
+        assert_eq!(
+            (m.hbm_gb_per_s, m.read_per_unit_bytes),
+            (Some(4800.0), 1 << 30)
+        );
         assert!(m.out_of_l2());
         // A 16 MiB copy may sit in L2 at the end event: bounded on paper, never checked.
         let small =
@@ -220,8 +224,14 @@ mod tests {
         let (e, g) = (eager.memory.unwrap(), graph.memory.unwrap());
         // 16 MiB of fp8 weights (and a 16×4096 input) per GEMM; the graph's unit is 32 of them.
         assert_eq!(e.read_per_unit_bytes, 16 * MIB + 16 * 4096);
-        assert!(!e.out_of_l2(), "one GEMM's weights fit the L2: no bandwidth claim");
-        assert!(g.out_of_l2(), "32 GEMMs' reads exceed the L2: HBM bounds it");
+        assert!(
+            !e.out_of_l2(),
+            "one GEMM's weights fit the L2: no bandwidth claim"
+        );
+        assert!(
+            g.out_of_l2(),
+            "32 GEMMs' reads exceed the L2: HBM bounds it"
+        );
         assert_eq!(graph.compute.unwrap().peak_tflops, 1979.0);
     }
 
@@ -229,8 +239,7 @@ mod tests {
     fn an_unknown_card_is_held_to_the_largest_copy_of_the_run() {
         let full = plan(&SuiteOptions::default());
         let rtx = card("NVIDIA GeForce RTX 4090", CacheMode::Cold);
-        let triad =
-            plausibility_of(Planned::Memory(MemOp::Triad, 1 << 30), &full, &rtx).unwrap();
+        let triad = plausibility_of(Planned::Memory(MemOp::Triad, 1 << 30), &full, &rtx).unwrap();
         let m = triad.memory.unwrap();
         assert_eq!(m.hbm_gb_per_s, None);
         assert_eq!(

@@ -187,7 +187,11 @@ fn implausible_results_and_cycles_are_new_in_v5() {
     implausible.error = Some("x 5.9 TB/s > H200 HBM peak 4.8 TB/s".into());
     let mut r = run(vec![implausible, result(vec![1.0, 2.0])]);
     r.status = RunStatus::from_results(&r.results);
-    assert_eq!(r.status, RunStatus::Partial, "an implausible result: partial");
+    assert_eq!(
+        r.status,
+        RunStatus::Partial,
+        "an implausible result: partial"
+    );
     let v5 = ExportDoc::new(vec![r]).to_json();
     assert!(v5.contains("\"schema\": \"pitwall/v5\""), "{v5}");
     assert!(v5.contains("\"status\": \"implausible\""), "{v5}");

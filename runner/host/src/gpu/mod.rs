@@ -32,9 +32,7 @@ pub use monitor::{ClockMonitor, MonitorHealth, RING_CAPACITY, ReadingLog};
 #[cfg(any(test, feature = "test-hooks"))]
 pub use real::FAKE_NVML_ENV;
 pub use real::{RealNvml, load_nvml, load_real_nvml};
-pub use select::{
-    CudaDevice0, CudaDriver, DeviceSelector, SelectedGpu, SystemCuda, select_gpu,
-};
+pub use select::{CudaDevice0, CudaDriver, DeviceSelector, SelectedGpu, SystemCuda, select_gpu};
 pub use types::{
     ClockMode, ClockReading, GpuDevice, GpuError, Nvml, ReadingField, THROTTLE_SLOWDOWN_MASK,
     is_slowdown,

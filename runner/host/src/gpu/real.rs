@@ -268,12 +268,13 @@ impl Nvml for RealNvml {
         let d = self.device(index)?;
         let mut r = ClockReading::default();
         let mut first_error = None;
-        let mut keep = |field: ReadingField, outcome: Result<(), NvmlError>, r: &mut ClockReading| {
-            if let Err(e) = outcome {
-                r.mark_failed(field);
-                first_error.get_or_insert((field, e));
-            }
-        };
+        let mut keep =
+            |field: ReadingField, outcome: Result<(), NvmlError>, r: &mut ClockReading| {
+                if let Err(e) = outcome {
+                    r.mark_failed(field);
+                    first_error.get_or_insert((field, e));
+                }
+            };
         let sm = d.clock_info(Clock::SM).map(|v| r.sm_mhz = v);
         keep(ReadingField::SmMhz, sm, &mut r);
         let mem = d.clock_info(Clock::Memory).map(|v| r.mem_mhz = v);

@@ -217,7 +217,10 @@ pub fn select_gpu(
             }),
         Some(s @ DeviceSelector::Uuid(uuid)) if s.is_mig() => {
             let parent = nvml.mig_parent(uuid)?.ok_or_else(|| {
-                not_found(uuid.clone(), "NVML knows no MIG instance of this UUID".into())
+                not_found(
+                    uuid.clone(),
+                    "NVML knows no MIG instance of this UUID".into(),
+                )
             })?;
             devices
                 .iter()

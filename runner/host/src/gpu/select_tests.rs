@@ -97,7 +97,11 @@ fn what_cannot_be_selected_is_named() {
 
 #[test]
 fn a_driver_that_cannot_say_falls_back_to_nvml_0_with_a_warning() {
-    let got = select(None, CudaDevice0::Failed("no CUDA device is visible".into())).unwrap();
+    let got = select(
+        None,
+        CudaDevice0::Failed("no CUDA device is visible".into()),
+    )
+    .unwrap();
     assert_eq!(got.index, 0);
     let w = got.warning.unwrap();
     assert!(
@@ -119,7 +123,10 @@ fn values_parse_by_their_form() {
     assert!(!D::parse("GPU-1234").unwrap().is_mig());
     for bad in ["", "gpu0", "GPU-", "17:00", "-1", "cuda:0"] {
         let e = D::parse(bad).unwrap_err();
-        assert!(e.contains("hint:") || e.contains("not a valid"), "{bad}: {e}");
+        assert!(
+            e.contains("hint:") || e.contains("not a valid"),
+            "{bad}: {e}"
+        );
     }
 }
 

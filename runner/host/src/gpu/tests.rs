@@ -69,7 +69,10 @@ fn lock_is_below_the_datasheet_base_clock_never_the_default_applications_clock()
         supported_sm_mhz: supported,
         ..fake_device(0)
     };
-    assert_eq!(lock_target(&h200(fake_supported_sm_mhz()), None).unwrap(), 1590);
+    assert_eq!(
+        lock_target(&h200(fake_supported_sm_mhz()), None).unwrap(),
+        1590
+    );
     assert_eq!(
         lock_target(&h200(vec![1980, 1650, 1580, 1500]), None).unwrap(),
         1580
@@ -405,7 +408,11 @@ fn mean_sm_clock_comes_only_from_readings_inside_the_window() {
     assert_eq!(log.mean_sm_mhz_between(at(0), at(0)), Some(1980.0));
     // No reading inside: no value, even with readings around it.
     assert_eq!(log.mean_sm_mhz_between(at(11), at(19)), None);
-    assert_eq!(log.mean_sm_mhz_between(at(19), at(21)), None, "its SM failed");
+    assert_eq!(
+        log.mean_sm_mhz_between(at(19), at(21)),
+        None,
+        "its SM failed"
+    );
     // The summary skips the failed SM query instead of reading it as 0 MHz.
     assert_eq!(log.meta_between(at(15), at(25)).sm_clock_mhz, None);
     assert_eq!(log.meta_between(at(5), at(35)).sm_clock_mhz, Some(1500));

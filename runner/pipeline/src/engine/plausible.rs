@@ -17,7 +17,12 @@ pub(super) struct Guarded {
 
 /// The median of a result's finite samples.
 fn median_of(r: &BenchmarkResult) -> Option<f64> {
-    let finite: Vec<f64> = r.samples.iter().copied().filter(|v| v.is_finite()).collect();
+    let finite: Vec<f64> = r
+        .samples
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
     median(&finite)
 }
 

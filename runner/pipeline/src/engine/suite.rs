@@ -102,13 +102,8 @@ pub fn run_suite(
                     .into_iter()
                     .flat_map(|mut b| {
                         let bound = b.plausibility();
-                        let (results, median_ns) = run_builtin(
-                            &suite.name,
-                            b.as_mut(),
-                            &suite.sampling,
-                            observer,
-                            meta,
-                        );
+                        let (results, median_ns) =
+                            run_builtin(&suite.name, b.as_mut(), &suite.sampling, observer, meta);
                         if let (Some(bound), Some(median_ns)) = (bound, median_ns) {
                             guarded.push(super::plausible::Guarded {
                                 id: b.id(),
@@ -130,7 +125,11 @@ pub fn run_suite(
                     notes: backend
                         .notes(*kind)
                         .into_iter()
-                        .chain(implausible.into_iter().map(|why| format!("implausible: {why}")))
+                        .chain(
+                            implausible
+                                .into_iter()
+                                .map(|why| format!("implausible: {why}")),
+                        )
                         .map(|n| format!("suite `{}`: {n}", suite.name))
                         .collect(),
                 }

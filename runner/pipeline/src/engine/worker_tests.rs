@@ -513,7 +513,7 @@ impl Benchmark for TooFast {
             memory: Some(pitwall_schema::MemoryBound {
                 bytes_per_iter: 16.0 * 1048576.0,
                 cache: CacheMode::Cold,
-                read_per_unit_bytes: 32 * 16 << 20,
+                read_per_unit_bytes: 512 << 20,
                 footprint_bytes: 48 << 20,
                 l2_bytes: 50 << 20,
                 hbm_gb_per_s: Some(4800.0),
