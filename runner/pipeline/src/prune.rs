@@ -5,6 +5,7 @@
 //! finishes the job.
 
 use pitwall_analysis::history::summarize;
+use pitwall_schema::ResultStatus;
 use pitwall_schema::{SampleSummary, UnixTime};
 use pitwall_store::{Store, StoreError};
 
@@ -94,9 +95,15 @@ pub fn prune(request: &PruneRequest, store: &mut dyn Store) -> Result<PruneOutco
         let summaries: Vec<Option<SampleSummary>> = run
             .results
             .iter()
-            .map(|r| (!r.samples.is_empty()).then(|| summarize(r)).flatten())
+            .map(|r| {
+                (r.status == ResultStatus::Ok && !r.samples.is_empty())
+                    .then(|| summarize(r))
+                    .flatten()
+            })
             .collect();
-        // Results without a finite sample (failed, skipped) have nothing worth summarizing;
+        // Only ok results make history points: an implausible (or failed) one keeps its raw
+        // samples, as a summary stands only for an ok result. Results without a finite
+        // sample (failed, skipped) have nothing worth summarizing;
         // a run whose results are all summarized already is left alone.
         let droppable: usize = run
             .results
