@@ -18,8 +18,8 @@ use crate::config::{Config, PinPolicy, SuiteConfig, SuiteSpec};
 use crate::engine::{Isolation, SampleMetaSource};
 use crate::fingerprint;
 use crate::gpu::{
-    ClockGuard, ClockMode, ClockMonitor, CudaDriver, GpuDevice, GpuError, MonitorHealth, Nvml,
-    SelectedGpu, SystemCuda, select_gpu,
+    ClockGuard, ClockMode, ClockMonitor, CudaDriver, DeviceSelector, GpuDevice, GpuError,
+    MonitorHealth, Nvml, SelectedGpu, SystemCuda, select_gpu,
 };
 use crate::machine::{
     Affinity, PinError, Sysfs, UNKNOWN, apply_pinning, format_cpulist, host_checks, plan_pinning,
@@ -160,7 +160,14 @@ impl RunEnvironment {
         }
 
         // CPU and memory next to the GPU.
-        let bus_id = device.as_ref().map(|d| d.pci_bus_id.clone());
+        // Without NVML's device, a bus id or UUID the configuration names still tells the CUDA
+        // suites (and pinning) which GPU; an index means nothing to CUDA.
+        let (bus_id, named_uuid) = match (&device, &config.gpu.device) {
+            (Some(d), _) => (Some(d.pci_bus_id.clone()), None),
+            (None, Some(DeviceSelector::PciBusId(b))) => (Some(b.clone()), None),
+            (None, Some(DeviceSelector::Uuid(u))) => (None, Some(u.clone())),
+            (None, _) => (None, None),
+        };
         let plan = plan_pinning(sysfs, bus_id.as_deref(), config.pinning.cpus.as_deref(), 0);
         let pinned_cpus = match mode {
             Mode::Apply => {
@@ -278,7 +285,7 @@ impl RunEnvironment {
             warnings,
             isolation: Isolation::InProcess,
             gpu_pci_bus_id: bus_id,
-            gpu_mig_uuid: selected.and_then(|s| s.mig_uuid),
+            gpu_mig_uuid: selected.and_then(|s| s.mig_uuid).or(named_uuid),
             monitor,
             guard,
         })
@@ -306,10 +313,11 @@ impl RunEnvironment {
     /// device` (when NVML found it), which the CUDA backend maps to its own device number.
     pub fn with_gpu<'a>(&self, suite: &'a SuiteConfig) -> std::borrow::Cow<'a, SuiteConfig> {
         let mut owned = suite.clone();
-        match (&self.gpu_pci_bus_id, &mut owned.spec) {
-            (Some(id), SuiteSpec::Builtin { options, .. }) => {
-                options.gpu_pci_bus_id = Some(id.clone());
-                options.gpu_uuid = self.gpu_mig_uuid.clone();
+        match (&self.gpu_pci_bus_id, &self.gpu_mig_uuid, &mut owned.spec) {
+            (None, None, _) => std::borrow::Cow::Borrowed(suite),
+            (id, uuid, SuiteSpec::Builtin { options, .. }) => {
+                options.gpu_pci_bus_id = id.clone();
+                options.gpu_uuid = uuid.clone();
                 std::borrow::Cow::Owned(owned)
             }
             _ => std::borrow::Cow::Borrowed(suite),
@@ -435,6 +443,51 @@ mod tests {
         assert_eq!(clocks.lock_target_sm_mhz, Some(1575));
         env.finish().unwrap();
         assert_eq!(nvml.locked(2), None, "restored");
+    }
+
+    #[test]
+    fn without_nvml_a_named_bus_id_or_uuid_still_reaches_the_cuda_suites() {
+        let root = tempfile::tempdir().unwrap();
+        let suite_options = |device: &str| {
+            let mut config = Config::builtin_default("p");
+            config.gpu.device = Some(DeviceSelector::parse(device).unwrap());
+            let env = RunEnvironment::prepare_with(
+                &config,
+                root.path(),
+                &DirSysfs::new(root.path()),
+                &FakeAffinity::new(vec![0]),
+                Err(GpuError::Unavailable {
+                    reason: "no driver".into(),
+                }),
+                &Cuda(CudaDevice0::NoDriver),
+                Mode::Inspect,
+            )
+            .unwrap();
+            let suite = config
+                .suites
+                .iter()
+                .find(|s| matches!(s.spec, SuiteSpec::Builtin { .. }))
+                .unwrap();
+            match &env.with_gpu(suite).spec {
+                SuiteSpec::Builtin { options, .. } => {
+                    (options.gpu_pci_bus_id.clone(), options.gpu_uuid.clone())
+                }
+                _ => unreachable!(),
+            }
+        };
+        assert_eq!(
+            suite_options("0000:9a:00.0"),
+            (Some("0000:9a:00.0".into()), None)
+        );
+        assert_eq!(
+            suite_options("MIG-abcd-1"),
+            (None, Some("MIG-abcd-1".into()))
+        );
+        assert_eq!(
+            suite_options("3"),
+            (None, None),
+            "an index means nothing to CUDA"
+        );
     }
 
     #[test]
