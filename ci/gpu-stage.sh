@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares the device check on THIS machine: the lent GPU machine has no Rust toolchain and no
 # network, so the release binary is built here and carried there in .gpu/ (ignored by git).
-# Then, with the device tool: run command "bash ci/gpu-check.sh", carry [".gpu"], timeout 420.
+# Then, with the device tool: run command "bash ci/gpu-check.sh", carry [".gpu"], timeout 360.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet -p pitwall

@@ -76,6 +76,7 @@ pub fn render_table(r: &ComparisonReport) -> String {
         ("only in candidate", &r.only_candidate),
         ("failed, not compared", &r.failed),
         ("skipped by the tool", &r.skipped),
+        ("implausible, not compared", &r.implausible),
         ("not compared, units or directions differ", &r.incompatible),
     ] {
         if !keys.is_empty() {
@@ -93,6 +94,9 @@ pub(crate) fn display_unit(b: &ComparedBenchmark) -> DisplayUnit {
 
 pub(crate) fn verdict_text(b: &ComparedBenchmark) -> String {
     let c = &b.comparison;
+    if b.clock_explained() {
+        return format!("{} (clock-explained)", c.verdict.as_str());
+    }
     match (c.verdict, c.more_rounds, c.more_samples) {
         (Verdict::Inconclusive, Some(n), _) => format!("inconclusive (~{n} rounds needed)"),
         (Verdict::Inconclusive, None, _) if c.reason.starts_with("given up") => {
@@ -159,6 +163,8 @@ struct JsonDoc<'a> {
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     skipped: &'a [String],
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    implausible: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
     incompatible: &'a [String],
     env_mismatch: &'a [String],
     incomparable: bool,
@@ -187,6 +193,7 @@ pub fn render_json(r: &ComparisonReport) -> String {
         only_candidate: &r.only_candidate,
         failed: &r.failed,
         skipped: &r.skipped,
+        implausible: &r.implausible,
         incompatible: &r.incompatible,
         env_mismatch: &r.env_mismatch,
         incomparable: r.incomparable,
@@ -256,6 +263,7 @@ pub fn render_markdown(r: &ComparisonReport) -> String {
         ("Only in candidate", &r.only_candidate),
         ("Failed, not compared", &r.failed),
         ("Skipped by the tool", &r.skipped),
+        ("Implausible, not compared", &r.implausible),
         ("Not compared, units or directions differ", &r.incompatible),
     ] {
         if !keys.is_empty() {

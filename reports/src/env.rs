@@ -118,15 +118,16 @@ pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
         }
     }
     if let Some(c) = fp.section::<Clocks>() {
-        row(
-            "clock policy",
-            format!(
-                "{} (device {}, locked sm {})",
-                shown(c.mode),
-                shown(c.device),
-                shown(c.locked_sm_mhz)
-            ),
+        let mut line = format!(
+            "{} (device {}, locked sm {})",
+            shown(c.mode),
+            shown(c.device),
+            shown(c.locked_sm_mhz)
         );
+        if let Some(mhz) = c.lock_target_sm_mhz {
+            line.push_str(&format!("; lock would choose {mhz} MHz"));
+        }
+        row("clock policy", line);
     }
     if let Some(p) = fp.section::<Pinning>() {
         let detail = match p.plan {

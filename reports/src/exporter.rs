@@ -52,19 +52,35 @@ impl Exporter for TableExporter {
         for r in listed(&run.results) {
             let bench = display_name(&r.name, &r.params);
             match (r.status, Summary::of(&r.samples)) {
-                (ResultStatus::Ok, Some(s)) => {
+                // An implausible result keeps its numbers, marked, with its reason below.
+                (status @ (ResultStatus::Ok | ResultStatus::Implausible), Some(s)) => {
                     let unit = DisplayUnit::for_value(r.unit.as_str(), s.median);
                     t.row(vec![
                         r.suite.clone(),
-                        bench,
+                        bench.clone(),
                         r.measure.clone(),
                         s.n.to_string(),
                         unit.num(s.median),
                         s.ci_rel_half_width().map_or_else(|| "-".to_string(), pct),
                         unit.num(s.p99),
                         unit.name().to_string(),
-                        "ok".to_string(),
-                    ])
+                        if status == ResultStatus::Ok {
+                            "ok"
+                        } else {
+                            "IMPLAUSIBLE"
+                        }
+                        .to_string(),
+                    ]);
+                    if status == ResultStatus::Implausible {
+                        let line = format!(
+                            "{}/{bench}: {}",
+                            r.suite,
+                            r.error.as_deref().unwrap_or("implausible")
+                        );
+                        if !errors.contains(&line) {
+                            errors.push(line);
+                        }
+                    }
                 }
                 _ => {
                     let n = r.samples.len().to_string();
@@ -322,6 +338,29 @@ mod tests {
             &["suite `x` skipped: cuda backend unavailable: no driver".to_string()],
         );
         insta::assert_snapshot!(out);
+    }
+
+    #[test]
+    fn an_implausible_result_shows_its_numbers_marked_and_its_reason() {
+        let mut run = sample_run();
+        let mut fast = run.results[0].clone();
+        fast.name = "skinny".into();
+        fast.status = ResultStatus::Implausible;
+        fast.error = Some("implausible: skinny 5.9 TB/s > H200 HBM peak 4.8 TB/s".into());
+        run.results.push(fast);
+        run.status = RunStatus::from_results(&run.results);
+        let out = TableExporter.render(&run, &[]);
+        insta::assert_snapshot!(out);
+        let json: serde_json::Value =
+            serde_json::from_str(&JsonExporter.render(&run, &[])).unwrap();
+        let last = json["benchmarks"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(last["status"], "implausible");
+        assert!(last["median"].is_number(), "{last}");
     }
 
     #[test]

@@ -36,6 +36,7 @@ fn bench(name: &str, verdict: Verdict, ratio: f64) -> ComparedBenchmark {
             decided_at_round: (verdict != Verdict::Inconclusive).then_some(3),
             more_rounds: (verdict == Verdict::Inconclusive).then_some(9),
         },
+        cycles_verdict: None,
     }
 }
 
@@ -51,6 +52,7 @@ fn report(benchmarks: Vec<ComparedBenchmark>) -> ComparisonReport {
         only_candidate: vec![],
         failed: vec!["toy/broken/time".into()],
         skipped: vec!["toy/needs_gpu/time".into()],
+        implausible: vec![],
         incompatible: vec![],
         env_mismatch: vec![],
         incomparable: false,

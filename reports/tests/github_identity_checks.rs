@@ -58,6 +58,7 @@ fn report(levels: &[(&str, f64, f64)]) -> ComparisonReport {
             unit: "ns".into(),
             higher_is_better: false,
             comparison,
+            cycles_verdict: None,
         })
         .collect();
     ComparisonReport {
@@ -71,6 +72,7 @@ fn report(levels: &[(&str, f64, f64)]) -> ComparisonReport {
         only_candidate: vec![],
         failed: vec![],
         skipped: vec![],
+        implausible: vec![],
         incompatible: vec![],
         env_mismatch: vec![],
         incomparable: false,

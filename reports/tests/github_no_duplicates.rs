@@ -75,6 +75,7 @@ fn a_check_run_created_behind_a_502_is_not_created_again() {
         skipped: vec![],
         incompatible: vec![],
         env_mismatch: vec![],
+        implausible: vec![],
         incomparable: false,
     };
     let run = CheckRun::for_report(&report, "body", None);

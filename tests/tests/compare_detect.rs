@@ -392,3 +392,56 @@ fn different_units_or_directions_are_not_compared() {
         out.stderr()
     );
 }
+
+/// A file whose `parse` samples take `level` ns at `mhz`, each with its SM cycles.
+fn clocked_file(sb: &Sandbox, name: &str, level: f64, mhz: f64) -> String {
+    let s = samples(level, 20, 1);
+    let meta: Vec<Value> = s
+        .iter()
+        .map(|v| json!({"sm_clock_mhz": mhz as u32, "cycles": v * mhz / 1000.0}))
+        .collect();
+    let doc = json!({
+        "schema": "pitwall/v1",
+        "benchmarks": [
+            {"name": "parse", "params": {"size": 64}, "samples": s, "sample_meta": meta}
+        ]
+    });
+    sb.write(name, &doc.to_string())
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn a_slowdown_the_clock_explains_is_shown_and_exits_0() {
+    let sb = Sandbox::new();
+    // 20% slower at a 20% lower clock: the same cycles.
+    let base = clocked_file(&sb, "base.json", 100.0, 1980.0);
+    let cand = clocked_file(&sb, "cand.json", 120.0, 1650.0);
+    let v = sb
+        .run(&[
+            "compare",
+            "--baseline",
+            &base,
+            "--candidate",
+            &cand,
+            "--format",
+            "json",
+        ])
+        .expect(0)
+        .json();
+    let parse = by_name(&v, "parse");
+    assert_eq!(parse["verdict"], "regression");
+    assert_eq!(parse["cycles_verdict"], "unchanged");
+    assert_eq!(v["counts"]["regression"], 0);
+    assert_eq!(v["counts"]["clock_explained"], 1);
+    let table = sb
+        .run(&["compare", "--baseline", &base, "--candidate", &cand])
+        .expect(0)
+        .stdout();
+    assert!(table.contains("regression (clock-explained)"), "{table}");
+    // The same slowdown at the same clock is a regression: exit 1.
+    let slow = clocked_file(&sb, "slow.json", 120.0, 1980.0);
+    sb.run(&["compare", "--baseline", &base, "--candidate", &slow])
+        .expect(1);
+}

@@ -330,3 +330,41 @@ fn gpu_topology_is_recorded_and_shown() {
         "{text}"
     );
 }
+
+#[test]
+fn a_denied_lock_runs_observed_says_so_once_and_records_it() {
+    let sb = Sandbox::new();
+    sb.write(
+        "pitwall.toml",
+        &format!("[gpu]\nclocks = \"lock\"\nmonitor_period_ms = 2\n\n{WALL}"),
+    );
+    let nvml = sb.path().join("nvml.json");
+    // A fresh state file, then the NO_PERMISSION a non-root user gets.
+    ok_with(&sb, &["env"], "PITWALL_FAKE_NVML", &nvml);
+    let mut st = state(&nvml);
+    st["deny_lock"] = json!(true);
+    std::fs::write(&nvml, st.to_string()).unwrap();
+    let out = ok_with(&sb, &["run"], "PITWALL_FAKE_NVML", &nvml);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("not allowed to lock the clocks").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("observe (lock denied)"), "{stderr}");
+    let st = state(&nvml);
+    assert_eq!(st["locked"], json!({}), "{st}");
+    let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
+    let run = &doc["runs"][0];
+    assert_eq!(
+        run["fingerprint"]["extra"]["clocks"]["mode"],
+        "observe (lock denied)"
+    );
+    assert_eq!(run["status"], "complete");
+    // Observed: every sample still carries the GPU's state.
+    let meta = run["results"][0]["sample_meta"].as_array().unwrap();
+    assert!(
+        meta.iter().all(|m| m["sm_clock_mhz"].is_number()),
+        "{meta:?}"
+    );
+}

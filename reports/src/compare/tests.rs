@@ -69,6 +69,7 @@ fn report() -> ComparisonReport {
             unit: d.2.into(),
             higher_is_better: d.3,
             comparison,
+            cycles_verdict: None,
         })
         .collect();
     ComparisonReport {
@@ -83,6 +84,7 @@ fn report() -> ComparisonReport {
         only_candidate: vec![],
         failed: vec!["toy/broken/time".into()],
         skipped: vec!["toy/needs_gpu/time".into()],
+        implausible: vec![],
         incompatible: vec!["toy/copy/time (unit ns vs ms)".into()],
         env_mismatch: vec![],
         incomparable: false,
@@ -206,4 +208,27 @@ fn times_are_scaled_alike_in_every_format_and_unchanged_rows_list_numbers_as_num
         .map(|l| &l[l.find("size=").unwrap() + 5..l.find(']').unwrap()])
         .collect();
     assert_eq!(sizes, ["64", "262144", "2097152", "16777216"]);
+}
+
+/// What a GPU run adds to every format: a regression in time whose cycles did not move
+/// (`regression (clock-explained)`, not counted as a regression) and an implausible result
+/// listed with its reason.
+#[test]
+fn clock_explained_and_implausible_snapshot() {
+    let mut r = report();
+    r.benchmarks[0].cycles_verdict = Some(Verdict::Unchanged);
+    r.implausible =
+        vec!["toy/skinny/bandwidth (implausible: skinny 5.9 TB/s > H200 HBM peak 4.8 TB/s)".into()];
+    assert!(!r.has_regression(), "clock-explained: no exit 1");
+    assert_eq!(
+        verdict_text(&r.benchmarks[0]),
+        "regression (clock-explained)"
+    );
+    let all = format!(
+        "--- table\n{}\n--- markdown\n{}\n--- json\n{}",
+        render_table(&r),
+        render_markdown(&r),
+        render_json(&r)
+    );
+    insta::assert_snapshot!(all);
 }

@@ -186,6 +186,7 @@ fn tail(r: &ComparisonReport, opts: &CommentOptions) -> String {
         ("Only in candidate", &r.only_candidate),
         ("Failed, not compared", &r.failed),
         ("Skipped by the tool", &r.skipped),
+        ("Implausible, not compared", &r.implausible),
         ("Not compared, units or directions differ", &r.incompatible),
     ] {
         if keys.is_empty() {
@@ -215,7 +216,7 @@ fn row(b: &ComparedBenchmark) -> String {
     let shown = crate::compare::display_unit(b);
     let unit = escape_text(shown.name());
     let verdict = match c.verdict {
-        Verdict::Regression => "**regression**".to_string(),
+        Verdict::Regression if !b.clock_explained() => "**regression**".to_string(),
         _ => escape_text(&verdict_text(b)),
     };
     format!(

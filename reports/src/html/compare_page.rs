@@ -24,6 +24,8 @@ pub(crate) struct CompareRow {
     pub interval: String,
     pub q_value: String,
     pub verdict: &'static str,
+    /// A regression or improvement in time whose cycles did not change.
+    pub clock_explained: bool,
     pub reason: String,
     pub boxes: String,
 }
@@ -45,6 +47,7 @@ pub(crate) struct ComparePage {
     pub only_candidate: Vec<String>,
     pub failed: Vec<String>,
     pub skipped: Vec<String>,
+    pub implausible: Vec<String>,
     pub incompatible: Vec<String>,
     pub samples_missing: usize,
 }
@@ -113,6 +116,7 @@ pub(crate) fn compare(
                     sig(c.q_value, 2)
                 },
                 verdict: c.verdict.as_str(),
+                clock_explained: b.clock_explained(),
                 reason: c.reason.clone(),
                 boxes: svg::boxes(base, cand, &unit),
             }
@@ -132,6 +136,7 @@ pub(crate) fn compare(
         only_candidate: r.only_candidate.clone(),
         failed: r.failed.clone(),
         skipped: r.skipped.clone(),
+        implausible: r.implausible.clone(),
         incompatible: r.incompatible.clone(),
         samples_missing: missing,
     }

@@ -100,8 +100,9 @@ pub fn prune(request: &PruneRequest, store: &mut dyn Store) -> Result<PruneOutco
                     .flatten()
             })
             .collect();
-        // Results that are not ok (failed, skipped: only an ok result may carry a summary) or
-        // have no finite sample have nothing worth summarizing;
+        // Only ok results make history points: an implausible (or failed) one keeps its raw
+        // samples, as a summary stands only for an ok result. Results without a finite
+        // sample (failed, skipped) have nothing worth summarizing;
         // a run whose results are all summarized already is left alone.
         let droppable: usize = run
             .results

@@ -128,6 +128,28 @@ fn keeping_summaries_keeps_the_history() {
 }
 
 #[test]
+fn an_implausible_result_keeps_its_samples_and_the_run_still_exports() {
+    let mut old = run(30);
+    let mut fast = result(1.0);
+    fast.name = "skinny".into();
+    fast.status = ResultStatus::Implausible;
+    fast.error = Some("implausible: skinny 5.9 TB/s > H200 HBM peak 4.8 TB/s".into());
+    old.results.push(fast);
+    old.status = RunStatus::from_results(&old.results);
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("s.db")).unwrap();
+    store.insert_run(&old).unwrap();
+    let done = prune(&request(20, true, false), &mut store).unwrap();
+    assert_eq!((done.runs_summarized, done.samples_dropped), (1, 8));
+    let after = store.all_runs().unwrap();
+    assert!(after[0].results[0].is_pruned());
+    assert!(!after[0].results[1].is_pruned());
+    assert_eq!(after[0].results[1].samples.len(), 8);
+    pitwall_schema::ExportDoc::from_json(&pitwall_schema::ExportDoc::new(after).to_json())
+        .expect("a pruned run with an implausible result still exports and imports");
+}
+
+#[test]
 fn without_summaries_old_runs_are_deleted() {
     let (_dir, mut store) = store_with(&[1, 5, 30, 31]);
     let out = prune(&request(29, false, false), &mut store).unwrap();

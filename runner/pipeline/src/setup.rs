@@ -17,7 +17,10 @@ use serde_json::json;
 use crate::config::{Config, PinPolicy, SuiteConfig, SuiteSpec};
 use crate::engine::{Isolation, SampleMetaSource};
 use crate::fingerprint;
-use crate::gpu::{ClockGuard, ClockMode, ClockMonitor, GpuDevice, GpuError, MonitorHealth, Nvml};
+use crate::gpu::{
+    ClockGuard, ClockMode, ClockMonitor, CudaDriver, DeviceSelector, GpuDevice, GpuError,
+    MonitorHealth, Nvml, SelectedGpu, SystemCuda, select_gpu,
+};
 use crate::machine::{
     Affinity, PinError, Sysfs, UNKNOWN, apply_pinning, format_cpulist, host_checks, plan_pinning,
 };
@@ -43,6 +46,8 @@ pub struct RunEnvironment {
     isolation: Isolation,
     /// The PCI bus id of `[gpu] device` as NVML reports it, for the CUDA backend's suites.
     gpu_pci_bus_id: Option<String>,
+    /// The MIG instance `[gpu] device` names, which the CUDA backend picks by UUID.
+    gpu_mig_uuid: Option<String>,
     // Field order matters: the monitor stops before the clocks are restored.
     monitor: Option<ClockMonitor>,
     guard: Option<ClockGuard>,
@@ -56,6 +61,14 @@ impl std::fmt::Debug for RunEnvironment {
     }
 }
 
+/// The clock policy a run records when `lock` was asked for but denied (not root): it ran
+/// observed, and never compares with a locked run (`fingerprint::differences`).
+pub const LOCK_DENIED_MODE: &str = "observe (lock denied)";
+
+/// Set once the denied lock was reported: one warning per process.
+static LOCK_DENIED_WARNED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 /// What `prepare` may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -67,13 +80,27 @@ pub enum Mode {
 
 impl RunEnvironment {
     /// Reads the machine through `root`/`sysfs` and `nvml`, and in `Mode::Apply` pins this
-    /// process and applies the clock policy.
+    /// process and applies the clock policy. `[gpu] device` unset is CUDA device 0 as the
+    /// machine's driver reports it.
     pub fn prepare(
         config: &Config,
         root: &Path,
         sysfs: &dyn Sysfs,
         affinity: &dyn Affinity,
         nvml: Result<Arc<dyn Nvml>, GpuError>,
+        mode: Mode,
+    ) -> Result<RunEnvironment, SetupError> {
+        Self::prepare_with(config, root, sysfs, affinity, nvml, &SystemCuda, mode)
+    }
+
+    /// `prepare` with the CUDA driver that says which GPU is CUDA device 0.
+    pub fn prepare_with(
+        config: &Config,
+        root: &Path,
+        sysfs: &dyn Sysfs,
+        affinity: &dyn Affinity,
+        nvml: Result<Arc<dyn Nvml>, GpuError>,
+        cuda: &dyn CudaDriver,
         mode: Mode,
     ) -> Result<RunEnvironment, SetupError> {
         let mut fp = fingerprint::collect(root, std::env::vars());
@@ -85,18 +112,23 @@ impl RunEnvironment {
         }
 
         // The GPU: facts for the fingerprint and the checks only NVML can make.
+        let mut selected: Option<SelectedGpu> = None;
         let (nvml, device) = match nvml {
             Ok(nvml) => match nvml.devices() {
                 Ok(devices) => {
                     fp.gpus = devices.iter().map(gpu_info).collect();
-                    let device = devices.into_iter().find(|d| d.index == config.gpu.device);
-                    if device.is_none() {
-                        warnings.push(format!(
-                            "gpu: no device {} (hint: [gpu] device)",
-                            config.gpu.device
-                        ));
+                    match select_gpu(config.gpu.device.as_ref(), &devices, nvml.as_ref(), cuda) {
+                        Ok(sel) => {
+                            warnings.extend(sel.warning.clone());
+                            let device = devices.into_iter().find(|d| d.index == sel.index);
+                            selected = Some(sel);
+                            (Some(nvml), device)
+                        }
+                        Err(e) => {
+                            warnings.push(format!("gpu: {e}"));
+                            (Some(nvml), None)
+                        }
                     }
-                    (Some(nvml), device)
                 }
                 Err(e) => {
                     warnings.push(format!("gpu: {e}"));
@@ -128,7 +160,14 @@ impl RunEnvironment {
         }
 
         // CPU and memory next to the GPU.
-        let bus_id = device.as_ref().map(|d| d.pci_bus_id.clone());
+        // Without NVML's device, a bus id or UUID the configuration names still tells the CUDA
+        // suites (and pinning) which GPU; an index means nothing to CUDA.
+        let (bus_id, named_uuid) = match (&device, &config.gpu.device) {
+            (Some(d), _) => (Some(d.pci_bus_id.clone()), None),
+            (None, Some(DeviceSelector::PciBusId(b))) => (Some(b.clone()), None),
+            (None, Some(DeviceSelector::Uuid(u))) => (None, Some(u.clone())),
+            (None, _) => (None, None),
+        };
         let plan = plan_pinning(sysfs, bus_id.as_deref(), config.pinning.cpus.as_deref(), 0);
         let pinned_cpus = match mode {
             Mode::Apply => {
@@ -195,12 +234,23 @@ impl RunEnvironment {
         let mut guard = None;
         let mut monitor = None;
         let clock_mode = config.gpu.clocks;
+        let mut recorded_mode = clock_mode.to_string();
         match (&nvml, &device) {
             (Some(nvml), Some(d)) if mode == Mode::Apply => {
                 if clock_mode == ClockMode::Observe {
                     warnings.push(format!("gpu {}: clocks are not locked (observe mode); boost and throttling can move results (hint: [gpu] clocks = \"lock\" on a dedicated runner)", d.index));
                 }
-                guard = Some(ClockGuard::acquire(Arc::clone(nvml), d.index, clock_mode)?);
+                match ClockGuard::acquire(Arc::clone(nvml), d.index, clock_mode) {
+                    Ok(g) => guard = Some(g),
+                    // Not root: measure anyway, observed, and say so in the run.
+                    Err(GpuError::LockDenied { .. }) => {
+                        recorded_mode = LOCK_DENIED_MODE.to_string();
+                        if !LOCK_DENIED_WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                            warnings.push(format!("gpu {}: not allowed to lock the clocks (not root): observing them instead; these runs are recorded as clocks = \"{LOCK_DENIED_MODE}\" and never compare with locked ones (hint: run as root, or set [gpu] clocks = \"observe\")", d.index));
+                        }
+                    }
+                    Err(e) => return Err(e.into()),
+                }
                 if clock_mode != ClockMode::Off {
                     let period = Duration::from_millis(config.gpu.monitor_period_ms);
                     monitor = Some(
@@ -217,10 +267,17 @@ impl RunEnvironment {
             _ => {}
         }
         let locked = guard.as_ref().and_then(ClockGuard::locked_mhz);
+        let requested = match clock_mode {
+            ClockMode::Lock { sm_mhz } => sm_mhz,
+            _ => None,
+        };
         fp.set_section(&Clocks {
-            mode: Some(clock_mode.to_string()),
+            mode: Some(recorded_mode),
             locked_sm_mhz: locked,
-            device: Some(config.gpu.device),
+            device: selected.as_ref().map(|s| s.index),
+            lock_target_sm_mhz: device
+                .as_ref()
+                .and_then(|d| crate::gpu::lock_target(d, requested).ok()),
             other: Default::default(),
         });
         Ok(RunEnvironment {
@@ -228,6 +285,7 @@ impl RunEnvironment {
             warnings,
             isolation: Isolation::InProcess,
             gpu_pci_bus_id: bus_id,
+            gpu_mig_uuid: selected.and_then(|s| s.mig_uuid).or(named_uuid),
             monitor,
             guard,
         })
@@ -255,9 +313,11 @@ impl RunEnvironment {
     /// device` (when NVML found it), which the CUDA backend maps to its own device number.
     pub fn with_gpu<'a>(&self, suite: &'a SuiteConfig) -> std::borrow::Cow<'a, SuiteConfig> {
         let mut owned = suite.clone();
-        match (&self.gpu_pci_bus_id, &mut owned.spec) {
-            (Some(id), SuiteSpec::Builtin { options, .. }) => {
-                options.gpu_pci_bus_id = Some(id.clone());
+        match (&self.gpu_pci_bus_id, &self.gpu_mig_uuid, &mut owned.spec) {
+            (None, None, _) => std::borrow::Cow::Borrowed(suite),
+            (id, uuid, SuiteSpec::Builtin { options, .. }) => {
+                options.gpu_pci_bus_id = id.clone();
+                options.gpu_uuid = uuid.clone();
                 std::borrow::Cow::Owned(owned)
             }
             _ => std::borrow::Cow::Borrowed(suite),
@@ -285,6 +345,7 @@ impl RunEnvironment {
             warnings: Vec::new(),
             isolation: Isolation::InProcess,
             gpu_pci_bus_id: None,
+            gpu_mig_uuid: None,
             monitor: None,
             guard: None,
         }
@@ -339,6 +400,136 @@ pub fn halt_if_terminating() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::{CudaDevice0, FakeNvml, fake_device};
+    use crate::machine::{DirSysfs, FakeAffinity};
+
+    struct Cuda(CudaDevice0);
+
+    impl CudaDriver for Cuda {
+        fn device0(&self) -> CudaDevice0 {
+            self.0.clone()
+        }
+    }
+
+    /// `prepare` on an empty machine tree with `nvml`, CUDA device 0 at `cuda0`.
+    fn prepare(config: &Config, nvml: &FakeNvml, cuda0: CudaDevice0) -> RunEnvironment {
+        let root = tempfile::tempdir().unwrap();
+        let shared: Arc<dyn Nvml> = Arc::new(nvml.clone());
+        RunEnvironment::prepare_with(
+            config,
+            root.path(),
+            &DirSysfs::new(root.path()),
+            &FakeAffinity::new(vec![0, 1]),
+            Ok(shared),
+            &Cuda(cuda0),
+            Mode::Apply,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn unset_device_is_cuda_device_0_for_clocks_monitor_and_pinning() {
+        // NVML 0–2; CUDA_VISIBLE_DEVICES=2 makes NVML 2 (bus 0x19) CUDA's device 0.
+        let nvml = FakeNvml::new().with_devices((0..3).map(fake_device).collect());
+        let mut config = Config::builtin_default("p");
+        config.gpu.clocks = ClockMode::Lock { sm_mhz: None };
+        let env = prepare(&config, &nvml, CudaDevice0::BusId("0000:19:00.0".into()));
+        assert_eq!(env.gpu_pci_bus_id.as_deref(), Some("00000000:19:00.0"));
+        assert_eq!(env.monitor_health().map(|h| h.device), Some(2));
+        assert_eq!(nvml.locked(2), Some((1575, 1575)), "{:?}", nvml.calls());
+        assert_eq!(nvml.locked(0), None);
+        let clocks = env.fingerprint.section::<Clocks>().unwrap();
+        assert_eq!(clocks.device, Some(2));
+        assert_eq!(clocks.lock_target_sm_mhz, Some(1575));
+        env.finish().unwrap();
+        assert_eq!(nvml.locked(2), None, "restored");
+    }
+
+    #[test]
+    fn without_nvml_a_named_bus_id_or_uuid_still_reaches_the_cuda_suites() {
+        let root = tempfile::tempdir().unwrap();
+        let suite_options = |device: &str| {
+            let mut config = Config::builtin_default("p");
+            config.gpu.device = Some(DeviceSelector::parse(device).unwrap());
+            let env = RunEnvironment::prepare_with(
+                &config,
+                root.path(),
+                &DirSysfs::new(root.path()),
+                &FakeAffinity::new(vec![0]),
+                Err(GpuError::Unavailable {
+                    reason: "no driver".into(),
+                }),
+                &Cuda(CudaDevice0::NoDriver),
+                Mode::Inspect,
+            )
+            .unwrap();
+            let suite = config
+                .suites
+                .iter()
+                .find(|s| matches!(s.spec, SuiteSpec::Builtin { .. }))
+                .unwrap();
+            match &env.with_gpu(suite).spec {
+                SuiteSpec::Builtin { options, .. } => {
+                    (options.gpu_pci_bus_id.clone(), options.gpu_uuid.clone())
+                }
+                _ => unreachable!(),
+            }
+        };
+        assert_eq!(
+            suite_options("0000:9a:00.0"),
+            (Some("0000:9a:00.0".into()), None)
+        );
+        assert_eq!(
+            suite_options("MIG-abcd-1"),
+            (None, Some("MIG-abcd-1".into()))
+        );
+        assert_eq!(
+            suite_options("3"),
+            (None, None),
+            "an index means nothing to CUDA"
+        );
+    }
+
+    #[test]
+    fn a_denied_lock_observes_and_is_recorded_as_such() {
+        let nvml = FakeNvml::new().denying_lock();
+        let mut config = Config::builtin_default("p");
+        config.gpu.clocks = ClockMode::Lock { sm_mhz: None };
+        let env = prepare(&config, &nvml, CudaDevice0::NoDriver);
+        let clocks = env.fingerprint.section::<Clocks>().unwrap();
+        assert_eq!(clocks.mode.as_deref(), Some(LOCK_DENIED_MODE));
+        assert_eq!(clocks.locked_sm_mhz, None);
+        assert!(env.monitor_health().is_some(), "observed");
+        let said: Vec<&String> = env
+            .warnings
+            .iter()
+            .filter(|w| w.contains("not allowed to lock the clocks"))
+            .collect();
+        assert_eq!(said.len(), 1, "{:?}", env.warnings);
+        assert!(said[0].contains("hint:"), "{}", said[0]);
+        // Once per process: a second set-up says nothing more.
+        let again = prepare(&config, &nvml, CudaDevice0::NoDriver);
+        assert!(
+            !again
+                .warnings
+                .iter()
+                .any(|w| w.contains("not allowed to lock")),
+            "{:?}",
+            again.warnings
+        );
+        // A denied-lock run never compares with a locked one.
+        let mut locked = env.fingerprint.clone();
+        locked.set_section(&Clocks {
+            mode: Some("lock".into()),
+            ..Clocks::default()
+        });
+        let d = crate::fingerprint::differences(&env.fingerprint, &locked);
+        assert!(
+            d.iter()
+                .any(|l| l == "gpu clock policy: observe (lock denied) vs lock"),
+            "{d:?}"
+        );
+    }
 
     #[test]
     fn built_in_suites_carry_the_pci_bus_id_of_gpu_device() {

@@ -72,6 +72,7 @@ pub(super) fn rich_run() -> Run {
             power_w: Some(412.25),
             throttle_reasons: Some(0x4),
             throttled: true,
+            cycles: Some(1980.125),
         },
         SampleMeta::default(),
         SampleMeta {
@@ -149,7 +150,13 @@ pub(super) fn rich_run() -> Run {
 }
 
 pub(super) fn round_trips_a_run_exactly(store: &mut dyn Store) {
-    let original = rich_run();
+    let mut original = rich_run();
+    // Faster than the hardware can be: its samples kept, its reason in `error` (no migration:
+    // the stores check status values on read).
+    let mut implausible = ok_result("skinny", vec![5900.0, 5910.0]);
+    implausible.status = ResultStatus::Implausible;
+    implausible.error = Some("implausible: skinny 5.9 TB/s > H200 HBM peak 4.8 TB/s".into());
+    original.results.push(implausible);
     assert_eq!(
         store.insert_run(&original).unwrap(),
         InsertOutcome::Inserted

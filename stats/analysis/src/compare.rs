@@ -87,6 +87,20 @@ pub fn replicates_of(
     by_index.into_values().collect()
 }
 
+/// `r` with its samples replaced by the SM cycles of each (`SampleMeta::cycles`, the time per
+/// iteration at the sample's clock; fewer is better), when every sample has them.
+fn cycles_of(r: &BenchmarkResult) -> Option<BenchmarkResult> {
+    if r.samples.is_empty() || r.sample_meta.len() != r.samples.len() {
+        return None;
+    }
+    let cycles: Option<Vec<f64>> = r.sample_meta.iter().map(|m| m.cycles).collect();
+    Some(BenchmarkResult {
+        samples: cycles?,
+        direction: Direction::LowerIsBetter,
+        ..r.clone()
+    })
+}
+
 /// How a comparison treats the environment and throttled samples.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CompareOptions {
@@ -113,8 +127,19 @@ pub fn compare(
     let mut only_baseline = Vec::new();
     let mut failed = Vec::new();
     let mut skipped = Vec::new();
+    let mut implausible = Vec::new();
     let mut incompatible = Vec::new();
     let is = |r: &BenchmarkResult, s: ResultStatus| r.status == s;
+    // An implausible side is shown with its reason and never compared.
+    let implausible_line = |b: &BenchmarkResult, c: Option<&BenchmarkResult>| {
+        let why = [Some(b), c]
+            .into_iter()
+            .flatten()
+            .find(|r| is(r, ResultStatus::Implausible))
+            .and_then(|r| r.error.clone())
+            .unwrap_or_else(|| "implausible".to_string());
+        format!("{} ({})", display(b), why)
+    };
     for b in &baseline.results {
         match find(b, &candidate.results, &used) {
             Some(i) => {
@@ -122,6 +147,8 @@ pub fn compare(
                 let c = &candidate.results[i];
                 if is(b, ResultStatus::Failed) || is(c, ResultStatus::Failed) {
                     failed.push(display(b));
+                } else if is(b, ResultStatus::Implausible) || is(c, ResultStatus::Implausible) {
+                    implausible.push(implausible_line(b, Some(c)));
                 } else if is(b, ResultStatus::Skipped) || is(c, ResultStatus::Skipped) {
                     skipped.push(display(b));
                 } else if b.samples.is_empty() || c.samples.is_empty() {
@@ -138,6 +165,7 @@ pub fn compare(
                 }
             }
             None if is(b, ResultStatus::Failed) => failed.push(display(b)),
+            None if is(b, ResultStatus::Implausible) => implausible.push(implausible_line(b, None)),
             None if is(b, ResultStatus::Skipped) => skipped.push(display(b)),
             None => only_baseline.push(display(b)),
         }
@@ -146,6 +174,8 @@ pub fn compare(
     for (c, _) in candidate.results.iter().zip(&used).filter(|(_, u)| !**u) {
         if is(c, ResultStatus::Failed) {
             failed.push(display(c));
+        } else if is(c, ResultStatus::Implausible) {
+            implausible.push(implausible_line(c, None));
         } else if is(c, ResultStatus::Skipped) {
             skipped.push(display(c));
         } else {
@@ -179,22 +209,48 @@ pub fn compare(
         })
         .collect();
     let comparisons = compare_replicated(&inputs, &plan, rounds, ab);
+    // The same comparison of the SM cycles behind each time, where both sides have them: a
+    // time verdict whose cycles did not move was moved by the clock.
+    let mut cycles_at = Vec::new();
+    let mut cycles_inputs = Vec::new();
+    for (i, (b, c, thr)) in pairs.iter().enumerate() {
+        if let (Some(bc), Some(cc)) = (cycles_of(b), cycles_of(c)) {
+            cycles_at.push(i);
+            cycles_inputs.push(ReplicatedPair {
+                base: replicates(&bc, pair.map(|(p, _)| p)),
+                cand: replicates(&cc, pair.map(|(_, p)| p)),
+                higher_is_better: false,
+                threshold: Some(*thr),
+            });
+        }
+    }
+    let mut cycles_verdicts = vec![None; pairs.len()];
+    for (i, c) in cycles_at
+        .into_iter()
+        .zip(compare_replicated(&cycles_inputs, &plan, rounds, ab))
+    {
+        cycles_verdicts[i] = Some(c.verdict);
+    }
     let benchmarks: Vec<ComparedBenchmark> = pairs
         .iter()
         .zip(comparisons)
-        .map(|((b, c, _), comparison)| ComparedBenchmark {
-            suite: if b.suite.is_empty() {
-                c.suite.clone()
-            } else {
-                b.suite.clone()
+        .zip(cycles_verdicts)
+        .map(
+            |(((b, c, _), comparison), cycles_verdict)| ComparedBenchmark {
+                suite: if b.suite.is_empty() {
+                    c.suite.clone()
+                } else {
+                    b.suite.clone()
+                },
+                name: b.name.clone(),
+                params: b.params.clone(),
+                measure: b.measure.clone(),
+                unit: c.unit.to_string(),
+                higher_is_better: c.direction == Direction::HigherIsBetter,
+                comparison,
+                cycles_verdict,
             },
-            name: b.name.clone(),
-            params: b.params.clone(),
-            measure: b.measure.clone(),
-            unit: c.unit.to_string(),
-            higher_is_better: c.direction == Direction::HigherIsBetter,
-            comparison,
-        })
+        )
         .collect();
     let fewest = benchmarks
         .iter()
@@ -211,6 +267,7 @@ pub fn compare(
         &mut only_candidate,
         &mut failed,
         &mut skipped,
+        &mut implausible,
         &mut incompatible,
     ] {
         list.sort_by(|a, b| crate::order::natural_cmp(a, b));
@@ -226,8 +283,13 @@ pub fn compare(
         only_candidate,
         failed,
         skipped,
+        implausible,
         incompatible,
         incomparable: !env_mismatch.is_empty() && !options.allow_env_mismatch,
         env_mismatch,
     }
 }
+
+#[cfg(test)]
+#[path = "compare_tests.rs"]
+mod tests;

@@ -20,6 +20,9 @@ pub struct ComparedBenchmark {
     pub higher_is_better: bool,
     #[serde(flatten)]
     pub comparison: Comparison,
+    /// The verdict on the SM cycles behind the times, where both sides observed the clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_verdict: Option<Verdict>,
 }
 
 impl ComparedBenchmark {
@@ -36,6 +39,15 @@ impl ComparedBenchmark {
             params: &self.params,
             measure: &self.measure,
         }
+    }
+
+    /// A regression or improvement in time whose cycles did not change: the clock moved it,
+    /// not the code. Shown as `regression (clock-explained)`; it never fails a check.
+    pub fn clock_explained(&self) -> bool {
+        matches!(
+            self.comparison.verdict,
+            Verdict::Regression | Verdict::Improvement
+        ) && self.cycles_verdict == Some(Verdict::Unchanged)
     }
 
     /// Relative change in the "worse" direction: +5% means 5% worse, whatever the direction.
@@ -71,6 +83,10 @@ pub struct ComparisonReport {
     /// Keys the tool skipped on either side (and failed on neither); not compared.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<String>,
+    /// Keys implausible on either side, each with why (`a/bandwidth (implausible: … 5.9 TB/s >
+    /// H200 HBM peak 4.8 TB/s)`); not compared.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub implausible: Vec<String>,
     /// Keys whose two sides differ in unit or direction, with why (`a/time (unit ns vs ms)`);
     /// not compared.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -90,12 +106,24 @@ pub struct VerdictCounts {
     pub improvement: usize,
     pub unchanged: usize,
     pub inconclusive: usize,
+    /// Regressions and improvements in time whose cycles did not change (counted here, not
+    /// as regressions or improvements).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub clock_explained: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl ComparisonReport {
     pub fn counts(&self) -> VerdictCounts {
         let mut c = VerdictCounts::default();
         for b in &self.benchmarks {
+            if b.clock_explained() {
+                c.clock_explained += 1;
+                continue;
+            }
             match b.comparison.verdict {
                 Verdict::Regression => c.regression += 1,
                 Verdict::Improvement => c.improvement += 1,
@@ -162,7 +190,7 @@ impl ComparisonReport {
     pub fn worst_regression(&self) -> Option<&ComparedBenchmark> {
         self.benchmarks
             .iter()
-            .filter(|b| b.comparison.verdict == Verdict::Regression)
+            .filter(|b| b.comparison.verdict == Verdict::Regression && !b.clock_explained())
             .max_by(|a, b| a.worse_by().total_cmp(&b.worse_by()))
     }
 
@@ -184,6 +212,12 @@ impl ComparisonReport {
             c.unchanged,
             c.inconclusive
         );
+        if c.clock_explained > 0 {
+            s.push_str(&format!(", {} clock-explained", c.clock_explained));
+        }
+        if !self.implausible.is_empty() {
+            s.push_str(&format!(", {} implausible", self.implausible.len()));
+        }
         if let Some(w) = self.worst_regression() {
             s.push_str(&format!("; worst: {} {}", w.key(), change(w)));
         }

@@ -106,6 +106,21 @@ fn failed_empty_and_non_finite_results_add_no_point() {
     assert_eq!((s[0].points[0].median, s[0].points[0].n), (2.0, 2));
 }
 
+#[test]
+fn an_implausible_result_adds_no_point_so_no_alert() {
+    let mut implausible = result("skinny", vec![5900.0; 5]);
+    implausible.status = ResultStatus::Implausible;
+    let runs = vec![
+        run(0, vec![result("skinny", vec![4000.0; 5])]),
+        run(1, vec![implausible]),
+        run(2, vec![result("skinny", vec![4010.0; 5])]),
+    ];
+    let s = series(&runs, &main(), &DetectConfig::default());
+    assert_eq!(s.len(), 1);
+    let medians: Vec<f64> = s[0].points.iter().map(|p| p.median).collect();
+    assert_eq!(medians, [4000.0, 4010.0]);
+}
+
 fn dated(i: usize, date: &str, results: Vec<BenchmarkResult>) -> Run {
     let mut r = run(i, results);
     r.commit_info = Some(pitwall_schema::CommitInfo {

@@ -3,7 +3,9 @@
 //! after `CUDA_VISIBLE_DEVICES` and in `CUDA_DEVICE_ORDER` (fastest first by default), so the
 //! two indices differ on many machines. The parent pitwall turns the NVML index into the GPU's
 //! PCI bus id (`SuiteOptions::gpu_pci_bus_id`); here that id is matched against each visible
-//! CUDA device's PCI domain, bus and device numbers. Without an id, CUDA device 0.
+//! CUDA device's PCI domain, bus and device numbers. Without an id, CUDA device 0. A MIG
+//! instance shares its GPU's bus id with the GPU's other instances, so the parent passes its
+//! UUID (`SuiteOptions::gpu_uuid`), matched against each CUDA device's UUID.
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 
@@ -44,9 +46,46 @@ impl std::fmt::Display for PciAddress {
     }
 }
 
-/// The visible CUDA devices' PCI addresses, by CUDA ordinal.
+/// The visible CUDA devices' PCI addresses and UUIDs, by CUDA ordinal.
 pub trait CudaDevices {
     fn pci_addresses(&self) -> Result<Vec<PciAddress>, String>;
+    /// Each device's UUID as hex digits (`cuDeviceGetUuid`: a MIG instance's own UUID).
+    fn uuids(&self) -> Result<Vec<String>, String> {
+        Ok(Vec::new())
+    }
+}
+
+/// The hex digits of a UUID, lower case, without `GPU-`/`MIG-` and dashes.
+pub fn uuid_hex(uuid: &str) -> String {
+    let t = uuid.trim();
+    let body = t
+        .get(..4)
+        .filter(|p| p.eq_ignore_ascii_case("GPU-") || p.eq_ignore_ascii_case("MIG-"))
+        .map_or(t, |_| &t[4..]);
+    body.chars()
+        .filter(char::is_ascii_hexdigit)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// The CUDA ordinal of the MIG instance or GPU `uuid`, else of the GPU with PCI bus id
+/// `bus_id` (neither: device 0).
+pub fn cuda_ordinal_of(
+    uuid: Option<&str>,
+    bus_id: Option<&str>,
+    devices: &dyn CudaDevices,
+) -> Result<usize, String> {
+    let Some(uuid) = uuid else {
+        return cuda_ordinal(bus_id, devices);
+    };
+    let want = uuid_hex(uuid);
+    let seen = devices.uuids()?;
+    seen.iter().position(|u| uuid_hex(u) == want).ok_or_else(|| {
+        format!(
+            "[gpu] device `{uuid}` is not one of the {} CUDA devices visible here; hint: with MIG, set CUDA_VISIBLE_DEVICES to the instance's UUID (`nvidia-smi -L` lists them)",
+            seen.len()
+        )
+    })
 }
 
 /// The CUDA ordinal of the GPU with PCI bus id `bus_id` (`None`: device 0).
@@ -88,6 +127,22 @@ impl CudaDevices for SystemDevices {
             })
             .collect()
     }
+
+    fn uuids(&self) -> Result<Vec<String>, String> {
+        use cudarc::driver::result::device;
+        let e = |e: cudarc::driver::DriverError| format!("CUDA driver: {e}");
+        let count = device::get_count().map_err(e)?;
+        (0..count)
+            .map(|ordinal| {
+                let id = device::get_uuid(device::get(ordinal).map_err(e)?).map_err(e)?;
+                Ok(id
+                    .bytes
+                    .iter()
+                    .map(|b| format!("{:02x}", *b as u8))
+                    .collect())
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -106,6 +161,39 @@ mod tests {
                 .map(|s| PciAddress::parse(s).unwrap())
                 .collect())
         }
+    }
+
+    /// Two MIG instances on one GPU: same bus id, told apart by UUID.
+    struct Mig;
+
+    impl CudaDevices for Mig {
+        fn pci_addresses(&self) -> Result<Vec<PciAddress>, String> {
+            Ok(vec![PciAddress::parse("0000:9a:00.0").unwrap(); 2])
+        }
+        fn uuids(&self) -> Result<Vec<String>, String> {
+            Ok(vec![
+                "aaaaaaaa000000000000000000000001".into(),
+                "aaaaaaaa000000000000000000000002".into(),
+            ])
+        }
+    }
+
+    #[test]
+    fn a_mig_instance_is_found_by_uuid_not_by_its_shared_bus_id() {
+        let second = "MIG-aaaaaaaa-0000-0000-0000-000000000002";
+        assert_eq!(
+            cuda_ordinal_of(Some(second), Some("00000000:9A:00.0"), &Mig),
+            Ok(1)
+        );
+        // By bus id alone it would be the first instance.
+        assert_eq!(cuda_ordinal_of(None, Some("00000000:9A:00.0"), &Mig), Ok(0));
+        let e = cuda_ordinal_of(Some("MIG-ffffffff-0000-0000-0000-000000000000"), None, &Mig)
+            .unwrap_err();
+        assert!(
+            e.contains("is not one of the 2 CUDA devices visible here; hint:"),
+            "{e}"
+        );
+        assert_eq!(uuid_hex("GPU-AB-cd"), "abcd");
     }
 
     #[test]

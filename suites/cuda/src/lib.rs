@@ -27,6 +27,7 @@ mod nccl_mem;
 pub mod nccl_ranks;
 pub mod operands;
 pub mod peaks;
+pub mod plausible;
 pub mod probe;
 pub mod rows;
 pub mod sticky;
@@ -252,7 +253,15 @@ pub fn build(dev: &Arc<Device>, plan: &[Planned], cache: Cache) -> Vec<Box<dyn B
             }
         })
         .collect();
-    ceiling::with_ceilings(&plan, benches)
+    let card = plausible::Card {
+        name: dev.name.clone(),
+        l2_bytes: dev.l2_bytes,
+        cache: match cache {
+            Cache::Cold => CacheMode::Cold,
+            Cache::Warm => CacheMode::Warm,
+        },
+    };
+    plausible::with_bounds(&plan, &card, ceiling::with_ceilings(&plan, benches))
 }
 
 /// The line saying that `n` planned benchmarks need a newer card than compute capability `sm`
@@ -286,7 +295,8 @@ fn open_device(options: &SuiteOptions) -> Result<Arc<Device>, BackendError> {
         backend: "cuda",
         reason,
     };
-    let ordinal = gpu_select::cuda_ordinal(
+    let ordinal = gpu_select::cuda_ordinal_of(
+        options.gpu_uuid.as_deref(),
         options.gpu_pci_bus_id.as_deref(),
         &gpu_select::SystemDevices,
     )

@@ -111,7 +111,8 @@ pub fn merge_duplicates(benchmarks: Vec<ParsedBenchmark>) -> Result<Vec<ParsedBe
         };
         (first.error, first.skipped) = match status {
             ResultStatus::Ok => (None, None),
-            ResultStatus::Failed => (reason, None),
+            // A tool's output never says implausible (pitwall's guard does); kept as an error.
+            ResultStatus::Failed | ResultStatus::Implausible => (reason, None),
             ResultStatus::Skipped => (None, reason),
         };
         first.samples.extend(b.samples);

@@ -85,6 +85,9 @@ pub struct SuiteOptions {
     /// GPU backends: the PCI bus id of `[gpu] device` (the parent pitwall maps the NVML index
     /// to it), which the CUDA backend maps to its own device number; `None`: CUDA device 0.
     pub gpu_pci_bus_id: Option<String>,
+    /// GPU backends: the MIG instance `[gpu] device` names (`MIG-…`): every instance on a GPU
+    /// shares its bus id, so the CUDA backend picks it by UUID. `None` otherwise.
+    pub gpu_uuid: Option<String>,
     /// `cuda-kernels` suites: the kernels to compile and measure.
     pub kernels: Option<crate::manifest::KernelManifest>,
     /// The checkout being measured (the manifest's sources are relative to it); set by the

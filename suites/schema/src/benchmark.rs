@@ -136,6 +136,13 @@ pub trait Benchmark: Send {
     fn ceiling(&self) -> Option<Ceiling> {
         None
     }
+
+    /// What the hardware allows this benchmark (its card's dense peak, its memory bandwidth
+    /// with the operands out of L2): the engine marks a median beyond it `implausible`
+    /// (`crate::plausible`). `None`: nothing to hold it to (CPU benchmarks, unknown bounds).
+    fn plausibility(&self) -> Option<crate::plausible::Plausibility> {
+        None
+    }
 }
 
 /// "Report `measure` also as a percentage of `of`'s `measure` in the same run": the derived
@@ -181,5 +188,8 @@ impl Benchmark for WithCeiling {
     }
     fn ceiling(&self) -> Option<Ceiling> {
         Some(self.ceiling.clone())
+    }
+    fn plausibility(&self) -> Option<crate::plausible::Plausibility> {
+        self.inner.plausibility()
     }
 }

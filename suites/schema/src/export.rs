@@ -1,5 +1,6 @@
-//! The versioned export document (`pitwall export`/`import`: schema `pitwall/v3` written, or
-//! `pitwall/v4` when a result was pruned; `pitwall/v1` and `pitwall/v2` still read) and the checks a run must pass before it is stored or imported:
+//! The versioned export document (`pitwall export`/`import`: schema `pitwall/v3` written,
+//! `pitwall/v4` when a result was pruned, `pitwall/v5` when a result is implausible or a sample
+//! has cycles; `pitwall/v1` and `pitwall/v2` still read) and the checks a run must pass before it is stored or imported:
 //! what the type system cannot say.
 
 use serde::de::{Deserializer, Error as _};
@@ -8,14 +9,17 @@ use serde::{Deserialize, Serialize};
 use crate::consistency::{
     TIME_UNITS, label_problem, names_problem, summary_problem, testbed_problem,
 };
-use crate::schema::{ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4};
+use crate::schema::{
+    ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5,
+};
 use crate::time::UnixTime;
 
 /// The versioned export document (`pitwall export` / `pitwall import`).
 ///
 /// `pitwall/v2` is `pitwall/v1` plus the optional `replicates` array of each result, and
 /// `pitwall/v3` is `pitwall/v2` plus the optional `testbed` and `role` of each run, and
-/// `pitwall/v4` is `pitwall/v3` plus the optional `summary` of each result (a pruned result);
+/// `pitwall/v4` is `pitwall/v3` plus the optional `summary` of each result (a pruned result),
+/// and `pitwall/v5` is `pitwall/v4` plus the `implausible` status and a sample's `cycles`;
 /// a document read as an older version keeps its tag, so writing it again gives it back
 /// unchanged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -26,7 +30,7 @@ pub struct ExportDoc {
 }
 
 /// What a JSON error names as the schema when the document's own tag could not be read.
-const ANY_SCHEMA: &str = "pitwall/v1, pitwall/v2, pitwall/v3 or pitwall/v4";
+const ANY_SCHEMA: &str = "pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4 or pitwall/v5";
 
 /// Why a document could not be read as an export document.
 #[derive(Debug, thiserror::Error)]
@@ -41,7 +45,7 @@ pub enum SchemaError {
         message: String,
     },
     #[error(
-        "unsupported schema `{0}` (this pitwall reads `{SCHEMA_V1}`, `{SCHEMA_V2}`, `{SCHEMA_V3}` and `{SCHEMA_V4}`)"
+        "unsupported schema `{0}` (this pitwall reads `{SCHEMA_V1}`, `{SCHEMA_V2}`, `{SCHEMA_V3}`, `{SCHEMA_V4}` and `{SCHEMA_V5}`)"
     )]
     Version(String),
     /// `run` names the run: `run ID`, or in a document `run N (ID)` (`run N` without an id).
@@ -167,14 +171,22 @@ fn json_error(schema: &str, e: &serde_json::Error) -> SchemaError {
 }
 
 impl ExportDoc {
-    /// A document of schema `pitwall/v3`, or `pitwall/v4` when a result in it was pruned, so
-    /// that stores nothing was pruned from export exactly as before.
+    /// A document of schema `pitwall/v3`, `pitwall/v4` when a result in it was pruned, or
+    /// `pitwall/v5` when one is implausible or a sample has cycles, so that stores without
+    /// them export exactly as before.
     pub fn new(runs: Vec<Run>) -> ExportDoc {
         let pruned = runs
             .iter()
             .any(|r| r.results.iter().any(|b| b.summary.is_some()));
+        let schema = if runs.iter().any(needs_v5) {
+            SCHEMA_V5
+        } else if pruned {
+            SCHEMA_V4
+        } else {
+            SCHEMA_V3
+        };
         ExportDoc {
-            schema: if pruned { SCHEMA_V4 } else { SCHEMA_V3 }.to_string(),
+            schema: schema.to_string(),
             runs,
         }
     }
@@ -193,7 +205,7 @@ impl ExportDoc {
             .ok()
             .and_then(|t| t.schema);
         let named = match declared.as_deref() {
-            Some(s @ (SCHEMA_V1 | SCHEMA_V2 | SCHEMA_V3 | SCHEMA_V4)) => s,
+            Some(s @ (SCHEMA_V1 | SCHEMA_V2 | SCHEMA_V3 | SCHEMA_V4 | SCHEMA_V5)) => s,
             Some(other) => return Err(SchemaError::Version(other.to_string())),
             None => ANY_SCHEMA,
         };
@@ -205,11 +217,21 @@ impl ExportDoc {
             SCHEMA_V2 => {
                 serde_json::from_str::<V2Probe>(text).map_err(|e| json_error(SCHEMA_V2, &e))?;
             }
-            SCHEMA_V3 | SCHEMA_V4 => {}
+            SCHEMA_V3 | SCHEMA_V4 | SCHEMA_V5 => {}
             other => return Err(SchemaError::Version(other.to_string())),
         }
-        if doc.schema != SCHEMA_V4 {
+        if doc.schema != SCHEMA_V4 && doc.schema != SCHEMA_V5 {
             serde_json::from_str::<V3Probe>(text).map_err(|e| json_error(&doc.schema, &e))?;
+        }
+        if doc.schema != SCHEMA_V5 {
+            if let Some((i, run)) = doc.runs.iter().enumerate().find(|(_, r)| needs_v5(r)) {
+                return Err(SchemaError::Invalid {
+                    run: format!("run {i} ({})", run.id),
+                    what: format!(
+                        "an `implausible` result or a sample's `cycles` is new in {SCHEMA_V5} (hint: declare \"schema\": \"{SCHEMA_V5}\")"
+                    ),
+                });
+            }
         }
         for (i, run) in doc.runs.iter().enumerate() {
             // In a document, the index finds the run even when its id is empty.
@@ -229,6 +251,13 @@ impl ExportDoc {
         }
         Ok(doc)
     }
+}
+
+/// Whether a run holds what only `pitwall/v5` has: an implausible result, a sample's cycles.
+fn needs_v5(run: &Run) -> bool {
+    run.results.iter().any(|r| {
+        r.status == ResultStatus::Implausible || r.sample_meta.iter().any(|m| m.cycles.is_some())
+    })
 }
 
 impl Run {

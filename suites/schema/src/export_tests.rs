@@ -181,6 +181,44 @@ fn summaries_are_new_in_v4_and_stand_in_for_samples() {
 }
 
 #[test]
+fn implausible_results_and_cycles_are_new_in_v5() {
+    let mut implausible = result(vec![5.9e3, 6.0e3]);
+    implausible.status = ResultStatus::Implausible;
+    implausible.error = Some("x 5.9 TB/s > H200 HBM peak 4.8 TB/s".into());
+    let mut r = run(vec![implausible, result(vec![1.0, 2.0])]);
+    r.status = RunStatus::from_results(&r.results);
+    assert_eq!(
+        r.status,
+        RunStatus::Partial,
+        "an implausible result: partial"
+    );
+    let v5 = ExportDoc::new(vec![r]).to_json();
+    assert!(v5.contains("\"schema\": \"pitwall/v5\""), "{v5}");
+    assert!(v5.contains("\"status\": \"implausible\""), "{v5}");
+    assert_eq!(ExportDoc::from_json(&v5).unwrap().to_json(), v5);
+    for old in ["pitwall/v3", "pitwall/v4"] {
+        let e = ExportDoc::from_json(&v5.replace("pitwall/v5", old))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("an `implausible` result or a sample's `cycles` is new in pitwall/v5"),
+            "{old}: {e}"
+        );
+    }
+    let mut with_cycles = result(vec![1.0]);
+    with_cycles.sample_meta = vec![SampleMeta {
+        sm_clock_mhz: Some(1590),
+        cycles: Some(1.59),
+        ..SampleMeta::default()
+    }];
+    let doc = ExportDoc::new(vec![run(vec![with_cycles])]);
+    assert_eq!(doc.schema, crate::schema::SCHEMA_V5);
+    // Without either, the document is what it was before.
+    let plain = ExportDoc::new(vec![run(vec![result(vec![1.0])])]);
+    assert_eq!(plain.schema, crate::schema::SCHEMA_V3);
+}
+
+#[test]
 fn rejects_other_schema_and_bad_samples() {
     let text = ExportDoc::new(vec![])
         .to_json()
@@ -192,7 +230,7 @@ fn rejects_other_schema_and_bad_samples() {
     );
     assert_eq!(
         e.to_string(),
-        "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2`, `pitwall/v3` and `pitwall/v4`)"
+        "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2`, `pitwall/v3`, `pitwall/v4` and `pitwall/v5`)"
     );
     // A newer document is refused for its version, not for the fields it added.
     let newer = r#"{"schema":"pitwall/v9","runs":[],"signature":"abc"}"#;
@@ -205,7 +243,7 @@ fn rejects_other_schema_and_bad_samples() {
         let e = ExportDoc::from_json(broken).unwrap_err().to_string();
         assert!(
             e.starts_with(
-                "not valid JSON for schema pitwall/v1, pitwall/v2, pitwall/v3 or pitwall/v4 at line 1,"
+                "not valid JSON for schema pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4 or pitwall/v5 at line 1,"
             ),
             "{e}"
         );

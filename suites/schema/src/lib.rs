@@ -7,10 +7,12 @@ pub mod backend;
 pub mod benchmark;
 pub mod check;
 pub mod consistency;
+pub mod datasheet;
 pub mod export;
 pub mod expr;
 pub mod labels;
 pub mod manifest;
+pub mod plausible;
 pub mod schema;
 pub mod secrets;
 pub mod sections;
@@ -23,10 +25,11 @@ pub use benchmark::{
     BenchError, Benchmark, BenchmarkId, Ceiling, Conversion, MetricSpec, SamplingHint, WithCeiling,
 };
 pub use labels::{RunRole, UNKNOWN_TESTBED, default_testbed, sanitize_testbed};
+pub use plausible::{ComputeBound, MemoryBound, PLAUSIBLE_MARGIN, Plausibility};
 pub use schema::{
     BenchmarkResult, CommitInfo, Direction, ExportDoc, Fingerprint, GpuInfo, PairInfo, PairRole,
-    ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SampleMeta,
-    SampleSummary, SchemaError, SequentialPlanInfo, Unit, WORKING_TREE,
+    ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5,
+    SampleMeta, SampleSummary, SchemaError, SequentialPlanInfo, Unit, WORKING_TREE,
 };
 pub use secrets::Redactor;
 pub use sections::Section;

@@ -21,6 +21,10 @@ pub const SCHEMA_V3: &str = "pitwall/v3";
 /// of each result, which stands in for raw samples `pitwall prune --keep-summaries` dropped.
 pub const SCHEMA_V4: &str = "pitwall/v4";
 
+/// Tag of export documents holding an `implausible` result or a sample's `cycles`:
+/// `pitwall/v4` plus that status and that field of a sample's metadata.
+pub const SCHEMA_V5: &str = "pitwall/v5";
+
 /// Whether smaller or larger values of a measure are better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -112,13 +116,17 @@ impl RunStatus {
         }
     }
 
-    /// The status a run gets from its results' statuses.
+    /// The status a run gets from its results' statuses: an implausible result makes it
+    /// partial, as a failed one does.
     pub fn from_results(results: &[BenchmarkResult]) -> RunStatus {
         let failed = results
             .iter()
             .filter(|r| r.status == ResultStatus::Failed)
             .count();
-        if failed == 0 && !results.is_empty() {
+        let implausible = results
+            .iter()
+            .any(|r| r.status == ResultStatus::Implausible);
+        if failed == 0 && !implausible && !results.is_empty() {
             RunStatus::Complete
         } else if failed < results.len() {
             RunStatus::Partial
@@ -138,6 +146,11 @@ pub enum ResultStatus {
     /// pitwall JSON's `skipped`): no samples, `error` holds the reason, and it does not make the run
     /// partial.
     Skipped,
+    /// Measured, but faster than the hardware can be (a GEMM above its dtype's dense peak,
+    /// bandwidth above HBM with the operands out of L2: `crate::plausible`): the samples are
+    /// kept, `error` holds the reason, the run is partial, and no verdict, history point or
+    /// alert is made of it.
+    Implausible,
 }
 
 impl ResultStatus {
@@ -146,6 +159,7 @@ impl ResultStatus {
             ResultStatus::Ok => "ok",
             ResultStatus::Failed => "failed",
             ResultStatus::Skipped => "skipped",
+            ResultStatus::Implausible => "implausible",
         }
     }
 
@@ -154,16 +168,19 @@ impl ResultStatus {
             "ok" => Some(ResultStatus::Ok),
             "failed" => Some(ResultStatus::Failed),
             "skipped" => Some(ResultStatus::Skipped),
+            "implausible" => Some(ResultStatus::Implausible),
             _ => None,
         }
     }
 
     /// The status of one benchmark measured several times (rounds, repeated commands): failed
-    /// if any time failed, else ok if any time gave samples, else skipped.
+    /// if any time failed, else implausible if any time was, else ok if any time gave
+    /// samples, else skipped.
     pub fn combine(self, other: ResultStatus) -> ResultStatus {
         use ResultStatus::*;
         match (self, other) {
             (Failed, _) | (_, Failed) => Failed,
+            (Implausible, _) | (_, Implausible) => Implausible,
             (Ok, _) | (_, Ok) => Ok,
             (Skipped, Skipped) => Skipped,
         }
@@ -189,6 +206,11 @@ pub struct SampleMeta {
     /// Set when the sample was taken while the device was throttled; such samples are kept.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub throttled: bool,
+    /// SM cycles the sample's time is worth: its time per iteration (ns) × the mean SM clock
+    /// (MHz) of the NVML readings inside its window ÷ 1000; `None` when no reading fell
+    /// inside. A time that moved while its cycles did not was moved by the clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles: Option<f64>,
 }
 
 impl SampleMeta {

@@ -111,7 +111,8 @@ pub struct GpuDetails {
 }
 
 /// `gpu_monitor`: how the GPU monitor fared during a run: how many reads it made, how many
-/// failed (and the first error), and what one NVML query cost. The host's monitor keeps its
+/// failed (and the first error), how many times each field's query failed (each field is read
+/// on its own, so one failing query costs only its field), and what one NVML query cost. The host's monitor keeps its
 /// count in this type, so what it counts is what is stored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GpuMonitor {
@@ -125,6 +126,10 @@ pub struct GpuMonitor {
     pub failed: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
+    /// Failed queries by field (`sm_mhz`, `mem_mhz`, `temperature_c`, `power_w`,
+    /// `throttle_reasons`); a reading with some fields failed still counts in `readings`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failed_by_field: BTreeMap<String, u64>,
     /// Mean and largest wall time of one `read_clocks` call (all of its NVML queries).
     #[serde(default)]
     pub query_us_mean: f64,
@@ -151,6 +156,14 @@ impl GpuMonitor {
             self.query_us_mean,
             self.query_us_max
         );
+        if !self.failed_by_field.is_empty() {
+            let fields: Vec<String> = self
+                .failed_by_field
+                .iter()
+                .map(|(f, n)| format!("{f} {n}"))
+                .collect();
+            line.push_str(&format!("; failed fields: {}", fields.join(", ")));
+        }
         if let Some(e) = &self.first_error {
             line.push_str(&format!(" (first error: {e})"));
         }
@@ -223,6 +236,10 @@ pub struct Clocks {
     pub locked_sm_mhz: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<u32>,
+    /// The SM clock `clocks = "lock"` (or the configured `lock:<MHz>`) locks this GPU to, or
+    /// would: recorded whatever the mode, so a check can set it beside the card's maximum.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_target_sm_mhz: Option<u32>,
     #[serde(flatten)]
     pub other: BTreeMap<String, Value>,
 }
@@ -352,6 +369,7 @@ mod tests {
             mode: Some("observe".into()),
             locked_sm_mhz: None,
             device: Some(0),
+            lock_target_sm_mhz: None,
             other: BTreeMap::new(),
         });
         assert_eq!(

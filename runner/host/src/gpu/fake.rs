@@ -5,7 +5,13 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::types::{ClockReading, GpuDevice, GpuError, Nvml};
+use super::types::{ClockReading, GpuDevice, GpuError, Nvml, ReadingField};
+
+/// The SM clocks a fake GPU offers: 1980 MHz down to 210 MHz in 15 MHz steps, as an H100
+/// SXM's list runs.
+pub fn fake_supported_sm_mhz() -> Vec<u32> {
+    (0..=118).map(|i| 1980 - 15 * i).collect()
+}
 
 /// A plausible single data-center GPU: what `FakeNvml::new` and a fresh `FileNvml` report.
 pub fn fake_device(index: u32) -> GpuDevice {
@@ -23,6 +29,7 @@ pub fn fake_device(index: u32) -> GpuDevice {
         max_sm_mhz: Some(1980),
         max_mem_mhz: Some(3201),
         base_sm_mhz: Some(1755),
+        supported_sm_mhz: fake_supported_sm_mhz(),
         persistence_mode: Some(true),
         ecc_enabled: Some(true),
         other_processes: Vec::new(),
@@ -40,6 +47,7 @@ pub fn idle_reading() -> ClockReading {
         temperature_c: 40.0,
         power_w: 120.0,
         throttle_reasons: 0,
+        failed: 0,
     }
 }
 
@@ -53,6 +61,10 @@ struct FakeState {
     lock_supported: bool,
     deny_lock: bool,
     fail_reset: bool,
+    /// Fields whose query fails in every reading (their values read as zero).
+    failing_fields: Vec<ReadingField>,
+    /// MIG instances by UUID: the NVML index of their GPU.
+    mig: BTreeMap<String, u32>,
     locked: BTreeMap<u32, (u32, u32)>,
     calls: Vec<String>,
 }
@@ -124,6 +136,19 @@ impl FakeNvml {
         self
     }
 
+    /// Makes the query of `field` fail in every reading, as a deprecated or unsupported NVML
+    /// call does; the other fields still read.
+    pub fn failing_field(self, field: ReadingField) -> Self {
+        self.state().failing_fields.push(field);
+        self
+    }
+
+    /// Adds a MIG instance `uuid` on the GPU of NVML index `parent`.
+    pub fn with_mig(self, uuid: &str, parent: u32) -> Self {
+        self.state().mig.insert(uuid.to_string(), parent);
+        self
+    }
+
     /// Every call so far, as `name(args)`: `set_locked_clocks(0, 1980, 1980)`, `read_clocks(0)`…
     pub fn calls(&self) -> Vec<String> {
         self.state().calls.clone()
@@ -172,10 +197,20 @@ impl Nvml for FakeNvml {
         Self::check_index(&s, index)?;
         s.reads += 1;
         let at = s.next.get(&index).copied().unwrap_or(0);
-        let reading = match s.script.get(&index) {
+        let mut reading = match s.script.get(&index) {
             Some(script) if !script.is_empty() => script[at.min(script.len() - 1)],
             _ => idle_reading(),
         };
+        for field in s.failing_fields.clone() {
+            reading.mark_failed(field);
+            match field {
+                ReadingField::SmMhz => reading.sm_mhz = 0,
+                ReadingField::MemMhz => reading.mem_mhz = 0,
+                ReadingField::TemperatureC => reading.temperature_c = f64::NAN,
+                ReadingField::PowerW => reading.power_w = f64::NAN,
+                ReadingField::ThrottleReasons => reading.throttle_reasons = 0,
+            }
+        }
         s.next.insert(index, at + 1);
         Ok(reading)
     }
@@ -223,5 +258,11 @@ impl Nvml for FakeNvml {
         }
         s.locked.remove(&index);
         Ok(())
+    }
+
+    fn mig_parent(&self, mig_uuid: &str) -> Result<Option<u32>, GpuError> {
+        let mut s = self.state();
+        s.calls.push(format!("mig_parent({mig_uuid})"));
+        Ok(s.mig.get(mig_uuid).copied())
     }
 }

@@ -22,6 +22,12 @@ pub struct FileNvmlState {
     pub readings: BTreeMap<u32, ClockReading>,
     #[serde(default = "yes")]
     pub lock_supported: bool,
+    /// Refuse `set_locked_clocks` as NVML's `NO_PERMISSION` does for a non-root user.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deny_lock: bool,
+    /// MIG instances by UUID: the NVML index of their GPU.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mig: BTreeMap<String, u32>,
     /// Current `(min, max)` SM clock lock per device index.
     #[serde(default)]
     pub locked: BTreeMap<u32, (u32, u32)>,
@@ -42,6 +48,8 @@ impl Default for FileNvmlState {
             devices: vec![fake_device(0)],
             readings: BTreeMap::new(),
             lock_supported: true,
+            deny_lock: false,
+            mig: BTreeMap::new(),
             locked: BTreeMap::new(),
             calls: Vec::new(),
         }
@@ -175,6 +183,12 @@ impl Nvml for FileNvml {
                     .unwrap_or_default();
                 return Err(GpuError::LockUnsupported { index, name });
             }
+            if s.deny_lock {
+                return Err(GpuError::LockDenied {
+                    index,
+                    source: "fake: NO_PERMISSION".into(),
+                });
+            }
             s.locked.insert(index, (min_mhz, max_mhz));
             Ok(())
         })
@@ -187,5 +201,9 @@ impl Nvml for FileNvml {
             s.locked.remove(&index);
             Ok(())
         })
+    }
+
+    fn mig_parent(&self, mig_uuid: &str) -> Result<Option<u32>, GpuError> {
+        Ok(self.load()?.mig.get(mig_uuid).copied())
     }
 }

@@ -14,7 +14,51 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use signal_hook::low_level::emulate_default_handler;
 
-use super::types::{ClockMode, GpuError, Nvml};
+use super::types::{ClockMode, GpuDevice, GpuError, Nvml};
+
+/// The fraction of its maximum SM clock `lock` locks a card to when its datasheet base clock
+/// is unknown: low enough that a dense GEMM stays under the power cap.
+pub const LOCK_FRACTION_OF_MAX: f64 = 0.8;
+
+/// The SM clock `ClockMode::Lock` locks `device` to: `requested` (`lock:<MHz>`) when given,
+/// else the highest clock NVML offers (`GpuDevice::supported_sm_mhz`) at or below the card's
+/// datasheet base clock (`pitwall_schema::datasheet`), or for a card not in it at or below
+/// `LOCK_FRACTION_OF_MAX` × its maximum SM clock. Without a list of offered clocks, the bound
+/// itself. Never the default applications clock: on H100/H200 that is the boost clock, where
+/// bf16 and fp8 GEMMs hit the power cap and every sample throttles.
+pub fn lock_target(device: &GpuDevice, requested: Option<u32>) -> Result<u32, GpuError> {
+    let index = device.index;
+    let mhz = match requested {
+        Some(mhz) => mhz,
+        None => {
+            let bound = pitwall_schema::datasheet::base_sm_mhz(&device.name)
+                .or_else(|| {
+                    device
+                        .max_sm_mhz
+                        .map(|m| (f64::from(m) * LOCK_FRACTION_OF_MAX).floor() as u32)
+                })
+                .ok_or(GpuError::NoBaseClock {
+                    index,
+                    suggest: 1400,
+                })?;
+            device
+                .supported_sm_mhz
+                .iter()
+                .copied()
+                .filter(|m| *m <= bound)
+                .max()
+                .unwrap_or(bound)
+        }
+    };
+    if let Some(max) = device.max_sm_mhz.filter(|max| mhz > *max) {
+        return Err(GpuError::ClockOutOfRange {
+            index,
+            requested: mhz,
+            max,
+        });
+    }
+    Ok(mhz)
+}
 
 /// One lock that must be undone: which NVML, which device, and the owning guard's id.
 struct Active {
@@ -70,8 +114,7 @@ impl std::fmt::Debug for ClockGuard {
 }
 
 impl ClockGuard {
-    /// `Lock`: locks the SM clock of GPU `index` (min = max) to `sm_mhz`, or to the device's
-    /// default applications clock when `None`, and installs the signal handler (once per
+    /// `Lock`: locks the SM clock of GPU `index` (min = max) to `lock_target`, and installs the signal handler (once per
     /// process). `Observe` and `Off` touch nothing.
     pub fn acquire(
         nvml: Arc<dyn Nvml>,
@@ -94,23 +137,7 @@ impl ClockGuard {
                 index,
                 count: devices.len(),
             })?;
-        let mhz = match (sm_mhz, device.base_sm_mhz) {
-            (Some(mhz), _) => mhz,
-            (None, Some(base)) => base,
-            (None, None) => {
-                return Err(GpuError::NoBaseClock {
-                    index,
-                    suggest: device.max_sm_mhz.map_or(1400, |m| m * 3 / 4),
-                });
-            }
-        };
-        if let Some(max) = device.max_sm_mhz.filter(|max| mhz > *max) {
-            return Err(GpuError::ClockOutOfRange {
-                index,
-                requested: mhz,
-                max,
-            });
-        }
+        let mhz = lock_target(device, sm_mhz)?;
         if !nvml.locked_clocks_supported(index) {
             return Err(GpuError::LockUnsupported {
                 index,

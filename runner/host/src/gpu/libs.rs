@@ -7,12 +7,12 @@ use std::ffi::{CString, c_char, c_int, c_void};
 use std::path::PathBuf;
 
 /// A library handle from dlopen; closed on drop.
-struct Lib(*mut c_void);
+pub(super) struct Lib(*mut c_void);
 
 impl Lib {
     /// The first of `names` that loads: by the loader's own search (LD_LIBRARY_PATH, the
     /// ld.so cache) first, then from each of `dirs`.
-    fn open(names: &[&str], dirs: &[PathBuf]) -> Option<(Lib, String)> {
+    pub(super) fn open(names: &[&str], dirs: &[PathBuf]) -> Option<(Lib, String)> {
         let candidates = names.iter().map(|n| n.to_string()).chain(
             dirs.iter()
                 .flat_map(|d| names.iter().map(move |n| d.join(n)))
@@ -32,7 +32,7 @@ impl Lib {
         })
     }
 
-    fn symbol(&self, name: &str) -> Option<*mut c_void> {
+    pub(super) fn symbol(&self, name: &str) -> Option<*mut c_void> {
         let c = CString::new(name).ok()?;
         // SAFETY: dlsym on a live handle with a valid C string.
         let p = unsafe { libc::dlsym(self.0, c.as_ptr() as *const c_char) };

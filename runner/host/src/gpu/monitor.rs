@@ -1,6 +1,9 @@
 //! `ClockMonitor`: samples NVML state (clocks, temperature, power, throttle reasons) on a
 //! background thread so that each benchmark sample can be annotated with the conditions it ran
-//! under (`SampleMeta`), and a throttled sample can be told from a slow one.
+//! under (`SampleMeta`), and a throttled sample can be told from a slow one. Each field is its
+//! own NVML query: one that fails (the deprecated throttle-reasons call on a newer driver) is
+//! counted against its field and the others are kept. On Hopper, NVML's power reading is a
+//! ~1 s running average (`nvmlDeviceGetPowerUsage`), not the power of the sample's window.
 
 use std::collections::VecDeque;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -11,7 +14,7 @@ use std::time::{Duration, Instant};
 use pitwall_schema::SampleMeta;
 use pitwall_schema::sections::GpuMonitor;
 
-use super::types::{ClockReading, Nvml, THROTTLE_SLOWDOWN_MASK};
+use super::types::{ClockReading, Nvml, ReadingField, THROTTLE_SLOWDOWN_MASK};
 
 /// Readings kept: 65 536 at the usual 10 ms period is about 11 minutes of history.
 pub const RING_CAPACITY: usize = 65_536;
@@ -76,26 +79,47 @@ impl ReadingLog {
         };
         summarise(&inside)
     }
+
+    /// The mean SM clock (MHz) of the readings taken inside `[start, end]` whose SM query
+    /// succeeded; `None` when there is none (no stand-in: a sample's cycles need its own
+    /// readings).
+    pub fn mean_sm_mhz_between(&self, start: Instant, end: Instant) -> Option<f64> {
+        let (start, end) = if start <= end {
+            (start, end)
+        } else {
+            (end, start)
+        };
+        let lo = self.readings.partition_point(|(t, _)| *t < start);
+        let hi = self.readings.partition_point(|(t, _)| *t <= end);
+        let clocks: Vec<f64> = self
+            .readings
+            .range(lo..hi.max(lo))
+            .filter_map(|(_, r)| r.sm())
+            .map(f64::from)
+            .collect();
+        (!clocks.is_empty()).then(|| clocks.iter().sum::<f64>() / clocks.len() as f64)
+    }
 }
 
+/// The summary of `readings`, each field over the readings whose query of it succeeded.
 fn summarise(readings: &[&ClockReading]) -> SampleMeta {
-    let max_f64 = |f: fn(&ClockReading) -> f64| {
-        readings
-            .iter()
+    let ok = |field: ReadingField| readings.iter().filter(move |r| !r.field_failed(field));
+    let max_f64 = |field: ReadingField, f: fn(&ClockReading) -> f64| {
+        ok(field)
             .map(|r| f(r))
             .filter(|v| v.is_finite())
             .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
     };
-    let bits = readings
-        .iter()
-        .fold(0u64, |acc, r| acc | r.throttle_reasons);
+    let throttle_known = ok(ReadingField::ThrottleReasons).next().is_some();
+    let bits = ok(ReadingField::ThrottleReasons).fold(0u64, |acc, r| acc | r.throttle_reasons);
     SampleMeta {
-        sm_clock_mhz: readings.iter().map(|r| r.sm_mhz).min(),
-        mem_clock_mhz: readings.iter().map(|r| r.mem_mhz).min(),
-        temperature_c: max_f64(|r| r.temperature_c),
-        power_w: max_f64(|r| r.power_w),
-        throttle_reasons: Some(bits),
+        sm_clock_mhz: ok(ReadingField::SmMhz).map(|r| r.sm_mhz).min(),
+        mem_clock_mhz: ok(ReadingField::MemMhz).map(|r| r.mem_mhz).min(),
+        temperature_c: max_f64(ReadingField::TemperatureC, |r| r.temperature_c),
+        power_w: max_f64(ReadingField::PowerW, |r| r.power_w),
+        throttle_reasons: throttle_known.then_some(bits),
         throttled: bits & THROTTLE_SLOWDOWN_MASK != 0,
+        cycles: None,
     }
 }
 
@@ -105,15 +129,27 @@ fn summarise(readings: &[&ClockReading]) -> SampleMeta {
 /// says why, and the polling cost is on record.
 pub type MonitorHealth = GpuMonitor;
 
-/// Counts one read (or its failure, keeping the first error) and what it cost.
-fn record(health: &mut MonitorHealth, took: Duration, error: Option<String>) {
+/// Counts one read (or its failure, keeping the first error), the fields whose query failed
+/// in it, and what it cost.
+fn record(health: &mut MonitorHealth, took: Duration, outcome: Result<&ClockReading, String>) {
     let us = took.as_secs_f64() * 1e6;
     let n = (health.readings + health.failed) as f64;
     health.query_us_mean = (health.query_us_mean * n + us) / (n + 1.0);
     health.query_us_max = health.query_us_max.max(us);
-    match error {
-        None => health.readings += 1,
-        Some(e) => {
+    match outcome {
+        Ok(reading) => {
+            health.readings += 1;
+            for field in reading.failed_fields() {
+                *health
+                    .failed_by_field
+                    .entry(field.as_str().to_string())
+                    .or_insert(0) += 1;
+                health
+                    .first_error
+                    .get_or_insert_with(|| format!("nvml: the {} query failed", field.as_str()));
+            }
+        }
+        Err(e) => {
             health.failed += 1;
             health.first_error.get_or_insert(e);
         }
@@ -125,20 +161,16 @@ fn read_once(nvml: &dyn Nvml, index: u32, log: &Mutex<ReadingLog>, health: &Mute
     let at = Instant::now();
     let result = nvml.read_clocks(index);
     let took = at.elapsed();
-    let error = match result {
+    let mut health = health.lock().unwrap_or_else(|e| e.into_inner());
+    match result {
         Ok(reading) => {
+            record(&mut health, took, Ok(&reading));
             log.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push(at, reading);
-            None
         }
-        Err(e) => Some(e.to_string()),
-    };
-    record(
-        &mut health.lock().unwrap_or_else(|e| e.into_inner()),
-        took,
-        error,
-    );
+        Err(e) => record(&mut health, took, Err(e.to_string())),
+    }
 }
 
 /// A background thread reading one GPU every `period` into a `ReadingLog`. Stops on Drop.
@@ -206,6 +238,14 @@ impl ClockMonitor {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .meta_between(start, end)
+    }
+
+    /// See `ReadingLog::mean_sm_mhz_between`.
+    pub fn mean_sm_mhz_between(&self, start: Instant, end: Instant) -> Option<f64> {
+        self.log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .mean_sm_mhz_between(start, end)
     }
 
     /// A copy of the readings so far (for a run-level summary or a debug dump).

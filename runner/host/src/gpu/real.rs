@@ -10,7 +10,7 @@ use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor, TopologyLeve
 use nvml_wrapper::enums::device::{DeviceArchitecture, GpuLockedClocksSetting};
 use nvml_wrapper::error::NvmlError;
 
-use super::types::{ClockReading, GpuDevice, GpuError, Nvml};
+use super::types::{ClockReading, GpuDevice, GpuError, Nvml, ReadingField};
 
 /// Environment variable naming a `FileNvml` state file. **Test hook only**: when it is set,
 /// `load_nvml` returns the file-backed fake instead of the real NVML, so end-to-end tests can
@@ -39,7 +39,10 @@ pub fn load_real_nvml() -> Result<RealNvml, GpuError> {
     // nvml-wrapper reports a missing library or driver as an error; catch_unwind is a second
     // line of defence so that no GPU-less machine can ever be taken down by probing for one.
     match std::panic::catch_unwind(NvmlLib::init) {
-        Ok(Ok(lib)) => Ok(RealNvml { lib }),
+        Ok(Ok(lib)) => Ok(RealNvml {
+            lib,
+            handles: std::sync::Mutex::new(BTreeMap::new()),
+        }),
         Ok(Err(e)) => Err(GpuError::Unavailable {
             reason: unavailable_reason(&e),
         }),
@@ -58,9 +61,12 @@ fn unavailable_reason(e: &NvmlError) -> String {
     }
 }
 
-/// The real NVML. Holds the initialised library; device handles are looked up per call.
+/// The real NVML. Holds the initialised library and each device's handle, looked up once
+/// (the monitor reads every few milliseconds; a handle lookup per field cost five calls).
 pub struct RealNvml {
     lib: NvmlLib,
+    /// `nvmlDevice_t` by index, as an address: valid while `lib` is initialised.
+    handles: std::sync::Mutex<BTreeMap<u32, usize>>,
 }
 
 fn call(op: &'static str, index: u32) -> impl FnOnce(NvmlError) -> GpuError {
@@ -73,6 +79,19 @@ fn call(op: &'static str, index: u32) -> impl FnOnce(NvmlError) -> GpuError {
 
 impl RealNvml {
     fn device(&self, index: u32) -> Result<nvml_wrapper::Device<'_>, GpuError> {
+        let mut handles = self.handles.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(raw) = handles.get(&index) {
+            // SAFETY: the handle came from `nvmlDeviceGetHandleByIndex` on this initialised
+            // library, and NVML handles stay valid until `nvmlShutdown` (when `lib` drops).
+            return Ok(unsafe { nvml_wrapper::Device::new(*raw as _, &self.lib) });
+        }
+        let d = self.lookup(index)?;
+        // SAFETY: reading the raw handle of a live device.
+        handles.insert(index, unsafe { d.handle() } as usize);
+        Ok(d)
+    }
+
+    fn lookup(&self, index: u32) -> Result<nvml_wrapper::Device<'_>, GpuError> {
         let count = self
             .lib
             .device_count()
@@ -136,6 +155,13 @@ impl RealNvml {
                 .default_applications_clock(Clock::SM)
                 .ok()
                 .filter(|m| *m > 0),
+            supported_sm_mhz: {
+                let mem = d.max_clock_info(Clock::Memory).unwrap_or(0);
+                let mut clocks = d.supported_graphics_clocks(mem).unwrap_or_default();
+                clocks.sort_unstable_by(|a, b| b.cmp(a));
+                clocks.dedup();
+                clocks
+            },
             persistence_mode: d.is_in_persistent_mode().ok(),
             ecc_enabled: d.is_ecc_enabled().ok().map(|s| s.currently_enabled),
             other_processes,
@@ -235,28 +261,45 @@ impl Nvml for RealNvml {
         Ok(devices)
     }
 
+    /// Each field is its own query: a failing one (the throttle-reasons call NVML deprecated
+    /// in CUDA 12.2) is flagged in the reading and the others are kept. Only when every field
+    /// failed is the reading an error.
     fn read_clocks(&self, index: u32) -> Result<ClockReading, GpuError> {
         let d = self.device(index)?;
-        Ok(ClockReading {
-            sm_mhz: d
-                .clock_info(Clock::SM)
-                .map_err(call("nvmlDeviceGetClockInfo(SM)", index))?,
-            mem_mhz: d
-                .clock_info(Clock::Memory)
-                .map_err(call("nvmlDeviceGetClockInfo(MEM)", index))?,
-            temperature_c: d
-                .temperature(TemperatureSensor::Gpu)
-                .map(f64::from)
-                .unwrap_or(f64::NAN),
-            power_w: d
-                .power_usage()
-                .map(|mw| f64::from(mw) / 1000.0)
-                .unwrap_or(f64::NAN),
-            throttle_reasons: d
-                .current_throttle_reasons()
-                .map_err(call("nvmlDeviceGetCurrentClocksThrottleReasons", index))?
-                .bits(),
-        })
+        let mut r = ClockReading::default();
+        let mut first_error = None;
+        let mut keep =
+            |field: ReadingField, outcome: Result<(), NvmlError>, r: &mut ClockReading| {
+                if let Err(e) = outcome {
+                    r.mark_failed(field);
+                    first_error.get_or_insert((field, e));
+                }
+            };
+        let sm = d.clock_info(Clock::SM).map(|v| r.sm_mhz = v);
+        keep(ReadingField::SmMhz, sm, &mut r);
+        let mem = d.clock_info(Clock::Memory).map(|v| r.mem_mhz = v);
+        keep(ReadingField::MemMhz, mem, &mut r);
+        let temp = d
+            .temperature(TemperatureSensor::Gpu)
+            .map(|v| r.temperature_c = f64::from(v));
+        keep(ReadingField::TemperatureC, temp, &mut r);
+        // On Hopper this is a ~1 s running average, not the power of the last few ms.
+        let power = d.power_usage().map(|mw| r.power_w = f64::from(mw) / 1000.0);
+        keep(ReadingField::PowerW, power, &mut r);
+        let throttle = d
+            .current_throttle_reasons()
+            .map(|bits| r.throttle_reasons = bits.bits());
+        keep(ReadingField::ThrottleReasons, throttle, &mut r);
+        if r.failed_fields().count() == ReadingField::ALL.len() {
+            if let Some((field, e)) = first_error {
+                return Err(GpuError::Call {
+                    op: field.as_str(),
+                    index,
+                    source: Box::new(e),
+                });
+            }
+        }
+        Ok(r)
     }
 
     /// NVML has no capability query for locked clocks; its documentation says
@@ -301,6 +344,19 @@ impl Nvml for RealNvml {
                 source: Box::new(other),
             },
         })
+    }
+
+    fn mig_parent(&self, mig_uuid: &str) -> Result<Option<u32>, GpuError> {
+        let Ok(mig) = self.lib.device_by_uuid(mig_uuid) else {
+            return Ok(None);
+        };
+        let parent = mig
+            .mig_parent_device()
+            .map_err(call("nvmlDeviceGetDeviceHandleFromMigDeviceHandle", 0))?;
+        parent
+            .index()
+            .map(Some)
+            .map_err(call("nvmlDeviceGetIndex", 0))
     }
 
     fn reset_locked_clocks(&self, index: u32) -> Result<(), GpuError> {

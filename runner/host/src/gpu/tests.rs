@@ -26,6 +26,7 @@ fn reading(sm_mhz: u32, throttle_reasons: u64) -> ClockReading {
         temperature_c: 50.0,
         power_w: 300.0,
         throttle_reasons,
+        failed: 0,
     }
 }
 
@@ -49,23 +50,45 @@ fn lock_then_drop_restores() {
 }
 
 #[test]
-fn lock_without_clock_uses_the_base_clock() {
+fn lock_is_below_the_datasheet_base_clock_never_the_default_applications_clock() {
     let _s = serial();
+    // A card not in the datasheet table: the highest offered clock ≤ 0.8 × 1980 = 1584.
     let fake = FakeNvml::new();
     let guard = ClockGuard::acquire(shared(&fake), 0, ClockMode::Lock { sm_mhz: None }).unwrap();
-    assert_eq!(guard.locked_mhz(), Some(1755));
+    assert_eq!(guard.locked_mhz(), Some(1575));
     guard.restore().unwrap();
     assert_eq!(
         fake.clock_calls(),
-        ["set_locked_clocks(0, 1755, 1755)", "reset_locked_clocks(0)"]
+        ["set_locked_clocks(0, 1575, 1575)", "reset_locked_clocks(0)"]
     );
+    // An H200 (base 1590 MHz, default applications clock 1980 MHz): the highest offered clock
+    // at or below the base clock.
+    let h200 = |supported: Vec<u32>| GpuDevice {
+        name: "NVIDIA H200".into(),
+        base_sm_mhz: Some(1980),
+        supported_sm_mhz: supported,
+        ..fake_device(0)
+    };
+    assert_eq!(
+        lock_target(&h200(fake_supported_sm_mhz()), None).unwrap(),
+        1590
+    );
+    assert_eq!(
+        lock_target(&h200(vec![1980, 1650, 1580, 1500]), None).unwrap(),
+        1580
+    );
+    // Nothing offered: the bound itself (NVML rounds it).
+    assert_eq!(lock_target(&h200(Vec::new()), None).unwrap(), 1590);
+    // `lock:<MHz>` stays as given.
+    assert_eq!(lock_target(&h200(Vec::new()), Some(1700)).unwrap(), 1700);
 }
 
 #[test]
-fn lock_without_base_clock_asks_for_one() {
+fn lock_without_base_or_maximum_clock_asks_for_one() {
     let _s = serial();
     let device = GpuDevice {
         base_sm_mhz: None,
+        max_sm_mhz: None,
         ..fake_device(0)
     };
     let fake = FakeNvml::new().with_devices(vec![device]);
@@ -73,8 +96,8 @@ fn lock_without_base_clock_asks_for_one() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("no default applications clock")
-            && e.contains("hint: give the clock explicitly (lock:<MHz>, e.g. lock:1485)"),
+        e.contains("neither a known base clock nor a maximum SM clock")
+            && e.contains("hint: give the clock explicitly (lock:<MHz>"),
         "{e}"
     );
     assert!(fake.clock_calls().is_empty());
@@ -192,7 +215,7 @@ fn restore_all_active_resets_every_lock_once() {
         fake.clock_calls(),
         [
             "set_locked_clocks(0, 1500, 1500)",
-            "set_locked_clocks(1, 1755, 1755)",
+            "set_locked_clocks(1, 1575, 1575)",
             "reset_locked_clocks(0)",
             "reset_locked_clocks(1)"
         ]
@@ -337,6 +360,62 @@ fn monitor_health_counts_reads_failures_and_query_cost() {
     );
     assert!(line.contains("failed") && line.contains(&err), "{line}");
     assert_eq!(bad.readings(), 0, "failed reads are not logged");
+}
+
+#[test]
+fn one_failing_field_costs_only_that_field_and_is_counted() {
+    // The deprecated throttle-reasons query fails on every read (as on a driver that dropped
+    // it); clocks, temperature and power still arrive.
+    let fake = FakeNvml::new().failing_field(ReadingField::ThrottleReasons);
+    let start = Instant::now();
+    let monitor = ClockMonitor::start(shared(&fake), 0, Duration::from_millis(1)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while monitor.health().readings < 5 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let h = monitor.health();
+    assert!(h.readings >= 5 && h.failed == 0, "{h:?}");
+    assert_eq!(
+        h.failed_by_field.get("throttle_reasons").copied(),
+        Some(h.readings),
+        "{h:?}"
+    );
+    assert_eq!(h.failed_by_field.len(), 1, "{h:?}");
+    assert!(
+        h.summary().contains("failed fields: throttle_reasons "),
+        "{}",
+        h.summary()
+    );
+    let meta = monitor.meta_between(start, Instant::now());
+    assert_eq!(meta.sm_clock_mhz, Some(1980), "{meta:?}");
+    assert_eq!(meta.power_w, Some(120.0), "{meta:?}");
+    assert_eq!(meta.throttle_reasons, None, "unknown, not zero: {meta:?}");
+    assert!(!meta.throttled);
+}
+
+#[test]
+fn mean_sm_clock_comes_only_from_readings_inside_the_window() {
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let mut log = ReadingLog::new(16);
+    log.push(at(0), reading(1980, 0));
+    log.push(at(10), reading(1500, 0));
+    let mut failed_sm = reading(0, 0);
+    failed_sm.mark_failed(ReadingField::SmMhz);
+    log.push(at(20), failed_sm);
+    log.push(at(30), reading(1700, 0));
+    assert_eq!(log.mean_sm_mhz_between(at(5), at(35)), Some(1600.0));
+    assert_eq!(log.mean_sm_mhz_between(at(0), at(0)), Some(1980.0));
+    // No reading inside: no value, even with readings around it.
+    assert_eq!(log.mean_sm_mhz_between(at(11), at(19)), None);
+    assert_eq!(
+        log.mean_sm_mhz_between(at(19), at(21)),
+        None,
+        "its SM failed"
+    );
+    // The summary skips the failed SM query instead of reading it as 0 MHz.
+    assert_eq!(log.meta_between(at(15), at(25)).sm_clock_mhz, None);
+    assert_eq!(log.meta_between(at(5), at(35)).sm_clock_mhz, Some(1500));
 }
 
 #[test]

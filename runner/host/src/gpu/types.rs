@@ -9,6 +9,8 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 /// One reading of the clocks and the conditions that move them, taken by `Nvml::read_clocks`.
+/// Each field is queried on its own: a field whose query failed is flagged in `failed` (its
+/// value is then meaningless) and the others are kept.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClockReading {
     /// Current SM clock (`nvmlDeviceGetClockInfo(NVML_CLOCK_SM)`).
@@ -21,6 +23,72 @@ pub struct ClockReading {
     pub power_w: f64,
     /// Raw `nvmlClocksThrottleReasons` bitmask; see [`THROTTLE_SLOWDOWN_MASK`].
     pub throttle_reasons: u64,
+    /// The fields whose query failed, as a set of [`ReadingField`] bits.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed: u8,
+}
+
+fn is_zero(v: &u8) -> bool {
+    *v == 0
+}
+
+/// A field of a [`ClockReading`], each its own NVML query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ReadingField {
+    SmMhz,
+    MemMhz,
+    TemperatureC,
+    PowerW,
+    ThrottleReasons,
+}
+
+impl ReadingField {
+    pub const ALL: [ReadingField; 5] = [
+        ReadingField::SmMhz,
+        ReadingField::MemMhz,
+        ReadingField::TemperatureC,
+        ReadingField::PowerW,
+        ReadingField::ThrottleReasons,
+    ];
+
+    /// The field's name as the monitor's failure counts show it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReadingField::SmMhz => "sm_mhz",
+            ReadingField::MemMhz => "mem_mhz",
+            ReadingField::TemperatureC => "temperature_c",
+            ReadingField::PowerW => "power_w",
+            ReadingField::ThrottleReasons => "throttle_reasons",
+        }
+    }
+
+    fn bit(self) -> u8 {
+        1 << (self as u8)
+    }
+}
+
+impl ClockReading {
+    /// Whether `field`'s query failed in this reading.
+    pub fn field_failed(&self, field: ReadingField) -> bool {
+        self.failed & field.bit() != 0
+    }
+
+    /// Flags `field` as failed.
+    pub fn mark_failed(&mut self, field: ReadingField) {
+        self.failed |= field.bit();
+    }
+
+    /// The fields whose query failed, in `ReadingField::ALL` order.
+    pub fn failed_fields(&self) -> impl Iterator<Item = ReadingField> + '_ {
+        ReadingField::ALL
+            .into_iter()
+            .filter(|f| self.field_failed(*f))
+    }
+
+    /// The SM clock, unless its query failed.
+    pub fn sm(&self) -> Option<u32> {
+        (!self.field_failed(ReadingField::SmMhz)).then_some(self.sm_mhz)
+    }
 }
 
 /// What pitwall records about one GPU in a run's environment. Fields NVML cannot report on a
@@ -44,8 +112,13 @@ pub struct GpuDevice {
     pub power_limit_w: Option<f64>,
     pub max_sm_mhz: Option<u32>,
     pub max_mem_mhz: Option<u32>,
-    /// Default applications SM clock: the clock `ClockMode::Lock { sm_mhz: None }` locks to.
+    /// Default applications SM clock (recorded; on H100/H200 it is the boost clock, so
+    /// `ClockMode::Lock { sm_mhz: None }` does not use it: see `guard::lock_target`).
     pub base_sm_mhz: Option<u32>,
+    /// The SM clocks NVML offers at the maximum memory clock
+    /// (`nvmlDeviceGetSupportedGraphicsClocks`), highest first; empty when unknown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub supported_sm_mhz: Vec<u32>,
     pub persistence_mode: Option<bool>,
     pub ecc_enabled: Option<bool>,
     /// Pids of other processes holding a compute context on this GPU (our own pid excluded).
@@ -87,8 +160,10 @@ pub fn is_slowdown(throttle_reasons: u64) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClockMode {
-    /// Lock the SM clock to `sm_mhz` (min = max), or to the default applications clock when
-    /// `None`; restore on exit. Needs root (or an admin-set permission) on Volta or newer.
+    /// Lock the SM clock to `sm_mhz` (min = max), or when `None` to the highest clock NVML
+    /// offers at or below the card's datasheet base clock (`pitwall_schema::datasheet`), else
+    /// at or below 0.8 × its maximum SM clock; restore on exit. Needs root (or an admin-set
+    /// permission) on Volta or newer; denied, the run observes instead.
     Lock { sm_mhz: Option<u32> },
     /// Leave clocks alone but record them with each sample (and warn that they float).
     Observe,
@@ -166,9 +241,11 @@ pub enum GpuError {
         source: Cause,
     },
     #[error(
-        "GPU {index} reports no default applications clock to lock to; hint: give the clock explicitly (lock:<MHz>, e.g. lock:{suggest})"
+        "GPU {index} reports neither a known base clock nor a maximum SM clock to lock below; hint: give the clock explicitly (lock:<MHz>, e.g. lock:{suggest})"
     )]
     NoBaseClock { index: u32, suggest: u32 },
+    #[error("[gpu] device `{selector}`: {why}; hint: `pitwall env` lists the GPUs NVML sees")]
+    NoSuchGpu { selector: String, why: String },
     #[error(
         "cannot lock GPU {index} to {requested} MHz: its maximum SM clock is {max} MHz; hint: pick a clock at or below the maximum"
     )]
@@ -206,4 +283,9 @@ pub trait Nvml: Send + Sync {
     fn set_locked_clocks(&self, index: u32, min_mhz: u32, max_mhz: u32) -> Result<(), GpuError>;
     /// Undoes `set_locked_clocks` (`nvmlDeviceResetGpuLockedClocks`).
     fn reset_locked_clocks(&self, index: u32) -> Result<(), GpuError>;
+    /// The NVML index of the physical GPU a MIG instance (`MIG-…` UUID) lives on; `None` when
+    /// NVML knows no such instance.
+    fn mig_parent(&self, _mig_uuid: &str) -> Result<Option<u32>, GpuError> {
+        Ok(None)
+    }
 }

@@ -109,18 +109,35 @@ impl Default for CiConfig {
 /// Which GPU a run uses and what pitwall does with its clocks.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GpuConfig {
-    /// NVML device index.
-    pub device: u32,
+    /// The GPU: an NVML index, a PCI bus id or a GPU/MIG UUID; unset, CUDA device 0
+    /// (`pitwall_host::gpu::select_gpu`). Unset hashes as the `0` it used to default to, so
+    /// configurations that never named a device keep their hash.
+    #[serde(serialize_with = "device_for_hash")]
+    pub device: Option<crate::gpu::DeviceSelector>,
     /// `lock` (base clock), `lock:<MHz>`, `observe` (read only, the default) or `off`.
     pub clocks: crate::gpu::ClockMode,
     /// How often clocks, temperature, power and throttle reasons are read during a run.
     pub monitor_period_ms: u64,
 }
 
+/// `[gpu] device` in the configuration's hash: an index as the number it was, anything else
+/// as its text, unset as `0` (the old default).
+fn device_for_hash<S: serde::Serializer>(
+    device: &Option<crate::gpu::DeviceSelector>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use crate::gpu::DeviceSelector;
+    match device {
+        None => s.serialize_u32(0),
+        Some(DeviceSelector::Index(i)) => s.serialize_u32(*i),
+        Some(other) => s.serialize_str(&other.to_string()),
+    }
+}
+
 impl Default for GpuConfig {
     fn default() -> Self {
         GpuConfig {
-            device: 0,
+            device: None,
             clocks: crate::gpu::ClockMode::Observe,
             monitor_period_ms: 10,
         }

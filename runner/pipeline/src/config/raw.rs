@@ -26,10 +26,18 @@ pub struct RawConfig {
     pub suite: Vec<Spanned<RawSuite>>,
 }
 
+/// `[gpu] device`: an NVML index as a number, or text (an index, a PCI bus id, a UUID).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawDevice {
+    Index(u32),
+    Text(String),
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawGpu {
-    pub device: Option<u32>,
+    pub device: Option<Spanned<RawDevice>>,
     pub clocks: Option<Spanned<String>>,
     pub monitor_period_ms: Option<Spanned<u64>>,
 }

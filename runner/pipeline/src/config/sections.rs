@@ -118,7 +118,20 @@ impl Ctx<'_> {
     ) -> Result<super::model::GpuConfig, ConfigError> {
         let mut out = super::model::GpuConfig::default();
         if let Some(d) = g.device {
-            out.device = d;
+            let span = d.span();
+            out.device = Some(match d.into_inner() {
+                super::raw::RawDevice::Index(i) => crate::gpu::DeviceSelector::Index(i),
+                super::raw::RawDevice::Text(t) => {
+                    crate::gpu::DeviceSelector::parse(&t).map_err(|e| {
+                        let (msg, hint) = e
+                            .split_once("; hint: ")
+                            .map_or((e.clone(), None), |(m, h)| {
+                                (m.to_string(), Some(h.to_string()))
+                            });
+                        self.at(span, format!("[gpu] {msg}"), hint)
+                    })?
+                }
+            });
         }
         if let Some(c) = g.clocks {
             out.clocks = c.get_ref().parse().map_err(|e: String| {

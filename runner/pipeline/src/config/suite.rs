@@ -143,6 +143,7 @@ impl Ctx<'_> {
                     max_bytes: s.max_bytes,
                     cache: cache.unwrap_or_default(),
                     gpu_pci_bus_id: None,
+                    gpu_uuid: None,
                     kernels: kernels.clone(),
                     checkout: None,
                 };

@@ -185,13 +185,46 @@ fn semantic_errors() {
 
 #[test]
 fn gpu_table() {
-    use crate::gpu::ClockMode;
+    use crate::gpu::{ClockMode, DeviceSelector};
     let c = parse("").unwrap();
     assert_eq!(c.gpu.clocks, ClockMode::Observe);
     let c = parse("[gpu]\ndevice = 1\nclocks = \"lock:1755\"\nmonitor_period_ms = 5\n").unwrap();
     assert_eq!(
-        (c.gpu.device, c.gpu.clocks, c.gpu.monitor_period_ms),
-        (1, ClockMode::Lock { sm_mhz: Some(1755) }, 5)
+        (c.gpu.device.clone(), c.gpu.clocks, c.gpu.monitor_period_ms),
+        (
+            Some(DeviceSelector::Index(1)),
+            ClockMode::Lock { sm_mhz: Some(1755) },
+            5
+        )
+    );
+    // Unset: CUDA device 0, hashed as the old default `device = 0`.
+    assert_eq!(parse("").unwrap().gpu.device, None);
+    assert_eq!(
+        parse("").unwrap().hash(),
+        parse("[gpu]\ndevice = 0\n").unwrap().hash()
+    );
+    for (text, want) in [
+        ("\"2\"", DeviceSelector::Index(2)),
+        (
+            "\"00000000:9A:00.0\"",
+            DeviceSelector::PciBusId("00000000:9A:00.0".into()),
+        ),
+        (
+            "\"GPU-12345678-aaaa\"",
+            DeviceSelector::Uuid("GPU-12345678-aaaa".into()),
+        ),
+        (
+            "\"MIG-12345678-bbbb\"",
+            DeviceSelector::Uuid("MIG-12345678-bbbb".into()),
+        ),
+    ] {
+        let c = parse(&format!("[gpu]\ndevice = {text}\n")).unwrap();
+        assert_eq!(c.gpu.device, Some(want), "{text}");
+    }
+    let e = err("[gpu]\ndevice = \"cuda:1\"\n");
+    assert!(
+        e.starts_with("pitwall.toml:2:10: [gpu] device `cuda:1` is not an NVML index, a PCI bus id or a GPU/MIG UUID; hint:"),
+        "{e}"
     );
     let e = err("[gpu]\nclocks = \"fast\"\n");
     assert!(e.starts_with("pitwall.toml:2:10: [gpu] clock mode `fast` is not valid; hint: use lock, lock:<MHz>, observe or off"), "{e}");

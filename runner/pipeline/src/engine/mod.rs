@@ -8,6 +8,7 @@ mod command;
 mod device_lost;
 mod meta;
 mod observer;
+mod plausible;
 mod sampler;
 mod stop;
 mod suite;

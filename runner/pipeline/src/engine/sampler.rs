@@ -49,13 +49,13 @@ pub fn sample_benchmark(
     loop {
         let t0 = Instant::now();
         let ns = bench.run(iters)?;
+        let v = ns / iters as f64;
         if let Some(source) = meta_source {
-            meta.push(source.meta_between(t0, Instant::now()));
+            meta.push(source.sample_meta(t0, Instant::now(), v));
         }
         if let Some(ranks) = bench.rank_times_ns() {
             rank_ns_per_iter.push(ranks.iter().map(|t| t / iters as f64).collect());
         }
-        let v = ns / iters as f64;
         samples.push(v);
         let pos = sorted.partition_point(|x| *x <= v);
         sorted.insert(pos, v);

@@ -115,6 +115,7 @@ pub fn run_suite(
                     .iter()
                     .filter_map(|b| b.ceiling().map(|c| (b.id(), c)))
                     .collect();
+                let mut guarded = Vec::new();
                 // Each benchmark is dropped once measured: its buffers (allocated on its first
                 // run) are freed before the next one starts, so a worker peaks at its largest
                 // benchmark rather than at the sum of the suite's.
@@ -127,13 +128,22 @@ pub fn run_suite(
                         unfinished.push(b.id().display());
                         continue;
                     }
-                    let (r, lost) =
+                    let bound = b.plausibility();
+                    let (r, median_ns, lost) =
                         run_builtin(&suite.name, b.as_mut(), &suite.sampling, observer, meta);
+                    if let (Some(bound), Some(median_ns)) = (bound, median_ns) {
+                        guarded.push(super::plausible::Guarded {
+                            id: b.id(),
+                            bound,
+                            median_ns,
+                        });
+                    }
                     results.extend(r);
                     lost_by = lost.then(|| format!("benchmark {}", b.id().display()));
                 }
                 let derived = super::ceiling::ceiling_results(&results, &ceilings);
                 results.extend(derived);
+                let implausible = super::plausible::mark_implausible(&mut results, &guarded);
                 observer.suite_finished(&suite.name);
                 SuiteOutcome {
                     results,
@@ -142,6 +152,11 @@ pub fn run_suite(
                     notes: backend
                         .notes(*kind)
                         .into_iter()
+                        .chain(
+                            implausible
+                                .into_iter()
+                                .map(|why| format!("implausible: {why}")),
+                        )
                         .map(|n| format!("suite `{}`: {n}", suite.name))
                         .collect(),
                     unfinished,
@@ -236,13 +251,15 @@ pub fn run_suite(
     }
 }
 
+/// Samples one built-in benchmark into its results, and the median time per iteration it
+/// was measured at (for the `implausible` guard; `None` when it failed).
 fn run_builtin(
     suite: &str,
     bench: &mut dyn Benchmark,
     sampling: &Sampling,
     observer: &dyn RunObserver,
     meta: Option<&dyn SampleMetaSource>,
-) -> (Vec<BenchmarkResult>, bool) {
+) -> (Vec<BenchmarkResult>, Option<f64>, bool) {
     let id = bench.id();
     let display = id.display();
     observer.benchmark_started(suite, &display);
@@ -273,7 +290,11 @@ fn run_builtin(
                 })
                 .collect();
             results.extend(rank_results(suite, &id, &set));
-            (results, false)
+            (
+                results,
+                super::plausible::median_ns(&set.ns_per_iter),
+                false,
+            )
         }
         Err(e) => {
             let lost = matches!(e, BenchError::DeviceLost(_));
@@ -285,7 +306,7 @@ fn run_builtin(
                 r.unit = m.unit.clone();
                 r.direction = m.direction;
             }
-            (vec![r], lost)
+            (vec![r], None, lost)
         }
     }
 }

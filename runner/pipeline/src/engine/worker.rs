@@ -58,6 +58,9 @@ pub(crate) struct WireOptions {
     /// The PCI bus id of `[gpu] device`, for the CUDA backend (docs/SUITES.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_pci_bus_id: Option<String>,
+    /// The MIG instance of `[gpu] device`, which the CUDA backend picks by UUID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_uuid: Option<String>,
 }
 
 /// What a worker needs to rebuild and run one built-in suite.
@@ -118,6 +121,7 @@ impl WorkerRequest {
                 max_bytes: options.max_bytes,
                 cache: options.cache,
                 gpu_pci_bus_id: options.gpu_pci_bus_id.clone(),
+                gpu_uuid: options.gpu_uuid.clone(),
             },
             ranks: *ranks,
             max_bytes: *max_bytes,
@@ -143,6 +147,7 @@ impl WorkerRequest {
                     max_bytes: self.options.max_bytes,
                     cache: self.options.cache,
                     gpu_pci_bus_id: self.options.gpu_pci_bus_id.clone(),
+                    gpu_uuid: self.options.gpu_uuid.clone(),
                     kernels: self.kernels.clone(),
                     checkout: None,
                 },
@@ -176,6 +181,9 @@ pub(crate) enum WorkerEvent {
     Sample {
         start_ns: u64,
         end_ns: u64,
+        /// The sample's time per iteration, for its cycles (absent from older workers).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ns_per_iter: Option<f64>,
     },
     BenchmarkFinished {
         benchmark: String,
@@ -497,6 +505,16 @@ impl SampleMetaSource for Emitter<'_> {
         self.emit(&WorkerEvent::Sample {
             start_ns: self.anchor.to_monotonic_ns(start),
             end_ns: self.anchor.to_monotonic_ns(end),
+            ns_per_iter: None,
+        });
+        SampleMeta::default()
+    }
+
+    fn sample_meta(&self, start: Instant, end: Instant, ns_per_iter: f64) -> SampleMeta {
+        self.emit(&WorkerEvent::Sample {
+            start_ns: self.anchor.to_monotonic_ns(start),
+            end_ns: self.anchor.to_monotonic_ns(end),
+            ns_per_iter: Some(ns_per_iter),
         });
         SampleMeta::default()
     }

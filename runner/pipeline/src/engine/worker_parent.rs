@@ -358,13 +358,20 @@ impl Session<'_> {
                 self.running = Some(benchmark);
                 Ok(true)
             }
-            WorkerEvent::Sample { start_ns, end_ns } => {
+            WorkerEvent::Sample {
+                start_ns,
+                end_ns,
+                ns_per_iter,
+            } => {
                 if let Some(source) = self.meta {
                     let (start, end) = (
                         self.anchor.to_instant(start_ns),
                         self.anchor.to_instant(end_ns),
                     );
-                    self.pending.push(source.meta_between(start, end));
+                    self.pending.push(match ns_per_iter {
+                        Some(ns) => source.sample_meta(start, end, ns),
+                        None => source.meta_between(start, end),
+                    });
                 }
                 Ok(false)
             }

@@ -69,6 +69,9 @@ impl SampleMetaSource for Windows {
             ..Default::default()
         }
     }
+    fn mean_sm_mhz_between(&self, _start: Instant, _end: Instant) -> Option<f64> {
+        Some(1500.0)
+    }
 }
 
 fn suite(timeout_s: f64) -> SuiteConfig {
@@ -292,6 +295,8 @@ fn sample_windows_get_the_parents_machine_state() {
     assert_eq!(r.samples[1], f64::INFINITY);
     let clocks: Vec<Option<u32>> = r.sample_meta.iter().map(|m| m.sm_clock_mhz).collect();
     assert_eq!(clocks, [Some(1001), Some(1002)]);
+    // A worker that sends no time per iteration with its windows (an older one): no cycles.
+    assert!(r.sample_meta.iter().all(|m| m.cycles.is_none()));
     assert_eq!(outcome.notes, ["a note"]);
     let windows = source.0.borrow();
     assert_eq!(windows[0].1 - windows[0].0, Duration::from_millis(1));
@@ -355,6 +360,15 @@ fn each_round_runs_in_its_own_pitwall_worker() {
         assert!(r.samples.len() >= 5);
         assert_eq!(r.sample_meta.len(), r.samples.len());
         assert!(r.sample_meta.iter().all(|m| m.sm_clock_mhz.is_some()));
+        // The worker sends each sample's time with its window; the parent adds its cycles
+        // (time × the mean SM clock inside the window, 1500 MHz here).
+        assert!(
+            r.sample_meta
+                .iter()
+                .all(|m| m.cycles.is_some_and(|c| c > 0.0)),
+            "{:?}",
+            r.sample_meta
+        );
     }
     let after = Instant::now();
     let pids = obs.pids();

@@ -128,10 +128,20 @@ fn events_are_tagged_json_lines_and_round_trip() {
     assert_eq!(
         serde_json::to_string(&WorkerEvent::Sample {
             start_ns: 1,
-            end_ns: 2
+            end_ns: 2,
+            ns_per_iter: None,
         })
         .unwrap(),
         r#"{"event":"sample","start_ns":1,"end_ns":2}"#
+    );
+    assert_eq!(
+        serde_json::to_string(&WorkerEvent::Sample {
+            start_ns: 1,
+            end_ns: 2,
+            ns_per_iter: Some(1.5),
+        })
+        .unwrap(),
+        r#"{"event":"sample","start_ns":1,"end_ns":2,"ns_per_iter":1.5}"#
     );
     let outcome = SuiteOutcome {
         results: vec![BenchmarkResult::failed(
@@ -340,7 +350,9 @@ fn a_worker_streams_progress_windows_and_the_outcome() {
     let windows: Vec<(u64, u64)> = events
         .iter()
         .filter_map(|e| match e {
-            WorkerEvent::Sample { start_ns, end_ns } => Some((*start_ns, *end_ns)),
+            WorkerEvent::Sample {
+                start_ns, end_ns, ..
+            } => Some((*start_ns, *end_ns)),
             _ => None,
         })
         .collect();
@@ -474,4 +486,95 @@ fn every_ranks_time_becomes_its_own_measure() {
     );
     assert!(outcome.results[1].samples.iter().all(|&s| s == 300.0));
     assert_eq!(rank2.unit.as_str(), "ns");
+}
+
+/// A skinny GEMM "faster than HBM": 16 MiB of weights in 2.84 µs (5.9 TB/s) on an H200,
+/// read cold with 32 × 16 MiB per timed unit, far beyond the L2.
+struct TooFast;
+
+impl Benchmark for TooFast {
+    fn id(&self) -> BenchmarkId {
+        BenchmarkId::new("cuda_gemm_skinny", &[("n", "4096".to_string())])
+    }
+    fn sampling(&self) -> SamplingHint {
+        SamplingHint::PerIteration
+    }
+    fn metrics(&self) -> Vec<MetricSpec> {
+        vec![
+            MetricSpec::time("time"),
+            MetricSpec::rate("bandwidth", "GB/s", 16.0 * 1048576.0, 1e9),
+        ]
+    }
+    fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
+        Ok(iters as f64 * 16.0 * 1048576.0 / 5.9e12 * 1e9)
+    }
+    fn plausibility(&self) -> Option<pitwall_schema::Plausibility> {
+        Some(pitwall_schema::Plausibility {
+            card: "NVIDIA H200".into(),
+            compute: None,
+            memory: Some(pitwall_schema::MemoryBound {
+                bytes_per_iter: 16.0 * 1048576.0,
+                cache: CacheMode::Cold,
+                read_per_unit_bytes: 512 << 20,
+                footprint_bytes: 48 << 20,
+                l2_bytes: 50 << 20,
+                hbm_gb_per_s: Some(4800.0),
+                copy: None,
+            }),
+        })
+    }
+}
+
+struct TooFastBackend;
+
+impl Backend for TooFastBackend {
+    fn name(&self) -> &'static str {
+        "fake"
+    }
+    fn benchmarks(
+        &self,
+        _: SuiteKind,
+        _: &SuiteOptions,
+    ) -> Result<Vec<Box<dyn Benchmark>>, BackendError> {
+        Ok(vec![Box::new(TooFast), Box::new(Steady)])
+    }
+}
+
+#[test]
+fn a_result_faster_than_the_hardware_is_implausible_with_its_samples() {
+    let outcome = run_suite(
+        &builtin_suite(),
+        &TooFastBackend,
+        Path::new("."),
+        Selection::default(),
+        &super::super::NullObserver,
+        None,
+        &Isolation::InProcess,
+    );
+    let why = "cuda_gemm_skinny[n=4096] 5.9 TB/s > H200 HBM peak 4.8 TB/s";
+    let skinny: Vec<&BenchmarkResult> = outcome
+        .results
+        .iter()
+        .filter(|r| r.name == "cuda_gemm_skinny")
+        .collect();
+    assert_eq!(skinny.len(), 2);
+    for r in skinny {
+        assert_eq!(r.status, ResultStatus::Implausible, "{}", r.measure);
+        assert!(!r.samples.is_empty(), "samples kept");
+        assert_eq!(r.error.as_deref(), Some(&*format!("implausible: {why}")));
+    }
+    let steady = outcome.results.iter().find(|r| r.name == "steady").unwrap();
+    assert_eq!(steady.status, ResultStatus::Ok);
+    assert!(
+        outcome
+            .notes
+            .iter()
+            .any(|n| n.ends_with(&format!("implausible: {why}"))),
+        "{:?}",
+        outcome.notes
+    );
+    assert_eq!(
+        pitwall_schema::RunStatus::from_results(&outcome.results),
+        pitwall_schema::RunStatus::Partial
+    );
 }
