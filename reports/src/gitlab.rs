@@ -214,9 +214,9 @@ impl HttpGitlab {
         })
     }
 
-    fn mr_url(&self, iid: u64, rest: &str) -> String {
-        let project: String = self
-            .config
+    /// The project as a path segment (`group/name` percent-encoded, as GitLab asks).
+    fn project_segment(&self) -> String {
+        self.config
             .project
             .bytes()
             .map(|b| {
@@ -226,7 +226,19 @@ impl HttpGitlab {
                     format!("%{b:02X}")
                 }
             })
-            .collect();
+            .collect()
+    }
+
+    /// One authenticated `GET /projects/{project}`: the token is accepted and sees the
+    /// project (write permission is not probed). `pitwall ci` asks this before it measures.
+    pub fn check_project(&self) -> Result<(), GitlabError> {
+        let url = format!("{}/projects/{}", self.base, self.project_segment());
+        self.call::<serde_json::Value>("read the project", Method::Get, &url, None)
+            .map(drop)
+    }
+
+    fn mr_url(&self, iid: u64, rest: &str) -> String {
+        let project = self.project_segment();
         format!(
             "{}/projects/{project}/merge_requests/{iid}/notes{rest}",
             self.base

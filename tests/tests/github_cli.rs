@@ -188,6 +188,81 @@ fn rejected_token_exits_3_without_leaking_it() {
     let _ = REPO;
 }
 
+/// Issue 28, item 1: `pitwall ci` checks what it publishes with (pull request, repository,
+/// token: one authenticated GET of the repository) before it builds or measures anything; a
+/// missing, refused or misdirected token is exit 2 naming the variable and `pitwall comment`.
+#[test]
+fn ci_checks_its_publishing_prerequisites_before_measuring() {
+    let sb = Sandbox::new();
+    let (base, head) = repo(&sb);
+    let server = Server::start();
+    let ci = |extra: &[&str]| {
+        let mut args = vec![
+            "ci",
+            "--base",
+            &base,
+            "--head",
+            &head,
+            "--rounds",
+            "1",
+            "--api-url",
+            &server.url,
+        ];
+        args.extend_from_slice(extra);
+        sb.cmd(&args)
+    };
+    let check = |out: Out, says: &str| {
+        let e = out.stderr();
+        assert_eq!(out.code(), 2, "{e}");
+        assert!(e.contains(says), "{says}: {e}");
+        assert!(
+            e.contains("nothing was measured") && e.contains("pitwall comment"),
+            "{e}"
+        );
+        assert!(!e.contains("round 1") && !e.contains(TOKEN), "{e}");
+    };
+    // No token.
+    check(
+        Out(ci(&["--pr", "7"])
+            .env_remove("GITHUB_TOKEN")
+            .output()
+            .unwrap()),
+        "GITHUB_TOKEN",
+    );
+    // No pull request to comment on.
+    check(
+        Out(ci(&[]).env("GITHUB_TOKEN", TOKEN).output().unwrap()),
+        "no pull request to comment on",
+    );
+    // A repository the token cannot see.
+    check(
+        Out(ci(&["--pr", "7", "--repo", "octo/other"])
+            .env("GITHUB_TOKEN", TOKEN)
+            .output()
+            .unwrap()),
+        "octo/other",
+    );
+    // A token GitHub refuses.
+    server.state.lock().unwrap().always_401 = true;
+    check(
+        Out(ci(&["--pr", "7"])
+            .env("GITHUB_TOKEN", TOKEN)
+            .output()
+            .unwrap()),
+        "GITHUB_TOKEN",
+    );
+    assert!(!sb.db().exists() || sb.count("runs") == 0, "nothing stored");
+    // With --dry-run nothing is asked of GitHub: it measures.
+    server.state.lock().unwrap().always_401 = false;
+    let before = server.requests().len();
+    let out = Out(ci(&["--dry-run"])
+        .env_remove("GITHUB_TOKEN")
+        .output()
+        .unwrap());
+    assert_eq!(out.code(), 1, "{}", out.stderr());
+    assert_eq!(server.requests().len(), before);
+}
+
 #[test]
 fn dry_run_prints_the_comment() {
     let sb = Sandbox::new();

@@ -98,6 +98,7 @@ fn route(
     let seg: Vec<&str> = rest.split('/').collect();
     match (method, seg.as_slice()) {
         ("GET", ["user"]) => (200, json!({"id": 1, "username": BOT})),
+        ("GET", ["projects", p]) if *p == PROJECT => (200, json!({"id": 55, "name": "bench"})),
         ("GET", ["projects", p, "merge_requests", iid, "notes"]) if *p == PROJECT => {
             let iid: u64 = iid.parse().unwrap();
             let list: Vec<Value> = s
@@ -259,6 +260,46 @@ fn a_rejected_gitlab_token_is_an_infrastructure_failure_naming_the_variable() {
         .unwrap());
     assert_eq!(out.code(), 2, "{}", out.stderr());
     assert!(out.stderr().contains("--mr N"), "{}", out.stderr());
+}
+
+/// Issue 28, item 1: in a merge-request pipeline whose token GitLab refuses, `pitwall ci`
+/// stops before it builds or measures, exit 2 naming the variable and `pitwall comment`.
+#[test]
+fn a_refused_token_stops_ci_before_it_measures() {
+    let sb = Sandbox::new();
+    let (base, head) = repo(&sb);
+    let (url, state) = start();
+    let out = Out(sb
+        .cmd(&["ci", "--rounds", "1"])
+        .env("GITLAB_CI", "true")
+        .env("CI_API_V4_URL", &url)
+        .env("CI_MERGE_REQUEST_IID", "12")
+        .env("CI_PROJECT_ID", PROJECT)
+        .env("CI_MERGE_REQUEST_DIFF_BASE_SHA", &base)
+        .env("CI_COMMIT_SHA", &head)
+        .env("GITLAB_TOKEN", "glpat-wrong-token-value")
+        .output()
+        .unwrap());
+    let e = out.stderr();
+    assert_eq!(out.code(), 2, "{e}");
+    assert!(
+        e.contains("nothing was measured") && e.contains("GITLAB_TOKEN"),
+        "{e}"
+    );
+    assert!(
+        e.contains("pitwall comment") && !e.contains("glpat-wrong"),
+        "{e}"
+    );
+    assert!(!e.contains("round 1"), "{e}");
+    assert!(!sb.db().exists() || sb.count("runs") == 0, "nothing stored");
+    let asked: Vec<String> = state
+        .lock()
+        .unwrap()
+        .requests
+        .iter()
+        .map(|r| r.1.clone())
+        .collect();
+    assert_eq!(asked, [format!("/api/v4/projects/{PROJECT}")], "one GET");
 }
 
 /// Issue 22 item 1: a merge request's pitwall.toml names its own server as `[gitlab]

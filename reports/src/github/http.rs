@@ -338,6 +338,19 @@ impl HttpGithub {
         Ok(found.map(|c| serde_json::to_value(c).expect("comment serializes")))
     }
 
+    /// One authenticated `GET /repos/{repo}`: the token is accepted and sees the repository
+    /// (write permission is not probed). `pitwall ci` asks this before it measures.
+    pub fn check_repository(&self) -> Result<(), GithubError> {
+        let req = Req {
+            action: format!("read repository {}", self.config.repo),
+            target: "the repository".to_string(),
+            method: Method::Get,
+            url: format!("{}/repos/{}", self.base, self.config.repo),
+            body: None,
+        };
+        decode::<Value>(&req, self.send(&req, self.deadline(), None)?).map(drop)
+    }
+
     pub(super) fn deadline(&self) -> Instant {
         Instant::now() + self.config.max_total
     }

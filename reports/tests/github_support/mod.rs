@@ -341,6 +341,10 @@ fn route(s: &mut State, method: &str, path: &str, query: &str, body: &Value) -> 
             ),
         };
     }
+    // The repository itself (`pitwall ci` checks it can see it before measuring).
+    if (method, path) == ("GET", format!("/repos/{REPO}").as_str()) {
+        return (200, vec![], json!({"full_name": REPO, "private": true}));
+    }
     let Some(rest) = path.strip_prefix(&format!("/repos/{REPO}/")) else {
         return not_found;
     };

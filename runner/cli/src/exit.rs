@@ -132,6 +132,28 @@ impl Failure {
         Failure::usage(anyhow::Error::msg(message))
     }
 
+    /// The error as the one line `report` prints after `error: ` (causes joined by `: `, a
+    /// cause another part already quotes left out).
+    pub fn one_line(&self) -> String {
+        let parts: Vec<String> = self.error.chain().map(|e| e.to_string()).collect();
+        let mut kept: Vec<&str> = Vec::new();
+        for p in &parts {
+            if !kept.iter().any(|k| k.contains(p.as_str())) {
+                kept.push(p);
+            }
+        }
+        kept.join(": ")
+    }
+
+    /// The same failure, same exit class, said as `message` (which quotes it).
+    pub fn restated(self, message: String) -> Failure {
+        Failure {
+            class: self.class,
+            error: anyhow::Error::msg(message),
+            details: self.details,
+        }
+    }
+
     /// A store that could not be opened or read: classified by the error (a bad url, a
     /// missing store, an unknown or ambiguous run are usage; the database failing is
     /// infrastructure), as `ExitClass::of_error` does.
@@ -352,16 +374,8 @@ pub fn print_details(lines: &[String]) {
 /// Prints the error as one line (`error: outer: inner: root`), then its details, and returns
 /// its code.
 pub fn report(f: Failure) -> ExitCode {
-    let mut line = String::from("error: ");
-    let parts: Vec<String> = f.error.chain().map(|e| e.to_string()).collect();
     // anyhow chains repeat the source's text when a variant embeds it; keep distinct parts.
-    let mut kept: Vec<&str> = Vec::new();
-    for p in &parts {
-        if !kept.iter().any(|k| k.contains(p.as_str())) {
-            kept.push(p);
-        }
-    }
-    line.push_str(&kept.join(": "));
+    let line = format!("error: {}", f.one_line());
     // Known secrets never reach the terminal, whatever an error quotes.
     let redactor = pitwall_pipeline::engine::process_redactor(&[]);
     // Several mistakes (a config file's, one per line) are one `error:` line each.

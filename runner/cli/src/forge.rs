@@ -76,7 +76,11 @@ pub(super) fn api_url(
         .map(|u| (u, format!("${ci_var}")))
         .or_else(|| flag.map(|u| (u.to_string(), "--api-url".to_string())))
         .or_else(|| vars.get(job_var).map(|u| (u, format!("${job_var}"))));
-    let configured = configured.map(str::trim).filter(|u| !u.is_empty());
+    // GitHub's built-in default (`[github] api_url` left out) is nobody's choice to warn about.
+    let configured = configured
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .filter(|u| !(forge == Forge::Github && same_origin(u, GITHUB_DEFAULT_API)));
     let hint = format!("hint: pass --api-url URL or set {job_var} in the job's environment");
     let Some((url, from)) = named else {
         return match (forge, configured) {
@@ -228,14 +232,13 @@ impl CiVars {
     }
 }
 
-/// Keeps `body` as pitwall's one note on merge request `iid`; says what it did.
-pub(super) fn publish_gitlab_note(
+/// The GitLab client for the project and token publishing uses: the project from `[gitlab]
+/// project` or the pipeline, the API host by the token rule ([`api_url`]).
+fn gitlab_client(
     config: &Config,
     vars: &CiVars,
     (flag, quiet): (Option<&str>, bool),
-    iid: u64,
-    body: &str,
-) -> Result<String, Failure> {
+) -> Result<HttpGitlab, Failure> {
     let api = api_url(Forge::Gitlab, flag, config.gitlab.api_url.as_deref(), vars)?;
     if let (Some(w), false) = (&api.warning, quiet) {
         eprintln!("warning: {w}");
@@ -268,12 +271,48 @@ pub(super) fn publish_gitlab_note(
     let mut cfg = GitlabConfig::new(api_url, project, token.clone(), token_var.clone());
     cfg.redactor = pitwall_pipeline::engine::process_redactor(&config.token_vars());
     cfg.redactor.add(token.expose());
-    let api = HttpGitlab::new(cfg).map_err(Failure::of_gitlab_setup)?;
+    HttpGitlab::new(cfg).map_err(Failure::of_gitlab_setup)
+}
+
+/// Keeps `body` as pitwall's one note on merge request `iid`; says what it did.
+pub(super) fn publish_gitlab_note(
+    config: &Config,
+    vars: &CiVars,
+    flag_quiet: (Option<&str>, bool),
+    iid: u64,
+    body: &str,
+) -> Result<String, Failure> {
+    let api = gitlab_client(config, vars, flag_quiet)?;
     publish_note(&api, iid, body)
         .map(|o| o.to_string())
         .map_err(|e| {
             Failure::of_gitlab(format!("merge request !{iid}: cannot publish the note"), e)
         })
+}
+
+/// Before `pitwall ci` measures in GitLab CI: a merge request to comment on, and one
+/// authenticated GET of the project with the token (`github::check_publishing`).
+pub(super) fn check_gitlab(
+    config: &Config,
+    vars: &CiVars,
+    flag_quiet: (Option<&str>, bool),
+    mr: Option<u64>,
+) -> Result<(), Failure> {
+    use pitwall_reports::gitlab::GitlabError;
+    if mr.or(vars.merge_request()).is_none() {
+        return Err(Failure::rejected(
+            "no merge request to comment on (--mr N, or run in a merge-request pipeline)".into(),
+        ));
+    }
+    let api = gitlab_client(config, vars, flag_quiet)?;
+    api.check_project().map_err(|e| match e {
+        // The token refused, or the project out of its sight: the job's to fix (exit 2).
+        GitlabError::Status {
+            status: 401 | 403 | 404,
+            ..
+        } => Failure::of_gitlab_setup(e),
+        other => Failure::of_gitlab("cannot reach the project", other),
+    })
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@ use pitwall_pipeline::{compare, source};
 use pitwall_reports::compare::ComparisonReport;
 use pitwall_stats::ab::AbConfig;
 
+use pitwall_reports::github::GithubError;
+
 use super::args::{GithubArgs, Global};
 use super::exit::{ExitClass, Failure};
 use super::forge::{CiVars, Forge, api_url, publish_gitlab_note};
@@ -110,8 +112,7 @@ fn publish_github(
     report_url: Option<String>,
 ) -> Result<String, Failure> {
     use pitwall_reports::github::{
-        CheckRun, GithubConfig, HttpGithub, Secret, identity, publish_check, publish_comment,
-        publish_status,
+        CheckRun, identity, publish_check, publish_comment, publish_status,
     };
     let targets = &config.github.publish;
     let pr = gh.pr.or(vars.pull_request());
@@ -121,34 +122,8 @@ fn publish_github(
                 .into(),
         ));
     }
-    let repo = gh
-        .repo
-        .clone()
-        .or_else(|| config.github.repo.clone())
-        .or_else(|| vars.get("GITHUB_REPOSITORY"))
-        .ok_or_else(|| {
-            Failure::rejected(
-                "no repository to publish to (hint: --repo OWNER/NAME or [github] repo)".into(),
-            )
-        })?;
-    let api = api_url(
-        Forge::Github,
-        gh.api_url.as_deref(),
-        Some(&config.github.api_url),
-        vars,
-    )?;
-    if let (Some(w), false) = (&api.warning, quiet) {
-        eprintln!("warning: {w}");
-    }
-    let api_url = api.url;
+    let api = github_client(config, (gh, quiet), vars)?;
     let token_var = &config.github.token_env;
-    let token = Secret::from_env(token_var).map_err(Failure::of_github_setup)?;
-    pitwall_schema::secrets::remember(token.expose());
-    let mut cfg = GithubConfig::new(api_url, repo, token.clone());
-    cfg.token_var = token_var.clone();
-    cfg.redactor = pitwall_pipeline::engine::process_redactor(&config.token_vars());
-    cfg.redactor.add(token.expose());
-    let api = HttpGithub::new(cfg).map_err(Failure::of_github_setup)?;
     let mut done = Vec::new();
     if let (true, Some(pr)) = (targets.contains(&Publish::Comment), pr) {
         let login = identity(&api, vars.is_actions_token(token_var))
@@ -179,6 +154,92 @@ fn publish_github(
         (None, false) => {}
     }
     Ok(done.join("; "))
+}
+
+/// The GitHub client for the repository and token publishing uses: the repository from
+/// `--repo`, `[github] repo` or the job, the API host by the token rule (`forge::api_url`).
+fn github_client(
+    config: &Config,
+    (gh, quiet): (&GithubArgs, bool),
+    vars: &CiVars,
+) -> Result<pitwall_reports::github::HttpGithub, Failure> {
+    use pitwall_reports::github::{GithubConfig, HttpGithub, Secret};
+    let repo = gh
+        .repo
+        .clone()
+        .or_else(|| config.github.repo.clone())
+        .or_else(|| vars.get("GITHUB_REPOSITORY"))
+        .ok_or_else(|| {
+            Failure::rejected(
+                "no repository to publish to (hint: --repo OWNER/NAME or [github] repo)".into(),
+            )
+        })?;
+    let api = api_url(
+        Forge::Github,
+        gh.api_url.as_deref(),
+        Some(&config.github.api_url),
+        vars,
+    )?;
+    if let (Some(w), false) = (&api.warning, quiet) {
+        eprintln!("warning: {w}");
+    }
+    let token_var = &config.github.token_env;
+    let token = Secret::from_env(token_var).map_err(Failure::of_github_setup)?;
+    pitwall_schema::secrets::remember(token.expose());
+    let mut cfg = GithubConfig::new(api.url, repo, token.clone());
+    cfg.token_var = token_var.clone();
+    cfg.redactor = pitwall_pipeline::engine::process_redactor(&config.token_vars());
+    cfg.redactor.add(token.expose());
+    HttpGithub::new(cfg).map_err(Failure::of_github_setup)
+}
+
+/// What `pitwall ci` checks before it builds or measures anything (issue 28): that it can
+/// publish where the job runs: the pull or merge request, the repository (or project) and
+/// the token, with one authenticated GET of the repository (write permission is not
+/// probed). Skipped with `--dry-run`. Every failure is a usage error (exit 2) that says
+/// nothing was measured and names `pitwall comment`, which publishes a stored pair later.
+pub(super) fn check_publishing(
+    g: &Global,
+    config: &Config,
+    gh: &GithubArgs,
+) -> Result<(), Failure> {
+    if gh.dry_run {
+        return Ok(());
+    }
+    let vars = CiVars::from_env();
+    let checked = match vars.forge() {
+        Forge::Github => check_github(config, (gh, g.quiet), &vars),
+        Forge::Gitlab => {
+            super::forge::check_gitlab(config, &vars, (gh.api_url.as_deref(), g.quiet), gh.pr)
+        }
+    };
+    checked.map_err(|f| {
+        let why = f.one_line();
+        f.restated(format!(
+            "cannot publish, so nothing was measured: {why} (hint: fix it and run again, or measure with --dry-run and publish the stored pair later with `pitwall comment`)"
+        ))
+    })
+}
+
+fn check_github(
+    config: &Config,
+    (gh, quiet): (&GithubArgs, bool),
+    vars: &CiVars,
+) -> Result<(), Failure> {
+    let targets = &config.github.publish;
+    if targets.contains(&Publish::Comment) && gh.pr.or(vars.pull_request()).is_none() {
+        return Err(Failure::rejected(
+            "no pull request to comment on (--pr N, a pull_request job, or leave \"comment\" out of [github] publish)".into(),
+        ));
+    }
+    let api = github_client(config, (gh, quiet), vars)?;
+    api.check_repository().map_err(|e| match e {
+        // The token refused, or the repository out of its sight: the job's to fix (exit 2).
+        GithubError::TokenRejected { .. }
+        | GithubError::Forbidden { .. }
+        | GithubError::NotFound { .. } => Failure::of_github_setup(e),
+        other => Failure::of_github("cannot reach the repository", other),
+    })
 }
 
 /// Appends the Markdown to the job summary file GitHub Actions names in

@@ -9,7 +9,7 @@ use super::context::{current_dir, load_config, open_store, resolve_side, store_f
 use super::environment::Console;
 use super::exit::{ExitClass, Failure};
 use super::forge::CiVars;
-use super::github::publish;
+use super::github::{check_publishing, publish};
 use super::measure::{print_pair, report_dir};
 use super::site::write_report;
 
@@ -73,6 +73,9 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     request.max_rounds = a.max_rounds;
     request.max_time = a.max_time;
     let config = load_config(g)?;
+    // Where the comparison goes is checked before anything is built or measured: a missing
+    // or refused token must not cost a GPU runner a measurement.
+    check_publishing(g, &config, &a.github)?;
     let mut store = open_store(g, &config, OpenMode::Create)?;
     let report = report_dir(a.report_dir.as_deref(), &config, store.as_ref())?;
     let console = Console::new(g, &config)?;

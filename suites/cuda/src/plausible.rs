@@ -229,7 +229,10 @@ mod tests {
         // of them, over buffer sets rotated so that none is read from L2 (issue 23, defect 1).
         assert_eq!(e.read_per_unit_bytes, 32 * (16 * MIB + 16 * 4096));
         assert_eq!(e.read_per_unit_bytes, g.read_per_unit_bytes);
-        assert!(e.out_of_l2() && g.out_of_l2(), "32 GEMMs' reads exceed the L2");
+        assert!(
+            e.out_of_l2() && g.out_of_l2(),
+            "32 GEMMs' reads exceed the L2"
+        );
         assert_eq!(graph.compute.unwrap().peak_tflops, 1979.0);
     }
 
