@@ -76,11 +76,7 @@ pub(super) fn api_url(
         .map(|u| (u, format!("${ci_var}")))
         .or_else(|| flag.map(|u| (u.to_string(), "--api-url".to_string())))
         .or_else(|| vars.get(job_var).map(|u| (u, format!("${job_var}"))));
-    // GitHub's built-in default (`[github] api_url` left out) is nobody's choice to warn about.
-    let configured = configured
-        .map(str::trim)
-        .filter(|u| !u.is_empty())
-        .filter(|u| !(forge == Forge::Github && same_origin(u, GITHUB_DEFAULT_API)));
+    let configured = configured.map(str::trim).filter(|u| !u.is_empty());
     let hint = format!("hint: pass --api-url URL or set {job_var} in the job's environment");
     let Some((url, from)) = named else {
         return match (forge, configured) {
@@ -109,11 +105,17 @@ pub(super) fn api_url(
             })
         }
         Some(c) if !same_origin(c, &url) => Ok(ApiUrl {
-            warning: Some(format!(
-                "{section} api_url `{}` in pitwall.toml is ignored: the token goes only to {} ({from})",
-                origin_of(c),
-                origin_of(&url)
-            )),
+            // GitHub's built-in default (`[github] api_url` left out) is nobody's choice to
+            // warn about.
+            warning: (!(forge == Forge::Github && same_origin(c, GITHUB_DEFAULT_API))).then(
+                || {
+                    format!(
+                        "{section} api_url `{}` in pitwall.toml is ignored: the token goes only to {} ({from})",
+                        origin_of(c),
+                        origin_of(&url)
+                    )
+                },
+            ),
             url,
         }),
         _ => Ok(ApiUrl { url, warning: None }),
@@ -423,6 +425,16 @@ mod tests {
         let actions = vars(&[("GITHUB_API_URL", "https://api.github.com")]);
         let a = api_url(Forge::Github, None, evil, &actions).unwrap();
         assert_eq!(a.url, "https://api.github.com");
+        // The built-in default of `[github] api_url` is no choice of the repository's: no
+        // warning when another API is named.
+        let a = api_url(
+            Forge::Github,
+            Some("http://127.0.0.1:9"),
+            Some("https://api.github.com"),
+            &vars(&[]),
+        )
+        .unwrap();
+        assert_eq!((a.url.as_str(), a.warning), ("http://127.0.0.1:9", None));
         // Nothing named: api.github.com, or pitwall.toml's path on it.
         let a = api_url(Forge::Github, None, None, &vars(&[])).unwrap();
         assert_eq!(a.url, "https://api.github.com");
