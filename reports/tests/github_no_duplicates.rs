@@ -12,7 +12,7 @@ use github_support::{BOT, Fault, REPO, Server};
 use pitwall_reports::compare::ComparisonReport;
 use pitwall_reports::github::{
     CheckRun, CommentOutcome, GithubApi, GithubConfig, HttpGithub, MARKER, Secret, publish_check,
-    publish_comment,
+    publish_comment, publish_comment_at,
 };
 
 const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
@@ -28,7 +28,7 @@ fn list_requests(server: &Server) -> usize {
     server
         .requests()
         .iter()
-        .filter(|r| r.method == "GET" && r.path.contains("/comments"))
+        .filter(|r| r.method == "GET" && r.path.contains("/comments?per_page"))
         .count()
 }
 
@@ -55,6 +55,40 @@ fn a_comment_behind_ten_thousand_others_is_updated_not_duplicated() {
             assert!(list_requests(&server) <= 3, "{}", list_requests(&server));
         }
     }
+}
+
+/// The comment id stored for the pull request is used first: one GET and one PATCH, no list;
+/// a stored id that is gone, someone else's or another pull request's is not edited, and the
+/// comments are searched instead.
+#[test]
+fn a_stored_comment_id_is_used_first_and_checked() {
+    let server = Server::start();
+    server.seed(5, 250);
+    let ours = server.add_comment(5, &format!("{MARKER}\nold"));
+    let gh = client(&server.url, Duration::from_secs(30));
+    let outcome = publish_comment_at(&gh, 5, &format!("{MARKER}\nnew"), BOT, Some(ours)).unwrap();
+    assert_eq!(outcome, CommentOutcome::Updated(ours));
+    assert_eq!(list_requests(&server), 0, "no search");
+    // Someone else's comment with the marker, another pull request's, a deleted one.
+    let spoof = server.add_comment_by(5, &format!("{MARKER}\nspoof"), "mallory");
+    let other_pr = server.add_comment(6, &format!("{MARKER}\nsix"));
+    for stored in [spoof, other_pr, 999_999] {
+        let body = format!("{MARKER}\nfrom {stored}");
+        let outcome = publish_comment_at(&gh, 5, &body, BOT, Some(stored)).unwrap();
+        assert_eq!(outcome, CommentOutcome::Updated(ours), "stored {stored}");
+    }
+    assert!(
+        server
+            .comments_on(5)
+            .iter()
+            .any(|c| c.id == spoof && c.body.ends_with("spoof"))
+    );
+    assert!(
+        server
+            .comments_on(6)
+            .iter()
+            .all(|c| c.body.ends_with("six"))
+    );
 }
 
 #[test]

@@ -263,6 +263,40 @@ fn ci_checks_its_publishing_prerequisites_before_measuring() {
     assert_eq!(server.requests().len(), before);
 }
 
+/// Issue 28, item 4: the comment id is kept in the store, so the next `comment` on the same
+/// pull request edits it without listing the comments.
+#[test]
+fn the_stored_comment_id_is_used_next_time() {
+    let sb = Sandbox::new();
+    let (base, head) = repo(&sb);
+    sb.run(&[
+        "run", "--quiet", "--base", &base, "--head", &head, "--rounds", "1",
+    ])
+    .expect(1);
+    let server = Server::start();
+    server.seed(4, 120);
+    gh(&sb, &server, &["comment", "--pr", "4"]).expect(1);
+    let lists = || {
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.method == "GET" && r.path.contains("/comments?per_page"))
+            .count()
+    };
+    let before = lists();
+    assert!(before > 0, "the first publish searched");
+    gh(&sb, &server, &["comment", "--pr", "4"]).expect(1);
+    assert_eq!(lists(), before, "the second used the stored id");
+    assert_eq!(
+        server
+            .comments_on(4)
+            .iter()
+            .filter(|c| c.body.starts_with("<!-- pitwall"))
+            .count(),
+        1
+    );
+}
+
 #[test]
 fn dry_run_prints_the_comment() {
     let sb = Sandbox::new();

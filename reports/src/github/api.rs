@@ -265,6 +265,8 @@ pub trait GithubApi {
     }
     fn create_issue_comment(&self, pr: u64, body: &str) -> Result<IssueComment, GithubError>;
     fn update_issue_comment(&self, id: u64, body: &str) -> Result<IssueComment, GithubError>;
+    /// Comment `id` of the repository (`GET /repos/{repo}/issues/comments/{id}`).
+    fn get_issue_comment(&self, id: u64) -> Result<IssueComment, GithubError>;
     fn create_status(
         &self,
         sha: &str,
@@ -368,12 +370,39 @@ pub fn publish_comment(
     body: &str,
     login: &str,
 ) -> Result<CommentOutcome, GithubError> {
+    publish_comment_at(api, pr, body, login, None)
+}
+
+/// [`publish_comment`], trying first the comment id stored for this pull request (`known`):
+/// when that comment is still there, pitwall's and on `pr`, it is edited without searching;
+/// otherwise (deleted, someone else's, another pull request's) the comments are searched.
+pub fn publish_comment_at(
+    api: &dyn GithubApi,
+    pr: u64,
+    body: &str,
+    login: &str,
+    known: Option<u64>,
+) -> Result<CommentOutcome, GithubError> {
     let body = if body.trim_start().starts_with(MARKER) {
         body.to_string()
     } else {
         format!("{MARKER}\n{body}")
     };
-    match find_pitwall_comment(api, pr, login)? {
+    let on_pr = |c: &IssueComment| {
+        c.html_url.as_deref().is_some_and(|u| {
+            u.contains(&format!("/pull/{pr}#")) || u.contains(&format!("/issues/{pr}#"))
+        })
+    };
+    let stored = match known.map(|id| api.get_issue_comment(id)) {
+        Some(Ok(c)) if c.is_pitwall_by(login) && on_pr(&c) => Some(c),
+        Some(Ok(_) | Err(GithubError::NotFound { .. })) | None => None,
+        Some(Err(e)) => return Err(e),
+    };
+    let existing = match stored {
+        Some(c) => Some(c),
+        None => find_pitwall_comment(api, pr, login)?,
+    };
+    match existing {
         Some(existing) => {
             if existing.body.as_deref() == Some(body.as_str()) {
                 return Ok(CommentOutcome::Updated(existing.id));

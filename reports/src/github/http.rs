@@ -479,6 +479,17 @@ impl GithubApi for HttpGithub {
         decode::<Value>(&req, self.send(&req, self.deadline(), None)?).map(drop)
     }
 
+    fn get_issue_comment(&self, id: u64) -> Result<IssueComment, GithubError> {
+        let req = Req {
+            action: format!("read comment {id}"),
+            target: format!("comment {id}"),
+            method: Method::Get,
+            url: self.repo_url(&format!("issues/comments/{id}")),
+            body: None,
+        };
+        decode(&req, self.send(&req, self.deadline(), None)?)
+    }
+
     fn update_issue_comment(&self, id: u64, body: &str) -> Result<IssueComment, GithubError> {
         let req = Req {
             action: format!("update comment {id}"),

@@ -404,6 +404,13 @@ fn route(s: &mut State, method: &str, path: &str, query: &str, body: &Value) -> 
             s.comments.push(c.clone());
             (201, vec![], comment_json(&c))
         }
+        ("GET", ["issues", "comments", id]) => {
+            let id: u64 = id.parse().unwrap();
+            match s.comments.iter().find(|c| c.id == id) {
+                Some(c) => (200, vec![], comment_json(c)),
+                None => not_found,
+            }
+        }
         ("PATCH", ["issues", "comments", id]) => {
             let id: u64 = id.parse().unwrap();
             match s.comments.iter_mut().find(|c| c.id == id) {

@@ -10,6 +10,8 @@ use pitwall_stats::ab::AbConfig;
 
 use pitwall_reports::github::GithubError;
 
+use pitwall_store::Store;
+
 use super::args::{GithubArgs, Global};
 use super::exit::{ExitClass, Failure};
 use super::forge::{CiVars, Forge, api_url, publish_gitlab_note};
@@ -23,6 +25,7 @@ pub(super) fn publish(
     baseline: &source::Side,
     candidate: &source::Side,
     print_summary: bool,
+    store: Option<&mut dyn Store>,
 ) -> Result<ExitClass, Failure> {
     use pitwall_reports::github::{CommentOptions, render_pr_comment};
     let report = compare::compare(
@@ -85,10 +88,10 @@ pub(super) fn publish(
             config,
             (gh, g.quiet),
             &vars,
-            &report,
-            &body,
+            (&report, &body),
             sha,
             report_url,
+            store,
         )?,
     };
     if !g.quiet {
@@ -106,13 +109,13 @@ fn publish_github(
     config: &Config,
     (gh, quiet): (&GithubArgs, bool),
     vars: &CiVars,
-    report: &ComparisonReport,
-    body: &str,
+    (report, body): (&ComparisonReport, &str),
     sha: Option<String>,
     report_url: Option<String>,
+    store: Option<&mut dyn Store>,
 ) -> Result<String, Failure> {
     use pitwall_reports::github::{
-        CheckRun, identity, publish_check, publish_comment, publish_status,
+        CheckRun, CommentOutcome, identity, publish_check, publish_comment_at, publish_status,
     };
     let targets = &config.github.publish;
     let pr = gh.pr.or(vars.pull_request());
@@ -128,9 +131,20 @@ fn publish_github(
     if let (true, Some(pr)) = (targets.contains(&Publish::Comment), pr) {
         let login = identity(&api, vars.is_actions_token(token_var))
             .map_err(|e| Failure::of_github("cannot tell which account the token belongs to", e))?;
-        let outcome = publish_comment(&api, pr, body, &login).map_err(|e| {
+        // The comment id kept in the store for this pull request is tried first.
+        let target = format!("github:{}#{pr}", api.config().repo);
+        let known = store
+            .as_deref()
+            .and_then(|s| s.forge_comment(&target).ok().flatten());
+        let outcome = publish_comment_at(&api, pr, body, &login, known).map_err(|e| {
             Failure::of_github(format!("pull request {pr}: cannot publish the comment"), e)
         })?;
+        let (CommentOutcome::Created(id) | CommentOutcome::Updated(id)) = outcome;
+        if let Some(s) = store.filter(|_| known != Some(id)) {
+            if let Err(e) = s.set_forge_comment(&target, id) {
+                eprintln!("warning: cannot keep comment {id} in the store: {e}");
+            }
+        }
         done.push(format!("pull request {pr}: {outcome}"));
     }
     let wants_sha = targets.contains(&Publish::Check) || targets.contains(&Publish::Status);

@@ -39,25 +39,38 @@ pub(super) fn cmd_report(g: &Global, a: &ReportArgs) -> Result<ExitClass, Failur
 
 pub(super) fn cmd_comment(g: &Global, a: &CommentArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
-    let (baseline, candidate) = match (&a.baseline, &a.candidate) {
+    // The store, when the sides come from it, also keeps the comment's id for the next time.
+    let (mut store, (baseline, candidate)) = match (&a.baseline, &a.candidate) {
         (Some(b), Some(c)) => {
             let store = store_for(g, &config, b, c)?;
-            (
+            let sides = (
                 resolve_side("--baseline", b, store.as_deref(), None)?,
                 resolve_side("--candidate", c, store.as_deref(), None)?,
-            )
+            );
+            (store, sides)
         }
         _ => {
             let store = open_store(g, &config, OpenMode::Existing)?;
-            source::resolve_pair("latest", store.as_ref()).map_err(|e| {
+            let sides = source::resolve_pair("latest", store.as_ref()).map_err(|e| {
                 Failure::of_pair(
                     "no --baseline/--candidate given, so the latest stored pair is compared",
                     e,
                 )
-            })?
+            })?;
+            (Some(store), sides)
         }
     };
-    publish(g, &config, &a.github, &baseline, &candidate, true)
+    publish(
+        g,
+        &config,
+        &a.github,
+        &baseline,
+        &candidate,
+        true,
+        store
+            .as_mut()
+            .map(|s| s.as_mut() as &mut dyn pitwall_store::Store),
+    )
 }
 
 /// The pull-request job: build and measure `--base` and `--head` interleaved (until decided
@@ -94,5 +107,13 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     if print_pair(g, &config, store.as_mut(), &pair, Some(&report)) == ExitClass::Infra {
         return Ok(ExitClass::Infra);
     }
-    publish(g, &config, &a.github, &pair.base, &pair.head, false)
+    publish(
+        g,
+        &config,
+        &a.github,
+        &pair.base,
+        &pair.head,
+        false,
+        Some(store.as_mut()),
+    )
 }

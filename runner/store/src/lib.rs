@@ -8,6 +8,7 @@ mod conformance;
 mod conformance_alerts;
 #[cfg(test)]
 mod conformance_skips;
+mod forge_comments;
 mod migrations;
 mod pg;
 mod pg_alerts;
@@ -207,6 +208,13 @@ pub trait Store {
     /// (`get_run` of that run still fails with the corruption). Without a sink, the skips go
     /// unsaid.
     fn on_skipped(&mut self, sink: SkipSink);
+
+    /// The id of the forge comment pitwall keeps on `target` (`github:OWNER/NAME#PR`,
+    /// `gitlab:PROJECT!IID`), when one was stored: a hint the publisher checks before use.
+    fn forge_comment(&self, target: &str) -> Result<Option<u64>, StoreError>;
+
+    /// Keeps `id` as `target`'s forge comment, replacing an earlier one.
+    fn set_forge_comment(&mut self, target: &str, id: u64) -> Result<(), StoreError>;
 }
 
 /// Whether opening a store may create it.

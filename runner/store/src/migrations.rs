@@ -182,11 +182,20 @@ CREATE TABLE alerts (
 CREATE INDEX alerts_by_series ON alerts (project, testbed, branch, bench_key);
 ";
 
+/// Migration 8: the forge comment pitwall keeps per pull or merge request (`target`, e.g.
+/// `github:octo/bench#7`), so the next publish edits it without searching the comments.
+const V8: &str = "
+CREATE TABLE forge_comments (
+    target     TEXT PRIMARY KEY NOT NULL,
+    comment_id INTEGER NOT NULL
+);
+";
+
 /// The version whose script [`backfill_labels`] completes.
 const LABELS_VERSION: i64 = 4;
 
 /// Every migration, in order. The schema version after applying `MIGRATIONS[..n]` is `n`.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
 
 /// Gives every run without a testbed or role the ones it implies (see
 /// `rows::implied_labels`).
@@ -340,7 +349,14 @@ mod tests {
             .unwrap();
         assert_eq!(
             tables,
-            ["alerts", "results", "runs", "samples", "series_keys"]
+            [
+                "alerts",
+                "forge_comments",
+                "results",
+                "runs",
+                "samples",
+                "series_keys"
+            ]
         );
     }
 

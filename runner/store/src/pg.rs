@@ -464,4 +464,14 @@ impl Store for PgStore {
     fn on_skipped(&mut self, sink: super::SkipSink) {
         self.skips.set_sink(sink);
     }
+
+    fn forge_comment(&self, target: &str) -> Result<Option<u64>, StoreError> {
+        let store = self.describe();
+        super::forge_comments::pg_get(&mut self.client.borrow_mut(), &store, target)
+    }
+
+    fn set_forge_comment(&mut self, target: &str, id: u64) -> Result<(), StoreError> {
+        let store = self.describe();
+        super::forge_comments::pg_set(&mut self.client.borrow_mut(), &store, target, id)
+    }
 }

@@ -150,11 +150,19 @@ CREATE TABLE alerts (
 CREATE INDEX alerts_by_series ON alerts (project, testbed, branch, bench_key);
 ";
 
+/// Migration 7: the forge comment kept per pull or merge request, as SQLite migration 8.
+const V7: &str = "
+CREATE TABLE forge_comments (
+    target     TEXT PRIMARY KEY NOT NULL,
+    comment_id BIGINT NOT NULL
+);
+";
+
 /// The version whose script [`backfill_labels`] completes.
 const LABELS_VERSION: usize = 3;
 
 /// Every migration, in order; never edit a released one, append.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
 
 /// Gives every run without a testbed or role the ones it implies (see
 /// `rows::implied_labels`).

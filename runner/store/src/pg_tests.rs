@@ -55,6 +55,14 @@ fn unsummarisable_results_are_stored_only_as_failed() {
 }
 
 #[test]
+fn forge_comment_ids_are_kept_per_target() {
+    let Some((_db, mut store)) = fresh() else {
+        return;
+    };
+    super::forge_comments::conformance(&mut store);
+}
+
+#[test]
 fn unreadable_runs_are_named_once_and_skipped() {
     let Some((db, mut store)) = fresh() else {
         return;
@@ -315,7 +323,7 @@ fn a_schema_1_database_is_migrated_in_place_and_its_runs_read_back() {
     write_schema_1_database(&db, &[&history, &old]);
     let mut store = PgStore::open_with(&db.url, OpenMode::Existing).unwrap();
     assert_eq!(store.schema_version().unwrap(), LATEST);
-    assert_eq!(LATEST, 6);
+    assert_eq!(LATEST, 7);
     let (old, history) = (
         super::sqlite_tests::labelled(old),
         super::sqlite_tests::labelled(history),

@@ -64,6 +64,14 @@ impl Store for RedactingStore {
         self.inner.on_skipped(sink);
     }
 
+    fn forge_comment(&self, target: &str) -> Result<Option<u64>, StoreError> {
+        self.inner.forge_comment(target)
+    }
+
+    fn set_forge_comment(&mut self, target: &str, id: u64) -> Result<(), StoreError> {
+        self.inner.set_forge_comment(target, id)
+    }
+
     fn insert_run(&mut self, run: &Run) -> Result<InsertOutcome, StoreError> {
         let clean = self.run(run.clone());
         self.inner.insert_run(&clean)

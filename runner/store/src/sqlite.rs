@@ -486,4 +486,12 @@ impl Store for SqliteStore {
     fn on_skipped(&mut self, sink: super::SkipSink) {
         self.skips.set_sink(sink);
     }
+
+    fn forge_comment(&self, target: &str) -> Result<Option<u64>, StoreError> {
+        super::forge_comments::sqlite_get(&self.conn, &self.describe(), target)
+    }
+
+    fn set_forge_comment(&mut self, target: &str, id: u64) -> Result<(), StoreError> {
+        super::forge_comments::sqlite_set(&self.conn, &self.describe(), target, id)
+    }
 }

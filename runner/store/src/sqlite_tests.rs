@@ -44,6 +44,12 @@ fn unsummarisable_results_are_stored_only_as_failed() {
 }
 
 #[test]
+fn forge_comment_ids_are_kept_per_target() {
+    let dir = tempfile::tempdir().unwrap();
+    super::forge_comments::conformance(&mut open(dir.path()));
+}
+
+#[test]
 fn unreadable_runs_are_named_once_and_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = open(dir.path());
@@ -322,7 +328,7 @@ fn a_schema_2_store_is_migrated_in_place_and_its_runs_read_back() {
 
     let mut store = SqliteStore::open_with(&db, OpenMode::Existing).unwrap();
     assert_eq!(store.schema_version().unwrap(), latest_version());
-    assert_eq!(latest_version(), 7);
+    assert_eq!(latest_version(), 8);
     let (old, history) = (labelled(old), labelled(history));
     assert_eq!(store.get_run("latest").unwrap(), old);
     assert_eq!(store.get_run(&history.id).unwrap(), history);
