@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use pitwall_schema::{BenchmarkResult, Direction, ResultStatus, Run, RunRole, SampleSummary};
-use pitwall_stats::changepoint::{ChangePoint, DetectConfig, detect};
+use pitwall_stats::changepoint::{ChangePoint, DetectConfig, SuspectedChange, detect, suspect_tip};
 use pitwall_stats::{median_ci, quantile_sorted};
 use serde::Serialize;
 
@@ -89,6 +89,9 @@ pub struct Series {
     pub points: Vec<Point>,
     /// Change points over the points' values (indices into `points`).
     pub changes: Vec<ChangePoint>,
+    /// A step at the tip with too few points after it to be a change point
+    /// (`changepoint::suspect_tip`): not in `changes`, not an alert.
+    pub suspected: Option<SuspectedChange>,
 }
 
 impl Series {
@@ -141,6 +144,15 @@ impl Series {
             },
             points: self.points.len(),
             changes,
+            suspected: self.suspected.as_ref().map(|c| DetectedSuspect {
+                change: c.clone(),
+                commit_before: c
+                    .index
+                    .checked_sub(1)
+                    .and_then(run_of)
+                    .map(|r| r.commit.clone()),
+                commit_after: run_of(c.index).map(|r| r.commit.clone()),
+            }),
         }
     }
 }
@@ -198,6 +210,7 @@ pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Ve
                     direction: r.direction,
                     points: Vec::new(),
                     changes: Vec::new(),
+                    suspected: None,
                 },
                 values: Vec::new(),
                 by_commit: BTreeMap::new(),
@@ -266,6 +279,7 @@ pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Ve
     for s in &mut out {
         let values: Vec<f64> = s.points.iter().map(|p| p.median).collect();
         s.changes = detect(&values, config);
+        s.suspected = suspect_tip(&values, &s.changes, config);
     }
     out
 }
@@ -381,10 +395,17 @@ pub fn detect_history(
 
 /// The change points of a series of plain values read from `file`.
 pub fn detect_values(file: &str, values: &[f64], config: &DetectConfig) -> SeriesDetection {
+    let changes = detect(values, config);
+    let suspected = suspect_tip(values, &changes, config).map(|change| DetectedSuspect {
+        change,
+        commit_before: None,
+        commit_after: None,
+    });
     SeriesDetection {
         source: SeriesSource::File(file.to_string()),
         points: values.len(),
-        changes: detect(values, config)
+        suspected,
+        changes: changes
             .into_iter()
             .map(|change| DetectedChange {
                 change,
@@ -424,12 +445,28 @@ pub struct DetectedChange {
     pub run_after: Option<String>,
 }
 
+/// A suspected step at the tip with, for stored history, the commits around it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DetectedSuspect {
+    #[serde(flatten)]
+    pub change: SuspectedChange,
+    /// Last commit of the old level (stored history only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_before: Option<String>,
+    /// First commit of the suspected new level (stored history only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_after: Option<String>,
+}
+
 /// The change points of one series.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeriesDetection {
     pub source: SeriesSource,
     pub points: usize,
     pub changes: Vec<DetectedChange>,
+    /// A step at the tip with too few points after it to confirm (`pitwall detect` prints it
+    /// apart, with the points that would confirm or clear it); never an alert.
+    pub suspected: Option<DetectedSuspect>,
 }
 
 #[cfg(test)]

@@ -244,7 +244,11 @@ pub fn detect(series: &[f64], config: &DetectConfig) -> Vec<ChangePoint> {
         } else {
             series
         };
-    let found = detect_indices(work, config, min_seg);
+    let mut found = detect_indices(work, config, min_seg);
+    let indices: Vec<usize> = found.iter().map(|&(k, _)| k).collect();
+    if super::tip::unsettled_tip(work, &indices, min_seg, config) {
+        found.pop();
+    }
     summarize(series, &found)
 }
 
