@@ -227,14 +227,14 @@ mod tests {
     fn replicate_mean_is_geometric_with_a_between_replicate_interval() {
         let (m, ci) = replicate_mean_ci(&[10.0, 40.0]).unwrap();
         assert!((m - 20.0).abs() < 1e-9);
-        // ln values 2.303, 3.689: mean 2.996, s = 0.980, se 0.693, t(1) = 12.706.
+        // ln values 2.303, 3.689: mean 2.996, s = 0.980, se = ln 2, t(1) = 12.706.
         let (lo, hi) = ci.unwrap();
         assert!(
-            (lo.ln() - (20f64.ln() - 12.706_2 * 0.693_147)).abs() < 1e-3,
+            (lo.ln() - (20f64.ln() - 12.706_2 * std::f64::consts::LN_2)).abs() < 1e-3,
             "{lo}"
         );
         assert!(
-            (hi.ln() - (20f64.ln() + 12.706_2 * 0.693_147)).abs() < 1e-3,
+            (hi.ln() - (20f64.ln() + 12.706_2 * std::f64::consts::LN_2)).abs() < 1e-3,
             "{hi}"
         );
         assert_eq!(replicate_mean_ci(&[5.0]), Some((5.0, None)));
