@@ -3,7 +3,9 @@
 
 use serde::Serialize;
 
-pub use pitwall_analysis::history::{DetectedChange, SeriesDetection, SeriesSource};
+pub use pitwall_analysis::history::{
+    DetectedChange, DetectedSuspect, SeriesDetection, SeriesSource,
+};
 
 use crate::number::{DisplayUnit, pct, sig};
 use crate::table::Table;
@@ -20,6 +22,9 @@ struct JsonLine<'a> {
     testbed: Option<&'a str>,
     points: usize,
     change_points: &'a [DetectedChange],
+    /// A step at the tip too recent to confirm (only when there is one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    suspected: Option<&'a DetectedSuspect>,
 }
 
 /// One JSON object per series, one per line.
@@ -43,6 +48,7 @@ pub fn render_json_lines(series: &[SeriesDetection]) -> String {
             testbed,
             points: s.points,
             change_points: &s.changes,
+            suspected: s.suspected.as_ref(),
         };
         out.push_str(&serde_json::to_string(&line).expect("detection serializes"));
         out.push('\n');
@@ -56,6 +62,7 @@ pub fn render_table(series: &[SeriesDetection]) -> String {
         "SERIES", ">POINTS", ">INDEX", ">BEFORE", ">AFTER", ">CHANGE", ">P", "COMMITS",
     ]);
     let mut quiet = Vec::new();
+    let mut suspected = Vec::new();
     // A series is named by its testbed too when the output holds several.
     let mut testbeds: Vec<&str> = series
         .iter()
@@ -74,6 +81,9 @@ pub fn render_table(series: &[SeriesDetection]) -> String {
             } if testbeds.len() > 1 => (format!("{key} @ {testbed}"), Some(unit.as_str())),
             SeriesSource::Benchmark { key, unit, .. } => (key.clone(), Some(unit.as_str())),
         };
+        if let Some(sus) = &s.suspected {
+            suspected.push(suspect_line(&name, unit, sus));
+        }
         if s.changes.is_empty() {
             quiet.push(name);
             continue;
@@ -120,7 +130,40 @@ pub fn render_table(series: &[SeriesDetection]) -> String {
         }
         out.push_str(&format!("no change points: {}\n", quiet.join(", ")));
     }
+    for line in suspected {
+        out.push_str(&line);
+    }
     out
+}
+
+/// `suspected: SERIES: +13.9% (10.21 → 11.52) from point 5 (commits a..b), 2 points after
+/// it; 3 more would confirm or clear it`: a step at the tip too recent to be a change point.
+fn suspect_line(name: &str, unit: Option<&str>, sus: &DetectedSuspect) -> String {
+    let c = &sus.change;
+    let level = |v: f64| match unit {
+        Some(u) => DisplayUnit::for_value(u, c.before).show(v),
+        None => sig(v, 4),
+    };
+    let change = if c.rel_change > 0.0 {
+        format!("+{}", pct(c.rel_change))
+    } else {
+        pct(c.rel_change)
+    };
+    let commits = match (&sus.commit_before, &sus.commit_after) {
+        (Some(b), Some(a)) => format!(" (commits {}..{})", short(b), short(a)),
+        (None, Some(a)) => format!(" (commit {})", short(a)),
+        _ => String::new(),
+    };
+    // Points of stored history are commits; of a file, its values.
+    let what = if unit.is_some() { "commits" } else { "points" };
+    format!(
+        "suspected: {name}: {change} ({} -> {}) from point {}{commits}, {} {what} after it; {} more {what} would confirm or clear it\n",
+        level(c.before),
+        level(c.after),
+        c.index,
+        c.points_after,
+        c.more_points,
+    )
 }
 
 fn short(commit: &str) -> &str {
@@ -157,6 +200,7 @@ mod tests {
                     commit_after: None,
                     run_after: None,
                 }],
+                suspected: None,
             },
             SeriesDetection {
                 source: SeriesSource::Benchmark {
@@ -171,6 +215,7 @@ mod tests {
                     commit_after: Some("b".repeat(40)),
                     run_after: Some("0190-run".into()),
                 }],
+                suspected: None,
             },
             SeriesDetection {
                 source: SeriesSource::Benchmark {
@@ -185,13 +230,56 @@ mod tests {
                     commit_after: Some("d".repeat(40)),
                     run_after: Some("0191-run".into()),
                 }],
+                suspected: None,
             },
             SeriesDetection {
                 source: SeriesSource::File("flat.json".into()),
                 points: 50,
                 changes: vec![],
+                suspected: None,
             },
         ]
+    }
+
+    #[test]
+    fn a_suspected_step_says_how_many_more_points_settle_it() {
+        let sus = DetectedSuspect {
+            change: pitwall_stats::changepoint::SuspectedChange {
+                index: 5,
+                before: 10_190_000.0,
+                after: 11_515_000.0,
+                rel_change: 0.13,
+                p_value: 1e-4,
+                points_after: 2,
+                more_points: 3,
+            },
+            commit_before: Some("a".repeat(40)),
+            commit_after: Some("b".repeat(40)),
+        };
+        let s = vec![SeriesDetection {
+            source: SeriesSource::Benchmark {
+                key: "c/sort/time".into(),
+                unit: "ns".into(),
+                testbed: "cpu-box".into(),
+            },
+            points: 7,
+            changes: vec![],
+            suspected: Some(sus),
+        }];
+        let table = render_table(&s);
+        assert!(table.contains("no change points: c/sort/time\n"), "{table}");
+        assert!(
+            table.contains(&format!(
+                "suspected: c/sort/time: +13% (10.19 ms -> 11.52 ms) from point 5 (commits {}..{}), 2 commits after it; 3 more commits would confirm or clear it\n",
+                "a".repeat(12),
+                "b".repeat(12)
+            )),
+            "{table}"
+        );
+        let json: serde_json::Value = serde_json::from_str(render_json_lines(&s).trim()).unwrap();
+        assert_eq!(json["suspected"]["index"], 5);
+        assert_eq!(json["suspected"]["more_points"], 3);
+        assert_eq!(json["suspected"]["commit_after"], "b".repeat(40));
     }
 
     #[test]

@@ -169,6 +169,7 @@ fn apply_set(cfg: &mut DetectConfig, kv: &str) {
         "min_effect" => cfg.min_effect = f(),
         "clip" => cfg.clip = f(),
         "refine_radius" => cfg.refine_radius = u(),
+        "short_history" => cfg.short_history = u(),
         "slope_change_z" => cfg.slope_change_z = f(),
         _ => panic!("unknown or unsupported DetectConfig field {k}"),
     }

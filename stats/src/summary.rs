@@ -50,6 +50,48 @@ pub fn median_ci(sorted: &[f64]) -> Option<(f64, f64)> {
     Some((sorted[j - 1], sorted[k - 1]))
 }
 
+/// One value from several replicates (benchmark processes) of the same code: their geometric
+/// mean, with a 95% Student-t interval on the log scale from the spread between them when there
+/// are at least two, exp(m ± t₀.₉₇₅,ₖ₋₁ · s/√k) (the between-process spread, the honest noise
+/// of a re-measurement; Kalibera & Jones, ISMM 2013, §4). When some value is not positive
+/// (counts at zero, signed measures) there is no geometric mean: the arithmetic mean is
+/// returned, with the same interval on the linear scale. `None` for no value or a non-finite
+/// result.
+pub fn replicate_mean_ci(values: &[f64]) -> Option<(f64, Option<(f64, f64)>)> {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let k = values.len();
+    match values {
+        [] => return None,
+        // One replicate is its own value, exactly (exp(ln v) may differ in the last bit).
+        [v] => return v.is_finite().then_some((*v, None)),
+        _ => {}
+    }
+    let log_scale = values.iter().all(|v| *v > 0.0);
+    let x: Vec<f64> = if log_scale {
+        values.iter().map(|v| v.ln()).collect()
+    } else {
+        values.to_vec()
+    };
+    let mean = x.iter().sum::<f64>() / k as f64;
+    let back = |v: f64| if log_scale { v.exp() } else { v };
+    let centre = back(mean);
+    if !centre.is_finite() {
+        return None;
+    }
+    let ci = (k >= 2)
+        .then(|| {
+            let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (k - 1) as f64;
+            let t = StudentsT::new(0.0, 1.0, (k - 1) as f64)
+                .ok()?
+                .inverse_cdf(0.975);
+            let half = t * (var / k as f64).sqrt();
+            let (lo, hi) = (back(mean - half), back(mean + half));
+            (lo.is_finite() && hi.is_finite()).then_some((lo, hi))
+        })
+        .flatten();
+    Some((centre, ci))
+}
+
 /// Relative half-width of the median's 95% interval: (hi − lo) / 2 / |median|.
 /// `None` when the interval does not exist or the median is zero.
 pub fn median_ci_rel_half_width(sorted: &[f64]) -> Option<f64> {
@@ -179,5 +221,24 @@ mod tests {
         assert!((s.p999 - 999.001).abs() < 1e-9);
         assert!(s.ci_rel_half_width().unwrap() < 0.07);
         assert!(Summary::of(&[]).is_none());
+    }
+
+    #[test]
+    fn replicate_mean_is_geometric_with_a_between_replicate_interval() {
+        let (m, ci) = replicate_mean_ci(&[10.0, 40.0]).unwrap();
+        assert!((m - 20.0).abs() < 1e-9);
+        // ln values 2.303, 3.689: mean 2.996, s = 0.980, se = ln 2, t(1) = 12.706.
+        let (lo, hi) = ci.unwrap();
+        assert!(
+            (lo.ln() - (20f64.ln() - 12.706_2 * std::f64::consts::LN_2)).abs() < 1e-3,
+            "{lo}"
+        );
+        assert!(
+            (hi.ln() - (20f64.ln() + 12.706_2 * std::f64::consts::LN_2)).abs() < 1e-3,
+            "{hi}"
+        );
+        assert_eq!(replicate_mean_ci(&[5.0]), Some((5.0, None)));
+        assert_eq!(replicate_mean_ci(&[0.0, 2.0]).map(|r| r.0), Some(1.0));
+        assert_eq!(replicate_mean_ci(&[]), None);
     }
 }

@@ -6,23 +6,35 @@
 use std::collections::BTreeMap;
 
 use pitwall_schema::{BenchmarkResult, Direction, ResultStatus, Run, RunRole, SampleSummary};
-use pitwall_stats::changepoint::{ChangePoint, DetectConfig, detect};
+use pitwall_stats::changepoint::{ChangePoint, DetectConfig, SuspectedChange, detect, suspect_tip};
 use pitwall_stats::{median_ci, quantile_sorted};
 use serde::Serialize;
 
-/// One run's view of one benchmark measure.
+/// One commit's view of one benchmark measure: every admitted run of that commit pooled.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
-    /// Index of the run in the input (stored order; points themselves are in commit order).
+    /// Index of the point's first run in the input (stored order; points themselves are in
+    /// commit order, each at its commit's first appearance).
     pub run: usize,
-    /// Median of the finite samples.
+    /// Every run the point pools, in commit order (the first is `run`). Runs of one commit
+    /// are one point (issue 27); a working-tree run is always a point of its own.
+    pub runs: Vec<usize>,
+    /// The point's value, the one change detection sees: the geometric mean of its
+    /// replicates' values, a replicate being one benchmark process (a run's `replicates`
+    /// index; a whole run when none is recorded) and its value the median of its finite
+    /// samples. For one run of one process this is the median of its samples, as before.
     pub median: f64,
-    /// 95% interval of the median (`None` with fewer than 6 samples).
+    /// 95% interval of the value: from the spread between replicates when there are at
+    /// least two (`pitwall_stats::replicate_mean_ci`); for a single replicate, the
+    /// within-process interval of its median (`None` with fewer than 6 samples), shown but
+    /// never used by detection.
     pub ci: Option<(f64, f64)>,
     pub min: f64,
     pub max: f64,
     /// Finite samples behind the point.
     pub n: usize,
+    /// Replicates (benchmark processes) behind the point.
+    pub replicates: usize,
     /// Samples flagged as taken while the device was throttled.
     pub throttled: usize,
 }
@@ -73,10 +85,13 @@ pub struct Series {
     pub measure: String,
     pub unit: String,
     pub direction: Direction,
-    /// One point per run, in commit order (`order::commit_order`).
+    /// One point per commit, in commit order (`order::commit_order`).
     pub points: Vec<Point>,
-    /// Change points over the per-run medians (indices into `points`).
+    /// Change points over the points' values (indices into `points`).
     pub changes: Vec<ChangePoint>,
+    /// A step at the tip with too few points after it to be a change point
+    /// (`changepoint::suspect_tip`): not in `changes`, not an alert.
+    pub suspected: Option<SuspectedChange>,
 }
 
 impl Series {
@@ -129,6 +144,15 @@ impl Series {
             },
             points: self.points.len(),
             changes,
+            suspected: self.suspected.as_ref().map(|c| DetectedSuspect {
+                change: c.clone(),
+                commit_before: c
+                    .index
+                    .checked_sub(1)
+                    .and_then(run_of)
+                    .map(|r| r.commit.clone()),
+                commit_after: run_of(c.index).map(|r| r.commit.clone()),
+            }),
         }
     }
 }
@@ -145,17 +169,21 @@ impl Series {
 ///   step into a history;
 /// - **points are in commit order** (`order::commit_order`: the commit's date, else the run's
 ///   start), not stored order, so the base run of a `--base/--head` pair, stored after newer
-///   commits, sits at its commit and not at the end; runs of the same commit keep their
-///   stored order;
-/// - a result counts when its status is ok and it has at least one finite sample; its point
-///   is the median of its finite samples ([`summarize`]), or for a result pruned by `pitwall
-///   prune --keep-summaries`, the summary kept in their place;
+///   commits, sits at its commit and not at the end;
+/// - **one point per commit**: every admitted run of a commit joins the point made where that
+///   commit first appears, so re-measuring a commit refines its point instead of adding one
+///   (a working-tree run is always its own point). A point's value is the geometric mean of
+///   its replicates' values (see [`Point::median`]), with an interval from the spread between
+///   them when there are at least two; a run's within-process interval never enters detection;
+/// - a result counts when its status is ok and it has at least one finite sample; a replicate's
+///   value is the median of its finite samples, or for a result pruned by `pitwall prune
+///   --keep-summaries`, the median of the summary kept in their place (one replicate);
 /// - **duplicate keys**: when a run holds the same key more than once, the first ok result with
-///   finite samples counts and the others are left out, so every series has at most one point
-///   per run (as a comparison pairs the first result of a key first);
+///   finite samples counts and the others are left out (as a comparison pairs the first result
+///   of a key first);
 /// - a measure without any point has no series.
 pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Vec<Series> {
-    let mut by_key: BTreeMap<(String, String), Series> = BTreeMap::new();
+    let mut by_key: BTreeMap<(String, String), Building> = BTreeMap::new();
     let mut sorted: Vec<f64> = Vec::new();
     for ri in crate::order::commit_order(runs) {
         let run = &runs[ri];
@@ -169,49 +197,127 @@ pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Ve
             }
             let key = r.key();
             let entry = (key.clone(), testbed.clone());
-            let series = by_key.entry(entry).or_insert_with(|| Series {
-                key,
-                testbed: testbed.clone(),
-                branch: filter.branch.clone(),
-                suite: r.suite.clone(),
-                name: r.name.clone(),
-                params: r.params.clone(),
-                measure: r.measure.clone(),
-                unit: r.unit.to_string(),
-                direction: r.direction,
-                points: Vec::new(),
-                changes: Vec::new(),
+            let b = by_key.entry(entry).or_insert_with(|| Building {
+                series: Series {
+                    key,
+                    testbed: testbed.clone(),
+                    branch: filter.branch.clone(),
+                    suite: r.suite.clone(),
+                    name: r.name.clone(),
+                    params: r.params.clone(),
+                    measure: r.measure.clone(),
+                    unit: r.unit.to_string(),
+                    direction: r.direction,
+                    points: Vec::new(),
+                    changes: Vec::new(),
+                    suspected: None,
+                },
+                values: Vec::new(),
+                by_commit: BTreeMap::new(),
+                last_run: None,
             });
-            if series.points.last().is_some_and(|p| p.run == ri) {
+            // Duplicate keys within a run: the first usable result counts.
+            if b.last_run == Some(ri) {
                 continue;
             }
             let Some(summary) = summarize_with(r, &mut sorted) else {
                 continue;
             };
-            series.points.push(Point {
-                run: ri,
-                median: summary.median,
-                ci: summary.median_ci.map(|[lo, hi]| (lo, hi)),
-                min: summary.min,
-                max: summary.max,
-                n: summary.n,
-                throttled: summary.throttled,
-            });
+            b.last_run = Some(ri);
+            let reps = replicate_values(r, &mut sorted, summary.median);
+            let pooled = (!run.commit.is_empty() && run.commit != pitwall_schema::WORKING_TREE)
+                .then(|| b.by_commit.get(&run.commit).copied())
+                .flatten();
+            match pooled {
+                Some(i) => {
+                    let p = &mut b.series.points[i];
+                    p.runs.push(ri);
+                    p.min = p.min.min(summary.min);
+                    p.max = p.max.max(summary.max);
+                    p.n += summary.n;
+                    p.throttled += summary.throttled;
+                    b.values[i].extend(reps);
+                }
+                None => {
+                    b.by_commit
+                        .insert(run.commit.clone(), b.series.points.len());
+                    b.series.points.push(Point {
+                        run: ri,
+                        runs: vec![ri],
+                        median: summary.median,
+                        ci: summary.median_ci.map(|[lo, hi]| (lo, hi)),
+                        min: summary.min,
+                        max: summary.max,
+                        n: summary.n,
+                        replicates: 0,
+                        throttled: summary.throttled,
+                    });
+                    b.values.push(reps);
+                }
+            }
         }
     }
     let mut out: Vec<Series> = by_key
         .into_values()
-        .filter(|s| !s.points.is_empty())
+        .filter_map(|mut b| {
+            for (p, values) in b.series.points.iter_mut().zip(&b.values) {
+                p.replicates = values.len();
+                if let Some((value, ci)) = pitwall_stats::replicate_mean_ci(values) {
+                    p.median = value;
+                    if values.len() >= 2 {
+                        p.ci = ci;
+                    }
+                }
+            }
+            (!b.series.points.is_empty()).then_some(b.series)
+        })
         .collect();
     out.sort_by(|a, b| {
         crate::order::bench_cmp(a.bench_ref(), b.bench_ref())
             .then_with(|| a.testbed.cmp(&b.testbed))
     });
     for s in &mut out {
-        let medians: Vec<f64> = s.points.iter().map(|p| p.median).collect();
-        s.changes = detect(&medians, config);
+        let values: Vec<f64> = s.points.iter().map(|p| p.median).collect();
+        s.changes = detect(&values, config);
+        s.suspected = suspect_tip(&values, &s.changes, config);
     }
     out
+}
+
+/// A series while its points are gathered: each point's replicate values, and where each
+/// commit's point is.
+struct Building {
+    series: Series,
+    values: Vec<Vec<f64>>,
+    by_commit: BTreeMap<String, usize>,
+    /// The run that gave the series its latest point or replicates.
+    last_run: Option<usize>,
+}
+
+/// The value of each replicate (benchmark process) of `r`: the median of its finite samples.
+/// Without recorded replicates (or for a pruned result, `median` from its summary) the whole
+/// result is one replicate.
+fn replicate_values(r: &BenchmarkResult, buf: &mut Vec<f64>, median: f64) -> Vec<f64> {
+    if r.samples.is_empty() || r.replicates.len() != r.samples.len() {
+        return vec![median];
+    }
+    let mut ids: Vec<u32> = r.replicates.clone();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.iter()
+        .filter_map(|&id| {
+            buf.clear();
+            buf.extend(
+                r.samples
+                    .iter()
+                    .zip(&r.replicates)
+                    .filter(|(v, rep)| **rep == id && v.is_finite())
+                    .map(|(v, _)| *v),
+            );
+            buf.sort_by(f64::total_cmp);
+            quantile_sorted(buf, 0.5).filter(|m| m.is_finite())
+        })
+        .collect()
 }
 
 /// [`series`] built one benchmark key at a time, for stores too large to read whole: `load`
@@ -289,10 +395,17 @@ pub fn detect_history(
 
 /// The change points of a series of plain values read from `file`.
 pub fn detect_values(file: &str, values: &[f64], config: &DetectConfig) -> SeriesDetection {
+    let changes = detect(values, config);
+    let suspected = suspect_tip(values, &changes, config).map(|change| DetectedSuspect {
+        change,
+        commit_before: None,
+        commit_after: None,
+    });
     SeriesDetection {
         source: SeriesSource::File(file.to_string()),
         points: values.len(),
-        changes: detect(values, config)
+        suspected,
+        changes: changes
             .into_iter()
             .map(|change| DetectedChange {
                 change,
@@ -332,12 +445,28 @@ pub struct DetectedChange {
     pub run_after: Option<String>,
 }
 
+/// A suspected step at the tip with, for stored history, the commits around it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DetectedSuspect {
+    #[serde(flatten)]
+    pub change: SuspectedChange,
+    /// Last commit of the old level (stored history only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_before: Option<String>,
+    /// First commit of the suspected new level (stored history only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_after: Option<String>,
+}
+
 /// The change points of one series.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeriesDetection {
     pub source: SeriesSource,
     pub points: usize,
     pub changes: Vec<DetectedChange>,
+    /// A step at the tip with too few points after it to confirm (`pitwall detect` prints it
+    /// apart, with the points that would confirm or clear it); never an alert.
+    pub suspected: Option<DetectedSuspect>,
 }
 
 #[cfg(test)]

@@ -150,10 +150,16 @@ fn points_follow_commit_order_not_stored_order() {
     wt.started_at = "2026-01-01T12:00:00.5Z".into();
     runs.push(wt);
     let s = &series(&runs, &main(), &DetectConfig::default())[0];
+    // Commits 1 and 4, each measured twice, are one point each (issue 27).
     let order: Vec<usize> = s.points.iter().map(|p| p.run).collect();
-    assert_eq!(order, vec![2, 0, 4, 1, 3, 5, 6]);
+    assert_eq!(order, vec![2, 0, 1, 3, 6]);
+    let pooled: Vec<Vec<usize>> = s.points.iter().map(|p| p.runs.clone()).collect();
+    assert_eq!(
+        pooled,
+        vec![vec![2], vec![0, 4], vec![1], vec![3, 5], vec![6]]
+    );
     let medians: Vec<f64> = s.points.iter().map(|p| p.median).collect();
-    assert_eq!(medians, vec![3.0, 1.0, 1.0, 2.0, 4.0, 4.0, 9.0]);
+    assert_eq!(medians, vec![3.0, 1.0, 2.0, 4.0, 9.0]);
 }
 
 #[test]
@@ -295,4 +301,57 @@ fn series_by_key_is_series_over_all_runs() {
     assert_eq!(by_key, whole);
     assert_eq!(whole.len(), 2);
     assert_eq!(whole[0].name, "b9", "numbers in names sort as numbers");
+}
+
+/// Issue 27: the per-run medians of a real C benchmark, five runs either side of a clean +13%
+/// step (about 4.6× the run-to-run noise): no change point while the step test fitted a
+/// common trend on ten points.
+#[test]
+fn a_clear_step_with_five_runs_either_side_is_detected() {
+    let medians = [
+        10.21, 10.19, 10.15, 10.21, 9.84, 11.35, 11.68, 11.18, 11.14, 12.03,
+    ];
+    let runs: Vec<Run> = medians
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| run(i, vec![result("sort", vec![m * 0.99, m, m * 1.02])]))
+        .collect();
+    let s = series(&runs, &main(), &DetectConfig::default());
+    let found: Vec<usize> = s[0].changes.iter().map(|c| c.index).collect();
+    assert_eq!(found, vec![5], "{:?}", s[0].changes);
+    let d = s[0].detection(&runs);
+    assert_eq!(
+        d.changes[0].commit_after.as_deref(),
+        Some(runs[5].commit.as_str())
+    );
+    assert!((d.changes[0].change.rel_change - 0.13).abs() < 0.03);
+}
+
+/// Issue 27: several runs of one commit are one point, the geometric mean of their
+/// replicates (processes) with an interval from the spread between them; re-measuring a
+/// commit refines its point instead of adding one.
+#[test]
+fn runs_of_one_commit_are_one_point_from_their_replicates() {
+    // Commit A measured once with two processes (replicates 0 and 1), commit B once, then A
+    // again with one process, stored last.
+    let mut a1 = result("gemm", vec![10.0, 10.0, 10.0, 40.0, 40.0, 40.0]);
+    a1.replicates = vec![0, 0, 0, 1, 1, 1];
+    let b = result("gemm", vec![7.0, 7.0, 7.0]);
+    let a2 = result("gemm", vec![20.0, 20.0, 20.0]);
+    let mut runs = vec![run(0, vec![a1]), run(1, vec![b]), run(2, vec![a2])];
+    runs[2].commit = runs[0].commit.clone();
+    runs[2].started_at = runs[0].started_at.clone();
+    let s = &series(&runs, &main(), &DetectConfig::default())[0];
+    assert_eq!(s.points.len(), 2, "{:?}", s.points);
+    let a = &s.points[0];
+    assert_eq!(
+        (a.run, a.runs.clone(), a.replicates, a.n),
+        (0, vec![0, 2], 3, 9)
+    );
+    // Geometric mean of 10, 40 and 20 is 20.
+    assert!((a.median - 20.0).abs() < 1e-9, "{a:?}");
+    let (lo, hi) = a.ci.expect("an interval from three replicates");
+    assert!(lo < 20.0 && hi > 20.0 && lo > 0.0, "{lo} {hi}");
+    assert_eq!((a.min, a.max), (10.0, 40.0));
+    assert_eq!((s.points[1].median, s.points[1].replicates), (7.0, 1));
 }

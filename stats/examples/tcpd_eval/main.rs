@@ -114,6 +114,7 @@ fn apply_set(cfg: &mut DetectConfig, kv: &str) {
         "robust_start" => cfg.robust_start = v == "true",
         "slope_change_z" => cfg.slope_change_z = f(v),
         "refine_radius" => cfg.refine_radius = u(v),
+        "short_history" => cfg.short_history = u(v),
         _ => panic!("unknown DetectConfig field {k}"),
     }
 }

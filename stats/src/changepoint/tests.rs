@@ -355,3 +355,19 @@ fn an_outlier_next_to_the_step_does_not_move_it() {
     }
     assert!(unrefined_off > 0);
 }
+
+/// Issue 27: five runs either side of a clean +13% step (about 4.6× the run-to-run noise), the
+/// per-run medians of a real C benchmark, gave no change point while the step test fitted a
+/// common trend on ten points.
+#[test]
+fn a_clear_step_with_five_runs_either_side_is_found() {
+    let x = [
+        10.21, 10.19, 10.15, 10.21, 9.84, 11.35, 11.68, 11.18, 11.14, 12.03,
+    ];
+    assert_eq!(indices(&x), vec![5]);
+    let before = DetectConfig {
+        short_history: 0,
+        ..DetectConfig::default()
+    };
+    assert!(detect(&x, &before).is_empty(), "the old test misses it");
+}

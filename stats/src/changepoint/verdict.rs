@@ -87,12 +87,14 @@ pub(super) fn evaluate(
             kink_arm,
         };
     }
+    // Short histories: the plain level-step test (`DetectConfig::short_history`).
+    let long = x.len() >= cfg.short_history;
     let test = step_test(
         left,
         right,
-        cfg.detrend,
+        cfg.detrend && long,
         cfg.clip,
-        cfg.max_autocorrelation,
+        if long { cfg.max_autocorrelation } else { 0.0 },
         cfg.robust_start,
     );
     let before = median(left);
