@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::backend::SuiteOptions;
 use crate::benchmark::{
-    BenchError, Benchmark, BenchmarkId, Ceiling, MetricSpec, SamplingHint, WithCeiling,
+    Annotated, BenchError, Benchmark, BenchmarkId, Ceiling, MetricSpec, SamplingHint,
 };
 use crate::checks;
 use crate::schema::Unit;
@@ -55,14 +55,14 @@ pub fn suite(options: &SuiteOptions) -> Vec<Box<dyn Benchmark>> {
 /// `b`'s bandwidth also as a percentage of the STREAM copy of arrays of the same size in the
 /// same run (the same cache level: what a memory-bound kernel of that size can reach).
 fn of_copy(b: Box<dyn Benchmark>, bytes: u64) -> Box<dyn Benchmark> {
-    Box::new(WithCeiling {
-        inner: b,
-        ceiling: Ceiling {
+    Annotated::with_ceiling(
+        b,
+        Ceiling {
             measure: "bandwidth".into(),
             of: StreamBench::new(StreamOp::Copy, bytes).id(),
             label: "copy".into(),
         },
-    })
+    )
 }
 
 /// Whether a footprint of `bytes` is within the optional cap.

@@ -6,7 +6,7 @@
 //! so it is tested without a GPU.
 
 use crate::Planned;
-use crate::benchmark::{Benchmark, BenchmarkId, Ceiling, WithCeiling};
+use crate::benchmark::{Annotated, Benchmark, BenchmarkId, Ceiling};
 use crate::memory::{MemOp, may_sit_in_l2};
 
 /// The ceiling's name in the derived measure (`bandwidth_of_copy`), as in the CPU backend.
@@ -48,7 +48,7 @@ pub fn with_ceilings(
     plan.iter()
         .zip(benches)
         .map(|(&p, b)| match ceiling_of(p, plan) {
-            Some(ceiling) => Box::new(WithCeiling { inner: b, ceiling }) as Box<dyn Benchmark>,
+            Some(ceiling) => Annotated::with_ceiling(b, ceiling),
             None => b,
         })
         .collect()

@@ -7,7 +7,7 @@
 
 use crate::Planned;
 use crate::backend::CacheMode;
-use crate::benchmark::{BenchError, Benchmark, BenchmarkId, Ceiling, MetricSpec, SamplingHint};
+use crate::benchmark::{Annotated, Benchmark, BenchmarkId};
 use crate::memory::MemOp;
 use crate::work::{Dtype, gemm_flops, row_op_bytes};
 use pitwall_schema::datasheet;
@@ -119,36 +119,6 @@ fn is_id_of(p: Planned, id: &BenchmarkId) -> bool {
     }
 }
 
-/// A benchmark with its bound: everything else is the inner benchmark's.
-pub struct WithPlausibility {
-    pub inner: Box<dyn Benchmark>,
-    pub bound: Plausibility,
-}
-
-impl Benchmark for WithPlausibility {
-    fn id(&self) -> BenchmarkId {
-        self.inner.id()
-    }
-    fn sampling(&self) -> SamplingHint {
-        self.inner.sampling()
-    }
-    fn metrics(&self) -> Vec<MetricSpec> {
-        self.inner.metrics()
-    }
-    fn run(&mut self, iters: u64) -> Result<f64, BenchError> {
-        self.inner.run(iters)
-    }
-    fn rank_times_ns(&self) -> Option<Vec<f64>> {
-        self.inner.rank_times_ns()
-    }
-    fn ceiling(&self) -> Option<Ceiling> {
-        self.inner.ceiling()
-    }
-    fn plausibility(&self) -> Option<Plausibility> {
-        Some(self.bound.clone())
-    }
-}
-
 /// `benches` (built from `plan`, in its order) with the bounds of `plausibility_of` added.
 pub fn with_bounds(
     plan: &[Planned],
@@ -158,7 +128,7 @@ pub fn with_bounds(
     plan.iter()
         .zip(benches)
         .map(|(&p, b)| match plausibility_of(p, plan, card) {
-            Some(bound) => Box::new(WithPlausibility { inner: b, bound }) as Box<dyn Benchmark>,
+            Some(bound) => Annotated::with_bound(b, bound),
             None => b,
         })
         .collect()

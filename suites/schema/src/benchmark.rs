@@ -163,14 +163,39 @@ impl Ceiling {
     }
 }
 
-/// A benchmark with a `Ceiling` added: a backend wraps the benchmarks its plan relates to a
-/// ceiling it also measures, and everything else is the inner benchmark's.
-pub struct WithCeiling {
+/// A benchmark with a `Ceiling` or a plausibility bound added: a backend wraps the benchmarks
+/// its plan relates to a ceiling it also measures, or bounds by what the hardware can do, and
+/// everything else (whatever is not given here) is the inner benchmark's.
+pub struct Annotated {
     pub inner: Box<dyn Benchmark>,
-    pub ceiling: Ceiling,
+    pub ceiling: Option<Ceiling>,
+    pub plausibility: Option<crate::plausible::Plausibility>,
 }
 
-impl Benchmark for WithCeiling {
+impl Annotated {
+    /// `inner` with `ceiling`.
+    pub fn with_ceiling(inner: Box<dyn Benchmark>, ceiling: Ceiling) -> Box<dyn Benchmark> {
+        Box::new(Annotated {
+            inner,
+            ceiling: Some(ceiling),
+            plausibility: None,
+        })
+    }
+
+    /// `inner` with the plausibility `bound`.
+    pub fn with_bound(
+        inner: Box<dyn Benchmark>,
+        bound: crate::plausible::Plausibility,
+    ) -> Box<dyn Benchmark> {
+        Box::new(Annotated {
+            inner,
+            ceiling: None,
+            plausibility: Some(bound),
+        })
+    }
+}
+
+impl Benchmark for Annotated {
     fn id(&self) -> BenchmarkId {
         self.inner.id()
     }
@@ -187,9 +212,11 @@ impl Benchmark for WithCeiling {
         self.inner.rank_times_ns()
     }
     fn ceiling(&self) -> Option<Ceiling> {
-        Some(self.ceiling.clone())
+        self.ceiling.clone().or_else(|| self.inner.ceiling())
     }
     fn plausibility(&self) -> Option<crate::plausible::Plausibility> {
-        self.inner.plausibility()
+        self.plausibility
+            .clone()
+            .or_else(|| self.inner.plausibility())
     }
 }

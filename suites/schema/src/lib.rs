@@ -22,7 +22,7 @@ pub mod work;
 pub use alerts::{Alert, AlertKind, AlertSeries, AlertStatus, AlertUpdate};
 pub use backend::{Backend, BackendError, SuiteKind};
 pub use benchmark::{
-    BenchError, Benchmark, BenchmarkId, Ceiling, Conversion, MetricSpec, SamplingHint, WithCeiling,
+    Annotated, BenchError, Benchmark, BenchmarkId, Ceiling, Conversion, MetricSpec, SamplingHint,
 };
 pub use labels::{RunRole, UNKNOWN_TESTBED, default_testbed, sanitize_testbed};
 pub use plausible::{ComputeBound, MemoryBound, PLAUSIBLE_MARGIN, Plausibility};
