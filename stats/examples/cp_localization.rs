@@ -160,19 +160,7 @@ fn score(truth: &[usize], predicted: &[usize], margin: usize) -> (Vec<Option<i64
 
 fn apply_set(cfg: &mut DetectConfig, kv: &str) {
     let (k, v) = kv.split_once('=').expect("--set key=value");
-    let f = || v.parse::<f64>().expect("number");
-    let u = || v.parse::<usize>().expect("integer");
-    match k {
-        "window" => cfg.window = u(),
-        "min_segment" => cfg.min_segment = u(),
-        "test_window" => cfg.test_window = u(),
-        "min_effect" => cfg.min_effect = f(),
-        "clip" => cfg.clip = f(),
-        "refine_radius" => cfg.refine_radius = u(),
-        "short_history" => cfg.short_history = u(),
-        "slope_change_z" => cfg.slope_change_z = f(),
-        _ => panic!("unknown or unsupported DetectConfig field {k}"),
-    }
+    cfg.set(k, v).unwrap_or_else(|e| panic!("{e}"));
 }
 
 fn pct(a: usize, b: usize) -> f64 {

@@ -43,16 +43,7 @@ const CV: f64 = 0.03;
 
 fn apply_set(cfg: &mut DetectConfig, kv: &str) {
     let (k, v) = kv.split_once('=').expect("--set key=value");
-    let f = || v.parse::<f64>().expect("number");
-    let u = || v.parse::<usize>().expect("integer");
-    match k {
-        "short_history" => cfg.short_history = u(),
-        "max_autocorrelation" => cfg.max_autocorrelation = f(),
-        "min_effect" => cfg.min_effect = f(),
-        "max_p_value" => cfg.max_p_value = f(),
-        "window" => cfg.window = u(),
-        _ => panic!("unknown or unsupported DetectConfig field {k}"),
-    }
+    cfg.set(k, v).unwrap_or_else(|e| panic!("{e}"));
 }
 
 fn main() {

@@ -117,6 +117,33 @@ pub struct DetectConfig {
     pub refine_radius: usize,
 }
 
+impl DetectConfig {
+    /// Sets the numeric field `key` from text (`window=30`), for the evaluation examples'
+    /// `--set key=value`; an unknown key or a value that does not parse is an error.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let f = || value.parse::<f64>().map_err(|e| format!("{key}: {e}"));
+        let u = || value.parse::<usize>().map_err(|e| format!("{key}: {e}"));
+        match key {
+            "window" => self.window = u()?,
+            "min_segment" => self.min_segment = u()?,
+            "test_window" => self.test_window = u()?,
+            "short_history" => self.short_history = u()?,
+            "refine_radius" => self.refine_radius = u()?,
+            "max_p_value" => self.max_p_value = f()?,
+            "weak_p_value" => self.weak_p_value = f()?,
+            "min_effect" => self.min_effect = f()?,
+            "min_rel_change" => self.min_rel_change = f()?,
+            "clip" => self.clip = f()?,
+            "max_autocorrelation" => self.max_autocorrelation = f()?,
+            "kink_min_effect" => self.kink_min_effect = f()?,
+            "kink_p_factor" => self.kink_p_factor = f()?,
+            "slope_change_z" => self.slope_change_z = f()?,
+            _ => return Err(format!("unknown or unsupported DetectConfig field {key}")),
+        }
+        Ok(())
+    }
+}
+
 impl Default for DetectConfig {
     fn default() -> Self {
         DetectConfig {
