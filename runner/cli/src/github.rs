@@ -212,19 +212,17 @@ fn github_client(
 /// the token, with one authenticated GET of the repository (write permission is not
 /// probed). Skipped with `--dry-run`. Every failure is a usage error (exit 2) that says
 /// nothing was measured and names `pitwall comment`, which publishes a stored pair later.
-pub(super) fn check_publishing(
-    g: &Global,
-    config: &Config,
-    gh: &GithubArgs,
-) -> Result<(), Failure> {
+pub(super) fn check_publishing(config: &Config, gh: &GithubArgs) -> Result<(), Failure> {
     if gh.dry_run {
         return Ok(());
     }
     let vars = CiVars::from_env();
+    // The API-host warning, if any, is said once, when the comparison is published.
+    let quiet = true;
     let checked = match vars.forge() {
-        Forge::Github => check_github(config, (gh, g.quiet), &vars),
+        Forge::Github => check_github(config, (gh, quiet), &vars),
         Forge::Gitlab => {
-            super::forge::check_gitlab(config, &vars, (gh.api_url.as_deref(), g.quiet), gh.pr)
+            super::forge::check_gitlab(config, &vars, (gh.api_url.as_deref(), quiet), gh.pr)
         }
     };
     checked.map_err(|f| {

@@ -88,7 +88,7 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
     // Where the comparison goes is checked before anything is built or measured: a missing
     // or refused token must not cost a GPU runner a measurement.
-    check_publishing(g, &config, &a.github)?;
+    check_publishing(&config, &a.github)?;
     let mut store = open_store(g, &config, OpenMode::Create)?;
     let report = report_dir(a.report_dir.as_deref(), &config, store.as_ref())?;
     let console = Console::new(g, &config)?;
