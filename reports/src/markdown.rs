@@ -58,7 +58,7 @@ pub fn code_span(s: &str) -> String {
 }
 
 /// Whether `word` (a run without white space) must not be left as prose: a mention (`@team`),
-/// an issue or pull-request reference (`#12`, `GH-12`, `!12` on GitLab), or a URL.
+/// an issue or pull-request reference (`#12`, `!12` on GitLab), or a URL.
 fn needs_span(word: &str) -> bool {
     let lower = word.to_ascii_lowercase();
     word.contains('@')
@@ -87,14 +87,10 @@ pub fn text(s: &str) -> String {
             out.push_str(&code_span(word));
         } else {
             for c in word.chars() {
-                if is_hidden(c) {
-                    out.push_str(&format!("U+{:04X}", c as u32));
-                    continue;
-                }
                 if c.is_ascii_punctuation() && !inert(c) {
                     out.push('\\');
                 }
-                out.push(c);
+                out.push_str(&show_hidden(c.encode_utf8(&mut [0; 4])));
             }
         }
         word.clear();
