@@ -68,8 +68,14 @@ def median(rs, name, measure, **params):
 loaded = [l.strip() for l in load("loaded-libs.txt", "").splitlines() if l.strip()]
 versions = run_extra("cuda.json", "cuda_libraries") or {}
 for soname in ["libcuda.so.1", "libnvrtc.so.13", "libcublasLt.so.13", "libnccl.so.2"]:
+    # The driver may be installed under its development name alone (a lent H200 VM,
+    # 2026-12-04, had libcuda.so and no libcuda.so.1): any libcuda.so* counts, and only the
+    # toolkit's stub (by place or by its size, about 70 KiB against the driver's tens of MiB)
+    # fails.
+    driver = soname == "libcuda.so.1"
     paths = [p for p in loaded if os.path.basename(p) == soname or
-             os.path.basename(os.path.realpath(p)).startswith(soname)]
+             os.path.basename(os.path.realpath(p)).startswith(soname) or
+             (driver and os.path.basename(p).startswith("libcuda.so"))]
     if not cuda and not paths:
         row(f"loaded {soname}", "n/a", f"cannot run: {why_not()}")
         continue
@@ -87,7 +93,8 @@ for soname in ["libcuda.so.1", "libnvrtc.so.13", "libcublasLt.so.13", "libnccl.s
         if "." not in version:  # no versioned file behind the soname: ask what pitwall read
             version = versions.get("nccl", version or "?")
         detail += f" (version {version})"
-    if "stubs" in path or "stubs" in real:
+    small = driver and os.path.isfile(real) and os.path.getsize(real) < (1 << 20)
+    if "stubs" in path or "stubs" in real or small:
         row(f"loaded {soname}", "FAIL", f"the toolkit's stub, not the driver: {detail}")
     else:
         row(f"loaded {soname}", "PASS", detail)

@@ -29,8 +29,8 @@ pub struct LtMatmul {
     d: ltsys::cublasLtMatrixLayout_t,
     algo: cublasLtMatmulAlgo_t,
     workspace: CudaSlice<u8>,
-    /// [scale of A (W), scale of B (X)] for fp8; unused otherwise.
-    _scales: Option<CudaSlice<f32>>,
+    /// The scales of A (W) and of B (X) for fp8, each in its own allocation; unused otherwise.
+    _scales: Option<[CudaSlice<f32>; 2]>,
 }
 
 // SAFETY: the cuBLASLt objects are plain handles owned by one benchmark and used by the thread
@@ -85,8 +85,11 @@ impl LtMatmul {
     ) -> Result<LtMatmul, CudaError> {
         // SAFETY: cuBLASLt writes the workspace only inside its own kernels.
         let workspace = unsafe { dev.stream.alloc::<u8>(LT_WORKSPACE_BYTES as usize) }?;
+        // Each scale in its own allocation: cuBLASLt 13.1 on an H200 (2026-12-04) answered
+        // every fp8 matmul with NOT_SUPPORTED when B's scale sat 4 bytes after A's in one
+        // buffer, while its heuristic had offered an algorithm (docs/PERFORMANCE.md "GPU").
         let scales = match scales {
-            Some((w, x)) => Some(dev.stream.clone_htod(&[w, x])?),
+            Some((w, x)) => Some([dev.stream.clone_htod(&[w])?, dev.stream.clone_htod(&[x])?]),
             None => None,
         };
         let handle = lt::create_handle()?;
@@ -115,9 +118,10 @@ impl LtMatmul {
             DescAttr::CUBLASLT_MATMUL_DESC_TRANSB,
             &(cublasOperation_t::CUBLAS_OP_N as i32),
         )?;
-        if let Some(s) = &scales {
-            let (base, _sync) = s.device_ptr(&dev.stream);
-            let (a_scale, b_scale): (CUdeviceptr, CUdeviceptr) = (base, base + 4);
+        if let Some([w_scale, x_scale]) = &scales {
+            let (a_scale, _a) = w_scale.device_ptr(&dev.stream);
+            let (b_scale, _b) = x_scale.device_ptr(&dev.stream);
+            let (a_scale, b_scale): (CUdeviceptr, CUdeviceptr) = (a_scale, b_scale);
             set_desc(
                 out.desc,
                 DescAttr::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
