@@ -55,6 +55,43 @@ fn auto_without_cuda_runs_the_cpu_suites_saying_so_once() {
     );
 }
 
+/// Issue 24: `-q` hides progress, never warnings. On a GPU runner whose driver broke, the
+/// no-GPU line is the one that matters; the host checks' `warning:` lines stay too.
+#[test]
+fn quiet_still_says_the_cuda_suites_were_skipped_and_keeps_every_warning() {
+    if cuda_possible() {
+        eprintln!("skipped: this machine has an NVIDIA driver");
+        return;
+    }
+    let sb = Sandbox::new();
+    sb.write("pitwall.toml", &config("auto"));
+    let loud = sb.run(&ONE_GEMM).expect(0);
+    let mut quiet_args = ONE_GEMM.to_vec();
+    quiet_args.insert(1, "-q");
+    let quiet = sb.run(&quiet_args).expect(0);
+    let stderr = &quiet.stderr();
+    assert!(
+        stderr.contains("CUDA suites skipped, CPU suites only"),
+        "{stderr}"
+    );
+    // What a warning is about (`warning: host: aslr on …` is about `host`); its details may
+    // differ between the two runs (a core busy in one of them).
+    let warnings = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("warning: "))
+            .map(|w| w.split(':').next().unwrap_or(w).to_string())
+            .collect()
+    };
+    assert_eq!(warnings(stderr), warnings(&loud.stderr()), "{stderr}");
+    // Every line `-q` keeps is a warning, an error or the no-GPU line: no progress.
+    for line in stderr.lines() {
+        assert!(
+            line.starts_with("warning:") || line.starts_with("  ") || line.starts_with("no GPU ("),
+            "{line}"
+        );
+    }
+}
+
 #[test]
 fn cuda_without_cuda_is_an_infrastructure_failure_in_one_line() {
     if cuda_possible() {

@@ -54,17 +54,17 @@ fn prepare_env(
         )
     })?;
     env.set_isolation(Isolation::Worker { exe });
-    if !g.quiet {
-        let nvml = env
-            .fingerprint
-            .section::<GpuAvailability>()
-            .and_then(|g| g.reason);
-        if let Some(line) = no_gpu_line(nvml.as_deref(), suites) {
-            eprintln!("{line}");
-        }
-        for w in &env.warnings {
-            eprintln!("warning: {w}");
-        }
+    // Shown under `--quiet` too (issue 24): `-q` hides progress, never a warning, and on a
+    // GPU runner whose driver broke the no-GPU line is the one that matters.
+    let nvml = env
+        .fingerprint
+        .section::<GpuAvailability>()
+        .and_then(|g| g.reason);
+    if let Some(line) = no_gpu_line(nvml.as_deref(), suites) {
+        eprintln!("{line}");
+    }
+    for w in &env.warnings {
+        eprintln!("warning: {w}");
     }
     Ok(env)
 }
