@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod pg;
+pub mod source_scan;
 pub use pg::{PgServer, TestDb, pg_server};
 
 /// Path of the `pitwall` binary of this build (target/<profile>/pitwall), brought up to date

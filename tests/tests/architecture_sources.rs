@@ -1,0 +1,376 @@
+//! The source-level rules of docs/ARCHITECTURE.md, checked on every crate of the workspace
+//! (tests/tests/architecture.rs checks the crate graph): no module cycle in any crate, no
+//! crate-root alias that makes `crate::x` name another crate, reqwest as the one HTTP client
+//! and only in the forge, no non-test file over 500 lines, no non-test function over 100
+//! lines, and no `#[path]` module tricks. Each rule reads the sources through
+//! `pitwall_e2e::source_scan` (comments, literals and `#[cfg(test)]` items left out).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use pitwall_e2e::source_scan::{
+    blank_comments_and_literals, crate_modules, cycles, functions, imported_names, is_test_module,
+    module_edges, root_imports_of, rust_files, without_test_items,
+};
+
+/// The longest a non-test source file may be, in lines.
+const MAX_FILE_LINES: usize = 500;
+
+/// The longest a non-test function may be, in lines.
+const MAX_FN_LINES: usize = 100;
+
+/// HTTP clients other than reqwest: none may appear in a manifest or in Cargo.lock.
+const OTHER_HTTP_CLIENTS: [&str; 6] = ["ureq", "curl", "isahc", "attohttpc", "minreq", "surf"];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// Workspace member directories (relative), from the root Cargo.toml.
+fn members() -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let start = text.find("members = [").expect("members");
+    let end = start + text[start..].find(']').expect("end of members");
+    text[start..end]
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// The members whose `src/` is product code (the end-to-end crate is all tests).
+fn product_members() -> Vec<String> {
+    members().into_iter().filter(|m| m != "tests").collect()
+}
+
+/// Every file of a member's `src/` with its text, and whether it is a test module.
+fn sources(member: &str) -> Vec<(PathBuf, String, bool)> {
+    let src = root().join(member).join("src");
+    let texts: BTreeMap<PathBuf, String> = rust_files(&src)
+        .into_iter()
+        .map(|p| {
+            let t = std::fs::read_to_string(&p).unwrap();
+            (p, t)
+        })
+        .collect();
+    texts
+        .iter()
+        .map(|(p, t)| (p.clone(), t.clone(), is_test_module(p, &texts)))
+        .collect()
+}
+
+/// Fails on a violation not in `known`, and on a `known` entry that no longer occurs (the
+/// list only shrinks: remove the entry when its violation is fixed). `known` is the debt left
+/// when the rule was introduced, each entry named in the issue that introduced it.
+fn ratchet(rule: &str, found: &[String], known: &[&str]) {
+    let new: Vec<&String> = found
+        .iter()
+        .filter(|f| !known.contains(&f.as_str()))
+        .collect();
+    let fixed: Vec<&&str> = known
+        .iter()
+        .filter(|k| !found.iter().any(|f| f == *k))
+        .collect();
+    assert!(
+        new.is_empty() && fixed.is_empty(),
+        "{rule}\nnew violations:\n{}\nfixed (remove from the known list):\n{}",
+        new.iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        fixed.iter().map(|s| **s).collect::<Vec<_>>().join("\n")
+    );
+}
+
+fn relative(p: &Path) -> String {
+    p.strip_prefix(root()).unwrap_or(p).display().to_string()
+}
+
+#[test]
+fn no_crate_has_a_module_cycle() {
+    let mut found = Vec::new();
+    for m in members() {
+        let modules = crate_modules(&root().join(&m).join("src"));
+        for group in cycles(&module_edges(&modules)) {
+            found.push(format!("{m}: {}", group.join(" <-> ")));
+        }
+    }
+    ratchet(
+        "module cycles (move what both sides need into a lower module)",
+        &found,
+        KNOWN_CYCLES,
+    );
+}
+
+/// `use pitwall_store as store;` at a crate root makes `crate::store::…` look like a module of
+/// this crate: a reader cannot tell where the code lives.
+#[test]
+fn no_crate_path_is_an_alias_of_another_crate() {
+    let crates: BTreeSet<String> = members()
+        .iter()
+        .filter_map(|m| package_name(m))
+        .map(|p| p.replace('-', "_"))
+        .collect();
+    let mut found = Vec::new();
+    for m in members() {
+        let src = root().join(&m).join("src");
+        let modules = crate_modules(&src);
+        for root_file in ["lib.rs", "main.rs"] {
+            let Ok(text) = std::fs::read_to_string(src.join(root_file)) else {
+                continue;
+            };
+            let code = without_test_items(&blank_comments_and_literals(&text));
+            for decl in root_imports_of(&code, &crates) {
+                for name in imported_names(&decl) {
+                    let used = modules.values().any(|c| names_crate_path(c, &name));
+                    if used {
+                        found.push(format!("{m}/src/{root_file} crate::{name}"));
+                    }
+                }
+            }
+        }
+    }
+    ratchet(
+        "crate-root aliases of other crates (write the other crate's path)",
+        &found,
+        KNOWN_ALIASES,
+    );
+}
+
+/// Whether `code` names `crate::<name>` as a path segment.
+fn names_crate_path(code: &str, name: &str) -> bool {
+    let needle = format!("crate::{name}");
+    code.match_indices(&needle).any(|(at, _)| {
+        let after = code[at + needle.len()..].chars().next();
+        !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
+fn package_name(member: &str) -> Option<String> {
+    let text = std::fs::read_to_string(root().join(member).join("Cargo.toml")).ok()?;
+    let line = text.lines().find(|l| l.trim_start().starts_with("name"))?;
+    Some(line.split('"').nth(1)?.to_string())
+}
+
+#[test]
+#[ignore = "issue 24: ureq is still the client until the forge crate moves to reqwest"]
+fn reqwest_is_the_one_http_client_and_only_the_forge_uses_it() {
+    let mut manifests = vec![root().join("Cargo.toml")];
+    manifests.extend(members().iter().map(|m| root().join(m).join("Cargo.toml")));
+    for path in &manifests {
+        let text = std::fs::read_to_string(path).unwrap();
+        let deps: Vec<&str> = text
+            .lines()
+            .map(str::trim_start)
+            .filter(|l| !l.starts_with('#'))
+            .collect();
+        for client in OTHER_HTTP_CLIENTS {
+            let named = deps.iter().any(|l| {
+                l.starts_with(&format!("{client} ")) || l.starts_with(&format!("{client}="))
+            });
+            assert!(!named, "{}: {client} (use reqwest)", relative(path));
+        }
+        let member = path.parent().unwrap();
+        let uses_reqwest = deps.iter().any(|l| l.starts_with("reqwest"));
+        let allowed = member == root() || member.ends_with("runner/forge");
+        assert!(
+            !uses_reqwest || allowed,
+            "{}: reqwest outside runner/forge",
+            relative(path)
+        );
+    }
+    let lock = std::fs::read_to_string(root().join("Cargo.lock")).unwrap();
+    for client in OTHER_HTTP_CLIENTS {
+        assert!(
+            !lock.contains(&format!("name = \"{client}\"")),
+            "Cargo.lock holds {client}"
+        );
+    }
+}
+
+#[test]
+fn no_non_test_file_is_over_500_lines() {
+    let mut found = Vec::new();
+    for m in product_members() {
+        for (path, text, is_test) in sources(&m) {
+            let lines = text.lines().count();
+            if !is_test && lines > MAX_FILE_LINES {
+                found.push(relative(&path));
+            }
+        }
+    }
+    ratchet(
+        "files over 500 lines (split by concern, or move the tests to x/tests.rs)",
+        &found,
+        KNOWN_LONG_FILES,
+    );
+}
+
+#[test]
+fn no_non_test_function_is_over_100_lines() {
+    let mut found = Vec::new();
+    for m in product_members() {
+        for (path, text, is_test) in sources(&m) {
+            if is_test {
+                continue;
+            }
+            let code = without_test_items(&blank_comments_and_literals(&text));
+            for f in functions(&code) {
+                if f.lines > MAX_FN_LINES {
+                    found.push(format!("{} {}", relative(&path), f.name));
+                }
+            }
+        }
+    }
+    ratchet(
+        "functions over 100 lines (split into named steps)",
+        &found,
+        KNOWN_LONG_FNS,
+    );
+}
+
+/// `#[path = "…"]` hides where a module lives; test modules go in `x/tests.rs`, shared test
+/// support in a crate (`pitwall_e2e`).
+#[test]
+fn no_module_is_included_by_path() {
+    let mut found = Vec::new();
+    let mut dirs: Vec<PathBuf> = members().iter().map(|m| root().join(m)).collect();
+    dirs.push(root().join("benches"));
+    for dir in dirs {
+        for path in rust_files(&dir) {
+            if path.components().any(|c| c.as_os_str() == "target") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = blank_comments_and_literals(&text);
+            if code.contains("#[path") {
+                found.push(relative(&path));
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    ratchet("#[path] module includes", &found, KNOWN_PATH_INCLUDES);
+}
+
+// The debt left when each rule was introduced (issue 24); each list only shrinks.
+
+const KNOWN_CYCLES: &[&str] = &[
+    "suites/schema: consistency <-> export <-> labels <-> schema",
+    "suites/schema: backend <-> benchmark <-> plausible",
+    "suites/formats: bmf <-> cargo_criterion <-> criterion_dir <-> google_benchmark <-> hyperfine <-> json_util <-> mlperf_loadgen <-> nccl_tests <-> nvbench <-> pytest_benchmark <-> registry",
+    "suites/cuda: device <-> graph <-> timing",
+    "suites/cuda: gemm <-> linear <-> memory",
+    "stats: changepoint::detect <-> changepoint::tip <-> changepoint::verdict",
+    "runner/store: forge_comments <-> pg <-> pg_alerts <-> pg_migrations <-> pg_query <-> prune",
+    "runner/pipeline: rounds <-> run",
+    "runner/pipeline: config::keys <-> config::load",
+    "runner/pipeline: engine::device_lost <-> engine::suite <-> engine::worker <-> engine::worker_parent",
+    "reports: compare <-> github::comment",
+    "reports: html::compare_page <-> html::pages <-> html::site",
+];
+const KNOWN_ALIASES: &[&str] = &[
+    "suites/formats/src/lib.rs crate::schema",
+    "suites/cpu/src/lib.rs crate::backend",
+    "suites/cpu/src/lib.rs crate::benchmark",
+    "suites/cpu/src/lib.rs crate::check",
+    "suites/cpu/src/lib.rs crate::schema",
+    "suites/cpu/src/lib.rs crate::work",
+    "suites/cuda/src/lib.rs crate::backend",
+    "suites/cuda/src/lib.rs crate::benchmark",
+    "suites/cuda/src/lib.rs crate::check",
+    "suites/cuda/src/lib.rs crate::expr",
+    "suites/cuda/src/lib.rs crate::manifest",
+    "suites/cuda/src/lib.rs crate::schema",
+    "suites/cuda/src/lib.rs crate::work",
+    "runner/pipeline/src/lib.rs crate::fingerprint",
+    "runner/pipeline/src/lib.rs crate::gpu",
+    "runner/pipeline/src/lib.rs crate::machine",
+    "runner/pipeline/src/lib.rs crate::store",
+    "reports/src/lib.rs crate::number",
+];
+const KNOWN_LONG_FILES: &[&str] = &[
+    "suites/schema/src/schema.rs",
+    "suites/formats/src/google_benchmark.rs",
+    "suites/formats/src/nccl_tests.rs",
+    "suites/cpu/src/collective.rs",
+    "stats/src/ab/verdict.rs",
+    "runner/store/src/conformance.rs",
+    "runner/pipeline/src/config/load.rs",
+    "runner/pipeline/src/engine/command.rs",
+    "runner/pipeline/src/engine/suite.rs",
+    "runner/pipeline/src/engine/worker.rs",
+    "runner/pipeline/src/engine/worker_tests.rs",
+    "runner/pipeline/src/setup.rs",
+    "runner/cli/src/args.rs",
+    "reports/src/github/http.rs",
+];
+const KNOWN_LONG_FNS: &[&str] = &[
+    "suites/schema/src/export.rs validate",
+    "suites/schema/src/manifest.rs at",
+    "suites/formats/src/cargo_criterion.rs convert",
+    "suites/formats/src/google_benchmark.rs parse",
+    "suites/formats/src/hyperfine.rs parse",
+    "suites/formats/src/mlperf_loadgen.rs parse",
+    "suites/formats/src/nccl_tests.rs parse_text",
+    "suites/formats/src/nccl_tests.rs parse_json_output",
+    "suites/formats/src/nvbench.rs read_state",
+    "suites/cuda/src/infer_ref_tests.rs linear_references_with_each_epilogue",
+    "suites/cuda/src/inference.rs enqueue_stage",
+    "stats/src/ab/replicated.rs compare_replicated",
+    "stats/analysis/src/compare.rs compare",
+    "stats/analysis/src/history.rs series",
+    "stats/analysis/src/writeup.rs summarize_suite",
+    "stats/analysis/src/writeup_ledger.rs ledger",
+    "runner/store/src/pg.rs insert_run",
+    "runner/store/src/pg_query.rs pg_query_runs",
+    "runner/store/src/query.rs sqlite_query_runs",
+    "runner/host/src/machine/apply.rs apply_pinning",
+    "runner/pipeline/src/bisect/drive.rs bisect",
+    "runner/pipeline/src/config/kernels.rs kernel",
+    "runner/pipeline/src/config/kernels.rs arg",
+    "runner/pipeline/src/config/load.rs validate",
+    "runner/pipeline/src/config/suite.rs suite",
+    "runner/pipeline/src/engine/suite.rs run_suite",
+    "runner/pipeline/src/engine/suite.rs run_parsed_command",
+    "runner/pipeline/src/engine/suite.rs run_wall_time",
+    "runner/pipeline/src/engine/worker_parent.rs handle",
+    "runner/pipeline/src/setup.rs prepare_with",
+    "reports/src/env.rs render_env",
+    "reports/src/exporter.rs render",
+    "reports/src/html/history_chart.rs history",
+];
+const KNOWN_PATH_INCLUDES: &[&str] = &[
+    "runner/cli/src/args.rs",
+    "runner/cli/src/progress.rs",
+    "runner/host/src/gpu/select.rs",
+    "runner/pipeline/src/alerts.rs",
+    "runner/pipeline/src/engine/worker.rs",
+    "runner/pipeline/src/engine/worker_parent.rs",
+    "runner/pipeline/src/measure.rs",
+    "runner/pipeline/src/prune.rs",
+    "stats/analysis/src/alerts.rs",
+    "stats/analysis/src/compare.rs",
+    "stats/analysis/src/history.rs",
+    "stats/analysis/src/writeup.rs",
+    "stats/src/ab/replicated.rs",
+    "stats/src/ab/trend.rs",
+    "suites/cpu/src/kernel.rs",
+    "suites/cpu/src/multi.rs",
+    "suites/cuda/src/infer_ref.rs",
+    "suites/cuda/src/nccl_group.rs",
+    "suites/cuda/src/user/sources.rs",
+    "suites/formats/src/nvbench.rs",
+    "suites/rendezvous/src/session.rs",
+    "suites/schema/src/export.rs",
+    "suites/schema/src/manifest.rs",
+    "suites/schema/src/secrets.rs",
+    "tests/tests/alerts.rs",
+    "tests/tests/ci_concurrent.rs",
+    "tests/tests/ci_security.rs",
+    "tests/tests/github_cli.rs",
+];
