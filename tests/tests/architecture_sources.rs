@@ -271,7 +271,6 @@ const KNOWN_CYCLES: &[&str] = &[
     "runner/pipeline: config::keys <-> config::load",
     "runner/pipeline: engine::device_lost <-> engine::suite <-> engine::worker <-> engine::worker_parent",
     "reports: compare <-> github::comment",
-    "reports: html::compare_page <-> html::pages <-> html::site",
 ];
 const KNOWN_ALIASES: &[&str] = &[
     "suites/formats/src/lib.rs crate::schema",

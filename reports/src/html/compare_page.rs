@@ -7,8 +7,7 @@ use std::collections::BTreeMap;
 use pitwall_schema::Run;
 use serde::Serialize;
 
-use super::model::Series;
-use super::pages::signed_pct;
+use super::model::{Series, signed_pct};
 use super::svg::{self, Five};
 use crate::compare::{ComparedBenchmark, ComparisonReport};
 use crate::number::sig;

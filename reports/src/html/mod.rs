@@ -14,5 +14,6 @@ mod testbeds_chart;
 #[cfg(test)]
 mod tests;
 
-pub use site::{HtmlError, PageComparison, ReportInput, SiteSummary, write_site};
+pub use model::PageComparison;
+pub use site::{HtmlError, ReportInput, SiteSummary, write_site};
 pub(crate) use svg::esc;

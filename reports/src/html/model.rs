@@ -5,7 +5,8 @@
 use pitwall_schema::Run;
 use pitwall_stats::changepoint::DetectConfig;
 
-use crate::number::DisplayUnit;
+use crate::compare::ComparisonReport;
+use crate::number::{DisplayUnit, pct};
 
 /// A benchmark's history as `pitwall_analysis::history::series` built it, with the slug that
 /// names its page. Reads as the analysis series (`s.points`, `s.changes`, `s.key`).
@@ -158,4 +159,51 @@ mod unit_tests {
         run.started_at = "2026-12-02T10:07:33.123456Z".into();
         assert_eq!(run_label(&run), "working tree 2026-12-02 10:07");
     }
+}
+
+/// One comparison of the report: the id its page is named by, a title, and the comparison.
+#[derive(Debug, Clone)]
+pub struct PageComparison {
+    /// The pair's id, or another id stable for the same comparison (`runs-<a>-<b>`).
+    pub id: String,
+    pub title: String,
+    pub report: ComparisonReport,
+}
+
+impl PageComparison {
+    pub fn new(id: impl Into<String>, title: impl Into<String>, report: ComparisonReport) -> Self {
+        PageComparison {
+            id: id.into(),
+            title: title.into(),
+            report,
+        }
+    }
+
+    /// The page's file name under `compare/` without `.html`: the id with every character
+    /// other than ASCII letters, digits, `-` and `_` replaced by `-` (never empty).
+    pub fn page(&self) -> String {
+        let stem: String = self
+            .id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .take(100)
+            .collect();
+        if stem.is_empty() {
+            "comparison".into()
+        } else {
+            stem
+        }
+    }
+}
+
+/// A signed percentage of a fraction (`+4.2%`, `-1.0%`).
+pub(crate) fn signed_pct(fraction: f64) -> String {
+    let p = pct(fraction);
+    if fraction > 0.0 { format!("+{p}") } else { p }
 }

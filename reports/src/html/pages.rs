@@ -7,17 +7,14 @@ use pitwall_schema::{Direction, Fingerprint, Run};
 use serde::Serialize;
 
 use super::history_chart;
-use super::model::{Series, display_unit, numeric_param, run_label, short_commit};
+use super::model::{
+    PageComparison, Series, display_unit, numeric_param, run_label, short_commit, signed_pct,
+};
 use super::svg::{self, SweepPoint};
-use crate::number::{DisplayUnit, pct, sig};
+use crate::number::{DisplayUnit, sig};
 
 /// Rows of the recent-runs table on a benchmark page.
 const RECENT_RUNS: usize = 20;
-
-pub(crate) fn signed_pct(fraction: f64) -> String {
-    let p = pct(fraction);
-    if fraction > 0.0 { format!("+{p}") } else { p }
-}
 
 fn subject(run: &Run) -> String {
     run.commit_info
@@ -116,7 +113,7 @@ pub(crate) struct IndexPage {
 pub(crate) fn index(
     series: &[Series],
     runs: &[Run],
-    comparisons: &[super::site::PageComparison],
+    comparisons: &[PageComparison],
     alerts: &[pitwall_schema::Alert],
     history_branch: &str,
 ) -> IndexPage {

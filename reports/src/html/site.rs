@@ -9,9 +9,8 @@ use minijinja::{Environment, UndefinedBehavior, Value, context};
 use pitwall_schema::{Alert, Run};
 
 use super::compare_page;
-use super::model;
+use super::model::{self, PageComparison};
 use super::pages;
-use crate::compare::ComparisonReport;
 
 /// Everything a report is made from.
 #[derive(Debug, Clone, Copy)]
@@ -34,47 +33,6 @@ pub struct ReportInput<'a> {
     /// (`history::series_by_key`) because `runs` holds no results; built from `runs` when
     /// `None`. Their points index `runs`.
     pub histories: Option<&'a [pitwall_analysis::Series]>,
-}
-
-/// One comparison of the report: the id its page is named by, a title, and the comparison.
-#[derive(Debug, Clone)]
-pub struct PageComparison {
-    /// The pair's id, or another id stable for the same comparison (`runs-<a>-<b>`).
-    pub id: String,
-    pub title: String,
-    pub report: ComparisonReport,
-}
-
-impl PageComparison {
-    pub fn new(id: impl Into<String>, title: impl Into<String>, report: ComparisonReport) -> Self {
-        PageComparison {
-            id: id.into(),
-            title: title.into(),
-            report,
-        }
-    }
-
-    /// The page's file name under `compare/` without `.html`: the id with every character
-    /// other than ASCII letters, digits, `-` and `_` replaced by `-` (never empty).
-    pub fn page(&self) -> String {
-        let stem: String = self
-            .id
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '-'
-                }
-            })
-            .take(100)
-            .collect();
-        if stem.is_empty() {
-            "comparison".into()
-        } else {
-            stem
-        }
-    }
 }
 
 /// What `write_site` wrote.
