@@ -305,7 +305,6 @@ const KNOWN_LONG_FILES: &[&str] = &[
     "runner/pipeline/src/engine/worker.rs",
     "runner/pipeline/src/engine/worker_tests.rs",
     "runner/pipeline/src/setup.rs",
-    "runner/cli/src/args.rs",
     "reports/src/github/http.rs",
 ];
 const KNOWN_LONG_FNS: &[&str] = &[
@@ -344,8 +343,6 @@ const KNOWN_LONG_FNS: &[&str] = &[
     "reports/src/html/history_chart.rs history",
 ];
 const KNOWN_PATH_INCLUDES: &[&str] = &[
-    "runner/cli/src/args.rs",
-    "runner/cli/src/progress.rs",
     "runner/host/src/gpu/select.rs",
     "runner/pipeline/src/alerts.rs",
     "runner/pipeline/src/engine/worker.rs",

@@ -81,9 +81,15 @@ fn cmd_alert_bisect(g: &Global, a: &AlertBisectArgs) -> Result<ExitClass, Failur
     let mut store = open_store(g, &config, OpenMode::Existing)?;
     let alert = alerts::find(store.as_ref(), &a.id).map_err(Failure::of_store)?;
     let here = alerts::this_testbed(&config);
-    let request = alerts::bisect_request(&alert, &here, a.rounds, a.max_rounds, a.rebuild)
-        .map_err(|e| Failure::rejected(e.to_string()))?;
-    let repo = match &a.repo {
+    let request = alerts::bisect_request(
+        &alert,
+        &here,
+        a.search.rounds,
+        a.search.max_rounds,
+        a.search.rebuild,
+    )
+    .map_err(|e| Failure::rejected(e.to_string()))?;
+    let repo = match &a.search.repo {
         Some(r) => r.clone(),
         None => current_dir()?,
     };
@@ -107,7 +113,7 @@ fn cmd_alert_bisect(g: &Global, a: &AlertBisectArgs) -> Result<ExitClass, Failur
     .map_err(Failure::of_store)?;
     print!(
         "{}",
-        match a.format {
+        match a.search.format {
             Format::Table => pitwall_reports::bisect::render_table(&report),
             Format::Json => pitwall_reports::bisect::render_json(&report),
         }

@@ -5,15 +5,16 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use pitwall_formats::InputFormat;
 
-#[path = "args_alerts.rs"]
 mod alerts;
 pub use alerts::*;
-#[path = "args_writeup.rs"]
-mod writeup;
-pub use writeup::*;
-#[path = "args_kernels.rs"]
+mod bisect;
+pub use bisect::*;
+mod compare;
+pub use compare::*;
 mod kernels;
 pub use kernels::*;
+mod writeup;
+pub use writeup::*;
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -116,38 +117,6 @@ pub enum Cmd {
     /// JSON lines on stdout)
     #[command(name = "__worker", hide = true)]
     Worker,
-}
-
-#[derive(Debug, Args)]
-pub struct BisectArgs {
-    /// A commit without the regression
-    #[arg(long, value_name = "REV")]
-    pub good: String,
-    /// A later commit with it (good must be an ancestor of bad)
-    #[arg(long, value_name = "REV")]
-    pub bad: String,
-    /// Only these suites (repeatable) when looking for the regression
-    #[arg(long = "suite", value_name = "NAME")]
-    pub suites: Vec<String>,
-    /// Only benchmarks whose name[params] contains TEXT; the worst regression among them is followed
-    #[arg(long, value_name = "TEXT")]
-    pub bench: Option<String>,
-    /// Interleaved rounds measured before the first look at each commit
-    #[arg(long, value_name = "N", default_value_t = pitwall_pipeline::defaults::ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
-    pub rounds: u32,
-    /// Most rounds one commit may take; one still undecided then is decided by its estimate
-    /// and the bisection is marked uncertain
-    #[arg(long, value_name = "N", default_value_t = pitwall_pipeline::defaults::MAX_ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_rounds: u32,
-    /// Rebuild every commit even when its build is cached
-    #[arg(long)]
-    pub rebuild: bool,
-    /// The git repository [default: the one containing the working directory]
-    #[arg(long, value_name = "DIR")]
-    pub repo: Option<PathBuf>,
-    /// Output: an aligned table for people, or JSON for programs
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: Format,
 }
 
 #[derive(Debug, Args)]
@@ -393,51 +362,6 @@ pub struct ImportArgs {
     pub labels: LabelArgs,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum CompareFormat {
-    Table,
-    Json,
-    Markdown,
-}
-
-#[derive(Debug, Args)]
-pub struct CompareArgs {
-    /// Baseline: run id, id prefix, `latest`, commit sha prefix, or a results file
-    #[arg(
-        long,
-        value_name = "SRC",
-        requires = "candidate",
-        conflicts_with = "pair"
-    )]
-    pub baseline: Option<String>,
-    /// Candidate: same forms as --baseline
-    #[arg(
-        long,
-        value_name = "SRC",
-        requires = "baseline",
-        conflicts_with = "pair"
-    )]
-    pub candidate: Option<String>,
-    /// The two runs of an interleaved `pitwall run --base --head` (pair id or `latest`)
-    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "latest")]
-    pub pair: Option<String>,
-    /// Smallest change that counts, in percent [default: per suite, else [thresholds], else 2]
-    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
-    pub threshold: Option<f64>,
-    /// Output: an aligned table, JSON for programs, or Markdown for a pull-request comment
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: CompareFormat,
-    /// Compare even when the environments differ (GPU model, driver, clock policy, CPU…)
-    #[arg(long)]
-    pub allow_env_mismatch: bool,
-    /// Leave out samples taken while the GPU was throttled
-    #[arg(long)]
-    pub exclude_throttled: bool,
-    /// Format of result files given as SRC [default: detected]
-    #[arg(long, value_name = "FORMAT", value_parser = parse_input_format)]
-    pub input_format: Option<InputFormat>,
-}
-
 /// A value that must say something: an empty revision or name is refused.
 /// `90`, `90s`, `30m`, `2h`: a positive duration of at most a year.
 fn duration(s: &str) -> Result<std::time::Duration, String> {
@@ -493,24 +417,4 @@ fn full_sha(s: &str) -> Result<String, String> {
 fn parse_input_format(s: &str) -> Result<InputFormat, String> {
     InputFormat::parse_name(s)
         .ok_or_else(|| format!("unknown format `{s}`; one of {}", InputFormat::names()))
-}
-
-#[derive(Debug, Args)]
-#[command(group = clap::ArgGroup::new("input").required(true).args(["series", "benchmark"]))]
-pub struct DetectArgs {
-    /// Series file: CSV with a `value` header and one number per line, or a JSON array
-    #[arg(long, value_name = "FILE", num_args = 1..)]
-    pub series: Vec<PathBuf>,
-    /// Stored benchmark measures whose key (suite/name[params]/measure) contains PATTERN
-    #[arg(long, value_name = "PATTERN")]
-    pub benchmark: Option<String>,
-    /// With --benchmark: the history of this branch [default: [history] branch, main]
-    #[arg(long, value_name = "NAME", requires = "benchmark", value_parser = non_empty)]
-    pub branch: Option<String>,
-    /// With --benchmark: only this testbed's series [default: one series per testbed]
-    #[arg(long, value_name = "NAME", requires = "benchmark", value_parser = non_empty)]
-    pub testbed: Option<String>,
-    /// Output: an aligned table for people, or JSON for programs
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: Format,
 }

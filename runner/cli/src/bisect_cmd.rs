@@ -18,14 +18,14 @@ pub(super) fn cmd_bisect(g: &Global, a: &BisectArgs) -> Result<ExitClass, Failur
         filter: a.bench.clone(),
     };
     let cwd = current_dir()?;
-    let repo = a.repo.clone().unwrap_or(cwd);
+    let repo = a.search.repo.clone().unwrap_or(cwd);
     let request = BisectRequest {
         good: a.good.clone(),
         bad: a.bad.clone(),
         select,
-        rounds: a.rounds,
-        max_rounds: a.max_rounds.max(a.rounds),
-        rebuild: a.rebuild,
+        rounds: a.search.rounds,
+        max_rounds: a.search.max_rounds.max(a.search.rounds),
+        rebuild: a.search.rebuild,
     };
     let console = Console::new(g, &config)?;
     let m = Measurer {
@@ -45,7 +45,7 @@ pub(super) fn cmd_bisect(g: &Global, a: &BisectArgs) -> Result<ExitClass, Failur
     }
     print!(
         "{}",
-        match a.format {
+        match a.search.format {
             Format::Table => render_table(&report),
             Format::Json => render_json(&report),
         }

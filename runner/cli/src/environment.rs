@@ -29,11 +29,7 @@ use super::progress::Progress;
 /// Pins this process, applies the clock policy and starts GPU monitoring; prints what is not
 /// as it should be. Built-in suites run each round in a fresh `pitwall __worker` process.
 /// Keep the result alive while measuring.
-fn prepare_env(
-    config: &Config,
-    g: &Global,
-    suites: &SuiteBackend,
-) -> Result<RunEnvironment, Failure> {
+fn prepare_env(config: &Config, suites: &SuiteBackend) -> Result<RunEnvironment, Failure> {
     // On SIGINT/SIGTERM: kill running benchmark commands, restore clocks, then die.
     pitwall_host::gpu::on_terminate(pitwall_pipeline::engine::kill_running_commands);
     pitwall_host::gpu::install_signal_handler().map_err(Failure::of_gpu)?;
@@ -135,7 +131,7 @@ impl MeasureHooks for Console<'_> {
 
     fn prepare(&self, config: &Config) -> Result<RunEnvironment, EnvironmentError> {
         self.progress
-            .suspend(|| prepare_env(config, self.g, &self.suites))
+            .suspend(|| prepare_env(config, &self.suites))
             .map_err(|f| f.error.into())
     }
 

@@ -366,5 +366,4 @@ fn plain_line(elapsed: Duration, text: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "progress_tests.rs"]
 mod tests;

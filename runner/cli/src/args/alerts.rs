@@ -1,8 +1,6 @@
 //! Raw arguments of `pitwall alerts` and `pitwall alert …` (clap derive), kept beside
 //! `args.rs` so each file stays one screenful of flags; `args` re-exports them.
 
-use std::path::PathBuf;
-
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::{Format, non_empty};
@@ -60,21 +58,8 @@ pub struct AlertBisectArgs {
     /// The alert's id (`pitwall alerts` lists them)
     #[arg(value_name = "ID")]
     pub id: String,
-    /// Interleaved rounds measured before the first look at each commit
-    #[arg(long, value_name = "N", default_value_t = pitwall_pipeline::defaults::ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
-    pub rounds: u32,
-    /// Most rounds one commit may take
-    #[arg(long, value_name = "N", default_value_t = pitwall_pipeline::defaults::MAX_ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_rounds: u32,
-    /// Rebuild every commit even when its build is cached
-    #[arg(long)]
-    pub rebuild: bool,
-    /// The git repository [default: the one containing the working directory]
-    #[arg(long, value_name = "DIR")]
-    pub repo: Option<PathBuf>,
-    /// Output: an aligned table for people, or JSON for programs
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: Format,
+    #[command(flatten)]
+    pub search: super::BisectFlags,
 }
 
 #[derive(Debug, Args)]
