@@ -3,7 +3,7 @@
 //! are stored (`run`, `import`); these commands only read and update what it found.
 
 use pitwall_pipeline::alerts::{self, AlertQuery, TriageError, TriageRequest};
-use pitwall_pipeline::measure::{Measurer, bisect};
+use pitwall_pipeline::measure::bisect;
 use pitwall_pipeline::run::now_rfc3339;
 use pitwall_schema::AlertStatus;
 use pitwall_store::OpenMode;
@@ -12,8 +12,8 @@ use super::args::{
     AlertAction, AlertArgs, AlertBisectArgs, AlertStatusArg, AlertsArgs, Format, Global,
 };
 use super::context::{current_dir, load_config, open_store};
-use super::environment::Console;
 use super::exit::{ExitClass, Failure};
+use super::measuring::measuring;
 
 fn status_of(arg: AlertStatusArg) -> AlertStatus {
     match arg {
@@ -93,16 +93,10 @@ fn cmd_alert_bisect(g: &Global, a: &AlertBisectArgs) -> Result<ExitClass, Failur
         Some(r) => r.clone(),
         None => current_dir()?,
     };
-    let console = Console::new(g, &config)?;
-    let m = Measurer {
-        config: &config,
-        backend: console.backend(),
-        hooks: &console,
-        // A bisection stores no runs.
-        labels: Default::default(),
-    };
-    let report = bisect(&m, &repo, &request);
-    console.finish();
+    // A bisection stores no runs.
+    let report = measuring(g, &config, Default::default(), None, |m| {
+        bisect(m, &repo, &request)
+    })?;
     let report = report.map_err(Failure::of_measure)?;
     let stored = alerts::record_culprit(
         store.as_mut(),

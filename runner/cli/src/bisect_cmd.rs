@@ -2,14 +2,14 @@
 //! measuring as few commits as a binary search allows (docs/BISECT.md).
 
 use pitwall_pipeline::bisect::BisectRequest;
-use pitwall_pipeline::measure::{Measurer, bisect};
+use pitwall_pipeline::measure::bisect;
 use pitwall_pipeline::run::RunRequest;
 use pitwall_reports::bisect::{render_json, render_table};
 
 use super::args::{BisectArgs, Format, Global};
 use super::context::{current_dir, load_config};
-use super::environment::Console;
 use super::exit::{ExitClass, Failure};
+use super::measuring::measuring;
 
 pub(super) fn cmd_bisect(g: &Global, a: &BisectArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
@@ -27,16 +27,10 @@ pub(super) fn cmd_bisect(g: &Global, a: &BisectArgs) -> Result<ExitClass, Failur
         max_rounds: a.search.max_rounds.max(a.search.rounds),
         rebuild: a.search.rebuild,
     };
-    let console = Console::new(g, &config)?;
-    let m = Measurer {
-        config: &config,
-        backend: console.backend(),
-        hooks: &console,
-        // A bisection stores nothing.
-        labels: Default::default(),
-    };
-    let report = bisect(&m, &repo, &request);
-    console.finish();
+    // A bisection stores nothing.
+    let report = measuring(g, &config, Default::default(), None, |m| {
+        bisect(m, &repo, &request)
+    })?;
     let report = report.map_err(Failure::of_measure)?;
     if report.uncertain && !g.quiet {
         eprintln!(

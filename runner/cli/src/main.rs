@@ -20,6 +20,7 @@ mod exit;
 mod forge;
 mod github;
 mod measure;
+mod measuring;
 mod progress;
 mod site;
 

@@ -1,16 +1,16 @@
 //! `pitwall report`, `pitwall comment` and `pitwall ci`: the HTML report and what goes to GitHub.
 
-use pitwall_pipeline::measure::{CiRequest, Measurer, PairResult, ci};
+use pitwall_pipeline::measure::{CiRequest, PairResult, ci};
 use pitwall_pipeline::source;
 use pitwall_store::OpenMode;
 
 use super::args::{CiArgs, CommentArgs, Global, ReportArgs};
 use super::context::{current_dir, load_config, open_store, resolve_side, store_for};
-use super::environment::Console;
 use super::exit::{ExitClass, Failure};
 use super::forge::CiVars;
 use super::github::{check_publishing, publish};
 use super::measure::{print_pair, report_dir};
+use super::measuring::measuring;
 use super::site::write_report;
 
 pub(super) fn cmd_report(g: &Global, a: &ReportArgs) -> Result<ExitClass, Failure> {
@@ -91,15 +91,10 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     check_publishing(&config, &a.github)?;
     let mut store = open_store(g, &config, OpenMode::Create)?;
     let report = report_dir(a.report_dir.as_deref(), &config, store.as_ref())?;
-    let console = Console::new(g, &config)?;
-    let m = Measurer {
-        config: &config,
-        backend: console.backend(),
-        hooks: &console,
-        labels: pitwall_pipeline::labels::Labels::from_env(&config, &a.labels.request()),
-    };
-    let measured = ci(&m, store.as_mut(), &request);
-    console.finish();
+    let labels = pitwall_pipeline::labels::Labels::from_env(&config, &a.labels.request());
+    let measured = measuring(g, &config, labels, None, |m| {
+        ci(m, store.as_mut(), &request)
+    })?;
     let pair = match measured.map_err(Failure::of_measure)? {
         PairResult::NotBuilt => return Ok(ExitClass::Infra),
         PairResult::Measured(pair) => pair,

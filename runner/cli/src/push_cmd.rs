@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use pitwall_pipeline::measure::{CommitsRequest, Measurer, Revisions, measure_commits};
+use pitwall_pipeline::measure::{CommitsRequest, Revisions, measure_commits};
 use pitwall_pipeline::run::{RunReport, RunRequest};
 use pitwall_reports::{OutputFormat, exporter_for};
 use pitwall_schema::{AlertKind, AlertStatus, RunRole};
@@ -14,10 +14,10 @@ use pitwall_store::{OpenMode, Store};
 
 use super::args::{CiArgs, Global};
 use super::context::{current_dir, load_config, open_store};
-use super::environment::Console;
 use super::exit::{ExitClass, Failure};
 use super::forge::CiVars;
 use super::measure::{report_after, report_dir};
+use super::measuring::measuring;
 
 pub(super) fn cmd_ci_push(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     let cwd = current_dir()?;
@@ -61,15 +61,10 @@ pub(super) fn cmd_ci_push(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> 
             );
         }
     };
-    let console = Console::new(g, &config)?.on_stored(&print);
-    let m = Measurer {
-        config: &config,
-        backend: console.backend(),
-        hooks: &console,
-        labels: pitwall_pipeline::labels::Labels::from_env(&config, &labels),
-    };
-    let outcome = measure_commits(&m, store.as_mut(), &request);
-    console.finish();
+    let labels = pitwall_pipeline::labels::Labels::from_env(&config, &labels);
+    let outcome = measuring(g, &config, labels, Some(&print), |m| {
+        measure_commits(m, store.as_mut(), &request)
+    })?;
     let outcome = outcome.map_err(Failure::of_measure)?;
     report_after(g, &config, store.as_ref(), &report);
     let raised = store

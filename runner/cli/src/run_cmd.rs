@@ -6,7 +6,7 @@ use pitwall_pipeline::config::Config;
 use pitwall_pipeline::defaults;
 use pitwall_pipeline::engine::{die_with_parent, serve_worker};
 use pitwall_pipeline::measure::{
-    CommitsRequest, Measurer, PairRequest, PairResult, Revisions, measure_commits, measure_pair,
+    CommitsRequest, PairRequest, PairResult, Revisions, measure_commits, measure_pair,
 };
 use pitwall_pipeline::pair::{PairPlan, UntilDecided};
 use pitwall_pipeline::run::{RunReport, RunRequest};
@@ -15,9 +15,10 @@ use pitwall_store::{OpenMode, Store};
 
 use super::args::{Global, RunArgs};
 use super::context::{current_dir, format, load_config, open_store};
-use super::environment::{Console, WorkerBackends, follower_backend};
+use super::environment::{WorkerBackends, follower_backend};
 use super::exit::{ExitClass, Failure};
 use super::measure::{print_pair, report_after, report_dir};
+use super::measuring::measuring;
 use pitwall_cpu::multi;
 use pitwall_pipeline::labels::Labels;
 use pitwall_rendezvous::Layout;
@@ -90,15 +91,10 @@ fn run_rank0(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
             },
             rebuild: a.rebuild,
         };
-        let console = Console::new(g, &config)?;
-        let m = Measurer {
-            config: &config,
-            backend: console.backend(),
-            hooks: &console,
-            labels: Labels::from_env(&config, &a.labels.request()),
-        };
-        let result = measure_pair(&m, store.as_mut(), &request);
-        console.finish();
+        let labels = Labels::from_env(&config, &a.labels.request());
+        let result = measuring(g, &config, labels, None, |m| {
+            measure_pair(m, store.as_mut(), &request)
+        })?;
         let result = result.map_err(Failure::of_measure)?;
         return Ok(match result {
             PairResult::NotBuilt => ExitClass::Infra,
@@ -120,15 +116,10 @@ fn run_rank0(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
     let print = |r: &RunReport, store: &mut dyn Store| {
         print_run(g, a, &config, store, r, report.as_deref())
     };
-    let console = Console::new(g, &config)?.on_stored(&print);
-    let m = Measurer {
-        config: &config,
-        backend: console.backend(),
-        hooks: &console,
-        labels: Labels::from_env(&config, &a.labels.request()),
-    };
-    let outcome = measure_commits(&m, store.as_mut(), &request);
-    console.finish();
+    let labels = Labels::from_env(&config, &a.labels.request());
+    let outcome = measuring(g, &config, labels, Some(&print), |m| {
+        measure_commits(m, store.as_mut(), &request)
+    })?;
     let outcome = outcome.map_err(|e| {
         // The progress output showed each skip as it happened, except under --quiet: then
         // the reasons come here, before the error, so the refusal still says why.

@@ -1,0 +1,38 @@
+//! The one set-up of every measuring command (`run`, `run --base --head`, `ci`, `ci --push`,
+//! `bisect`, `alert bisect`): the console (progress, machine set-up, the no-GPU line and
+//! warnings) and the use case's `Measurer` around it, with the progress line cleared before
+//! the command prints its result.
+
+use pitwall_pipeline::config::Config;
+use pitwall_pipeline::labels::Labels;
+use pitwall_pipeline::measure::Measurer;
+
+use super::args::Global;
+use super::environment::{Console, OnStored};
+use super::exit::Failure;
+
+/// Runs `use_case` with a `Measurer` whose backend and hooks are a new console's, stored runs
+/// labelled with `labels` (a bisection stores none: `Labels::default()`), each stored run
+/// shown by `on_stored` as soon as it is stored. The console is finished when `use_case`
+/// returns, whatever it returned.
+pub(super) fn measuring<'a, T>(
+    g: &'a Global,
+    config: &'a Config,
+    labels: Labels,
+    on_stored: Option<&'a OnStored<'a>>,
+    use_case: impl FnOnce(&Measurer<'_>) -> T,
+) -> Result<T, Failure> {
+    let mut console = Console::new(g, config)?;
+    if let Some(f) = on_stored {
+        console = console.on_stored(f);
+    }
+    let m = Measurer {
+        config,
+        backend: console.backend(),
+        hooks: &console,
+        labels,
+    };
+    let out = use_case(&m);
+    console.finish();
+    Ok(out)
+}
