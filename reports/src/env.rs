@@ -31,46 +31,79 @@ fn shown<T: ToString>(v: Option<T>) -> String {
 /// Renders the fingerprint and warnings as aligned text.
 pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
     let mut t = Table::new(&["FACT", "VALUE"]);
-    let mut row = |k: &str, v: String| t.row(vec![k.to_string(), v]);
-    row("host", fp.hostname.clone());
-    row("os", format!("{} {} ({})", fp.os, fp.kernel, fp.arch));
+    host_rows(&mut t, fp);
+    gpu_rows(&mut t, fp);
+    policy_rows(&mut t, fp);
+    for (k, v) in &fp.env {
+        row(&mut t, &format!("env {k}"), v.clone());
+    }
+    let mut out = t.render();
+    if let Some(checks) = host_checks(fp) {
+        out.push('\n');
+        out.push_str(&checks);
+    }
+    if !warnings.is_empty() {
+        out.push_str("\nwarnings:\n");
+        for w in warnings {
+            out.push_str(&format!("  {w}\n"));
+        }
+    }
+    out
+}
+
+fn row(t: &mut Table, k: &str, v: String) {
+    t.row(vec![k.to_string(), v]);
+}
+
+/// The host, its toolchains, NUMA layout and CUDA libraries.
+fn host_rows(t: &mut Table, fp: &Fingerprint) {
+    row(t, "host", fp.hostname.clone());
+    row(t, "os", format!("{} {} ({})", fp.os, fp.kernel, fp.arch));
     row(
+        t,
         "cpu",
         format!("{} ({} logical cpus)", fp.cpu_model, fp.logical_cpus),
     );
     row(
+        t,
         "memory",
         format!("{:.1} GiB", fp.memory_bytes as f64 / (1u64 << 30) as f64),
     );
     row(
+        t,
         "governor",
         fp.cpu_governor.clone().unwrap_or_else(|| "-".into()),
     );
-    row("pitwall", fp.pitwall_version.clone());
+    row(t, "pitwall", fp.pitwall_version.clone());
     if let Some(tc) = fp.section::<Toolchain>() {
-        row("rustc", shown(tc.rustc));
-        row("cc", shown(tc.cc));
-        row("nvcc", shown(tc.nvcc));
+        row(t, "rustc", shown(tc.rustc));
+        row(t, "cc", shown(tc.cc));
+        row(t, "nvcc", shown(tc.nvcc));
     }
     if let Some(NumaNodes(nodes)) = fp.section() {
         let layout: Vec<String> = nodes.iter().map(|(n, c)| format!("{n}: {c}")).collect();
-        row("numa", layout.join(", "));
+        row(t, "numa", layout.join(", "));
     }
     if let Some(CudaLibraries(libs)) = fp.section() {
         for (k, v) in libs {
-            row(&k, v);
+            row(t, &k, v);
         }
     }
+}
+
+/// One group of rows per GPU (identity, PCI, clocks, state, topology), or why there is none.
+fn gpu_rows(t: &mut Table, fp: &Fingerprint) {
     if fp.gpus.is_empty() {
         let reason = fp
             .section::<GpuAvailability>()
             .and_then(|g| g.reason)
             .unwrap_or_else(|| "none found".to_string());
-        row("gpu", format!("none ({reason})"));
+        row(t, "gpu", format!("none ({reason})"));
     }
     for (i, g) in fp.gpus.iter().enumerate() {
         let d = g.details().unwrap_or_default();
         row(
+            t,
             &format!("gpu {i}"),
             format!(
                 "{} driver {} uuid {}",
@@ -80,6 +113,7 @@ pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
             ),
         );
         row(
+            t,
             &format!("gpu {i} pci"),
             format!(
                 "{} gen {} x{} numa {}",
@@ -90,6 +124,7 @@ pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
             ),
         );
         row(
+            t,
             &format!("gpu {i} clocks"),
             format!(
                 "max sm {} MHz, base sm {} MHz, max mem {} MHz, power limit {} W",
@@ -100,6 +135,7 @@ pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
             ),
         );
         row(
+            t,
             &format!("gpu {i} state"),
             format!(
                 "persistence {}, ecc {}, cuda driver {}, nvlink peers {}",
@@ -114,9 +150,13 @@ pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
                 .iter()
                 .map(|(other, how)| format!("gpu {other} {how}"))
                 .collect();
-            row(&format!("gpu {i} topology"), links.join(", "));
+            row(t, &format!("gpu {i} topology"), links.join(", "));
         }
     }
+}
+
+/// The clock policy and the pinning plan.
+fn policy_rows(t: &mut Table, fp: &Fingerprint) {
     if let Some(c) = fp.section::<Clocks>() {
         let mut line = format!(
             "{} (device {}, locked sm {})",
@@ -127,7 +167,7 @@ pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
         if let Some(mhz) = c.lock_target_sm_mhz {
             line.push_str(&format!("; lock would choose {mhz} MHz"));
         }
-        row("clock policy", line);
+        row(t, "clock policy", line);
     }
     if let Some(p) = fp.section::<Pinning>() {
         let detail = match p.plan {
@@ -142,41 +182,32 @@ pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
             }
             None => shown(p.error),
         };
-        row("pinning", format!("{}: {detail}", shown(p.policy)));
+        row(t, "pinning", format!("{}: {detail}", shown(p.policy)));
     }
-    for (k, v) in &fp.env {
-        row(&format!("env {k}"), v.clone());
+}
+
+/// The host checks' table (CHECK, VALUE, OK, ADVICE), when the fingerprint has them.
+fn host_checks(fp: &Fingerprint) -> Option<String> {
+    let HostChecks(checks) = fp.section()?;
+    let mut c = Table::new(&["CHECK", "VALUE", "OK", "ADVICE"]);
+    for check in checks {
+        let ok = check.ok.unwrap_or(true);
+        let value = shown(check.value);
+        let ok_text = if value == "unknown" {
+            "?"
+        } else if ok {
+            "yes"
+        } else {
+            "NO"
+        };
+        c.row(vec![
+            shown(check.name),
+            value,
+            ok_text.to_string(),
+            shown(check.advice),
+        ]);
     }
-    let mut out = t.render();
-    if let Some(HostChecks(checks)) = fp.section() {
-        let mut c = Table::new(&["CHECK", "VALUE", "OK", "ADVICE"]);
-        for check in checks {
-            let ok = check.ok.unwrap_or(true);
-            let value = shown(check.value);
-            let ok_text = if value == "unknown" {
-                "?"
-            } else if ok {
-                "yes"
-            } else {
-                "NO"
-            };
-            c.row(vec![
-                shown(check.name),
-                value,
-                ok_text.to_string(),
-                shown(check.advice),
-            ]);
-        }
-        out.push('\n');
-        out.push_str(&c.render());
-    }
-    if !warnings.is_empty() {
-        out.push_str("\nwarnings:\n");
-        for w in warnings {
-            out.push_str(&format!("  {w}\n"));
-        }
-    }
-    out
+    Some(c.render())
 }
 
 #[cfg(test)]

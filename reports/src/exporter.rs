@@ -37,107 +37,15 @@ pub struct TableExporter;
 
 impl Exporter for TableExporter {
     fn render(&self, run: &Run, skipped: &[String]) -> String {
-        let mut t = Table::new(&[
-            "SUITE",
-            "BENCHMARK",
-            "MEASURE",
-            ">N",
-            ">MEDIAN",
-            ">±CI",
-            ">P99",
-            "UNIT",
-            "STATUS",
-        ]);
-        let (mut errors, mut skips) = (Vec::new(), Vec::new());
+        let mut rows = ResultRows::default();
         for r in listed(&run.results) {
-            let bench = display_name(&r.name, &r.params);
-            match (r.status, Summary::of(&r.samples)) {
-                // An implausible result keeps its numbers, marked, with its reason below.
-                (status @ (ResultStatus::Ok | ResultStatus::Implausible), Some(s)) => {
-                    let unit = DisplayUnit::for_value(r.unit.as_str(), s.median);
-                    t.row(vec![
-                        r.suite.clone(),
-                        bench.clone(),
-                        r.measure.clone(),
-                        s.n.to_string(),
-                        unit.num(s.median),
-                        s.ci_rel_half_width().map_or_else(|| "-".to_string(), pct),
-                        unit.num(s.p99),
-                        unit.name().to_string(),
-                        if status == ResultStatus::Ok {
-                            "ok"
-                        } else {
-                            "IMPLAUSIBLE"
-                        }
-                        .to_string(),
-                    ]);
-                    if status == ResultStatus::Implausible {
-                        let line = format!(
-                            "{}/{bench}: {}",
-                            r.suite,
-                            r.error.as_deref().unwrap_or("implausible")
-                        );
-                        if !errors.contains(&line) {
-                            errors.push(line);
-                        }
-                    }
-                }
-                _ => {
-                    let n = r.samples.len().to_string();
-                    t.row(vec![
-                        r.suite.clone(),
-                        bench.clone(),
-                        r.measure.clone(),
-                        n,
-                        "-".into(),
-                        "-".into(),
-                        "-".into(),
-                        r.unit.to_string(),
-                        if r.status == ResultStatus::Skipped {
-                            "skipped"
-                        } else {
-                            "FAILED"
-                        }
-                        .into(),
-                    ]);
-                    let (list, default) = if r.status == ResultStatus::Skipped {
-                        (&mut skips, "skipped")
-                    } else {
-                        (&mut errors, "failed")
-                    };
-                    // One line per benchmark, not per measure: a failure covers them all.
-                    let line = format!(
-                        "{}/{bench}: {}",
-                        r.suite,
-                        r.error.as_deref().unwrap_or(default)
-                    );
-                    if !list.contains(&line) {
-                        list.push(line);
-                    }
-                }
-            }
+            rows.add(r);
         }
         let esc = crate::table::escape_controls;
-        let mut out = format!(
-            "run {}  project {}  commit {}  status {}\n",
-            esc(&run.id),
-            esc(&run.project),
-            esc(&run.commit),
-            run.status.as_str()
-        );
-        if let Some(error) = &run.error {
-            let mut lines = error.lines();
-            out.push_str(&format!(
-                "error: {}\n",
-                esc(lines.next().unwrap_or_default())
-            ));
-            for line in lines {
-                out.push_str(&format!("  | {}\n", esc(line)));
-            }
-        }
-        if !t.is_empty() {
+        let mut out = run_header(run);
+        if !rows.table.is_empty() {
             out.push('\n');
-            out.push_str(&t.render());
+            out.push_str(&rows.table.render());
         }
         for line in skipped {
             out.push_str(&format!("\nskipped: {}", esc(line)));
@@ -145,7 +53,10 @@ impl Exporter for TableExporter {
         if !skipped.is_empty() {
             out.push('\n');
         }
-        for (title, lines) in [("failures", errors), ("skipped by the tool", skips)] {
+        for (title, lines) in [
+            ("failures", rows.errors),
+            ("skipped by the tool", rows.skips),
+        ] {
             if !lines.is_empty() {
                 out.push_str(&format!("\n{title}:\n"));
                 for e in lines {
@@ -154,6 +65,129 @@ impl Exporter for TableExporter {
             }
         }
         out
+    }
+}
+
+/// The run's first line (id, project, commit, status) and its error, each line escaped.
+fn run_header(run: &Run) -> String {
+    let esc = crate::table::escape_controls;
+    let mut out = format!(
+        "run {}  project {}  commit {}  status {}\n",
+        esc(&run.id),
+        esc(&run.project),
+        esc(&run.commit),
+        run.status.as_str()
+    );
+    if let Some(error) = &run.error {
+        let mut lines = error.lines();
+        out.push_str(&format!(
+            "error: {}\n",
+            esc(lines.next().unwrap_or_default())
+        ));
+        for line in lines {
+            out.push_str(&format!("  | {}\n", esc(line)));
+        }
+    }
+    out
+}
+
+/// The table of a run's results and the lines below it: one per failed or implausible
+/// benchmark, one per benchmark the tool skipped (a failure covers all of a benchmark's
+/// measures, so each is listed once).
+struct ResultRows {
+    table: Table,
+    errors: Vec<String>,
+    skips: Vec<String>,
+}
+
+impl Default for ResultRows {
+    fn default() -> Self {
+        ResultRows {
+            table: Table::new(&[
+                "SUITE",
+                "BENCHMARK",
+                "MEASURE",
+                ">N",
+                ">MEDIAN",
+                ">±CI",
+                ">P99",
+                "UNIT",
+                "STATUS",
+            ]),
+            errors: Vec::new(),
+            skips: Vec::new(),
+        }
+    }
+}
+
+impl ResultRows {
+    fn add(&mut self, r: &BenchmarkResult) {
+        let bench = display_name(&r.name, &r.params);
+        match (r.status, Summary::of(&r.samples)) {
+            // An implausible result keeps its numbers, marked, with its reason below.
+            (status @ (ResultStatus::Ok | ResultStatus::Implausible), Some(s)) => {
+                let unit = DisplayUnit::for_value(r.unit.as_str(), s.median);
+                self.table.row(vec![
+                    r.suite.clone(),
+                    bench.clone(),
+                    r.measure.clone(),
+                    s.n.to_string(),
+                    unit.num(s.median),
+                    s.ci_rel_half_width().map_or_else(|| "-".to_string(), pct),
+                    unit.num(s.p99),
+                    unit.name().to_string(),
+                    if status == ResultStatus::Ok {
+                        "ok"
+                    } else {
+                        "IMPLAUSIBLE"
+                    }
+                    .to_string(),
+                ]);
+                if status == ResultStatus::Implausible {
+                    let line = format!(
+                        "{}/{bench}: {}",
+                        r.suite,
+                        r.error.as_deref().unwrap_or("implausible")
+                    );
+                    push_once(&mut self.errors, line);
+                }
+            }
+            _ => {
+                self.table.row(vec![
+                    r.suite.clone(),
+                    bench.clone(),
+                    r.measure.clone(),
+                    r.samples.len().to_string(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    r.unit.to_string(),
+                    if r.status == ResultStatus::Skipped {
+                        "skipped"
+                    } else {
+                        "FAILED"
+                    }
+                    .into(),
+                ]);
+                let (list, default) = if r.status == ResultStatus::Skipped {
+                    (&mut self.skips, "skipped")
+                } else {
+                    (&mut self.errors, "failed")
+                };
+                let line = format!(
+                    "{}/{bench}: {}",
+                    r.suite,
+                    r.error.as_deref().unwrap_or(default)
+                );
+                push_once(list, line);
+            }
+        }
+    }
+}
+
+fn push_once(list: &mut Vec<String>, line: String) {
+    if !list.contains(&line) {
+        list.push(line);
     }
 }
 

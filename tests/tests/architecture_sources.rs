@@ -338,9 +338,6 @@ const KNOWN_LONG_FNS: &[&str] = &[
     "runner/pipeline/src/engine/suite.rs run_wall_time",
     "runner/pipeline/src/engine/worker_parent.rs handle",
     "runner/pipeline/src/setup.rs prepare_with",
-    "reports/src/env.rs render_env",
-    "reports/src/exporter.rs render",
-    "reports/src/html/history_chart.rs history",
 ];
 const KNOWN_PATH_INCLUDES: &[&str] = &[
     "runner/host/src/gpu/select.rs",

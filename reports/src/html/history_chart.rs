@@ -122,6 +122,22 @@ pub(crate) fn history(s: &Series, runs: &[Run], unit: &DisplayUnit) -> String {
             xs.at(i as f64)
         }
     };
+    draw_bands(&mut out, s, &x, &ys);
+    out.push_str(r#"<polyline class="median" points=""#);
+    for (i, p) in s.points.iter().enumerate() {
+        let _ = write!(out, "{:.1},{:.1} ", x(i), ys.at(p.median));
+    }
+    out.push_str(r#""/>"#);
+    draw_change_points(&mut out, s, runs, unit, &x);
+    draw_points(&mut out, s, runs, unit, &x, &ys);
+    draw_x_labels(&mut out, s, runs, &x);
+    out.push_str("</svg>");
+    out
+}
+
+/// The raw min–max band and the 95% interval band of the median (bars for a single run).
+fn draw_bands(out: &mut String, s: &Series, x: &dyn Fn(usize) -> f64, ys: &Scale) {
+    let n = s.points.len();
     let band = |out: &mut String, class: &str, f: &dyn Fn(usize) -> (f64, f64)| {
         let _ = write!(out, r#"<path class="{class}" d=""#);
         for i in 0..n {
@@ -151,16 +167,23 @@ pub(crate) fn history(s: &Series, runs: &[Run], unit: &DisplayUnit) -> String {
             (ys.at(ci.0) - ys.at(ci.1)).max(1.0),
         );
     }
-    band(&mut out, "spread", &|i| (s.points[i].min, s.points[i].max));
-    band(&mut out, "ci", &|i| {
+    band(out, "spread", &|i| (s.points[i].min, s.points[i].max));
+    band(out, "ci", &|i| {
         let p = &s.points[i];
         p.ci.unwrap_or((p.median, p.median))
     });
-    out.push_str(r#"<polyline class="median" points=""#);
-    for (i, p) in s.points.iter().enumerate() {
-        let _ = write!(out, "{:.1},{:.1} ", x(i), ys.at(p.median));
-    }
-    out.push_str(r#""/>"#);
+}
+
+/// Each change point: a line between its two commits, its magnitude, and a tooltip with the
+/// commit range, levels and p-value.
+fn draw_change_points(
+    out: &mut String,
+    s: &Series,
+    runs: &[Run],
+    unit: &DisplayUnit,
+    x: &dyn Fn(usize) -> f64,
+) {
+    let m = M;
     for cp in &s.changes {
         let cx = (x(cp.index - 1) + x(cp.index)) / 2.0;
         let class = if s.is_worse(cp.rel_change) {
@@ -187,6 +210,17 @@ pub(crate) fn history(s: &Series, runs: &[Run], unit: &DisplayUnit) -> String {
             pct(cp.rel_change),
         );
     }
+}
+
+/// One marker per run (throttled runs in their own class) with its tooltip.
+fn draw_points(
+    out: &mut String,
+    s: &Series,
+    runs: &[Run],
+    unit: &DisplayUnit,
+    x: &dyn Fn(usize) -> f64,
+    ys: &Scale,
+) {
     for (i, p) in s.points.iter().enumerate() {
         let run = &runs[p.run];
         let subject = run
@@ -220,7 +254,12 @@ pub(crate) fn history(s: &Series, runs: &[Run], unit: &DisplayUnit) -> String {
             esc(&run.started_at),
         );
     }
-    for l in x_labels(s, runs, &x) {
+}
+
+/// The commit labels of the x axis, anchored at an edge where centring would cut them.
+fn draw_x_labels(out: &mut String, s: &Series, runs: &[Run], x: &dyn Fn(usize) -> f64) {
+    let m = M;
+    for l in x_labels(s, runs, x) {
         // Near an edge a label is anchored there instead of centred, so it stays inside.
         let anchor = if l.x - LABEL_GAP / 2.0 < 0.0 {
             "start"
@@ -241,8 +280,6 @@ pub(crate) fn history(s: &Series, runs: &[Run], unit: &DisplayUnit) -> String {
             x = l.x,
         );
     }
-    out.push_str("</svg>");
-    out
 }
 
 #[cfg(test)]
