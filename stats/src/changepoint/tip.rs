@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 
-use super::detect::{ChangePoint, DetectConfig};
+use super::config::{ChangePoint, DetectConfig};
 use super::refine::lad_split;
 use super::verdict::{Tests, evaluate, rel};
 use crate::summary::median;

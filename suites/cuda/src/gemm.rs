@@ -11,10 +11,12 @@ use cudarc::driver::{CudaSlice, DevicePtr};
 
 use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
 use crate::check::{check_gemm_sampled, sample_positions};
-use crate::device::{Cache, CudaError, Device, EventTimer};
+use crate::device::{Device, EventTimer};
+use crate::error::CudaError;
 use crate::memory::SETS;
 use crate::schema::Unit;
 use crate::sticky::LeakAfterSticky;
+use crate::timing::Cache;
 use crate::work::{Dtype, gemm_flops, gemm_footprint_bytes};
 
 /// Square sizes measured, up to 8192 (capped by `max_bytes`).

@@ -16,7 +16,8 @@ use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
 use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
 use crate::check::sample_positions;
-use crate::device::{Cache, CudaError, Device, EventTimer};
+use crate::device::{Device, EventTimer};
+use crate::error::CudaError;
 use crate::graph::{self, Graph, Mode};
 use crate::infer_plan::{Buf, CUBLAS_WORKSPACE_BYTES, Epi, InferPlanned, Stage};
 use crate::infer_ref::{
@@ -26,6 +27,7 @@ use crate::infer_ref::{
 use crate::kernels;
 use crate::schema::Unit;
 use crate::sticky::LeakAfterSticky;
+use crate::timing::Cache;
 
 /// Threads per block of the row and attention kernels.
 const ROW_BLOCK: u32 = 256;
@@ -296,7 +298,7 @@ impl InferBench {
         self.dev.stream.synchronize().map_err(CudaError::from)?;
         self.validate(&state, "eager pass")?;
         if self.planned.mode == Mode::Graph {
-            let graph = graph::capture(&self.dev, 1, |_| self.enqueue_pass(&state))?;
+            let graph = graph::capture(&self.dev.stream, 1, |_| self.enqueue_pass(&state))?;
             let stages = self.planned.workload.stages();
             for stage in &stages {
                 let out = state.bufs[stage.output() as usize]

@@ -9,6 +9,7 @@ use pitwall_schema::{backend, benchmark, check, expr, manifest, schema, work};
 pub mod ceiling;
 pub mod collective;
 pub mod device;
+pub mod error;
 pub mod fp8;
 pub mod gemm;
 pub mod gpu_select;
@@ -42,11 +43,12 @@ use std::sync::{Arc, Mutex};
 
 use crate::backend::{Backend, BackendError, CacheMode, SuiteKind, SuiteOptions};
 use crate::benchmark::Benchmark;
-use crate::device::{Cache, Device};
+use crate::device::Device;
 use crate::gemm::GemmBench;
 use crate::linear::{LinearBench, LinearPlanned};
 use crate::memory::{HostMemory, MemOp, MemoryBench};
 use crate::rows::RowBench;
+use crate::timing::Cache;
 use crate::work::{Dtype, RowOp};
 
 /// The CUDA backend, once [`CudaBackend::probe`] found a driver, a device and the libraries.

@@ -9,10 +9,12 @@ use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKerne
 
 use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
 use crate::check::{Compared, check, dot_scale, tolerance};
-use crate::device::{Cache, CudaError, Device, EventTimer};
+use crate::device::{Device, EventTimer};
+use crate::error::CudaError;
 use crate::kernels;
 use crate::memory::SETS;
 use crate::schema::Unit;
+use crate::timing::Cache;
 use crate::work::{Dtype, RowOp, row_op_bytes};
 
 /// Shapes measured: many short rows (attention-like) and fewer long ones (hidden sizes).

@@ -78,7 +78,7 @@ impl<T> Drop for LeakAfterSticky<T> {
 mod tests {
     use super::*;
     use crate::benchmark::BenchError;
-    use crate::device::CudaError;
+    use crate::error::CudaError;
 
     /// Drops like cudarc's `CudaBlas` after a lost context.
     struct PanicsOnDrop;

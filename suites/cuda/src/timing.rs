@@ -5,7 +5,17 @@
 //! [`Stream`] on a real CUDA stream; the loops below are the only timing loops of the CUDA
 //! suites.
 
-use crate::device::{Cache, CudaError};
+use crate::error::CudaError;
+
+/// Whether each timed iteration starts with a flushed L2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cache {
+    /// L2 overwritten (2× its size) before every iteration: what a kernel meets in a model,
+    /// where other layers ran in between. The default.
+    Cold,
+    /// Iterations back to back: the data may stay in L2 from the previous one.
+    Warm,
+}
 
 /// Event pairs in flight before the timer synchronises and sums them (cold mode).
 pub const PAIRS: usize = 64;

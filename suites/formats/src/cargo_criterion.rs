@@ -15,10 +15,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::bmf::{json_error, kind};
-use super::json_util::{finite_numbers, per_iteration};
-use super::pitwall_json::{FormatError, ParsedBenchmark};
-use super::registry::ParsedRun;
+use super::json_util::{finite_numbers, json_error, per_iteration, value_kind};
+use super::parsed::{FormatError, ParsedBenchmark, ParsedRun};
 use crate::schema::{Direction, Unit};
 
 const FORMAT: &str = "cargo-criterion";
@@ -146,7 +144,7 @@ fn convert(index: usize, msg: &Value, out: &mut Vec<ParsedBenchmark>) -> Result<
         Some(other) => {
             return Err(err(
                 at,
-                format!("`throughput` must be a list, got {}", kind(other)),
+                format!("`throughput` must be a list, got {}", value_kind(other)),
             ));
         }
     };

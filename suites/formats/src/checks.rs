@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::pitwall_json::{FormatError, ParsedBenchmark, TIME_UNITS};
+use super::parsed::{FormatError, ParsedBenchmark, TIME_UNITS};
 use crate::schema::{ResultStatus, benchmark_key, display_name};
 
 /// `text` without one leading UTF-8 byte order mark (Windows tools and editors write one). Only

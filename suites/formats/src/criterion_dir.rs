@@ -21,10 +21,8 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use super::bmf::{json_error, kind};
-use super::json_util::{finite_numbers, per_iteration};
-use super::pitwall_json::{FormatError, ParsedBenchmark};
-use super::registry::ParsedRun;
+use super::json_util::{finite_numbers, json_error, per_iteration, value_kind};
+use super::parsed::{FormatError, ParsedBenchmark, ParsedRun};
 use crate::schema::{Direction, Unit};
 
 const FORMAT: &str = "criterion";
@@ -195,7 +193,10 @@ fn read_one(
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(v) => Err(err(
                 at.clone(),
-                format!("benchmark.json: `{key}` must be a string, got {}", kind(v)),
+                format!(
+                    "benchmark.json: `{key}` must be a string, got {}",
+                    value_kind(v)
+                ),
             )),
         }
     };
@@ -273,7 +274,7 @@ fn throughput(v: Option<&Value>) -> Result<Option<(f64, &'static str)>, String> 
             None | Some(Value::Null) => Ok(None),
             Some(other) => Err(format!(
                 "benchmark.json: `throughput` must be an object, got {}",
-                kind(other)
+                value_kind(other)
             )),
         };
     };

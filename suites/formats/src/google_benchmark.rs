@@ -15,8 +15,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::json_util::{bench, kind, read_json, time_value, top_array};
-use super::pitwall_json::{FormatError, ParsedBenchmark};
-use super::registry::ParsedRun;
+use super::parsed::{FormatError, ParsedBenchmark, ParsedRun};
 use crate::schema::{Direction, Unit, display_name};
 
 const FORMAT: &str = "google-benchmark";

@@ -14,8 +14,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::json_util::{bench, kind, quantity_value, read_json, time_value, top_array};
-use super::pitwall_json::FormatError;
-use super::registry::ParsedRun;
+use super::parsed::{FormatError, ParsedRun};
 use crate::schema::Unit;
 
 const FORMAT: &str = "hyperfine";

@@ -16,12 +16,14 @@ pub mod mlperf_loadgen;
 pub mod nccl_tests;
 pub mod nvbench;
 mod nvbench_samples;
+mod parsed;
 pub mod pitwall_json;
 pub mod pytest_benchmark;
 mod registry;
 pub mod side_files;
 
 pub use checks::{merge_duplicates, strip_bom};
-pub use pitwall_json::{FormatError, ParsedBenchmark, parse_pitwall_json};
-pub use registry::{Input, InputFormat, ParsedRun, detect, parse};
+pub use parsed::{FormatError, ParsedBenchmark, ParsedRun};
+pub use pitwall_json::parse_pitwall_json;
+pub use registry::{Input, InputFormat, detect, parse};
 pub use side_files::{DirFiles, MemFiles, SideFiles};

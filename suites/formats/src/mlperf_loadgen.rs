@@ -18,8 +18,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::pitwall_json::{FormatError, ParsedBenchmark};
-use super::registry::ParsedRun;
+use super::parsed::{FormatError, ParsedBenchmark, ParsedRun};
 use crate::schema::{Direction, Unit};
 
 const FORMAT: &str = "mlperf-loadgen";

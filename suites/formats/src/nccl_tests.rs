@@ -16,9 +16,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::bmf::{kind, parse_json};
-use super::pitwall_json::{FormatError, ParsedBenchmark};
-use super::registry::ParsedRun;
+use super::json_util::{parse_json, value_kind};
+use super::parsed::{FormatError, ParsedBenchmark, ParsedRun};
 use crate::schema::{Direction, Unit};
 
 const FORMAT: &str = "nccl-tests";
@@ -267,7 +266,7 @@ fn parse_json_output(text: &str) -> Result<ParsedRun, FormatError> {
                             at.clone(),
                             format!(
                                 "{field}: `{k}` must be a non-negative number, got {}",
-                                kind(v)
+                                value_kind(v)
                             ),
                         )
                     })

@@ -32,10 +32,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::bmf::{kind, parse_json};
+use super::json_util::{parse_json, value_kind};
 use super::nvbench_samples::{SAMPLE_FILES, read_samples};
-use super::pitwall_json::{FormatError, ParsedBenchmark};
-use super::registry::ParsedRun;
+use super::parsed::{FormatError, ParsedBenchmark, ParsedRun};
 use super::side_files::SideFiles;
 use crate::schema::{Direction, Unit};
 
@@ -139,7 +138,7 @@ pub fn parse_with(text: &str, files: Option<&dyn SideFiles>) -> Result<ParsedRun
             Some(other) => {
                 return Err(err(
                     at,
-                    format!("`states` must be a list, got {}", kind(other)),
+                    format!("`states` must be a list, got {}", value_kind(other)),
                 ));
             }
         };
@@ -205,7 +204,10 @@ fn read_state(
             Value::String(s) => s.clone(),
             Value::Number(n) => n.to_string(),
             other => {
-                return Err(err(at, format!("axis `{k}` value is {}", kind(other))));
+                return Err(err(
+                    at,
+                    format!("axis `{k}` value is {}", value_kind(other)),
+                ));
             }
         };
         params.insert(k.to_string(), text);
@@ -294,7 +296,7 @@ fn list<'a>(v: &'a Value, key: &str, at: &str) -> Result<&'a [Value], FormatErro
         Some(Value::Array(a)) => Ok(a),
         Some(other) => Err(err(
             at.to_string(),
-            format!("`{key}` must be a list, got {}", kind(other)),
+            format!("`{key}` must be a list, got {}", value_kind(other)),
         )),
     }
 }

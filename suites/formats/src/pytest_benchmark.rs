@@ -14,8 +14,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::json_util::{bench, kind, read_json, time_value, top_array};
-use super::pitwall_json::FormatError;
-use super::registry::ParsedRun;
+use super::parsed::{FormatError, ParsedRun};
 use crate::schema::Unit;
 
 const FORMAT: &str = "pytest-benchmark";

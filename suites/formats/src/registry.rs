@@ -1,35 +1,11 @@
 //! The set of formats pitwall reads: their names (`format = "…"`, `--input-format`), dispatch
 //! to each reader, and auto-detection for formats that are unambiguous.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::SystemTime;
 
-use super::pitwall_json::{FormatError, ParsedBenchmark};
+use super::parsed::{FormatError, ParsedRun};
 use super::side_files::SideFiles;
-
-/// What a reader produced from one tool output.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ParsedRun {
-    pub benchmarks: Vec<ParsedBenchmark>,
-    /// What the tool knew about the machine (Google Benchmark's context, nvbench's devices…);
-    /// goes into the run's fingerprint under `extra.<format>`.
-    pub context: BTreeMap<String, serde_json::Value>,
-    /// What the format cannot tell (e.g. "summary values only: no raw samples").
-    pub notes: Vec<String>,
-    /// What the reader left out of this output or doubts in it (e.g. criterion results older
-    /// than the execution that should have written them), one line each: shown to the user.
-    pub warnings: Vec<String>,
-}
-
-impl ParsedRun {
-    pub fn new(benchmarks: Vec<ParsedBenchmark>) -> ParsedRun {
-        ParsedRun {
-            benchmarks,
-            ..ParsedRun::default()
-        }
-    }
-}
 
 /// Where the output is: text (stdout, a file) or a directory (`target/criterion`).
 #[derive(Debug, Clone, Copy)]

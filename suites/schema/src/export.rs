@@ -9,9 +9,8 @@ use serde::{Deserialize, Serialize};
 use crate::consistency::{
     TIME_UNITS, label_problem, names_problem, summary_problem, testbed_problem,
 };
-use crate::schema::{
-    ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5,
-};
+use crate::run::{Run, RunStatus};
+use crate::schema::{ResultStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5};
 use crate::time::UnixTime;
 
 /// The versioned export document (`pitwall export` / `pitwall import`).

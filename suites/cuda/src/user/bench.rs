@@ -13,12 +13,14 @@ use super::reference::{
 };
 use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
 use crate::check::{check, tolerance};
-use crate::device::{Cache, CudaError, Device, EventTimer};
+use crate::device::{Device, EventTimer};
+use crate::error::CudaError;
 use crate::manifest::{
     ElemType, HostOp, Init, KernelArg, KernelSpec, Reference, ScalarType, ScalarValue, Shape,
 };
 use crate::memory::SETS;
 use crate::schema::Unit;
+use crate::timing::Cache;
 
 /// The kernel's function and its reference kernel's, once loaded, or why they could not be
 /// (a compile error with NVRTC's log, naming the kernel).

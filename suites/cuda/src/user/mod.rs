@@ -19,9 +19,10 @@ use cudarc::driver::CudaModule;
 use cudarc::nvrtc::Ptx;
 
 use crate::benchmark::Benchmark;
-use crate::device::{Cache, Device};
+use crate::device::Device;
 use crate::manifest::{KernelManifest, KernelSpec, Reference};
 use crate::memory::SETS;
+use crate::timing::Cache;
 
 /// Device bytes a kernel needs at `n`: its buffer sets, and one more set while a reference
 /// kernel is checked against it. `None` when the size cannot be launched (the configuration
