@@ -9,10 +9,10 @@ use std::thread::{self, JoinHandle};
 use std::time::Instant;
 
 use super::kernel::fits;
-use crate::backend::SuiteOptions;
-use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
-use crate::schema::Unit;
-use crate::work::{Collective, bus_factor};
+use pitwall_schema::backend::SuiteOptions;
+use pitwall_schema::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use pitwall_schema::schema::Unit;
+use pitwall_schema::work::{Collective, bus_factor};
 
 /// Message sizes measured, 8 B to 64 MiB.
 pub const MESSAGE_BYTES: [u64; 9] = [
@@ -405,7 +405,7 @@ impl Benchmark for AllReduceBench {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::Direction;
+    use pitwall_schema::schema::Direction;
 
     #[test]
     fn chunks_cover_uneven_and_tiny_messages() {

@@ -5,8 +5,8 @@
 use cudarc::cublas::result::CublasError;
 use cudarc::driver::DriverError;
 
-use crate::benchmark::BenchError;
 use crate::kernels::KernelError;
+use pitwall_schema::benchmark::BenchError;
 
 /// Why a CUDA benchmark could not run; each keeps the library's own error.
 #[derive(Debug, thiserror::Error)]

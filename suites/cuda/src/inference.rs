@@ -14,8 +14,6 @@ use cudarc::cublas::{CudaBlas, result as blas};
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
-use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
-use crate::check::sample_positions;
 use crate::device::{Device, EventTimer};
 use crate::error::CudaError;
 use crate::graph::{self, Graph, Mode};
@@ -25,9 +23,11 @@ use crate::infer_ref::{
     check_linear, check_rmsnorm,
 };
 use crate::kernels;
-use crate::schema::Unit;
 use crate::sticky::LeakAfterSticky;
 use crate::timing::Cache;
+use pitwall_schema::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use pitwall_schema::check::sample_positions;
+use pitwall_schema::schema::Unit;
 
 /// Threads per block of the row and attention kernels.
 const ROW_BLOCK: u32 = 256;
@@ -373,7 +373,7 @@ pub fn build(dev: &Arc<Device>, plan: &[InferPlanned], cache: Cache) -> Vec<Box<
 mod tests {
     use super::*;
     use crate::infer_plan::Workload;
-    use crate::schema::Direction;
+    use pitwall_schema::schema::Direction;
 
     #[test]
     fn metrics_match_the_cpu_inference_suite() {

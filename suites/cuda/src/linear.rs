@@ -13,18 +13,18 @@ use std::sync::Arc;
 use cudarc::cublaslt::sys::cudaDataType;
 use cudarc::driver::{CudaSlice, DevicePtr};
 
-use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
-use crate::check::{check_gemm_sampled, sample_positions};
 use crate::device::{Device, EventTimer};
 use crate::error::CudaError;
 use crate::fp8::decode_e4m3;
 use crate::gemm::CHECKED_ELEMENTS;
 use crate::graph::{self, GRAPH_ITERATIONS, Graph, Mode};
 use crate::memory::{PLAN_L2_BYTES, SETS};
-use crate::schema::Unit;
 use crate::timing::Cache;
 use crate::timing::{Start, Timing, Work};
-use crate::work::{Dtype, gemm_flops, gemm_footprint_bytes};
+use pitwall_schema::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use pitwall_schema::check::{check_gemm_sampled, sample_positions};
+use pitwall_schema::schema::Unit;
+use pitwall_schema::work::{Dtype, gemm_flops, gemm_footprint_bytes};
 
 mod device_lt;
 use device_lt::LtMatmul;

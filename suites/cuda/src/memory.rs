@@ -8,15 +8,15 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, PinnedHostSlice, PushKernelArg, result};
 
-use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
-use crate::check::{Compared, check, tolerance};
 use crate::device::{Device, EventTimer};
 use crate::error::CudaError;
 use crate::kernels;
-use crate::schema::Unit;
 use crate::timing::Cache;
 use crate::timing::{Start, Timing};
-use crate::work::{Dtype, copy_bytes, transfer_bytes, triad_bytes};
+use pitwall_schema::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use pitwall_schema::check::{Compared, check, tolerance};
+use pitwall_schema::schema::Unit;
+use pitwall_schema::work::{Dtype, copy_bytes, transfer_bytes, triad_bytes};
 
 /// Buffer sets the timed iterations rotate over, so no iteration reuses the previous one's
 /// buffers (with a cold L2 this changes little; with a warm one it keeps TLB and L2 honest).

@@ -77,8 +77,8 @@ impl<T> Drop for LeakAfterSticky<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::benchmark::BenchError;
     use crate::error::CudaError;
+    use pitwall_schema::benchmark::BenchError;
 
     /// Drops like cudarc's `CudaBlas` after a lost context.
     struct PanicsOnDrop;

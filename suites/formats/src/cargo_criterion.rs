@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::json_util::{finite_numbers, json_error, per_iteration, value_kind};
 use super::parsed::{FormatError, ParsedBenchmark, ParsedRun};
-use crate::schema::{Direction, Unit};
+use pitwall_schema::schema::{Direction, Unit};
 
 const FORMAT: &str = "cargo-criterion";
 const COMPLETE: &str = "benchmark-complete";

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use super::json_util::{bench, kind, read_json, time_value, top_array};
 use super::parsed::{FormatError, ParsedBenchmark, ParsedRun};
-use crate::schema::{Direction, Unit, display_name};
+use pitwall_schema::schema::{Direction, Unit, display_name};
 
 const FORMAT: &str = "google-benchmark";
 const AGGREGATES: [&str; 6] = ["mean", "median", "stddev", "cv", "BigO", "RMS"];
@@ -435,7 +435,10 @@ mod tests {
         let skipped = get(&r, "BM_b", "time ns lower_is_better 0");
         assert_eq!(skipped.error, None);
         assert_eq!(skipped.skipped.as_deref(), Some("no GPU"));
-        assert_eq!(skipped.status(), crate::schema::ResultStatus::Skipped);
+        assert_eq!(
+            skipped.status(),
+            pitwall_schema::schema::ResultStatus::Skipped
+        );
         get(&r, "BM_c", "max_bytes_used B lower_is_better 1");
         assert_eq!(r.notes, ["1 counter values were NaN and were left out"]);
         assert_eq!(

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::json_util::{bench, kind, quantity_value, read_json, time_value, top_array};
 use super::parsed::{FormatError, ParsedRun};
-use crate::schema::Unit;
+use pitwall_schema::schema::Unit;
 
 const FORMAT: &str = "hyperfine";
 
@@ -158,8 +158,8 @@ fn err(position: String, message: String) -> FormatError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::Direction;
     use crate::{InputFormat, detect};
+    use pitwall_schema::schema::Direction;
 
     const SLEEPS: &str = include_str!("../../../tests/fixtures/hyperfine/sleeps.json");
     const SCAN: &str = include_str!("../../../tests/fixtures/hyperfine/parameter-scan.json");

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::parsed::{FormatError, ParsedBenchmark};
-use crate::schema::{Direction, Unit};
+use pitwall_schema::schema::{Direction, Unit};
 
 /// Parses `text` as JSON as these tools write it: Google Benchmark and Python's `json` write bare
 /// `NaN`/`Infinity`, which are read as `null` (a later check rejects them where a number is

@@ -2,9 +2,6 @@
 //! `pitwall import`/`pitwall compare`, becomes results. One module per format; `registry`
 //! names them, dispatches and auto-detects.
 
-// Paths inside this crate name the schema as `crate::schema`.
-use pitwall_schema::schema;
-
 pub mod bmf;
 pub mod cargo_criterion;
 mod checks;

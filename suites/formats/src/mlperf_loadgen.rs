@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::parsed::{FormatError, ParsedBenchmark, ParsedRun};
-use crate::schema::{Direction, Unit};
+use pitwall_schema::schema::{Direction, Unit};
 
 const FORMAT: &str = "mlperf-loadgen";
 const HEADER: &str = "MLPerf Results Summary";

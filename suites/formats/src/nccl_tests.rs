@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::json_util::{parse_json, value_kind};
 use super::parsed::{FormatError, ParsedBenchmark, ParsedRun};
-use crate::schema::{Direction, Unit};
+use pitwall_schema::schema::{Direction, Unit};
 
 const FORMAT: &str = "nccl-tests";
 

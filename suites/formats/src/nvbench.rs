@@ -36,7 +36,7 @@ use super::json_util::{parse_json, value_kind};
 use super::nvbench_samples::{SAMPLE_FILES, read_samples};
 use super::parsed::{FormatError, ParsedBenchmark, ParsedRun};
 use super::side_files::SideFiles;
-use crate::schema::{Direction, Unit};
+use pitwall_schema::schema::{Direction, Unit};
 
 const FORMAT: &str = "nvbench";
 

@@ -48,7 +48,10 @@ fn reads_states_axes_and_summaries() {
     assert_eq!(skipped.name, "copy");
     assert_eq!(skipped.params["BlockSize"], "2048");
     assert!(skipped.samples.is_empty());
-    assert_eq!(skipped.status(), crate::schema::ResultStatus::Skipped);
+    assert_eq!(
+        skipped.status(),
+        pitwall_schema::schema::ResultStatus::Skipped
+    );
     assert!(
         skipped
             .skipped

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::schema::{BenchmarkResult, Direction, ResultStatus, SampleMeta, Unit};
+use pitwall_schema::schema::{BenchmarkResult, Direction, ResultStatus, SampleMeta, Unit};
 
 /// A benchmark read from tool output, before it is given a suite name.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 use crate::parsed::{FormatError, ParsedBenchmark, TIME_UNITS};
-use crate::schema::{Direction, SCHEMA_V1, SampleMeta, Unit};
+use pitwall_schema::schema::{Direction, SCHEMA_V1, SampleMeta, Unit};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -157,7 +157,7 @@ fn err(position: String, message: String) -> FormatError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::ResultStatus;
+    use pitwall_schema::schema::ResultStatus;
 
     #[test]
     fn reads_samples_params_and_defaults() {

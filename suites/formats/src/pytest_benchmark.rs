@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use super::json_util::{bench, kind, read_json, time_value, top_array};
 use super::parsed::{FormatError, ParsedRun};
-use crate::schema::Unit;
+use pitwall_schema::schema::Unit;
 
 const FORMAT: &str = "pytest-benchmark";
 
@@ -127,8 +127,8 @@ fn err(position: String, message: String) -> FormatError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::Direction;
     use crate::{InputFormat, detect};
+    use pitwall_schema::schema::Direction;
 
     const DATA: &str = include_str!("../../../tests/fixtures/pytest-benchmark/with-data.json");
     const STATS: &str = include_str!("../../../tests/fixtures/pytest-benchmark/stats-only.json");

@@ -193,7 +193,7 @@ pub fn detect(text: &str) -> Option<InputFormat> {
 
 fn looks_like_pitwall_json(text: &str) -> bool {
     serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| {
-        v.get("schema").and_then(|s| s.as_str()) == Some(crate::schema::SCHEMA_V1)
+        v.get("schema").and_then(|s| s.as_str()) == Some(pitwall_schema::schema::SCHEMA_V1)
             && v.get("benchmarks").is_some()
     })
 }
