@@ -10,7 +10,7 @@ pub mod google_benchmark;
 pub mod hyperfine;
 mod json_util;
 pub mod mlperf_loadgen;
-pub mod nccl_tests;
+pub mod nccl;
 pub mod nvbench;
 mod nvbench_samples;
 mod parsed;

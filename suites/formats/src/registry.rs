@@ -150,7 +150,7 @@ fn read(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatError>
             Input::TextBeside(t, files) => super::nvbench::parse_with(t, Some(files)),
             _ => super::nvbench::parse(&text(input)?),
         },
-        InputFormat::NcclTests => super::nccl_tests::parse(&text(input)?),
+        InputFormat::NcclTests => super::nccl::parse(&text(input)?),
         InputFormat::Hyperfine => super::hyperfine::parse(&text(input)?),
         InputFormat::PytestBenchmark => super::pytest_benchmark::parse(&text(input)?),
         InputFormat::MlperfLoadgen => super::mlperf_loadgen::parse(&text(input)?),
@@ -173,7 +173,7 @@ pub fn detect(text: &str) -> Option<InputFormat> {
             super::cargo_criterion::looks_like(text),
         ),
         (InputFormat::Nvbench, super::nvbench::looks_like(text)),
-        (InputFormat::NcclTests, super::nccl_tests::looks_like(text)),
+        (InputFormat::NcclTests, super::nccl::looks_like(text)),
         (InputFormat::Hyperfine, super::hyperfine::looks_like(text)),
         (
             InputFormat::PytestBenchmark,
