@@ -3,9 +3,8 @@
 //! names them, dispatches and auto-detects.
 
 pub mod bmf;
-pub mod cargo_criterion;
 mod checks;
-pub mod criterion_dir;
+pub mod criterion;
 pub mod google_benchmark;
 pub mod hyperfine;
 mod json_util;

@@ -137,15 +137,15 @@ fn read(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatError>
         InputFormat::PitwallJson => Ok(ParsedRun::new(super::parse_pitwall_json(&text(input)?)?)),
         InputFormat::GoogleBenchmark => super::google_benchmark::parse(&text(input)?),
         InputFormat::Criterion => match input {
-            Input::Dir(d) => super::criterion_dir::parse_dir(d),
-            Input::DirSince(d, since) => super::criterion_dir::parse_dir_since(d, since),
+            Input::Dir(d) => super::criterion::tree::parse_dir(d),
+            Input::DirSince(d, since) => super::criterion::tree::parse_dir_since(d, since),
             Input::Text(_) | Input::TextBeside(..) => Err(FormatError {
                 format: format.name(),
                 position: String::new(),
                 message: "criterion results are a directory (target/criterion); for JSON lines use cargo-criterion".into(),
             }),
         },
-        InputFormat::CargoCriterion => super::cargo_criterion::parse(&text(input)?),
+        InputFormat::CargoCriterion => super::criterion::messages::parse(&text(input)?),
         InputFormat::Nvbench => match input {
             Input::TextBeside(t, files) => super::nvbench::parse_with(t, Some(files)),
             _ => super::nvbench::parse(&text(input)?),
@@ -170,7 +170,7 @@ pub fn detect(text: &str) -> Option<InputFormat> {
         ),
         (
             InputFormat::CargoCriterion,
-            super::cargo_criterion::looks_like(text),
+            super::criterion::messages::looks_like(text),
         ),
         (InputFormat::Nvbench, super::nvbench::looks_like(text)),
         (InputFormat::NcclTests, super::nccl::looks_like(text)),
