@@ -291,5 +291,4 @@ pub fn compare(
 }
 
 #[cfg(test)]
-#[path = "compare_tests.rs"]
 mod tests;

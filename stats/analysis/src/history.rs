@@ -470,5 +470,4 @@ pub struct SeriesDetection {
 }
 
 #[cfg(test)]
-#[path = "history_tests.rs"]
 mod tests;

@@ -20,9 +20,7 @@ use crate::alerts::AlertRules;
 use crate::history::{HistoryFilter, Series};
 use crate::order::rfc3339_seconds;
 
-#[path = "writeup_env.rs"]
 mod env;
-#[path = "writeup_ledger.rs"]
 mod ledger;
 pub use env::{EnvChange, EnvField, EnvState, Runner, environment_changes, runners};
 use ledger::ledger;
@@ -479,5 +477,4 @@ pub fn geomean_ci(logs: &[f64], rules: &AlertRules) -> Option<(f64, f64)> {
 }
 
 #[cfg(test)]
-#[path = "writeup_tests.rs"]
 mod tests;

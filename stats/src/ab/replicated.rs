@@ -386,5 +386,4 @@ fn settle(
 }
 
 #[cfg(test)]
-#[path = "replicated_tests.rs"]
 mod tests;

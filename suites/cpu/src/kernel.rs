@@ -400,5 +400,4 @@ impl Benchmark for ReductionBench {
 }
 
 #[cfg(test)]
-#[path = "kernel_tests.rs"]
 mod tests;

@@ -424,5 +424,4 @@ impl Benchmark for RankCollectiveBench {
 }
 
 #[cfg(test)]
-#[path = "multi_tests.rs"]
 mod tests;

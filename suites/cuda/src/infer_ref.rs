@@ -214,5 +214,4 @@ pub fn check_attention(
 }
 
 #[cfg(test)]
-#[path = "infer_ref_tests.rs"]
 mod tests;

@@ -442,5 +442,4 @@ pub fn follow_with(
 pub const LEAD_TIMEOUT: Duration = DEFAULT_TIMEOUT;
 
 #[cfg(test)]
-#[path = "nccl_group_tests.rs"]
 mod tests;

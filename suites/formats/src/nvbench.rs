@@ -343,5 +343,4 @@ fn err(position: String, message: String) -> FormatError {
 }
 
 #[cfg(test)]
-#[path = "nvbench_tests.rs"]
 mod tests;

@@ -415,5 +415,4 @@ fn shorten(s: &str, max: usize) -> String {
 }
 
 #[cfg(test)]
-#[path = "export_tests.rs"]
 mod tests;

@@ -462,5 +462,4 @@ impl KernelSpec {
 }
 
 #[cfg(test)]
-#[path = "manifest_tests.rs"]
 mod tests;
