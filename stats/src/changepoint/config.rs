@@ -4,10 +4,10 @@
 
 use serde::Serialize;
 
-/// Settings of [`detect`](fn@super::detect). The defaults are the values used for every series in pitwall's
-/// evaluation (`stats/eval/README.md`): one setting for all series, chosen by a small grid
-/// (window, test window, effect floors, autocorrelation cap) scored on the TCPD series and the
-/// synthetic benchmark histories together, not per series.
+/// Settings of the detector, `detect`. The defaults are the values used for every series in
+/// pitwall's evaluation (`stats/eval/README.md`): one setting for all series, chosen by a small
+/// grid (window, test window, effect floors, autocorrelation cap) scored on the TCPD series and
+/// the synthetic benchmark histories together, not per series.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DetectConfig {
     /// Length of the E-divisive windows; consecutive windows overlap by half. Default 30.
