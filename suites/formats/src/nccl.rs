@@ -91,28 +91,19 @@ fn parse_text(text: &str) -> Result<ParsedRun, FormatError> {
             } else if h.starts_with("Rank ") {
                 devices.push(Value::String(h.into()));
             } else if h.starts_with("size ") {
-                let cols: Vec<&str> = h.split_whitespace().collect();
-                let first = cols.iter().position(|c| *c == "time" || *c == "cputime");
-                keys = first.unwrap_or(5);
-                if cols.contains(&"cputime") {
+                (keys, error_column) = columns(h);
+                if h.split_whitespace().any(|c| c == "cputime") {
                     time_measure = "cpu_time";
                 }
-                error_column = cols.contains(&"error") && !cols.contains(&"#wrong");
             }
             continue;
         }
         let tokens: Vec<&str> = line.split_whitespace().collect();
         // A row whose size is a number but not a byte count (`-8`, 26 digits): left out, and
         // counted so that the run says so.
-        if let Some(first) = tokens.first() {
-            let digits = first.strip_prefix('-').unwrap_or(first);
-            if !digits.is_empty()
-                && digits.bytes().all(|c| c.is_ascii_digit())
-                && first.parse::<u64>().is_err()
-            {
-                impossible.push(first.to_string());
-                continue;
-            }
+        if let Some(first) = tokens.first().filter(|f| impossible_size(f)) {
+            impossible.push(first.to_string());
+            continue;
         }
         // Data rows start with the size in bytes; NCCL's own log lines and blanks do not.
         if tokens.first().is_none_or(|t| t.parse::<u64>().is_err()) {
@@ -127,29 +118,7 @@ fn parse_text(text: &str) -> Result<ParsedRun, FormatError> {
                 format!("row has {} columns (truncated?)", tokens.len()),
             ));
         }
-        let num = |i: usize, what: &str| -> Result<f64, FormatError> {
-            let v = tokens[i].parse::<f64>().ok().filter(|x| x.is_finite());
-            match v {
-                Some(x) if x >= 0.0 => Ok(x),
-                _ => Err(err(
-                    at.clone(),
-                    format!("{what} `{}` is not a non-negative number", tokens[i]),
-                )),
-            }
-        };
-        let perf = |i: usize| -> Result<Perf, FormatError> {
-            let check = match (tokens[i + 3], error_column) {
-                ("N/A", _) => Check::Off,
-                (_, true) => Check::MaxError(num(i + 3, "error")?),
-                (_, false) => Check::Wrong(num(i + 3, "#wrong")?),
-            };
-            Ok(Perf {
-                time_us: num(i, "time")?,
-                algbw: num(i + 1, "algbw")?,
-                busbw: num(i + 2, "busbw")?,
-                check,
-            })
-        };
+        let perf = |i: usize| row_perf(&tokens, i, error_column, &at);
         let size = tokens[0].to_string();
         let col = |i: usize| tokens.get(i).copied().unwrap_or("").to_string();
         let (ty, redop, root) = (
@@ -188,21 +157,69 @@ fn parse_text(text: &str) -> Result<ParsedRun, FormatError> {
         run.context.insert("devices".into(), Value::Array(devices));
     }
     if !impossible.is_empty() {
-        let shown: Vec<String> = impossible
-            .iter()
-            .take(3)
-            .map(|s| format!("`{}`", s.chars().take(40).collect::<String>()))
-            .collect();
-        run.warnings.push(format!(
-            "{} row{} with an impossible size ({}{}) left out",
-            impossible.len(),
-            if impossible.len() == 1 { "" } else { "s" },
-            shown.join(", "),
-            if impossible.len() > 3 { ", …" } else { "" }
-        ));
+        run.warnings.push(impossible_warning(&impossible));
     }
     run.notes.insert(0, SUMMARY_NOTE.into());
     Ok(run)
+}
+
+/// From the table's `size …` header: how many key columns precede the first placement's time,
+/// and whether validation is older nccl-tests' `error` column rather than `#wrong`.
+fn columns(header: &str) -> (usize, bool) {
+    let cols: Vec<&str> = header.split_whitespace().collect();
+    let first = cols.iter().position(|c| *c == "time" || *c == "cputime");
+    let error_column = cols.contains(&"error") && !cols.contains(&"#wrong");
+    (first.unwrap_or(5), error_column)
+}
+
+/// Whether a row's first token is a number that is no byte count (`-8`, 26 digits).
+fn impossible_size(first: &str) -> bool {
+    let digits = first.strip_prefix('-').unwrap_or(first);
+    !digits.is_empty()
+        && digits.bytes().all(|c| c.is_ascii_digit())
+        && first.parse::<u64>().is_err()
+}
+
+/// One placement's columns of a table row, from column `i`: time, algbw, busbw and the
+/// validation column (`error` in older nccl-tests' tables).
+fn row_perf(tokens: &[&str], i: usize, error_column: bool, at: &str) -> Result<Perf, FormatError> {
+    let num = |i: usize, what: &str| -> Result<f64, FormatError> {
+        let v = tokens[i].parse::<f64>().ok().filter(|x| x.is_finite());
+        match v {
+            Some(x) if x >= 0.0 => Ok(x),
+            _ => Err(err(
+                at.to_string(),
+                format!("{what} `{}` is not a non-negative number", tokens[i]),
+            )),
+        }
+    };
+    let check = match (tokens[i + 3], error_column) {
+        ("N/A", _) => Check::Off,
+        (_, true) => Check::MaxError(num(i + 3, "error")?),
+        (_, false) => Check::Wrong(num(i + 3, "#wrong")?),
+    };
+    Ok(Perf {
+        time_us: num(i, "time")?,
+        algbw: num(i + 1, "algbw")?,
+        busbw: num(i + 2, "busbw")?,
+        check,
+    })
+}
+
+/// The warning for rows left out for a size that is no byte count, naming the first three.
+fn impossible_warning(impossible: &[String]) -> String {
+    let shown: Vec<String> = impossible
+        .iter()
+        .take(3)
+        .map(|s| format!("`{}`", s.chars().take(40).collect::<String>()))
+        .collect();
+    format!(
+        "{} row{} with an impossible size ({}{}) left out",
+        impossible.len(),
+        if impossible.len() == 1 { "" } else { "s" },
+        shown.join(", "),
+        if impossible.len() > 3 { ", …" } else { "" }
+    )
 }
 
 fn parse_json_output(text: &str) -> Result<ParsedRun, FormatError> {
@@ -250,37 +267,7 @@ fn parse_json_output(text: &str) -> Result<ParsedRun, FormatError> {
                 None | Some(Value::Null) => continue,
                 Some(p) => p,
             };
-            let time_measure = if p.get("cpu_time").is_some() {
-                "cpu_time"
-            } else {
-                "time"
-            };
-            let num = |k: &str| -> Result<f64, FormatError> {
-                let v = p
-                    .get(k)
-                    .ok_or_else(|| err(at.clone(), format!("{field}: missing `{k}`")))?;
-                v.as_f64()
-                    .filter(|x| x.is_finite() && *x >= 0.0)
-                    .ok_or_else(|| {
-                        err(
-                            at.clone(),
-                            format!(
-                                "{field}: `{k}` must be a non-negative number, got {}",
-                                value_kind(v)
-                            ),
-                        )
-                    })
-            };
-            let check = match p.get("nwrong") {
-                None | Some(Value::Null) => Check::Off,
-                Some(_) => Check::Wrong(num("nwrong")?),
-            };
-            let perf = Perf {
-                time_us: num(time_measure)?,
-                algbw: num("alg_bw")?,
-                busbw: num("bus_bw")?,
-                check,
-            };
+            let (time_measure, perf) = json_perf(p, field, &at)?;
             add(&mut run.benchmarks, &key, time_measure, placement, &perf);
             any = true;
         }
@@ -300,9 +287,52 @@ fn parse_json_output(text: &str) -> Result<ParsedRun, FormatError> {
         }
     }
     run.notes.push(SUMMARY_NOTE.into());
+    run.notes.extend(json_problems(&root));
+    Ok(run)
+}
+
+/// One placement of a JSON result (`out_of_place` or `in_place`, named `field`): its time
+/// measure (`cpu_time` under `-C`) and numbers.
+fn json_perf(p: &Value, field: &str, at: &str) -> Result<(&'static str, Perf), FormatError> {
+    let time_measure = if p.get("cpu_time").is_some() {
+        "cpu_time"
+    } else {
+        "time"
+    };
+    let num = |k: &str| -> Result<f64, FormatError> {
+        let v = p
+            .get(k)
+            .ok_or_else(|| err(at.to_string(), format!("{field}: missing `{k}`")))?;
+        v.as_f64()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .ok_or_else(|| {
+                err(
+                    at.to_string(),
+                    format!(
+                        "{field}: `{k}` must be a non-negative number, got {}",
+                        value_kind(v)
+                    ),
+                )
+            })
+    };
+    let check = match p.get("nwrong") {
+        None | Some(Value::Null) => Check::Off,
+        Some(_) => Check::Wrong(num("nwrong")?),
+    };
+    let perf = Perf {
+        time_us: num(time_measure)?,
+        algbw: num("alg_bw")?,
+        busbw: num("bus_bw")?,
+        check,
+    };
+    Ok((time_measure, perf))
+}
+
+/// Notes on what the JSON output itself reports as wrong: out-of-bounds values, errors.
+fn json_problems(root: &Value) -> Vec<String> {
+    let mut notes = Vec::new();
     if root.pointer("/out_of_bounds/okay").and_then(Value::as_bool) == Some(false) {
-        run.notes
-            .push("nccl-tests: out-of-bounds values reported (see failed results)".into());
+        notes.push("nccl-tests: out-of-bounds values reported (see failed results)".into());
     }
     for e in root
         .get("errors")
@@ -311,10 +341,10 @@ fn parse_json_output(text: &str) -> Result<ParsedRun, FormatError> {
         .flatten()
     {
         if let Some(e) = e.as_str().filter(|e| !e.is_empty()) {
-            run.notes.push(format!("nccl-tests: error: {e}"));
+            notes.push(format!("nccl-tests: error: {e}"));
         }
     }
-    Ok(run)
+    notes
 }
 
 struct Key<'a> {
