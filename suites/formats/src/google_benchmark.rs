@@ -34,50 +34,7 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
     if let Some(Value::Object(c)) = obj.get("context") {
         run.context.extend(c.clone());
     }
-    // Group the entries by benchmark instance, in order of first appearance.
-    let mut groups: Vec<Group> = Vec::new();
-    for (i, e) in entries.iter().enumerate() {
-        let name = e.get("name").and_then(Value::as_str);
-        let (Some(e), Some(name)) = (e.as_object(), name) else {
-            let what = if e.is_object() {
-                "`name` must be a string".into()
-            } else {
-                format!("expected an object, got {}", kind(e))
-            };
-            return Err(err(format!("benchmark {i}: "), what));
-        };
-        let at = format!("benchmark {i} ({name}): ");
-        let suffix = AGGREGATES.iter().find(|a| name.ends_with(&format!("_{a}")));
-        let aggregate = match (
-            e.get("run_type").and_then(Value::as_str),
-            e.get("aggregate_name"),
-        ) {
-            (Some("aggregate"), Some(Value::String(a))) => Some(a.clone()),
-            (Some("aggregate"), _) => Some(suffix.map_or("unknown", |s| s).to_string()),
-            (Some("iteration"), _) => None,
-            (Some(t), _) => return Err(err(at, format!("unknown run_type `{t}`"))),
-            (None, _) => suffix.map(|s| s.to_string()),
-        };
-        let run_name = match (e.get("run_name").and_then(Value::as_str), &aggregate) {
-            (Some(r), _) => r,
-            (None, Some(a)) => name.strip_suffix(&format!("_{a}")).unwrap_or(name),
-            (None, None) => name,
-        };
-        let index = |k| e.get(k).and_then(Value::as_u64);
-        let key = (
-            index("family_index"),
-            index("per_family_instance_index"),
-            run_name.to_string(),
-        );
-        let g = groups.iter().position(|g| g.0 == key).unwrap_or_else(|| {
-            groups.push(Group(key, Vec::new(), Vec::new()));
-            groups.len() - 1
-        });
-        match aggregate {
-            None => groups[g].1.push((at, e)),
-            Some(a) => groups[g].2.push((a, (at, e))),
-        }
-    }
+    let groups = group_entries(entries)?;
     let (mut summary_only, mut nan_counters) = (Vec::new(), 0);
     for Group(key, runs, aggregates) in groups {
         let (name, params) = split_name(&key.2);
@@ -151,6 +108,55 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
         ));
     }
     Ok(run)
+}
+
+/// The entries grouped by benchmark instance, in order of first appearance: each instance's
+/// repetitions and aggregates.
+fn group_entries(entries: &[Value]) -> Result<Vec<Group<'_>>, FormatError> {
+    let mut groups: Vec<Group> = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        let name = e.get("name").and_then(Value::as_str);
+        let (Some(e), Some(name)) = (e.as_object(), name) else {
+            let what = if e.is_object() {
+                "`name` must be a string".into()
+            } else {
+                format!("expected an object, got {}", kind(e))
+            };
+            return Err(err(format!("benchmark {i}: "), what));
+        };
+        let at = format!("benchmark {i} ({name}): ");
+        let suffix = AGGREGATES.iter().find(|a| name.ends_with(&format!("_{a}")));
+        let aggregate = match (
+            e.get("run_type").and_then(Value::as_str),
+            e.get("aggregate_name"),
+        ) {
+            (Some("aggregate"), Some(Value::String(a))) => Some(a.clone()),
+            (Some("aggregate"), _) => Some(suffix.map_or("unknown", |s| s).to_string()),
+            (Some("iteration"), _) => None,
+            (Some(t), _) => return Err(err(at, format!("unknown run_type `{t}`"))),
+            (None, _) => suffix.map(|s| s.to_string()),
+        };
+        let run_name = match (e.get("run_name").and_then(Value::as_str), &aggregate) {
+            (Some(r), _) => r,
+            (None, Some(a)) => name.strip_suffix(&format!("_{a}")).unwrap_or(name),
+            (None, None) => name,
+        };
+        let index = |k| e.get(k).and_then(Value::as_u64);
+        let key = (
+            index("family_index"),
+            index("per_family_instance_index"),
+            run_name.to_string(),
+        );
+        let g = groups.iter().position(|g| g.0 == key).unwrap_or_else(|| {
+            groups.push(Group(key, Vec::new(), Vec::new()));
+            groups.len() - 1
+        });
+        match aggregate {
+            None => groups[g].1.push((at, e)),
+            Some(a) => groups[g].2.push((a, (at, e))),
+        }
+    }
+    Ok(groups)
 }
 
 /// Whether `text` is Google Benchmark JSON: a `context` object and `benchmarks` entries with

@@ -189,29 +189,7 @@ fn read_state(
 ) -> Result<(), FormatError> {
     let desc = state.get("name").and_then(Value::as_str).unwrap_or("?");
     let at = format!("{at}state `{desc}`: ");
-    let mut params = BTreeMap::new();
-    if let Some(d) = state.get("device") {
-        let d = d
-            .as_i64()
-            .ok_or_else(|| err(at.clone(), format!("`device` is {d}")))?;
-        params.insert("device".to_string(), d.to_string());
-    }
-    for v in list(state, "axis_values", &at)? {
-        let (Some(k), Some(val)) = (v.get("name").and_then(Value::as_str), v.get("value")) else {
-            return Err(err(at, "axis values need `name` and `value`".into()));
-        };
-        let text = match val {
-            Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
-            other => {
-                return Err(err(
-                    at,
-                    format!("axis `{k}` value is {}", value_kind(other)),
-                ));
-            }
-        };
-        params.insert(k.to_string(), text);
-    }
+    let params = state_params(state, &at)?;
     let make = |measure: &str, unit: &str, direction, samples, skipped| ParsedBenchmark {
         name: name.to_string(),
         params: params.clone(),
@@ -287,6 +265,37 @@ fn read_state(
     }
     counts.sampled += usize::from(!sample_files.is_empty());
     Ok(())
+}
+
+/// A state's parameters: its device, and the value of each axis.
+fn state_params(state: &Value, at: &str) -> Result<BTreeMap<String, String>, FormatError> {
+    let mut params = BTreeMap::new();
+    if let Some(d) = state.get("device") {
+        let d = d
+            .as_i64()
+            .ok_or_else(|| err(at.to_string(), format!("`device` is {d}")))?;
+        params.insert("device".to_string(), d.to_string());
+    }
+    for v in list(state, "axis_values", at)? {
+        let (Some(k), Some(val)) = (v.get("name").and_then(Value::as_str), v.get("value")) else {
+            return Err(err(
+                at.to_string(),
+                "axis values need `name` and `value`".into(),
+            ));
+        };
+        let text = match val {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            other => {
+                return Err(err(
+                    at.to_string(),
+                    format!("axis `{k}` value is {}", value_kind(other)),
+                ));
+            }
+        };
+        params.insert(k.to_string(), text);
+    }
+    Ok(params)
 }
 
 /// A list member that nvbench may write as `null` when empty.
