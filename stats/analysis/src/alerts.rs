@@ -217,5 +217,4 @@ pub fn sort_open_first(alerts: &mut [Alert]) {
 }
 
 #[cfg(test)]
-#[path = "alerts_tests.rs"]
 mod tests;

@@ -122,23 +122,92 @@ pub fn compare(
     ab: &AbConfig,
     options: CompareOptions,
 ) -> ComparisonReport {
+    let mut sorted = sort_results(baseline, candidate, threshold_pct);
+    let pair = interleaved_pair(baseline, candidate);
+    let rounds = pair.map_or(1, |(p, _)| p.rounds.max(1));
+    let benchmarks = compare_pairs(&sorted.pairs, pair, rounds, ab, options);
+    let fewest = benchmarks
+        .iter()
+        .map(|b: &ComparedBenchmark| {
+            b.comparison
+                .base_replicates
+                .min(b.comparison.cand_replicates)
+        })
+        .min()
+        .unwrap_or(0);
+    // Listed as benchmarks are everywhere: numbers in names and parameters as numbers.
+    for list in [
+        &mut sorted.only_baseline,
+        &mut sorted.only_candidate,
+        &mut sorted.failed,
+        &mut sorted.skipped,
+        &mut sorted.implausible,
+        &mut sorted.incompatible,
+    ] {
+        list.sort_by(|a, b| crate::order::natural_cmp(a, b));
+    }
+    ComparisonReport {
+        rounds: pair.map(|_| rounds),
+        sequential: pair.and_then(|(p, _)| p.sequential).map(|s| s.max_rounds),
+        replicates: fewest,
+        baseline: baseline.label.clone(),
+        candidate: candidate.label.clone(),
+        benchmarks,
+        only_baseline: sorted.only_baseline,
+        only_candidate: sorted.only_candidate,
+        failed: sorted.failed,
+        skipped: sorted.skipped,
+        implausible: sorted.implausible,
+        incompatible: sorted.incompatible,
+        incomparable: !env_mismatch.is_empty() && !options.allow_env_mismatch,
+        env_mismatch,
+    }
+}
+
+/// Two sides' results sorted into the pairs that are compared and the lines that are only
+/// listed (each list in the order found).
+struct Sorted<'a> {
+    /// Baseline, candidate, and the suite's threshold as a fraction.
+    pairs: Vec<(&'a BenchmarkResult, &'a BenchmarkResult, f64)>,
+    only_baseline: Vec<String>,
+    only_candidate: Vec<String>,
+    failed: Vec<String>,
+    skipped: Vec<String>,
+    implausible: Vec<String>,
+    incompatible: Vec<String>,
+}
+
+fn is(r: &BenchmarkResult, s: ResultStatus) -> bool {
+    r.status == s
+}
+
+/// An implausible result's line: shown with its reason and never compared.
+fn implausible_line(b: &BenchmarkResult, c: Option<&BenchmarkResult>) -> String {
+    let why = [Some(b), c]
+        .into_iter()
+        .flatten()
+        .find(|r| is(r, ResultStatus::Implausible))
+        .and_then(|r| r.error.clone())
+        .unwrap_or_else(|| "implausible".to_string());
+    format!("{} ({})", display(b), why)
+}
+
+/// Pairs each baseline result with its candidate, setting aside what failed, is implausible,
+/// was skipped, has no samples, is on one side only, or differs in unit or direction.
+fn sort_results<'a>(
+    baseline: &'a Side,
+    candidate: &'a Side,
+    threshold_pct: &dyn Fn(&str) -> f64,
+) -> Sorted<'a> {
     let mut used = vec![false; candidate.results.len()];
-    let mut pairs: Vec<(&BenchmarkResult, &BenchmarkResult, f64)> = Vec::new();
-    let mut only_baseline = Vec::new();
-    let mut failed = Vec::new();
-    let mut skipped = Vec::new();
-    let mut implausible = Vec::new();
-    let mut incompatible = Vec::new();
-    let is = |r: &BenchmarkResult, s: ResultStatus| r.status == s;
-    // An implausible side is shown with its reason and never compared.
-    let implausible_line = |b: &BenchmarkResult, c: Option<&BenchmarkResult>| {
-        let why = [Some(b), c]
-            .into_iter()
-            .flatten()
-            .find(|r| is(r, ResultStatus::Implausible))
-            .and_then(|r| r.error.clone())
-            .unwrap_or_else(|| "implausible".to_string());
-        format!("{} ({})", display(b), why)
+    let mut out = Sorted {
+        pairs: Vec::new(),
+        only_baseline: Vec::new(),
+        only_candidate: Vec::new(),
+        failed: Vec::new(),
+        skipped: Vec::new(),
+        implausible: Vec::new(),
+        incompatible: Vec::new(),
     };
     for b in &baseline.results {
         match find(b, &candidate.results, &used) {
@@ -146,52 +215,71 @@ pub fn compare(
                 used[i] = true;
                 let c = &candidate.results[i];
                 if is(b, ResultStatus::Failed) || is(c, ResultStatus::Failed) {
-                    failed.push(display(b));
+                    out.failed.push(display(b));
                 } else if is(b, ResultStatus::Implausible) || is(c, ResultStatus::Implausible) {
-                    implausible.push(implausible_line(b, Some(c)));
+                    out.implausible.push(implausible_line(b, Some(c)));
                 } else if is(b, ResultStatus::Skipped) || is(c, ResultStatus::Skipped) {
-                    skipped.push(display(b));
+                    out.skipped.push(display(b));
                 } else if b.samples.is_empty() || c.samples.is_empty() {
-                    failed.push(display(b));
+                    out.failed.push(display(b));
                 } else if let Some(why) = incompatibility(b, c) {
-                    incompatible.push(format!("{} ({why})", display(b)));
+                    out.incompatible.push(format!("{} ({why})", display(b)));
                 } else {
                     let suite = if b.suite.is_empty() {
                         &c.suite
                     } else {
                         &b.suite
                     };
-                    pairs.push((b, c, threshold_pct(suite) / 100.0));
+                    out.pairs.push((b, c, threshold_pct(suite) / 100.0));
                 }
             }
-            None if is(b, ResultStatus::Failed) => failed.push(display(b)),
-            None if is(b, ResultStatus::Implausible) => implausible.push(implausible_line(b, None)),
-            None if is(b, ResultStatus::Skipped) => skipped.push(display(b)),
-            None => only_baseline.push(display(b)),
+            None if is(b, ResultStatus::Failed) => out.failed.push(display(b)),
+            None if is(b, ResultStatus::Implausible) => {
+                out.implausible.push(implausible_line(b, None))
+            }
+            None if is(b, ResultStatus::Skipped) => out.skipped.push(display(b)),
+            None => out.only_baseline.push(display(b)),
         }
     }
-    let mut only_candidate = Vec::new();
     for (c, _) in candidate.results.iter().zip(&used).filter(|(_, u)| !**u) {
         if is(c, ResultStatus::Failed) {
-            failed.push(display(c));
+            out.failed.push(display(c));
         } else if is(c, ResultStatus::Implausible) {
-            implausible.push(implausible_line(c, None));
+            out.implausible.push(implausible_line(c, None));
         } else if is(c, ResultStatus::Skipped) {
-            skipped.push(display(c));
+            out.skipped.push(display(c));
         } else {
-            only_candidate.push(display(c));
+            out.only_candidate.push(display(c));
         }
     }
-    // An interleaved pair: both sides' runs linked by one pair id. Its rounds order the
-    // replicates; two separately measured sides are one round each.
-    let pair: Option<(&PairInfo, &PairInfo)> = match (&baseline.run, &candidate.run) {
+    out
+}
+
+/// An interleaved pair: both sides' runs linked by one pair id. Its rounds order the
+/// replicates; two separately measured sides are one round each.
+fn interleaved_pair<'a>(
+    baseline: &'a Side,
+    candidate: &'a Side,
+) -> Option<(&'a PairInfo, &'a PairInfo)> {
+    match (&baseline.run, &candidate.run) {
         (Some(a), Some(b)) => match (&a.pair, &b.pair) {
             (Some(pa), Some(pb)) if pa.id == pb.id => Some((pa, pb)),
             _ => None,
         },
         _ => None,
-    };
-    let rounds = pair.map_or(1, |(p, _)| p.rounds.max(1));
+    }
+}
+
+/// The verdict of each compared pair over its replicates, with the same comparison of the SM
+/// cycles behind each time where both sides have them: a time verdict whose cycles did not move
+/// was moved by the clock.
+fn compare_pairs(
+    pairs: &[(&BenchmarkResult, &BenchmarkResult, f64)],
+    pair: Option<(&PairInfo, &PairInfo)>,
+    rounds: u32,
+    ab: &AbConfig,
+    options: CompareOptions,
+) -> Vec<ComparedBenchmark> {
     let plan = match pair.and_then(|(p, _)| p.sequential) {
         Some(s) => SequentialPlan::until_decided(s.first_look, s.max_rounds, ab.replicate_alpha),
         None => SequentialPlan::fixed(rounds, ab.replicate_alpha),
@@ -209,8 +297,6 @@ pub fn compare(
         })
         .collect();
     let comparisons = compare_replicated(&inputs, &plan, rounds, ab);
-    // The same comparison of the SM cycles behind each time, where both sides have them: a
-    // time verdict whose cycles did not move was moved by the clock.
     let mut cycles_at = Vec::new();
     let mut cycles_inputs = Vec::new();
     for (i, (b, c, thr)) in pairs.iter().enumerate() {
@@ -231,7 +317,7 @@ pub fn compare(
     {
         cycles_verdicts[i] = Some(c.verdict);
     }
-    let benchmarks: Vec<ComparedBenchmark> = pairs
+    pairs
         .iter()
         .zip(comparisons)
         .zip(cycles_verdicts)
@@ -251,45 +337,8 @@ pub fn compare(
                 cycles_verdict,
             },
         )
-        .collect();
-    let fewest = benchmarks
-        .iter()
-        .map(|b: &ComparedBenchmark| {
-            b.comparison
-                .base_replicates
-                .min(b.comparison.cand_replicates)
-        })
-        .min()
-        .unwrap_or(0);
-    // Listed as benchmarks are everywhere: numbers in names and parameters as numbers.
-    for list in [
-        &mut only_baseline,
-        &mut only_candidate,
-        &mut failed,
-        &mut skipped,
-        &mut implausible,
-        &mut incompatible,
-    ] {
-        list.sort_by(|a, b| crate::order::natural_cmp(a, b));
-    }
-    ComparisonReport {
-        rounds: pair.map(|_| rounds),
-        sequential: pair.and_then(|(p, _)| p.sequential).map(|s| s.max_rounds),
-        replicates: fewest,
-        baseline: baseline.label.clone(),
-        candidate: candidate.label.clone(),
-        benchmarks,
-        only_baseline,
-        only_candidate,
-        failed,
-        skipped,
-        implausible,
-        incompatible,
-        incomparable: !env_mismatch.is_empty() && !options.allow_env_mismatch,
-        env_mismatch,
-    }
+        .collect()
 }
 
 #[cfg(test)]
-#[path = "compare_tests.rs"]
 mod tests;

@@ -197,25 +197,9 @@ pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Ve
             }
             let key = r.key();
             let entry = (key.clone(), testbed.clone());
-            let b = by_key.entry(entry).or_insert_with(|| Building {
-                series: Series {
-                    key,
-                    testbed: testbed.clone(),
-                    branch: filter.branch.clone(),
-                    suite: r.suite.clone(),
-                    name: r.name.clone(),
-                    params: r.params.clone(),
-                    measure: r.measure.clone(),
-                    unit: r.unit.to_string(),
-                    direction: r.direction,
-                    points: Vec::new(),
-                    changes: Vec::new(),
-                    suspected: None,
-                },
-                values: Vec::new(),
-                by_commit: BTreeMap::new(),
-                last_run: None,
-            });
+            let b = by_key
+                .entry(entry)
+                .or_insert_with(|| Building::new(r, key, &testbed, &filter.branch));
             // Duplicate keys within a run: the first usable result counts.
             if b.last_run == Some(ri) {
                 continue;
@@ -292,6 +276,31 @@ struct Building {
     by_commit: BTreeMap<String, usize>,
     /// The run that gave the series its latest point or replicates.
     last_run: Option<usize>,
+}
+
+impl Building {
+    /// The empty series of result `r`'s measure on `testbed` and `branch`, known as `key`.
+    fn new(r: &BenchmarkResult, key: String, testbed: &str, branch: &str) -> Building {
+        Building {
+            series: Series {
+                key,
+                testbed: testbed.to_string(),
+                branch: branch.to_string(),
+                suite: r.suite.clone(),
+                name: r.name.clone(),
+                params: r.params.clone(),
+                measure: r.measure.clone(),
+                unit: r.unit.to_string(),
+                direction: r.direction,
+                points: Vec::new(),
+                changes: Vec::new(),
+                suspected: None,
+            },
+            values: Vec::new(),
+            by_commit: BTreeMap::new(),
+            last_run: None,
+        }
+    }
 }
 
 /// The value of each replicate (benchmark process) of `r`: the median of its finite samples.
@@ -470,5 +479,4 @@ pub struct SeriesDetection {
 }
 
 #[cfg(test)]
-#[path = "history_tests.rs"]
 mod tests;

@@ -20,9 +20,7 @@ use crate::alerts::AlertRules;
 use crate::history::{HistoryFilter, Series};
 use crate::order::rfc3339_seconds;
 
-#[path = "writeup_env.rs"]
 mod env;
-#[path = "writeup_ledger.rs"]
 mod ledger;
 pub use env::{EnvChange, EnvField, EnvState, Runner, environment_changes, runners};
 use ledger::ledger;
@@ -395,29 +393,7 @@ fn summarize_suite(
         return None;
     }
     let threshold_pct = input.rules.threshold_for(suite);
-    let beyond = |b: &&BenchChange, worse: bool| {
-        let pct = b.speedup * 100.0;
-        if worse {
-            pct < -threshold_pct
-        } else {
-            pct > threshold_pct
-        }
-    };
-    let mut worst: Vec<BenchChange> = benchmarks
-        .iter()
-        .filter(|b| beyond(b, true))
-        .cloned()
-        .collect();
-    let mut best: Vec<BenchChange> = benchmarks
-        .iter()
-        .filter(|b| beyond(b, false))
-        .cloned()
-        .collect();
-    let (regressions, improvements) = (worst.len(), best.len());
-    worst.sort_by(|a, b| a.speedup.total_cmp(&b.speedup));
-    best.sort_by(|a, b| b.speedup.total_cmp(&a.speedup));
-    worst.truncate(TOP_N);
-    best.truncate(TOP_N);
+    let ((worst, regressions), (best, improvements)) = beyond_threshold(&benchmarks, threshold_pct);
     let logs: Vec<f64> = benchmarks.iter().map(|b| (1.0 + b.speedup).ln()).collect();
     let mut order: Vec<usize> = trend.keys().copied().collect();
     order.sort_by_key(|&ri| rank[ri]);
@@ -442,6 +418,39 @@ fn summarize_suite(
         samples_per_point: SampleCounts::of(counts),
         threshold_pct,
     })
+}
+
+/// The benchmarks that moved beyond the threshold, each way: the `TOP_N` worst regressions
+/// (worst first) with how many regressed, and the `TOP_N` best improvements (best first) with
+/// how many improved.
+fn beyond_threshold(
+    benchmarks: &[BenchChange],
+    threshold_pct: f64,
+) -> ((Vec<BenchChange>, usize), (Vec<BenchChange>, usize)) {
+    let beyond = |b: &&BenchChange, worse: bool| {
+        let pct = b.speedup * 100.0;
+        if worse {
+            pct < -threshold_pct
+        } else {
+            pct > threshold_pct
+        }
+    };
+    let mut worst: Vec<BenchChange> = benchmarks
+        .iter()
+        .filter(|b| beyond(b, true))
+        .cloned()
+        .collect();
+    let mut best: Vec<BenchChange> = benchmarks
+        .iter()
+        .filter(|b| beyond(b, false))
+        .cloned()
+        .collect();
+    let (regressions, improvements) = (worst.len(), best.len());
+    worst.sort_by(|a, b| a.speedup.total_cmp(&b.speedup));
+    best.sort_by(|a, b| b.speedup.total_cmp(&a.speedup));
+    worst.truncate(TOP_N);
+    best.truncate(TOP_N);
+    ((worst, regressions), (best, improvements))
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -479,5 +488,4 @@ pub fn geomean_ci(logs: &[f64], rules: &AlertRules) -> Option<(f64, f64)> {
 }
 
 #[cfg(test)]
-#[path = "writeup_tests.rs"]
 mod tests;

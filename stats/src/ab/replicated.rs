@@ -112,28 +112,10 @@ pub fn compare_replicated(
     let fallback: Vec<usize> = (0..pairs.len())
         .filter(|&i| !pairs[i].replicable())
         .collect();
-    let pooled: Vec<(Vec<f64>, Vec<f64>)> = fallback
+    for (&i, c) in fallback
         .iter()
-        .map(|&i| {
-            (
-                ReplicatedPair::all_samples(&pairs[i].base, rounds),
-                ReplicatedPair::all_samples(&pairs[i].cand, rounds),
-            )
-        })
-        .collect();
-    let inputs: Vec<PairInput<'_>> = fallback
-        .iter()
-        .zip(&pooled)
-        .map(|(&i, (b, c))| PairInput {
-            base: b,
-            cand: c,
-            higher_is_better: pairs[i].higher_is_better,
-            threshold: pairs[i].threshold,
-        })
-        .collect();
-    for (&i, mut c) in fallback.iter().zip(compare_all(&inputs, config)) {
-        c.base_replicates = count(&pairs[i].base, rounds);
-        c.cand_replicates = count(&pairs[i].cand, rounds);
+        .zip(pooled_verdicts(pairs, &fallback, rounds, config))
+    {
         out[i] = Some(c);
     }
     let boundaries = plan.boundaries();
@@ -198,20 +180,47 @@ pub fn compare_replicated(
         .map(|(i, (done, last))| {
             done.or(last).unwrap_or_else(|| {
                 // Never looked at with two replicates a side (a look before round 2).
-                let mut c = compare_all(
-                    &[PairInput {
-                        base: &ReplicatedPair::all_samples(&pairs[i].base, rounds),
-                        cand: &ReplicatedPair::all_samples(&pairs[i].cand, rounds),
-                        higher_is_better: pairs[i].higher_is_better,
-                        threshold: pairs[i].threshold,
-                    }],
-                    config,
-                )
-                .remove(0);
-                c.base_replicates = count(&pairs[i].base, rounds);
-                c.cand_replicates = count(&pairs[i].cand, rounds);
-                c
+                pooled_verdicts(pairs, &[i], rounds, config).remove(0)
             })
+        })
+        .collect()
+}
+
+/// The within-process verdicts of pairs `which` (compared together, as `compare_all` does),
+/// over all samples of their first `rounds` rounds, with their replicate counts: for pairs the
+/// replicate method cannot judge.
+fn pooled_verdicts(
+    pairs: &[ReplicatedPair],
+    which: &[usize],
+    rounds: u32,
+    config: &AbConfig,
+) -> Vec<Comparison> {
+    let pooled: Vec<(Vec<f64>, Vec<f64>)> = which
+        .iter()
+        .map(|&i| {
+            (
+                ReplicatedPair::all_samples(&pairs[i].base, rounds),
+                ReplicatedPair::all_samples(&pairs[i].cand, rounds),
+            )
+        })
+        .collect();
+    let inputs: Vec<PairInput<'_>> = which
+        .iter()
+        .zip(&pooled)
+        .map(|(&i, (b, c))| PairInput {
+            base: b,
+            cand: c,
+            higher_is_better: pairs[i].higher_is_better,
+            threshold: pairs[i].threshold,
+        })
+        .collect();
+    which
+        .iter()
+        .zip(compare_all(&inputs, config))
+        .map(|(&i, mut c)| {
+            c.base_replicates = count(&pairs[i].base, rounds);
+            c.cand_replicates = count(&pairs[i].cand, rounds);
+            c
         })
         .collect()
 }
@@ -386,5 +395,4 @@ fn settle(
 }
 
 #[cfg(test)]
-#[path = "replicated_tests.rs"]
 mod tests;

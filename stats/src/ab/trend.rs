@@ -143,5 +143,4 @@ pub fn fit_trended_prior(obs: &[VarianceObs]) -> TrendedPrior {
 }
 
 #[cfg(test)]
-#[path = "trend_tests.rs"]
 mod tests;

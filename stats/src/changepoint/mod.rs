@@ -1,5 +1,6 @@
 //! Change-point detection over benchmark histories and its evaluation metrics.
 
+mod config;
 mod detect;
 mod edivisive;
 pub mod metrics;
@@ -10,5 +11,6 @@ mod tests;
 mod tip;
 mod verdict;
 
-pub use detect::{ChangePoint, DetectConfig, detect};
+pub use config::{ChangePoint, DetectConfig};
+pub use detect::detect;
 pub use tip::{MIN_TIP_POINTS, SuspectedChange, suspect_tip};

@@ -6,7 +6,7 @@
 //! The tests are `steptest`'s (a winsorised level step over a common trend, Chow 1960; Huber
 //! 1981); the floors and the order of failures are pitwall's (docs/STATISTICS.md, "Algorithm").
 
-use super::detect::DetectConfig;
+use super::config::DetectConfig;
 use super::steptest::{StepTest, kink_test, step_test};
 use crate::summary::median;
 

@@ -3,9 +3,11 @@
 //! rule, so a wrong result fails the benchmark instead of being timed (docs/SUITES.md, "The
 //! reference-check rule"). Run once per benchmark, outside the timed loop.
 
-use crate::benchmark::BenchError;
-use crate::check::{Compared, Verdict, check, check_gemm_sampled, sample_positions, tolerance};
-use crate::work::Dtype;
+use pitwall_schema::benchmark::BenchError;
+use pitwall_schema::check::{
+    Compared, Verdict, check, check_gemm_sampled, sample_positions, tolerance,
+};
+use pitwall_schema::work::Dtype;
 
 /// Output elements of a GEMM checked: the corners, then positions drawn from a fixed seed.
 const GEMM_CHECKED: usize = 64;
@@ -97,7 +99,7 @@ pub(crate) fn mlp(
                         index: idx,
                         got: got.get(idx).map_or(f64::NAN, |&g| f64::from(g)),
                         want: acc,
-                        scale: crate::check::dot_scale(acc, sum_sq),
+                        scale: pitwall_schema::check::dot_scale(acc, sum_sq),
                     });
                 }
                 y[idx] = if last { acc } else { acc.max(0.0) };

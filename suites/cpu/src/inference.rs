@@ -5,10 +5,10 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use super::kernel::{Lcg, sgemm};
-use crate::backend::SuiteOptions;
-use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
 use crate::checks;
-use crate::schema::Unit;
+use pitwall_schema::backend::SuiteOptions;
+use pitwall_schema::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use pitwall_schema::schema::Unit;
 
 /// Widths of the MLP: input, two hidden layers, output.
 pub const MLP_WIDTHS: [usize; 4] = [256, 512, 512, 128];
@@ -176,7 +176,7 @@ impl Benchmark for MlpBench {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::Direction;
+    use pitwall_schema::schema::Direction;
 
     /// The same forward pass with plain loops in f64.
     fn naive_forward(mlp: &Mlp) -> Vec<f64> {

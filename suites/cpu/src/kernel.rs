@@ -4,13 +4,13 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use crate::backend::SuiteOptions;
-use crate::benchmark::{
+use crate::checks;
+use pitwall_schema::backend::SuiteOptions;
+use pitwall_schema::benchmark::{
     Annotated, BenchError, Benchmark, BenchmarkId, Ceiling, MetricSpec, SamplingHint,
 };
-use crate::checks;
-use crate::schema::Unit;
-use crate::work::{Dtype, copy_bytes, gemm_flops, gemm_footprint_bytes, triad_bytes};
+use pitwall_schema::schema::Unit;
+use pitwall_schema::work::{Dtype, copy_bytes, gemm_flops, gemm_footprint_bytes, triad_bytes};
 
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
@@ -400,5 +400,4 @@ impl Benchmark for ReductionBench {
 }
 
 #[cfg(test)]
-#[path = "kernel_tests.rs"]
 mod tests;

@@ -1,9 +1,6 @@
 //! The CPU backend: real kernels, an MLP and a thread all-reduce, so every suite runs and is
 //! tested on a machine without a GPU.
 
-// Paths inside this crate name the contracts as `crate::backend`, `crate::benchmark`, `crate::schema`.
-use pitwall_schema::{backend, benchmark, check, schema, work};
-
 mod checks;
 mod collective;
 mod inference;
@@ -15,8 +12,8 @@ pub use collective::AllReduceBench;
 pub use inference::MlpBench;
 pub use kernel::{GemmBench, ReductionBench, StreamBench, StreamOp};
 
-use crate::backend::{Backend, BackendError, SuiteKind, SuiteOptions};
-use crate::benchmark::Benchmark;
+use pitwall_schema::backend::{Backend, BackendError, SuiteKind, SuiteOptions};
+use pitwall_schema::benchmark::Benchmark;
 
 /// The CPU backend.
 #[derive(Debug, Default, Clone, Copy)]

@@ -9,7 +9,7 @@ use std::ops::Range;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::work::{Collective, CollectiveShape};
+use pitwall_schema::work::{Collective, CollectiveShape};
 
 /// Elements a broadcast forwards at a time along the chain, so ranks downstream start before
 /// the root has sent everything (NCCL pipelines its ring the same way).

@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 use pitwall_rendezvous::session::{Bound, DEFAULT_TIMEOUT};
 use pitwall_rendezvous::{Hello, Layout, LayoutError, RendezvousError, Session};
 
-use crate::backend::SuiteOptions;
-use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
 use crate::mesh::{Mesh, check, input_for};
-use crate::schema::Unit;
-use crate::work::{
+use pitwall_schema::backend::SuiteOptions;
+use pitwall_schema::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use pitwall_schema::schema::Unit;
+use pitwall_schema::work::{
     Collective, CollectiveCommand as Command, CollectiveShape, bus_factor, collective_shape,
     sweep_bytes,
 };
@@ -424,5 +424,4 @@ impl Benchmark for RankCollectiveBench {
 }
 
 #[cfg(test)]
-#[path = "multi_tests.rs"]
 mod tests;

@@ -6,8 +6,8 @@
 //! so it is tested without a GPU.
 
 use crate::Planned;
-use crate::benchmark::{Annotated, Benchmark, BenchmarkId, Ceiling};
 use crate::memory::{MemOp, may_sit_in_l2};
+use pitwall_schema::benchmark::{Annotated, Benchmark, BenchmarkId, Ceiling};
 
 /// The ceiling's name in the derived measure (`bandwidth_of_copy`), as in the CPU backend.
 const LABEL: &str = "copy";
@@ -57,9 +57,9 @@ pub fn with_ceilings(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::SuiteOptions;
     use crate::plan;
-    use crate::work::{Dtype, RowOp};
+    use pitwall_schema::backend::SuiteOptions;
+    use pitwall_schema::work::{Dtype, RowOp};
 
     const MIB: u64 = 1 << 20;
 

@@ -11,11 +11,13 @@ use std::sync::{Arc, Mutex};
 use pitwall_rendezvous::session::Bound;
 use pitwall_rendezvous::{Launcher, Layout};
 
-use crate::backend::{BackendError, SuiteOptions};
-use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
 use crate::nccl_group::{Group, LEAD_TIMEOUT, NcclProvider};
-use crate::schema::Unit;
-use crate::work::{Collective, CollectiveShape, bus_factor, collective_shape, sweep_bytes};
+use pitwall_schema::backend::{BackendError, SuiteOptions};
+use pitwall_schema::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use pitwall_schema::schema::Unit;
+use pitwall_schema::work::{
+    Collective, CollectiveShape, bus_factor, collective_shape, sweep_bytes,
+};
 
 /// Largest message of the NCCL sweep, as nccl-tests' usual `-e 1G`.
 pub const NCCL_MAX_BYTES: u64 = 1 << 30;

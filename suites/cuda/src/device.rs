@@ -10,46 +10,17 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use cudarc::cublas::result::CublasError;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUevent_flags};
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr,
-    DriverError, LaunchConfig, PinnedHostSlice, PushKernelArg,
+    LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 
-use crate::benchmark::BenchError;
+use crate::error::CudaError;
 use crate::graph::Graph;
-use crate::kernels::{self, KernelError, KernelSource};
-use crate::timing::{self, BLOCK_TIMEOUT_NS, Stream, Timing};
-
-/// Why a CUDA benchmark could not run; each keeps the library's own error.
-#[derive(Debug, thiserror::Error)]
-pub enum CudaError {
-    #[error("CUDA driver: {0}")]
-    Driver(#[from] DriverError),
-    #[error("cuBLAS: {0}")]
-    Cublas(#[from] CublasError),
-    #[error("cuBLASLt: {0}")]
-    CublasLt(#[from] cudarc::cublaslt::result::CublasError),
-    #[error(transparent)]
-    Kernel(#[from] KernelError),
-    #[error("{0}")]
-    Setup(String),
-}
-
-impl From<CudaError> for BenchError {
-    fn from(e: CudaError) -> BenchError {
-        match e {
-            CudaError::Setup(m) => BenchError::Setup(m),
-            // A sticky error: this process's context is lost (`sticky`).
-            CudaError::Driver(d) if crate::sticky::note(&d) => {
-                BenchError::DeviceLost(format!("CUDA driver: {:?}", d.0))
-            }
-            e => BenchError::Backend(e.to_string()),
-        }
-    }
-}
+use crate::kernels::{self, KernelSource};
+use crate::timing::{self, BLOCK_TIMEOUT_NS, Cache, Stream, Timing};
 
 /// Threads per block of the grid-stride kernels.
 const BLOCK: u32 = 256;
@@ -311,16 +282,6 @@ pub fn flush_steps(l2_bytes: u64) -> Vec<FlushStep> {
 
 /// The smallest flush buffer (when the driver reports a tiny or no L2).
 const MIN_FLUSH_BYTES: u64 = 8 << 20;
-
-/// Whether each timed iteration starts with a flushed L2.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cache {
-    /// L2 overwritten (2× its size) before every iteration: what a kernel meets in a model,
-    /// where other layers ran in between. The default.
-    Cold,
-    /// Iterations back to back: the data may stay in L2 from the previous one.
-    Warm,
-}
 
 /// Times iterations of a benchmark's work with events, reusing its events between samples:
 /// the real [`Stream`] of the timing loops (`timing`) on the device's stream.

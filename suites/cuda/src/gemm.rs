@@ -9,13 +9,15 @@ use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cublasOperation
 use cudarc::cublas::{CudaBlas, result as blas};
 use cudarc::driver::{CudaSlice, DevicePtr};
 
-use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
-use crate::check::{check_gemm_sampled, sample_positions};
-use crate::device::{Cache, CudaError, Device, EventTimer};
+use crate::device::{Device, EventTimer};
+use crate::error::CudaError;
 use crate::memory::SETS;
-use crate::schema::Unit;
 use crate::sticky::LeakAfterSticky;
-use crate::work::{Dtype, gemm_flops, gemm_footprint_bytes};
+use crate::timing::Cache;
+use pitwall_schema::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use pitwall_schema::check::{check_gemm_sampled, sample_positions};
+use pitwall_schema::schema::Unit;
+use pitwall_schema::work::{Dtype, gemm_flops, gemm_footprint_bytes};
 
 /// Square sizes measured, up to 8192 (capped by `max_bytes`).
 pub const SIZES: [usize; 3] = [1024, 4096, 8192];

@@ -5,10 +5,12 @@
 //! way it was launched in its `mode` parameter (`eager` or `graph`), so the two never mix in one
 //! history series. How replays are timed is `timing`'s (`Work::Graph`).
 
-use cudarc::driver::CudaGraph;
-use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+use std::sync::Arc;
 
-use crate::device::{CudaError, Device};
+use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+use cudarc::driver::{CudaGraph, CudaStream};
+
+use crate::error::CudaError;
 
 /// How a benchmark's kernels are launched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -52,17 +54,16 @@ impl Graph {
 
 /// Captures `per_graph` iterations of `enqueue` (given the iteration number, so buffer sets
 /// rotate inside the graph as they would eagerly) into an instantiated, uploaded graph.
-/// `enqueue` must only enqueue work on `dev.stream` (no synchronisation, no allocation: neither
+/// `enqueue` must only enqueue work on `stream` (no synchronisation, no allocation: neither
 /// is allowed while capturing). A failed capture is ended before the error is returned, so the
 /// stream stays usable.
 pub fn capture(
-    dev: &Device,
+    stream: &Arc<CudaStream>,
     per_graph: u64,
     mut enqueue: impl FnMut(u64) -> Result<(), CudaError>,
 ) -> Result<Graph, CudaError> {
     // Thread-local: other threads' CUDA calls are not affected by this thread's capture.
-    dev.stream
-        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+    stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
     let mut captured = Ok(());
     for i in 0..per_graph {
         captured = enqueue(i);
@@ -70,7 +71,7 @@ pub fn capture(
             break;
         }
     }
-    let graph = dev.stream.end_capture(CUgraphInstantiate_flags(0));
+    let graph = stream.end_capture(CUgraphInstantiate_flags(0));
     captured?;
     let graph = graph?
         .ok_or_else(|| CudaError::Setup("the CUDA graph capture recorded no work".to_string()))?;

@@ -4,11 +4,11 @@
 //! pass as an ordered list of stages (RMS norm, a cuBLAS GEMM with its NVRTC epilogue, causal
 //! attention) that the device code enqueues, captures into a graph and checks stage by stage.
 
-use crate::backend::SuiteOptions;
-use crate::benchmark::BenchmarkId;
 use crate::graph::Mode;
 use crate::infer_ref::{DTYPE, MODEL, ModelShape};
 use crate::timing::{Start, Timing, Work};
+use pitwall_schema::backend::SuiteOptions;
+use pitwall_schema::benchmark::BenchmarkId;
 
 /// Sequences per forward pass (the requests served together).
 pub const BATCHES: [usize; 3] = [1, 8, 64];

@@ -5,8 +5,8 @@
 //! stage out of the next one's reference, so the bf16 rule (1e-2) holds for each, and the last
 //! stage is the block's output. Pure code: tested without a GPU.
 
-use crate::check::{Compared, Verdict, check, dot_scale, tolerance};
-use crate::work::Dtype;
+use pitwall_schema::check::{Compared, Verdict, check, dot_scale, tolerance};
+use pitwall_schema::work::Dtype;
 
 /// The widths of the model: d_model, attention heads of `head_dim`, the MLP's hidden width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,5 +214,4 @@ pub fn check_attention(
 }
 
 #[cfg(test)]
-#[path = "infer_ref_tests.rs"]
 mod tests;

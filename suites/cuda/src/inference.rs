@@ -14,9 +14,8 @@ use cudarc::cublas::{CudaBlas, result as blas};
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
-use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
-use crate::check::sample_positions;
-use crate::device::{Cache, CudaError, Device, EventTimer};
+use crate::device::{Device, EventTimer};
+use crate::error::CudaError;
 use crate::graph::{self, Graph, Mode};
 use crate::infer_plan::{Buf, CUBLAS_WORKSPACE_BYTES, Epi, InferPlanned, Stage};
 use crate::infer_ref::{
@@ -24,8 +23,16 @@ use crate::infer_ref::{
     check_linear, check_rmsnorm,
 };
 use crate::kernels;
-use crate::schema::Unit;
 use crate::sticky::LeakAfterSticky;
+use crate::timing::Cache;
+use pitwall_schema::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use pitwall_schema::check::sample_positions;
+use pitwall_schema::schema::Unit;
+
+/// `v` as a C `int` argument.
+fn int(v: usize) -> Result<i32, CudaError> {
+    i32::try_from(v).map_err(|_| CudaError::Setup(format!("{v} does not fit an int")))
+}
 
 /// Threads per block of the row and attention kernels.
 const ROW_BLOCK: u32 = 256;
@@ -120,9 +127,6 @@ impl InferBench {
         let dev = &self.dev;
         let tokens = self.planned.tokens();
         let p = |b| state.ptr(dev, b);
-        let int = |v: usize| {
-            i32::try_from(v).map_err(|_| CudaError::Setup(format!("{v} does not fit an int")))
-        };
         match stage {
             Stage::RmsNorm { x, gamma, y } => {
                 let (rows, cols) = x.dims(MODEL, tokens);
@@ -145,62 +149,7 @@ impl InferBench {
                 // SAFETY: x and y hold rows×cols bf16 values, gamma cols; the arguments match.
                 unsafe { launch.launch(cfg) }?;
             }
-            Stage::Linear { a, w, y, epilogue } => {
-                let (m, k) = a.dims(MODEL, tokens);
-                let n = w.dims(MODEL, tokens).1;
-                let alpha = ModelShape::gemm_alpha(k);
-                let beta = 0.0f32;
-                let (ap, wp, yp) = (p(a)?, p(w)?, p(y)?);
-                let (mi, ni, ki) = (int(m)?, int(n)?, int(k)?);
-                let bf16 = cudaDataType::CUDA_R_16BF;
-                // Row-major Y (m×n) = A (m×k)·W (k×n) is column-major Yᵀ = Wᵀ·Aᵀ: W first.
-                // SAFETY: A, W and Y hold m×k, k×n and m×n bf16 values on this context; the
-                // 32F compute type scales with f32 α and β.
-                unsafe {
-                    blas::gemm_ex(
-                        *state.blas.handle(),
-                        cublasOperation_t::CUBLAS_OP_N,
-                        cublasOperation_t::CUBLAS_OP_N,
-                        ni,
-                        mi,
-                        ki,
-                        (&alpha as *const f32).cast(),
-                        wp as *const std::ffi::c_void,
-                        bf16,
-                        ni,
-                        ap as *const std::ffi::c_void,
-                        bf16,
-                        ki,
-                        (&beta as *const f32).cast(),
-                        yp as *mut std::ffi::c_void,
-                        bf16,
-                        ni,
-                        cublasComputeType_t::CUBLAS_COMPUTE_32F,
-                        cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
-                    )
-                }?;
-                let elements = (m * n) as u64;
-                let cfg = dev.grid_stride(elements);
-                match epilogue {
-                    Epi::None => {}
-                    Epi::BiasGelu { bias } => {
-                        let f = dev.function(&kernels::INFERENCE, "bias_gelu_bf16")?;
-                        let bp = p(bias)?;
-                        let mut launch = dev.stream.launch_builder(&f);
-                        launch.arg(&yp).arg(&bp).arg(&elements).arg(&ni);
-                        // SAFETY: y holds m×n values, bias n; the arguments match.
-                        unsafe { launch.launch(cfg) }?;
-                    }
-                    Epi::BiasResidual { bias, residual } => {
-                        let f = dev.function(&kernels::INFERENCE, "bias_residual_bf16")?;
-                        let (bp, rp) = (p(bias)?, p(residual)?);
-                        let mut launch = dev.stream.launch_builder(&f);
-                        launch.arg(&yp).arg(&bp).arg(&rp).arg(&elements).arg(&ni);
-                        // SAFETY: y and residual hold m×n values, bias n; the arguments match.
-                        unsafe { launch.launch(cfg) }?;
-                    }
-                }
-            }
+            Stage::Linear { a, w, y, epilogue } => self.enqueue_linear(state, a, w, y, epilogue)?,
             Stage::Attention { qkv, out } => {
                 let f = dev.function(&kernels::INFERENCE, "attention_causal_bf16")?;
                 let (batch, seq) = (self.planned.batch, self.planned.seq);
@@ -222,6 +171,75 @@ impl InferBench {
                     .arg(&scale);
                 // SAFETY: qkv holds batch·seq rows of 3·d values, out batch·seq rows of d;
                 // the dynamic shared memory holds head_dim + seq floats, as the kernel uses.
+                unsafe { launch.launch(cfg) }?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Enqueues a linear stage: y = α·a·w by cuBLAS, then its epilogue kernel.
+    fn enqueue_linear(
+        &self,
+        state: &State,
+        a: Buf,
+        w: Buf,
+        y: Buf,
+        epilogue: Epi,
+    ) -> Result<(), CudaError> {
+        let dev = &self.dev;
+        let tokens = self.planned.tokens();
+        let p = |b| state.ptr(dev, b);
+        let (m, k) = a.dims(MODEL, tokens);
+        let n = w.dims(MODEL, tokens).1;
+        let alpha = ModelShape::gemm_alpha(k);
+        let beta = 0.0f32;
+        let (ap, wp, yp) = (p(a)?, p(w)?, p(y)?);
+        let (mi, ni, ki) = (int(m)?, int(n)?, int(k)?);
+        let bf16 = cudaDataType::CUDA_R_16BF;
+        // Row-major Y (m×n) = A (m×k)·W (k×n) is column-major Yᵀ = Wᵀ·Aᵀ: W first.
+        // SAFETY: A, W and Y hold m×k, k×n and m×n bf16 values on this context; the
+        // 32F compute type scales with f32 α and β.
+        unsafe {
+            blas::gemm_ex(
+                *state.blas.handle(),
+                cublasOperation_t::CUBLAS_OP_N,
+                cublasOperation_t::CUBLAS_OP_N,
+                ni,
+                mi,
+                ki,
+                (&alpha as *const f32).cast(),
+                wp as *const std::ffi::c_void,
+                bf16,
+                ni,
+                ap as *const std::ffi::c_void,
+                bf16,
+                ki,
+                (&beta as *const f32).cast(),
+                yp as *mut std::ffi::c_void,
+                bf16,
+                ni,
+                cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )
+        }?;
+        let elements = (m * n) as u64;
+        let cfg = dev.grid_stride(elements);
+        match epilogue {
+            Epi::None => {}
+            Epi::BiasGelu { bias } => {
+                let f = dev.function(&kernels::INFERENCE, "bias_gelu_bf16")?;
+                let bp = p(bias)?;
+                let mut launch = dev.stream.launch_builder(&f);
+                launch.arg(&yp).arg(&bp).arg(&elements).arg(&ni);
+                // SAFETY: y holds m×n values, bias n; the arguments match.
+                unsafe { launch.launch(cfg) }?;
+            }
+            Epi::BiasResidual { bias, residual } => {
+                let f = dev.function(&kernels::INFERENCE, "bias_residual_bf16")?;
+                let (bp, rp) = (p(bias)?, p(residual)?);
+                let mut launch = dev.stream.launch_builder(&f);
+                launch.arg(&yp).arg(&bp).arg(&rp).arg(&elements).arg(&ni);
+                // SAFETY: y and residual hold m×n values, bias n; the arguments match.
                 unsafe { launch.launch(cfg) }?;
             }
         }
@@ -296,7 +314,7 @@ impl InferBench {
         self.dev.stream.synchronize().map_err(CudaError::from)?;
         self.validate(&state, "eager pass")?;
         if self.planned.mode == Mode::Graph {
-            let graph = graph::capture(&self.dev, 1, |_| self.enqueue_pass(&state))?;
+            let graph = graph::capture(&self.dev.stream, 1, |_| self.enqueue_pass(&state))?;
             let stages = self.planned.workload.stages();
             for stage in &stages {
                 let out = state.bufs[stage.output() as usize]
@@ -371,7 +389,7 @@ pub fn build(dev: &Arc<Device>, plan: &[InferPlanned], cache: Cache) -> Vec<Box<
 mod tests {
     use super::*;
     use crate::infer_plan::Workload;
-    use crate::schema::Direction;
+    use pitwall_schema::schema::Direction;
 
     #[test]
     fn metrics_match_the_cpu_inference_suite() {

@@ -3,12 +3,10 @@
 //! Which benchmarks the `kernel` suite holds is a plan that needs no GPU (so sizes and the
 //! `max_bytes` cap are tested anywhere), made real on a device opened in the worker.
 
-// Paths inside this crate name the contracts as `crate::backend`, `crate::benchmark`, `crate::schema`.
-use pitwall_schema::{backend, benchmark, check, expr, manifest, schema, work};
-
 pub mod ceiling;
 pub mod collective;
 pub mod device;
+pub mod error;
 pub mod fp8;
 pub mod gemm;
 pub mod gpu_select;
@@ -40,14 +38,15 @@ pub use probe::{CudaInfo, CudaSystem, SystemCuda, probe_with};
 
 use std::sync::{Arc, Mutex};
 
-use crate::backend::{Backend, BackendError, CacheMode, SuiteKind, SuiteOptions};
-use crate::benchmark::Benchmark;
-use crate::device::{Cache, Device};
+use crate::device::Device;
 use crate::gemm::GemmBench;
 use crate::linear::{LinearBench, LinearPlanned};
 use crate::memory::{HostMemory, MemOp, MemoryBench};
 use crate::rows::RowBench;
-use crate::work::{Dtype, RowOp};
+use crate::timing::Cache;
+use pitwall_schema::backend::{Backend, BackendError, CacheMode, SuiteKind, SuiteOptions};
+use pitwall_schema::benchmark::Benchmark;
+use pitwall_schema::work::{Dtype, RowOp};
 
 /// The CUDA backend, once [`CudaBackend::probe`] found a driver, a device and the libraries.
 /// It holds no CUDA context: the probe runs in the parent pitwall, the benchmarks in its

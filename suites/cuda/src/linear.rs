@@ -13,16 +13,18 @@ use std::sync::Arc;
 use cudarc::cublaslt::sys::cudaDataType;
 use cudarc::driver::{CudaSlice, DevicePtr};
 
-use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
-use crate::check::{check_gemm_sampled, sample_positions};
-use crate::device::{Cache, CudaError, Device, EventTimer};
+use crate::device::{Device, EventTimer};
+use crate::error::CudaError;
 use crate::fp8::decode_e4m3;
 use crate::gemm::CHECKED_ELEMENTS;
 use crate::graph::{self, GRAPH_ITERATIONS, Graph, Mode};
-use crate::memory::SETS;
-use crate::schema::Unit;
+use crate::memory::{PLAN_L2_BYTES, SETS};
+use crate::timing::Cache;
 use crate::timing::{Start, Timing, Work};
-use crate::work::{Dtype, gemm_flops, gemm_footprint_bytes};
+use pitwall_schema::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use pitwall_schema::check::{check_gemm_sampled, sample_positions};
+use pitwall_schema::schema::Unit;
+use pitwall_schema::work::{Dtype, gemm_flops, gemm_footprint_bytes};
 
 mod device_lt;
 use device_lt::LtMatmul;
@@ -42,9 +44,6 @@ pub const OUT: Dtype = Dtype::Bf16;
 /// The fp8 per-tensor scales of X and W: powers of two, so the host reference is exact.
 pub const FP8_SCALE_X: f32 = 0.5;
 pub const FP8_SCALE_W: f32 = 0.25;
-/// The largest L2 the plan sizes buffer sets for (a B200's 126 MiB, rounded up); on the
-/// device the sets follow its own L2 (`LinearPlanned::buffer_sets`).
-pub const PLAN_L2_BYTES: u64 = 128 << 20;
 /// The cuBLASLt workspace (NVIDIA's recommendation for Hopper), counted in the footprint.
 pub const LT_WORKSPACE_BYTES: u64 = 32 << 20;
 
@@ -342,7 +341,7 @@ impl LinearBench {
         }
         if self.planned.mode == Mode::Graph {
             let per_graph = self.planned.per_graph();
-            let graph = graph::capture(&self.dev, per_graph, |i| {
+            let graph = graph::capture(&self.dev.stream, per_graph, |i| {
                 self.enqueue(&state, (i % count as u64) as usize)
             })?;
             for [_, _, y] in &mut state.sets {

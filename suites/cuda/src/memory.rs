@@ -8,23 +8,29 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, PinnedHostSlice, PushKernelArg, result};
 
-use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
-use crate::check::{Compared, check, tolerance};
-use crate::device::{Cache, CudaError, Device, EventTimer};
+use crate::device::{Device, EventTimer};
+use crate::error::CudaError;
 use crate::kernels;
-use crate::schema::Unit;
+use crate::timing::Cache;
 use crate::timing::{Start, Timing};
-use crate::work::{Dtype, copy_bytes, transfer_bytes, triad_bytes};
+use pitwall_schema::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use pitwall_schema::check::{Compared, check, tolerance};
+use pitwall_schema::schema::Unit;
+use pitwall_schema::work::{Dtype, copy_bytes, transfer_bytes, triad_bytes};
 
 /// Buffer sets the timed iterations rotate over, so no iteration reuses the previous one's
 /// buffers (with a cold L2 this changes little; with a warm one it keeps TLB and L2 honest).
 pub const SETS: usize = 2;
 
+/// The largest L2 the plan sizes buffer sets for (a B200's 126 MiB, rounded up); on the
+/// device the sets follow its own L2 (`LinearPlanned::buffer_sets`).
+pub const PLAN_L2_BYTES: u64 = 128 << 20;
+
 /// Whether an iteration touching `bytes` (a copy: read and written) may still have them in L2
-/// at its end event on a card pitwall plans for (L2 up to `linear::PLAN_L2_BYTES`): its
+/// at its end event on a card pitwall plans for (L2 up to [`PLAN_L2_BYTES`]): its
 /// bandwidth is then no HBM figure, and it gets no HBM ceiling (16 MiB copies).
 pub fn may_sit_in_l2(bytes: u64) -> bool {
-    bytes <= crate::linear::PLAN_L2_BYTES
+    bytes <= PLAN_L2_BYTES
 }
 
 /// The launch shape of the bandwidth kernels (copy, triad): one item per thread, 256 threads a

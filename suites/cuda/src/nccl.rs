@@ -303,14 +303,14 @@ impl Nccl {
     /// `shape` gives for this op; `stream` is a stream of that device.
     pub unsafe fn enqueue(
         &self,
-        op: crate::work::Collective,
-        shape: &crate::work::CollectiveShape,
+        op: pitwall_schema::work::Collective,
+        shape: &pitwall_schema::work::CollectiveShape,
         world_size: usize,
         (send, recv): (u64, u64),
         comm: ncclComm_t,
         stream: Stream,
     ) -> Result<(), NcclError> {
-        use crate::work::Collective as C;
+        use pitwall_schema::work::Collective as C;
         let (s, r) = (send as *const c_void, recv as *mut c_void);
         let code = match op {
             C::AllReduce => unsafe {
@@ -390,8 +390,8 @@ pub fn settings_note(version: Option<i32>, env: &dyn Fn(&str) -> Option<String>)
     )
 }
 
-fn op_call(op: crate::work::Collective) -> &'static str {
-    use crate::work::Collective as C;
+fn op_call(op: pitwall_schema::work::Collective) -> &'static str {
+    use pitwall_schema::work::Collective as C;
     match op {
         C::AllReduce => "ncclAllReduce",
         C::ReduceScatter => "ncclReduceScatter",

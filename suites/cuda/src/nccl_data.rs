@@ -5,7 +5,7 @@
 //! reference is O(1) per element (values repeat every 61 elements), so the check of a 1 GiB
 //! output costs a pass over it, not n.
 
-use crate::work::{Collective, CollectiveShape};
+use pitwall_schema::work::{Collective, CollectiveShape};
 
 /// The period of [`input_value`] in the element index.
 const PERIOD: usize = 61;
@@ -129,7 +129,7 @@ pub(crate) fn host_collective(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::work::collective_shape;
+    use pitwall_schema::work::collective_shape;
 
     fn shape(op: Collective, bytes: u64, n: usize) -> CollectiveShape {
         collective_shape(op, bytes, n, 4).unwrap()

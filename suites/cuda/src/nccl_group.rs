@@ -15,9 +15,11 @@ use std::time::Duration;
 use pitwall_rendezvous::session::{Bound, DEFAULT_TIMEOUT};
 use pitwall_rendezvous::{Hello, Layout, LayoutError, RendezvousError, Session};
 
-use crate::benchmark::BenchError;
 use crate::nccl::UNIQUE_ID_BYTES;
-use crate::work::{Collective, CollectiveCommand as Command, CollectiveShape, collective_shape};
+use pitwall_schema::benchmark::BenchError;
+use pitwall_schema::work::{
+    Collective, CollectiveCommand as Command, CollectiveShape, collective_shape,
+};
 
 /// How long a follower waits for rank 0's next session (rank 0 may be building the project),
 /// as the CPU backend's followers.
@@ -440,5 +442,4 @@ pub fn follow_with(
 pub const LEAD_TIMEOUT: Duration = DEFAULT_TIMEOUT;
 
 #[cfg(test)]
-#[path = "nccl_group_tests.rs"]
 mod tests;

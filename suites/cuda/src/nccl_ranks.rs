@@ -18,7 +18,7 @@ use crate::nccl::{self, Nccl, UNIQUE_ID_BYTES};
 use crate::nccl_data::{Expected, input_for};
 use crate::nccl_group::{LocalRanks, NcclProvider};
 use crate::nccl_mem::{DeviceBuffer, shift_bytes, span_bytes};
-use crate::work::{Collective, CollectiveShape};
+use pitwall_schema::work::{Collective, CollectiveShape};
 
 /// The CUDA device of local rank `local_rank` when `visible` devices are visible: the local
 /// rank's own (torchrun's convention), or the only one when the launcher gave each process

@@ -8,7 +8,7 @@ use crate::gemm::GemmBench;
 use crate::memory::SETS;
 use crate::rows;
 use crate::timing::Timing;
-use crate::work::gemm_footprint_bytes;
+use pitwall_schema::work::gemm_footprint_bytes;
 
 /// The operand sizes of one benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,9 +64,9 @@ impl Planned {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::SuiteOptions;
     use crate::linear::Family;
     use crate::memory::MemOp;
+    use pitwall_schema::backend::SuiteOptions;
 
     const MIB: u64 = 1 << 20;
 

@@ -4,9 +4,9 @@
 //! figures themselves are `pitwall_schema::datasheet`'s (the host's clock lock reads the same
 //! table); this module turns them into measures.
 
-use crate::benchmark::MetricSpec;
-use crate::schema::Unit;
+use pitwall_schema::benchmark::MetricSpec;
 pub use pitwall_schema::datasheet::{Peaks, of};
+use pitwall_schema::schema::Unit;
 
 /// `flops_per_iter` as a percentage of a peak of `peak_tflops` (`throughput_of_peak`, %).
 pub fn throughput_of_peak(flops_per_iter: f64, peak_tflops: f64) -> MetricSpec {

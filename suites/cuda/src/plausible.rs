@@ -6,12 +6,12 @@
 //! and get no bound.
 
 use crate::Planned;
-use crate::backend::CacheMode;
-use crate::benchmark::{Annotated, Benchmark, BenchmarkId};
 use crate::memory::MemOp;
-use crate::work::{Dtype, gemm_flops, row_op_bytes};
+use pitwall_schema::backend::CacheMode;
+use pitwall_schema::benchmark::{Annotated, Benchmark, BenchmarkId};
 use pitwall_schema::datasheet;
 use pitwall_schema::plausible::{ComputeBound, MemoryBound, Plausibility};
+use pitwall_schema::work::{Dtype, gemm_flops, row_op_bytes};
 
 /// The device a bound is for: its name (`NVIDIA H200`), L2 size and the suite's cache mode.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,11 +137,11 @@ pub fn with_bounds(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::SuiteOptions;
     use crate::graph::Mode;
     use crate::linear::{Family, LinearPlanned};
     use crate::memory::HostMemory;
     use crate::plan;
+    use pitwall_schema::backend::SuiteOptions;
 
     const MIB: u64 = 1 << 20;
 

@@ -2,7 +2,7 @@
 //! built to load is absent, so every library is looked for (`is_culib_present`) before cudarc
 //! calls into it, and each missing piece becomes a short reason the runner prints.
 
-use crate::backend::BackendError;
+use pitwall_schema::backend::BackendError;
 
 /// The oldest driver API this binary's cudarc bindings (`cuda-13000`) speak: CUDA 13.0,
 /// shipped with NVIDIA driver 580.

@@ -7,13 +7,15 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
-use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
-use crate::check::{Compared, check, dot_scale, tolerance};
-use crate::device::{Cache, CudaError, Device, EventTimer};
+use crate::device::{Device, EventTimer};
+use crate::error::CudaError;
 use crate::kernels;
 use crate::memory::SETS;
-use crate::schema::Unit;
-use crate::work::{Dtype, RowOp, row_op_bytes};
+use crate::timing::Cache;
+use pitwall_schema::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use pitwall_schema::check::{Compared, check, dot_scale, tolerance};
+use pitwall_schema::schema::Unit;
+use pitwall_schema::work::{Dtype, RowOp, row_op_bytes};
 
 /// Shapes measured: many short rows (attention-like) and fewer long ones (hidden sizes).
 pub const SHAPES: [(usize, usize); 2] = [(16384, 1024), (4096, 8192)];

@@ -2,7 +2,7 @@
 //! the ordered list of device operations a timing loop enqueued, and answers every event pair
 //! with the same elapsed time, so tests check what a timed region contains.
 
-use crate::device::CudaError;
+use crate::error::CudaError;
 use crate::timing::{DeviceOp, Stream};
 
 /// A stream that records instead of running.

@@ -14,9 +14,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::pitwall_json::{FormatError, ParsedBenchmark};
-use super::registry::ParsedRun;
-use crate::schema::{Direction, Unit};
+use super::json_util::{parse_json, value_kind};
+use super::parsed::{FormatError, ParsedBenchmark, ParsedRun};
+use pitwall_schema::schema::{Direction, Unit};
 
 const FORMAT: &str = "bmf";
 const BOUNDS: [&str; 2] = ["lower_value", "upper_value"];
@@ -33,7 +33,7 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
             String::new(),
             format!(
                 "expected a JSON object of benchmarks, got {} (is this another format?)",
-                kind(&root)
+                value_kind(&root)
             ),
         ));
     };
@@ -49,7 +49,10 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
         let Value::Object(measures) = measures else {
             return Err(err(
                 at,
-                format!("expected an object of measures, got {}", kind(measures)),
+                format!(
+                    "expected an object of measures, got {}",
+                    value_kind(measures)
+                ),
             ));
         };
         if measures.is_empty() {
@@ -74,7 +77,10 @@ fn convert(
     let Value::Object(fields) = metric else {
         return Err(err(
             at,
-            format!("expected an object with `value`, got {}", kind(metric)),
+            format!(
+                "expected an object with `value`, got {}",
+                value_kind(metric)
+            ),
         ));
     };
     if let Some(extra) = fields
@@ -139,49 +145,6 @@ pub fn looks_like(text: &str) -> bool {
                     })
             })
         })
-}
-
-/// Parses JSON text for `format`, naming the line and column of a syntax error.
-pub(super) fn parse_json(format: &'static str, text: &str) -> Result<Value, FormatError> {
-    if text.trim().is_empty() {
-        return Err(FormatError {
-            format,
-            position: String::new(),
-            message: "empty output (expected a JSON document)".into(),
-        });
-    }
-    serde_json::from_str(text).map_err(|e| json_error(format, &e, String::new()))
-}
-
-/// A serde_json error as a [`FormatError`] at its line and column, after `prefix`.
-pub(super) fn json_error(
-    format: &'static str,
-    e: &serde_json::Error,
-    prefix: String,
-) -> FormatError {
-    let suffix = format!(" at line {} column {}", e.line(), e.column());
-    let message = e.to_string();
-    let message = message
-        .strip_suffix(&suffix)
-        .unwrap_or(&message)
-        .to_string();
-    FormatError {
-        format,
-        position: format!("{prefix}line {}, column {}: ", e.line(), e.column()),
-        message,
-    }
-}
-
-/// The kind of a JSON value, for messages.
-pub(super) fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 fn err(position: String, message: String) -> FormatError {

@@ -6,8 +6,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::pitwall_json::{FormatError, ParsedBenchmark, TIME_UNITS};
-use crate::schema::{ResultStatus, benchmark_key, display_name};
+use super::parsed::{FormatError, ParsedBenchmark, TIME_UNITS};
+use pitwall_schema::schema::{ResultStatus, benchmark_key, display_name};
 
 /// `text` without one leading UTF-8 byte order mark (Windows tools and editors write one). Only
 /// one is dropped: a second would be text.
@@ -130,7 +130,7 @@ pub fn merge_duplicates(benchmarks: Vec<ParsedBenchmark>) -> Result<Vec<ParsedBe
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::{Direction, SampleMeta, Unit};
+    use pitwall_schema::schema::{Direction, SampleMeta, Unit};
 
     fn b(name: &str, samples: Vec<f64>) -> ParsedBenchmark {
         ParsedBenchmark {

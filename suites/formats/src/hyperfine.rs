@@ -14,9 +14,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::json_util::{bench, kind, quantity_value, read_json, time_value, top_array};
-use super::pitwall_json::FormatError;
-use super::registry::ParsedRun;
-use crate::schema::Unit;
+use super::parsed::{FormatError, ParsedRun};
+use pitwall_schema::schema::Unit;
 
 const FORMAT: &str = "hyperfine";
 
@@ -74,43 +73,7 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
                 .map_err(fail)?,
             Some(v) => return Err(fail(format!("`times` must be an array, got {}", kind(v)))),
         };
-        let error = match r.get("exit_codes") {
-            None | Some(Value::Null) => None,
-            Some(Value::Array(codes)) => {
-                if has_times && codes.len() != samples.len() {
-                    return Err(fail(format!(
-                        "{} `exit_codes` for {} `times` (hyperfine writes one per run)",
-                        codes.len(),
-                        samples.len()
-                    )));
-                }
-                let bad: Vec<&Value> = codes.iter().filter(|c| c.as_i64() != Some(0)).collect();
-                if let Some(c) = bad.iter().find(|c| !c.is_null() && !c.is_i64()) {
-                    return Err(fail(format!(
-                        "exit code must be an integer or null, got {}",
-                        kind(c)
-                    )));
-                }
-                (!bad.is_empty()).then(|| {
-                    let shown = if bad[0].is_null() {
-                        "none (killed by a signal)".into()
-                    } else {
-                        bad[0].to_string()
-                    };
-                    format!(
-                        "command failed in {} of {} runs (exit code {shown})",
-                        bad.len(),
-                        codes.len()
-                    )
-                })
-            }
-            Some(v) => {
-                return Err(fail(format!(
-                    "`exit_codes` must be an array, got {}",
-                    kind(v)
-                )));
-            }
-        };
+        let error = exit_error(r, has_times, samples.len()).map_err(fail)?;
         let mut measures = vec![("time", Unit::NANOSECONDS, samples)];
         if let Some(mem) = r.get("memory_usage_byte").filter(|m| !m.is_null()) {
             let mem = mem.as_array().ok_or_else(|| {
@@ -139,6 +102,43 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
     Ok(run)
 }
 
+/// The failure a result's `exit_codes` report (`None` when every run exited 0), checked
+/// against its `runs` times when it has `times`.
+fn exit_error(r: &Value, has_times: bool, runs: usize) -> Result<Option<String>, String> {
+    match r.get("exit_codes") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(codes)) => {
+            if has_times && codes.len() != runs {
+                return Err(format!(
+                    "{} `exit_codes` for {} `times` (hyperfine writes one per run)",
+                    codes.len(),
+                    runs
+                ));
+            }
+            let bad: Vec<&Value> = codes.iter().filter(|c| c.as_i64() != Some(0)).collect();
+            if let Some(c) = bad.iter().find(|c| !c.is_null() && !c.is_i64()) {
+                return Err(format!(
+                    "exit code must be an integer or null, got {}",
+                    kind(c)
+                ));
+            }
+            Ok((!bad.is_empty()).then(|| {
+                let shown = if bad[0].is_null() {
+                    "none (killed by a signal)".into()
+                } else {
+                    bad[0].to_string()
+                };
+                format!(
+                    "command failed in {} of {} runs (exit code {shown})",
+                    bad.len(),
+                    codes.len()
+                )
+            }))
+        }
+        Some(v) => Err(format!("`exit_codes` must be an array, got {}", kind(v))),
+    }
+}
+
 /// Whether `text` is hyperfine JSON: a `results` array whose entries have `command` and `mean`.
 pub fn looks_like(text: &str) -> bool {
     let Ok(Value::Object(doc)) = read_json(FORMAT, text) else {
@@ -159,8 +159,8 @@ fn err(position: String, message: String) -> FormatError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::Direction;
     use crate::{InputFormat, detect};
+    use pitwall_schema::schema::Direction;
 
     const SLEEPS: &str = include_str!("../../../tests/fixtures/hyperfine/sleeps.json");
     const SCAN: &str = include_str!("../../../tests/fixtures/hyperfine/parameter-scan.json");

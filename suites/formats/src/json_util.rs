@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::pitwall_json::{FormatError, ParsedBenchmark};
-use crate::schema::{Direction, Unit};
+use super::parsed::{FormatError, ParsedBenchmark};
+use pitwall_schema::schema::{Direction, Unit};
 
 /// Parses `text` as JSON as these tools write it: Google Benchmark and Python's `json` write bare
 /// `NaN`/`Infinity`, which are read as `null` (a later check rejects them where a number is
@@ -168,7 +168,7 @@ pub(super) fn finite_numbers(
             v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
                 err(format!(
                     "{file}`{key}`[{i}] must be a finite number, got {}",
-                    super::bmf::kind(v)
+                    value_kind(v)
                 ))
             })
         })
@@ -199,4 +199,47 @@ pub(super) fn per_iteration(
             }
         })
         .collect()
+}
+
+/// Parses JSON text for `format`, naming the line and column of a syntax error.
+pub(super) fn parse_json(format: &'static str, text: &str) -> Result<Value, FormatError> {
+    if text.trim().is_empty() {
+        return Err(FormatError {
+            format,
+            position: String::new(),
+            message: "empty output (expected a JSON document)".into(),
+        });
+    }
+    serde_json::from_str(text).map_err(|e| json_error(format, &e, String::new()))
+}
+
+/// A serde_json error as a [`FormatError`] at its line and column, after `prefix`.
+pub(super) fn json_error(
+    format: &'static str,
+    e: &serde_json::Error,
+    prefix: String,
+) -> FormatError {
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let message = e.to_string();
+    let message = message
+        .strip_suffix(&suffix)
+        .unwrap_or(&message)
+        .to_string();
+    FormatError {
+        format,
+        position: format!("{prefix}line {}, column {}: ", e.line(), e.column()),
+        message,
+    }
+}
+
+/// The kind of a JSON value (`an object`, `a number`…), for messages.
+pub(super) fn value_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }

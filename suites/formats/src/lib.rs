@@ -2,26 +2,24 @@
 //! `pitwall import`/`pitwall compare`, becomes results. One module per format; `registry`
 //! names them, dispatches and auto-detects.
 
-// Paths inside this crate name the schema as `crate::schema`.
-use pitwall_schema::schema;
-
 pub mod bmf;
-pub mod cargo_criterion;
 mod checks;
-pub mod criterion_dir;
+pub mod criterion;
 pub mod google_benchmark;
 pub mod hyperfine;
 mod json_util;
 pub mod mlperf_loadgen;
-pub mod nccl_tests;
+pub mod nccl;
 pub mod nvbench;
 mod nvbench_samples;
+mod parsed;
 pub mod pitwall_json;
 pub mod pytest_benchmark;
 mod registry;
 pub mod side_files;
 
 pub use checks::{merge_duplicates, strip_bom};
-pub use pitwall_json::{FormatError, ParsedBenchmark, parse_pitwall_json};
-pub use registry::{Input, InputFormat, ParsedRun, detect, parse};
+pub use parsed::{FormatError, ParsedBenchmark, ParsedRun};
+pub use pitwall_json::parse_pitwall_json;
+pub use registry::{Input, InputFormat, detect, parse};
 pub use side_files::{DirFiles, MemFiles, SideFiles};

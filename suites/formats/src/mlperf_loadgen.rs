@@ -18,9 +18,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::pitwall_json::{FormatError, ParsedBenchmark};
-use super::registry::ParsedRun;
-use crate::schema::{Direction, Unit};
+use super::parsed::{FormatError, ParsedBenchmark, ParsedRun};
+use pitwall_schema::schema::{Direction, Unit};
 
 const FORMAT: &str = "mlperf-loadgen";
 const HEADER: &str = "MLPerf Results Summary";
@@ -53,99 +52,25 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
             format!("not a LoadGen summary: no `{HEADER}` header (is this another format?)"),
         ));
     }
-    let mut sut = None;
-    let mut scenario = None;
-    let mut valid = None;
-    let mut reasons = Vec::new();
-    let mut early_failed = false;
-    let mut in_list = false;
-    let mut section = "";
-    let mut measures: Vec<(String, &'static str, Direction, f64)> = Vec::new();
-    let mut params = serde_json::Map::new();
-    let mut run = ParsedRun::default();
-    let (mut sections, mut in_stats) = (Vec::new(), Vec::new());
+    let mut summary = Summary::default();
     for (n, raw) in text.lines().enumerate() {
-        let at = format!("line {}: ", n + 1);
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with("====") {
-            in_list = false;
-            continue;
-        }
-        if matches!(line, HEADER | STATS | PARAMS) {
-            section = match line {
-                PARAMS => "params",
-                STATS => "additional",
-                _ => "stats",
-            };
-            sections.push(line.to_string());
-            continue;
-        }
-        if line == "Recommendations:" || line.ends_with("Early Stopping Result:") {
-            in_list = line == "Recommendations:" || early_failed;
-            continue;
-        }
-        if in_list {
-            // Bullets start with `*`; LoadGen wraps long ones onto indented lines.
-            match (line.strip_prefix('*'), reasons.last_mut()) {
-                (Some(b), _) => reasons.push(b.trim().to_string()),
-                (None, Some(last)) => *last = format!("{last} {line}"),
-                (None, None) => {}
-            }
-            continue;
-        }
-        let Some((key, value)) = line.split_once(':') else {
-            continue;
-        };
-        let (key, value) = (key.trim(), value.trim());
-        if section == "params" {
-            params.insert(key.to_string(), Value::String(value.to_string()));
-            continue;
-        }
-        match key {
-            "SUT name" => sut = Some(value.to_string()),
-            "Scenario" => scenario = Some(value.to_string()),
-            "Mode" => {
-                run.context
-                    .insert("mode".into(), Value::String(value.into()));
-            }
-            "Result is" => match value {
-                "VALID" => valid = Some(true),
-                "INVALID" => valid = Some(false),
-                other => {
-                    return Err(err(
-                        at,
-                        format!("result `{other}` is neither VALID nor INVALID"),
-                    ));
-                }
-            },
-            _ if key.ends_with("satisfied") => {
-                if value == "NO" {
-                    reasons.push(format!("{key}: NO"));
-                    early_failed |= key.starts_with("Early stopping");
-                }
-            }
-            _ => {
-                let Some((name, unit, direction)) = measure_of(key) else {
-                    continue;
-                };
-                let x = value
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|x| x.is_finite())
-                    .ok_or_else(|| {
-                        err(at.clone(), format!("`{key}`: `{value}` is not a number"))
-                    })?;
-                if x < 0.0 {
-                    return Err(err(at, format!("`{key}` is negative ({x})")));
-                }
-                if section == "additional" {
-                    in_stats.push(name.clone());
-                }
-                if !measures.iter().any(|m| m.0 == name) {
-                    measures.push((name, unit, direction, x));
-                }
-            }
-        }
+        summary.read_line(n, raw)?;
+    }
+    let Summary {
+        sut,
+        scenario,
+        valid,
+        reasons,
+        measures,
+        params,
+        mode,
+        sections,
+        in_stats,
+        ..
+    } = summary;
+    let mut run = ParsedRun::default();
+    if let Some(mode) = mode {
+        run.context.insert("mode".into(), Value::String(mode));
     }
     let scenario = scenario.ok_or_else(|| err(String::new(), "no `Scenario` line".into()))?;
     let valid = valid.ok_or_else(|| {
@@ -186,6 +111,116 @@ pub fn parse(text: &str) -> Result<ParsedRun, FormatError> {
     }
     run.notes.push(SUMMARY_NOTE.into());
     Ok(run)
+}
+
+/// What a summary said, gathered line by line.
+#[derive(Default)]
+struct Summary {
+    sut: Option<String>,
+    scenario: Option<String>,
+    /// `Result is`: VALID or INVALID.
+    valid: Option<bool>,
+    /// Why the result is invalid: unmet constraints and recommendations.
+    reasons: Vec<String>,
+    early_failed: bool,
+    /// Inside a bulleted list (recommendations, a failed early-stopping result).
+    in_list: bool,
+    /// `stats`, `additional` or `params`: the section the line is in.
+    section: &'static str,
+    measures: Vec<(String, &'static str, Direction, f64)>,
+    params: serde_json::Map<String, Value>,
+    mode: Option<String>,
+    /// The section headers seen, and the measures found under "Additional Stats".
+    sections: Vec<String>,
+    in_stats: Vec<String>,
+}
+
+impl Summary {
+    /// Takes in line `n` (from 0).
+    fn read_line(&mut self, n: usize, raw: &str) -> Result<(), FormatError> {
+        let at = format!("line {}: ", n + 1);
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with("====") {
+            self.in_list = false;
+            return Ok(());
+        }
+        if matches!(line, HEADER | STATS | PARAMS) {
+            self.section = match line {
+                PARAMS => "params",
+                STATS => "additional",
+                _ => "stats",
+            };
+            self.sections.push(line.to_string());
+            return Ok(());
+        }
+        if line == "Recommendations:" || line.ends_with("Early Stopping Result:") {
+            self.in_list = line == "Recommendations:" || self.early_failed;
+            return Ok(());
+        }
+        if self.in_list {
+            // Bullets start with `*`; LoadGen wraps long ones onto indented lines.
+            match (line.strip_prefix('*'), self.reasons.last_mut()) {
+                (Some(b), _) => self.reasons.push(b.trim().to_string()),
+                (None, Some(last)) => *last = format!("{last} {line}"),
+                (None, None) => {}
+            }
+            return Ok(());
+        }
+        let Some((key, value)) = line.split_once(':') else {
+            return Ok(());
+        };
+        let (key, value) = (key.trim(), value.trim());
+        if self.section == "params" {
+            self.params
+                .insert(key.to_string(), Value::String(value.to_string()));
+            return Ok(());
+        }
+        match key {
+            "SUT name" => self.sut = Some(value.to_string()),
+            "Scenario" => self.scenario = Some(value.to_string()),
+            "Mode" => self.mode = Some(value.to_string()),
+            "Result is" => match value {
+                "VALID" => self.valid = Some(true),
+                "INVALID" => self.valid = Some(false),
+                other => {
+                    return Err(err(
+                        at,
+                        format!("result `{other}` is neither VALID nor INVALID"),
+                    ));
+                }
+            },
+            _ if key.ends_with("satisfied") => {
+                if value == "NO" {
+                    self.reasons.push(format!("{key}: NO"));
+                    self.early_failed |= key.starts_with("Early stopping");
+                }
+            }
+            _ => self.measure(key, value, at)?,
+        }
+        Ok(())
+    }
+
+    /// A statistic line: kept when `key` is a measure pitwall reads, the first time it appears.
+    fn measure(&mut self, key: &str, value: &str, at: String) -> Result<(), FormatError> {
+        let Some((name, unit, direction)) = measure_of(key) else {
+            return Ok(());
+        };
+        let x = value
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| err(at.clone(), format!("`{key}`: `{value}` is not a number")))?;
+        if x < 0.0 {
+            return Err(err(at, format!("`{key}` is negative ({x})")));
+        }
+        if self.section == "additional" {
+            self.in_stats.push(name.clone());
+        }
+        if !self.measures.iter().any(|m| m.0 == name) {
+            self.measures.push((name, unit, direction, x));
+        }
+        Ok(())
+    }
 }
 
 /// A summary cut off part-way (only its first half copied, a disk full) must not pass with

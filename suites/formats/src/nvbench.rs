@@ -32,12 +32,11 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::bmf::{kind, parse_json};
+use super::json_util::{parse_json, value_kind};
 use super::nvbench_samples::{SAMPLE_FILES, read_samples};
-use super::pitwall_json::{FormatError, ParsedBenchmark};
-use super::registry::ParsedRun;
+use super::parsed::{FormatError, ParsedBenchmark, ParsedRun};
 use super::side_files::SideFiles;
-use crate::schema::{Direction, Unit};
+use pitwall_schema::schema::{Direction, Unit};
 
 const FORMAT: &str = "nvbench";
 
@@ -139,7 +138,7 @@ pub fn parse_with(text: &str, files: Option<&dyn SideFiles>) -> Result<ParsedRun
             Some(other) => {
                 return Err(err(
                     at,
-                    format!("`states` must be a list, got {}", kind(other)),
+                    format!("`states` must be a list, got {}", value_kind(other)),
                 ));
             }
         };
@@ -190,26 +189,7 @@ fn read_state(
 ) -> Result<(), FormatError> {
     let desc = state.get("name").and_then(Value::as_str).unwrap_or("?");
     let at = format!("{at}state `{desc}`: ");
-    let mut params = BTreeMap::new();
-    if let Some(d) = state.get("device") {
-        let d = d
-            .as_i64()
-            .ok_or_else(|| err(at.clone(), format!("`device` is {d}")))?;
-        params.insert("device".to_string(), d.to_string());
-    }
-    for v in list(state, "axis_values", &at)? {
-        let (Some(k), Some(val)) = (v.get("name").and_then(Value::as_str), v.get("value")) else {
-            return Err(err(at, "axis values need `name` and `value`".into()));
-        };
-        let text = match val {
-            Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
-            other => {
-                return Err(err(at, format!("axis `{k}` value is {}", kind(other))));
-            }
-        };
-        params.insert(k.to_string(), text);
-    }
+    let params = state_params(state, &at)?;
     let make = |measure: &str, unit: &str, direction, samples, skipped| ParsedBenchmark {
         name: name.to_string(),
         params: params.clone(),
@@ -287,6 +267,37 @@ fn read_state(
     Ok(())
 }
 
+/// A state's parameters: its device, and the value of each axis.
+fn state_params(state: &Value, at: &str) -> Result<BTreeMap<String, String>, FormatError> {
+    let mut params = BTreeMap::new();
+    if let Some(d) = state.get("device") {
+        let d = d
+            .as_i64()
+            .ok_or_else(|| err(at.to_string(), format!("`device` is {d}")))?;
+        params.insert("device".to_string(), d.to_string());
+    }
+    for v in list(state, "axis_values", at)? {
+        let (Some(k), Some(val)) = (v.get("name").and_then(Value::as_str), v.get("value")) else {
+            return Err(err(
+                at.to_string(),
+                "axis values need `name` and `value`".into(),
+            ));
+        };
+        let text = match val {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            other => {
+                return Err(err(
+                    at.to_string(),
+                    format!("axis `{k}` value is {}", value_kind(other)),
+                ));
+            }
+        };
+        params.insert(k.to_string(), text);
+    }
+    Ok(params)
+}
+
 /// A list member that nvbench may write as `null` when empty.
 fn list<'a>(v: &'a Value, key: &str, at: &str) -> Result<&'a [Value], FormatError> {
     match v.get(key) {
@@ -294,7 +305,7 @@ fn list<'a>(v: &'a Value, key: &str, at: &str) -> Result<&'a [Value], FormatErro
         Some(Value::Array(a)) => Ok(a),
         Some(other) => Err(err(
             at.to_string(),
-            format!("`{key}` must be a list, got {}", kind(other)),
+            format!("`{key}` must be a list, got {}", value_kind(other)),
         )),
     }
 }
@@ -341,5 +352,4 @@ fn err(position: String, message: String) -> FormatError {
 }
 
 #[cfg(test)]
-#[path = "nvbench_tests.rs"]
 mod tests;

@@ -14,9 +14,8 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::json_util::{bench, kind, read_json, time_value, top_array};
-use super::pitwall_json::FormatError;
-use super::registry::ParsedRun;
-use crate::schema::Unit;
+use super::parsed::{FormatError, ParsedRun};
+use pitwall_schema::schema::Unit;
 
 const FORMAT: &str = "pytest-benchmark";
 
@@ -128,8 +127,8 @@ fn err(position: String, message: String) -> FormatError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::Direction;
     use crate::{InputFormat, detect};
+    use pitwall_schema::schema::Direction;
 
     const DATA: &str = include_str!("../../../tests/fixtures/pytest-benchmark/with-data.json");
     const STATS: &str = include_str!("../../../tests/fixtures/pytest-benchmark/stats-only.json");

@@ -1,35 +1,11 @@
 //! The set of formats pitwall reads: their names (`format = "…"`, `--input-format`), dispatch
 //! to each reader, and auto-detection for formats that are unambiguous.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::SystemTime;
 
-use super::pitwall_json::{FormatError, ParsedBenchmark};
+use super::parsed::{FormatError, ParsedRun};
 use super::side_files::SideFiles;
-
-/// What a reader produced from one tool output.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ParsedRun {
-    pub benchmarks: Vec<ParsedBenchmark>,
-    /// What the tool knew about the machine (Google Benchmark's context, nvbench's devices…);
-    /// goes into the run's fingerprint under `extra.<format>`.
-    pub context: BTreeMap<String, serde_json::Value>,
-    /// What the format cannot tell (e.g. "summary values only: no raw samples").
-    pub notes: Vec<String>,
-    /// What the reader left out of this output or doubts in it (e.g. criterion results older
-    /// than the execution that should have written them), one line each: shown to the user.
-    pub warnings: Vec<String>,
-}
-
-impl ParsedRun {
-    pub fn new(benchmarks: Vec<ParsedBenchmark>) -> ParsedRun {
-        ParsedRun {
-            benchmarks,
-            ..ParsedRun::default()
-        }
-    }
-}
 
 /// Where the output is: text (stdout, a file) or a directory (`target/criterion`).
 #[derive(Debug, Clone, Copy)]
@@ -161,20 +137,20 @@ fn read(format: InputFormat, input: Input<'_>) -> Result<ParsedRun, FormatError>
         InputFormat::PitwallJson => Ok(ParsedRun::new(super::parse_pitwall_json(&text(input)?)?)),
         InputFormat::GoogleBenchmark => super::google_benchmark::parse(&text(input)?),
         InputFormat::Criterion => match input {
-            Input::Dir(d) => super::criterion_dir::parse_dir(d),
-            Input::DirSince(d, since) => super::criterion_dir::parse_dir_since(d, since),
+            Input::Dir(d) => super::criterion::tree::parse_dir(d),
+            Input::DirSince(d, since) => super::criterion::tree::parse_dir_since(d, since),
             Input::Text(_) | Input::TextBeside(..) => Err(FormatError {
                 format: format.name(),
                 position: String::new(),
                 message: "criterion results are a directory (target/criterion); for JSON lines use cargo-criterion".into(),
             }),
         },
-        InputFormat::CargoCriterion => super::cargo_criterion::parse(&text(input)?),
+        InputFormat::CargoCriterion => super::criterion::messages::parse(&text(input)?),
         InputFormat::Nvbench => match input {
             Input::TextBeside(t, files) => super::nvbench::parse_with(t, Some(files)),
             _ => super::nvbench::parse(&text(input)?),
         },
-        InputFormat::NcclTests => super::nccl_tests::parse(&text(input)?),
+        InputFormat::NcclTests => super::nccl::parse(&text(input)?),
         InputFormat::Hyperfine => super::hyperfine::parse(&text(input)?),
         InputFormat::PytestBenchmark => super::pytest_benchmark::parse(&text(input)?),
         InputFormat::MlperfLoadgen => super::mlperf_loadgen::parse(&text(input)?),
@@ -194,10 +170,10 @@ pub fn detect(text: &str) -> Option<InputFormat> {
         ),
         (
             InputFormat::CargoCriterion,
-            super::cargo_criterion::looks_like(text),
+            super::criterion::messages::looks_like(text),
         ),
         (InputFormat::Nvbench, super::nvbench::looks_like(text)),
-        (InputFormat::NcclTests, super::nccl_tests::looks_like(text)),
+        (InputFormat::NcclTests, super::nccl::looks_like(text)),
         (InputFormat::Hyperfine, super::hyperfine::looks_like(text)),
         (
             InputFormat::PytestBenchmark,
@@ -217,7 +193,7 @@ pub fn detect(text: &str) -> Option<InputFormat> {
 
 fn looks_like_pitwall_json(text: &str) -> bool {
     serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| {
-        v.get("schema").and_then(|s| s.as_str()) == Some(crate::schema::SCHEMA_V1)
+        v.get("schema").and_then(|s| s.as_str()) == Some(pitwall_schema::schema::SCHEMA_V1)
             && v.get("benchmarks").is_some()
     })
 }

@@ -387,5 +387,4 @@ pub fn read_frame(stream: &mut impl Read) -> io::Result<Vec<u8>> {
 }
 
 #[cfg(test)]
-#[path = "session_tests.rs"]
 mod tests;

@@ -3,6 +3,7 @@
 //! knows how they are implemented.
 
 use crate::benchmark::Benchmark;
+pub use crate::work::CacheMode;
 
 /// The built-in suite kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -38,35 +39,6 @@ impl SuiteKind {
             .into_iter()
             .chain([SuiteKind::CudaKernels])
             .find(|k| k.as_str() == s)
-    }
-}
-
-/// Whether a GPU benchmark's timed iterations start with its data evicted from the L2 cache.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum CacheMode {
-    /// L2 overwritten before every timed iteration (not timed): what a kernel meets inside a
-    /// model, where other work ran in between.
-    #[default]
-    Cold,
-    /// Iterations back to back: inputs may stay in L2 from the previous one.
-    Warm,
-}
-
-impl CacheMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CacheMode::Cold => "cold",
-            CacheMode::Warm => "warm",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<CacheMode> {
-        [CacheMode::Cold, CacheMode::Warm]
-            .into_iter()
-            .find(|m| m.as_str() == s)
     }
 }
 

@@ -1,33 +1,8 @@
 //! The contract between a suite and the measurement engine: a benchmark times `iters`
 //! iterations of its work and says how a time per iteration becomes its reported measures.
 
-use std::collections::BTreeMap;
-
+pub use crate::schema::BenchmarkId;
 use crate::schema::{Direction, Unit};
-
-/// Name and parameters of one benchmark within its suite.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BenchmarkId {
-    pub name: String,
-    pub params: BTreeMap<String, String>,
-}
-
-impl BenchmarkId {
-    pub fn new(name: &str, params: &[(&str, String)]) -> BenchmarkId {
-        BenchmarkId {
-            name: name.to_string(),
-            params: params
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-        }
-    }
-
-    /// `name[k=v,…]`, as shown in tables and matched by filters.
-    pub fn display(&self) -> String {
-        crate::schema::display_name(&self.name, &self.params)
-    }
-}
 
 /// How the engine should sample a benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,9 +9,8 @@ use serde::{Deserialize, Serialize};
 use crate::consistency::{
     TIME_UNITS, label_problem, names_problem, summary_problem, testbed_problem,
 };
-use crate::schema::{
-    ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5,
-};
+use crate::run::{Run, RunStatus};
+use crate::schema::{ResultStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5};
 use crate::time::UnixTime;
 
 /// The versioned export document (`pitwall export` / `pitwall import`).
@@ -316,56 +315,63 @@ impl Run {
             )));
         }
         for (n, r) in self.results.iter().enumerate() {
-            if let Some(why) = names_problem(Some(&r.suite), &r.name) {
-                return Err(bad(format!("result {n}: {why}")));
-            }
-            if let Some(i) = r.samples.iter().position(|v| !v.is_finite()) {
-                return Err(bad(format!(
-                    "{}: sample {i} is not a finite number",
-                    r.key()
-                )));
-            }
-            if TIME_UNITS.contains(&r.unit.as_str()) {
-                if let Some(i) = r.samples.iter().position(|v| *v < 0.0) {
-                    return Err(bad(format!(
-                        "{}: sample {i} is a negative time ({} {})",
-                        r.key(),
-                        r.samples[i],
-                        r.unit
-                    )));
-                }
-            }
-            if !r.sample_meta.is_empty() && r.sample_meta.len() != r.samples.len() {
-                return Err(bad(format!(
-                    "{}: {} sample_meta entries for {} samples",
-                    r.key(),
-                    r.sample_meta.len(),
-                    r.samples.len()
-                )));
-            }
-            if !r.replicates.is_empty() && r.replicates.len() != r.samples.len() {
-                return Err(bad(format!(
-                    "{}: {} replicates entries for {} samples",
-                    r.key(),
-                    r.replicates.len(),
-                    r.samples.len()
-                )));
-            }
-            if let Some(summary) = &r.summary {
-                if let Some(what) = bad_summary(r, summary) {
-                    return Err(bad(format!("{}: {what}", r.key())));
-                }
-            } else if r.status == ResultStatus::Ok && r.samples.is_empty() {
-                return Err(bad(format!("{}: status ok but no samples", r.key())));
-            }
-            if r.status == ResultStatus::Ok {
-                if let Some(why) = r.unsummarisable() {
-                    return Err(bad(format!("{}: status ok, but {why}", r.key())));
-                }
+            if let Some(why) = result_problem(n, r) {
+                return Err(bad(why));
             }
         }
         Ok(())
     }
+}
+
+/// What is wrong with result `n` of a run, if anything: its names, non-finite or negative-time
+/// samples, metadata or replicates not parallel to its samples, a bad summary, or status ok
+/// with nothing to summarise.
+fn result_problem(n: usize, r: &crate::schema::BenchmarkResult) -> Option<String> {
+    if let Some(why) = names_problem(Some(&r.suite), &r.name) {
+        return Some(format!("result {n}: {why}"));
+    }
+    if let Some(i) = r.samples.iter().position(|v| !v.is_finite()) {
+        return Some(format!("{}: sample {i} is not a finite number", r.key()));
+    }
+    if TIME_UNITS.contains(&r.unit.as_str()) {
+        if let Some(i) = r.samples.iter().position(|v| *v < 0.0) {
+            return Some(format!(
+                "{}: sample {i} is a negative time ({} {})",
+                r.key(),
+                r.samples[i],
+                r.unit
+            ));
+        }
+    }
+    if !r.sample_meta.is_empty() && r.sample_meta.len() != r.samples.len() {
+        return Some(format!(
+            "{}: {} sample_meta entries for {} samples",
+            r.key(),
+            r.sample_meta.len(),
+            r.samples.len()
+        ));
+    }
+    if !r.replicates.is_empty() && r.replicates.len() != r.samples.len() {
+        return Some(format!(
+            "{}: {} replicates entries for {} samples",
+            r.key(),
+            r.replicates.len(),
+            r.samples.len()
+        ));
+    }
+    if let Some(summary) = &r.summary {
+        if let Some(what) = bad_summary(r, summary) {
+            return Some(format!("{}: {what}", r.key()));
+        }
+    } else if r.status == ResultStatus::Ok && r.samples.is_empty() {
+        return Some(format!("{}: status ok but no samples", r.key()));
+    }
+    if r.status == ResultStatus::Ok {
+        if let Some(why) = r.unsummarisable() {
+            return Some(format!("{}: status ok, but {why}", r.key()));
+        }
+    }
+    None
 }
 
 /// What is wrong with a pruned result's summary, if anything: it stands in for samples, so
@@ -416,5 +422,4 @@ fn shorten(s: &str, max: usize) -> String {
 }
 
 #[cfg(test)]
-#[path = "export_tests.rs"]
 mod tests;

@@ -5,9 +5,7 @@
 //! schema because the stores' migrations derive them for old runs with the same rules as new
 //! runs get them.
 
-use serde::{Deserialize, Serialize};
-
-use crate::schema::{Fingerprint, PairRole, Run};
+use crate::run::{Fingerprint, Run, RunRole};
 
 /// The testbed of a run whose machine is not known (another tool's results without
 /// `--testbed`, a fingerprint without a host name).
@@ -20,48 +18,6 @@ pub const MAX_TESTBED_LEN: usize = 64;
 const VENDOR_WORDS: &[&str] = &[
     "nvidia", "geforce", "tesla", "quadro", "amd", "radeon", "intel",
 ];
-
-/// What a run is for: history of its branch, or one side of a pull-request comparison (which
-/// stays in the store, is shown on comparison pages, and never enters a history).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum RunRole {
-    #[serde(rename = "history")]
-    History,
-    #[serde(rename = "pr-base")]
-    PrBase,
-    #[serde(rename = "pr-head")]
-    PrHead,
-}
-
-impl RunRole {
-    /// The stable text form used in JSON, the store and flags.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunRole::History => "history",
-            RunRole::PrBase => "pr-base",
-            RunRole::PrHead => "pr-head",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<RunRole> {
-        match s {
-            "history" => Some(RunRole::History),
-            "pr-base" => Some(RunRole::PrBase),
-            "pr-head" => Some(RunRole::PrHead),
-            _ => None,
-        }
-    }
-
-    /// The role a run gets when nobody said: a side of an interleaved pair is that side of a
-    /// comparison, anything else is history.
-    pub fn implied(pair: Option<PairRole>) -> RunRole {
-        match pair {
-            Some(PairRole::Base) => RunRole::PrBase,
-            Some(PairRole::Head) => RunRole::PrHead,
-            None => RunRole::History,
-        }
-    }
-}
 
 /// A testbed name as stored: lowercase ASCII letters, digits, `.`, `_` and `-`, anything else
 /// (spaces, slashes, control characters) one `-`, no leading or trailing `-`, at most
@@ -130,7 +86,7 @@ impl Run {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::GpuInfo;
+    use crate::run::{GpuInfo, PairRole};
 
     fn fp(host: &str, gpu: Option<&str>) -> Fingerprint {
         Fingerprint {
@@ -189,7 +145,7 @@ mod tests {
 
     #[test]
     fn filling_keeps_what_is_recorded() {
-        let mut run = crate::schema::tests::run(vec![]);
+        let mut run = crate::run::tests::run(vec![]);
         run.fingerprint = fp("node07", None);
         run.fill_labels();
         assert_eq!(run.role, Some(RunRole::History));

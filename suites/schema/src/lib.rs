@@ -13,6 +13,7 @@ pub mod expr;
 pub mod labels;
 pub mod manifest;
 pub mod plausible;
+pub mod run;
 pub mod schema;
 pub mod secrets;
 pub mod sections;
@@ -24,12 +25,16 @@ pub use backend::{Backend, BackendError, SuiteKind};
 pub use benchmark::{
     Annotated, BenchError, Benchmark, BenchmarkId, Ceiling, Conversion, MetricSpec, SamplingHint,
 };
-pub use labels::{RunRole, UNKNOWN_TESTBED, default_testbed, sanitize_testbed};
+pub use export::{ExportDoc, SchemaError};
+pub use labels::{UNKNOWN_TESTBED, default_testbed, sanitize_testbed};
 pub use plausible::{ComputeBound, MemoryBound, PLAUSIBLE_MARGIN, Plausibility};
+pub use run::{
+    CommitInfo, Fingerprint, GpuInfo, PairInfo, PairRole, Run, RunRole, RunStatus,
+    SequentialPlanInfo, WORKING_TREE,
+};
 pub use schema::{
-    BenchmarkResult, CommitInfo, Direction, ExportDoc, Fingerprint, GpuInfo, PairInfo, PairRole,
-    ResultStatus, Run, RunStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5,
-    SampleMeta, SampleSummary, SchemaError, SequentialPlanInfo, Unit, WORKING_TREE,
+    BenchmarkResult, Direction, ResultStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4,
+    SCHEMA_V5, SampleMeta, SampleSummary, Unit,
 };
 pub use secrets::Redactor;
 pub use sections::Section;

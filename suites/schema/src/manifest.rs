@@ -403,28 +403,7 @@ impl KernelSpec {
                 }
             });
         }
-        if let Reference::Host(h) = &self.reference {
-            let count = |name: &str| self.arg(name).map(|(i, _)| counts[i]).unwrap_or(0);
-            let x = count(&h.x);
-            let mut same = vec![&h.x];
-            if h.op != HostOp::Sum {
-                same.push(&h.out);
-            }
-            same.extend(h.y.as_ref());
-            for other in same {
-                if count(other) != x {
-                    return Err(limit(
-                        format!("the count of `{other}`"),
-                        count(other),
-                        format!(
-                            "host reference `{}` needs it equal to the count of `{}` ({x})",
-                            h.op.as_str(),
-                            h.x
-                        ),
-                    ));
-                }
-            }
-        }
+        self.check_host_reference(&counts, n)?;
         for (what, e) in [("bytes", &self.bytes), ("flops", &self.flops)] {
             if let Some(e) = e {
                 value(format!("{what} `{e}`"), e)?;
@@ -436,6 +415,35 @@ impl KernelSpec {
             shared_mem_bytes: shared as u32,
             counts,
         })
+    }
+
+    /// A host reference's buffers (`x`, `y`, and `out` unless it sums) hold equally many
+    /// elements at `n`, given each argument's element count.
+    fn check_host_reference(&self, counts: &[u64], n: u64) -> Result<(), ShapeError> {
+        if let Reference::Host(h) = &self.reference {
+            let count = |name: &str| self.arg(name).map(|(i, _)| counts[i]).unwrap_or(0);
+            let x = count(&h.x);
+            let mut same = vec![&h.x];
+            if h.op != HostOp::Sum {
+                same.push(&h.out);
+            }
+            same.extend(h.y.as_ref());
+            for other in same {
+                if count(other) != x {
+                    return Err(ShapeError::Limit {
+                        what: format!("the count of `{other}`"),
+                        value: count(other),
+                        n,
+                        limit: format!(
+                            "host reference `{}` needs it equal to the count of `{}` ({x})",
+                            h.op.as_str(),
+                            h.x
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The output buffers (checked against the reference), by position.
@@ -462,5 +470,4 @@ impl KernelSpec {
 }
 
 #[cfg(test)]
-#[path = "manifest_tests.rs"]
 mod tests;

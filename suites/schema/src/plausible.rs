@@ -5,9 +5,8 @@
 //! to the median time it measured and marks the benchmark's results `implausible` with the
 //! reason. The figures come from the benchmark descriptions, never from the results.
 
-use crate::backend::CacheMode;
-use crate::benchmark::BenchmarkId;
-use crate::work::Dtype;
+use crate::schema::BenchmarkId;
+use crate::work::{CacheMode, Dtype};
 
 /// How far above a ceiling a median may be before it is implausible: 3%, the datasheets'
 /// rounding plus clock jitter.

@@ -473,5 +473,4 @@ fn percent_encode(value: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "secrets_tests.rs"]
 mod tests;

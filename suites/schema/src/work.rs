@@ -1,6 +1,36 @@
 //! The work a built-in benchmark does per iteration, counted one way for every backend: GEMM
 //! flops, the bytes a memory-bound kernel moves, and nccl-tests' algbw/busbw, so a CPU and a
-//! CUDA `stream_triad` or `allreduce` report comparable physical units.
+//! CUDA `stream_triad` or `allreduce` report comparable physical units; and whether that work
+//! starts with its data in L2 (`CacheMode`), which the plausibility bounds depend on.
+
+/// Whether a GPU benchmark's timed iterations start with its data evicted from the L2 cache.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheMode {
+    /// L2 overwritten before every timed iteration (not timed): what a kernel meets inside a
+    /// model, where other work ran in between.
+    #[default]
+    Cold,
+    /// Iterations back to back: inputs may stay in L2 from the previous one.
+    Warm,
+}
+
+impl CacheMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheMode::Cold => "cold",
+            CacheMode::Warm => "warm",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CacheMode> {
+        [CacheMode::Cold, CacheMode::Warm]
+            .into_iter()
+            .find(|m| m.as_str() == s)
+    }
+}
 
 /// Element types of the built-in suites' buffers and GEMM operands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -18,7 +18,8 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaSlice, DevicePtr};
 
 use super::LT_WORKSPACE_BYTES;
-use crate::device::{CudaError, Device};
+use crate::device::Device;
+use crate::error::CudaError;
 
 /// The handle, descriptors, chosen algorithm, workspace and scales of one GEMM shape.
 pub struct LtMatmul {

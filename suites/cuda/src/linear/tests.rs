@@ -1,7 +1,7 @@
 //! The linear-layer GEMMs' plan, formulas, host check and timing, tested without a GPU.
 
 use super::*;
-use crate::check::tolerance;
+use pitwall_schema::check::tolerance;
 
 #[test]
 fn peak_percentages_only_for_a_known_card_and_fp8_only_where_it_has_it() {

@@ -11,14 +11,16 @@ use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKerne
 use super::reference::{
     against_host, against_kernel, decode, encode_const, host_reference, random_entry,
 };
-use crate::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
-use crate::check::{check, tolerance};
-use crate::device::{Cache, CudaError, Device, EventTimer};
-use crate::manifest::{
+use crate::device::{Device, EventTimer};
+use crate::error::CudaError;
+use crate::memory::SETS;
+use crate::timing::Cache;
+use pitwall_schema::benchmark::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
+use pitwall_schema::check::{check, tolerance};
+use pitwall_schema::manifest::{
     ElemType, HostOp, Init, KernelArg, KernelSpec, Reference, ScalarType, ScalarValue, Shape,
 };
-use crate::memory::SETS;
-use crate::schema::Unit;
+use pitwall_schema::schema::Unit;
 
 /// The kernel's function and its reference kernel's, once loaded, or why they could not be
 /// (a compile error with NVRTC's log, naming the kernel).
@@ -38,7 +40,7 @@ pub enum Scalar {
 impl Scalar {
     /// The value of `value` at `n` as a `ty` (the configuration checked that it fits).
     pub fn at(ty: ScalarType, value: &ScalarValue, n: u64) -> Result<Scalar, String> {
-        let int = |e: &crate::expr::Expr| e.eval(n).map_err(|e| e.to_string());
+        let int = |e: &pitwall_schema::expr::Expr| e.eval(n).map_err(|e| e.to_string());
         let too_big = |v: u64| format!("{v} does not fit {}", ty.as_str());
         Ok(match (ty, value) {
             (ScalarType::F32, ScalarValue::Float(v)) => Scalar::F32(*v as f32),
@@ -343,7 +345,8 @@ impl Benchmark for UserKernelBench {
     /// Time per launch, then GB/s and TFLOP/s where the manifest counts bytes and flops.
     fn metrics(&self) -> Vec<MetricSpec> {
         let mut out = vec![MetricSpec::time("time")];
-        let at = |e: &Option<crate::expr::Expr>| e.as_ref().and_then(|e| e.eval(self.n).ok());
+        let at =
+            |e: &Option<pitwall_schema::expr::Expr>| e.as_ref().and_then(|e| e.eval(self.n).ok());
         if let Some(bytes) = at(&self.spec.bytes) {
             out.push(MetricSpec::rate(
                 "bandwidth",
@@ -384,7 +387,7 @@ impl Benchmark for UserKernelBench {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr::Expr;
+    use pitwall_schema::expr::Expr;
 
     #[test]
     fn scalars_take_their_parameter_type() {

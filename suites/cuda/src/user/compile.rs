@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::kernels::{self, KernelError};
-use crate::manifest::{KernelManifest, KernelSpec, Reference};
+use pitwall_schema::manifest::{KernelManifest, KernelSpec, Reference};
 
 /// Why one kernel of the manifest cannot run; every message names the kernel (the benchmark).
 #[derive(Debug, Clone, thiserror::Error)]
@@ -160,8 +160,8 @@ pub fn check(root: &Path, manifest: &KernelManifest, sm: u32) -> Vec<(String, Ke
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr::Expr;
-    use crate::manifest::{Access, ElemType, HostOp, HostRef, Init, KernelArg};
+    use pitwall_schema::expr::Expr;
+    use pitwall_schema::manifest::{Access, ElemType, HostOp, HostRef, Init, KernelArg};
 
     fn kernel(name: &str, source: &str, entry: &str) -> KernelSpec {
         KernelSpec {

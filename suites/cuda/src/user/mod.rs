@@ -18,10 +18,11 @@ use std::sync::Arc;
 use cudarc::driver::CudaModule;
 use cudarc::nvrtc::Ptx;
 
-use crate::benchmark::Benchmark;
-use crate::device::{Cache, Device};
-use crate::manifest::{KernelManifest, KernelSpec, Reference};
+use crate::device::Device;
 use crate::memory::SETS;
+use crate::timing::Cache;
+use pitwall_schema::benchmark::Benchmark;
+use pitwall_schema::manifest::{KernelManifest, KernelSpec, Reference};
 
 /// Device bytes a kernel needs at `n`: its buffer sets, and one more set while a reference
 /// kernel is checked against it. `None` when the size cannot be launched (the configuration
@@ -120,8 +121,8 @@ pub fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr::Expr;
-    use crate::manifest::{Access, ElemType, HostOp, HostRef, Init, KernelArg};
+    use pitwall_schema::expr::Expr;
+    use pitwall_schema::manifest::{Access, ElemType, HostOp, HostRef, Init, KernelArg};
 
     fn copy_kernel(sizes: Vec<u64>) -> KernelSpec {
         let buffer = |name: &str, access| KernelArg::Buffer {

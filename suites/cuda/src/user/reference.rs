@@ -5,8 +5,8 @@
 
 use crate::half16::{bf16_from_f64, bf16_to_f64, f16_from_f64, f16_to_f64};
 
-use crate::check::{Compared, dot_scale};
-use crate::manifest::{ElemType, HostOp};
+use pitwall_schema::check::{Compared, dot_scale};
+use pitwall_schema::manifest::{ElemType, HostOp};
 
 /// The values of a buffer of `elem`s, as f64 (little-endian, as the device stores them).
 pub fn decode(elem: ElemType, bytes: &[u8]) -> Vec<f64> {
@@ -124,7 +124,7 @@ pub fn against_kernel(got: &[f64], want: &[f64]) -> Vec<Compared> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::{check, tolerance};
+    use pitwall_schema::check::{check, tolerance};
 
     #[test]
     fn buffers_decode_from_every_element_type() {

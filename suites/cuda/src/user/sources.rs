@@ -203,5 +203,4 @@ fn skip_blanks(b: &[u8], mut i: usize) -> usize {
 }
 
 #[cfg(test)]
-#[path = "sources_tests.rs"]
 mod tests;

@@ -4,7 +4,7 @@
 use super::*;
 use crate::side_files::MemFiles;
 
-const REDUCE: &str = include_str!("../../../tests/fixtures/nvbench/reduce.json");
+const REDUCE: &str = include_str!("../../../../tests/fixtures/nvbench/reduce.json");
 
 #[test]
 fn reads_states_axes_and_summaries() {
@@ -48,7 +48,10 @@ fn reads_states_axes_and_summaries() {
     assert_eq!(skipped.name, "copy");
     assert_eq!(skipped.params["BlockSize"], "2048");
     assert!(skipped.samples.is_empty());
-    assert_eq!(skipped.status(), crate::schema::ResultStatus::Skipped);
+    assert_eq!(
+        skipped.status(),
+        pitwall_schema::schema::ResultStatus::Skipped
+    );
     assert!(
         skipped
             .skipped
@@ -181,10 +184,10 @@ fn cpu_only_states_give_cpu_time_with_their_sample_times() {
 fn looks_like_only_nvbench() {
     assert!(looks_like(REDUCE));
     for other in [
-        include_str!("../../../tests/fixtures/bmf/bencher-docs-example.json"),
-        include_str!("../../../tests/fixtures/nccl-tests/all_reduce_perf.json"),
-        include_str!("../../../tests/fixtures/cargo-criterion/messages.jsonl"),
-        include_str!("../../../tests/fixtures/mlperf-loadgen/offline_valid.txt"),
+        include_str!("../../../../tests/fixtures/bmf/bencher-docs-example.json"),
+        include_str!("../../../../tests/fixtures/nccl-tests/all_reduce_perf.json"),
+        include_str!("../../../../tests/fixtures/cargo-criterion/messages.jsonl"),
+        include_str!("../../../../tests/fixtures/mlperf-loadgen/offline_valid.txt"),
         r#"{"schema":"pitwall/v1","benchmarks":[{"name":"a","samples":[1]}]}"#,
     ] {
         assert!(!looks_like(other), "{}", &other[..other.len().min(60)]);
@@ -196,7 +199,7 @@ fn bad_input_is_an_error_with_position() {
     let e = parse(&REDUCE[..REDUCE.len() / 3]).unwrap_err();
     assert!(e.position.starts_with("line "), "{e}");
     assert!(e.position.contains(", column "), "{e}");
-    let e = parse(include_str!("../../../tests/fixtures/bmf/multi.json")).unwrap_err();
+    let e = parse(include_str!("../../../../tests/fixtures/bmf/multi.json")).unwrap_err();
     assert!(e.message.contains("another format"), "{e}");
     let e = parse(r#"{"devices":[],"benchmarks":[]}"#).unwrap_err();
     assert!(e.message.contains("no benchmarks"), "{e}");

@@ -2,7 +2,8 @@
 //! checks a run must pass; kept beside `export.rs` so that file stays about the document.
 
 use super::*;
-use crate::schema::tests::{result, run};
+use crate::run::tests::run;
+use crate::schema::tests::result;
 use crate::schema::{SampleMeta, SampleSummary};
 
 #[test]
@@ -109,7 +110,7 @@ fn replicates_are_unknown_in_v1() {
 fn run_labels_are_new_in_v3() {
     let mut labelled = run(vec![result(vec![1.0])]);
     labelled.testbed = Some("h200-node07".into());
-    labelled.role = Some(crate::labels::RunRole::PrBase);
+    labelled.role = Some(crate::run::RunRole::PrBase);
     let v3 = ExportDoc::new(vec![labelled]).to_json();
     let back = ExportDoc::from_json(&v3).unwrap();
     assert_eq!(back.runs[0].testbed.as_deref(), Some("h200-node07"));

@@ -122,6 +122,15 @@ pub(super) fn ledger(
             ));
         }
     }
+    group_entries(input, entries)
+}
+
+/// The entries grouped by commit range (last good, first bad), each group's entries largest
+/// change first, the groups oldest first (by the first bad commit's date, then its sha).
+fn group_entries(
+    input: &WriteupInput<'_>,
+    entries: Vec<(String, String, LedgerEntry)>,
+) -> Vec<LedgerGroup> {
     let mut groups: BTreeMap<(String, String), LedgerGroup> = BTreeMap::new();
     for (last_good, first_bad, e) in entries {
         let g = groups

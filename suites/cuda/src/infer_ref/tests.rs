@@ -2,7 +2,7 @@
 //! same arithmetic in f32 with bf16 rounding, written here) and rejects planted mistakes.
 
 use super::*;
-use crate::check::sample_positions;
+use pitwall_schema::check::sample_positions;
 
 fn bits(x: f32) -> u16 {
     crate::half16::bf16_from_f32(x)

@@ -1,7 +1,7 @@
 //! Tests of the CPU `kernel` suite: results against naive loops, bytes and flops counted as
 //! STREAM and BLAS count them, the `max_bytes` cap, the copy ceilings and the checks.
 use super::*;
-use crate::schema::Direction;
+use pitwall_schema::schema::Direction;
 
 #[test]
 fn gemm_matches_naive_triple_loop() {

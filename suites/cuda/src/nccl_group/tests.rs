@@ -7,12 +7,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
 use super::*;
-use crate::benchmark::{Benchmark, MetricSpec};
 use crate::collective::plan;
 use crate::collective::{bench_name, benches};
 use crate::nccl_data::{Expected, host_collective};
-use crate::work::bus_factor;
 use pitwall_rendezvous::Launcher;
+use pitwall_schema::benchmark::{Benchmark, MetricSpec};
+use pitwall_schema::work::bus_factor;
 use std::sync::{Arc, Mutex};
 
 const TEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -138,7 +138,7 @@ fn with_ranks(
     let lead = layout(0, world, port);
     let planned = plan(
         world,
-        &crate::backend::SuiteOptions {
+        &pitwall_schema::backend::SuiteOptions {
             max_bytes: Some(4096),
             ..Default::default()
         },
@@ -251,7 +251,7 @@ fn one_process_drives_every_local_gpu_as_a_rank() {
     let group = Group::all_local(&fake, 4).unwrap();
     let planned = plan(
         4,
-        &crate::backend::SuiteOptions {
+        &pitwall_schema::backend::SuiteOptions {
             max_bytes: Some(256),
             ..Default::default()
         },
@@ -261,7 +261,7 @@ fn one_process_drives_every_local_gpu_as_a_rank() {
         b.run(1).unwrap();
         assert_eq!(b.rank_times_ns().unwrap().len(), 4);
         let work = |m: &MetricSpec| match m.conversion {
-            crate::benchmark::Conversion::Rate { work_per_iter, .. } => work_per_iter,
+            pitwall_schema::benchmark::Conversion::Rate { work_per_iter, .. } => work_per_iter,
             _ => panic!("not a rate"),
         };
         let m = b.metrics();
