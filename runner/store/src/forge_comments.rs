@@ -48,7 +48,7 @@ pub(super) fn pg_get(
     store: &str,
     target: &str,
 ) -> Result<Option<u64>, StoreError> {
-    let be = super::pg::backend(store);
+    let be = super::pg_conn::backend(store);
     let row = client
         .query_opt(
             "SELECT comment_id FROM forge_comments WHERE target = $1",
@@ -65,7 +65,7 @@ pub(super) fn pg_set(
     target: &str,
     id: u64,
 ) -> Result<(), StoreError> {
-    let be = super::pg::backend(store);
+    let be = super::pg_conn::backend(store);
     client
         .execute(
             "INSERT INTO forge_comments (target, comment_id) VALUES ($1, $2)

@@ -12,6 +12,7 @@ mod forge_comments;
 mod migrations;
 mod pg;
 mod pg_alerts;
+mod pg_conn;
 mod pg_migrations;
 mod pg_query;
 #[cfg(test)]

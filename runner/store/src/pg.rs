@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use pitwall_schema::{Alert, AlertUpdate, BenchmarkResult, Run};
 use postgres::config::SslMode;
-use postgres::{Client, Config, GenericClient, IsolationLevel, NoTls};
+use postgres::{Client, Config, GenericClient, NoTls};
 
+use super::pg_conn::{LOCK_KEY, backend, snapshot};
 use super::pg_migrations::{current_version, migrate};
 use super::rows::{
     ResultRow, RunRow, SampleRow, SummaryRow, already_stored, corrupt, meta_json, replicate,
@@ -24,10 +25,6 @@ use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, StoreUrl, pg
 
 /// How long connecting may take when the URL does not say (`connect_timeout=`).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Advisory-lock key ("pitwall" in ASCII) held, per transaction, while migrating and while
-/// inserting a run: the duplicate check and the insert then see the same state everywhere.
-pub(super) const LOCK_KEY: i64 = 0x0070_6974_7761_6c6c;
 
 /// The PostgreSQL store.
 pub struct PgStore {
@@ -41,13 +38,6 @@ impl std::fmt::Debug for PgStore {
         f.debug_struct("PgStore")
             .field("store", &self.described)
             .finish_non_exhaustive()
-    }
-}
-
-pub(super) fn backend(store: &str) -> impl Fn(postgres::Error) -> StoreError + '_ {
-    move |e| StoreError::Backend {
-        store: store.to_string(),
-        source: Box::new(e),
     }
 }
 
@@ -102,15 +92,6 @@ impl PgStore {
         let mut client = self.client.borrow_mut();
         current_version(&mut *client).map_err(backend(&self.described))
     }
-}
-
-/// A read-only transaction on one snapshot of the database.
-fn snapshot(client: &mut Client) -> Result<postgres::Transaction<'_>, postgres::Error> {
-    client
-        .build_transaction()
-        .isolation_level(IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
 }
 
 /// Run `id` with all its results and samples; `None` when no such run is stored.

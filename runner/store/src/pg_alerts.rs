@@ -6,7 +6,7 @@ use postgres::{Client, GenericClient, Row};
 
 use super::StoreError;
 use super::alert_rows::{AlertRow, COLUMNS, ORDER, no_alert};
-use super::pg::backend;
+use super::pg_conn::backend;
 
 fn row(r: &Row) -> AlertRow {
     AlertRow {

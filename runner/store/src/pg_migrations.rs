@@ -7,7 +7,7 @@
 
 use postgres::{Client, GenericClient};
 
-use super::pg::{LOCK_KEY, backend};
+use super::pg_conn::{LOCK_KEY, backend};
 use super::{OpenMode, StoreError};
 
 /// Migration 1: the SQLite store's tables (see `migrations.rs` there for the why of each

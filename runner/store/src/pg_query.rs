@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use pitwall_schema::Run;
-use postgres::{Client, IsolationLevel};
+use postgres::Client;
 
 use super::query::{Rows, assemble, default_fingerprint_json};
 use super::rows::{ResultRow, RunRow, SampleRow};
@@ -39,13 +39,8 @@ pub(super) fn pg_query_runs(
     q: &RunQuery,
     skips: &super::shared::Skips,
 ) -> Result<Vec<Run>, StoreError> {
-    let be = super::pg::backend(store);
-    let mut tx = client
-        .build_transaction()
-        .isolation_level(IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .map_err(&be)?;
+    let be = super::pg_conn::backend(store);
+    let mut tx = super::pg_conn::snapshot(client).map_err(&be)?;
     let default_fp = default_fingerprint_json();
     let newest: Option<i64> = q.newest.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
     let runs = tx
@@ -166,7 +161,7 @@ pub(super) fn pg_query_runs(
 }
 
 pub(super) fn pg_series_keys(client: &mut Client, store: &str) -> Result<Vec<String>, StoreError> {
-    let be = super::pg::backend(store);
+    let be = super::pg_conn::backend(store);
     Ok(client
         .query("SELECT bench_key FROM series_keys ORDER BY bench_key", &[])
         .map_err(&be)?

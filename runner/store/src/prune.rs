@@ -95,10 +95,13 @@ pub(super) fn pg_prune_samples(
     id: &str,
     summaries: &[Option<SampleSummary>],
 ) -> Result<usize, StoreError> {
-    let be = super::pg::backend(store);
+    let be = super::pg_conn::backend(store);
     let mut tx = client.transaction().map_err(&be)?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&super::pg::LOCK_KEY])
-        .map_err(&be)?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1)",
+        &[&super::pg_conn::LOCK_KEY],
+    )
+    .map_err(&be)?;
     if tx
         .query_opt("SELECT 1 FROM runs WHERE id = $1", &[&id])
         .map_err(&be)?
@@ -141,10 +144,13 @@ pub(super) fn pg_delete_run(
     store: &str,
     id: &str,
 ) -> Result<bool, StoreError> {
-    let be = super::pg::backend(store);
+    let be = super::pg_conn::backend(store);
     let mut tx = client.transaction().map_err(&be)?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&super::pg::LOCK_KEY])
-        .map_err(&be)?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1)",
+        &[&super::pg_conn::LOCK_KEY],
+    )
+    .map_err(&be)?;
     let deleted = tx
         .execute("DELETE FROM runs WHERE id = $1", &[&id])
         .map_err(&be)?;
