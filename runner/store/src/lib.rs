@@ -26,6 +26,7 @@ mod query_tests;
 mod redacting;
 mod rows;
 mod shared;
+mod sql;
 mod sqlite;
 mod sqlite_alerts;
 mod sqlite_codec;

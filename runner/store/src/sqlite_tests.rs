@@ -246,8 +246,8 @@ fn refuses_another_programs_database_without_changing_it() {
 fn write_schema_2_store(db: &Path, run: &Run) {
     let mut conn = Connection::open(db).unwrap();
     if super::migrations::current_version(&conn).unwrap() == 0 {
-        conn.execute_batch(MIGRATIONS[0]).unwrap();
-        conn.execute_batch(MIGRATIONS[1]).unwrap();
+        conn.execute_batch(&MIGRATIONS[0].script).unwrap();
+        conn.execute_batch(&MIGRATIONS[1].script).unwrap();
         conn.pragma_update(None, "user_version", 2).unwrap();
     }
     let tx = conn.transaction().unwrap();
