@@ -21,6 +21,7 @@ use super::rows::{
     to_json,
 };
 use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
+use super::sql::queries::POSTGRES;
 use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, StoreUrl, pg_alerts};
 
 /// How long connecting may take when the URL does not say (`connect_timeout=`).
@@ -101,15 +102,7 @@ fn load_run(
     id: &str,
 ) -> Result<Option<Run>, StoreError> {
     let be = backend(store);
-    let Some(r) = client
-        .query_opt(
-            "SELECT project, commit_sha, branch, started_at, finished_at, config_hash, status,
-                    fingerprint_json, commit_info_json, error, pair_json, testbed, role
-             FROM runs WHERE id = $1",
-            &[&id],
-        )
-        .map_err(&be)?
-    else {
+    let Some(r) = client.query_opt(&POSTGRES.run_row, &[&id]).map_err(&be)? else {
         return Ok(None);
     };
     let row = RunRow {
@@ -128,22 +121,12 @@ fn load_run(
         role: r.get(12),
     };
     let result_rows = client
-        .query(
-            "SELECT id, ord, suite, name, params_json, measure, unit, direction, status, error,
-                    summary_json
-             FROM results WHERE run_id = $1 ORDER BY ord",
-            &[&id],
-        )
+        .query(&POSTGRES.results_of_run, &[&id])
         .map_err(&be)?;
     // Every sample of the run in one query, grouped by result.
     let mut samples: HashMap<i64, Vec<SampleRow>> = HashMap::new();
     for s in client
-        .query(
-            "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
-             FROM samples s JOIN results r ON r.id = s.result_id
-             WHERE r.run_id = $1 ORDER BY s.result_id, s.idx",
-            &[&id],
-        )
+        .query(&POSTGRES.samples_to_load, &[&id])
         .map_err(&be)?
     {
         samples.entry(s.get(0)).or_default().push(SampleRow {
@@ -186,16 +169,11 @@ fn resolve_id(
         id: id.to_string(),
     };
     if id == "latest" {
-        let row = client
-            .query_opt(
-                "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1",
-                &[],
-            )
-            .map_err(&be)?;
+        let row = client.query_opt(&POSTGRES.newest_run, &[]).map_err(&be)?;
         return row.map(|r| r.get(0)).ok_or_else(not_found);
     }
     if client
-        .query_opt("SELECT 1 FROM runs WHERE id = $1", &[&id])
+        .query_opt(&POSTGRES.run_exists, &[&id])
         .map_err(&be)?
         .is_some()
     {
@@ -206,7 +184,7 @@ fn resolve_id(
     }
     let matches: Vec<String> = client
         .query(
-            "SELECT id FROM runs WHERE starts_with(id, $1) ORDER BY id LIMIT $2",
+            &POSTGRES.runs_with_prefix,
             &[&id, &(MAX_CANDIDATES as i64 + 1)],
         )
         .map_err(&be)?
@@ -238,10 +216,7 @@ impl Store for PgStore {
         }
         let row = RunRow::of(run);
         tx.execute(
-            "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
-                               config_hash, status, fingerprint_json, commit_info_json, error,
-                               pair_json, pair_id, testbed, role)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+            &POSTGRES.insert_run,
             &[
                 &run.id,
                 &row.project,
@@ -267,13 +242,7 @@ impl Store for PgStore {
         let col = |f: fn(&BenchmarkResult) -> String| r.iter().map(f).collect::<Vec<String>>();
         let ids = tx
             .query(
-                "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
-                                      direction, status, error, summary_json, bench_key,
-                                      point_json)
-                 SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[],
-                                          $6::text[], $7::text[], $8::text[], $9::text[],
-                                          $10::text[], $11::text[], $12::text[], $13::text[])
-                 RETURNING ord, id",
+                &POSTGRES.insert_results,
                 &[
                     &run.id,
                     &ords,
@@ -295,12 +264,8 @@ impl Store for PgStore {
                 ],
             )
             .map_err(&be)?;
-        tx.execute(
-            "INSERT INTO series_keys (bench_key) SELECT DISTINCT unnest($1::text[])
-             ON CONFLICT DO NOTHING",
-            &[&col(BenchmarkResult::key)],
-        )
-        .map_err(&be)?;
+        tx.execute(&POSTGRES.insert_keys, &[&col(BenchmarkResult::key)])
+            .map_err(&be)?;
         let mut id_of = vec![0i64; r.len()];
         for row in &ids {
             id_of[row.get::<_, i32>(0) as usize] = row.get(1);
@@ -317,9 +282,7 @@ impl Store for PgStore {
             }
         }
         tx.execute(
-            "INSERT INTO samples (result_id, idx, value, meta_json, replicate)
-             SELECT * FROM unnest($1::bigint[], $2::int[], $3::float8[], $4::text[],
-                                  $5::bigint[])",
+            &POSTGRES.insert_samples,
             &[&result_ids, &idxs, &values, &metas, &replicates],
         )
         .map_err(&be)?;
@@ -335,15 +298,7 @@ impl Store for PgStore {
         let rows = self
             .client
             .borrow_mut()
-            .query(
-                "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
-                        (SELECT count(*) FROM results x WHERE x.run_id = r.id),
-                        (SELECT count(*) FROM results x
-                          WHERE x.run_id = r.id AND x.status = 'failed'),
-                        r.pair_id, r.testbed, r.role
-                 FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT $1",
-                &[&limit],
-            )
+            .query(&POSTGRES.list_runs, &[&limit])
             .map_err(&be)?;
         rows.iter()
             .map(|r| {
@@ -387,7 +342,7 @@ impl Store for PgStore {
         let mut client = self.client.borrow_mut();
         let mut tx = snapshot(&mut client).map_err(&be)?;
         let ids: Vec<String> = tx
-            .query("SELECT id FROM runs ORDER BY started_at, id", &[])
+            .query(&POSTGRES.run_ids_oldest_first, &[])
             .map_err(&be)?
             .iter()
             .map(|r| r.get(0))

@@ -10,53 +10,10 @@ use rusqlite::{Connection, params};
 
 use super::rows::{ResultRow, RunRow, SampleRow, to_json};
 use super::shared::Skips;
+use super::sql::Dialect;
+use super::sql::queries::SQLITE;
+use super::sql::selection;
 use super::{RunQuery, StoreError};
-
-/// The SQL condition on `runs` (aliased `u`) for a query, over the parameters ?1 (the history
-/// branch), ?2 (the testbed) and ?5 (the newest N): a run with no recorded branch, testbed or
-/// role passes (the analysis applies the exact rule, `HistoryFilter::admits`, afterwards).
-/// Every statement binds ?1 to ?5 (?3: the keys, ?4: whether to read fingerprints).
-pub(super) const SQLITE_RUN_FILTER: &str = "
-    (?1 IS NULL OR ((u.role = 'history' OR u.role IS NULL) AND (u.branch = ?1 OR u.branch IS NULL)))
-    AND (?2 IS NULL OR u.testbed = ?2 OR u.testbed IS NULL)
-    AND (?5 IS NULL OR u.id IN (
-        SELECT v.id FROM runs v
-        WHERE (?1 IS NULL OR ((v.role = 'history' OR v.role IS NULL)
-                              AND (v.branch = ?1 OR v.branch IS NULL)))
-          AND (?2 IS NULL OR v.testbed = ?2 OR v.testbed IS NULL)
-        ORDER BY v.started_at DESC, v.id DESC LIMIT ?5))";
-
-/// The column read as each result's `summary`: the stored one (pruned results) with the
-/// samples, the history point without them.
-pub(super) fn summary_column(q: &RunQuery) -> &'static str {
-    if q.samples {
-        "r.summary_json"
-    } else {
-        "r.point_json"
-    }
-}
-
-/// The condition on `results` (aliased `r`) over ?3: the keys asked for (a JSON array), or
-/// (NULL) every result. Two forms rather than `?3 IS NULL OR …`, which would keep SQLite from
-/// the key index.
-fn sqlite_key_filter(q: &RunQuery) -> &'static str {
-    if q.keys.is_some() {
-        "r.bench_key IN (SELECT value FROM json_each(?3))"
-    } else {
-        "?3 IS NULL"
-    }
-}
-
-/// Which table SQLite walks first: the newest runs, then each one's results (a few runs of a
-/// long history: the alert refresh), or the results of the keys asked for, then their runs
-/// (every run of a series: detect, the report). `CROSS JOIN` makes SQLite keep that order.
-fn sqlite_from_results(q: &RunQuery) -> &'static str {
-    if q.newest.is_some() {
-        "runs u CROSS JOIN results r ON r.run_id = u.id"
-    } else {
-        "results r JOIN runs u ON u.id = r.run_id"
-    }
-}
 
 /// Rows of one query, before decoding.
 pub(super) struct Rows {
@@ -120,14 +77,7 @@ pub(super) fn sqlite_query_runs(
     let default_fp = default_fingerprint_json();
     let mut runs = Vec::new();
     {
-        let sql = format!(
-            "SELECT u.id, u.project, u.commit_sha, u.branch, u.started_at, u.finished_at,
-                    u.config_hash, u.status,
-                    CASE WHEN ?4 OR u.testbed IS NULL THEN u.fingerprint_json ELSE NULL END,
-                    u.commit_info_json, u.error, u.pair_json, u.testbed, u.role
-             FROM runs u WHERE {SQLITE_RUN_FILTER}
-             ORDER BY u.started_at, u.id"
-        );
+        let sql = selection::runs(Dialect::Sqlite);
         let mut stmt = tx.prepare_cached(&sql).map_err(&be)?;
         let rows = stmt
             .query_map(filter, |r| {
@@ -161,16 +111,7 @@ pub(super) fn sqlite_query_runs(
     let mut samples: HashMap<i64, Vec<SampleRow>> = HashMap::new();
     let none_asked = q.keys.as_ref().is_some_and(Vec::is_empty);
     if !none_asked {
-        let key_filter = sqlite_key_filter(q);
-        let sql = format!(
-            "SELECT r.run_id, r.id, r.ord, r.suite, r.name, r.params_json, r.measure, r.unit,
-                    r.direction, r.status, r.error, {summary}
-             FROM {from_results}
-             WHERE {SQLITE_RUN_FILTER} AND {key_filter}
-             ORDER BY r.run_id, r.ord",
-            summary = summary_column(q),
-            from_results = sqlite_from_results(q),
-        );
+        let sql = selection::results(Dialect::Sqlite, q);
         let mut stmt = tx.prepare_cached(&sql).map_err(&be)?;
         let rows = stmt
             .query_map(filter, |r| {
@@ -197,14 +138,7 @@ pub(super) fn sqlite_query_runs(
         }
     }
     if !none_asked && q.samples {
-        let key_filter = sqlite_key_filter(q);
-        let sql = format!(
-            "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
-             FROM {from_results} JOIN samples s ON s.result_id = r.id
-             WHERE {SQLITE_RUN_FILTER} AND {key_filter}
-             ORDER BY s.result_id, s.idx",
-            from_results = sqlite_from_results(q),
-        );
+        let sql = selection::samples(Dialect::Sqlite, q);
         let mut stmt = tx.prepare_cached(&sql).map_err(&be)?;
         let rows = stmt
             .query_map(filter, |r| {
@@ -242,7 +176,7 @@ pub(super) fn sqlite_series_keys(
     store: &str,
 ) -> Result<Vec<String>, StoreError> {
     let be = super::sqlite_codec::backend(store);
-    conn.prepare_cached("SELECT bench_key FROM series_keys ORDER BY bench_key")
+    conn.prepare_cached(&SQLITE.series_keys)
         .map_err(&be)?
         .query_map([], |r| r.get(0))
         .map_err(&be)?

@@ -7,6 +7,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::StoreError;
 use super::rows::{ResultRow, RunRow, SampleRow};
+use super::sql::queries::SQLITE;
 
 /// Maps a rusqlite error to `StoreError::Backend` for the store `store`.
 pub(super) fn backend(store: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
@@ -26,13 +27,7 @@ pub(super) fn load_run(
     id: &str,
 ) -> Result<Option<Run>, StoreError> {
     let be = backend(store);
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT project, commit_sha, branch, started_at, finished_at, config_hash, status,
-                    fingerprint_json, commit_info_json, error, pair_json, testbed, role
-             FROM runs WHERE id = ?1",
-        )
-        .map_err(&be)?;
+    let mut stmt = conn.prepare_cached(&SQLITE.run_row).map_err(&be)?;
     let row = stmt
         .query_row([id], |r| {
             Ok(RunRow {
@@ -66,13 +61,7 @@ fn load_results(
     run_id: &str,
 ) -> Result<Vec<BenchmarkResult>, StoreError> {
     let be = backend(store);
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT id, ord, suite, name, params_json, measure, unit, direction, status, error,
-                    summary_json
-             FROM results WHERE run_id = ?1 ORDER BY ord",
-        )
-        .map_err(&be)?;
+    let mut stmt = conn.prepare_cached(&SQLITE.results_of_run).map_err(&be)?;
     let rows = stmt
         .query_map([run_id], |r| {
             Ok(ResultRow {
@@ -106,12 +95,7 @@ fn load_samples(
     result_id: i64,
 ) -> Result<Vec<SampleRow>, StoreError> {
     let be = backend(store);
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT idx, value, meta_json, replicate FROM samples WHERE result_id = ?1
-             ORDER BY idx",
-        )
-        .map_err(&be)?;
+    let mut stmt = conn.prepare_cached(&SQLITE.samples_to_load).map_err(&be)?;
     stmt.query_map(params![result_id], |r| {
         Ok(SampleRow {
             idx: r.get(0)?,

@@ -6,6 +6,7 @@
 
 pub(super) mod queries;
 pub(super) mod schema;
+pub(super) mod selection;
 
 /// Which SQL a store speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +41,14 @@ impl Dialect {
             Dialect::Postgres => {
                 format!("INSERT INTO {into} VALUES ({values}) ON CONFLICT DO NOTHING")
             }
+        }
+    }
+
+    /// How an upsert names the row it was given (`DO UPDATE SET x = excluded.x`).
+    pub(super) fn excluded(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "excluded",
+            Dialect::Postgres => "EXCLUDED",
         }
     }
 }
