@@ -62,6 +62,47 @@ pub(super) fn assemble(store: &str, rows: Rows, skips: &Skips) -> Result<Vec<Run
     Ok(out)
 }
 
+/// SQLite: the rows of the runs a query selects (`filter`: its five parameters), oldest first.
+fn sqlite_runs(
+    conn: &Connection,
+    store: &str,
+    filter: &[&dyn rusqlite::ToSql],
+) -> Result<Vec<(String, RunRow)>, StoreError> {
+    let be = super::sqlite_codec::backend(store);
+    let default_fp = default_fingerprint_json();
+    let sql = selection::runs(Dialect::Sqlite);
+    let mut stmt = conn.prepare_cached(&sql).map_err(&be)?;
+    let rows = stmt
+        .query_map(filter, |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                RunRow {
+                    project: r.get(1)?,
+                    commit: r.get(2)?,
+                    branch: r.get(3)?,
+                    started_at: r.get(4)?,
+                    finished_at: r.get(5)?,
+                    config_hash: r.get(6)?,
+                    status: r.get(7)?,
+                    fingerprint_json: r
+                        .get::<_, Option<String>>(8)?
+                        .unwrap_or_else(|| default_fp.clone()),
+                    commit_info_json: r.get(9)?,
+                    error: r.get(10)?,
+                    pair_json: r.get(11)?,
+                    testbed: r.get(12)?,
+                    role: r.get(13)?,
+                },
+            ))
+        })
+        .map_err(&be)?;
+    let mut runs = Vec::new();
+    for row in rows {
+        runs.push(row.map_err(&be)?);
+    }
+    Ok(runs)
+}
+
 /// SQLite: the runs and results a query selects, in one read transaction.
 pub(super) fn sqlite_query_runs(
     conn: &Connection,
@@ -74,39 +115,7 @@ pub(super) fn sqlite_query_runs(
     let keys = q.keys.as_ref().map(to_json);
     let newest = q.newest.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
     let filter = params![q.history_branch, q.testbed, keys, q.fingerprints, newest];
-    let default_fp = default_fingerprint_json();
-    let mut runs = Vec::new();
-    {
-        let sql = selection::runs(Dialect::Sqlite);
-        let mut stmt = tx.prepare_cached(&sql).map_err(&be)?;
-        let rows = stmt
-            .query_map(filter, |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    RunRow {
-                        project: r.get(1)?,
-                        commit: r.get(2)?,
-                        branch: r.get(3)?,
-                        started_at: r.get(4)?,
-                        finished_at: r.get(5)?,
-                        config_hash: r.get(6)?,
-                        status: r.get(7)?,
-                        fingerprint_json: r
-                            .get::<_, Option<String>>(8)?
-                            .unwrap_or_else(|| default_fp.clone()),
-                        commit_info_json: r.get(9)?,
-                        error: r.get(10)?,
-                        pair_json: r.get(11)?,
-                        testbed: r.get(12)?,
-                        role: r.get(13)?,
-                    },
-                ))
-            })
-            .map_err(&be)?;
-        for row in rows {
-            runs.push(row.map_err(&be)?);
-        }
-    }
+    let runs = sqlite_runs(&tx, store, filter)?;
     let mut results = Vec::new();
     let mut samples: HashMap<i64, Vec<SampleRow>> = HashMap::new();
     let none_asked = q.keys.as_ref().is_some_and(Vec::is_empty);

@@ -96,7 +96,6 @@ pub(crate) struct Queries {
 impl Queries {
     fn new(d: Dialect) -> Queries {
         let p = |sql: &str| d.placeholders(sql);
-        let sqlite = d == Dialect::Sqlite;
         let excluded = d.excluded();
         Queries {
             run_row: p(
@@ -109,26 +108,10 @@ impl Queries {
                         summary_json
                  FROM results WHERE run_id = ?1 ORDER BY ord",
             ),
-            samples_to_load: if sqlite {
-                "SELECT idx, value, meta_json, replicate FROM samples WHERE result_id = ?1
-                 ORDER BY idx"
-                    .into()
-            } else {
-                "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
-                 FROM samples s JOIN results r ON r.id = s.result_id
-                 WHERE r.run_id = $1 ORDER BY s.result_id, s.idx"
-                    .into()
-            },
+            samples_to_load: samples_to_load(d),
             run_exists: p("SELECT 1 FROM runs WHERE id = ?1"),
             newest_run: p("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1"),
-            runs_with_prefix: if sqlite {
-                "SELECT id FROM runs WHERE id >= ?1 AND id < ?2
-                   AND substr(id, 1, length(?1)) = ?1
-                 ORDER BY id LIMIT ?3"
-                    .into()
-            } else {
-                "SELECT id FROM runs WHERE starts_with(id, $1) ORDER BY id LIMIT $2".into()
-            },
+            runs_with_prefix: runs_with_prefix(d),
             run_ids_oldest_first: p("SELECT id FROM runs ORDER BY started_at, id"),
             insert_run: p(
                 "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
@@ -136,37 +119,9 @@ impl Queries {
                                    pair_json, pair_id, testbed, role)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
             ),
-            insert_results: format!(
-                "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
-                                      direction, status, error, summary_json, bench_key,
-                                      point_json)
-                 {}",
-                if sqlite {
-                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
-                } else {
-                    "SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[],
-                                              $6::text[], $7::text[], $8::text[], $9::text[],
-                                              $10::text[], $11::text[], $12::text[], $13::text[])
-                     RETURNING ord, id"
-                }
-            ),
-            insert_keys: if sqlite {
-                d.insert_unless_present("series_keys (bench_key)", "?1")
-            } else {
-                "INSERT INTO series_keys (bench_key) SELECT DISTINCT unnest($1::text[])
-                 ON CONFLICT DO NOTHING"
-                    .into()
-            },
-            insert_samples: format!(
-                "INSERT INTO samples (result_id, idx, value, meta_json, replicate)
-                 {}",
-                if sqlite {
-                    "VALUES (?1, ?2, ?3, ?4, ?5)"
-                } else {
-                    "SELECT * FROM unnest($1::bigint[], $2::int[], $3::float8[], $4::text[],
-                                          $5::bigint[])"
-                }
-            ),
+            insert_results: insert_results(d),
+            insert_keys: insert_keys(d),
+            insert_samples: insert_samples(d),
             list_runs: p(
                 "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
                         (SELECT count(*) FROM results x WHERE x.run_id = r.id),
@@ -194,16 +149,7 @@ impl Queries {
             list_alerts: format!("SELECT {ALERT_COLUMNS} FROM alerts {ALERT_ORDER}"),
             alert_by_id: p(&format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?1")),
             upsert_alert: upsert_alert(d),
-            update_alert: p(&format!(
-                "UPDATE alerts SET status = coalesce(?2, status), note = coalesce(?3, note),
-                                   culprit = coalesce(?4, culprit), updated_at = ?5
-                 WHERE id = ?1{}",
-                if sqlite {
-                    String::new()
-                } else {
-                    format!(" RETURNING {ALERT_COLUMNS}")
-                }
-            )),
+            update_alert: update_alert(d),
             forge_comment: p("SELECT comment_id FROM forge_comments WHERE target = ?1"),
             set_forge_comment: p(&format!(
                 "INSERT INTO forge_comments (target, comment_id) VALUES (?1, ?2)
@@ -211,6 +157,94 @@ impl Queries {
             )),
         }
     }
+}
+
+/// [`Queries::samples_to_load`].
+fn samples_to_load(d: Dialect) -> String {
+    match d {
+        Dialect::Sqlite => {
+            "SELECT idx, value, meta_json, replicate FROM samples WHERE result_id = ?1
+         ORDER BY idx"
+        }
+        Dialect::Postgres => {
+            "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
+         FROM samples s JOIN results r ON r.id = s.result_id
+         WHERE r.run_id = $1 ORDER BY s.result_id, s.idx"
+        }
+    }
+    .into()
+}
+
+/// [`Queries::runs_with_prefix`].
+fn runs_with_prefix(d: Dialect) -> String {
+    match d {
+        Dialect::Sqlite => {
+            "SELECT id FROM runs WHERE id >= ?1 AND id < ?2
+           AND substr(id, 1, length(?1)) = ?1
+         ORDER BY id LIMIT ?3"
+        }
+        Dialect::Postgres => "SELECT id FROM runs WHERE starts_with(id, $1) ORDER BY id LIMIT $2",
+    }
+    .into()
+}
+
+/// [`Queries::insert_results`].
+fn insert_results(d: Dialect) -> String {
+    let rows = match d {
+        Dialect::Sqlite => "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        Dialect::Postgres => {
+            "SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[],
+                                      $6::text[], $7::text[], $8::text[], $9::text[],
+                                      $10::text[], $11::text[], $12::text[], $13::text[])
+             RETURNING ord, id"
+        }
+    };
+    format!(
+        "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
+                              direction, status, error, summary_json, bench_key,
+                              point_json)
+         {rows}"
+    )
+}
+
+/// [`Queries::insert_keys`].
+fn insert_keys(d: Dialect) -> String {
+    match d {
+        Dialect::Sqlite => d.insert_unless_present("series_keys (bench_key)", "?1"),
+        Dialect::Postgres => {
+            "INSERT INTO series_keys (bench_key) SELECT DISTINCT unnest($1::text[])
+         ON CONFLICT DO NOTHING"
+                .into()
+        }
+    }
+}
+
+/// [`Queries::insert_samples`].
+fn insert_samples(d: Dialect) -> String {
+    let rows = match d {
+        Dialect::Sqlite => "VALUES (?1, ?2, ?3, ?4, ?5)",
+        Dialect::Postgres => {
+            "SELECT * FROM unnest($1::bigint[], $2::int[], $3::float8[], $4::text[],
+                                  $5::bigint[])"
+        }
+    };
+    format!(
+        "INSERT INTO samples (result_id, idx, value, meta_json, replicate)
+         {rows}"
+    )
+}
+
+/// [`Queries::update_alert`].
+fn update_alert(d: Dialect) -> String {
+    let returning = match d {
+        Dialect::Sqlite => String::new(),
+        Dialect::Postgres => format!(" RETURNING {ALERT_COLUMNS}"),
+    };
+    d.placeholders(&format!(
+        "UPDATE alerts SET status = coalesce(?2, status), note = coalesce(?3, note),
+                           culprit = coalesce(?4, culprit), updated_at = ?5
+         WHERE id = ?1{returning}"
+    ))
 }
 
 /// [`Queries::upsert_alert`]: only what detection owns is set, and only when one of those
