@@ -14,5 +14,6 @@ mod testbeds_chart;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use site::render_template;
 pub use site::{HtmlError, PageComparison, ReportInput, SiteSummary, write_site};
 pub(crate) use svg::esc;
