@@ -6,7 +6,10 @@ use pitwall_schema::{ExportDoc, ResultStatus, RunStatus, SampleMeta};
 
 use super::{InsertOutcome, Store, StoreError};
 
+pub(super) mod alerts;
 mod fixtures;
+pub(super) mod skips;
+
 pub(super) use fixtures::{ok_result, rich_run, run};
 
 pub(super) fn round_trips_a_run_exactly(store: &mut dyn Store) {
@@ -286,76 +289,76 @@ macro_rules! store_conformance_tests {
         #[test]
         fn conformance_round_trips_a_run_exactly() {
             let (_guard, mut store) = $open;
-            super::conformance::round_trips_a_run_exactly(&mut *store);
+            crate::conformance::round_trips_a_run_exactly(&mut *store);
         }
         #[test]
         fn conformance_round_trips_replicates() {
             let (_guard, mut store) = $open;
-            super::conformance::round_trips_replicates(&mut *store);
+            crate::conformance::round_trips_replicates(&mut *store);
         }
         #[test]
         fn conformance_result_with_all_empty_metadata_keeps_it() {
             let (_guard, mut store) = $open;
-            super::conformance::result_with_all_empty_metadata_keeps_it(&mut *store);
+            crate::conformance::result_with_all_empty_metadata_keeps_it(&mut *store);
         }
         #[test]
         fn conformance_finds_runs_by_prefix_and_latest() {
             let (_guard, mut store) = $open;
-            super::conformance::finds_runs_by_prefix_and_latest(&mut *store);
+            crate::conformance::finds_runs_by_prefix_and_latest(&mut *store);
         }
         #[test]
         fn conformance_ambiguity_lists_at_most_five_candidates() {
             let (_guard, mut store) = $open;
-            super::conformance::ambiguity_lists_at_most_five_candidates(&mut *store);
+            crate::conformance::ambiguity_lists_at_most_five_candidates(&mut *store);
         }
         #[test]
         fn conformance_latest_on_an_empty_store_is_not_found() {
             let (_guard, mut store) = $open;
-            super::conformance::latest_on_an_empty_store_is_not_found(&mut *store);
+            crate::conformance::latest_on_an_empty_store_is_not_found(&mut *store);
         }
         #[test]
         fn conformance_duplicate_inserts_are_idempotent() {
             let (_guard, mut store) = $open;
-            super::conformance::duplicate_inserts_are_idempotent_and_conflicts_change_nothing(
+            crate::conformance::duplicate_inserts_are_idempotent_and_conflicts_change_nothing(
                 &mut *store,
             );
         }
         #[test]
         fn conformance_lists_newest_first_with_counts() {
             let (_guard, mut store) = $open;
-            super::conformance::lists_newest_first_with_counts(&mut *store);
+            crate::conformance::lists_newest_first_with_counts(&mut *store);
         }
         #[test]
         fn conformance_invalid_runs_are_refused_before_writing() {
             let (_guard, mut store) = $open;
-            super::conformance::invalid_runs_are_refused_before_writing(&mut *store);
+            crate::conformance::invalid_runs_are_refused_before_writing(&mut *store);
         }
         #[test]
         fn conformance_stores_a_hundred_thousand_samples_in_one_run() {
             let (_guard, mut store) = $open;
-            super::conformance::stores_a_hundred_thousand_samples_in_one_run(&mut *store);
+            crate::conformance::stores_a_hundred_thousand_samples_in_one_run(&mut *store);
         }
         #[test]
         fn conformance_round_trips_alerts() {
             let (_guard, mut store) = $open;
-            super::conformance_alerts::round_trips_alerts(&mut *store);
+            crate::conformance::alerts::round_trips_alerts(&mut *store);
         }
         #[test]
         fn conformance_alert_upserts_keep_status_and_note() {
             let (_guard, mut store) = $open;
-            super::conformance_alerts::upserts_keep_status_and_note(&mut *store);
+            crate::conformance::alerts::upserts_keep_status_and_note(&mut *store);
         }
         #[test]
         fn conformance_unknown_alert_ids_are_refused() {
             let (_guard, mut store) = $open;
-            super::conformance_alerts::unknown_alert_ids_are_refused(&mut *store);
+            crate::conformance::alerts::unknown_alert_ids_are_refused(&mut *store);
         }
         #[test]
         fn conformance_concurrent_writers_all_succeed() {
             let (guard, store) = $open;
             drop(store);
             let open = $opener(&guard);
-            super::conformance::concurrent_writers_all_succeed(&open);
+            crate::conformance::concurrent_writers_all_succeed(&open);
         }
     };
 }

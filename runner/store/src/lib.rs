@@ -4,10 +4,6 @@
 mod alert_rows;
 #[cfg(test)]
 mod conformance;
-#[cfg(test)]
-mod conformance_alerts;
-#[cfg(test)]
-mod conformance_skips;
 mod forge_comments;
 mod migrations;
 mod pg;
@@ -15,14 +11,8 @@ mod pg_alerts;
 mod pg_conn;
 mod pg_migrations;
 mod pg_query;
-#[cfg(test)]
-mod pg_tests;
 mod prune;
-#[cfg(test)]
-mod prune_tests;
 mod query;
-#[cfg(test)]
-mod query_tests;
 mod redacting;
 mod rows;
 mod shared;
@@ -31,8 +21,6 @@ mod sqlite;
 mod sqlite_alerts;
 mod sqlite_codec;
 mod sqlite_files;
-#[cfg(test)]
-mod sqlite_tests;
 mod url;
 
 pub use pg::PgStore;

@@ -411,3 +411,6 @@ impl Store for PgStore {
         super::forge_comments::pg_set(&mut self.client.borrow_mut(), &store, target, id)
     }
 }
+
+#[cfg(test)]
+mod tests;

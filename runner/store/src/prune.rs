@@ -145,3 +145,6 @@ pub(super) fn pg_delete_run(
     tx.commit().map_err(&be)?;
     Ok(deleted > 0)
 }
+
+#[cfg(test)]
+mod tests;

@@ -192,3 +192,6 @@ pub(super) fn sqlite_series_keys(
         .collect::<Result<_, _>>()
         .map_err(&be)
 }
+
+#[cfg(test)]
+mod tests;

@@ -457,3 +457,6 @@ impl Store for SqliteStore {
         super::forge_comments::sqlite_set(&self.conn, &self.describe(), target, id)
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -187,3 +187,6 @@ fn policy_name(policy: PinPolicy) -> &'static str {
         PinPolicy::Off => "off",
     }
 }
+
+#[cfg(test)]
+mod tests;

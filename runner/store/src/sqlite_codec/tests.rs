@@ -3,8 +3,8 @@
 use rusqlite::Connection;
 
 use super::super::conformance::rich_run;
-use super::super::sqlite_tests::open;
 use super::super::{SqliteStore, Store, StoreError};
+use crate::sqlite::tests::open;
 
 #[test]
 fn stored_garbage_is_reported_as_corrupt() {

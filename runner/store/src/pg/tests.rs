@@ -6,10 +6,10 @@
 
 use pitwall_e2e::{TestDb, pg_server};
 
-use super::conformance::{rich_run, store_conformance_tests};
-use super::pg_migrations::MIGRATIONS;
-use super::rows::{RunRow, meta_json, to_json};
-use super::{InsertOutcome, OpenMode, PgStore, Store, StoreError};
+use crate::conformance::{rich_run, store_conformance_tests};
+use crate::pg_migrations::MIGRATIONS;
+use crate::rows::{RunRow, meta_json, to_json};
+use crate::{InsertOutcome, OpenMode, PgStore, Store, StoreError};
 
 /// The schema version this pitwall writes.
 fn latest() -> i64 {
@@ -53,7 +53,7 @@ fn unsummarisable_results_are_stored_only_as_failed() {
     let Some((_db, mut store)) = fresh() else {
         return;
     };
-    super::conformance_skips::unsummarisable_results_are_stored_only_as_failed(&mut store);
+    crate::conformance::skips::unsummarisable_results_are_stored_only_as_failed(&mut store);
 }
 
 #[test]
@@ -61,7 +61,7 @@ fn forge_comment_ids_are_kept_per_target() {
     let Some((_db, mut store)) = fresh() else {
         return;
     };
-    super::forge_comments::conformance(&mut store);
+    crate::forge_comments::conformance(&mut store);
 }
 
 #[test]
@@ -69,7 +69,7 @@ fn unreadable_runs_are_named_once_and_skipped() {
     let Some((db, mut store)) = fresh() else {
         return;
     };
-    super::conformance_skips::unreadable_runs_are_named_once_and_skipped(&mut store, &|id| {
+    crate::conformance::skips::unreadable_runs_are_named_once_and_skipped(&mut store, &|id| {
         admin(&db)
             .execute(
                 "UPDATE results SET status = 'meh' WHERE run_id = $1",
@@ -327,8 +327,8 @@ fn a_schema_1_database_is_migrated_in_place_and_its_runs_read_back() {
     assert_eq!(store.schema_version().unwrap(), latest());
     assert_eq!(latest(), 7);
     let (old, history) = (
-        super::sqlite_tests::labelled(old),
-        super::sqlite_tests::labelled(history),
+        crate::sqlite::tests::labelled(old),
+        crate::sqlite::tests::labelled(history),
     );
     assert_eq!(store.get_run("latest").unwrap(), old);
     assert_eq!(store.get_run(&history.id).unwrap(), history);
