@@ -3,6 +3,10 @@
 //! in what [`Dialect`] says: placeholders (`?1` / `$1`), column types (`INTEGER` / `BIGINT`,
 //! `REAL` / `DOUBLE PRECISION`), keys (rowid / identity), byte-ordered text, "insert unless
 //! present". A new table or query goes here, once, so the two stores cannot drift apart.
+//!
+//! A schema change: append a step to `schema::STEPS` (it becomes the next migration of both
+//! stores; a `Ty` or a `Dialect` method covers a type the two spell differently), then add or
+//! change the statements in `queries`, whose tests hold each statement's text per dialect.
 
 pub(super) mod queries;
 pub(super) mod schema;

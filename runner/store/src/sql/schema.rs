@@ -342,29 +342,24 @@ pub(crate) struct Migration {
     pub backfills: Vec<Backfill>,
 }
 
-/// How many steps each of a dialect's migrations applies, in order.
-fn steps_per_migration(d: Dialect) -> &'static [usize] {
+/// How many steps a dialect's first migration applies; every later migration applies one.
+/// PostgreSQL's store came after SQLite's step 2 and created the runs table whole.
+fn steps_in_first_migration(d: Dialect) -> usize {
     match d {
-        Dialect::Sqlite => &[1, 1, 1, 1, 1, 1, 1, 1],
-        Dialect::Postgres => &[2, 1, 1, 1, 1, 1, 1],
+        Dialect::Sqlite => 1,
+        Dialect::Postgres => 2,
     }
 }
 
 /// Every migration of a dialect, in order: the schema version after applying the first `n`
-/// is `n`.
+/// is `n`. A step appended to [`STEPS`] becomes the next migration of both.
 pub(crate) fn migrations(d: Dialect) -> Vec<Migration> {
-    let sizes = steps_per_migration(d);
-    debug_assert_eq!(sizes.iter().sum::<usize>(), STEPS.len());
-    let mut first = 0;
-    sizes
-        .iter()
-        .map(|&n| {
-            let steps = &STEPS[first..first + n];
-            first += n;
-            Migration {
-                script: render::script(d, steps),
-                backfills: steps.iter().filter_map(|s| s.backfill).collect(),
-            }
+    let first = steps_in_first_migration(d);
+    std::iter::once(&STEPS[..first])
+        .chain(STEPS[first..].chunks(1))
+        .map(|steps| Migration {
+            script: render::script(d, steps),
+            backfills: steps.iter().filter_map(|s| s.backfill).collect(),
         })
         .collect()
 }
