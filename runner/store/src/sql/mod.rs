@@ -1,8 +1,11 @@
 //! The store's one SQL layer: the schema's migrations (`schema`) and every statement the
-//! stores run (`queries`), written once for both backends. SQLite and PostgreSQL differ only
-//! in what [`Dialect`] says: placeholders (`?1` / `$1`), column types (`INTEGER` / `BIGINT`,
-//! `REAL` / `DOUBLE PRECISION`), keys (rowid / identity), byte-ordered text, "insert unless
-//! present". A new table or query goes here, once, so the two stores cannot drift apart.
+//! stores run (`queries`, and `selection` for `Store::query_runs`), written once for both
+//! backends. SQLite and PostgreSQL differ in what [`Dialect`] says: placeholders (`?1` /
+//! `$1`), column types (`INTEGER` / `BIGINT`, `REAL` / `DOUBLE PRECISION`), keys (rowid /
+//! identity), byte-ordered text, "insert unless present"; where a backend runs a statement
+//! its own way (PostgreSQL inserts a run's rows as arrays, finds an id prefix with
+//! `starts_with`), both forms stand side by side there. A new table or query goes here, once,
+//! so the two stores cannot drift apart.
 //!
 //! A schema change: append a step to `schema::STEPS` (it becomes the next migration of both
 //! stores; a `Ty` or a `Dialect` method covers a type the two spell differently), then add or
