@@ -15,5 +15,6 @@ mod testbeds_chart;
 mod tests;
 
 pub use model::PageComparison;
+pub(crate) use site::render_template;
 pub use site::{HtmlError, ReportInput, SiteSummary, write_site};
 pub(crate) use svg::esc;

@@ -67,7 +67,7 @@ pub enum HtmlError {
     },
 }
 
-const TEMPLATES: [(&str, &str); 5] = [
+const TEMPLATES: [(&str, &str); 6] = [
     ("base.html", include_str!("../../../templates/base.html")),
     ("index.html", include_str!("../../../templates/index.html")),
     ("bench.html", include_str!("../../../templates/bench.html")),
@@ -76,6 +76,11 @@ const TEMPLATES: [(&str, &str); 5] = [
         include_str!("../../../templates/compare.html"),
     ),
     ("env.html", include_str!("../../../templates/env.html")),
+    // The quarterly write-up's page (`writeup::render_html`), not part of the site.
+    (
+        "writeup.html",
+        include_str!("../../../templates/writeup.html"),
+    ),
 ];
 
 /// The file in a report's directory listing, one relative path a line, every file the report
@@ -137,6 +142,12 @@ fn render(env: &Environment<'_>, template: &'static str, ctx: Value) -> Result<S
     env.get_template(template)
         .and_then(|t| t.render(ctx))
         .map_err(|source| HtmlError::Template { template, source })
+}
+
+/// Renders one of the templates with the site's environment (its escaping, its strict
+/// undefined values): for pages made outside the site, such as the write-up.
+pub(crate) fn render_template(template: &'static str, ctx: Value) -> Result<String, HtmlError> {
+    render(&environment()?, template, ctx)
 }
 
 fn write(path: PathBuf, text: &str) -> Result<u64, HtmlError> {

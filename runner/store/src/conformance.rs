@@ -2,152 +2,15 @@
 //! temporary files, PostgreSQL on a real server): exact round trips, id lookup, idempotent
 //! imports, refusal of invalid runs, ordering, big runs and concurrent writers.
 
-use std::collections::BTreeMap;
-
-use pitwall_schema::{
-    BenchmarkResult, Direction, ExportDoc, Fingerprint, GpuInfo, ResultStatus, Run, RunStatus,
-    SampleMeta, Unit,
-};
+use pitwall_schema::{ExportDoc, ResultStatus, RunStatus, SampleMeta};
 
 use super::{InsertOutcome, Store, StoreError};
 
-pub(super) fn ok_result(name: &str, samples: Vec<f64>) -> BenchmarkResult {
-    BenchmarkResult {
-        suite: "kernel".into(),
-        name: name.into(),
-        params: BTreeMap::from([
-            ("n".to_string(), "512".to_string()),
-            ("dtype".to_string(), "f32".to_string()),
-        ]),
-        measure: "throughput".into(),
-        unit: Unit::new(Unit::GFLOP_PER_S),
-        direction: Direction::HigherIsBetter,
-        status: ResultStatus::Ok,
-        error: None,
-        samples,
-        sample_meta: Vec::new(),
-        replicates: Vec::new(),
-        summary: None,
-    }
-}
+pub(super) mod alerts;
+mod fixtures;
+pub(super) mod skips;
 
-pub(super) fn run(id: &str, started_at: &str, results: Vec<BenchmarkResult>) -> Run {
-    Run {
-        id: id.into(),
-        project: "toy".into(),
-        commit: "0123456789abcdef0123456789abcdef01234567".into(),
-        branch: Some("main".into()),
-        testbed: None,
-        role: None,
-        started_at: started_at.into(),
-        finished_at: started_at.replace("T10", "T11"),
-        config_hash: "c0ffee".into(),
-        fingerprint: Fingerprint::default(),
-        status: RunStatus::from_results(&results),
-        commit_info: None,
-        error: None,
-        pair: None,
-        results,
-    }
-}
-
-/// A run using every corner of the schema.
-pub(super) fn rich_run() -> Run {
-    let mut with_meta = ok_result(
-        "gemm_f32",
-        vec![
-            0.1 + 0.2,
-            -0.0,
-            5e-324,
-            f64::MAX,
-            1e18,
-            123_456_789.123_456_79,
-        ],
-    );
-    with_meta.sample_meta = vec![
-        SampleMeta {
-            sm_clock_mhz: Some(1980),
-            mem_clock_mhz: Some(2619),
-            temperature_c: Some(61.5),
-            power_w: Some(412.25),
-            throttle_reasons: Some(0x4),
-            throttled: true,
-            cycles: Some(1980.125),
-        },
-        SampleMeta::default(),
-        SampleMeta {
-            sm_clock_mhz: Some(1755),
-            ..SampleMeta::default()
-        },
-        SampleMeta::default(),
-        SampleMeta::default(),
-        SampleMeta {
-            power_w: Some(0.1),
-            ..SampleMeta::default()
-        },
-    ];
-    let mut time = ok_result("copy", vec![12.0, 11.5, 13.25]);
-    time.params.clear();
-    time.measure = "time".into();
-    time.unit = Unit::new(Unit::NANOSECONDS);
-    time.direction = Direction::LowerIsBetter;
-    time.replicates = vec![0, 1, 1];
-    let failed = BenchmarkResult::failed(
-        "toy",
-        "broken",
-        BTreeMap::from([("k".to_string(), "v w".to_string())]),
-        "exit status 3\nstderr: ünïcode \"quoted\"".into(),
-    );
-    let mut r = run(
-        "0190f0c0-0000-7000-8000-000000000001",
-        "2026-12-02T10:00:00Z",
-        vec![with_meta, time, failed],
-    );
-    r.commit_info = Some(pitwall_schema::CommitInfo {
-        author: "Ada <ada@example.com>".into(),
-        date: "2026-12-01T09:30:00+01:00".into(),
-        subject: "speed up \"gemm\" | tiles".into(),
-    });
-    r.error = Some("partial: build warning".into());
-    r.testbed = Some("h200-box".into());
-    r.role = Some(pitwall_schema::RunRole::PrHead);
-    r.pair = Some(pitwall_schema::PairInfo {
-        id: "0190f0c0-0000-7000-8000-0000000000aa".into(),
-        role: pitwall_schema::PairRole::Head,
-        rounds: 3,
-        round_starts: vec![0, 2, 4],
-        sequential: Some(pitwall_schema::SequentialPlanInfo {
-            first_look: 3,
-            max_rounds: 15,
-        }),
-    });
-    r.fingerprint = Fingerprint {
-        hostname: "box".into(),
-        os: "linux".into(),
-        arch: "x86_64".into(),
-        kernel: "6.8.0".into(),
-        cpu_model: "epyc".into(),
-        logical_cpus: 64,
-        memory_bytes: 1 << 40,
-        cpu_governor: Some("performance".into()),
-        gpus: vec![GpuInfo {
-            model: "H200".into(),
-            uuid: Some("GPU-1".into()),
-            driver: Some("570.1".into()),
-            extra: BTreeMap::from([("ecc".to_string(), serde_json::json!(true))]),
-        }],
-        pitwall_version: "0.1.0 (debug)".into(),
-        env: BTreeMap::from([("CUDA_VISIBLE_DEVICES".to_string(), "0".to_string())]),
-        extra: BTreeMap::from([
-            (
-                "numa".to_string(),
-                serde_json::json!({"nodes": 2, "ratio": 0.5}),
-            ),
-            ("tags".to_string(), serde_json::json!(["a", null, -7])),
-        ]),
-    };
-    r
-}
+pub(super) use fixtures::{ok_result, rich_run, run};
 
 pub(super) fn round_trips_a_run_exactly(store: &mut dyn Store) {
     let mut original = rich_run();
@@ -426,76 +289,76 @@ macro_rules! store_conformance_tests {
         #[test]
         fn conformance_round_trips_a_run_exactly() {
             let (_guard, mut store) = $open;
-            super::conformance::round_trips_a_run_exactly(&mut *store);
+            crate::conformance::round_trips_a_run_exactly(&mut *store);
         }
         #[test]
         fn conformance_round_trips_replicates() {
             let (_guard, mut store) = $open;
-            super::conformance::round_trips_replicates(&mut *store);
+            crate::conformance::round_trips_replicates(&mut *store);
         }
         #[test]
         fn conformance_result_with_all_empty_metadata_keeps_it() {
             let (_guard, mut store) = $open;
-            super::conformance::result_with_all_empty_metadata_keeps_it(&mut *store);
+            crate::conformance::result_with_all_empty_metadata_keeps_it(&mut *store);
         }
         #[test]
         fn conformance_finds_runs_by_prefix_and_latest() {
             let (_guard, mut store) = $open;
-            super::conformance::finds_runs_by_prefix_and_latest(&mut *store);
+            crate::conformance::finds_runs_by_prefix_and_latest(&mut *store);
         }
         #[test]
         fn conformance_ambiguity_lists_at_most_five_candidates() {
             let (_guard, mut store) = $open;
-            super::conformance::ambiguity_lists_at_most_five_candidates(&mut *store);
+            crate::conformance::ambiguity_lists_at_most_five_candidates(&mut *store);
         }
         #[test]
         fn conformance_latest_on_an_empty_store_is_not_found() {
             let (_guard, mut store) = $open;
-            super::conformance::latest_on_an_empty_store_is_not_found(&mut *store);
+            crate::conformance::latest_on_an_empty_store_is_not_found(&mut *store);
         }
         #[test]
         fn conformance_duplicate_inserts_are_idempotent() {
             let (_guard, mut store) = $open;
-            super::conformance::duplicate_inserts_are_idempotent_and_conflicts_change_nothing(
+            crate::conformance::duplicate_inserts_are_idempotent_and_conflicts_change_nothing(
                 &mut *store,
             );
         }
         #[test]
         fn conformance_lists_newest_first_with_counts() {
             let (_guard, mut store) = $open;
-            super::conformance::lists_newest_first_with_counts(&mut *store);
+            crate::conformance::lists_newest_first_with_counts(&mut *store);
         }
         #[test]
         fn conformance_invalid_runs_are_refused_before_writing() {
             let (_guard, mut store) = $open;
-            super::conformance::invalid_runs_are_refused_before_writing(&mut *store);
+            crate::conformance::invalid_runs_are_refused_before_writing(&mut *store);
         }
         #[test]
         fn conformance_stores_a_hundred_thousand_samples_in_one_run() {
             let (_guard, mut store) = $open;
-            super::conformance::stores_a_hundred_thousand_samples_in_one_run(&mut *store);
+            crate::conformance::stores_a_hundred_thousand_samples_in_one_run(&mut *store);
         }
         #[test]
         fn conformance_round_trips_alerts() {
             let (_guard, mut store) = $open;
-            super::conformance_alerts::round_trips_alerts(&mut *store);
+            crate::conformance::alerts::round_trips_alerts(&mut *store);
         }
         #[test]
         fn conformance_alert_upserts_keep_status_and_note() {
             let (_guard, mut store) = $open;
-            super::conformance_alerts::upserts_keep_status_and_note(&mut *store);
+            crate::conformance::alerts::upserts_keep_status_and_note(&mut *store);
         }
         #[test]
         fn conformance_unknown_alert_ids_are_refused() {
             let (_guard, mut store) = $open;
-            super::conformance_alerts::unknown_alert_ids_are_refused(&mut *store);
+            crate::conformance::alerts::unknown_alert_ids_are_refused(&mut *store);
         }
         #[test]
         fn conformance_concurrent_writers_all_succeed() {
             let (guard, store) = $open;
             drop(store);
             let open = $opener(&guard);
-            super::conformance::concurrent_writers_all_succeed(&open);
+            crate::conformance::concurrent_writers_all_succeed(&open);
         }
     };
 }

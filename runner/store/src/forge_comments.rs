@@ -7,6 +7,7 @@ use postgres::Client;
 use rusqlite::{Connection, params};
 
 use super::StoreError;
+use super::sql::queries::{POSTGRES, SQLITE};
 
 /// The id stored for `target` (`github:OWNER/NAME#PR`, `gitlab:PROJECT!IID`).
 pub(super) fn sqlite_get(
@@ -15,9 +16,7 @@ pub(super) fn sqlite_get(
     target: &str,
 ) -> Result<Option<u64>, StoreError> {
     let be = super::sqlite_codec::backend(store);
-    let mut stmt = conn
-        .prepare_cached("SELECT comment_id FROM forge_comments WHERE target = ?1")
-        .map_err(&be)?;
+    let mut stmt = conn.prepare_cached(&SQLITE.forge_comment).map_err(&be)?;
     let mut rows = stmt.query(params![target]).map_err(&be)?;
     match rows.next().map_err(&be)? {
         Some(row) => Ok(Some(row.get::<_, i64>(0).map_err(&be)? as u64)),
@@ -33,12 +32,8 @@ pub(super) fn sqlite_set(
     id: u64,
 ) -> Result<(), StoreError> {
     let be = super::sqlite_codec::backend(store);
-    conn.execute(
-        "INSERT INTO forge_comments (target, comment_id) VALUES (?1, ?2)
-         ON CONFLICT (target) DO UPDATE SET comment_id = excluded.comment_id",
-        params![target, id as i64],
-    )
-    .map_err(&be)?;
+    conn.execute(&SQLITE.set_forge_comment, params![target, id as i64])
+        .map_err(&be)?;
     Ok(())
 }
 
@@ -48,12 +43,9 @@ pub(super) fn pg_get(
     store: &str,
     target: &str,
 ) -> Result<Option<u64>, StoreError> {
-    let be = super::pg::backend(store);
+    let be = super::pg_conn::backend(store);
     let row = client
-        .query_opt(
-            "SELECT comment_id FROM forge_comments WHERE target = $1",
-            &[&target],
-        )
+        .query_opt(&POSTGRES.forge_comment, &[&target])
         .map_err(&be)?;
     Ok(row.map(|r| r.get::<_, i64>(0) as u64))
 }
@@ -65,13 +57,9 @@ pub(super) fn pg_set(
     target: &str,
     id: u64,
 ) -> Result<(), StoreError> {
-    let be = super::pg::backend(store);
+    let be = super::pg_conn::backend(store);
     client
-        .execute(
-            "INSERT INTO forge_comments (target, comment_id) VALUES ($1, $2)
-             ON CONFLICT (target) DO UPDATE SET comment_id = EXCLUDED.comment_id",
-            &[&target, &(id as i64)],
-        )
+        .execute(&POSTGRES.set_forge_comment, &[&target, &(id as i64)])
         .map_err(&be)?;
     Ok(())
 }

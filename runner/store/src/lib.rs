@@ -4,33 +4,23 @@
 mod alert_rows;
 #[cfg(test)]
 mod conformance;
-#[cfg(test)]
-mod conformance_alerts;
-#[cfg(test)]
-mod conformance_skips;
 mod forge_comments;
 mod migrations;
 mod pg;
 mod pg_alerts;
+mod pg_conn;
 mod pg_migrations;
 mod pg_query;
-#[cfg(test)]
-mod pg_tests;
 mod prune;
-#[cfg(test)]
-mod prune_tests;
 mod query;
-#[cfg(test)]
-mod query_tests;
 mod redacting;
 mod rows;
 mod shared;
+mod sql;
 mod sqlite;
 mod sqlite_alerts;
 mod sqlite_codec;
 mod sqlite_files;
-#[cfg(test)]
-mod sqlite_tests;
 mod url;
 
 pub use pg::PgStore;

@@ -12,22 +12,20 @@ use std::time::Duration;
 
 use pitwall_schema::{Alert, AlertUpdate, BenchmarkResult, Run};
 use postgres::config::SslMode;
-use postgres::{Client, Config, GenericClient, IsolationLevel, NoTls};
+use postgres::{Client, Config, GenericClient, NoTls};
 
+use super::pg_conn::{LOCK_KEY, backend, snapshot};
 use super::pg_migrations::{current_version, migrate};
 use super::rows::{
     ResultRow, RunRow, SampleRow, SummaryRow, already_stored, corrupt, meta_json, replicate,
     to_json,
 };
 use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
+use super::sql::queries::POSTGRES;
 use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, StoreUrl, pg_alerts};
 
 /// How long connecting may take when the URL does not say (`connect_timeout=`).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Advisory-lock key ("pitwall" in ASCII) held, per transaction, while migrating and while
-/// inserting a run: the duplicate check and the insert then see the same state everywhere.
-pub(super) const LOCK_KEY: i64 = 0x0070_6974_7761_6c6c;
 
 /// The PostgreSQL store.
 pub struct PgStore {
@@ -41,13 +39,6 @@ impl std::fmt::Debug for PgStore {
         f.debug_struct("PgStore")
             .field("store", &self.described)
             .finish_non_exhaustive()
-    }
-}
-
-pub(super) fn backend(store: &str) -> impl Fn(postgres::Error) -> StoreError + '_ {
-    move |e| StoreError::Backend {
-        store: store.to_string(),
-        source: Box::new(e),
     }
 }
 
@@ -104,15 +95,6 @@ impl PgStore {
     }
 }
 
-/// A read-only transaction on one snapshot of the database.
-fn snapshot(client: &mut Client) -> Result<postgres::Transaction<'_>, postgres::Error> {
-    client
-        .build_transaction()
-        .isolation_level(IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-}
-
 /// Run `id` with all its results and samples; `None` when no such run is stored.
 fn load_run(
     client: &mut impl GenericClient,
@@ -120,15 +102,7 @@ fn load_run(
     id: &str,
 ) -> Result<Option<Run>, StoreError> {
     let be = backend(store);
-    let Some(r) = client
-        .query_opt(
-            "SELECT project, commit_sha, branch, started_at, finished_at, config_hash, status,
-                    fingerprint_json, commit_info_json, error, pair_json, testbed, role
-             FROM runs WHERE id = $1",
-            &[&id],
-        )
-        .map_err(&be)?
-    else {
+    let Some(r) = client.query_opt(&POSTGRES.run_row, &[&id]).map_err(&be)? else {
         return Ok(None);
     };
     let row = RunRow {
@@ -147,22 +121,12 @@ fn load_run(
         role: r.get(12),
     };
     let result_rows = client
-        .query(
-            "SELECT id, ord, suite, name, params_json, measure, unit, direction, status, error,
-                    summary_json
-             FROM results WHERE run_id = $1 ORDER BY ord",
-            &[&id],
-        )
+        .query(&POSTGRES.results_of_run, &[&id])
         .map_err(&be)?;
     // Every sample of the run in one query, grouped by result.
     let mut samples: HashMap<i64, Vec<SampleRow>> = HashMap::new();
     for s in client
-        .query(
-            "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
-             FROM samples s JOIN results r ON r.id = s.result_id
-             WHERE r.run_id = $1 ORDER BY s.result_id, s.idx",
-            &[&id],
-        )
+        .query(&POSTGRES.samples_to_load, &[&id])
         .map_err(&be)?
     {
         samples.entry(s.get(0)).or_default().push(SampleRow {
@@ -205,16 +169,11 @@ fn resolve_id(
         id: id.to_string(),
     };
     if id == "latest" {
-        let row = client
-            .query_opt(
-                "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1",
-                &[],
-            )
-            .map_err(&be)?;
+        let row = client.query_opt(&POSTGRES.newest_run, &[]).map_err(&be)?;
         return row.map(|r| r.get(0)).ok_or_else(not_found);
     }
     if client
-        .query_opt("SELECT 1 FROM runs WHERE id = $1", &[&id])
+        .query_opt(&POSTGRES.run_exists, &[&id])
         .map_err(&be)?
         .is_some()
     {
@@ -225,7 +184,7 @@ fn resolve_id(
     }
     let matches: Vec<String> = client
         .query(
-            "SELECT id FROM runs WHERE starts_with(id, $1) ORDER BY id LIMIT $2",
+            &POSTGRES.runs_with_prefix,
             &[&id, &(MAX_CANDIDATES as i64 + 1)],
         )
         .map_err(&be)?
@@ -257,10 +216,7 @@ impl Store for PgStore {
         }
         let row = RunRow::of(run);
         tx.execute(
-            "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
-                               config_hash, status, fingerprint_json, commit_info_json, error,
-                               pair_json, pair_id, testbed, role)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+            &POSTGRES.insert_run,
             &[
                 &run.id,
                 &row.project,
@@ -286,13 +242,7 @@ impl Store for PgStore {
         let col = |f: fn(&BenchmarkResult) -> String| r.iter().map(f).collect::<Vec<String>>();
         let ids = tx
             .query(
-                "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
-                                      direction, status, error, summary_json, bench_key,
-                                      point_json)
-                 SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[],
-                                          $6::text[], $7::text[], $8::text[], $9::text[],
-                                          $10::text[], $11::text[], $12::text[], $13::text[])
-                 RETURNING ord, id",
+                &POSTGRES.insert_results,
                 &[
                     &run.id,
                     &ords,
@@ -314,12 +264,8 @@ impl Store for PgStore {
                 ],
             )
             .map_err(&be)?;
-        tx.execute(
-            "INSERT INTO series_keys (bench_key) SELECT DISTINCT unnest($1::text[])
-             ON CONFLICT DO NOTHING",
-            &[&col(BenchmarkResult::key)],
-        )
-        .map_err(&be)?;
+        tx.execute(&POSTGRES.insert_keys, &[&col(BenchmarkResult::key)])
+            .map_err(&be)?;
         let mut id_of = vec![0i64; r.len()];
         for row in &ids {
             id_of[row.get::<_, i32>(0) as usize] = row.get(1);
@@ -336,9 +282,7 @@ impl Store for PgStore {
             }
         }
         tx.execute(
-            "INSERT INTO samples (result_id, idx, value, meta_json, replicate)
-             SELECT * FROM unnest($1::bigint[], $2::int[], $3::float8[], $4::text[],
-                                  $5::bigint[])",
+            &POSTGRES.insert_samples,
             &[&result_ids, &idxs, &values, &metas, &replicates],
         )
         .map_err(&be)?;
@@ -354,15 +298,7 @@ impl Store for PgStore {
         let rows = self
             .client
             .borrow_mut()
-            .query(
-                "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
-                        (SELECT count(*) FROM results x WHERE x.run_id = r.id),
-                        (SELECT count(*) FROM results x
-                          WHERE x.run_id = r.id AND x.status = 'failed'),
-                        r.pair_id, r.testbed, r.role
-                 FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT $1",
-                &[&limit],
-            )
+            .query(&POSTGRES.list_runs, &[&limit])
             .map_err(&be)?;
         rows.iter()
             .map(|r| {
@@ -406,7 +342,7 @@ impl Store for PgStore {
         let mut client = self.client.borrow_mut();
         let mut tx = snapshot(&mut client).map_err(&be)?;
         let ids: Vec<String> = tx
-            .query("SELECT id FROM runs ORDER BY started_at, id", &[])
+            .query(&POSTGRES.run_ids_oldest_first, &[])
             .map_err(&be)?
             .iter()
             .map(|r| r.get(0))
@@ -475,3 +411,6 @@ impl Store for PgStore {
         super::forge_comments::pg_set(&mut self.client.borrow_mut(), &store, target, id)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,8 +5,9 @@ use pitwall_schema::{Alert, AlertUpdate};
 use postgres::{Client, GenericClient, Row};
 
 use super::StoreError;
-use super::alert_rows::{AlertRow, COLUMNS, ORDER, no_alert};
-use super::pg::backend;
+use super::alert_rows::{AlertRow, no_alert};
+use super::pg_conn::backend;
+use super::sql::queries::POSTGRES;
 
 fn row(r: &Row) -> AlertRow {
     AlertRow {
@@ -39,26 +40,7 @@ fn row(r: &Row) -> AlertRow {
 pub(super) fn upsert(client: &mut Client, store: &str, alerts: &[Alert]) -> Result<(), StoreError> {
     let be = backend(store);
     let mut tx = client.transaction().map_err(&be)?;
-    let stmt = tx
-        .prepare(&format!(
-            "INSERT INTO alerts ({COLUMNS})
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                     $17, $18, $19, $20)
-             ON CONFLICT (id) DO UPDATE SET
-                 last_good = EXCLUDED.last_good, first_bad = EXCLUDED.first_bad,
-                 first_bad_run = EXCLUDED.first_bad_run,
-                 before_value = EXCLUDED.before_value, after_value = EXCLUDED.after_value,
-                 rel_change = EXCLUDED.rel_change, ci_low = EXCLUDED.ci_low,
-                 ci_high = EXCLUDED.ci_high, updated_at = EXCLUDED.updated_at
-             WHERE (alerts.last_good, alerts.first_bad, alerts.first_bad_run,
-                    alerts.before_value, alerts.after_value, alerts.rel_change,
-                    alerts.ci_low, alerts.ci_high)
-                   IS DISTINCT FROM
-                   (EXCLUDED.last_good, EXCLUDED.first_bad, EXCLUDED.first_bad_run,
-                    EXCLUDED.before_value, EXCLUDED.after_value, EXCLUDED.rel_change,
-                    EXCLUDED.ci_low, EXCLUDED.ci_high)"
-        ))
-        .map_err(&be)?;
+    let stmt = tx.prepare(&POSTGRES.upsert_alert).map_err(&be)?;
     for a in alerts {
         let (ci_low, ci_high) = (a.ci.map(|c| c.0), a.ci.map(|c| c.1));
         tx.execute(
@@ -94,7 +76,7 @@ pub(super) fn upsert(client: &mut Client, store: &str, alerts: &[Alert]) -> Resu
 /// Every alert, oldest first.
 pub(super) fn list(client: &mut impl GenericClient, store: &str) -> Result<Vec<Alert>, StoreError> {
     client
-        .query(&format!("SELECT {COLUMNS} FROM alerts {ORDER}"), &[])
+        .query(&POSTGRES.list_alerts, &[])
         .map_err(backend(store))?
         .iter()
         .map(|r| row(r).decode(store))
@@ -113,11 +95,7 @@ pub(super) fn update(
     let status = change.status.map(|s| s.as_str());
     let updated = tx
         .query_opt(
-            &format!(
-                "UPDATE alerts SET status = coalesce($2, status), note = coalesce($3, note),
-                                   culprit = coalesce($4, culprit), updated_at = $5
-                 WHERE id = $1 RETURNING {COLUMNS}"
-            ),
+            &POSTGRES.update_alert,
             &[
                 &id,
                 &status,

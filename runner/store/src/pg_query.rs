@@ -4,34 +4,14 @@
 use std::collections::HashMap;
 
 use pitwall_schema::Run;
-use postgres::{Client, IsolationLevel};
+use postgres::Client;
 
 use super::query::{Rows, assemble, default_fingerprint_json};
 use super::rows::{ResultRow, RunRow, SampleRow};
+use super::sql::Dialect;
+use super::sql::queries::POSTGRES;
+use super::sql::selection;
 use super::{RunQuery, StoreError};
-
-/// The condition on `runs` (aliased `u`), as the SQLite store's, over $1 (history branch), $2
-/// (testbed) and $4 (the newest N). Every statement binds $1 to $4 ($3: the keys).
-const RUN_FILTER: &str = "
-    ($1::text IS NULL OR ((u.role = 'history' OR u.role IS NULL)
-                          AND (u.branch = $1::text OR u.branch IS NULL)))
-    AND ($2::text IS NULL OR u.testbed = $2::text OR u.testbed IS NULL)
-    AND ($4::bigint IS NULL OR u.id IN (
-        SELECT v.id FROM runs v
-        WHERE ($1::text IS NULL OR ((v.role = 'history' OR v.role IS NULL)
-                                    AND (v.branch = $1::text OR v.branch IS NULL)))
-          AND ($2::text IS NULL OR v.testbed = $2::text OR v.testbed IS NULL)
-        ORDER BY v.started_at DESC, v.id DESC LIMIT $4::bigint))";
-
-/// The condition on `results` (aliased `r`) over $3: the keys asked for, or (NULL) every
-/// result. Two forms, so the planner sees the indexed one plainly.
-fn key_filter(q: &RunQuery) -> &'static str {
-    if q.keys.is_some() {
-        "r.bench_key = ANY($3::text[])"
-    } else {
-        "$3::text[] IS NULL"
-    }
-}
 
 pub(super) fn pg_query_runs(
     client: &mut Client,
@@ -39,25 +19,13 @@ pub(super) fn pg_query_runs(
     q: &RunQuery,
     skips: &super::shared::Skips,
 ) -> Result<Vec<Run>, StoreError> {
-    let be = super::pg::backend(store);
-    let mut tx = client
-        .build_transaction()
-        .isolation_level(IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .map_err(&be)?;
+    let be = super::pg_conn::backend(store);
+    let mut tx = super::pg_conn::snapshot(client).map_err(&be)?;
     let default_fp = default_fingerprint_json();
     let newest: Option<i64> = q.newest.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
     let runs = tx
         .query(
-            &format!(
-                "SELECT u.id, u.project, u.commit_sha, u.branch, u.started_at, u.finished_at,
-                        u.config_hash, u.status,
-                        CASE WHEN $5 OR u.testbed IS NULL THEN u.fingerprint_json ELSE NULL END,
-                        u.commit_info_json, u.error, u.pair_json, u.testbed, u.role
-                 FROM runs u WHERE {RUN_FILTER} AND ($3::text[] IS NULL OR TRUE)
-                 ORDER BY u.started_at, u.id"
-            ),
+            &selection::runs(Dialect::Postgres),
             &[
                 &q.history_branch,
                 &q.testbed,
@@ -97,18 +65,7 @@ pub(super) fn pg_query_runs(
         let params: [&(dyn postgres::types::ToSql + Sync); 4] =
             [&q.history_branch, &q.testbed, &q.keys, &newest];
         for r in tx
-            .query(
-                &format!(
-                    "SELECT r.run_id, r.id, r.ord, r.suite, r.name, r.params_json, r.measure,
-                            r.unit, r.direction, r.status, r.error, {summary}
-                     FROM results r JOIN runs u ON u.id = r.run_id
-                     WHERE {RUN_FILTER} AND {keys}
-                     ORDER BY r.run_id, r.ord",
-                    keys = key_filter(q),
-                    summary = super::query::summary_column(q)
-                ),
-                &params,
-            )
+            .query(&selection::results(Dialect::Postgres, q), &params)
             .map_err(&be)?
         {
             results.push((
@@ -129,18 +86,8 @@ pub(super) fn pg_query_runs(
             ));
         }
         let sample_rows = if q.samples {
-            tx.query(
-                &format!(
-                    "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
-                     FROM samples s JOIN results r ON r.id = s.result_id
-                                    JOIN runs u ON u.id = r.run_id
-                     WHERE {RUN_FILTER} AND {keys}
-                     ORDER BY s.result_id, s.idx",
-                    keys = key_filter(q)
-                ),
-                &params,
-            )
-            .map_err(&be)?
+            tx.query(&selection::samples(Dialect::Postgres, q), &params)
+                .map_err(&be)?
         } else {
             Vec::new()
         };
@@ -166,9 +113,9 @@ pub(super) fn pg_query_runs(
 }
 
 pub(super) fn pg_series_keys(client: &mut Client, store: &str) -> Result<Vec<String>, StoreError> {
-    let be = super::pg::backend(store);
+    let be = super::pg_conn::backend(store);
     Ok(client
-        .query("SELECT bench_key FROM series_keys ORDER BY bench_key", &[])
+        .query(&POSTGRES.series_keys, &[])
         .map_err(&be)?
         .iter()
         .map(|r| r.get(0))

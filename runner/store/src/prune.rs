@@ -7,6 +7,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::StoreError;
 use super::rows::to_json;
+use super::sql::queries::{POSTGRES, SQLITE};
 
 /// A summary list that does not line up with the run's results.
 fn misaligned(store: &str, id: &str, results: usize, summaries: usize) -> StoreError {
@@ -38,14 +39,14 @@ pub(super) fn sqlite_prune_samples(
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(&be)?;
     let exists = tx
-        .query_row("SELECT 1 FROM runs WHERE id = ?1", [id], |_| Ok(()))
+        .query_row(&SQLITE.run_exists, [id], |_| Ok(()))
         .optional()
         .map_err(&be)?;
     if exists.is_none() {
         return Err(not_found(store, id));
     }
     let result_ids: Vec<i64> = tx
-        .prepare("SELECT id FROM results WHERE run_id = ?1 ORDER BY ord")
+        .prepare(&SQLITE.result_ids_of_run)
         .map_err(&be)?
         .query_map([id], |r| r.get(0))
         .map_err(&be)?
@@ -58,13 +59,10 @@ pub(super) fn sqlite_prune_samples(
     for (result_id, summary) in result_ids.iter().zip(summaries) {
         let Some(summary) = summary else { continue };
         dropped += tx
-            .execute("DELETE FROM samples WHERE result_id = ?1", [result_id])
+            .execute(&SQLITE.delete_samples, [result_id])
             .map_err(&be)?;
-        tx.execute(
-            "UPDATE results SET summary_json = ?2 WHERE id = ?1",
-            params![result_id, to_json(summary)],
-        )
-        .map_err(&be)?;
+        tx.execute(&SQLITE.set_summary, params![result_id, to_json(summary)])
+            .map_err(&be)?;
     }
     super::shared::fault_pause_in_txn();
     tx.commit().map_err(&be)?;
@@ -81,9 +79,7 @@ pub(super) fn sqlite_delete_run(
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(&be)?;
-    let deleted = tx
-        .execute("DELETE FROM runs WHERE id = ?1", [id])
-        .map_err(&be)?;
+    let deleted = tx.execute(&SQLITE.delete_run, [id]).map_err(&be)?;
     tx.commit().map_err(&be)?;
     Ok(deleted > 0)
 }
@@ -95,22 +91,22 @@ pub(super) fn pg_prune_samples(
     id: &str,
     summaries: &[Option<SampleSummary>],
 ) -> Result<usize, StoreError> {
-    let be = super::pg::backend(store);
+    let be = super::pg_conn::backend(store);
     let mut tx = client.transaction().map_err(&be)?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&super::pg::LOCK_KEY])
-        .map_err(&be)?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1)",
+        &[&super::pg_conn::LOCK_KEY],
+    )
+    .map_err(&be)?;
     if tx
-        .query_opt("SELECT 1 FROM runs WHERE id = $1", &[&id])
+        .query_opt(&POSTGRES.run_exists, &[&id])
         .map_err(&be)?
         .is_none()
     {
         return Err(not_found(store, id));
     }
     let result_ids: Vec<i64> = tx
-        .query(
-            "SELECT id FROM results WHERE run_id = $1 ORDER BY ord",
-            &[&id],
-        )
+        .query(&POSTGRES.result_ids_of_run, &[&id])
         .map_err(&be)?
         .iter()
         .map(|r| r.get(0))
@@ -122,13 +118,10 @@ pub(super) fn pg_prune_samples(
     for (result_id, summary) in result_ids.iter().zip(summaries) {
         let Some(summary) = summary else { continue };
         dropped += tx
-            .execute("DELETE FROM samples WHERE result_id = $1", &[result_id])
+            .execute(&POSTGRES.delete_samples, &[result_id])
             .map_err(&be)?;
-        tx.execute(
-            "UPDATE results SET summary_json = $2 WHERE id = $1",
-            &[result_id, &to_json(summary)],
-        )
-        .map_err(&be)?;
+        tx.execute(&POSTGRES.set_summary, &[result_id, &to_json(summary)])
+            .map_err(&be)?;
     }
     super::shared::fault_pause_in_txn();
     tx.commit().map_err(&be)?;
@@ -141,13 +134,17 @@ pub(super) fn pg_delete_run(
     store: &str,
     id: &str,
 ) -> Result<bool, StoreError> {
-    let be = super::pg::backend(store);
+    let be = super::pg_conn::backend(store);
     let mut tx = client.transaction().map_err(&be)?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&super::pg::LOCK_KEY])
-        .map_err(&be)?;
-    let deleted = tx
-        .execute("DELETE FROM runs WHERE id = $1", &[&id])
-        .map_err(&be)?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1)",
+        &[&super::pg_conn::LOCK_KEY],
+    )
+    .map_err(&be)?;
+    let deleted = tx.execute(&POSTGRES.delete_run, &[&id]).map_err(&be)?;
     tx.commit().map_err(&be)?;
     Ok(deleted > 0)
 }
+
+#[cfg(test)]
+mod tests;

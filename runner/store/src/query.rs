@@ -10,53 +10,10 @@ use rusqlite::{Connection, params};
 
 use super::rows::{ResultRow, RunRow, SampleRow, to_json};
 use super::shared::Skips;
+use super::sql::Dialect;
+use super::sql::queries::SQLITE;
+use super::sql::selection;
 use super::{RunQuery, StoreError};
-
-/// The SQL condition on `runs` (aliased `u`) for a query, over the parameters ?1 (the history
-/// branch), ?2 (the testbed) and ?5 (the newest N): a run with no recorded branch, testbed or
-/// role passes (the analysis applies the exact rule, `HistoryFilter::admits`, afterwards).
-/// Every statement binds ?1 to ?5 (?3: the keys, ?4: whether to read fingerprints).
-pub(super) const SQLITE_RUN_FILTER: &str = "
-    (?1 IS NULL OR ((u.role = 'history' OR u.role IS NULL) AND (u.branch = ?1 OR u.branch IS NULL)))
-    AND (?2 IS NULL OR u.testbed = ?2 OR u.testbed IS NULL)
-    AND (?5 IS NULL OR u.id IN (
-        SELECT v.id FROM runs v
-        WHERE (?1 IS NULL OR ((v.role = 'history' OR v.role IS NULL)
-                              AND (v.branch = ?1 OR v.branch IS NULL)))
-          AND (?2 IS NULL OR v.testbed = ?2 OR v.testbed IS NULL)
-        ORDER BY v.started_at DESC, v.id DESC LIMIT ?5))";
-
-/// The column read as each result's `summary`: the stored one (pruned results) with the
-/// samples, the history point without them.
-pub(super) fn summary_column(q: &RunQuery) -> &'static str {
-    if q.samples {
-        "r.summary_json"
-    } else {
-        "r.point_json"
-    }
-}
-
-/// The condition on `results` (aliased `r`) over ?3: the keys asked for (a JSON array), or
-/// (NULL) every result. Two forms rather than `?3 IS NULL OR …`, which would keep SQLite from
-/// the key index.
-fn sqlite_key_filter(q: &RunQuery) -> &'static str {
-    if q.keys.is_some() {
-        "r.bench_key IN (SELECT value FROM json_each(?3))"
-    } else {
-        "?3 IS NULL"
-    }
-}
-
-/// Which table SQLite walks first: the newest runs, then each one's results (a few runs of a
-/// long history: the alert refresh), or the results of the keys asked for, then their runs
-/// (every run of a series: detect, the report). `CROSS JOIN` makes SQLite keep that order.
-fn sqlite_from_results(q: &RunQuery) -> &'static str {
-    if q.newest.is_some() {
-        "runs u CROSS JOIN results r ON r.run_id = u.id"
-    } else {
-        "results r JOIN runs u ON u.id = r.run_id"
-    }
-}
 
 /// Rows of one query, before decoding.
 pub(super) struct Rows {
@@ -105,6 +62,47 @@ pub(super) fn assemble(store: &str, rows: Rows, skips: &Skips) -> Result<Vec<Run
     Ok(out)
 }
 
+/// SQLite: the rows of the runs a query selects (`filter`: its five parameters), oldest first.
+fn sqlite_runs(
+    conn: &Connection,
+    store: &str,
+    filter: &[&dyn rusqlite::ToSql],
+) -> Result<Vec<(String, RunRow)>, StoreError> {
+    let be = super::sqlite_codec::backend(store);
+    let default_fp = default_fingerprint_json();
+    let sql = selection::runs(Dialect::Sqlite);
+    let mut stmt = conn.prepare_cached(&sql).map_err(&be)?;
+    let rows = stmt
+        .query_map(filter, |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                RunRow {
+                    project: r.get(1)?,
+                    commit: r.get(2)?,
+                    branch: r.get(3)?,
+                    started_at: r.get(4)?,
+                    finished_at: r.get(5)?,
+                    config_hash: r.get(6)?,
+                    status: r.get(7)?,
+                    fingerprint_json: r
+                        .get::<_, Option<String>>(8)?
+                        .unwrap_or_else(|| default_fp.clone()),
+                    commit_info_json: r.get(9)?,
+                    error: r.get(10)?,
+                    pair_json: r.get(11)?,
+                    testbed: r.get(12)?,
+                    role: r.get(13)?,
+                },
+            ))
+        })
+        .map_err(&be)?;
+    let mut runs = Vec::new();
+    for row in rows {
+        runs.push(row.map_err(&be)?);
+    }
+    Ok(runs)
+}
+
 /// SQLite: the runs and results a query selects, in one read transaction.
 pub(super) fn sqlite_query_runs(
     conn: &Connection,
@@ -117,60 +115,12 @@ pub(super) fn sqlite_query_runs(
     let keys = q.keys.as_ref().map(to_json);
     let newest = q.newest.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
     let filter = params![q.history_branch, q.testbed, keys, q.fingerprints, newest];
-    let default_fp = default_fingerprint_json();
-    let mut runs = Vec::new();
-    {
-        let sql = format!(
-            "SELECT u.id, u.project, u.commit_sha, u.branch, u.started_at, u.finished_at,
-                    u.config_hash, u.status,
-                    CASE WHEN ?4 OR u.testbed IS NULL THEN u.fingerprint_json ELSE NULL END,
-                    u.commit_info_json, u.error, u.pair_json, u.testbed, u.role
-             FROM runs u WHERE {SQLITE_RUN_FILTER}
-             ORDER BY u.started_at, u.id"
-        );
-        let mut stmt = tx.prepare_cached(&sql).map_err(&be)?;
-        let rows = stmt
-            .query_map(filter, |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    RunRow {
-                        project: r.get(1)?,
-                        commit: r.get(2)?,
-                        branch: r.get(3)?,
-                        started_at: r.get(4)?,
-                        finished_at: r.get(5)?,
-                        config_hash: r.get(6)?,
-                        status: r.get(7)?,
-                        fingerprint_json: r
-                            .get::<_, Option<String>>(8)?
-                            .unwrap_or_else(|| default_fp.clone()),
-                        commit_info_json: r.get(9)?,
-                        error: r.get(10)?,
-                        pair_json: r.get(11)?,
-                        testbed: r.get(12)?,
-                        role: r.get(13)?,
-                    },
-                ))
-            })
-            .map_err(&be)?;
-        for row in rows {
-            runs.push(row.map_err(&be)?);
-        }
-    }
+    let runs = sqlite_runs(&tx, store, filter)?;
     let mut results = Vec::new();
     let mut samples: HashMap<i64, Vec<SampleRow>> = HashMap::new();
     let none_asked = q.keys.as_ref().is_some_and(Vec::is_empty);
     if !none_asked {
-        let key_filter = sqlite_key_filter(q);
-        let sql = format!(
-            "SELECT r.run_id, r.id, r.ord, r.suite, r.name, r.params_json, r.measure, r.unit,
-                    r.direction, r.status, r.error, {summary}
-             FROM {from_results}
-             WHERE {SQLITE_RUN_FILTER} AND {key_filter}
-             ORDER BY r.run_id, r.ord",
-            summary = summary_column(q),
-            from_results = sqlite_from_results(q),
-        );
+        let sql = selection::results(Dialect::Sqlite, q);
         let mut stmt = tx.prepare_cached(&sql).map_err(&be)?;
         let rows = stmt
             .query_map(filter, |r| {
@@ -197,14 +147,7 @@ pub(super) fn sqlite_query_runs(
         }
     }
     if !none_asked && q.samples {
-        let key_filter = sqlite_key_filter(q);
-        let sql = format!(
-            "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
-             FROM {from_results} JOIN samples s ON s.result_id = r.id
-             WHERE {SQLITE_RUN_FILTER} AND {key_filter}
-             ORDER BY s.result_id, s.idx",
-            from_results = sqlite_from_results(q),
-        );
+        let sql = selection::samples(Dialect::Sqlite, q);
         let mut stmt = tx.prepare_cached(&sql).map_err(&be)?;
         let rows = stmt
             .query_map(filter, |r| {
@@ -242,10 +185,13 @@ pub(super) fn sqlite_series_keys(
     store: &str,
 ) -> Result<Vec<String>, StoreError> {
     let be = super::sqlite_codec::backend(store);
-    conn.prepare_cached("SELECT bench_key FROM series_keys ORDER BY bench_key")
+    conn.prepare_cached(&SQLITE.series_keys)
         .map_err(&be)?
         .query_map([], |r| r.get(0))
         .map_err(&be)?
         .collect::<Result<_, _>>()
         .map_err(&be)
 }
+
+#[cfg(test)]
+mod tests;

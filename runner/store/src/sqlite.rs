@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use pitwall_schema::{Alert, AlertUpdate, Run};
-use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use super::rows::{RunRow, SummaryRow, already_stored, meta_json, replicate, to_json};
 use super::shared::{MAX_CANDIDATES, MIN_PREFIX, Skips, fault_pause_in_txn};
+use super::sql::queries::SQLITE;
 use super::sqlite_codec::{backend, load_run};
 use super::sqlite_files::{percent_encode_path, remove_new_store_files, writable};
 use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, migrations, sqlite_alerts};
@@ -191,7 +192,7 @@ impl SqliteStore {
         let be = backend(store);
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT id FROM runs ORDER BY started_at, id")
+            .prepare_cached(&SQLITE.run_ids_oldest_first)
             .map_err(&be)?;
         let ids = stmt
             .query_map([], |r| r.get(0))
@@ -210,19 +211,13 @@ impl SqliteStore {
         };
         if id == "latest" {
             // RFC 3339 UTC timestamps written by pitwall sort as text in time order.
-            let mut stmt = self
-                .conn
-                .prepare_cached("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1")
-                .map_err(&be)?;
+            let mut stmt = self.conn.prepare_cached(&SQLITE.newest_run).map_err(&be)?;
             let mut ids = stmt.query_map([], |r| r.get::<_, String>(0)).map_err(&be)?;
             return ids.next().transpose().map_err(&be)?.ok_or_else(not_found);
         }
-        let mut exact = self
-            .conn
-            .prepare_cached("SELECT count(*) FROM runs WHERE id = ?1")
-            .map_err(&be)?;
-        let n: i64 = exact.query_row([id], |r| r.get(0)).map_err(&be)?;
-        if n > 0 {
+        let mut exact = self.conn.prepare_cached(&SQLITE.run_exists).map_err(&be)?;
+        let stored = exact.query_row([id], |_| Ok(())).optional().map_err(&be)?;
+        if stored.is_some() {
             return Ok(id.to_string());
         }
         if id.chars().count() < MIN_PREFIX {
@@ -233,11 +228,7 @@ impl SqliteStore {
         let upper = format!("{id}{}", char::MAX);
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT id FROM runs WHERE id >= ?1 AND id < ?2
-                   AND substr(id, 1, length(?1)) = ?1
-                 ORDER BY id LIMIT ?3",
-            )
+            .prepare_cached(&SQLITE.runs_with_prefix)
             .map_err(&be)?;
         let matches = stmt
             .query_map(params![id, upper, MAX_CANDIDATES as i64 + 1], |r| r.get(0))
@@ -295,50 +286,31 @@ impl Store for SqliteStore {
             return already_stored(&store, &stored, run);
         }
         let row = RunRow::of(run);
-        tx.prepare_cached(
-            "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
-                               config_hash, status, fingerprint_json, commit_info_json, error,
-                               pair_json, pair_id, testbed, role)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-        )
-        .and_then(|mut s| {
-            s.execute(params![
-                run.id,
-                row.project,
-                row.commit,
-                row.branch,
-                row.started_at,
-                row.finished_at,
-                row.config_hash,
-                row.status,
-                row.fingerprint_json,
-                row.commit_info_json,
-                row.error,
-                row.pair_json,
-                run.pair.as_ref().map(|p| p.id.clone()),
-                row.testbed,
-                row.role,
-            ])
-        })
-        .map_err(&be)?;
+        tx.prepare_cached(&SQLITE.insert_run)
+            .and_then(|mut s| {
+                s.execute(params![
+                    run.id,
+                    row.project,
+                    row.commit,
+                    row.branch,
+                    row.started_at,
+                    row.finished_at,
+                    row.config_hash,
+                    row.status,
+                    row.fingerprint_json,
+                    row.commit_info_json,
+                    row.error,
+                    row.pair_json,
+                    run.pair.as_ref().map(|p| p.id.clone()),
+                    row.testbed,
+                    row.role,
+                ])
+            })
+            .map_err(&be)?;
         {
-            let mut ins_result = tx
-                .prepare_cached(
-                    "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
-                                          direction, status, error, summary_json, bench_key,
-                                          point_json)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                )
-                .map_err(&be)?;
-            let mut ins_key = tx
-                .prepare_cached("INSERT OR IGNORE INTO series_keys (bench_key) VALUES (?1)")
-                .map_err(&be)?;
-            let mut ins_sample = tx
-                .prepare_cached(
-                    "INSERT INTO samples (result_id, idx, value, meta_json, replicate)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                )
-                .map_err(&be)?;
+            let mut ins_result = tx.prepare_cached(&SQLITE.insert_results).map_err(&be)?;
+            let mut ins_key = tx.prepare_cached(&SQLITE.insert_keys).map_err(&be)?;
+            let mut ins_sample = tx.prepare_cached(&SQLITE.insert_samples).map_err(&be)?;
             for (ord, r) in run.results.iter().enumerate() {
                 ins_result
                     .execute(params![
@@ -382,17 +354,7 @@ impl Store for SqliteStore {
         let be = backend(&store);
         // SQLite reads a negative LIMIT as "no limit".
         let limit = limit.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
-                        (SELECT count(*) FROM results x WHERE x.run_id = r.id),
-                        (SELECT count(*) FROM results x
-                          WHERE x.run_id = r.id AND x.status = 'failed'),
-                        r.pair_id, r.testbed, r.role
-                 FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?1",
-            )
-            .map_err(&be)?;
+        let mut stmt = self.conn.prepare_cached(&SQLITE.list_runs).map_err(&be)?;
         let rows = stmt
             .query_map([limit], |r| {
                 Ok(SummaryRow {
@@ -495,3 +457,6 @@ impl Store for SqliteStore {
         super::forge_comments::sqlite_set(&self.conn, &self.describe(), target, id)
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests;

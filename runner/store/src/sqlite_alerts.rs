@@ -6,7 +6,8 @@ use pitwall_schema::{Alert, AlertUpdate};
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
 use super::StoreError;
-use super::alert_rows::{AlertRow, COLUMNS, ORDER, no_alert};
+use super::alert_rows::{AlertRow, no_alert};
+use super::sql::queries::SQLITE;
 use super::sqlite_codec::backend;
 
 fn row(r: &Row<'_>) -> rusqlite::Result<AlertRow> {
@@ -47,27 +48,7 @@ pub(super) fn upsert(
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(&be)?;
     {
-        let mut stmt = tx
-            .prepare_cached(&format!(
-                "INSERT INTO alerts ({COLUMNS})
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                         ?17, ?18, ?19, ?20)
-                 ON CONFLICT (id) DO UPDATE SET
-                     last_good = excluded.last_good, first_bad = excluded.first_bad,
-                     first_bad_run = excluded.first_bad_run,
-                     before_value = excluded.before_value, after_value = excluded.after_value,
-                     rel_change = excluded.rel_change, ci_low = excluded.ci_low,
-                     ci_high = excluded.ci_high, updated_at = excluded.updated_at
-                 WHERE last_good IS NOT excluded.last_good
-                    OR first_bad IS NOT excluded.first_bad
-                    OR first_bad_run IS NOT excluded.first_bad_run
-                    OR before_value IS NOT excluded.before_value
-                    OR after_value IS NOT excluded.after_value
-                    OR rel_change IS NOT excluded.rel_change
-                    OR ci_low IS NOT excluded.ci_low
-                    OR ci_high IS NOT excluded.ci_high"
-            ))
-            .map_err(&be)?;
+        let mut stmt = tx.prepare_cached(&SQLITE.upsert_alert).map_err(&be)?;
         for a in alerts {
             stmt.execute(params![
                 a.id,
@@ -100,9 +81,7 @@ pub(super) fn upsert(
 /// Every alert, oldest first.
 pub(super) fn list(conn: &Connection, store: &str) -> Result<Vec<Alert>, StoreError> {
     let be = backend(store);
-    let mut stmt = conn
-        .prepare_cached(&format!("SELECT {COLUMNS} FROM alerts {ORDER}"))
-        .map_err(&be)?;
+    let mut stmt = conn.prepare_cached(&SQLITE.list_alerts).map_err(&be)?;
     let rows = stmt.query_map([], row).map_err(&be)?;
     rows.map(|r| r.map_err(&be)?.decode(store)).collect()
 }
@@ -120,9 +99,7 @@ pub(super) fn update(
         .map_err(&be)?;
     let n = tx
         .execute(
-            "UPDATE alerts SET status = coalesce(?2, status), note = coalesce(?3, note),
-                               culprit = coalesce(?4, culprit), updated_at = ?5
-             WHERE id = ?1",
+            &SQLITE.update_alert,
             params![
                 id,
                 change.status.map(|s| s.as_str()),
@@ -136,11 +113,7 @@ pub(super) fn update(
         return Err(no_alert(store, id));
     }
     let stored = tx
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM alerts WHERE id = ?1"),
-            [id],
-            row,
-        )
+        .query_row(&SQLITE.alert_by_id, [id], row)
         .optional()
         .map_err(&be)?
         .ok_or_else(|| no_alert(store, id))?

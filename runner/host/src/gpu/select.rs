@@ -271,5 +271,4 @@ pub fn select_gpu(
 }
 
 #[cfg(test)]
-#[path = "select_tests.rs"]
 mod tests;

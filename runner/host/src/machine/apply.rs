@@ -100,6 +100,20 @@ pub fn apply_pinning(
         }
     };
 
+    read_back_applied(&mut outcome, &plan, cpus_set, memory_bound, affinity, &fail)?;
+    Ok(outcome)
+}
+
+/// Reads back what the kernel applied into `outcome`, and fails (`fail`) where it is not what
+/// was set: the cpus when they were set, the memory node when it was bound.
+fn read_back_applied(
+    outcome: &mut PinOutcome,
+    plan: &PinPlan,
+    cpus_set: bool,
+    memory_bound: Option<u32>,
+    affinity: &dyn Affinity,
+    fail: &dyn Fn(&mut PinOutcome, PinError) -> Result<(), PinError>,
+) -> Result<(), PinError> {
     match affinity.cpus() {
         Ok(cpus) => {
             outcome.applied_cpus = cpus.clone();
@@ -109,12 +123,12 @@ pub fn apply_pinning(
                     wanted: format_cpulist(&plan.cpus),
                     got: format_cpulist(&cpus),
                 };
-                fail(&mut outcome, err)?;
+                fail(outcome, err)?;
             }
         }
         Err(source) => {
             let what = "cpu affinity";
-            fail(&mut outcome, PinError::ReadBack { what, source })?;
+            fail(outcome, PinError::ReadBack { what, source })?;
         }
     }
     match affinity.memory_nodes() {
@@ -127,16 +141,16 @@ pub fn apply_pinning(
                         wanted: format!("node {node}"),
                         got: describe_nodes(nodes.as_deref()),
                     };
-                    fail(&mut outcome, err)?;
+                    fail(outcome, err)?;
                 }
             }
         }
         Err(source) => {
             let what = "memory policy";
-            fail(&mut outcome, PinError::ReadBack { what, source })?;
+            fail(outcome, PinError::ReadBack { what, source })?;
         }
     }
-    Ok(outcome)
+    Ok(())
 }
 
 /// Records the current affinity when no plan was applied, so the outcome still says where
@@ -173,3 +187,6 @@ fn policy_name(policy: PinPolicy) -> &'static str {
         PinPolicy::Off => "off",
     }
 }
+
+#[cfg(test)]
+mod tests;

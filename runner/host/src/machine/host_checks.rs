@@ -266,3 +266,6 @@ pub(crate) fn parse_stat(stat: &str) -> Option<(String, char, usize)> {
     let cpu = rest.get(36)?.parse().ok()?;
     Some((comm, state, cpu))
 }
+
+#[cfg(test)]
+mod tests;

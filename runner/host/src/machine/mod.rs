@@ -10,13 +10,7 @@ mod pinning;
 mod sysfs;
 
 #[cfg(test)]
-mod apply_tests;
-#[cfg(test)]
 mod fake_tree;
-#[cfg(test)]
-mod host_checks_tests;
-#[cfg(test)]
-mod pinning_tests;
 
 pub use affinity::{Affinity, ProcessAffinity};
 pub use apply::{PinOutcome, apply_pinning};

@@ -335,3 +335,6 @@ fn cpulist_at(sysfs: &dyn Sysfs, path: &str) -> Result<Option<Vec<usize>>, PinEr
             source,
         })
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,8 +1,8 @@
 //! Tests of the host checks on fake machines, and of reading `proc/<pid>/stat`.
 
-use super::fake_tree::{FakeTree, stat_line};
-use super::host_checks::parse_stat;
-use super::{DirSysfs, HostCheck, UNKNOWN, host_checks};
+use crate::machine::fake_tree::{FakeTree, stat_line};
+use crate::machine::host_checks::parse_stat;
+use crate::machine::{DirSysfs, HostCheck, UNKNOWN, host_checks};
 
 fn check(checks: &[HostCheck], name: &str) -> HostCheck {
     checks

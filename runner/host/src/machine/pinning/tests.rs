@@ -1,7 +1,7 @@
 //! Tests of cpu list and PCI id syntax and of pinning plans on fake machines.
 
-use super::fake_tree::FakeTree;
-use super::{PinError, format_cpulist, normalize_pci_bus_id, parse_cpulist, plan_pinning};
+use crate::machine::fake_tree::FakeTree;
+use crate::machine::{PinError, format_cpulist, normalize_pci_bus_id, parse_cpulist, plan_pinning};
 
 #[test]
 fn cpulist_ranges_singles_and_mixtures() {
@@ -213,8 +213,8 @@ fn malformed_cpulist_keeps_its_cause() {
 
 #[test]
 fn plan_on_this_machine_is_within_its_online_cpus() {
-    use super::Sysfs;
-    let sysfs = super::DirSysfs::real();
+    use crate::machine::Sysfs;
+    let sysfs = crate::machine::DirSysfs::real();
     if sysfs.read("sys/devices/system/cpu/online").is_none() {
         return; // not linux, or no /sys
     }

@@ -8,12 +8,12 @@ use std::path::Path;
 use pitwall_schema::Run;
 use rusqlite::{Connection, params};
 
-use super::conformance::{rich_run, store_conformance_tests};
-use super::migrations::{MIGRATIONS, latest_version};
-use super::rows::{RunRow, meta_json, to_json};
-use super::{InsertOutcome, OpenMode, SqliteStore, Store, StoreError};
+use crate::conformance::{rich_run, store_conformance_tests};
+use crate::migrations::{MIGRATIONS, latest_version};
+use crate::rows::{RunRow, meta_json, to_json};
+use crate::{InsertOutcome, OpenMode, SqliteStore, Store, StoreError};
 
-pub(super) fn open(dir: &Path) -> SqliteStore {
+pub(crate) fn open(dir: &Path) -> SqliteStore {
     SqliteStore::open(&dir.join("pitwall.db")).unwrap()
 }
 
@@ -38,7 +38,7 @@ store_conformance_tests!(
 #[test]
 fn unsummarisable_results_are_stored_only_as_failed() {
     let dir = tempfile::tempdir().unwrap();
-    super::conformance_skips::unsummarisable_results_are_stored_only_as_failed(&mut open(
+    crate::conformance::skips::unsummarisable_results_are_stored_only_as_failed(&mut open(
         dir.path(),
     ));
 }
@@ -46,7 +46,7 @@ fn unsummarisable_results_are_stored_only_as_failed() {
 #[test]
 fn forge_comment_ids_are_kept_per_target() {
     let dir = tempfile::tempdir().unwrap();
-    super::forge_comments::conformance(&mut open(dir.path()));
+    crate::forge_comments::conformance(&mut open(dir.path()));
 }
 
 #[test]
@@ -54,7 +54,7 @@ fn unreadable_runs_are_named_once_and_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = open(dir.path());
     let db = dir.path().join("pitwall.db");
-    super::conformance_skips::unreadable_runs_are_named_once_and_skipped(&mut store, &|id| {
+    crate::conformance::skips::unreadable_runs_are_named_once_and_skipped(&mut store, &|id| {
         Connection::open(&db)
             .unwrap()
             .execute("UPDATE results SET status = 'meh' WHERE run_id = ?1", [id])
@@ -245,9 +245,9 @@ fn refuses_another_programs_database_without_changing_it() {
 /// V1 and V2 scripts, `user_version = 2`, and the inserts of that version's `insert_run`.
 fn write_schema_2_store(db: &Path, run: &Run) {
     let mut conn = Connection::open(db).unwrap();
-    if super::migrations::current_version(&conn).unwrap() == 0 {
-        conn.execute_batch(MIGRATIONS[0]).unwrap();
-        conn.execute_batch(MIGRATIONS[1]).unwrap();
+    if crate::migrations::current_version(&conn).unwrap() == 0 {
+        conn.execute_batch(&MIGRATIONS[0].script).unwrap();
+        conn.execute_batch(&MIGRATIONS[1].script).unwrap();
         conn.pragma_update(None, "user_version", 2).unwrap();
     }
     let tx = conn.transaction().unwrap();
@@ -360,7 +360,7 @@ fn a_schema_2_store_is_migrated_in_place_and_its_runs_read_back() {
 /// What the label migration must have given an old run, spelled out rather than computed with
 /// the rule it tests: the pair's head is `pr-head`, anything else `history`; the testbed is the
 /// GPU model and short host name.
-pub(super) fn labelled(mut run: Run) -> Run {
+pub(crate) fn labelled(mut run: Run) -> Run {
     run.role = Some(if run.pair.is_some() {
         pitwall_schema::RunRole::PrHead
     } else {

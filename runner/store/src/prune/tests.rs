@@ -5,8 +5,8 @@
 use pitwall_e2e::pg_server;
 use pitwall_schema::{ExportDoc, SCHEMA_V3, SCHEMA_V4, SampleSummary};
 
-use super::conformance::{ok_result, rich_run, run};
-use super::{PgStore, SqliteStore, Store, StoreError};
+use crate::conformance::{ok_result, rich_run, run};
+use crate::{PgStore, SqliteStore, Store, StoreError};
 
 fn summary(median: f64) -> SampleSummary {
     SampleSummary {

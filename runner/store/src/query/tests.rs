@@ -5,8 +5,8 @@
 use pitwall_e2e::pg_server;
 use pitwall_schema::{Fingerprint, Run, RunRole};
 
-use super::conformance::{ok_result, rich_run, run};
-use super::{PgStore, RunQuery, SqliteStore, Store};
+use crate::conformance::{ok_result, rich_run, run};
+use crate::{PgStore, RunQuery, SqliteStore, Store};
 
 /// Runs of every kind a history query must tell apart, each with results `a` and `b`.
 fn runs() -> Vec<Run> {
@@ -65,7 +65,7 @@ fn expected(store: &dyn Store, q: &RunQuery) -> Vec<Run> {
             }
             if !q.samples {
                 for x in &mut r.results {
-                    x.summary = super::point_of(x);
+                    x.summary = crate::point_of(x);
                     x.samples.clear();
                     x.sample_meta.clear();
                     x.replicates.clear();
@@ -201,7 +201,7 @@ fn sqlite_keys_are_backfilled_by_migration_6() {
         .unwrap();
     assert_eq!(
         thin[0].results[0].summary,
-        super::point_of(&want.results[0])
+        crate::point_of(&want.results[0])
     );
     assert!(thin[0].results[0].summary.is_some());
 }

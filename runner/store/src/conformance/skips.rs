@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use pitwall_schema::{ResultStatus, Run};
 
-use super::conformance::{ok_result, run};
-use super::{RunQuery, Store, StoreError};
+use super::{ok_result, run};
+use crate::{RunQuery, Store, StoreError};
 
 /// `-1.7e308` and `1.7e308` alternating: each finite, their median not.
 fn huge_samples() -> Vec<f64> {
@@ -17,7 +17,7 @@ fn huge_samples() -> Vec<f64> {
         .collect()
 }
 
-pub(super) fn unsummarisable_results_are_stored_only_as_failed(store: &mut dyn Store) {
+pub(crate) fn unsummarisable_results_are_stored_only_as_failed(store: &mut dyn Store) {
     let huge = || ok_result("huge", huge_samples());
     let refused = run(
         "run-huge-ok",
@@ -50,7 +50,7 @@ pub(super) fn unsummarisable_results_are_stored_only_as_failed(store: &mut dyn S
 
 /// `corrupt(id)` breaks run `id`'s first result with the backend's own SQL (an unknown
 /// status).
-pub(super) fn unreadable_runs_are_named_once_and_skipped(
+pub(crate) fn unreadable_runs_are_named_once_and_skipped(
     store: &mut dyn Store,
     corrupt: &dyn Fn(&str),
 ) {

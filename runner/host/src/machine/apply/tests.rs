@@ -3,7 +3,7 @@
 
 use std::io::ErrorKind;
 
-use super::{
+use crate::machine::{
     Affinity, AffinityCall, FakeAffinity, PinError, PinPlan, PinPolicy, ProcessAffinity,
     apply_pinning,
 };

@@ -4,9 +4,9 @@
 
 use pitwall_schema::{Alert, AlertKind, AlertSeries, AlertStatus, AlertUpdate};
 
-use super::{Store, StoreError};
+use crate::{Store, StoreError};
 
-pub(super) fn alert(id: &str, created_at: &str) -> Alert {
+pub(crate) fn alert(id: &str, created_at: &str) -> Alert {
     Alert {
         id: id.into(),
         status: AlertStatus::Active,
@@ -33,7 +33,7 @@ pub(super) fn alert(id: &str, created_at: &str) -> Alert {
 }
 
 /// Alerts come back exactly as stored (an interval or none, notes with any text), oldest first.
-pub(super) fn round_trips_alerts(store: &mut dyn Store) {
+pub(crate) fn round_trips_alerts(store: &mut dyn Store) {
     assert!(store.list_alerts().unwrap().is_empty());
     let mut improvement = alert("bbbb", "2026-12-01T10:00:00Z");
     improvement.kind = AlertKind::Improvement;
@@ -52,7 +52,7 @@ pub(super) fn round_trips_alerts(store: &mut dyn Store) {
 /// Re-running detection (an upsert of the same id with other numbers) updates only the numbers
 /// and commits: status, note, culprit and `created_at` stay; an identical upsert changes
 /// nothing, not even `updated_at`; nothing is ever duplicated.
-pub(super) fn upserts_keep_status_and_note(store: &mut dyn Store) {
+pub(crate) fn upserts_keep_status_and_note(store: &mut dyn Store) {
     let a = alert("aaaa", "2026-12-01T10:00:00Z");
     store.upsert_alerts(std::slice::from_ref(&a)).unwrap();
     let acked = store
@@ -112,7 +112,7 @@ pub(super) fn upserts_keep_status_and_note(store: &mut dyn Store) {
 }
 
 /// An update of an id no alert has is `NoAlert` naming the id, and changes nothing.
-pub(super) fn unknown_alert_ids_are_refused(store: &mut dyn Store) {
+pub(crate) fn unknown_alert_ids_are_refused(store: &mut dyn Store) {
     store
         .upsert_alerts(&[alert("aaaa", "2026-12-01T10:00:00Z")])
         .unwrap();

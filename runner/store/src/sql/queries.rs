@@ -1,0 +1,294 @@
+//! Every statement the stores run on their tables, once, rendered for each backend's
+//! [`Dialect`]: written with SQLite's `?N` placeholders, which become `$N` for PostgreSQL.
+//! Where the backends bind a statement differently (PostgreSQL inserts a run's rows as arrays
+//! in one statement, SQLite one row at a time), both forms stand side by side here, so a new
+//! column is added to both in one place. `selection` builds the statements of
+//! `Store::query_runs`, which depend on the query.
+//!
+//! Not here: each backend's own bookkeeping (SQLite's pragmas and `sqlite_schema` checks,
+//! PostgreSQL's `pitwall_schema` version row and advisory lock).
+
+use std::sync::LazyLock;
+
+use super::Dialect;
+use crate::alert_rows::{COLUMNS as ALERT_COLUMNS, ORDER as ALERT_ORDER};
+
+/// The statements of one dialect, rendered once per process. Parameters are named as
+/// SQLite's (`?1`); PostgreSQL's are the same numbers.
+#[derive(Debug)]
+pub(crate) struct Queries {
+    /// Run ?1's row: project, commit_sha, branch, started_at, finished_at, config_hash,
+    /// status, fingerprint_json, commit_info_json, error, pair_json, testbed, role.
+    pub run_row: String,
+    /// Run ?1's results in order: id, ord, suite, name, params_json, measure, unit,
+    /// direction, status, error, summary_json.
+    pub results_of_run: String,
+    /// The samples of a run's results: idx, value, meta_json, replicate. SQLite: one
+    /// result's (?1), in index order; PostgreSQL: every sample of run ?1 in one round trip,
+    /// led by its result_id, by result then index.
+    pub samples_to_load: String,
+    /// `1` when run ?1 is stored.
+    pub run_exists: String,
+    /// The id of the newest run.
+    pub newest_run: String,
+    /// At most ?N ids that start with ?1, in order. SQLite: ?2 is the bound above every
+    /// such id (?1 followed by U+10FFFF), so the key index bounds the scan, and ?3 the
+    /// limit; PostgreSQL: ?2 is the limit.
+    pub runs_with_prefix: String,
+    /// Every run id, oldest first.
+    pub run_ids_oldest_first: String,
+    /// A run's row: ?1 id, ?2 project, ?3 commit_sha, ?4 branch, ?5 started_at,
+    /// ?6 finished_at, ?7 config_hash, ?8 status, ?9 fingerprint_json, ?10 commit_info_json,
+    /// ?11 error, ?12 pair_json, ?13 pair_id, ?14 testbed, ?15 role.
+    pub insert_run: String,
+    /// A run's results: ?1 run_id, then ord, suite, name, params_json, measure, unit,
+    /// direction, status, error, summary_json, bench_key, point_json. SQLite: one result
+    /// (?2 to ?13); PostgreSQL: arrays of them, returning each result's ord and id.
+    pub insert_results: String,
+    /// The keys of a run's results, each unless recorded already. SQLite: one key (?1);
+    /// PostgreSQL: an array of them.
+    pub insert_keys: String,
+    /// Samples: result_id, idx, value, meta_json, replicate. SQLite: one sample (?1 to ?5);
+    /// PostgreSQL: arrays of them.
+    pub insert_samples: String,
+    /// At most ?1 runs, newest first, with their result counts (SQLite: all for -1,
+    /// PostgreSQL: all for NULL).
+    pub list_runs: String,
+    /// The ids of run ?1's results, in order.
+    pub result_ids_of_run: String,
+    /// Drops result ?1's samples.
+    pub delete_samples: String,
+    /// Result ?1's summary (?2) in place of its samples.
+    pub set_summary: String,
+    /// Deletes run ?1 (its results and samples cascade).
+    pub delete_run: String,
+    /// Every key ever stored, sorted.
+    pub series_keys: String,
+    /// `Backfill::Labels`: the runs without a testbed or role.
+    pub labels_to_fill: String,
+    /// `Backfill::Labels`: a run's testbed (?2) and role (?3) by id (?1).
+    pub set_labels: String,
+    /// `Backfill::Keys`: the results without a key.
+    pub keys_to_fill: String,
+    /// `Backfill::Keys`: a result's samples (id ?1).
+    pub samples_of_result: String,
+    /// `Backfill::Keys`: a result's key (?2) and point (?3) by id (?1).
+    pub set_key: String,
+    /// A key (?1) recorded in `series_keys` unless it is already.
+    pub record_key: String,
+    /// Every alert, oldest first.
+    pub list_alerts: String,
+    /// Alert ?1.
+    pub alert_by_id: String,
+    /// An alert (?1 to ?20, in `alert_rows::COLUMNS` order) inserted, or brought up to date
+    /// in what detection owns when it differs.
+    pub upsert_alert: String,
+    /// A person's change to alert ?1: status ?2, note ?3, culprit ?4 (each kept when NULL),
+    /// updated_at ?5. PostgreSQL returns the alert as stored after it; SQLite reads it back
+    /// with `alert_by_id`.
+    pub update_alert: String,
+    /// The forge comment id kept for target ?1.
+    pub forge_comment: String,
+    /// Keeps comment id ?2 for target ?1, replacing an earlier one.
+    pub set_forge_comment: String,
+}
+
+impl Queries {
+    fn new(d: Dialect) -> Queries {
+        let p = |sql: &str| d.placeholders(sql);
+        let excluded = d.excluded();
+        Queries {
+            run_row: p(
+                "SELECT project, commit_sha, branch, started_at, finished_at, config_hash, status,
+                        fingerprint_json, commit_info_json, error, pair_json, testbed, role
+                 FROM runs WHERE id = ?1",
+            ),
+            results_of_run: p(
+                "SELECT id, ord, suite, name, params_json, measure, unit, direction, status, error,
+                        summary_json
+                 FROM results WHERE run_id = ?1 ORDER BY ord",
+            ),
+            samples_to_load: samples_to_load(d),
+            run_exists: p("SELECT 1 FROM runs WHERE id = ?1"),
+            newest_run: p("SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1"),
+            runs_with_prefix: runs_with_prefix(d),
+            run_ids_oldest_first: p("SELECT id FROM runs ORDER BY started_at, id"),
+            insert_run: p(
+                "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
+                                   config_hash, status, fingerprint_json, commit_info_json, error,
+                                   pair_json, pair_id, testbed, role)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            ),
+            insert_results: insert_results(d),
+            insert_keys: insert_keys(d),
+            insert_samples: insert_samples(d),
+            list_runs: p(
+                "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
+                        (SELECT count(*) FROM results x WHERE x.run_id = r.id),
+                        (SELECT count(*) FROM results x
+                          WHERE x.run_id = r.id AND x.status = 'failed'),
+                        r.pair_id, r.testbed, r.role
+                 FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?1",
+            ),
+            result_ids_of_run: p("SELECT id FROM results WHERE run_id = ?1 ORDER BY ord"),
+            delete_samples: p("DELETE FROM samples WHERE result_id = ?1"),
+            set_summary: p("UPDATE results SET summary_json = ?2 WHERE id = ?1"),
+            delete_run: p("DELETE FROM runs WHERE id = ?1"),
+            series_keys: p("SELECT bench_key FROM series_keys ORDER BY bench_key"),
+            labels_to_fill: p(
+                "SELECT id, fingerprint_json, pair_json FROM runs WHERE testbed IS NULL OR role IS NULL",
+            ),
+            set_labels: p("UPDATE runs SET testbed = ?2, role = ?3 WHERE id = ?1"),
+            keys_to_fill: p(
+                "SELECT id, suite, name, params_json, measure, summary_json FROM results
+                 WHERE bench_key IS NULL",
+            ),
+            samples_of_result: p("SELECT value, meta_json FROM samples WHERE result_id = ?1"),
+            set_key: p("UPDATE results SET bench_key = ?2, point_json = ?3 WHERE id = ?1"),
+            record_key: d.insert_unless_present("series_keys (bench_key)", &p("?1")),
+            list_alerts: format!("SELECT {ALERT_COLUMNS} FROM alerts {ALERT_ORDER}"),
+            alert_by_id: p(&format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?1")),
+            upsert_alert: upsert_alert(d),
+            update_alert: update_alert(d),
+            forge_comment: p("SELECT comment_id FROM forge_comments WHERE target = ?1"),
+            set_forge_comment: p(&format!(
+                "INSERT INTO forge_comments (target, comment_id) VALUES (?1, ?2)
+                 ON CONFLICT (target) DO UPDATE SET comment_id = {excluded}.comment_id"
+            )),
+        }
+    }
+}
+
+/// [`Queries::samples_to_load`].
+fn samples_to_load(d: Dialect) -> String {
+    match d {
+        Dialect::Sqlite => {
+            "SELECT idx, value, meta_json, replicate FROM samples WHERE result_id = ?1
+         ORDER BY idx"
+        }
+        Dialect::Postgres => {
+            "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
+         FROM samples s JOIN results r ON r.id = s.result_id
+         WHERE r.run_id = $1 ORDER BY s.result_id, s.idx"
+        }
+    }
+    .into()
+}
+
+/// [`Queries::runs_with_prefix`].
+fn runs_with_prefix(d: Dialect) -> String {
+    match d {
+        Dialect::Sqlite => {
+            "SELECT id FROM runs WHERE id >= ?1 AND id < ?2
+           AND substr(id, 1, length(?1)) = ?1
+         ORDER BY id LIMIT ?3"
+        }
+        Dialect::Postgres => "SELECT id FROM runs WHERE starts_with(id, $1) ORDER BY id LIMIT $2",
+    }
+    .into()
+}
+
+/// [`Queries::insert_results`].
+fn insert_results(d: Dialect) -> String {
+    let rows = match d {
+        Dialect::Sqlite => "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        Dialect::Postgres => {
+            "SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[],
+                                      $6::text[], $7::text[], $8::text[], $9::text[],
+                                      $10::text[], $11::text[], $12::text[], $13::text[])
+             RETURNING ord, id"
+        }
+    };
+    format!(
+        "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
+                              direction, status, error, summary_json, bench_key,
+                              point_json)
+         {rows}"
+    )
+}
+
+/// [`Queries::insert_keys`].
+fn insert_keys(d: Dialect) -> String {
+    match d {
+        Dialect::Sqlite => d.insert_unless_present("series_keys (bench_key)", "?1"),
+        Dialect::Postgres => {
+            "INSERT INTO series_keys (bench_key) SELECT DISTINCT unnest($1::text[])
+         ON CONFLICT DO NOTHING"
+                .into()
+        }
+    }
+}
+
+/// [`Queries::insert_samples`].
+fn insert_samples(d: Dialect) -> String {
+    let rows = match d {
+        Dialect::Sqlite => "VALUES (?1, ?2, ?3, ?4, ?5)",
+        Dialect::Postgres => {
+            "SELECT * FROM unnest($1::bigint[], $2::int[], $3::float8[], $4::text[],
+                                  $5::bigint[])"
+        }
+    };
+    format!(
+        "INSERT INTO samples (result_id, idx, value, meta_json, replicate)
+         {rows}"
+    )
+}
+
+/// [`Queries::update_alert`].
+fn update_alert(d: Dialect) -> String {
+    let returning = match d {
+        Dialect::Sqlite => String::new(),
+        Dialect::Postgres => format!(" RETURNING {ALERT_COLUMNS}"),
+    };
+    d.placeholders(&format!(
+        "UPDATE alerts SET status = coalesce(?2, status), note = coalesce(?3, note),
+                           culprit = coalesce(?4, culprit), updated_at = ?5
+         WHERE id = ?1{returning}"
+    ))
+}
+
+/// [`Queries::upsert_alert`]: only what detection owns is set, and only when one of those
+/// columns differs (SQLite compares them one by one with `IS NOT`, PostgreSQL as one row with
+/// `IS DISTINCT FROM`; both treat NULLs as values).
+fn upsert_alert(d: Dialect) -> String {
+    let x = d.excluded();
+    let changed = match d {
+        Dialect::Sqlite => "last_good IS NOT excluded.last_good
+                OR first_bad IS NOT excluded.first_bad
+                OR first_bad_run IS NOT excluded.first_bad_run
+                OR before_value IS NOT excluded.before_value
+                OR after_value IS NOT excluded.after_value
+                OR rel_change IS NOT excluded.rel_change
+                OR ci_low IS NOT excluded.ci_low
+                OR ci_high IS NOT excluded.ci_high"
+            .to_string(),
+        Dialect::Postgres => "(alerts.last_good, alerts.first_bad, alerts.first_bad_run,
+                alerts.before_value, alerts.after_value, alerts.rel_change,
+                alerts.ci_low, alerts.ci_high)
+               IS DISTINCT FROM
+               (EXCLUDED.last_good, EXCLUDED.first_bad, EXCLUDED.first_bad_run,
+                EXCLUDED.before_value, EXCLUDED.after_value, EXCLUDED.rel_change,
+                EXCLUDED.ci_low, EXCLUDED.ci_high)"
+            .to_string(),
+    };
+    d.placeholders(&format!(
+        "INSERT INTO alerts ({ALERT_COLUMNS})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                 ?17, ?18, ?19, ?20)
+         ON CONFLICT (id) DO UPDATE SET
+             last_good = {x}.last_good, first_bad = {x}.first_bad,
+             first_bad_run = {x}.first_bad_run,
+             before_value = {x}.before_value, after_value = {x}.after_value,
+             rel_change = {x}.rel_change, ci_low = {x}.ci_low,
+             ci_high = {x}.ci_high, updated_at = {x}.updated_at
+         WHERE {changed}"
+    ))
+}
+
+/// The SQLite store's statements.
+pub(crate) static SQLITE: LazyLock<Queries> = LazyLock::new(|| Queries::new(Dialect::Sqlite));
+/// The PostgreSQL store's statements.
+pub(crate) static POSTGRES: LazyLock<Queries> = LazyLock::new(|| Queries::new(Dialect::Postgres));
+
+#[cfg(test)]
+mod tests;
