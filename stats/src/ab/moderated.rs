@@ -26,7 +26,7 @@ pub struct VariancePrior {
     pub scale: f64,
     /// Whether a posterior variance is kept at or above the benchmark's own (see
     /// [`VariancePrior::moderate`]): true for the one-scale prior of [`fit_prior`], false for
-    /// a prior whose scale already follows each benchmark's noise ([`super::trend`]).
+    /// a prior whose scale already follows each benchmark's noise (the `trend` module).
     pub never_below_own: bool,
 }
 

@@ -1,7 +1,7 @@
 //! What a replicate contributes to a verdict: one benchmark process's samples reduced to one
 //! number (the mean of their logarithms, slow outliers set aside), and the two-sample numbers
 //! of a look built from those summaries. The rules that turn them into verdicts are in
-//! [`super::replicated`].
+//! the `replicated` module.
 
 use super::verdict::screen;
 

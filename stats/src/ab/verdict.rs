@@ -99,7 +99,7 @@ pub struct AbConfig {
     /// Fewer samples than this on either side gives "inconclusive".
     pub min_samples: usize,
     /// Two-sided error rate of the replicate verdicts over all looks of a sequential plan
-    /// (`super::replicated`): the bound on the chance that an unchanged benchmark is ever
+    /// (the `replicated` module): the bound on the chance that an unchanged benchmark is ever
     /// called changed. 0.04 kept false positives under 0.5% of unchanged benchmarks in the
     /// synthetic evaluation (0.05: 0.54%) at a detection of 80% (docs/STATISTICS.md).
     pub replicate_alpha: f64,

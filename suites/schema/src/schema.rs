@@ -98,7 +98,7 @@ pub enum ResultStatus {
     /// partial.
     Skipped,
     /// Measured, but faster than the hardware can be (a GEMM above its dtype's dense peak,
-    /// bandwidth above HBM with the operands out of L2: `crate::plausible`): the samples are
+    /// bandwidth above HBM with the operands out of L2: the `plausible` module): the samples are
     /// kept, `error` holds the reason, the run is partial, and no verdict, history point or
     /// alert is made of it.
     Implausible,
