@@ -194,12 +194,11 @@ pub fn announce_alerts(g: &Global, config: &Config, alerts: &[Alert]) {
         .filter(|u| !u.trim().is_empty());
     if let Some(url) = url {
         let sent =
-            pitwall_reports::notify::check_webhook_url(url.trim(), &config.alerts.webhook_env)
+            pitwall_forge::webhook::check_webhook_url(url.trim(), &config.alerts.webhook_env)
                 .and_then(|()| {
-                    pitwall_reports::notify::post_webhook(
+                    pitwall_forge::webhook::post_webhook(
                         url.trim(),
-                        project,
-                        &open,
+                        &pitwall_reports::notify::webhook_json(project, &open),
                         defaults::ALERT_WEBHOOK_TIMEOUT,
                     )
                 });

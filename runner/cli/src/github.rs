@@ -8,7 +8,7 @@ use pitwall_pipeline::{compare, source};
 use pitwall_reports::compare::ComparisonReport;
 use pitwall_stats::ab::AbConfig;
 
-use pitwall_reports::github::GithubError;
+use pitwall_forge::github::GithubError;
 
 use pitwall_store::Store;
 
@@ -114,9 +114,10 @@ fn publish_github(
     report_url: Option<String>,
     store: Option<&mut dyn Store>,
 ) -> Result<String, Failure> {
-    use pitwall_reports::github::{
+    use pitwall_forge::github::{
         CheckRun, CommentOutcome, identity, publish_check, publish_comment_at, publish_status,
     };
+    let summary = pitwall_reports::github::forge_summary(report);
     let targets = &config.github.publish;
     let pr = gh.pr.or(vars.pull_request());
     if targets.contains(&Publish::Comment) && pr.is_none() {
@@ -151,14 +152,14 @@ fn publish_github(
     match (&sha, wants_sha) {
         (Some(sha), _) => {
             if targets.contains(&Publish::Check) {
-                let run = CheckRun::for_report(report, body, report_url.as_deref());
+                let run = CheckRun::for_summary(&summary, body, report_url.as_deref());
                 let outcome = publish_check(&api, sha, &run).map_err(|e| {
                     Failure::of_github(format!("commit {sha}: cannot set the check run"), e)
                 })?;
                 done.push(outcome.to_string());
             }
             if targets.contains(&Publish::Status) {
-                publish_status(&api, sha, report, report_url.as_deref()).map_err(|e| {
+                publish_status(&api, sha, &summary, report_url.as_deref()).map_err(|e| {
                     Failure::of_github(format!("commit {sha}: cannot set the status"), e)
                 })?;
                 done.push("status set".to_string());
@@ -176,8 +177,8 @@ fn github_client(
     config: &Config,
     (gh, quiet): (&GithubArgs, bool),
     vars: &CiVars,
-) -> Result<pitwall_reports::github::HttpGithub, Failure> {
-    use pitwall_reports::github::{GithubConfig, HttpGithub, Secret};
+) -> Result<pitwall_forge::github::HttpGithub, Failure> {
+    use pitwall_forge::github::{GithubConfig, HttpGithub, Secret};
     let repo = gh
         .repo
         .clone()
@@ -277,8 +278,9 @@ fn write_step_summary(vars: &CiVars, body: &str) -> Result<(), Failure> {
 pub(super) fn open_alert_issues(
     config: &Config,
     alerts: &[pitwall_schema::Alert],
-) -> Result<Vec<pitwall_reports::notify::IssueOutcome>, String> {
-    use pitwall_reports::github::{GithubConfig, HttpGithub, Secret};
+) -> Result<Vec<pitwall_forge::github::IssueOutcome>, String> {
+    use pitwall_forge::github::{AlertIssue, GithubConfig, HttpGithub, Secret};
+    use pitwall_reports::notify::{alert_marker, issue_body, issue_title};
     if alerts.is_empty() || !config.github.publish.contains(&Publish::Issue) {
         return Ok(Vec::new());
     }
@@ -309,7 +311,15 @@ pub(super) fn open_alert_issues(
     cfg.redactor = pitwall_pipeline::engine::process_redactor(&config.token_vars());
     cfg.redactor.add(token.expose());
     let api = HttpGithub::new(cfg).map_err(|e| chain(&e))?;
-    let login = pitwall_reports::github::identity(&api, vars.is_actions_token(token_var))
+    let login = pitwall_forge::github::identity(&api, vars.is_actions_token(token_var))
         .map_err(|e| chain(&e))?;
-    pitwall_reports::notify::publish_issues(&api, alerts, &login).map_err(|e| chain(&e))
+    let issues: Vec<AlertIssue> = alerts
+        .iter()
+        .map(|a| AlertIssue {
+            marker: alert_marker(&a.id),
+            title: issue_title(a),
+            body: issue_body(a),
+        })
+        .collect();
+    pitwall_forge::github::publish_issues(&api, &issues, &login).map_err(|e| chain(&e))
 }

@@ -81,7 +81,9 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     // `ci` has no flag naming the git repository (its --repo is the GitHub OWNER/NAME), so
     // the request checks before measuring that it runs inside one.
     let cwd = current_dir()?;
-    let (base, head) = CiVars::from_env().base_and_head(a.base.as_deref(), a.head.as_deref())?;
+    let (base, head) = CiVars::from_env()
+        .base_and_head(a.base.as_deref(), a.head.as_deref())
+        .map_err(|e| Failure::rejected(e.to_string()))?;
     let mut request = CiRequest::new(&cwd, &base, &head, a.rounds).map_err(Failure::of_measure)?;
     request.max_rounds = a.max_rounds;
     request.max_time = a.max_time;

@@ -16,8 +16,8 @@ use pitwall_schema::Redactor;
 use crate::http::{HttpClient, HttpError, HttpResponse, Method};
 
 use super::api::{
-    CommentPage, CreatedIssue, GithubApi, GithubError, Issue, IssueComment, PER_PAGE, Secret,
-    StatusState, User, truncate_chars,
+    CommentPage, CreatedIssue, GithubApi, GithubError, Issue, IssueComment, PER_PAGE, Secret, User,
+    api_state, truncate_chars,
 };
 
 /// Where and how to reach GitHub.
@@ -504,7 +504,7 @@ impl GithubApi for HttpGithub {
     fn create_status(
         &self,
         sha: &str,
-        state: StatusState,
+        state: pitwall_schema::forge::Outcome,
         description: &str,
         target_url: Option<&str>,
         context: &str,
@@ -517,7 +517,7 @@ impl GithubApi for HttpGithub {
             });
         }
         let mut body = json!({
-            "state": state.api_state(),
+            "state": api_state(state),
             "description": truncate_chars(description, super::api::MAX_DESCRIPTION_CHARS),
             "context": context,
         });

@@ -5,8 +5,6 @@
 //! `GET /user` answers [`BOT`] unless `user_login` says otherwise, or 403 (as GitHub does for
 //! an Actions installation token) when it is `None`.
 
-#![allow(dead_code)]
-
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
