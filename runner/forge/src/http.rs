@@ -1,18 +1,17 @@
-//! The one blocking HTTP client of the forges (GitHub, GitLab) and the alert webhook: ureq
-//! with rustls (the ring provider) and the platform's trust store, JSON bodies, a timeout per
-//! request, and answers of any status returned as values. Its errors never carry the URL (a
-//! webhook's URL is a secret) and never the request's headers (they hold tokens). Redirects
-//! are followed only within the same scheme, host and port, with the same headers (GitHub
-//! answers 301 for a renamed repository); one elsewhere is returned as the answer, so no
-//! token (`Authorization`, GitLab's `PRIVATE-TOKEN`) is sent to another host.
-//!
-//! ureq rather than reqwest: the same TLS stack without tokio, hyper, tower and the URL/IDNA
-//! crates, a fifth of the release build's dependency time (docs/PERFORMANCE.md "Build time").
+//! The one blocking HTTP client of the forges (GitHub, GitLab) and the alert webhook: reqwest
+//! (blocking) with rustls (the ring provider, the one provider in the tree) and the
+//! platform's trust store, JSON bodies, a timeout per request, and answers of any status
+//! returned as values. Its errors never carry the URL (a webhook's URL is a secret) and never
+//! the request's headers (they hold tokens). Redirects are followed only within the same
+//! scheme, host and port, with the same headers (GitHub answers 301 for a renamed
+//! repository); one elsewhere is returned as the answer, so no token (`Authorization`,
+//! GitLab's `PRIVATE-TOKEN`) is sent to another host. Answers are read up to 64 MiB.
 
-use std::sync::Arc;
+use std::io::Read;
 use std::time::{Duration, Instant};
 
-use ureq::tls::{RootCerts, TlsConfig};
+use reqwest::blocking::{Client, RequestBuilder};
+use reqwest::redirect::Policy;
 
 /// An HTTP method pitwall sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,26 +28,43 @@ pub enum Method {
 pub enum HttpError {
     #[error("the url is not a valid http(s) url")]
     BadUrl,
-    #[error("the proxy refused the connection; hint: check HTTPS_PROXY / ALL_PROXY")]
-    Proxy,
     #[error("a header value has characters not allowed in HTTP")]
     BadHeader,
     #[error("no time left for the request within the call's time budget")]
     OutOfTime,
+    #[error("the answer is larger than {} MiB", MAX_BODY_BYTES >> 20)]
+    TooLarge,
+    /// The transport's error, its URL removed.
     #[error(transparent)]
-    Transport(ureq::Error),
+    Transport(reqwest::Error),
+    #[error("cannot read the answer")]
+    Read(#[source] std::io::Error),
 }
 
 impl HttpError {
-    fn from_ureq(e: ureq::Error) -> Self {
-        match e {
-            // These carry the URL (or the proxy's, which may embed credentials).
-            ureq::Error::BadUri(_) | ureq::Error::RequireHttpsOnly(_) => HttpError::BadUrl,
-            ureq::Error::ConnectProxyFailed(_) | ureq::Error::InvalidProxyUrl => HttpError::Proxy,
-            // http::Error is raised for a header name or value that is not valid.
-            ureq::Error::Http(_) => HttpError::BadHeader,
-            e => HttpError::Transport(e),
+    fn from_reqwest(e: reqwest::Error) -> Self {
+        if e.is_builder() {
+            // A header or URL the request could not be built from; the message may quote it.
+            return HttpError::BadHeader;
         }
+        HttpError::Transport(e.without_url())
+    }
+
+    fn from_read(e: std::io::Error) -> Self {
+        // The body reader wraps reqwest's own errors, which may carry the URL.
+        if e.get_ref()
+            .is_some_and(|inner| inner.is::<reqwest::Error>())
+        {
+            let kind = e.kind();
+            return match e
+                .into_inner()
+                .map(|inner| inner.downcast::<reqwest::Error>())
+            {
+                Some(Ok(re)) => HttpError::Transport(re.without_url()),
+                _ => HttpError::Read(std::io::Error::from(kind)),
+            };
+        }
+        HttpError::Read(e)
     }
 }
 
@@ -75,9 +91,11 @@ impl HttpResponse {
     }
 }
 
-/// Headers sent with every request, and the agent that sends them.
+/// Headers sent with every request, and the client that sends them.
 pub struct HttpClient {
-    agent: ureq::Agent,
+    client: Client,
+    /// The bound on one whole request (connect, send, answer).
+    timeout: Duration,
     headers: Vec<(&'static str, String)>,
 }
 
@@ -100,25 +118,10 @@ const MAX_BODY_BYTES: u64 = 64 * 1024 * 1024;
 const USER_AGENT: &str = concat!("pitwall/", env!("CARGO_PKG_VERSION"));
 
 impl HttpClient {
-    fn with_headers<B>(&self, mut rb: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
-        for (name, value) in &self.headers {
-            rb = rb.header(*name, value.as_str());
-        }
-        rb
-    }
-
-    fn send_json(
-        &self,
-        rb: ureq::RequestBuilder<ureq::typestate::WithBody>,
-        json: String,
-    ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
-        self.with_headers(rb)
-            .header("content-type", "application/json")
-            .send(json)
-    }
-
     /// A client sending `headers` with every request; `timeout` bounds each request whole
-    /// (connect, send, answer). Proxies come from the usual environment variables.
+    /// (connect, send, answer). Proxies come from the usual environment variables. Installs
+    /// rustls's ring provider as the process default when none is installed yet (reqwest is
+    /// built without a provider of its own: one provider in the tree).
     pub fn new(headers: Vec<(&'static str, String)>, timeout: Duration) -> Result<Self, HttpError> {
         if headers.iter().any(|(_, v)| {
             v.bytes()
@@ -126,19 +129,19 @@ impl HttpClient {
         }) {
             return Err(HttpError::BadHeader);
         }
-        let tls = TlsConfig::builder()
-            .root_certs(RootCerts::PlatformVerifier)
-            .unversioned_rustls_crypto_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .build();
-        let agent = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .timeout_global(Some(timeout))
+        // An error means a provider is installed already; the tree has only ring.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = Client::builder()
+            .redirect(Policy::none())
+            .timeout(timeout)
             .user_agent(USER_AGENT)
-            .tls_config(tls)
             .build()
-            .new_agent();
-        Ok(Self { agent, headers })
+            .map_err(|e| HttpError::Transport(e.without_url()))?;
+        Ok(Self {
+            client,
+            timeout,
+            headers,
+        })
     }
 
     /// Sends one request, with `body` as JSON when given, follows redirects within the URL's
@@ -192,6 +195,25 @@ impl HttpClient {
         }
     }
 
+    /// The request for `method` and `url`, with the client's headers; `BadUrl` for anything
+    /// but an absolute http(s) URL.
+    fn request(&self, method: Method, url: &str) -> Result<RequestBuilder, HttpError> {
+        let parsed = reqwest::Url::parse(url).map_err(|_| HttpError::BadUrl)?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
+            return Err(HttpError::BadUrl);
+        }
+        let mut rb = match method {
+            Method::Get => self.client.get(parsed),
+            Method::Post => self.client.post(parsed),
+            Method::Patch => self.client.patch(parsed),
+            Method::Put => self.client.put(parsed),
+        };
+        for (name, value) in &self.headers {
+            rb = rb.header(*name, value.as_str());
+        }
+        Ok(rb)
+    }
+
     /// One request: a GET without a body, a write with `body` as JSON (`{}` when none); within
     /// `left` when given, else the client's timeout.
     fn send_once(
@@ -201,28 +223,14 @@ impl HttpClient {
         body: Option<&serde_json::Value>,
         left: Option<Duration>,
     ) -> Result<HttpResponse, HttpError> {
-        let json = || body.map_or_else(|| "{}".to_string(), ToString::to_string);
-        // The agent's own bound on a whole request, cut to what the deadline leaves.
-        let own = self.agent.config().timeouts().global;
-        let t = left.map_or(own, |l| Some(own.map_or(l, |o| o.min(l))));
-        let answer = match method {
-            Method::Get => self
-                .with_headers(self.agent.get(url).config().timeout_global(t).build())
-                .call(),
-            Method::Post => self.send_json(
-                self.agent.post(url).config().timeout_global(t).build(),
-                json(),
-            ),
-            Method::Patch => self.send_json(
-                self.agent.patch(url).config().timeout_global(t).build(),
-                json(),
-            ),
-            Method::Put => self.send_json(
-                self.agent.put(url).config().timeout_global(t).build(),
-                json(),
-            ),
-        };
-        let mut answer = answer.map_err(HttpError::from_ureq)?;
+        // The client's own bound on a whole request, cut to what the deadline leaves.
+        let t = left.map_or(self.timeout, |l| self.timeout.min(l));
+        let mut rb = self.request(method, url)?.timeout(t);
+        if method != Method::Get {
+            let json = body.map_or_else(|| "{}".to_string(), ToString::to_string);
+            rb = rb.header("content-type", "application/json").body(json);
+        }
+        let answer = rb.send().map_err(HttpError::from_reqwest)?;
         let status = answer.status().as_u16();
         let headers = answer
             .headers()
@@ -234,16 +242,18 @@ impl HttpClient {
                 ))
             })
             .collect();
-        let body = answer
-            .body_mut()
-            .with_config()
-            .limit(MAX_BODY_BYTES)
-            .read_to_string()
-            .map_err(HttpError::from_ureq)?;
+        let mut bytes = Vec::new();
+        answer
+            .take(MAX_BODY_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(HttpError::from_read)?;
+        if bytes.len() as u64 > MAX_BODY_BYTES {
+            return Err(HttpError::TooLarge);
+        }
         Ok(HttpResponse {
             status,
             headers,
-            body,
+            body: String::from_utf8_lossy(&bytes).into_owned(),
         })
     }
 }
