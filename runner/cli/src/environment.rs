@@ -12,9 +12,9 @@ use pitwall_cuda::CudaBackend;
 use pitwall_host::gpu::load_nvml;
 use pitwall_host::machine::{DirSysfs, ProcessAffinity};
 use pitwall_pipeline::config::{BackendChoice, Config, SuiteSpec};
-use pitwall_pipeline::defaults;
 use pitwall_pipeline::engine::{Isolation, RunObserver};
 use pitwall_pipeline::measure::{EnvironmentError, MeasureHooks};
+use pitwall_pipeline::publish;
 use pitwall_pipeline::run::{RunError, RunReport, Target};
 use pitwall_pipeline::setup::{Mode, RunEnvironment};
 use pitwall_schema::backend::BackendError;
@@ -29,11 +29,7 @@ use super::progress::Progress;
 /// Pins this process, applies the clock policy and starts GPU monitoring; prints what is not
 /// as it should be. Built-in suites run each round in a fresh `pitwall __worker` process.
 /// Keep the result alive while measuring.
-fn prepare_env(
-    config: &Config,
-    g: &Global,
-    suites: &SuiteBackend,
-) -> Result<RunEnvironment, Failure> {
+fn prepare_env(config: &Config, suites: &SuiteBackend) -> Result<RunEnvironment, Failure> {
     // On SIGINT/SIGTERM: kill running benchmark commands, restore clocks, then die.
     pitwall_host::gpu::on_terminate(pitwall_pipeline::engine::kill_running_commands);
     pitwall_host::gpu::install_signal_handler().map_err(Failure::of_gpu)?;
@@ -135,7 +131,7 @@ impl MeasureHooks for Console<'_> {
 
     fn prepare(&self, config: &Config) -> Result<RunEnvironment, EnvironmentError> {
         self.progress
-            .suspend(|| prepare_env(config, self.g, &self.suites))
+            .suspend(|| prepare_env(config, &self.suites))
             .map_err(|f| f.error.into())
     }
 
@@ -174,7 +170,6 @@ impl MeasureHooks for Console<'_> {
 /// `[github] publish` names `issue`. A notification that fails is a warning: the runs and
 /// alerts are stored, and `pitwall alerts` lists them.
 pub fn announce_alerts(g: &Global, config: &Config, alerts: &[Alert]) {
-    let project = config.project.name.as_str();
     let open: Vec<Alert> = alerts
         .iter()
         .filter(|a| a.status.is_open())
@@ -189,24 +184,12 @@ pub fn announce_alerts(g: &Global, config: &Config, alerts: &[Alert]) {
             open.len()
         );
     }
-    let url = std::env::var(&config.alerts.webhook_env)
-        .ok()
-        .filter(|u| !u.trim().is_empty());
-    if let Some(url) = url {
-        let sent =
-            pitwall_forge::webhook::check_webhook_url(url.trim(), &config.alerts.webhook_env)
-                .and_then(|()| {
-                    pitwall_forge::webhook::post_webhook(
-                        url.trim(),
-                        &pitwall_reports::notify::webhook_json(project, &open),
-                        defaults::ALERT_WEBHOOK_TIMEOUT,
-                    )
-                });
-        if let Err(e) = sent {
-            eprintln!("warning: {e}");
-        }
+    if let Some(Err(e)) = publish::alert_webhook(config, &open) {
+        eprintln!("warning: {e}");
     }
-    match super::github::open_alert_issues(config, &open) {
+    let vars = pitwall_forge::ci::CiVars::from_env();
+    let warn = |w: &str| eprintln!("warning: {w}");
+    match publish::alert_issues(config, &vars, &open, &warn) {
         Ok(outcomes) if !outcomes.is_empty() && !g.quiet => {
             let list: Vec<String> = outcomes.iter().map(ToString::to_string).collect();
             eprintln!("alert issue(s) {}", list.join(", "));

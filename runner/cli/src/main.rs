@@ -17,7 +17,6 @@ mod args;
 mod context;
 mod environment;
 mod exit;
-mod forge;
 mod github;
 mod measure;
 mod progress;

@@ -1,5 +1,6 @@
 //! `pitwall report`, `pitwall comment` and `pitwall ci`: the HTML report and what goes to GitHub.
 
+use pitwall_forge::ci::CiVars;
 use pitwall_pipeline::measure::{CiRequest, Measurer, PairResult, ci};
 use pitwall_pipeline::source;
 use pitwall_store::OpenMode;
@@ -8,7 +9,6 @@ use super::args::{CiArgs, CommentArgs, Global, ReportArgs};
 use super::context::{current_dir, load_config, open_store, resolve_side, store_for};
 use super::environment::Console;
 use super::exit::{ExitClass, Failure};
-use super::forge::CiVars;
 use super::github::{check_publishing, publish};
 use super::measure::{print_pair, report_dir};
 use super::site::write_report;
@@ -90,7 +90,7 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
     // Where the comparison goes is checked before anything is built or measured: a missing
     // or refused token must not cost a GPU runner a measurement.
-    check_publishing(&config, &a.github)?;
+    check_publishing(g, &config, &a.github)?;
     let mut store = open_store(g, &config, OpenMode::Create)?;
     let report = report_dir(a.report_dir.as_deref(), &config, store.as_ref())?;
     let console = Console::new(g, &config)?;

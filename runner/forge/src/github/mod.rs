@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod checks;
+mod endpoints;
 pub mod http;
 pub mod issues;
 
