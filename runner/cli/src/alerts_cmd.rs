@@ -11,8 +11,8 @@ use pitwall_store::OpenMode;
 use super::args::{
     AlertAction, AlertArgs, AlertBisectArgs, AlertStatusArg, AlertsArgs, Format, Global,
 };
+use super::console::Console;
 use super::context::{current_dir, load_config, open_store};
-use super::environment::Console;
 use super::exit::{ExitClass, Failure};
 
 fn status_of(arg: AlertStatusArg) -> AlertStatus {

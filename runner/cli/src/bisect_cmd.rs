@@ -7,8 +7,8 @@ use pitwall_pipeline::run::RunRequest;
 use pitwall_reports::bisect::{render_json, render_table};
 
 use super::args::{BisectArgs, Format, Global};
+use super::console::Console;
 use super::context::{current_dir, load_config};
-use super::environment::Console;
 use super::exit::{ExitClass, Failure};
 
 pub(super) fn cmd_bisect(g: &Global, a: &BisectArgs) -> Result<ExitClass, Failure> {

@@ -13,14 +13,17 @@ mod store_cmd;
 mod writeup_cmd;
 
 // What the commands share; none of these imports a command module.
+mod alert_notice;
 mod args;
+mod console;
 mod context;
-mod environment;
 mod exit;
 mod github;
 mod measure;
 mod progress;
 mod site;
+mod suite_backend;
+mod worker_backends;
 
 // The dispatcher, the only module that names every command.
 mod commands;

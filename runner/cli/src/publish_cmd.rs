@@ -6,8 +6,8 @@ use pitwall_pipeline::source;
 use pitwall_store::OpenMode;
 
 use super::args::{CiArgs, CommentArgs, Global, ReportArgs};
+use super::console::Console;
 use super::context::{current_dir, load_config, open_store, resolve_side, store_for};
-use super::environment::Console;
 use super::exit::{ExitClass, Failure};
 use super::github::{check_publishing, publish};
 use super::measure::{print_pair, report_dir};

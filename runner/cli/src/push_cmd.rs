@@ -13,8 +13,8 @@ use pitwall_schema::{AlertKind, AlertStatus, RunRole};
 use pitwall_store::{OpenMode, Store};
 
 use super::args::{CiArgs, Global};
+use super::console::Console;
 use super::context::{current_dir, load_config, open_store};
-use super::environment::Console;
 use super::exit::{ExitClass, Failure};
 use super::measure::{report_after, report_dir};
 use pitwall_forge::ci::CiVars;
