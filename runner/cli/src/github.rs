@@ -4,7 +4,7 @@
 
 use pitwall_forge::ci::CiVars;
 use pitwall_pipeline::config::Config;
-use pitwall_pipeline::publish::{self, PublishError, PublishRequest};
+use pitwall_pipeline::publish::{self, PublishError, PublishRequest, Publisher};
 use pitwall_pipeline::{compare, source};
 use pitwall_stats::ab::AbConfig;
 use pitwall_store::Store;
@@ -28,6 +28,7 @@ fn request(g: &Global, gh: &GithubArgs) -> PublishRequest {
 fn failure(e: PublishError) -> Failure {
     match e {
         PublishError::Refused(message) => Failure::rejected(message),
+        e @ PublishError::NoRequest { .. } => Failure::rejected(e.to_string()),
         PublishError::GithubSetup(e) => Failure::of_github_setup(e),
         PublishError::GitlabSetup(e) => Failure::of_gitlab_setup(e),
         PublishError::Github { what, source } => Failure::of_github(what, source),
@@ -36,15 +37,16 @@ fn failure(e: PublishError) -> Failure {
 }
 
 /// Compares, renders the comment and publishes it where the job runs: GitHub (comment, check
-/// run, status as `[github] publish` says) or GitLab (the merge-request note).
+/// run, status as `[github] publish` says) or GitLab (the merge-request note), through
+/// `checked` (the client `ci` built when it checked, before measuring) or a client built now.
 pub(super) fn publish(
     g: &Global,
     config: &Config,
     gh: &GithubArgs,
-    baseline: &source::Side,
-    candidate: &source::Side,
+    (baseline, candidate): (&source::Side, &source::Side),
     print_summary: bool,
     store: Option<&mut dyn Store>,
+    checked: Option<Publisher>,
 ) -> Result<ExitClass, Failure> {
     use pitwall_reports::github::{CommentOptions, render_pr_comment};
     let report = compare::compare(
@@ -82,7 +84,12 @@ pub(super) fn publish(
     }
     let commit = candidate.run.as_ref().map(|r| r.commit.as_str());
     let warn = |w: &str| eprintln!("warning: {w}");
-    let published = publish::publish(config, &req, &vars, (&report, &body), commit, store, &warn)
+    let publisher = match checked {
+        Some(p) => p,
+        None => Publisher::connect(config, &req, &vars).map_err(failure)?,
+    };
+    let published = publisher
+        .publish(config, &req, (&report, &body), commit, store, &warn)
         .map_err(failure)?;
     if !g.quiet {
         eprintln!("{}", published.done.join("; "));
@@ -95,19 +102,19 @@ pub(super) fn publish(
 }
 
 /// What `pitwall ci` checks before it builds or measures anything (issue 28): that it can
-/// publish where the job runs (`publish::check`). Skipped with `--dry-run`. Every failure is
-/// a usage error (exit 2) that says nothing was measured and names `pitwall comment`, which
-/// publishes a stored pair later.
+/// publish where the job runs (`publish::check`); the client it built, to publish with after
+/// measuring. Skipped with `--dry-run` (`None`). Every failure is a usage error (exit 2) that
+/// says nothing was measured and names `pitwall comment`, which publishes a stored pair later.
 pub(super) fn check_publishing(
     g: &Global,
     config: &Config,
     gh: &GithubArgs,
-) -> Result<(), Failure> {
+) -> Result<Option<Publisher>, Failure> {
     if gh.dry_run {
-        return Ok(());
+        return Ok(None);
     }
     let checked = publish::check(config, &request(g, gh), &CiVars::from_env()).map_err(failure);
-    checked.map_err(|f| {
+    checked.map(Some).map_err(|f| {
         let why = f.one_line();
         f.restated(format!(
             "cannot publish, so nothing was measured: {why} (hint: fix it and run again, or measure with --dry-run and publish the stored pair later with `pitwall comment`)"

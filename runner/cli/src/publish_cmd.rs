@@ -64,12 +64,12 @@ pub(super) fn cmd_comment(g: &Global, a: &CommentArgs) -> Result<ExitClass, Fail
         g,
         &config,
         &a.github,
-        &baseline,
-        &candidate,
+        (&baseline, &candidate),
         true,
         store
             .as_mut()
             .map(|s| s.as_mut() as &mut dyn pitwall_store::Store),
+        None,
     )
 }
 
@@ -90,7 +90,7 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
     // Where the comparison goes is checked before anything is built or measured: a missing
     // or refused token must not cost a GPU runner a measurement.
-    check_publishing(g, &config, &a.github)?;
+    let publisher = check_publishing(g, &config, &a.github)?;
     let mut store = open_store(g, &config, OpenMode::Create)?;
     let report = report_dir(a.report_dir.as_deref(), &config, store.as_ref())?;
     let console = Console::new(g, &config)?;
@@ -113,9 +113,9 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
         g,
         &config,
         &a.github,
-        &pair.base,
-        &pair.head,
+        (&pair.base, &pair.head),
         false,
         Some(store.as_mut()),
+        publisher,
     )
 }

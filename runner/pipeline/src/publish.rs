@@ -2,13 +2,15 @@
 //! runs: GitHub (the sticky comment, the `pitwall` check run, a commit status, as `[github]
 //! publish` names) or GitLab (the sticky merge-request note); new alerts go to the webhook and
 //! to GitHub issues. Flags, pitwall.toml and the CI variables are weighed here, once, and the
-//! token client is built once per call; the caller renders what was published.
+//! token client ([`Publisher`]) is built once: `ci` builds it when it checks, before measuring,
+//! and publishes with it after; the caller renders what was published.
 
-use pitwall_forge::ci::{ApiUrl, CiError, CiVars, Forge};
+use pitwall_forge::ci::{CiError, CiVars, Forge};
 use pitwall_forge::github::{
     CheckRun, CommentOutcome, GithubConfig, GithubError, HttpGithub, Secret, identity,
     publish_check, publish_comment_at, publish_status,
 };
+use pitwall_forge::gitlab::HttpGitlab;
 use pitwall_reports::compare::ComparisonReport;
 use pitwall_store::Store;
 
@@ -56,6 +58,15 @@ pub enum PublishError {
     /// Nothing to publish to, or a token that may not go where it was asked to.
     #[error("{0}")]
     Refused(String),
+    /// No pull request (GitHub, with a comment to publish) or merge request (GitLab) to
+    /// comment on.
+    #[error(
+        "no {} to comment on (hint: {}, or {})",
+        if *forge == Forge::Gitlab { "merge request" } else { "pull request" },
+        if *forge == Forge::Gitlab { "--mr N" } else { "--pr N, run in a pull_request job" },
+        if *forge == Forge::Gitlab { "run in a merge-request pipeline" } else { "leave \"comment\" out of [github] publish" }
+    )]
+    NoRequest { forge: Forge },
     /// GitHub publishing could not be set up (no token, bad api url or repository).
     #[error(transparent)]
     GithubSetup(GithubError),
@@ -84,95 +95,154 @@ impl From<CiError> for PublishError {
     }
 }
 
-/// Publishes `body` (the rendered comment of `report`) where the job runs: the merge-request
-/// note on GitLab, else on GitHub what `[github] publish` names. The check run and status
-/// go on `--sha`, else `candidate_commit` when it is a full sha. Warnings (an ignored API
-/// host, a comment id the store could not keep) go to `warn` as they happen.
-pub fn publish(
-    config: &Config,
-    req: &PublishRequest,
-    vars: &CiVars,
-    (report, body): (&ComparisonReport, &str),
-    candidate_commit: Option<&str>,
-    store: Option<&mut dyn Store>,
-    warn: &dyn Fn(&str),
-) -> Result<Published, PublishError> {
-    let sha = req.sha.clone().or_else(|| {
-        candidate_commit
-            .filter(|c| c.len() == 40 && c.chars().all(|ch| ch.is_ascii_hexdigit()))
-            .map(str::to_string)
-    });
-    let forge = vars.forge();
-    let done = match forge {
-        Forge::Gitlab => vec![gitlab::publish_note(config, req, vars, body, warn)?],
-        Forge::Github => publish_github(config, req, vars, (report, body), sha, store, warn)?,
-    };
-    Ok(Published { forge, done })
+/// A forge client ready to publish where the job runs, built once from the flags,
+/// pitwall.toml, the CI variables and the token: GitHub's (with the pull request, when a
+/// comment is to be published) or GitLab's (with the merge request).
+#[derive(Debug)]
+pub struct Publisher {
+    client: Client,
+    /// The API-host warning ([`pitwall_forge::ci::ApiUrl`]), said when publishing.
+    api_warning: Option<String>,
 }
 
-/// What `pitwall ci` checks before it builds or measures anything: that it can publish where
-/// the job runs: the pull or merge request, the repository (or project) and the token, with
-/// one authenticated GET of the repository (write permission is not probed). The API-host
-/// warning is left to [`publish`], which says it once.
-pub fn check(config: &Config, req: &PublishRequest, vars: &CiVars) -> Result<(), PublishError> {
-    let quiet = PublishRequest {
-        quiet: true,
-        ..req.clone()
-    };
-    let silent = |_: &str| {};
-    match vars.forge() {
-        Forge::Github => check_github(config, &quiet, vars, &silent),
-        Forge::Gitlab => gitlab::check(config, &quiet, vars, &silent),
+#[derive(Debug)]
+enum Client {
+    Github {
+        api: HttpGithub,
+        pr: Option<u64>,
+        /// The token is the Actions `GITHUB_TOKEN`: it publishes as the Actions bot.
+        actions_token: bool,
+    },
+    Gitlab {
+        api: HttpGitlab,
+        iid: u64,
+    },
+}
+
+impl Publisher {
+    /// The client for where the job runs: refused (nothing checked over the network) when
+    /// there is no pull or merge request to comment on, no repository or project, a token
+    /// that may not go to the API asked for, or no token.
+    pub fn connect(
+        config: &Config,
+        req: &PublishRequest,
+        vars: &CiVars,
+    ) -> Result<Publisher, PublishError> {
+        let forge = vars.forge();
+        match forge {
+            Forge::Github => {
+                let pr = req.pr.or(vars.pull_request());
+                if config.github.publish.contains(&Publish::Comment) && pr.is_none() {
+                    return Err(PublishError::NoRequest { forge });
+                }
+                let (api, api_warning) = github_client(config, req, vars)?;
+                let actions_token = vars.is_actions_token(&config.github.token_env);
+                Ok(Publisher {
+                    client: Client::Github {
+                        api,
+                        pr,
+                        actions_token,
+                    },
+                    api_warning,
+                })
+            }
+            Forge::Gitlab => {
+                let iid = req
+                    .pr
+                    .or(vars.merge_request())
+                    .ok_or(PublishError::NoRequest { forge })?;
+                let (api, api_warning) = gitlab::client(config, req, vars)?;
+                Ok(Publisher {
+                    client: Client::Gitlab { api, iid },
+                    api_warning,
+                })
+            }
+        }
+    }
+
+    /// What `pitwall ci` checks before it builds or measures anything: [`Publisher::connect`],
+    /// then one authenticated GET of the repository (or project); write permission is not
+    /// probed. The token refused or the repository out of its sight is a setup error.
+    pub fn check(&self) -> Result<(), PublishError> {
+        match &self.client {
+            Client::Github { api, .. } => api.check_repository().map_err(|e| match e {
+                // The token refused, or the repository out of its sight: the job's to fix.
+                GithubError::TokenRejected { .. }
+                | GithubError::Forbidden { .. }
+                | GithubError::NotFound { .. } => PublishError::GithubSetup(e),
+                other => PublishError::Github {
+                    what: "cannot reach the repository".into(),
+                    source: other,
+                },
+            }),
+            Client::Gitlab { api, .. } => gitlab::check(api),
+        }
+    }
+
+    /// Publishes `body` (the rendered comment of `report`): the merge-request note on
+    /// GitLab, else on GitHub what `[github] publish` names. The check run and status go on
+    /// `--sha`, else `candidate_commit` when it is a full sha. Warnings (the API-host one
+    /// unless `-q`, a comment id the store could not keep) go to `warn`.
+    pub fn publish(
+        &self,
+        config: &Config,
+        req: &PublishRequest,
+        (report, body): (&ComparisonReport, &str),
+        candidate_commit: Option<&str>,
+        store: Option<&mut dyn Store>,
+        warn: &dyn Fn(&str),
+    ) -> Result<Published, PublishError> {
+        if let (Some(w), false) = (&self.api_warning, req.quiet) {
+            warn(w);
+        }
+        let sha = req.sha.clone().or_else(|| {
+            candidate_commit
+                .filter(|c| c.len() == 40 && c.chars().all(|ch| ch.is_ascii_hexdigit()))
+                .map(str::to_string)
+        });
+        match &self.client {
+            Client::Gitlab { api, iid } => Ok(Published {
+                forge: Forge::Gitlab,
+                done: vec![gitlab::publish_note(api, *iid, body)?],
+            }),
+            Client::Github {
+                api,
+                pr,
+                actions_token,
+            } => {
+                let targets = &config.github.publish;
+                let mut done = Vec::new();
+                if let (true, Some(pr)) = (targets.contains(&Publish::Comment), *pr) {
+                    done.push(publish_comment(
+                        api,
+                        *actions_token,
+                        (pr, body),
+                        store,
+                        warn,
+                    )?);
+                }
+                let report_url = req.report_url(config);
+                publish_on_commit(config, api, (report, body), sha, report_url, &mut done)?;
+                Ok(Published {
+                    forge: Forge::Github,
+                    done,
+                })
+            }
+        }
     }
 }
 
-/// The API host a forge's token goes to ([`pitwall_forge::ci::api_url`]); its warning said
-/// through `warn` unless `-q`.
-fn api_url(
-    forge: Forge,
-    req: &PublishRequest,
-    configured: Option<&str>,
-    vars: &CiVars,
-    warn: &dyn Fn(&str),
-) -> Result<ApiUrl, PublishError> {
-    let api = pitwall_forge::ci::api_url(forge, req.api_url.as_deref(), configured, vars)?;
-    if let (Some(w), false) = (&api.warning, req.quiet) {
-        warn(w);
-    }
-    Ok(api)
-}
-
-/// Publishes to GitHub what `[github] publish` names; returns what was done.
-fn publish_github(
+/// The check run and status `[github] publish` names, on commit `sha`; a note when they are
+/// wanted and there is no sha.
+fn publish_on_commit(
     config: &Config,
-    req: &PublishRequest,
-    vars: &CiVars,
+    api: &HttpGithub,
     (report, body): (&ComparisonReport, &str),
     sha: Option<String>,
-    store: Option<&mut dyn Store>,
-    warn: &dyn Fn(&str),
-) -> Result<Vec<String>, PublishError> {
+    report_url: Option<String>,
+    done: &mut Vec<String>,
+) -> Result<(), PublishError> {
     let targets = &config.github.publish;
-    let pr = req.pr.or(vars.pull_request());
-    if targets.contains(&Publish::Comment) && pr.is_none() {
-        return Err(PublishError::Refused(
-            "no pull request to comment on (hint: --pr N, run in a pull_request job, or leave \"comment\" out of [github] publish)"
-                .into(),
-        ));
-    }
-    let api = github_client(config, req, vars, warn)?;
-    let mut done = Vec::new();
-    if let (true, Some(pr)) = (targets.contains(&Publish::Comment), pr) {
-        done.push(publish_comment(
-            config,
-            vars,
-            &api,
-            (pr, body),
-            store,
-            warn,
-        )?);
-    }
-    let report_url = req.report_url(config);
     let wants_sha = targets.contains(&Publish::Check) || targets.contains(&Publish::Status);
     let failed = |sha: &str, what: &str| {
         let what = format!("commit {sha}: cannot set the {what}");
@@ -183,11 +253,11 @@ fn publish_github(
             let summary = pitwall_reports::github::forge_summary(report);
             if targets.contains(&Publish::Check) {
                 let run = CheckRun::for_summary(&summary, body, report_url.as_deref());
-                let outcome = publish_check(&api, sha, &run).map_err(failed(sha, "check run"))?;
+                let outcome = publish_check(api, sha, &run).map_err(failed(sha, "check run"))?;
                 done.push(outcome.to_string());
             }
             if targets.contains(&Publish::Status) {
-                publish_status(&api, sha, &summary, report_url.as_deref())
+                publish_status(api, sha, &summary, report_url.as_deref())
                     .map_err(failed(sha, "status"))?;
                 done.push("status set".to_string());
             }
@@ -195,26 +265,23 @@ fn publish_github(
         (None, true) => done.push("no check run or status (no commit sha; hint: --sha)".into()),
         (None, false) => {}
     }
-    Ok(done)
+    Ok(())
 }
 
-/// The sticky comment on `pr`, as the token's account; the comment id kept in the store for
-/// this pull request is tried first, and the one published is kept there.
+/// The sticky comment on `pr`, as the token's account (the Actions bot for an Actions
+/// token); the comment id kept in the store for this pull request is tried first, and the
+/// one published is kept there.
 fn publish_comment(
-    config: &Config,
-    vars: &CiVars,
     api: &HttpGithub,
+    actions_token: bool,
     (pr, body): (u64, &str),
     store: Option<&mut dyn Store>,
     warn: &dyn Fn(&str),
 ) -> Result<String, PublishError> {
-    let login =
-        identity(api, vars.is_actions_token(&config.github.token_env)).map_err(|source| {
-            PublishError::Github {
-                what: "cannot tell which account the token belongs to".into(),
-                source,
-            }
-        })?;
+    let login = identity(api, actions_token).map_err(|source| PublishError::Github {
+        what: "cannot tell which account the token belongs to".into(),
+        source,
+    })?;
     let target = format!("github:{}#{pr}", api.config().repo);
     let known = store
         .as_deref()
@@ -252,13 +319,13 @@ fn github_config(
 }
 
 /// The GitHub client for the repository and token publishing uses: the repository from
-/// `--repo`, `[github] repo` or the job, the API host by the token rule.
+/// `--repo`, `[github] repo` or the job, the API host by the token rule; with the API-host
+/// warning, if any.
 fn github_client(
     config: &Config,
     req: &PublishRequest,
     vars: &CiVars,
-    warn: &dyn Fn(&str),
-) -> Result<HttpGithub, PublishError> {
+) -> Result<(HttpGithub, Option<String>), PublishError> {
     let repo = req
         .repo
         .clone()
@@ -269,32 +336,41 @@ fn github_client(
                 "no repository to publish to (hint: --repo OWNER/NAME or [github] repo)".into(),
             )
         })?;
-    let api = api_url(Forge::Github, req, Some(&config.github.api_url), vars, warn)?;
+    let api = pitwall_forge::ci::api_url(
+        Forge::Github,
+        req.api_url.as_deref(),
+        Some(&config.github.api_url),
+        vars,
+    )?;
     let cfg = github_config(config, api.url, repo).map_err(PublishError::GithubSetup)?;
-    HttpGithub::new(cfg).map_err(PublishError::GithubSetup)
+    let client = HttpGithub::new(cfg).map_err(PublishError::GithubSetup)?;
+    Ok((client, api.warning))
 }
 
-fn check_github(
+/// `pitwall ci`'s check before it measures: [`Publisher::connect`] (a missing pull or merge
+/// request said without a hint: the caller's message gives one) and [`Publisher::check`].
+/// The API-host warning is kept for [`Publisher::publish`], which says it once.
+pub fn check(
     config: &Config,
     req: &PublishRequest,
     vars: &CiVars,
-    warn: &dyn Fn(&str),
-) -> Result<(), PublishError> {
-    let targets = &config.github.publish;
-    if targets.contains(&Publish::Comment) && req.pr.or(vars.pull_request()).is_none() {
-        return Err(PublishError::Refused(
+) -> Result<Publisher, PublishError> {
+    let publisher = Publisher::connect(config, req, vars).map_err(|e| match e {
+        PublishError::NoRequest {
+            forge: Forge::Github,
+        } => PublishError::Refused(
             "no pull request to comment on (--pr N, a pull_request job, or leave \"comment\" out of [github] publish)".into(),
-        ));
-    }
-    let api = github_client(config, req, vars, warn)?;
-    api.check_repository().map_err(|e| match e {
-        // The token refused, or the repository out of its sight: the job's to fix (exit 2).
-        GithubError::TokenRejected { .. }
-        | GithubError::Forbidden { .. }
-        | GithubError::NotFound { .. } => PublishError::GithubSetup(e),
-        other => PublishError::Github {
-            what: "cannot reach the repository".into(),
-            source: other,
-        },
-    })
+        ),
+        PublishError::NoRequest {
+            forge: Forge::Gitlab,
+        } => PublishError::Refused(
+            "no merge request to comment on (--mr N, or run in a merge-request pipeline)".into(),
+        ),
+        other => other,
+    })?;
+    publisher.check()?;
+    Ok(publisher)
 }
+
+#[cfg(test)]
+mod tests;

@@ -8,7 +8,7 @@ use pitwall_forge::webhook::{NotifyError, check_webhook_url, post_webhook};
 use pitwall_reports::notify::{alert_marker, issue_body, issue_title, webhook_json};
 use pitwall_schema::Alert;
 
-use super::{PublishError, PublishRequest, api_url, github_config};
+use super::github_config;
 use crate::config::{Config, Publish};
 
 /// Posts the open `alerts` of `project` to the webhook the variable `[alerts] webhook_env`
@@ -49,14 +49,11 @@ pub fn alert_issues(
         .clone()
         .or_else(|| vars.get("GITHUB_REPOSITORY"))
         .ok_or("no repository to open alert issues in (hint: [github] repo)")?;
-    let api = api_url(
-        Forge::Github,
-        &PublishRequest::default(),
-        Some(&config.github.api_url),
-        vars,
-        warn,
-    )
-    .map_err(|e: PublishError| e.to_string())?;
+    let api = pitwall_forge::ci::api_url(Forge::Github, None, Some(&config.github.api_url), vars)
+        .map_err(|e| e.to_string())?;
+    if let Some(w) = &api.warning {
+        warn(w);
+    }
     let cfg = github_config(config, api.url, repo).map_err(|e| chain(&e))?;
     let api = HttpGithub::new(cfg).map_err(|e| chain(&e))?;
     let token_var = &config.github.token_env;

@@ -1,27 +1,27 @@
-//! The GitLab half of publishing: the sticky merge-request note, and the check before `ci`
-//! measures (a merge request to comment on, one authenticated GET of the project).
+//! The GitLab half of publishing: the client for the project and token, the sticky
+//! merge-request note, and the check before `ci` measures (one authenticated GET of the
+//! project).
 
 use pitwall_forge::Secret;
 use pitwall_forge::ci::{CiVars, Forge};
 use pitwall_forge::gitlab::{GitlabConfig, GitlabError, HttpGitlab};
 
-use super::{PublishError, PublishRequest, api_url};
+use super::{PublishError, PublishRequest};
 use crate::config::Config;
 
 /// The GitLab client for the project and token publishing uses: the project from `[gitlab]
-/// project` or the pipeline, the API host by the token rule.
-fn client(
+/// project` or the pipeline, the API host by the token rule; with the API-host warning, if
+/// any.
+pub(super) fn client(
     config: &Config,
     req: &PublishRequest,
     vars: &CiVars,
-    warn: &dyn Fn(&str),
-) -> Result<HttpGitlab, PublishError> {
-    let api = api_url(
+) -> Result<(HttpGitlab, Option<String>), PublishError> {
+    let api = pitwall_forge::ci::api_url(
         Forge::Gitlab,
-        req,
+        req.api_url.as_deref(),
         config.gitlab.api_url.as_deref(),
         vars,
-        warn,
     )?;
     let project = config
         .gitlab
@@ -48,26 +48,13 @@ fn client(
     let mut cfg = GitlabConfig::new(api.url, project, token.clone(), token_var.clone());
     cfg.redactor = crate::engine::process_redactor(&config.token_vars());
     cfg.redactor.add(token.expose());
-    HttpGitlab::new(cfg).map_err(PublishError::GitlabSetup)
+    let client = HttpGitlab::new(cfg).map_err(PublishError::GitlabSetup)?;
+    Ok((client, api.warning))
 }
 
-/// Keeps `body` as pitwall's one note on the merge request (`--mr`, else the pipeline's);
-/// says what it did.
-pub(super) fn publish_note(
-    config: &Config,
-    req: &PublishRequest,
-    vars: &CiVars,
-    body: &str,
-    warn: &dyn Fn(&str),
-) -> Result<String, PublishError> {
-    let iid = req.pr.or(vars.merge_request()).ok_or_else(|| {
-        PublishError::Refused(
-            "no merge request to comment on (hint: --mr N, or run in a merge-request pipeline)"
-                .into(),
-        )
-    })?;
-    let api = client(config, req, vars, warn)?;
-    let outcome = pitwall_forge::gitlab::publish_note(&api, iid, body).map_err(|source| {
+/// Keeps `body` as pitwall's one note on merge request `iid`; says what it did.
+pub(super) fn publish_note(api: &HttpGitlab, iid: u64, body: &str) -> Result<String, PublishError> {
+    let outcome = pitwall_forge::gitlab::publish_note(api, iid, body).map_err(|source| {
         PublishError::Gitlab {
             what: format!("merge request !{iid}: cannot publish the note"),
             source,
@@ -76,20 +63,8 @@ pub(super) fn publish_note(
     Ok(format!("merge request !{iid}: {outcome}"))
 }
 
-/// Before `pitwall ci` measures in GitLab CI: a merge request to comment on, and one
-/// authenticated GET of the project with the token.
-pub(super) fn check(
-    config: &Config,
-    req: &PublishRequest,
-    vars: &CiVars,
-    warn: &dyn Fn(&str),
-) -> Result<(), PublishError> {
-    if req.pr.or(vars.merge_request()).is_none() {
-        return Err(PublishError::Refused(
-            "no merge request to comment on (--mr N, or run in a merge-request pipeline)".into(),
-        ));
-    }
-    let api = client(config, req, vars, warn)?;
+/// One authenticated GET of the project with the token.
+pub(super) fn check(api: &HttpGitlab) -> Result<(), PublishError> {
     api.check_project().map_err(|e| match e {
         // The token refused, or the project out of its sight: the job's to fix (exit 2).
         GitlabError::Status {
