@@ -32,10 +32,10 @@ pub struct Labels {
 
 impl Labels {
     /// Branch: `--branch`, else the branch git names for the run, else the CI variables
-    /// (`pitwall_forge::ci::HEAD_BRANCH_VARS`; `BASE_BRANCH_VARS` for the base of a pair), else none.
-    /// Testbed: `--testbed`, else `[testbed] name`, else derived from the run's fingerprint
-    /// (host and GPU; `unknown` for other tools' results). Role: `--role`, else what the run
-    /// implies (`pr-base`/`pr-head` for the sides of a pair, else `history`).
+    /// (`pitwall_forge::ci::HEAD_BRANCH_VARS`; `BASE_BRANCH_VARS` for the base of a pair),
+    /// else none. Testbed: `--testbed`, else `[testbed] name`, else derived from the run's
+    /// fingerprint (host and GPU; `unknown` for other tools' results). Role: `--role`, else
+    /// what the run implies (`pr-base`/`pr-head` for the sides of a pair, else `history`).
     pub fn resolve(
         config: &Config,
         req: &LabelRequest,
