@@ -12,8 +12,6 @@ pub use pitwall_analysis::comparison::{ComparedBenchmark, ComparisonReport, Verd
 use crate::number::{DisplayUnit, sig};
 use crate::table::Table;
 
-pub use crate::github::comment::{CommentOptions, MARKER, render_pr_comment};
-
 pub(crate) fn interval(b: &ComparedBenchmark) -> String {
     let (lo, hi) = b.comparison.ci;
     format!("[{}, {}]", signed_pct(lo - 1.0), signed_pct(hi - 1.0))

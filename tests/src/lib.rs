@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub mod github;
 mod pg;
 pub mod source_scan;
 pub use pg::{PgServer, TestDb, pg_server};

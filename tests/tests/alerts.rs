@@ -7,9 +7,6 @@
 
 use std::path::Path;
 
-#[path = "../../reports/tests/github_support/mod.rs"]
-mod github_support;
-
 use pitwall_e2e::{LEVEL_BENCH, Sandbox, git, pg_server};
 use serde_json::{Value, json};
 
@@ -375,7 +372,7 @@ fn new_regressions_are_posted_to_the_webhook_once() {
 /// the same step) updates that issue instead of opening another.
 #[test]
 fn new_regressions_open_one_github_issue_each() {
-    use github_support::{REPO, Server};
+    use pitwall_e2e::github::{REPO, Server};
     let server = Server::start();
     let run_all = |sb: &Sandbox| -> String {
         sb.write(

@@ -98,6 +98,7 @@ fn crates_depend_only_on_the_crates_below_them() {
             &[
                 "pitwall-store",
                 "pitwall-host",
+                "pitwall-forge",
                 "pitwall-reports",
                 "pitwall-analysis",
                 "pitwall-formats",
@@ -107,6 +108,7 @@ fn crates_depend_only_on_the_crates_below_them() {
         ),
         ("runner/store", &["pitwall-schema", "pitwall-stats"][..]),
         ("runner/host", &["pitwall-schema"][..]),
+        ("runner/forge", &["pitwall-store", "pitwall-schema"][..]),
         (
             "reports",
             &["pitwall-analysis", "pitwall-stats", "pitwall-schema"][..],

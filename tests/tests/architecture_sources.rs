@@ -157,7 +157,6 @@ fn package_name(member: &str) -> Option<String> {
 }
 
 #[test]
-#[ignore = "issue 24: ureq is still the client until the forge crate moves to reqwest"]
 fn reqwest_is_the_one_http_client_and_only_the_forge_uses_it() {
     let mut manifests = vec![root().join("Cargo.toml")];
     manifests.extend(members().iter().map(|m| root().join(m).join("Cargo.toml")));
@@ -263,7 +262,6 @@ const KNOWN_CYCLES: &[&str] = &[
     "runner/pipeline: rounds <-> run",
     "runner/pipeline: config::keys <-> config::load",
     "runner/pipeline: engine::device_lost <-> engine::suite <-> engine::worker <-> engine::worker_parent",
-    "reports: compare <-> github::comment",
 ];
 const KNOWN_ALIASES: &[&str] = &[
     "runner/pipeline/src/lib.rs crate::fingerprint",
@@ -279,7 +277,6 @@ const KNOWN_LONG_FILES: &[&str] = &[
     "runner/pipeline/src/engine/worker.rs",
     "runner/pipeline/src/engine/worker_tests.rs",
     "runner/pipeline/src/setup.rs",
-    "reports/src/github/http.rs",
 ];
 const KNOWN_LONG_FNS: &[&str] = &[
     "runner/pipeline/src/bisect/drive.rs bisect",
@@ -299,8 +296,4 @@ const KNOWN_PATH_INCLUDES: &[&str] = &[
     "runner/pipeline/src/engine/worker_parent.rs",
     "runner/pipeline/src/measure.rs",
     "runner/pipeline/src/prune.rs",
-    "tests/tests/alerts.rs",
-    "tests/tests/ci_concurrent.rs",
-    "tests/tests/ci_security.rs",
-    "tests/tests/github_cli.rs",
 ];

@@ -4,13 +4,10 @@
 //! first, so B's pair is the store's newest when A is done (publishing the store's `latest`
 //! pair instead of the one measured would put B's comparison on A's pull request).
 
-#[path = "../../reports/tests/github_support/mod.rs"]
-mod github_support;
-
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use github_support::Server;
+use pitwall_e2e::github::Server;
 use pitwall_e2e::{Out, Sandbox, git, pg_server};
 
 const TOKEN: &str = "ghp_concurrent_jobs";

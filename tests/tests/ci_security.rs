@@ -4,12 +4,9 @@
 //! it appears in no output, store, export, report or publication; a comment carrying
 //! pitwall's marker but written by someone else is never edited.
 
-#[path = "../../reports/tests/github_support/mod.rs"]
-mod github_support;
-
 use std::path::Path;
 
-use github_support::Server;
+use pitwall_e2e::github::Server;
 use pitwall_e2e::{Out, Sandbox, git};
 
 const TOKEN: &str = "ghp_pl4nt3dT0k3nValue0123456789/+x";
@@ -268,7 +265,11 @@ fn a_comment_with_the_marker_by_someone_else_is_left_alone() {
     let theirs = comments.iter().find(|c| c.id == spoof_id).unwrap();
     assert_eq!(theirs.body, spoof);
     assert_eq!(theirs.author, "mallory");
-    assert!(comments.iter().any(|c| c.author == github_support::BOT));
+    assert!(
+        comments
+            .iter()
+            .any(|c| c.author == pitwall_e2e::github::BOT)
+    );
     // The job summary got the comparison each time.
     let written = std::fs::read_to_string(&summary).unwrap();
     assert_eq!(written.matches("<!-- pitwall:comparison -->").count(), 2);

@@ -3,10 +3,7 @@
 //! `[github] publish` asks for one), retries that post exactly one comment, and a rejected
 //! token that exits 3 without the token appearing anywhere.
 
-#[path = "../../reports/tests/github_support/mod.rs"]
-mod github_support;
-
-use github_support::{Fault, REPO, Server};
+use pitwall_e2e::github::{Fault, REPO, Server};
 use pitwall_e2e::{Out, Sandbox, git};
 
 const TOKEN: &str = "ghp_s3cr3t_t0k3n_value";

@@ -2,6 +2,7 @@
 //! and Markdown, and hostile benchmark names in Markdown.
 
 use super::*;
+use crate::github::{CommentOptions, render_pr_comment};
 use pitwall_stats::ab::{AbConfig, PairInput, compare_all};
 use std::collections::BTreeMap;
 

@@ -12,9 +12,9 @@ use crate::compare::{
 };
 use crate::number::sig;
 
-/// First line of every pitwall comment; [`crate::github::publish_comment`] finds its earlier
+/// First line of every pitwall comment; the forge's `publish_comment` finds its earlier
 /// comment by it.
-pub const MARKER: &str = "<!-- pitwall:comparison -->";
+pub use pitwall_schema::forge::MARKER;
 
 /// GitHub refuses comment bodies longer than this many characters.
 pub const GITHUB_COMMENT_LIMIT: usize = 65_536;

@@ -1,16 +1,9 @@
-//! Publishing a comparison to GitHub: the sticky pull-request comment, the `pitwall` check
-//! run and a commit status.
+//! Rendering for GitHub: the sticky pull-request comment (Markdown within GitHub's limits)
+//! and the comparison's outcome and lines for a commit status or check run. Publishing them is
+//! `pitwall-forge`'s.
 
-pub mod api;
-pub mod checks;
 pub mod comment;
-pub mod http;
+pub mod summary;
 
-pub use api::{
-    ACTIONS_BOT, CommentOutcome, CommentPage, GithubApi, GithubError, Issue, IssueComment,
-    STATUS_CONTEXT, Secret, StatusState, User, find_pitwall_comment, identity, publish_comment,
-    publish_comment_at, publish_status, status_description,
-};
-pub use checks::{CHECK_NAME, CheckConclusion, CheckOutcome, CheckRun, ChecksApi, publish_check};
 pub use comment::{CommentOptions, GITHUB_COMMENT_LIMIT, MARKER, escape_text, render_pr_comment};
-pub use http::{GithubConfig, HttpGithub};
+pub use summary::forge_summary;

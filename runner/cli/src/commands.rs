@@ -1,5 +1,5 @@
 //! The dispatcher: parses the command line and hands each subcommand to its module. The
-//! command modules import shared helpers (`context`, `environment`, `measure`, `site`,
+//! command modules import shared helpers (`context`, `console`, `measure`, `site`,
 //! `github`), never each other.
 
 use std::process::ExitCode;
@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use super::args::{Cli, Cmd};
-use super::environment;
 use super::exit::{self, ExitClass};
 use super::{
     alerts_cmd, analyze_cmd, bisect_cmd, kernels_cmd, publish_cmd, push_cmd, run_cmd, store_cmd,
@@ -34,7 +33,7 @@ pub fn main() -> ExitCode {
         cli.command,
         Cmd::Run(_) | Cmd::Ci(_) | Cmd::Bisect(_) | Cmd::Comment(_)
     ) {
-        environment::keep_secrets_from_children();
+        keep_secrets_from_children();
     }
     let result = match &cli.command {
         Cmd::Run(a) => run_cmd::cmd_run(g, a),
@@ -60,5 +59,38 @@ pub fn main() -> ExitCode {
     match result {
         Ok(class) => class.code(),
         Err(f) => exit::report(f),
+    }
+}
+
+/// Makes this process non-dumpable (`PR_SET_DUMPABLE` 0): its memory and its environment
+/// (`/proc/PID/environ`, which keeps the token even after the commands it starts are given a
+/// scrubbed one) can no longer be read by the build and benchmark commands it runs as the same
+/// user, nor can they ptrace it. Also no core dump. A failure is ignored: it only means the
+/// kernel does not offer this (docs/CI.md).
+fn keep_secrets_from_children() {
+    // SAFETY: prctl(PR_SET_DUMPABLE) takes integer arguments and touches no memory.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn pitwall_becomes_non_dumpable() {
+        // A child, so that the test process itself stays as it was.
+        // SAFETY: fork in a test; the child only calls async-signal-safe functions and _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            super::keep_secrets_from_children();
+            // SAFETY: prctl with PR_GET_DUMPABLE reads a flag; _exit ends the child.
+            let dumpable = unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
+            unsafe { libc::_exit(if dumpable == 0 { 0 } else { 1 }) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child just forked.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
     }
 }

@@ -5,6 +5,8 @@
 use std::fmt::Display;
 use std::process::ExitCode;
 
+use pitwall_forge::github::GithubError;
+use pitwall_forge::gitlab::GitlabError;
 use pitwall_host::gpu::GpuError;
 use pitwall_pipeline::bisect::BisectError;
 use pitwall_pipeline::config::ConfigError;
@@ -17,8 +19,6 @@ use pitwall_pipeline::run::RunError;
 use pitwall_pipeline::setup::SetupError;
 use pitwall_pipeline::source::SourceError;
 use pitwall_reports::compare::ComparisonReport;
-use pitwall_reports::github::GithubError;
-use pitwall_reports::gitlab::GitlabError;
 use pitwall_reports::html::HtmlError;
 use pitwall_schema::RunStatus;
 use pitwall_schema::backend::BackendError;

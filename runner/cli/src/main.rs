@@ -13,16 +13,18 @@ mod store_cmd;
 mod writeup_cmd;
 
 // What the commands share; none of these imports a command module.
+mod alert_notice;
 mod args;
+mod console;
 mod context;
-mod environment;
 mod exit;
-mod forge;
 mod github;
 mod measure;
 mod measuring;
 mod progress;
 mod site;
+mod suite_backend;
+mod worker_backends;
 
 // The dispatcher, the only module that names every command.
 mod commands;

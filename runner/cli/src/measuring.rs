@@ -8,7 +8,7 @@ use pitwall_pipeline::labels::Labels;
 use pitwall_pipeline::measure::Measurer;
 
 use super::args::Global;
-use super::environment::{Console, OnStored};
+use super::console::{Console, OnStored};
 use super::exit::Failure;
 
 /// Runs `use_case` with a `Measurer` whose backend and hooks are a new console's, stored runs

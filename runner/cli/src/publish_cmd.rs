@@ -1,5 +1,6 @@
 //! `pitwall report`, `pitwall comment` and `pitwall ci`: the HTML report and what goes to GitHub.
 
+use pitwall_forge::ci::CiVars;
 use pitwall_pipeline::measure::{CiRequest, PairResult, ci};
 use pitwall_pipeline::source;
 use pitwall_store::OpenMode;
@@ -7,7 +8,6 @@ use pitwall_store::OpenMode;
 use super::args::{CiArgs, CommentArgs, Global, ReportArgs};
 use super::context::{current_dir, load_config, open_store, resolve_side, store_for};
 use super::exit::{ExitClass, Failure};
-use super::forge::CiVars;
 use super::github::{check_publishing, publish};
 use super::measure::{print_pair, report_dir};
 use super::measuring::measuring;
@@ -64,12 +64,12 @@ pub(super) fn cmd_comment(g: &Global, a: &CommentArgs) -> Result<ExitClass, Fail
         g,
         &config,
         &a.github,
-        &baseline,
-        &candidate,
+        (&baseline, &candidate),
         true,
         store
             .as_mut()
             .map(|s| s.as_mut() as &mut dyn pitwall_store::Store),
+        None,
     )
 }
 
@@ -81,14 +81,16 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     // `ci` has no flag naming the git repository (its --repo is the GitHub OWNER/NAME), so
     // the request checks before measuring that it runs inside one.
     let cwd = current_dir()?;
-    let (base, head) = CiVars::from_env().base_and_head(a.base.as_deref(), a.head.as_deref())?;
+    let (base, head) = CiVars::from_env()
+        .base_and_head(a.base.as_deref(), a.head.as_deref())
+        .map_err(|e| Failure::rejected(e.to_string()))?;
     let mut request = CiRequest::new(&cwd, &base, &head, a.rounds).map_err(Failure::of_measure)?;
     request.max_rounds = a.max_rounds;
     request.max_time = a.max_time;
     let config = load_config(g)?;
     // Where the comparison goes is checked before anything is built or measured: a missing
     // or refused token must not cost a GPU runner a measurement.
-    check_publishing(&config, &a.github)?;
+    let publisher = check_publishing(g, &config, &a.github)?;
     let mut store = open_store(g, &config, OpenMode::Create)?;
     let report = report_dir(a.report_dir.as_deref(), &config, store.as_ref())?;
     let labels = pitwall_pipeline::labels::Labels::from_env(&config, &a.labels.request());
@@ -106,9 +108,9 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
         g,
         &config,
         &a.github,
-        &pair.base,
-        &pair.head,
+        (&pair.base, &pair.head),
         false,
         Some(store.as_mut()),
+        publisher,
     )
 }

@@ -15,9 +15,9 @@ use pitwall_store::{OpenMode, Store};
 use super::args::{CiArgs, Global};
 use super::context::{current_dir, load_config, open_store};
 use super::exit::{ExitClass, Failure};
-use super::forge::CiVars;
 use super::measure::{report_after, report_dir};
 use super::measuring::measuring;
+use pitwall_forge::ci::CiVars;
 
 pub(super) fn cmd_ci_push(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     let cwd = current_dir()?;

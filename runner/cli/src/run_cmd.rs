@@ -15,10 +15,11 @@ use pitwall_store::{OpenMode, Store};
 
 use super::args::{Global, RunArgs};
 use super::context::{current_dir, format, load_config, open_store};
-use super::environment::{WorkerBackends, follower_backend};
 use super::exit::{ExitClass, Failure};
 use super::measure::{print_pair, report_after, report_dir};
 use super::measuring::measuring;
+use super::suite_backend::follower_backend;
+use super::worker_backends::WorkerBackends;
 use pitwall_cpu::multi;
 use pitwall_pipeline::labels::Labels;
 use pitwall_rendezvous::Layout;

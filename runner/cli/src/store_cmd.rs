@@ -7,9 +7,9 @@ use pitwall_reports::{Table, exporter_for};
 use pitwall_schema::ExportDoc;
 use pitwall_store::OpenMode;
 
+use super::alert_notice::announce_alerts;
 use super::args::{ExportArgs, Format, Global, ImportArgs, PruneArgs, RunsArgs, ShowArgs};
 use super::context::{format, load_config, open_store, write_atomically};
-use super::environment::announce_alerts;
 use super::exit::{ExitClass, Failure};
 
 pub(super) fn cmd_runs(g: &Global, a: &RunsArgs) -> Result<ExitClass, Failure> {

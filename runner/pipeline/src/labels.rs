@@ -7,19 +7,6 @@ use pitwall_schema::{PairRole, Run, RunRole, sanitize_testbed};
 
 use crate::config::Config;
 
-/// Variables naming the branch of a history run (or a pull request's head), first set wins:
-/// GitHub Actions' pull-request head, then GitLab's merge-request source, then the pushed
-/// branch of either.
-pub const HEAD_BRANCH_VARS: [&str; 4] = [
-    "GITHUB_HEAD_REF",
-    "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME",
-    "GITHUB_REF_NAME",
-    "CI_COMMIT_REF_NAME",
-];
-
-/// Variables naming the branch a pull request targets (the base side of `pitwall ci`).
-pub const BASE_BRANCH_VARS: [&str; 2] = ["GITHUB_BASE_REF", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME"];
-
 /// What the command line says about the runs it stores (`--branch`, `--testbed`, `--role`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LabelRequest {
@@ -43,38 +30,12 @@ pub struct Labels {
     role: Option<RunRole>,
 }
 
-/// The first variable of `names` that is set and not blank.
-fn first_var(names: &[&str], var: &dyn Fn(&str) -> Option<String>) -> Option<String> {
-    names
-        .iter()
-        .filter(|n| !names_a_tag(n, var))
-        .filter_map(|n| var(n))
-        .map(|v| v.trim().to_string())
-        .find(|v| !v.is_empty())
-}
-
-/// Whether `name` holds a tag rather than a branch: in a job for a pushed tag, GitHub's
-/// `GITHUB_REF_NAME` is the tag (`GITHUB_REF_TYPE=tag`, `GITHUB_REF=refs/tags/…`) and so is
-/// GitLab's `CI_COMMIT_REF_NAME` (`CI_COMMIT_TAG` set). A tag is no branch: such a run gets
-/// the branch git names, or none.
-fn names_a_tag(name: &str, var: &dyn Fn(&str) -> Option<String>) -> bool {
-    let set = |n: &str| var(n).is_some_and(|v| !v.trim().is_empty());
-    match name {
-        "GITHUB_REF_NAME" => {
-            var("GITHUB_REF_TYPE").as_deref() == Some("tag")
-                || var("GITHUB_REF").is_some_and(|r| r.starts_with("refs/tags/"))
-        }
-        "CI_COMMIT_REF_NAME" => set("CI_COMMIT_TAG"),
-        _ => false,
-    }
-}
-
 impl Labels {
     /// Branch: `--branch`, else the branch git names for the run, else the CI variables
-    /// ([`HEAD_BRANCH_VARS`]; [`BASE_BRANCH_VARS`] for the base of a pair), else none.
-    /// Testbed: `--testbed`, else `[testbed] name`, else derived from the run's fingerprint
-    /// (host and GPU; `unknown` for other tools' results). Role: `--role`, else what the run
-    /// implies (`pr-base`/`pr-head` for the sides of a pair, else `history`).
+    /// (`pitwall_forge::ci::HEAD_BRANCH_VARS`; `BASE_BRANCH_VARS` for the base of a pair),
+    /// else none. Testbed: `--testbed`, else `[testbed] name`, else derived from the run's
+    /// fingerprint (host and GPU; `unknown` for other tools' results). Role: `--role`, else
+    /// what the run implies (`pr-base`/`pr-head` for the sides of a pair, else `history`).
     pub fn resolve(
         config: &Config,
         req: &LabelRequest,
@@ -87,8 +48,8 @@ impl Labels {
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
                 .map(str::to_string),
-            ci_branch: first_var(&HEAD_BRANCH_VARS, var),
-            base_branch: first_var(&BASE_BRANCH_VARS, var),
+            ci_branch: pitwall_forge::ci::head_branch(var),
+            base_branch: pitwall_forge::ci::base_branch(var),
             testbed: req
                 .testbed
                 .as_deref()

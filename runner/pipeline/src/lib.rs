@@ -17,6 +17,7 @@ pub mod labels;
 pub mod measure;
 pub mod pair;
 pub mod prune;
+pub mod publish;
 pub mod rounds;
 pub mod run;
 pub mod setup;

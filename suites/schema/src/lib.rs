@@ -10,6 +10,7 @@ pub mod consistency;
 pub mod datasheet;
 pub mod export;
 pub mod expr;
+pub mod forge;
 pub mod labels;
 pub mod manifest;
 pub mod plausible;

@@ -4,17 +4,16 @@
 //! updated in place; a token echoed in base64 (a `Basic` header) never reaches a message
 //! (issue 15, item 9).
 
-mod github_support;
-
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use github_support::{BOT, Fault, REPO, Server};
-use pitwall_reports::compare::{ComparedBenchmark, ComparisonReport};
-use pitwall_reports::github::{
+use pitwall_e2e::github::{BOT, Fault, REPO, Server};
+use pitwall_forge::github::{
     ACTIONS_BOT, CheckConclusion, CheckOutcome, CheckRun, CommentOutcome, GithubApi, GithubConfig,
     GithubError, HttpGithub, MARKER, Secret, identity, publish_check, publish_comment,
 };
+use pitwall_reports::compare::{ComparedBenchmark, ComparisonReport};
+use pitwall_reports::github::forge_summary;
 use pitwall_stats::ab::{AbConfig, PairInput, compare_all};
 
 const TOKEN: &str = "ghs_4ct10nsT0kenValue987654321";
@@ -139,7 +138,11 @@ fn the_check_run_concludes_failure_neutral_or_success_and_is_updated_in_place() 
     incomparable.incomparable = true;
 
     let md = |r: &ComparisonReport| format!("{MARKER}\n{}\n\n| a | b |\n", r.summary_line());
-    let run = CheckRun::for_report(&regressed, &md(&regressed), Some("https://ci.example/r"));
+    let run = CheckRun::for_summary(
+        &forge_summary(&regressed),
+        &md(&regressed),
+        Some("https://ci.example/r"),
+    );
     assert_eq!(run.conclusion, CheckConclusion::Failure);
     let outcome = publish_check(&gh, SHA, &run).unwrap();
     let CheckOutcome::Created(id, CheckConclusion::Failure) = outcome else {
@@ -167,7 +170,7 @@ fn the_check_run_concludes_failure_neutral_or_success_and_is_updated_in_place() 
     assert!(summary.contains("| a | b |"), "the table: {summary}");
 
     for (r, want) in [(&incomparable, "neutral"), (&fine, "success")] {
-        let run = CheckRun::for_report(r, &md(r), None);
+        let run = CheckRun::for_summary(&forge_summary(r), &md(r), None);
         let outcome = publish_check(&gh, SHA, &run).unwrap();
         assert!(
             matches!(outcome, CheckOutcome::Updated(u, _) if u == id),
@@ -182,7 +185,7 @@ fn the_check_run_concludes_failure_neutral_or_success_and_is_updated_in_place() 
     let mut inconclusive = fine.clone();
     inconclusive.benchmarks[0].comparison.verdict = pitwall_stats::ab::Verdict::Inconclusive;
     assert_eq!(
-        CheckRun::for_report(&inconclusive, "", None).conclusion,
+        CheckRun::for_summary(&forge_summary(&inconclusive), "", None).conclusion,
         CheckConclusion::Neutral
     );
 }
@@ -191,7 +194,7 @@ fn the_check_run_concludes_failure_neutral_or_success_and_is_updated_in_place() 
 fn a_check_run_for_a_bad_sha_is_refused_before_any_request() {
     let server = Server::start();
     let gh = client(&server);
-    let run = CheckRun::for_report(&report(&[("s", 1.0, 1.0)]), "x", None);
+    let run = CheckRun::for_summary(&forge_summary(&report(&[("s", 1.0, 1.0)])), "x", None);
     let err = publish_check(&gh, "../../x", &run).unwrap_err();
     assert!(err.to_string().contains("not a full sha"), "{err}");
     assert!(server.requests().is_empty());

@@ -1,18 +1,17 @@
 //! Publishing to a real local HTTP server that emulates GitHub: the sticky comment, paging,
 //! retries without duplicates, clear errors that never show the token, commit statuses.
 
-mod github_support;
-
 use std::collections::BTreeMap;
 use std::error::Error as _;
 use std::time::{Duration, Instant};
 
-use github_support::{BOT, Fault, REPO, Server};
-use pitwall_reports::compare::{ComparedBenchmark, ComparisonReport};
-use pitwall_reports::github::{
-    CommentOptions, CommentOutcome, GithubApi, GithubConfig, GithubError, HttpGithub, MARKER,
-    STATUS_CONTEXT, Secret, publish_comment, publish_status, render_pr_comment,
+use pitwall_e2e::github::{BOT, Fault, REPO, Server};
+use pitwall_forge::github::{
+    CommentOutcome, GithubApi, GithubConfig, GithubError, HttpGithub, MARKER, STATUS_CONTEXT,
+    Secret, publish_comment, publish_status,
 };
+use pitwall_reports::compare::{ComparedBenchmark, ComparisonReport};
+use pitwall_reports::github::{CommentOptions, forge_summary, render_pr_comment};
 use pitwall_stats::ab::{AbConfig, PairInput, compare_all};
 
 const TOKEN: &str = "ghp_s3cretTOKENvalue1234567890";
@@ -316,13 +315,19 @@ fn statuses_carry_state_and_summary() {
     let gh = client(&server);
     let sha = "0123456789abcdef0123456789abcdef01234567";
     let regressed = report(&[("parse", 100.0, 130.0), ("steady", 50.0, 50.0)]);
-    publish_status(&gh, sha, &regressed, Some("https://ci.example/r/1")).unwrap();
+    publish_status(
+        &gh,
+        sha,
+        &forge_summary(&regressed),
+        Some("https://ci.example/r/1"),
+    )
+    .unwrap();
     let fine = report(&[("steady", 50.0, 50.0)]);
-    publish_status(&gh, sha, &fine, None).unwrap();
+    publish_status(&gh, sha, &forge_summary(&fine), None).unwrap();
     let mut incomparable = fine.clone();
     incomparable.env_mismatch = vec!["gpu model: A vs B".into()];
     incomparable.incomparable = true;
-    publish_status(&gh, sha, &incomparable, None).unwrap();
+    publish_status(&gh, sha, &forge_summary(&incomparable), None).unwrap();
 
     let st = server.state.lock().unwrap().statuses.clone();
     assert_eq!(st.len(), 3);
@@ -352,7 +357,7 @@ fn status_for_a_bad_sha_is_refused() {
     let server = Server::start();
     let gh = client(&server);
     let fine = report(&[("steady", 50.0, 50.0)]);
-    let err = publish_status(&gh, "../../x", &fine, None).unwrap_err();
+    let err = publish_status(&gh, "../../x", &forge_summary(&fine), None).unwrap_err();
     assert!(err.to_string().contains("not a hexadecimal sha"), "{err}");
     assert!(server.requests().is_empty());
 }

@@ -9,11 +9,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use pitwall_stats::ab::Verdict;
+use pitwall_schema::forge::{ForgeSummary, MARKER, Outcome};
 use serde::{Deserialize, Serialize};
-
-use super::comment::MARKER;
-use crate::compare::ComparisonReport;
 
 /// An API token. `Debug` and `Display` print `***`; only [`Secret::expose`] gives the value.
 #[derive(Clone, PartialEq, Eq)]
@@ -209,46 +206,12 @@ pub fn identity(api: &dyn GithubApi, actions_token: bool) -> Result<String, Gith
     }
 }
 
-/// State of the commit status pitwall posts.
-///
-/// GitHub's commit statuses know `success`, `failure`, `error` and `pending`, no "neutral".
-/// [`StatusState::Neutral`] (inconclusive or incomparable) is sent as `success` with a
-/// description that starts with `inconclusive:` or `incomparable:`: `pending` would never
-/// resolve and block a required check forever, and `error`/`failure` would fail a pull
-/// request on evidence that does not show a regression. Teams that want such runs to block
-/// can require a re-run instead; the comment says why.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StatusState {
-    Success,
-    Failure,
-    Neutral,
-}
-
-impl StatusState {
-    /// The `state` field sent to GitHub.
-    pub fn api_state(self) -> &'static str {
-        match self {
-            StatusState::Success | StatusState::Neutral => "success",
-            StatusState::Failure => "failure",
-        }
-    }
-
-    /// Failure on a regression that counts; neutral when the environments are incomparable,
-    /// nothing was compared, or some benchmark is inconclusive; success otherwise.
-    pub fn for_report(report: &ComparisonReport) -> Self {
-        if report.has_regression() {
-            StatusState::Failure
-        } else if report.incomparable
-            || report.benchmarks.is_empty()
-            || report
-                .benchmarks
-                .iter()
-                .any(|b| b.comparison.verdict == Verdict::Inconclusive)
-        {
-            StatusState::Neutral
-        } else {
-            StatusState::Success
-        }
+/// The `state` field of a commit status for `outcome`: GitHub's statuses have no neutral, so
+/// [`Outcome::Neutral`] is sent as `success` (its description says why, see [`Outcome`]).
+pub fn api_state(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Success | Outcome::Neutral => "success",
+        Outcome::Failure => "failure",
     }
 }
 
@@ -270,7 +233,7 @@ pub trait GithubApi {
     fn create_status(
         &self,
         sha: &str,
-        state: StatusState,
+        state: Outcome,
         description: &str,
         target_url: Option<&str>,
         context: &str,
@@ -417,30 +380,23 @@ pub fn publish_comment_at(
     }
 }
 
-/// The status description for `report`: its summary line, marked when neutral, cut to
-/// GitHub's 140 characters.
-pub fn status_description(report: &ComparisonReport) -> String {
-    let summary = report.summary_line();
-    let text = match StatusState::for_report(report) {
-        StatusState::Neutral if !summary.starts_with("incomparable") => {
-            format!("inconclusive: {summary}")
-        }
-        _ => summary,
-    };
-    truncate_chars(&text, MAX_DESCRIPTION_CHARS)
+/// The status description for `summary`: the text the renderer made (marked when neutral),
+/// cut to GitHub's 140 characters.
+pub fn status_description(summary: &ForgeSummary) -> String {
+    truncate_chars(&summary.description, MAX_DESCRIPTION_CHARS)
 }
 
-/// Sets the `pitwall/benchmarks` status of commit `sha` from `report`.
+/// Sets the `pitwall/benchmarks` status of commit `sha` from `summary`.
 pub fn publish_status(
     api: &dyn GithubApi,
     sha: &str,
-    report: &ComparisonReport,
+    summary: &ForgeSummary,
     target_url: Option<&str>,
 ) -> Result<(), GithubError> {
     api.create_status(
         sha,
-        StatusState::for_report(report),
-        &status_description(report),
+        summary.outcome,
+        &status_description(summary),
         target_url,
         STATUS_CONTEXT,
     )

@@ -8,7 +8,9 @@ use pitwall_schema::Redactor;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::github::{MARKER, Secret};
+use pitwall_schema::forge::MARKER;
+
+use crate::github::Secret;
 use crate::http::{HttpClient, Method};
 
 /// Notes listed per page; a shorter page is the last one.

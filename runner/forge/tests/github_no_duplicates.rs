@@ -4,16 +4,15 @@
 //! check run a 502 hid is found instead of created again; a server that never answers costs
 //! at most the call's budget, retries included.
 
-mod github_support;
-
 use std::time::{Duration, Instant};
 
-use github_support::{BOT, Fault, REPO, Server};
-use pitwall_reports::compare::ComparisonReport;
-use pitwall_reports::github::{
+use pitwall_e2e::github::{BOT, Fault, REPO, Server};
+use pitwall_forge::github::{
     CheckRun, CommentOutcome, GithubApi, GithubConfig, HttpGithub, MARKER, Secret, publish_check,
     publish_comment, publish_comment_at,
 };
+use pitwall_reports::compare::ComparisonReport;
+use pitwall_reports::github::forge_summary;
 
 const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
 
@@ -112,7 +111,7 @@ fn a_check_run_created_behind_a_502_is_not_created_again() {
         implausible: vec![],
         incomparable: false,
     };
-    let run = CheckRun::for_report(&report, "body", None);
+    let run = CheckRun::for_summary(&forge_summary(&report), "body", None);
     publish_check(&gh, SHA, &run).unwrap();
     assert_eq!(server.check_runs().len(), 1, "one check run, not two");
 }

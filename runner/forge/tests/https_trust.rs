@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use pitwall_reports::http::{HttpClient, Method};
+use pitwall_forge::http::{HttpClient, Method};
 
 fn openssl(dir: &Path, args: &[&str]) -> bool {
     Command::new("openssl")

@@ -9,10 +9,10 @@ use crate::http::Method;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::api::{GithubError, StatusState, truncate_chars};
-use super::comment::MARKER;
+use pitwall_schema::forge::{ForgeSummary, MARKER, Outcome};
+
+use super::api::{GithubError, truncate_chars};
 use super::http::{HttpGithub, Req, decode};
-use crate::compare::ComparisonReport;
 
 /// The name of pitwall's check run.
 pub const CHECK_NAME: &str = "pitwall";
@@ -38,11 +38,11 @@ impl CheckConclusion {
     }
 
     /// By the same rule as the commit status, with neutral kept neutral.
-    pub fn for_report(report: &ComparisonReport) -> Self {
-        match StatusState::for_report(report) {
-            StatusState::Success => CheckConclusion::Success,
-            StatusState::Failure => CheckConclusion::Failure,
-            StatusState::Neutral => CheckConclusion::Neutral,
+    pub fn of(outcome: Outcome) -> Self {
+        match outcome {
+            Outcome::Success => CheckConclusion::Success,
+            Outcome::Failure => CheckConclusion::Failure,
+            Outcome::Neutral => CheckConclusion::Neutral,
         }
     }
 }
@@ -59,9 +59,10 @@ pub struct CheckRun {
 }
 
 impl CheckRun {
-    /// The check run for `report`; `markdown` is the rendered comment (its marker dropped).
-    pub fn for_report(
-        report: &ComparisonReport,
+    /// The check run for the comparison `summary`; `markdown` is the rendered comment (its
+    /// marker dropped).
+    pub fn for_summary(
+        comparison: &ForgeSummary,
         markdown: &str,
         details_url: Option<&str>,
     ) -> Self {
@@ -71,8 +72,8 @@ impl CheckRun {
             .unwrap_or(markdown)
             .trim_start();
         CheckRun {
-            conclusion: CheckConclusion::for_report(report),
-            title: truncate_chars(&report.summary_line(), 255),
+            conclusion: CheckConclusion::of(comparison.outcome),
+            title: truncate_chars(&comparison.title, 255),
             summary: truncate_chars(summary, CHECK_SUMMARY_LIMIT),
             details_url: details_url.map(str::to_string),
         }

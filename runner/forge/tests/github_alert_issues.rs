@@ -3,15 +3,14 @@
 //! updates (and reopens) that issue instead of opening another; an issue with the marker that
 //! someone else opened is never taken for pitwall's; with an Actions token the bot is pitwall.
 
-mod github_support;
-
 use std::time::Duration;
 
-use github_support::{BOT, REPO, Server};
-use pitwall_reports::github::{ACTIONS_BOT, GithubConfig, HttpGithub, Secret, identity};
-use pitwall_reports::notify::{
-    ALERT_ISSUE_LABEL, IssueOutcome, alert_marker, issue_body, publish_issues,
+use pitwall_e2e::github::{BOT, REPO, Server};
+use pitwall_forge::github::{
+    ACTIONS_BOT, ALERT_ISSUE_LABEL, AlertIssue, GithubApi, GithubConfig, GithubError, HttpGithub,
+    IssueOutcome, Secret, identity,
 };
+use pitwall_reports::notify::{alert_marker, issue_body, issue_title};
 use pitwall_schema::{Alert, AlertKind, AlertSeries, AlertStatus};
 
 fn client(server: &Server) -> HttpGithub {
@@ -19,6 +18,23 @@ fn client(server: &Server) -> HttpGithub {
     c.backoff_base = Duration::from_millis(10);
     c.max_total = Duration::from_secs(5);
     HttpGithub::new(c).unwrap()
+}
+
+/// The alerts' issues as `pitwall-reports` renders them, published by the forge.
+fn publish_issues(
+    api: &dyn GithubApi,
+    alerts: &[Alert],
+    login: &str,
+) -> Result<Vec<IssueOutcome>, GithubError> {
+    let issues: Vec<AlertIssue> = alerts
+        .iter()
+        .map(|a| AlertIssue {
+            marker: alert_marker(&a.id),
+            title: issue_title(a),
+            body: issue_body(a),
+        })
+        .collect();
+    pitwall_forge::github::publish_issues(api, &issues, login)
 }
 
 fn alert(id: &str, rel_change: f64) -> Alert {
