@@ -61,10 +61,10 @@ pub struct AlertBisectArgs {
     #[arg(value_name = "ID")]
     pub id: String,
     /// Interleaved rounds measured before the first look at each commit
-    #[arg(long, value_name = "N", default_value_t = pitwall_pipeline::defaults::ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = pitwall_engine::defaults::ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
     /// Most rounds one commit may take
-    #[arg(long, value_name = "N", default_value_t = pitwall_pipeline::defaults::MAX_ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = pitwall_engine::defaults::MAX_ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_rounds: u32,
     /// Rebuild every commit even when its build is cached
     #[arg(long)]

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use pitwall_cpu::CpuBackend;
 use pitwall_cuda::CudaBackend;
 
+use pitwall_engine::config::{BackendChoice, Config, SuiteSpec};
+use pitwall_engine::defaults;
+use pitwall_engine::{Isolation, RunObserver};
 use pitwall_host::gpu::load_nvml;
 use pitwall_host::machine::{DirSysfs, ProcessAffinity};
-use pitwall_pipeline::config::{BackendChoice, Config, SuiteSpec};
-use pitwall_pipeline::defaults;
-use pitwall_pipeline::engine::{Isolation, RunObserver};
 use pitwall_pipeline::measure::{EnvironmentError, MeasureHooks};
 use pitwall_pipeline::run::{RunError, RunReport, Target};
 use pitwall_pipeline::setup::{Mode, RunEnvironment};
@@ -35,7 +35,7 @@ fn prepare_env(
     suites: &SuiteBackend,
 ) -> Result<RunEnvironment, Failure> {
     // On SIGINT/SIGTERM: kill running benchmark commands, restore clocks, then die.
-    pitwall_host::gpu::on_terminate(pitwall_pipeline::engine::kill_running_commands);
+    pitwall_host::gpu::on_terminate(pitwall_engine::kill_running_commands);
     pitwall_host::gpu::install_signal_handler().map_err(Failure::of_gpu)?;
     let nvml = load_nvml().map(Arc::from);
     let mut env = RunEnvironment::prepare(

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use pitwall_pipeline::config::Config;
+use pitwall_engine::config::Config;
 use pitwall_reports::github::Secret;
 use pitwall_reports::gitlab::{GitlabConfig, HttpGitlab, publish_note};
 
@@ -271,7 +271,7 @@ fn gitlab_client(
     };
     pitwall_schema::secrets::remember(token.expose());
     let mut cfg = GitlabConfig::new(api_url, project, token.clone(), token_var.clone());
-    cfg.redactor = pitwall_pipeline::engine::process_redactor(&config.token_vars());
+    cfg.redactor = pitwall_engine::process_redactor(&config.token_vars());
     cfg.redactor.add(token.expose());
     HttpGitlab::new(cfg).map_err(Failure::of_gitlab_setup)
 }

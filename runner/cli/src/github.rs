@@ -3,7 +3,7 @@
 //! sticky merge-request note on GitLab (`pitwall comment`, `pitwall ci`); and the job summary
 //! (`$GITHUB_STEP_SUMMARY`).
 
-use pitwall_pipeline::config::{Config, Publish};
+use pitwall_engine::config::{Config, Publish};
 use pitwall_pipeline::{compare, source};
 use pitwall_reports::compare::ComparisonReport;
 use pitwall_stats::ab::AbConfig;
@@ -202,7 +202,7 @@ fn github_client(
     pitwall_schema::secrets::remember(token.expose());
     let mut cfg = GithubConfig::new(api.url, repo, token.clone());
     cfg.token_var = token_var.clone();
-    cfg.redactor = pitwall_pipeline::engine::process_redactor(&config.token_vars());
+    cfg.redactor = pitwall_engine::process_redactor(&config.token_vars());
     cfg.redactor.add(token.expose());
     HttpGithub::new(cfg).map_err(Failure::of_github_setup)
 }
@@ -306,7 +306,7 @@ pub(super) fn open_alert_issues(
     pitwall_schema::secrets::remember(token.expose());
     let mut cfg = GithubConfig::new(api_url, repo, token.clone());
     cfg.token_var = token_var.clone();
-    cfg.redactor = pitwall_pipeline::engine::process_redactor(&config.token_vars());
+    cfg.redactor = pitwall_engine::process_redactor(&config.token_vars());
     cfg.redactor.add(token.expose());
     let api = HttpGithub::new(cfg).map_err(|e| chain(&e))?;
     let login = pitwall_reports::github::identity(&api, vars.is_actions_token(token_var))

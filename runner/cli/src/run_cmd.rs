@@ -2,9 +2,9 @@
 //! base/head pair, calls the pipeline's use case, and prints the runs (or the pair's
 //! comparison) it returns.
 
-use pitwall_pipeline::config::Config;
-use pitwall_pipeline::defaults;
-use pitwall_pipeline::engine::{die_with_parent, serve_worker};
+use pitwall_engine::config::Config;
+use pitwall_engine::defaults;
+use pitwall_engine::{die_with_parent, serve_worker};
 use pitwall_pipeline::measure::{
     CommitsRequest, Measurer, PairRequest, PairResult, Revisions, measure_commits, measure_pair,
 };

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use pitwall_pipeline::config::Config;
+use pitwall_engine::config::Config;
 use pitwall_pipeline::{compare, source};
 use pitwall_stats::ab::AbConfig;
 use pitwall_store::{Store, StoreError};

@@ -10,10 +10,10 @@ use pitwall_schema::sections::{FormatNotes, ImportedFrom, ToolContext};
 use pitwall_schema::{Alert, Fingerprint, Run, RunStatus, WORKING_TREE, sanitize_testbed};
 
 use crate::alerts::AlertSettings;
-use crate::config::Config;
 use crate::labels::Labels;
 use crate::source::{self, FileResults, SourceError};
-use crate::store::{InsertOutcome, Store, StoreError};
+use pitwall_engine::config::Config;
+use pitwall_store::{InsertOutcome, Store, StoreError};
 
 /// Why an import failed; nothing was stored unless the variant is `Store`.
 #[derive(Debug, thiserror::Error)]

@@ -5,7 +5,7 @@
 
 use pitwall_schema::{PairRole, Run, RunRole, sanitize_testbed};
 
-use crate::config::Config;
+use pitwall_engine::config::Config;
 
 /// Variables naming the branch of a history run (or a pull request's head), first set wins:
 /// GitHub Actions' pull-request head, then GitLab's merge-request source, then the pushed

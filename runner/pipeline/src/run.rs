@@ -9,11 +9,11 @@ use pitwall_schema::{
     Backend, BenchmarkResult, CommitInfo, Fingerprint, ResultStatus, Run, RunStatus, WORKING_TREE,
 };
 
-use crate::config::Config;
-use crate::engine::{ChildEnv, CommandOutcome, RunObserver, Step, run_command};
-use crate::fingerprint;
 use crate::rounds::Rounds;
 use crate::setup::RunEnvironment;
+use pitwall_engine::config::Config;
+use pitwall_engine::{ChildEnv, CommandOutcome, RunObserver, Step, run_command};
+use pitwall_host::fingerprint;
 
 /// Limit on the build command.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(3600);
@@ -55,7 +55,7 @@ impl Target {
         if self.commit == WORKING_TREE {
             "the working tree".to_string()
         } else {
-            format!("commit {}", crate::engine::short_sha(&self.commit))
+            format!("commit {}", pitwall_engine::short_sha(&self.commit))
         }
     }
 }
@@ -115,7 +115,7 @@ pub fn build(
     }
     observer.step(&Step::BuildStarted {
         target: &described,
-        command: &crate::engine::shown_command(command),
+        command: &pitwall_engine::shown_command(command),
     });
     let started = Instant::now();
     let finished = |ok: bool| {

@@ -14,14 +14,14 @@ use pitwall_schema::sections::{
 use pitwall_schema::{Fingerprint, GpuInfo};
 use serde_json::json;
 
-use crate::config::{Config, PinPolicy, SuiteConfig, SuiteSpec};
-use crate::engine::{Isolation, SampleMetaSource};
-use crate::fingerprint;
-use crate::gpu::{
+use pitwall_engine::config::{Config, PinPolicy, SuiteConfig, SuiteSpec};
+use pitwall_engine::{Isolation, SampleMetaSource};
+use pitwall_host::fingerprint;
+use pitwall_host::gpu::{
     ClockGuard, ClockMode, ClockMonitor, CudaDriver, DeviceSelector, GpuDevice, GpuError,
     MonitorHealth, Nvml, SelectedGpu, SystemCuda, select_gpu,
 };
-use crate::machine::{
+use pitwall_host::machine::{
     Affinity, PinError, Sysfs, UNKNOWN, apply_pinning, format_cpulist, host_checks, plan_pinning,
 };
 
@@ -106,7 +106,7 @@ impl RunEnvironment {
         let mut fp = fingerprint::collect(root, std::env::vars());
         let mut warnings = Vec::new();
         fp.set_section(&fingerprint::toolchain());
-        let libs = crate::gpu::cuda_library_versions();
+        let libs = pitwall_host::gpu::cuda_library_versions();
         if !libs.is_empty() {
             fp.set_section(&CudaLibraries(libs));
         }
@@ -277,7 +277,7 @@ impl RunEnvironment {
             device: selected.as_ref().map(|s| s.index),
             lock_target_sm_mhz: device
                 .as_ref()
-                .and_then(|d| crate::gpu::lock_target(d, requested).ok()),
+                .and_then(|d| pitwall_host::gpu::lock_target(d, requested).ok()),
             other: Default::default(),
         });
         Ok(RunEnvironment {
@@ -392,7 +392,7 @@ fn gpu_info(d: &GpuDevice) -> GpuInfo {
 /// A run interrupted by SIGINT/SIGTERM is not stored: wait here for the signal to end the
 /// process once the clocks are restored.
 pub fn halt_if_terminating() {
-    while crate::gpu::terminating() {
+    while pitwall_host::gpu::terminating() {
         std::thread::park();
     }
 }
@@ -400,8 +400,8 @@ pub fn halt_if_terminating() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::{CudaDevice0, FakeNvml, fake_device};
-    use crate::machine::{DirSysfs, FakeAffinity};
+    use pitwall_host::gpu::{CudaDevice0, FakeNvml, fake_device};
+    use pitwall_host::machine::{DirSysfs, FakeAffinity};
 
     struct Cuda(CudaDevice0);
 
@@ -523,7 +523,7 @@ mod tests {
             mode: Some("lock".into()),
             ..Clocks::default()
         });
-        let d = crate::fingerprint::differences(&env.fingerprint, &locked);
+        let d = pitwall_host::fingerprint::differences(&env.fingerprint, &locked);
         assert!(
             d.iter()
                 .any(|l| l == "gpu clock policy: observe (lock denied) vs lock"),

@@ -12,13 +12,13 @@ use pitwall_stats::ab::{AbConfig, Replicate, ReplicatedPair, SequentialPlan, int
 
 use super::search::{Class, Range, classify, classify_by_estimate, max_steps};
 use crate::compare::replicates_of;
-use crate::config::Config;
-use crate::engine::{RunObserver, Step};
 use crate::git::{GitError, Repo, ResolvedCommit};
 use crate::pair::{PairPlan, UntilDecided, measure_pair};
 use crate::rounds::Rounds;
 use crate::run::{RunError, RunRequest, Target, build};
 use crate::setup::RunEnvironment;
+use pitwall_engine::config::Config;
+use pitwall_engine::{RunObserver, Step};
 
 /// What to bisect.
 #[derive(Debug, Clone)]

@@ -14,10 +14,10 @@ use pitwall_schema::backend::{BackendError, CacheMode, SuiteOptions};
 use pitwall_schema::{Backend, SampleMeta, SuiteKind};
 use serde::{Deserialize, Serialize};
 
-use super::meta::SampleMetaSource;
-use super::observer::RunObserver;
-use super::suite::{Selection, SuiteOutcome, run_suite};
 use crate::config::{Sampling, SuiteConfig, SuiteSpec};
+use crate::meta::SampleMetaSource;
+use crate::observer::RunObserver;
+use crate::suite::{Selection, SuiteOutcome, run_suite};
 
 /// Version of the request and event protocol. Parent and worker are the same executable, so
 /// a mismatch means the executable was replaced while pitwall ran.
@@ -521,5 +521,4 @@ impl SampleMetaSource for Emitter<'_> {
 }
 
 #[cfg(test)]
-#[path = "worker_tests.rs"]
 mod tests;

@@ -1,6 +1,11 @@
-//! The measurement engine: adaptive sampling of in-process benchmarks (in pitwall or in a
-//! fresh worker process per round), running and timing external commands with a hard
-//! timeout, and turning both into stored results.
+//! pitwall's measurement engine, below the use cases: adaptive sampling of in-process
+//! benchmarks (in pitwall or in a fresh worker process per round), running and timing external
+//! commands with a hard timeout, and turning both into stored results; with the configuration
+//! (`pitwall.toml`) it is driven by and the named defaults every layer reads.
+
+pub mod config;
+pub mod defaults;
+pub mod files;
 
 mod ceiling;
 mod child_env;

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::child_env::ChildEnv;
+use crate::child_env::ChildEnv;
 use pitwall_schema::Redactor;
 
 /// How much of stderr is kept for messages.
@@ -336,7 +336,7 @@ pub(super) fn track_group(pgid: i32) {
     }
     // pitwall may have been told to terminate between the spawn and the registration above:
     // the terminate hook reads the list after setting the flag, so one of the two sees the other.
-    if crate::gpu::terminating() {
+    if pitwall_host::gpu::terminating() {
         kill_group(pgid);
     }
 }

@@ -11,7 +11,7 @@ use toml::Spanned;
 use super::keys::combine;
 use super::model::{Config, MAX_SECONDS, Project, Sampling, SuiteConfig, SuiteSpec, Thresholds};
 use super::raw::{RawConfig, RawSampling, valid_keys};
-use crate::store::StoreUrl;
+use pitwall_store::StoreUrl;
 use serde::Deserialize;
 
 /// The file `pitwall run` looks for in the working directory.
@@ -67,7 +67,7 @@ pub fn find_default(dir: &Path) -> Option<PathBuf> {
 /// Reads and validates a config file.
 pub fn load_file(path: &Path, default_project: &str) -> Result<Config, ConfigError> {
     let text =
-        crate::source::read_capped(path, crate::defaults::CONFIG_MAX_BYTES).map_err(|source| {
+        crate::files::read_capped(path, crate::defaults::CONFIG_MAX_BYTES).map_err(|source| {
             ConfigError::Read {
                 path: path.display().to_string(),
                 source,

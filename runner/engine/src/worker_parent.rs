@@ -16,17 +16,17 @@ use std::time::{Duration, Instant};
 
 use pitwall_schema::{BenchmarkResult, SampleMeta, schema};
 
-use super::command::{
+use crate::command::{
     escape_controls, kill_group, spawn_tail_reader, track_group, untrack_group, with_stderr_tail,
 };
-use super::meta::SampleMetaSource;
-use super::observer::RunObserver;
-use super::stop::duration_from_secs;
-use super::suite::{Selection, SuiteOutcome};
-use super::worker::{
+use crate::config::SuiteConfig;
+use crate::meta::SampleMetaSource;
+use crate::observer::RunObserver;
+use crate::stop::duration_from_secs;
+use crate::suite::{Selection, SuiteOutcome};
+use crate::worker::{
     ClockAnchor, PROTOCOL, WORKER_SUBCOMMAND, WorkerEvent, WorkerRequest, decode_non_finite,
 };
-use crate::config::SuiteConfig;
 
 /// Time a benchmark may take beyond `warmup_s + timeout_s` (the most the stopping rule lets
 /// it run, but for its last sample) before its worker is killed as hung.
@@ -443,5 +443,4 @@ impl Session<'_> {
 }
 
 #[cfg(test)]
-#[path = "worker_parent_tests.rs"]
 mod tests;

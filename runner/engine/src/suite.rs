@@ -13,16 +13,16 @@ use pitwall_schema::{
     Backend, BackendError, BenchError, Benchmark, BenchmarkResult, Direction, ResultStatus, Unit,
 };
 
-use super::child_env::ChildEnv;
-use super::command::{ExitKind, fmt_secs, run_command, shown_command};
-use super::device_lost::{not_run, rerun_unfinished};
-use super::meta::SampleMetaSource;
-use super::observer::{RunObserver, Step};
-use super::sampler::sample_benchmark;
-use super::stop::{StopRule, duration_from_secs};
-use super::worker::Isolation;
-use super::worker_parent::{WORKER_GRACE, Worker, run_in_worker};
+use crate::child_env::ChildEnv;
+use crate::command::{ExitKind, fmt_secs, run_command, shown_command};
 use crate::config::{CommandSuite, OutputFormat, Sampling, SuiteConfig, SuiteSpec};
+use crate::device_lost::{not_run, rerun_unfinished};
+use crate::meta::SampleMetaSource;
+use crate::observer::{RunObserver, Step};
+use crate::sampler::sample_benchmark;
+use crate::stop::{StopRule, duration_from_secs};
+use crate::worker::Isolation;
+use crate::worker_parent::{WORKER_GRACE, Worker, run_in_worker};
 
 /// What a suite produced (a suite worker sends it to pitwall as JSON).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -132,7 +132,7 @@ pub fn run_suite(
                     let (r, median_ns, lost) =
                         run_builtin(&suite.name, b.as_mut(), &suite.sampling, observer, meta);
                     if let (Some(bound), Some(median_ns)) = (bound, median_ns) {
-                        guarded.push(super::plausible::Guarded {
+                        guarded.push(crate::plausible::Guarded {
                             id: b.id(),
                             bound,
                             median_ns,
@@ -141,9 +141,9 @@ pub fn run_suite(
                     results.extend(r);
                     lost_by = lost.then(|| format!("benchmark {}", b.id().display()));
                 }
-                let derived = super::ceiling::ceiling_results(&results, &ceilings);
+                let derived = crate::ceiling::ceiling_results(&results, &ceilings);
                 results.extend(derived);
-                let implausible = super::plausible::mark_implausible(&mut results, &guarded);
+                let implausible = crate::plausible::mark_implausible(&mut results, &guarded);
                 observer.suite_finished(&suite.name);
                 SuiteOutcome {
                     results,
@@ -292,7 +292,7 @@ fn run_builtin(
             results.extend(rank_results(suite, &id, &set));
             (
                 results,
-                super::plausible::median_ns(&set.ns_per_iter),
+                crate::plausible::median_ns(&set.ns_per_iter),
                 false,
             )
         }
@@ -324,7 +324,7 @@ pub const RANK_TIME_MEASURE_PREFIX: &str = "time_rank";
 fn rank_results(
     suite: &str,
     id: &pitwall_schema::BenchmarkId,
-    set: &super::sampler::SampleSet,
+    set: &crate::sampler::SampleSet,
 ) -> Vec<BenchmarkResult> {
     let ranks = set.rank_ns_per_iter.first().map_or(0, Vec::len);
     if ranks == 0
@@ -391,7 +391,7 @@ fn read_output_file(path: &Path) -> std::io::Result<String> {
             "not a regular file (a FIFO or device cannot be read as benchmark output; hint: write the output to a file)",
         ));
     }
-    let limit = super::command::STDOUT_MAX_BYTES as u64;
+    let limit = crate::command::STDOUT_MAX_BYTES as u64;
     let mut text = String::new();
     std::fs::File::open(path)?
         .take(limit + 1)
