@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use pitwall_schema::{Benchmark, BenchmarkResult, schema};
 
 use crate::observer::RunObserver;
-use crate::suite::SuiteOutcome;
+use crate::outcome::SuiteOutcome;
 
 /// The failed result of a benchmark not run because `lost_by` left the device unusable.
 pub(super) fn not_run(suite: &str, bench: &dyn Benchmark, lost_by: &str) -> BenchmarkResult {

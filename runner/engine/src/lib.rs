@@ -10,10 +10,13 @@ pub mod files;
 mod ceiling;
 mod child_env;
 mod command;
+mod command_suite;
 mod device_lost;
 mod meta;
 mod observer;
+mod outcome;
 mod plausible;
+mod protocol;
 mod sampler;
 mod stop;
 mod suite;
@@ -27,9 +30,9 @@ pub use command::{
 };
 pub use meta::SampleMetaSource;
 pub use observer::{LookProgress, NullObserver, RunObserver, Step, short_sha};
+pub use outcome::{Selection, SuiteOutcome};
+pub use protocol::{Isolation, PROTOCOL, WORKER_SUBCOMMAND};
 pub use sampler::{SampleSet, sample_benchmark};
 pub use stop::{StopReason, StopRule, duration_from_secs};
-pub use suite::{Selection, SuiteOutcome, run_suite};
-pub use worker::{
-    Isolation, PROTOCOL, WORKER_SUBCOMMAND, WorkerError, die_with_parent, serve_worker,
-};
+pub use suite::run_suite;
+pub use worker::{WorkerError, die_with_parent, serve_worker};

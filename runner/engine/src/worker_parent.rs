@@ -22,11 +22,11 @@ use crate::command::{
 use crate::config::SuiteConfig;
 use crate::meta::SampleMetaSource;
 use crate::observer::RunObserver;
-use crate::stop::duration_from_secs;
-use crate::suite::{Selection, SuiteOutcome};
-use crate::worker::{
+use crate::outcome::{Selection, SuiteOutcome};
+use crate::protocol::{
     ClockAnchor, PROTOCOL, WORKER_SUBCOMMAND, WorkerEvent, WorkerRequest, decode_non_finite,
 };
+use crate::stop::duration_from_secs;
 
 /// Time a benchmark may take beyond `warmup_s + timeout_s` (the most the stopping rule lets
 /// it run, but for its last sample) before its worker is killed as hung.
@@ -103,7 +103,7 @@ fn watch(
         .map_err(|e| format!("cannot write the request for a suite worker: {e}"))?;
     let mut cmd = Command::new(exe);
     // A worker runs pitwall's own suites: it needs no secret, so it gets none.
-    let env = super::child_env::ChildEnv::scrubbed(&Default::default(), &[], &[]);
+    let env = crate::child_env::ChildEnv::scrubbed(&Default::default(), &[], &[]);
     env.apply(&mut cmd);
     let mut child = cmd
         .arg(WORKER_SUBCOMMAND)
