@@ -9,7 +9,7 @@ use pitwall_pipeline::measure::{
     CommitsRequest, Measurer, PairRequest, PairResult, Revisions, measure_commits, measure_pair,
 };
 use pitwall_pipeline::pair::{PairPlan, UntilDecided};
-use pitwall_pipeline::run::{RunReport, RunRequest};
+use pitwall_pipeline::request::{RunReport, RunRequest};
 use pitwall_reports::exporter_for;
 use pitwall_store::{OpenMode, Store};
 

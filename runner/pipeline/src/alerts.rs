@@ -286,7 +286,7 @@ pub fn bisect_request(
     Ok(crate::bisect::BisectRequest {
         good: alert.last_good.clone(),
         bad: alert.first_bad.clone(),
-        select: crate::run::RunRequest {
+        select: crate::request::RunRequest {
             suites: vec![suite.to_string()],
             filter: Some(name.to_string()),
         },

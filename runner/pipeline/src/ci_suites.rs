@@ -4,7 +4,7 @@
 //! the project's code and are always compared. History runs (`run`, `ci --push`) are
 //! not selected here and measure every suite.
 
-use crate::run::RunRequest;
+use crate::request::RunRequest;
 use pitwall_engine::RunObserver;
 use pitwall_engine::config::Config;
 

@@ -14,6 +14,7 @@ pub mod labels;
 pub mod measure;
 pub mod pair;
 pub mod prune;
+pub mod request;
 pub mod rounds;
 pub mod run;
 pub mod setup;

@@ -15,12 +15,13 @@ use crate::bisect::{BisectError, BisectReport, BisectRequest};
 use crate::git::{GitError, Repo};
 use crate::labels::Labels;
 use crate::pair::{self, PairOutcome, PairPlan, UntilDecided, sides};
-use crate::run::{RunError, RunReport, RunRequest, Target, build, check_suites};
-use crate::run::{execute, failed_build_run, now_rfc3339};
+use crate::request::{RunReport, RunRequest, Target};
+use crate::run::{RunError, build, check_suites, execute, failed_build_run};
 use crate::setup::{RunEnvironment, halt_if_terminating};
 use crate::source::Side;
 use pitwall_engine::config::Config;
 use pitwall_engine::{RunObserver, Step, process_redactor, redact_run};
+use pitwall_schema::time::now_rfc3339;
 use pitwall_store::{Store, StoreError};
 
 /// What the caller provides around a measurement: progress, the machine setup (pinning,

@@ -12,8 +12,9 @@ use pitwall_schema::{Backend, SequentialPlanInfo};
 use pitwall_stats::ab::{AbConfig, Method, Verdict};
 
 use crate::compare::{CompareOptions, compare};
+use crate::request::{RunReport, RunRequest, Target};
 use crate::rounds::Rounds;
-use crate::run::{RunError, RunReport, RunRequest, Target, check_suites};
+use crate::run::{RunError, check_suites};
 use crate::setup::RunEnvironment;
 use crate::source::Side;
 pub use pitwall_engine::LookProgress;
