@@ -12,7 +12,7 @@ use pitwall_schema::manifest::{
 };
 use toml::Spanned;
 
-use super::load::{ConfigError, Ctx};
+use super::error::{ConfigError, Ctx};
 use super::raw::{RawArg, RawDims, RawExpr, RawKernel, RawReference, RawValue};
 
 fn is_identifier(s: &str) -> bool {

@@ -3,7 +3,7 @@
 
 use toml::Spanned;
 
-use super::load::{ConfigError, Ctx};
+use super::error::{ConfigError, Ctx};
 use super::model::{CiConfig, PinPolicy, PinningConfig, Thresholds};
 use super::raw::{RawCi, RawHistory, RawTestbed, RawThresholds};
 
