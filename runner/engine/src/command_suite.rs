@@ -7,14 +7,86 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
 use pitwall_formats::{self as formats, Input, InputFormat};
+use pitwall_schema::schema;
 use pitwall_schema::{BenchmarkResult, Direction, ResultStatus, Unit};
 
 use crate::child_env::ChildEnv;
 use crate::command::{ExitKind, fmt_secs, run_command, shown_command};
-use crate::config::{CommandSuite, Sampling};
+use crate::config::{CommandSuite, OutputFormat, Sampling, SuiteConfig};
 use crate::meta::SampleMetaSource;
 use crate::observer::{RunObserver, Step};
+use crate::outcome::SuiteOutcome;
 use crate::stop::{StopRule, duration_from_secs};
+
+/// Runs a `command` suite: a wall-time suite the filter leaves out is not run; a tool's
+/// results are filtered once read.
+pub(crate) fn run_command_suite(
+    suite: &SuiteConfig,
+    cmd: &CommandSuite,
+    checkout: &Path,
+    filter: Option<&str>,
+    observer: &dyn RunObserver,
+    meta: Option<&dyn SampleMetaSource>,
+) -> SuiteOutcome {
+    let selected = |name: &str| filter.is_none_or(|f| name.contains(f));
+    // A wall-time suite's one result is named after the suite: known before running.
+    if cmd.format == OutputFormat::WallTime && !selected(&suite.name) {
+        observer.suite_started(&suite.name, 0);
+        observer.suite_finished(&suite.name);
+        return SuiteOutcome {
+            results: Vec::new(),
+            skipped: None,
+            context: BTreeMap::new(),
+            notes: Vec::new(),
+            unfinished: Vec::new(),
+        };
+    }
+    observer.suite_started(&suite.name, 0);
+    let mut extras = (BTreeMap::new(), Vec::new());
+    let results = match cmd.format {
+        // The tool's benchmarks are known only from its output: filter them then. A
+        // suite that failed as a whole is kept, whatever it would have measured.
+        OutputFormat::Parsed(format) => run_parsed_command(
+            &suite.name,
+            cmd,
+            format,
+            &suite.sampling,
+            checkout,
+            observer,
+            &mut extras,
+        )
+        .map_or_else(
+            |msg| {
+                vec![BenchmarkResult::failed(
+                    &suite.name,
+                    "command",
+                    BTreeMap::new(),
+                    msg,
+                )]
+            },
+            |mut results| {
+                results.retain(|r| selected(&schema::display_name(&r.name, &r.params)));
+                results
+            },
+        ),
+        OutputFormat::WallTime => vec![run_wall_time(
+            &suite.name,
+            cmd,
+            &suite.sampling,
+            checkout,
+            observer,
+            meta,
+        )],
+    };
+    observer.suite_finished(&suite.name);
+    SuiteOutcome {
+        results,
+        skipped: None,
+        context: extras.0,
+        notes: extras.1,
+        unfinished: Vec::new(),
+    }
+}
 
 /// The directory a command suite runs in: the checkout, or `workdir` joined to it. Checked
 /// before spawning, so a bad `workdir` is named instead of the command looking missing.
@@ -76,7 +148,7 @@ type BenchKey = (String, BTreeMap<String, String>, String);
 /// Runs a command `runs` times and reads its output in `format`, merging the entries of the same
 /// benchmark (samples appended in run order). `Err` says why the suite failed as a whole (the
 /// command failed, or its output is invalid); it becomes one failed result named `command`.
-pub(crate) fn run_parsed_command(
+fn run_parsed_command(
     suite: &str,
     cmd: &CommandSuite,
     format: InputFormat,
@@ -226,7 +298,7 @@ pub(crate) fn run_parsed_command(
 }
 
 /// Times the whole command, one execution per sample, under the engine's stopping rule.
-pub(crate) fn run_wall_time(
+fn run_wall_time(
     suite: &str,
     cmd: &CommandSuite,
     sampling: &Sampling,

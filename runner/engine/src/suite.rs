@@ -6,13 +6,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use pitwall_schema::backend::SuiteOptions;
-use pitwall_schema::schema;
+
 use pitwall_schema::{
-    Backend, BackendError, BenchError, Benchmark, BenchmarkResult, Direction, ResultStatus, Unit,
+    Backend, BackendError, BenchError, Benchmark, BenchmarkResult, Direction, ResultStatus,
+    SuiteKind, Unit,
 };
 
-use crate::command_suite::{run_parsed_command, run_wall_time};
-use crate::config::{OutputFormat, Sampling, SuiteConfig, SuiteSpec};
+use crate::command_suite::run_command_suite;
+use crate::config::{Sampling, SuiteConfig, SuiteSpec};
 use crate::device_lost::{not_run, rerun_unfinished};
 use crate::meta::SampleMetaSource;
 use crate::observer::RunObserver;
@@ -37,7 +38,7 @@ pub fn run_suite(
     meta: Option<&dyn SampleMetaSource>,
     isolation: &Isolation,
 ) -> SuiteOutcome {
-    let Selection { filter, only } = selection;
+    let filter = selection.filter;
     if let (SuiteSpec::Builtin { .. }, Isolation::Worker { exe }) = (&suite.spec, isolation) {
         let worker = Worker {
             exe,
@@ -77,63 +78,8 @@ pub fn run_suite(
                 ..options.clone()
             },
         ) {
-            Ok(mut benches) => {
-                benches.retain(|b| {
-                    let shown = b.id().display();
-                    filter.is_none_or(|f| shown.contains(f))
-                        && only.is_none_or(|o| o.contains(&shown))
-                });
-                observer.suite_started(&suite.name, benches.len());
-                let ceilings: Vec<_> = benches
-                    .iter()
-                    .filter_map(|b| b.ceiling().map(|c| (b.id(), c)))
-                    .collect();
-                let mut guarded = Vec::new();
-                // Each benchmark is dropped once measured: its buffers (allocated on its first
-                // run) are freed before the next one starts, so a worker peaks at its largest
-                // benchmark rather than at the sum of the suite's.
-                let mut results: Vec<BenchmarkResult> = Vec::new();
-                let mut unfinished = Vec::new();
-                let mut lost_by: Option<String> = None;
-                for mut b in benches {
-                    if let Some(lost_by) = &lost_by {
-                        results.push(not_run(&suite.name, b.as_ref(), lost_by));
-                        unfinished.push(b.id().display());
-                        continue;
-                    }
-                    let bound = b.plausibility();
-                    let (r, median_ns, lost) =
-                        run_builtin(&suite.name, b.as_mut(), &suite.sampling, observer, meta);
-                    if let (Some(bound), Some(median_ns)) = (bound, median_ns) {
-                        guarded.push(crate::plausible::Guarded {
-                            id: b.id(),
-                            bound,
-                            median_ns,
-                        });
-                    }
-                    results.extend(r);
-                    lost_by = lost.then(|| format!("benchmark {}", b.id().display()));
-                }
-                let derived = crate::ceiling::ceiling_results(&results, &ceilings);
-                results.extend(derived);
-                let implausible = crate::plausible::mark_implausible(&mut results, &guarded);
-                observer.suite_finished(&suite.name);
-                SuiteOutcome {
-                    results,
-                    skipped: None,
-                    context: BTreeMap::new(),
-                    notes: backend
-                        .notes(*kind)
-                        .into_iter()
-                        .chain(
-                            implausible
-                                .into_iter()
-                                .map(|why| format!("implausible: {why}")),
-                        )
-                        .map(|n| format!("suite `{}`: {n}", suite.name))
-                        .collect(),
-                    unfinished,
-                }
+            Ok(benches) => {
+                measure_builtins(suite, *kind, benches, backend, selection, observer, meta)
             }
             Err(BackendError::Unavailable { backend, reason }) => {
                 let line = format!(
@@ -161,66 +107,76 @@ pub fn run_suite(
                 }
             }
         },
-        SuiteSpec::Command(cmd) => {
-            let selected = |name: &str| filter.is_none_or(|f| name.contains(f));
-            // A wall-time suite's one result is named after the suite: known before running.
-            if cmd.format == OutputFormat::WallTime && !selected(&suite.name) {
-                observer.suite_started(&suite.name, 0);
-                observer.suite_finished(&suite.name);
-                return SuiteOutcome {
-                    results: Vec::new(),
-                    skipped: None,
-                    context: BTreeMap::new(),
-                    notes: Vec::new(),
-                    unfinished: Vec::new(),
-                };
-            }
-            observer.suite_started(&suite.name, 0);
-            let mut extras = (BTreeMap::new(), Vec::new());
-            let results = match cmd.format {
-                // The tool's benchmarks are known only from its output: filter them then. A
-                // suite that failed as a whole is kept, whatever it would have measured.
-                OutputFormat::Parsed(format) => run_parsed_command(
-                    &suite.name,
-                    cmd,
-                    format,
-                    &suite.sampling,
-                    checkout,
-                    observer,
-                    &mut extras,
-                )
-                .map_or_else(
-                    |msg| {
-                        vec![BenchmarkResult::failed(
-                            &suite.name,
-                            "command",
-                            BTreeMap::new(),
-                            msg,
-                        )]
-                    },
-                    |mut results| {
-                        results.retain(|r| selected(&schema::display_name(&r.name, &r.params)));
-                        results
-                    },
-                ),
-                OutputFormat::WallTime => vec![run_wall_time(
-                    &suite.name,
-                    cmd,
-                    &suite.sampling,
-                    checkout,
-                    observer,
-                    meta,
-                )],
-            };
-            observer.suite_finished(&suite.name);
-            SuiteOutcome {
-                results,
-                skipped: None,
-                context: extras.0,
-                notes: extras.1,
-                unfinished: Vec::new(),
-            }
+        SuiteSpec::Command(cmd) => run_command_suite(suite, cmd, checkout, filter, observer, meta),
+    }
+}
+
+/// The selected benchmarks of a built-in suite, measured here one after the other, with the
+/// results derived from them (ceilings) and the implausible ones marked.
+fn measure_builtins(
+    suite: &SuiteConfig,
+    kind: SuiteKind,
+    mut benches: Vec<Box<dyn Benchmark>>,
+    backend: &dyn Backend,
+    selection: Selection<'_>,
+    observer: &dyn RunObserver,
+    meta: Option<&dyn SampleMetaSource>,
+) -> SuiteOutcome {
+    let Selection { filter, only } = selection;
+    benches.retain(|b| {
+        let shown = b.id().display();
+        filter.is_none_or(|f| shown.contains(f)) && only.is_none_or(|o| o.contains(&shown))
+    });
+    observer.suite_started(&suite.name, benches.len());
+    let ceilings: Vec<_> = benches
+        .iter()
+        .filter_map(|b| b.ceiling().map(|c| (b.id(), c)))
+        .collect();
+    let mut guarded = Vec::new();
+    // Each benchmark is dropped once measured: its buffers (allocated on its first
+    // run) are freed before the next one starts, so a worker peaks at its largest
+    // benchmark rather than at the sum of the suite's.
+    let mut results: Vec<BenchmarkResult> = Vec::new();
+    let mut unfinished = Vec::new();
+    let mut lost_by: Option<String> = None;
+    for mut b in benches {
+        if let Some(lost_by) = &lost_by {
+            results.push(not_run(&suite.name, b.as_ref(), lost_by));
+            unfinished.push(b.id().display());
+            continue;
         }
+        let bound = b.plausibility();
+        let (r, median_ns, lost) =
+            run_builtin(&suite.name, b.as_mut(), &suite.sampling, observer, meta);
+        if let (Some(bound), Some(median_ns)) = (bound, median_ns) {
+            guarded.push(crate::plausible::Guarded {
+                id: b.id(),
+                bound,
+                median_ns,
+            });
+        }
+        results.extend(r);
+        lost_by = lost.then(|| format!("benchmark {}", b.id().display()));
+    }
+    let derived = crate::ceiling::ceiling_results(&results, &ceilings);
+    results.extend(derived);
+    let implausible = crate::plausible::mark_implausible(&mut results, &guarded);
+    observer.suite_finished(&suite.name);
+    SuiteOutcome {
+        results,
+        skipped: None,
+        context: BTreeMap::new(),
+        notes: backend
+            .notes(kind)
+            .into_iter()
+            .chain(
+                implausible
+                    .into_iter()
+                    .map(|why| format!("implausible: {why}")),
+            )
+            .map(|n| format!("suite `{}`: {n}", suite.name))
+            .collect(),
+        unfinished,
     }
 }
 
