@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
-use pitwall_formats::{self as formats, Input, InputFormat};
+use pitwall_formats::{self as formats, Input, InputFormat, ParsedRun};
 use pitwall_schema::schema;
-use pitwall_schema::{BenchmarkResult, Direction, ResultStatus, Unit};
+use pitwall_schema::{BenchmarkResult, Direction, ResultStatus, SampleMeta, Unit};
 
 use crate::child_env::ChildEnv;
 use crate::command::{ExitKind, fmt_secs, run_command, shown_command};
@@ -195,69 +195,12 @@ fn run_parsed_command(
         if !outcome.success() {
             return fail(outcome.failure_message(&cmd.command, sampling.timeout_s));
         }
-        let parsed = match &cmd.output {
-            None => {
-                let text = String::from_utf8_lossy(&outcome.stdout);
-                formats::parse(format, Input::Text(&text)).map_err(|e| {
-                    format!(
-                        "output of command `{}` is not valid: {e}",
-                        shown_command(&cmd.command)
-                    )
-                })
-            }
-            Some(out) if format.reads_dir() => {
-                formats::parse(format, Input::DirSince(&dir.join(out), started)).map_err(|e| {
-                    format!(
-                        "{} (written by `{}`) is not valid: {e}",
-                        out.display(),
-                        shown_command(&cmd.command)
-                    )
-                })
-            }
-            Some(out) => match read_output_file(&dir.join(out)) {
-                Ok(mut text) => {
-                    child_env.redactor.redact_in_place(&mut text);
-                    // Files the output names beside itself (nvbench's `--jsonbin` samples).
-                    let beside = formats::DirFiles::beside(&dir.join(out));
-                    formats::parse(format, Input::TextBeside(&text, &beside)).map_err(|e| {
-                        format!(
-                            "{} (written by `{}`) is not valid: {e}",
-                            out.display(),
-                            shown_command(&cmd.command)
-                        )
-                    })
-                }
-                Err(e) => Err(format!(
-                    "cannot read {} after `{}`: {e}",
-                    out.display(),
-                    shown_command(&cmd.command)
-                )),
-            },
-        };
-        let parsed = match parsed {
+        let parsed = read_output(cmd, format, &dir, started, &outcome.stdout, &child_env);
+        let mut parsed = match parsed {
             Ok(p) => p,
             Err(msg) => return fail(msg),
         };
-        if !parsed.context.is_empty() {
-            extras.0.insert(
-                format.name().to_string(),
-                serde_json::to_value(&parsed.context).unwrap_or_default(),
-            );
-        }
-        for note in parsed.notes {
-            let line = format!("suite `{suite}` ({}): {note}", format.name());
-            if !extras.1.contains(&line) {
-                extras.1.push(line);
-            }
-        }
-        // Shown once (the same each run) and kept with the notes, so the stored run says so.
-        for warning in parsed.warnings {
-            let line = format!("suite `{suite}` ({}): {warning}", format.name());
-            if !extras.1.contains(&line) {
-                observer.warning(suite, &line);
-                extras.1.push(line);
-            }
-        }
+        keep_context_and_notes(suite, format, &mut parsed, observer, extras);
         for b in &parsed.benchmarks {
             executions
                 .entry((b.name.clone(), b.params.clone(), b.measure.clone()))
@@ -294,6 +237,88 @@ fn run_parsed_command(
             cmd.runs,
             shown_command(&cmd.command)
         )),
+    }
+}
+
+/// One execution's output read in `format`: its stdout, or the file or directory it wrote
+/// (`output`; a directory only what is newer than `started`).
+fn read_output(
+    cmd: &CommandSuite,
+    format: InputFormat,
+    dir: &Path,
+    started: SystemTime,
+    stdout: &[u8],
+    child_env: &ChildEnv,
+) -> Result<ParsedRun, String> {
+    match &cmd.output {
+        None => {
+            let text = String::from_utf8_lossy(stdout);
+            formats::parse(format, Input::Text(&text)).map_err(|e| {
+                format!(
+                    "output of command `{}` is not valid: {e}",
+                    shown_command(&cmd.command)
+                )
+            })
+        }
+        Some(out) if format.reads_dir() => {
+            formats::parse(format, Input::DirSince(&dir.join(out), started)).map_err(|e| {
+                format!(
+                    "{} (written by `{}`) is not valid: {e}",
+                    out.display(),
+                    shown_command(&cmd.command)
+                )
+            })
+        }
+        Some(out) => match read_output_file(&dir.join(out)) {
+            Ok(mut text) => {
+                child_env.redactor.redact_in_place(&mut text);
+                // Files the output names beside itself (nvbench's `--jsonbin` samples).
+                let beside = formats::DirFiles::beside(&dir.join(out));
+                formats::parse(format, Input::TextBeside(&text, &beside)).map_err(|e| {
+                    format!(
+                        "{} (written by `{}`) is not valid: {e}",
+                        out.display(),
+                        shown_command(&cmd.command)
+                    )
+                })
+            }
+            Err(e) => Err(format!(
+                "cannot read {} after `{}`: {e}",
+                out.display(),
+                shown_command(&cmd.command)
+            )),
+        },
+    }
+}
+
+/// What a tool's output says beside its results: its machine context (by format), and its
+/// notes and warnings (one line each, warnings shown once).
+fn keep_context_and_notes(
+    suite: &str,
+    format: InputFormat,
+    parsed: &mut ParsedRun,
+    observer: &dyn RunObserver,
+    extras: &mut (BTreeMap<String, serde_json::Value>, Vec<String>),
+) {
+    if !parsed.context.is_empty() {
+        extras.0.insert(
+            format.name().to_string(),
+            serde_json::to_value(&parsed.context).unwrap_or_default(),
+        );
+    }
+    for note in std::mem::take(&mut parsed.notes) {
+        let line = format!("suite `{suite}` ({}): {note}", format.name());
+        if !extras.1.contains(&line) {
+            extras.1.push(line);
+        }
+    }
+    // Shown once (the same each run) and kept with the notes, so the stored run says so.
+    for warning in std::mem::take(&mut parsed.warnings) {
+        let line = format!("suite `{suite}` ({}): {warning}", format.name());
+        if !extras.1.contains(&line) {
+            observer.warning(suite, &line);
+            extras.1.push(line);
+        }
     }
 }
 
@@ -390,6 +415,17 @@ fn run_wall_time(
             }
         }
     })();
+    wall_time_result(suite, name, outcome, sample_meta, observer)
+}
+
+/// The result of a wall-time suite: its samples, or failed with why.
+fn wall_time_result(
+    suite: &str,
+    name: String,
+    outcome: Result<Vec<f64>, String>,
+    sample_meta: Vec<SampleMeta>,
+    observer: &dyn RunObserver,
+) -> BenchmarkResult {
     match outcome {
         Ok(samples) => {
             observer.benchmark_finished(suite, &name, None);

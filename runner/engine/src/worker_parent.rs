@@ -24,7 +24,8 @@ use crate::meta::SampleMetaSource;
 use crate::observer::RunObserver;
 use crate::outcome::{Selection, SuiteOutcome};
 use crate::protocol::{
-    ClockAnchor, PROTOCOL, WORKER_SUBCOMMAND, WorkerEvent, WorkerRequest, decode_non_finite,
+    ClockAnchor, NonFinite, PROTOCOL, WORKER_SUBCOMMAND, WorkerEvent, WorkerRequest,
+    decode_non_finite,
 };
 use crate::stop::duration_from_secs;
 
@@ -392,30 +393,38 @@ impl Session<'_> {
                 Ok(false)
             }
             WorkerEvent::Outcome {
-                mut outcome,
+                outcome,
                 non_finite,
-            } => {
-                decode_non_finite(&mut outcome, &non_finite)?;
-                for r in &mut outcome.results {
-                    if r.sample_meta.is_empty() {
-                        continue;
-                    }
-                    let name = schema::display_name(&r.name, &r.params);
-                    match self.metas.get(&name) {
-                        Some(m) if m.len() == r.sample_meta.len() => r.sample_meta = m.clone(),
-                        m => {
-                            return Err(format!(
-                                "its result {name} has {} samples with machine state, pitwall saw {} sample windows",
-                                r.sample_meta.len(),
-                                m.map_or(0, Vec::len)
-                            ));
-                        }
-                    }
+            } => self.accept_outcome(outcome, &non_finite),
+        }
+    }
+
+    /// The worker's outcome, its non-finite samples restored and each result given the
+    /// machine state pitwall saw for its samples.
+    fn accept_outcome(
+        &mut self,
+        mut outcome: SuiteOutcome,
+        non_finite: &[NonFinite],
+    ) -> Result<bool, String> {
+        decode_non_finite(&mut outcome, non_finite)?;
+        for r in &mut outcome.results {
+            if r.sample_meta.is_empty() {
+                continue;
+            }
+            let name = schema::display_name(&r.name, &r.params);
+            match self.metas.get(&name) {
+                Some(m) if m.len() == r.sample_meta.len() => r.sample_meta = m.clone(),
+                m => {
+                    return Err(format!(
+                        "its result {name} has {} samples with machine state, pitwall saw {} sample windows",
+                        r.sample_meta.len(),
+                        m.map_or(0, Vec::len)
+                    ));
                 }
-                self.outcome = Some(outcome);
-                Ok(false)
             }
         }
+        self.outcome = Some(outcome);
+        Ok(false)
     }
 
     /// The worker failed with `msg`: told to the observer (as the running benchmark's failure,
