@@ -314,5 +314,4 @@ pub fn record_culprit(
 }
 
 #[cfg(test)]
-#[path = "alerts_tests.rs"]
 mod tests;

@@ -471,5 +471,4 @@ fn insert(
 }
 
 #[cfg(test)]
-#[path = "measure_tests.rs"]
 mod tests;

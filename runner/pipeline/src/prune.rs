@@ -128,5 +128,4 @@ pub fn prune(request: &PruneRequest, store: &mut dyn Store) -> Result<PruneOutco
 }
 
 #[cfg(test)]
-#[path = "prune_tests.rs"]
 mod tests;
