@@ -19,12 +19,12 @@
 //!
 //! A second group times `median_ci_rel_half_width` alone on sorted vectors of the same sizes.
 //!
-//! Run: `cargo bench -p pitwall-pipeline --bench engine_overhead`
+//! Run: `cargo bench -p pitwall-engine --bench engine_overhead`
 
 use std::hint::black_box;
 
 use criterion::{BenchmarkId as CId, Criterion, Throughput, criterion_group, criterion_main};
-use pitwall_pipeline::engine::{StopReason, StopRule, sample_benchmark};
+use pitwall_engine::{StopReason, StopRule, sample_benchmark};
 use pitwall_schema::{BenchError, Benchmark, BenchmarkId, MetricSpec, SamplingHint};
 use pitwall_stats::summary::median_ci_rel_half_width;
 

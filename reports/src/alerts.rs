@@ -5,8 +5,8 @@
 use pitwall_schema::Alert;
 use serde::Serialize;
 
-use crate::number::pct;
 use crate::table::{Table, escape_controls};
+use pitwall_analysis::number::pct;
 
 /// One alert as JSON: the stored record with its series flattened and the interval as
 /// `[low, high]` (null when none).

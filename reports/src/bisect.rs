@@ -3,7 +3,7 @@
 
 pub use pitwall_analysis::bisect::{BisectReport, BisectStep, CommitRef};
 
-use crate::number::sig;
+use pitwall_analysis::number::sig;
 
 fn pct(ratio: f64) -> String {
     if !ratio.is_finite() {

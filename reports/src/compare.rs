@@ -9,8 +9,8 @@ pub(crate) use pitwall_analysis::comparison::change;
 use pitwall_analysis::comparison::signed_pct;
 pub use pitwall_analysis::comparison::{ComparedBenchmark, ComparisonReport, VerdictCounts};
 
-use crate::number::{DisplayUnit, sig};
 use crate::table::Table;
+use pitwall_analysis::number::{DisplayUnit, sig};
 
 pub(crate) fn interval(b: &ComparedBenchmark) -> String {
     let (lo, hi) = b.comparison.ci;

@@ -7,8 +7,8 @@ pub use pitwall_analysis::history::{
     DetectedChange, DetectedSuspect, SeriesDetection, SeriesSource,
 };
 
-use crate::number::{DisplayUnit, pct, sig};
 use crate::table::Table;
+use pitwall_analysis::number::{DisplayUnit, pct, sig};
 
 #[derive(Serialize)]
 struct JsonLine<'a> {

@@ -7,8 +7,8 @@ use pitwall_schema::{BenchmarkResult, ResultStatus, Run};
 use pitwall_stats::Summary;
 use serde::Serialize;
 
-use crate::number::{DisplayUnit, pct};
 use crate::table::Table;
+use pitwall_analysis::number::{DisplayUnit, pct};
 
 /// The formats a run can be shown in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

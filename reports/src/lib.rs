@@ -11,7 +11,6 @@ pub mod github;
 pub mod html;
 pub mod markdown;
 pub mod notify;
-pub use pitwall_analysis::number;
 pub mod table;
 #[cfg(test)]
 mod test_alerts;

@@ -7,8 +7,8 @@ pub use pitwall_schema::forge::alert_marker;
 use pitwall_schema::{Alert, AlertKind};
 
 use crate::alerts::short;
-use crate::number::pct;
 use crate::table::escape_controls;
+use pitwall_analysis::number::pct;
 
 /// Text for Slack's `text` field: `&`, `<` and `>` escaped as Slack asks
 /// (<https://api.slack.com/reference/surfaces/formatting#escaping>), control characters shown
@@ -110,8 +110,8 @@ pub fn issue_body(a: &Alert) -> String {
         branch = esc(&a.series.branch),
         project = esc(&a.series.project),
         change = signed(a.rel_change),
-        before = crate::number::sig(a.before, 4),
-        after = crate::number::sig(a.after, 4),
+        before = pitwall_analysis::number::sig(a.before, 4),
+        after = pitwall_analysis::number::sig(a.after, 4),
         last_good = esc(&a.last_good),
         first_bad = esc(&a.first_bad),
         id = esc(&a.id),

@@ -96,10 +96,22 @@ fn crates_depend_only_on_the_crates_below_them() {
         (
             "runner/pipeline",
             &[
+                "pitwall-engine",
                 "pitwall-store",
                 "pitwall-host",
                 "pitwall-forge",
                 "pitwall-reports",
+                "pitwall-analysis",
+                "pitwall-formats",
+                "pitwall-stats",
+                "pitwall-schema",
+            ][..],
+        ),
+        (
+            "runner/engine",
+            &[
+                "pitwall-store",
+                "pitwall-host",
                 "pitwall-analysis",
                 "pitwall-formats",
                 "pitwall-stats",

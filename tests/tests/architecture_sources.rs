@@ -63,27 +63,9 @@ fn sources(member: &str) -> Vec<(PathBuf, String, bool)> {
         .collect()
 }
 
-/// Fails on a violation not in `known`, and on a `known` entry that no longer occurs (the
-/// list only shrinks: remove the entry when its violation is fixed). `known` is the debt left
-/// when the rule was introduced, each entry named in the issue that introduced it.
-fn ratchet(rule: &str, found: &[String], known: &[&str]) {
-    let new: Vec<&String> = found
-        .iter()
-        .filter(|f| !known.contains(&f.as_str()))
-        .collect();
-    let fixed: Vec<&&str> = known
-        .iter()
-        .filter(|k| !found.iter().any(|f| f == *k))
-        .collect();
-    assert!(
-        new.is_empty() && fixed.is_empty(),
-        "{rule}\nnew violations:\n{}\nfixed (remove from the known list):\n{}",
-        new.iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        fixed.iter().map(|s| **s).collect::<Vec<_>>().join("\n")
-    );
+/// Fails listing every violation of `rule`.
+fn none(rule: &str, found: &[String]) {
+    assert!(found.is_empty(), "{rule}:\n{}", found.join("\n"));
 }
 
 fn relative(p: &Path) -> String {
@@ -99,10 +81,9 @@ fn no_crate_has_a_module_cycle() {
             found.push(format!("{m}: {}", group.join(" <-> ")));
         }
     }
-    ratchet(
+    none(
         "module cycles (move what both sides need into a lower module)",
         &found,
-        KNOWN_CYCLES,
     );
 }
 
@@ -134,10 +115,9 @@ fn no_crate_path_is_an_alias_of_another_crate() {
             }
         }
     }
-    ratchet(
+    none(
         "crate-root aliases of other crates (write the other crate's path)",
         &found,
-        KNOWN_ALIASES,
     );
 }
 
@@ -202,10 +182,9 @@ fn no_non_test_file_is_over_500_lines() {
             }
         }
     }
-    ratchet(
+    none(
         "files over 500 lines (split by concern, or move the tests to x/tests.rs)",
         &found,
-        KNOWN_LONG_FILES,
     );
 }
 
@@ -225,11 +204,7 @@ fn no_non_test_function_is_over_100_lines() {
             }
         }
     }
-    ratchet(
-        "functions over 100 lines (split into named steps)",
-        &found,
-        KNOWN_LONG_FNS,
-    );
+    none("functions over 100 lines (split into named steps)", &found);
 }
 
 /// `#[path = "…"]` hides where a module lives; test modules go in `x/tests.rs`, shared test
@@ -253,47 +228,5 @@ fn no_module_is_included_by_path() {
     }
     found.sort();
     found.dedup();
-    ratchet("#[path] module includes", &found, KNOWN_PATH_INCLUDES);
+    none("#[path] module includes", &found);
 }
-
-// The debt left when each rule was introduced (issue 24); each list only shrinks.
-
-const KNOWN_CYCLES: &[&str] = &[
-    "runner/pipeline: rounds <-> run",
-    "runner/pipeline: config::keys <-> config::load",
-    "runner/pipeline: engine::device_lost <-> engine::suite <-> engine::worker <-> engine::worker_parent",
-];
-const KNOWN_ALIASES: &[&str] = &[
-    "runner/pipeline/src/lib.rs crate::fingerprint",
-    "runner/pipeline/src/lib.rs crate::gpu",
-    "runner/pipeline/src/lib.rs crate::machine",
-    "runner/pipeline/src/lib.rs crate::store",
-    "reports/src/lib.rs crate::number",
-];
-const KNOWN_LONG_FILES: &[&str] = &[
-    "runner/pipeline/src/config/load.rs",
-    "runner/pipeline/src/engine/command.rs",
-    "runner/pipeline/src/engine/suite.rs",
-    "runner/pipeline/src/engine/worker.rs",
-    "runner/pipeline/src/engine/worker_tests.rs",
-    "runner/pipeline/src/setup.rs",
-];
-const KNOWN_LONG_FNS: &[&str] = &[
-    "runner/pipeline/src/bisect/drive.rs bisect",
-    "runner/pipeline/src/config/kernels.rs kernel",
-    "runner/pipeline/src/config/kernels.rs arg",
-    "runner/pipeline/src/config/load.rs validate",
-    "runner/pipeline/src/config/suite.rs suite",
-    "runner/pipeline/src/engine/suite.rs run_suite",
-    "runner/pipeline/src/engine/suite.rs run_parsed_command",
-    "runner/pipeline/src/engine/suite.rs run_wall_time",
-    "runner/pipeline/src/engine/worker_parent.rs handle",
-    "runner/pipeline/src/setup.rs prepare_with",
-];
-const KNOWN_PATH_INCLUDES: &[&str] = &[
-    "runner/pipeline/src/alerts.rs",
-    "runner/pipeline/src/engine/worker.rs",
-    "runner/pipeline/src/engine/worker_parent.rs",
-    "runner/pipeline/src/measure.rs",
-    "runner/pipeline/src/prune.rs",
-];

@@ -190,7 +190,7 @@ fn times_are_scaled_alike_in_every_format_and_unchanged_rows_list_numbers_as_num
         r.benchmarks.push(b);
     }
     let base = r.benchmarks[0].comparison.base_median;
-    let shown = crate::number::with_unit(base, "ns");
+    let shown = pitwall_analysis::number::with_unit(base, "ns");
     assert!(shown.ends_with(" µs"), "{shown}");
     let table = render_table(&r);
     let row = table.lines().find(|l| l.contains("parse")).unwrap();

@@ -10,7 +10,7 @@ use pitwall_stats::ab::Verdict;
 use crate::compare::{
     ComparedBenchmark, ComparisonReport, change, interval, ordered, verdict_text,
 };
-use crate::number::sig;
+use pitwall_analysis::number::sig;
 
 /// First line of every pitwall comment; the forge's `publish_comment` finds its earlier
 /// comment by it.

@@ -5,7 +5,7 @@
 use pitwall_schema::Alert;
 use serde::Serialize;
 
-use crate::number::pct;
+use pitwall_analysis::number::pct;
 
 /// One alert as the index shows it.
 #[derive(Debug, Serialize)]

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::model::{Series, signed_pct};
 use super::svg::{self, Five};
 use crate::compare::{ComparedBenchmark, ComparisonReport};
-use crate::number::sig;
+use pitwall_analysis::number::sig;
 
 #[derive(Debug, Serialize)]
 pub(crate) struct CompareRow {

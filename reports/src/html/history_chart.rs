@@ -10,7 +10,7 @@ use pitwall_schema::Run;
 
 use super::model::{Series, run_label, short_commit};
 use super::svg::{Scale, esc, frame, min_max};
-use crate::number::{DisplayUnit, pct, sig};
+use pitwall_analysis::number::{DisplayUnit, pct, sig};
 
 const W: f64 = 960.0;
 const H: f64 = 360.0;

@@ -6,7 +6,7 @@ use pitwall_schema::Run;
 use pitwall_stats::changepoint::DetectConfig;
 
 use crate::compare::ComparisonReport;
-use crate::number::{DisplayUnit, pct};
+use pitwall_analysis::number::{DisplayUnit, pct};
 
 /// A benchmark's history as `pitwall_analysis::history::series` built it, with the slug that
 /// names its page. Reads as the analysis series (`s.points`, `s.changes`, `s.key`).

@@ -11,7 +11,7 @@ use super::model::{
     PageComparison, Series, display_unit, numeric_param, run_label, short_commit, signed_pct,
 };
 use super::svg::{self, SweepPoint};
-use crate::number::{DisplayUnit, sig};
+use pitwall_analysis::number::{DisplayUnit, sig};
 
 /// Rows of the recent-runs table on a benchmark page.
 const RECENT_RUNS: usize = 20;

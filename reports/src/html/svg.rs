@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::model::Series;
-use crate::number::{DisplayUnit, sig};
+use pitwall_analysis::number::{DisplayUnit, sig};
 
 /// Most points a sparkline draws; longer histories are reduced to bucket medians.
 pub(crate) const SPARK_POINTS: usize = 60;

@@ -11,7 +11,7 @@ use pitwall_schema::Run;
 
 use super::model::Series;
 use super::svg::{Scale, esc, frame, min_max};
-use crate::number::DisplayUnit;
+use pitwall_analysis::number::DisplayUnit;
 
 /// Most testbeds drawn (each has its own line style, `tb0`…`tb5` in style.css).
 pub(crate) const MAX_TESTBEDS: usize = 6;

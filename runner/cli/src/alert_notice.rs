@@ -1,7 +1,7 @@
 //! New alerts, said on the console: how many need attention, and the publish use case's
 //! webhook and GitHub issues (`pitwall_pipeline::publish`), whose failures are warnings.
 
-use pitwall_pipeline::config::Config;
+use pitwall_engine::config::Config;
 use pitwall_pipeline::publish;
 use pitwall_schema::Alert;
 

@@ -4,8 +4,8 @@
 
 use pitwall_pipeline::alerts::{self, AlertQuery, TriageError, TriageRequest};
 use pitwall_pipeline::measure::bisect;
-use pitwall_pipeline::run::now_rfc3339;
 use pitwall_schema::AlertStatus;
+use pitwall_schema::time::now_rfc3339;
 use pitwall_store::OpenMode;
 
 use super::args::{

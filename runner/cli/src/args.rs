@@ -207,7 +207,7 @@ pub struct CiArgs {
     pub head: Option<String>,
     /// Interleaved rounds; the first batch when measuring until decided ([ci] until_decided,
     /// on by default)
-    #[arg(long, value_name = "N", default_value_t = pitwall_pipeline::defaults::ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = pitwall_engine::defaults::ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
     /// Most rounds when measuring until decided [default: [ci] max_rounds, 15]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]

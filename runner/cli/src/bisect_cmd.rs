@@ -3,7 +3,7 @@
 
 use pitwall_pipeline::bisect::BisectRequest;
 use pitwall_pipeline::measure::bisect;
-use pitwall_pipeline::run::RunRequest;
+use pitwall_pipeline::request::RunRequest;
 use pitwall_reports::bisect::{render_json, render_table};
 
 use super::args::{BisectArgs, Format, Global};

@@ -6,12 +6,13 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use pitwall_engine::config::Config;
+use pitwall_engine::{Isolation, RunObserver};
 use pitwall_host::gpu::load_nvml;
 use pitwall_host::machine::{DirSysfs, ProcessAffinity};
-use pitwall_pipeline::config::Config;
-use pitwall_pipeline::engine::{Isolation, RunObserver};
 use pitwall_pipeline::measure::{EnvironmentError, MeasureHooks};
-use pitwall_pipeline::run::{RunError, RunReport, Target};
+use pitwall_pipeline::request::{RunReport, Target};
+use pitwall_pipeline::run::RunError;
 use pitwall_pipeline::setup::{Mode, RunEnvironment};
 use pitwall_schema::sections::GpuAvailability;
 use pitwall_schema::{Alert, Backend, Run};
@@ -28,7 +29,7 @@ use super::suite_backend::{SuiteBackend, no_gpu_line};
 /// Keep the result alive while measuring.
 fn prepare_env(config: &Config, suites: &SuiteBackend) -> Result<RunEnvironment, Failure> {
     // On SIGINT/SIGTERM: kill running benchmark commands, restore clocks, then die.
-    pitwall_host::gpu::on_terminate(pitwall_pipeline::engine::kill_running_commands);
+    pitwall_host::gpu::on_terminate(pitwall_engine::kill_running_commands);
     pitwall_host::gpu::install_signal_handler().map_err(Failure::of_gpu)?;
     let nvml = load_nvml().map(Arc::from);
     let mut env = RunEnvironment::prepare(

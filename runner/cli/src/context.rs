@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use pitwall_engine::config::{self, Config};
 use pitwall_formats::InputFormat;
-use pitwall_pipeline::config::{self, Config};
 use pitwall_pipeline::source;
 use pitwall_reports::OutputFormat;
 use pitwall_schema::{Redactor, secrets};
@@ -74,7 +74,7 @@ pub(super) fn remember_store_secrets(g: &Global) {
 
 /// Every secret the process knows, for what it prints, stores and publishes.
 pub(super) fn redactor() -> Redactor {
-    pitwall_pipeline::engine::process_redactor(&[])
+    pitwall_engine::process_redactor(&[])
 }
 
 /// `--store`, else `PITWALL_STORE` (empty counts as unset), else `[store] url`, else the

@@ -5,13 +5,13 @@
 use std::fmt::Display;
 use std::process::ExitCode;
 
+use pitwall_engine::config::ConfigError;
+use pitwall_engine::{WorkerError, escape_controls};
 use pitwall_forge::github::GithubError;
 use pitwall_forge::gitlab::GitlabError;
 use pitwall_host::gpu::GpuError;
 use pitwall_pipeline::bisect::BisectError;
-use pitwall_pipeline::config::ConfigError;
 use pitwall_pipeline::detect::SeriesError;
-use pitwall_pipeline::engine::{WorkerError, escape_controls};
 use pitwall_pipeline::git::GitError;
 use pitwall_pipeline::import::ImportError;
 use pitwall_pipeline::measure::MeasureError;
@@ -377,7 +377,7 @@ pub fn report(f: Failure) -> ExitCode {
     // anyhow chains repeat the source's text when a variant embeds it; keep distinct parts.
     let line = format!("error: {}", f.one_line());
     // Known secrets never reach the terminal, whatever an error quotes.
-    let redactor = pitwall_pipeline::engine::process_redactor(&[]);
+    let redactor = pitwall_engine::process_redactor(&[]);
     // Several mistakes (a config file's, one per line) are one `error:` line each.
     for (i, one) in line.split('\n').enumerate() {
         let one = if i == 0 {

@@ -2,8 +2,8 @@
 //! comment and handed to the publish use case (`pitwall comment`, `pitwall ci`), which says
 //! what it published; and the job summary (`$GITHUB_STEP_SUMMARY`).
 
+use pitwall_engine::config::Config;
 use pitwall_forge::ci::CiVars;
-use pitwall_pipeline::config::Config;
 use pitwall_pipeline::publish::{self, PublishError, PublishRequest, Publisher};
 use pitwall_pipeline::{compare, source};
 use pitwall_stats::ab::AbConfig;

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use pitwall_cuda::kernels::{nvrtc_present, nvrtc_version};
 use pitwall_cuda::user::{Cubin, check};
-use pitwall_pipeline::config::{Config, SuiteSpec};
-use pitwall_pipeline::engine::escape_controls;
+use pitwall_engine::config::{Config, SuiteSpec};
+use pitwall_engine::escape_controls;
 use pitwall_pipeline::git::Repo;
 use pitwall_schema::SuiteKind;
 use pitwall_schema::backend::BackendError;

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pitwall_pipeline::config::Config;
+use pitwall_engine::config::Config;
 use pitwall_pipeline::measure::MeasuredPair;
 use pitwall_pipeline::pair::PairStop;
 use pitwall_store::Store;

@@ -3,7 +3,7 @@
 //! warnings) and the use case's `Measurer` around it, with the progress line cleared before
 //! the command prints its result.
 
-use pitwall_pipeline::config::Config;
+use pitwall_engine::config::Config;
 use pitwall_pipeline::labels::Labels;
 use pitwall_pipeline::measure::Measurer;
 

@@ -9,7 +9,7 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use pitwall_pipeline::engine::{LookProgress, RunObserver, Step, short_sha};
+use pitwall_engine::{LookProgress, RunObserver, Step, short_sha};
 use pitwall_reports::table::escape_controls;
 
 /// How often the terminal's spinner redraws (and its elapsed time moves) while a step runs.
@@ -73,7 +73,7 @@ impl Progress {
             activity: RefCell::new(String::new()),
             benchmarks: Cell::new((0, 0)),
             warned: RefCell::default(),
-            redactor: pitwall_pipeline::engine::process_redactor(&[]),
+            redactor: pitwall_engine::process_redactor(&[]),
         }
     }
 

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use pitwall_pipeline::measure::{CommitsRequest, Revisions, measure_commits};
-use pitwall_pipeline::run::{RunReport, RunRequest};
+use pitwall_pipeline::request::{RunReport, RunRequest};
 use pitwall_reports::{OutputFormat, exporter_for};
 use pitwall_schema::{AlertKind, AlertStatus, RunRole};
 use pitwall_store::{OpenMode, Store};

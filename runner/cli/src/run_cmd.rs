@@ -2,14 +2,14 @@
 //! base/head pair, calls the pipeline's use case, and prints the runs (or the pair's
 //! comparison) it returns.
 
-use pitwall_pipeline::config::Config;
-use pitwall_pipeline::defaults;
-use pitwall_pipeline::engine::{die_with_parent, serve_worker};
+use pitwall_engine::config::Config;
+use pitwall_engine::defaults;
+use pitwall_engine::{die_with_parent, serve_worker};
 use pitwall_pipeline::measure::{
     CommitsRequest, PairRequest, PairResult, Revisions, measure_commits, measure_pair,
 };
 use pitwall_pipeline::pair::{PairPlan, UntilDecided};
-use pitwall_pipeline::run::{RunReport, RunRequest};
+use pitwall_pipeline::request::{RunReport, RunRequest};
 use pitwall_reports::exporter_for;
 use pitwall_store::{OpenMode, Store};
 

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use pitwall_pipeline::config::Config;
+use pitwall_engine::config::Config;
 use pitwall_pipeline::{compare, source};
 use pitwall_stats::ab::AbConfig;
 use pitwall_store::{Store, StoreError};
@@ -84,7 +84,7 @@ pub(super) fn write_report(
         }
     }
     let alerts = store.list_alerts().map_err(Failure::of_store)?;
-    let generated_at = pitwall_pipeline::run::now_rfc3339();
+    let generated_at = pitwall_schema::time::now_rfc3339();
     let input = pitwall_reports::html::ReportInput {
         project: &config.project.name,
         runs: &runs,

@@ -122,7 +122,7 @@ pub(super) fn cmd_prune(g: &Global, a: &PruneArgs) -> Result<ExitClass, Failure>
         older_than_days: a.older_than,
         keep_summaries: a.keep_summaries,
         dry_run: a.dry_run,
-        now: pitwall_pipeline::run::now_rfc3339(),
+        now: pitwall_schema::time::now_rfc3339(),
     };
     let out = prune(&request, store.as_mut()).map_err(Failure::of_prune)?;
     match a.format {

@@ -3,7 +3,7 @@
 
 use pitwall_cpu::CpuBackend;
 use pitwall_cuda::CudaBackend;
-use pitwall_pipeline::config::{BackendChoice, Config, SuiteSpec};
+use pitwall_engine::config::{BackendChoice, Config, SuiteSpec};
 use pitwall_schema::backend::BackendError;
 use pitwall_schema::{Backend, SuiteKind};
 

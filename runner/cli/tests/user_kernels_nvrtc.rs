@@ -1,6 +1,6 @@
 //! A `cuda-kernels` suite compiled from the commits of a real git repository, the way `pitwall
 //! run --commit` and `ci` see them: each commit checked out into pitwall's worktree cache
-//! (`pitwall_pipeline::git`), its `pitwall.toml` loaded (`pitwall_pipeline::config`), and its
+//! (`pitwall_pipeline::git`), its `pitwall.toml` loaded (`pitwall_engine::config`), and its
 //! kernels compiled with the real libnvrtc (`pitwall_cuda::user::check`). Two commits that
 //! differ in a kernel give different cubins, the same commit the same one, and a syntax error
 //! in a third is NVRTC's file:line log under the benchmark's name. Without libnvrtc it says
@@ -11,7 +11,7 @@ use std::process::Command;
 
 use pitwall_cuda::kernels::nvrtc_present;
 use pitwall_cuda::user::{KernelCubins, check};
-use pitwall_pipeline::config::{SuiteSpec, load_file};
+use pitwall_engine::config::{SuiteSpec, load_file};
 use pitwall_pipeline::git::Repo;
 
 const CONFIG: &str = r#"[[suite]]

@@ -11,9 +11,9 @@ use pitwall_analysis::history::{HistoryFilter, series};
 use pitwall_schema::{Alert, AlertStatus, AlertUpdate, Run, RunRole};
 use pitwall_stats::changepoint::DetectConfig;
 
-use crate::config::Config;
-use crate::defaults;
-use crate::store::{RunQuery, Store, StoreError};
+use pitwall_engine::config::Config;
+use pitwall_engine::defaults;
+use pitwall_store::{RunQuery, Store, StoreError};
 
 /// The alert rule with the project's thresholds (`[thresholds] regression_pct`, a suite's
 /// `threshold_pct`: what `compare` uses) and the named defaults of the interval and matching.
@@ -191,7 +191,7 @@ pub enum TriageError {
     NotTriage(AlertStatus),
     #[error(
         "--note: {chars} characters, more than the {max} an alert keeps (hint: link to a longer text instead)",
-        max = crate::defaults::ALERT_NOTE_MAX_CHARS
+        max = pitwall_engine::defaults::ALERT_NOTE_MAX_CHARS
     )]
     NoteTooLong { chars: usize },
     #[error(transparent)]
@@ -204,7 +204,7 @@ pub fn triage(store: &mut dyn Store, req: &TriageRequest, now: &str) -> Result<A
         return Err(TriageError::NotTriage(req.status));
     }
     if let Some(chars) = req.note.as_ref().map(|n| n.chars().count()) {
-        if chars > crate::defaults::ALERT_NOTE_MAX_CHARS {
+        if chars > pitwall_engine::defaults::ALERT_NOTE_MAX_CHARS {
             return Err(TriageError::NoteTooLong { chars });
         }
     }
@@ -237,7 +237,7 @@ pub fn this_testbed(config: &Config) -> String {
     config
         .testbed
         .clone()
-        .unwrap_or_else(|| pitwall_schema::default_testbed(&crate::fingerprint::current()))
+        .unwrap_or_else(|| pitwall_schema::default_testbed(&pitwall_host::fingerprint::current()))
 }
 
 /// Why an alert cannot be bisected here.
@@ -286,7 +286,7 @@ pub fn bisect_request(
     Ok(crate::bisect::BisectRequest {
         good: alert.last_good.clone(),
         bad: alert.first_bad.clone(),
-        select: crate::run::RunRequest {
+        select: crate::request::RunRequest {
             suites: vec![suite.to_string()],
             filter: Some(name.to_string()),
         },
@@ -314,5 +314,4 @@ pub fn record_culprit(
 }
 
 #[cfg(test)]
-#[path = "alerts_tests.rs"]
 mod tests;

@@ -4,9 +4,9 @@
 //! the project's code and are always compared. History runs (`run`, `ci --push`) are
 //! not selected here and measure every suite.
 
-use crate::config::Config;
-use crate::engine::RunObserver;
-use crate::run::RunRequest;
+use crate::request::RunRequest;
+use pitwall_engine::RunObserver;
+use pitwall_engine::config::Config;
 
 /// The selection of a pull request's comparison. Each built-in suite left out is one line to
 /// `observer` (`suite_skipped`). A project with only built-in suites would compare nothing, so
@@ -63,7 +63,7 @@ mod tests {
     }
 
     fn config(ci: &str, suites: &str) -> Config {
-        crate::config::parse_str(
+        pitwall_engine::config::parse_str(
             &format!("[project]\nname = \"p\"\n{ci}\n{suites}"),
             "pitwall.toml",
             "p",
@@ -75,7 +75,8 @@ mod tests {
 
     #[test]
     fn the_projects_own_cuda_kernels_are_compared() {
-        let kernels = crate::config::kernels_tests::EXAMPLE;
+        // The example of docs/SUITES.md (`docs/examples/cuda-kernels`).
+        let kernels = include_str!("../../../docs/examples/cuda-kernels/pitwall.toml");
         let lines = Lines::default();
         let req = pull_request_suites(&config("", &format!("{MIXED}\n{kernels}")), &lines);
         assert_eq!(

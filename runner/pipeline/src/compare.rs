@@ -7,8 +7,8 @@ use pitwall_stats::ab::AbConfig;
 
 pub use pitwall_analysis::compare::{CompareOptions, replicates_of};
 
-use crate::config::Config;
 use crate::source::Side;
+use pitwall_engine::config::Config;
 
 /// Threshold for a benchmark in percent: `--threshold`, else its suite's `threshold_pct`, else
 /// `[thresholds] regression_pct`.
@@ -34,7 +34,9 @@ pub fn compare(
     options: CompareOptions,
 ) -> ComparisonReport {
     let env_mismatch = match (&baseline.run, &candidate.run) {
-        (Some(a), Some(b)) => crate::fingerprint::differences(&a.fingerprint, &b.fingerprint),
+        (Some(a), Some(b)) => {
+            pitwall_host::fingerprint::differences(&a.fingerprint, &b.fingerprint)
+        }
         _ => Vec::new(),
     };
     pitwall_analysis::compare::compare(

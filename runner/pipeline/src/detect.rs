@@ -9,7 +9,7 @@ use pitwall_stats::changepoint::DetectConfig;
 
 pub use pitwall_analysis::history::detect_values;
 
-use crate::store::{RunQuery, Store, StoreError};
+use pitwall_store::{RunQuery, Store, StoreError};
 
 /// A series file that cannot be read; names file and line.
 #[derive(Debug, thiserror::Error)]
@@ -187,7 +187,7 @@ pub fn report_history(
 fn report_branches(runs: &[pitwall_schema::Run], history_branch: &str) -> Vec<String> {
     let mut out = vec![history_branch.to_string()];
     for run in runs.iter().rev() {
-        if out.len() >= crate::defaults::REPORT_MAX_BRANCHES {
+        if out.len() >= pitwall_engine::defaults::REPORT_MAX_BRANCHES {
             break;
         }
         if run.role_or_implied() != pitwall_schema::RunRole::History {
@@ -307,7 +307,7 @@ mod tests {
         let mut runs = vec![run("main", History), run("old", History), run("pr", PrHead)];
         runs.extend((0..10).map(|i| run(&format!("b{i}"), History)));
         let got = report_branches(&runs, "main");
-        assert_eq!(got.len(), crate::defaults::REPORT_MAX_BRANCHES);
+        assert_eq!(got.len(), pitwall_engine::defaults::REPORT_MAX_BRANCHES);
         assert_eq!(got[..3], ["main", "b9", "b8"]);
         assert!(!got.contains(&"pr".to_string()));
         assert_eq!(

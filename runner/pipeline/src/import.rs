@@ -10,10 +10,10 @@ use pitwall_schema::sections::{FormatNotes, ImportedFrom, ToolContext};
 use pitwall_schema::{Alert, Fingerprint, Run, RunStatus, WORKING_TREE, sanitize_testbed};
 
 use crate::alerts::AlertSettings;
-use crate::config::Config;
 use crate::labels::Labels;
 use crate::source::{self, FileResults, SourceError};
-use crate::store::{InsertOutcome, Store, StoreError};
+use pitwall_engine::config::Config;
+use pitwall_store::{InsertOutcome, Store, StoreError};
 
 /// Why an import failed; nothing was stored unless the variant is `Store`.
 #[derive(Debug, thiserror::Error)]
@@ -135,11 +135,16 @@ pub fn import(req: &ImportRequest, store: &mut dyn Store) -> Result<ImportOutcom
             }
         }
     }
-    let refreshed = crate::alerts::refresh(store, &stored, &req.alerts, &crate::run::now_rfc3339())
-        .map_err(|source| ImportError::Store {
-            run: "cannot update alerts after the import".into(),
-            source,
-        })?;
+    let refreshed = crate::alerts::refresh(
+        store,
+        &stored,
+        &req.alerts,
+        &pitwall_schema::time::now_rfc3339(),
+    )
+    .map_err(|source| ImportError::Store {
+        run: "cannot update alerts after the import".into(),
+        source,
+    })?;
     outcome.new_alerts = refreshed.new;
     Ok(outcome)
 }
@@ -219,7 +224,7 @@ fn imported_run(
     format: InputFormat,
     parsed: ParsedRun,
 ) -> Run {
-    let now = crate::run::now_rfc3339();
+    let now = pitwall_schema::time::now_rfc3339();
     let mut fingerprint = Fingerprint::default();
     fingerprint.set_section(&ImportedFrom {
         file: spec.to_string(),
@@ -250,7 +255,7 @@ fn imported_run(
         .unwrap_or_else(|| format.name().to_string());
     let results: Vec<_> = source::to_results(&suite, parsed)
         .into_iter()
-        .map(crate::run::fail_unsummarisable)
+        .map(crate::request::fail_unsummarisable)
         .collect();
     let mut run = Run {
         id: uuid::Uuid::now_v7().to_string(),

@@ -5,7 +5,7 @@
 
 use pitwall_schema::{PairRole, Run, RunRole, sanitize_testbed};
 
-use crate::config::Config;
+use pitwall_engine::config::Config;
 
 /// What the command line says about the runs it stores (`--branch`, `--testbed`, `--role`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

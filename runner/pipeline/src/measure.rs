@@ -12,22 +12,23 @@ use pitwall_stats::ab::AbConfig;
 
 use crate::alerts::AlertSettings;
 use crate::bisect::{BisectError, BisectReport, BisectRequest};
-use crate::config::Config;
-use crate::engine::{RunObserver, Step, process_redactor, redact_run};
 use crate::git::{GitError, Repo};
 use crate::labels::Labels;
 use crate::pair::{self, PairOutcome, PairPlan, UntilDecided, sides};
-use crate::run::{RunError, RunReport, RunRequest, Target, build, check_suites};
-use crate::run::{execute, failed_build_run, now_rfc3339};
+use crate::request::{RunReport, RunRequest, Target};
+use crate::run::{RunError, build, check_suites, execute, failed_build_run};
 use crate::setup::{RunEnvironment, halt_if_terminating};
 use crate::source::Side;
-use crate::store::{Store, StoreError};
+use pitwall_engine::config::Config;
+use pitwall_engine::{RunObserver, Step, process_redactor, redact_run};
+use pitwall_schema::time::now_rfc3339;
+use pitwall_store::{Store, StoreError};
 
 /// What the caller provides around a measurement: progress, the machine setup (pinning,
 /// clocks, GPU monitoring, signal handlers), and what happened along the way.
 pub trait MeasureHooks {
     /// Receives progress: checkouts, builds, rounds, looks, bisect probes (as
-    /// [`crate::engine::Step`]s), suites and benchmarks.
+    /// [`pitwall_engine::Step`]s), suites and benchmarks.
     fn observer(&self) -> &dyn RunObserver;
     /// Sets up the machine just before the first measurement; keep it alive while measuring.
     fn prepare(&self, config: &Config) -> Result<RunEnvironment, EnvironmentError>;
@@ -470,5 +471,4 @@ fn insert(
 }
 
 #[cfg(test)]
-#[path = "measure_tests.rs"]
 mod tests;

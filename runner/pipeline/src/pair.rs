@@ -12,15 +12,16 @@ use pitwall_schema::{Backend, SequentialPlanInfo};
 use pitwall_stats::ab::{AbConfig, Method, Verdict};
 
 use crate::compare::{CompareOptions, compare};
-use crate::config::Config;
-pub use crate::engine::LookProgress;
-use crate::engine::{RunObserver, Step};
+use crate::request::{RunReport, RunRequest, Target};
 use crate::rounds::Rounds;
-use crate::run::{RunError, RunReport, RunRequest, Target, check_suites};
+use crate::run::{RunError, check_suites};
 use crate::setup::RunEnvironment;
 use crate::source::Side;
+pub use pitwall_engine::LookProgress;
+use pitwall_engine::config::Config;
+use pitwall_engine::{RunObserver, Step};
 
-pub use crate::defaults::{MAX_ROUNDS as DEFAULT_MAX_ROUNDS, ROUNDS as DEFAULT_ROUNDS};
+pub use pitwall_engine::defaults::{MAX_ROUNDS as DEFAULT_MAX_ROUNDS, ROUNDS as DEFAULT_ROUNDS};
 
 /// How many rounds a pair gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

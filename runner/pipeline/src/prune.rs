@@ -17,7 +17,7 @@ pub struct PruneRequest {
     pub keep_summaries: bool,
     /// Count what would be pruned and change nothing.
     pub dry_run: bool,
-    /// The present, as RFC 3339 UTC (`run::now_rfc3339()`; fixed in tests).
+    /// The present, as RFC 3339 UTC (`pitwall_schema::time::now_rfc3339()`; fixed in tests).
     pub now: String,
 }
 
@@ -128,5 +128,4 @@ pub fn prune(request: &PruneRequest, store: &mut dyn Store) -> Result<PruneOutco
 }
 
 #[cfg(test)]
-#[path = "prune_tests.rs"]
 mod tests;

@@ -14,7 +14,7 @@ use pitwall_forge::gitlab::HttpGitlab;
 use pitwall_reports::compare::ComparisonReport;
 use pitwall_store::Store;
 
-use crate::config::{Config, Publish};
+use pitwall_engine::config::{Config, Publish};
 
 mod alerts;
 mod gitlab;
@@ -313,7 +313,7 @@ fn github_config(
     pitwall_schema::secrets::remember(token.expose());
     let mut cfg = GithubConfig::new(api_url, repo, token.clone());
     cfg.token_var = token_var.clone();
-    cfg.redactor = crate::engine::process_redactor(&config.token_vars());
+    cfg.redactor = pitwall_engine::process_redactor(&config.token_vars());
     cfg.redactor.add(token.expose());
     Ok(cfg)
 }

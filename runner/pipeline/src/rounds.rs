@@ -11,10 +11,11 @@ use pitwall_schema::{
 
 use pitwall_schema::sections::{FormatNotes, ToolContext};
 
-use crate::config::Config;
-use crate::engine::{RunObserver, Selection, Step, run_suite};
-use crate::run::{RunReport, RunRequest, Target, new_run, now_rfc3339};
+use crate::request::{RunReport, RunRequest, Target, new_run};
 use crate::setup::RunEnvironment;
+use pitwall_engine::config::Config;
+use pitwall_engine::{RunObserver, Selection, Step, run_suite};
+use pitwall_schema::time::now_rfc3339;
 
 /// The rounds measured so far for a set of targets: merged results, replicate numbering and
 /// where each round began. [`execute_interleaved`] and the until-decided loop of

@@ -2,70 +2,23 @@
 //! into a `Run` with its fingerprint and config hash; for `--base/--head`, both sides measured
 //! in interleaved rounds so drift on the host cancels. Storing is the caller's job.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use pitwall_schema::{
-    Backend, BenchmarkResult, CommitInfo, Fingerprint, ResultStatus, Run, RunStatus, WORKING_TREE,
-};
+use pitwall_schema::{Backend, Run};
 
-use crate::config::Config;
-use crate::engine::{ChildEnv, CommandOutcome, RunObserver, Step, run_command};
-use crate::fingerprint;
+use crate::request::{RunReport, RunRequest, Target, new_run};
 use crate::rounds::Rounds;
 use crate::setup::RunEnvironment;
+use pitwall_engine::config::Config;
+use pitwall_engine::{ChildEnv, CommandOutcome, RunObserver, Step, run_command};
+use pitwall_host::fingerprint;
+use pitwall_schema::time::now_rfc3339;
 
 /// Limit on the build command.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(3600);
 /// Lines of a failed build's output kept in the error and the stored run.
 const BUILD_LOG_LINES: usize = 20;
-
-/// What to run.
-#[derive(Debug, Clone, Default)]
-pub struct RunRequest {
-    /// Suite names to run; all configured suites when empty.
-    pub suites: Vec<String>,
-    /// Keep only benchmarks whose `name[params]` contains this text.
-    pub filter: Option<String>,
-}
-
-/// What is measured: a directory and the commit it holds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Target {
-    pub checkout: PathBuf,
-    /// Full sha, or `working tree`.
-    pub commit: String,
-    pub branch: Option<String>,
-    pub commit_info: Option<CommitInfo>,
-}
-
-impl Target {
-    /// The working directory as it is (not a commit).
-    pub fn working_tree(dir: &Path) -> Target {
-        Target {
-            checkout: dir.to_path_buf(),
-            commit: WORKING_TREE.to_string(),
-            branch: None,
-            commit_info: None,
-        }
-    }
-
-    /// `commit 0123456789ab` or `the working tree`, for messages.
-    pub fn describe(&self) -> String {
-        if self.commit == WORKING_TREE {
-            "the working tree".to_string()
-        } else {
-            format!("commit {}", crate::engine::short_sha(&self.commit))
-        }
-    }
-}
-
-/// A finished run and the suites that were skipped (one line each).
-#[derive(Debug, Clone)]
-pub struct RunReport {
-    pub run: Run,
-    pub skipped: Vec<String>,
-}
 
 /// Why a run could not start or produced nothing to store.
 #[derive(Debug, thiserror::Error)]
@@ -115,7 +68,7 @@ pub fn build(
     }
     observer.step(&Step::BuildStarted {
         target: &described,
-        command: &crate::engine::shown_command(command),
+        command: &pitwall_engine::shown_command(command),
     });
     let started = Instant::now();
     let finished = |ok: bool| {
@@ -222,47 +175,6 @@ pub fn execute_interleaved(
     Ok(acc.reports(config, targets, env, None))
 }
 
-/// A run of `target` with these results, finished now.
-pub(crate) fn new_run(
-    config: &Config,
-    target: &Target,
-    fingerprint: Fingerprint,
-    started_at: &str,
-    results: Vec<BenchmarkResult>,
-) -> Run {
-    let results: Vec<BenchmarkResult> = results.into_iter().map(fail_unsummarisable).collect();
-    Run {
-        id: uuid::Uuid::now_v7().to_string(),
-        project: config.project.name.clone(),
-        commit: target.commit.clone(),
-        branch: target.branch.clone(),
-        testbed: None,
-        role: None,
-        started_at: started_at.to_string(),
-        finished_at: now_rfc3339(),
-        config_hash: config.hash(),
-        fingerprint,
-        status: RunStatus::from_results(&results),
-        commit_info: target.commit_info.clone(),
-        error: None,
-        pair: None,
-        results,
-    }
-}
-
-/// A fresh result (measured here, or another tool's read by `import`) whose samples cannot be
-/// summarised (`BenchmarkResult::unsummarisable`: `-1.7e308` beside `1.7e308`) is failed with
-/// the reason, its samples kept, so the run is partial and is stored like any other.
-pub(crate) fn fail_unsummarisable(mut r: BenchmarkResult) -> BenchmarkResult {
-    if r.status == ResultStatus::Ok {
-        if let Some(why) = r.unsummarisable() {
-            r.status = ResultStatus::Failed;
-            r.error = Some(why);
-        }
-    }
-    r
-}
-
 /// The stored record of a target whose build failed: status failed, no results, the log tail.
 pub fn failed_build_run(config: &Config, target: &Target, error: &RunError) -> Run {
     let now = now_rfc3339();
@@ -275,6 +187,3 @@ pub fn failed_build_run(config: &Config, target: &Target, error: &RunError) -> R
     });
     run
 }
-
-/// Current UTC time, RFC 3339 with microseconds (the form every stored time has).
-pub use pitwall_schema::time::now_rfc3339;

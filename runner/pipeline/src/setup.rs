@@ -14,14 +14,14 @@ use pitwall_schema::sections::{
 use pitwall_schema::{Fingerprint, GpuInfo};
 use serde_json::json;
 
-use crate::config::{Config, PinPolicy, SuiteConfig, SuiteSpec};
-use crate::engine::{Isolation, SampleMetaSource};
-use crate::fingerprint;
-use crate::gpu::{
+use pitwall_engine::config::{Config, PinPolicy, SuiteConfig, SuiteSpec};
+use pitwall_engine::{Isolation, SampleMetaSource};
+use pitwall_host::fingerprint;
+use pitwall_host::gpu::{
     ClockGuard, ClockMode, ClockMonitor, CudaDriver, DeviceSelector, GpuDevice, GpuError,
     MonitorHealth, Nvml, SelectedGpu, SystemCuda, select_gpu,
 };
-use crate::machine::{
+use pitwall_host::machine::{
     Affinity, PinError, Sysfs, UNKNOWN, apply_pinning, format_cpulist, host_checks, plan_pinning,
 };
 
@@ -103,189 +103,36 @@ impl RunEnvironment {
         cuda: &dyn CudaDriver,
         mode: Mode,
     ) -> Result<RunEnvironment, SetupError> {
-        let mut fp = fingerprint::collect(root, std::env::vars());
+        let mut fp = base_fingerprint(root);
         let mut warnings = Vec::new();
-        fp.set_section(&fingerprint::toolchain());
-        let libs = crate::gpu::cuda_library_versions();
-        if !libs.is_empty() {
-            fp.set_section(&CudaLibraries(libs));
-        }
-
-        // The GPU: facts for the fingerprint and the checks only NVML can make.
-        let mut selected: Option<SelectedGpu> = None;
-        let (nvml, device) = match nvml {
-            Ok(nvml) => match nvml.devices() {
-                Ok(devices) => {
-                    fp.gpus = devices.iter().map(gpu_info).collect();
-                    match select_gpu(config.gpu.device.as_ref(), &devices, nvml.as_ref(), cuda) {
-                        Ok(sel) => {
-                            warnings.extend(sel.warning.clone());
-                            let device = devices.into_iter().find(|d| d.index == sel.index);
-                            selected = Some(sel);
-                            (Some(nvml), device)
-                        }
-                        Err(e) => {
-                            warnings.push(format!("gpu: {e}"));
-                            (Some(nvml), None)
-                        }
-                    }
-                }
-                Err(e) => {
-                    warnings.push(format!("gpu: {e}"));
-                    (None, None)
-                }
-            },
-            Err(e) => {
-                fp.set_section(&GpuAvailability {
-                    available: false,
-                    reason: Some(e.to_string()),
-                    other: Default::default(),
-                });
-                (None, None)
-            }
-        };
-        if let Some(d) = &device {
-            if d.persistence_mode == Some(false) {
-                warnings.push(format!(
-                    "gpu {}: persistence mode is off (hint: nvidia-smi -pm 1)",
-                    d.index
-                ));
-            }
-            if !d.other_processes.is_empty() {
-                warnings.push(format!(
-                    "gpu {}: other processes use it: {:?}",
-                    d.index, d.other_processes
-                ));
-            }
-        }
-
+        let gpu = find_gpu(config, nvml, cuda, &mut fp, &mut warnings);
         // CPU and memory next to the GPU.
         // Without NVML's device, a bus id or UUID the configuration names still tells the CUDA
         // suites (and pinning) which GPU; an index means nothing to CUDA.
-        let (bus_id, named_uuid) = match (&device, &config.gpu.device) {
+        let (bus_id, named_uuid) = match (&gpu.device, &config.gpu.device) {
             (Some(d), _) => (Some(d.pci_bus_id.clone()), None),
             (None, Some(DeviceSelector::PciBusId(b))) => (Some(b.clone()), None),
             (None, Some(DeviceSelector::Uuid(u))) => (None, Some(u.clone())),
             (None, _) => (None, None),
         };
-        let plan = plan_pinning(sysfs, bus_id.as_deref(), config.pinning.cpus.as_deref(), 0);
-        let pinned_cpus = match mode {
-            Mode::Apply => {
-                let outcome = apply_pinning(config.pinning.policy, plan, affinity)?;
-                for line in &outcome.not_applied {
-                    warnings.push(format!("pinning: {line}"));
-                }
-                let cpus = outcome.applied_cpus.clone();
-                fp.extra.insert(
-                    keys::PINNING.into(),
-                    serde_json::to_value(&outcome).unwrap_or_default(),
-                );
-                cpus
-            }
-            Mode::Inspect => {
-                let value = match &plan {
-                    Ok(p) => {
-                        json!({ "policy": policy_name(config.pinning.policy), "plan": p, "applied": false })
-                    }
-                    Err(e) => {
-                        json!({ "policy": policy_name(config.pinning.policy), "error": e.to_string() })
-                    }
-                };
-                fp.extra.insert(keys::PINNING.into(), value);
-                plan.map(|p| p.cpus).unwrap_or_default()
-            }
-        };
-        let checks = host_checks(sysfs, &pinned_cpus);
-        let failing: Vec<String> = checks
-            .iter()
-            .filter(|c| !c.ok && c.value != UNKNOWN)
-            .map(|c| format!("{} {}", c.name, c.value))
-            .collect();
-        if !failing.is_empty() {
-            warnings.push(format!(
-                "host: {} (hint: `pitwall env` shows how to fix each)",
-                failing.join("; ")
-            ));
-        }
-        fp.extra.insert(
-            keys::HOST_CHECKS.into(),
-            serde_json::to_value(&checks).unwrap_or_default(),
-        );
-        // NUMA layout: each node's CPUs.
-        let numa: BTreeMap<String, String> = sysfs
-            .list("sys/devices/system/node")
-            .into_iter()
-            .filter(|n| {
-                n.len() > 4 && n.starts_with("node") && n[4..].chars().all(|c| c.is_ascii_digit())
-            })
-            .filter_map(|n| {
-                let cpus = sysfs.read(&format!("sys/devices/system/node/{n}/cpulist"))?;
-                Some((n, cpus))
-            })
-            .collect();
-        if !numa.is_empty() {
-            fp.set_section(&NumaNodes(numa));
-        }
-        if !pinned_cpus.is_empty() {
-            fp.set_section(&PinnedCpus(format_cpulist(&pinned_cpus)));
-        }
-
-        // Clocks: lock or observe, and watch them during the run.
-        let mut guard = None;
-        let mut monitor = None;
-        let clock_mode = config.gpu.clocks;
-        let mut recorded_mode = clock_mode.to_string();
-        match (&nvml, &device) {
-            (Some(nvml), Some(d)) if mode == Mode::Apply => {
-                if clock_mode == ClockMode::Observe {
-                    warnings.push(format!("gpu {}: clocks are not locked (observe mode); boost and throttling can move results (hint: [gpu] clocks = \"lock\" on a dedicated runner)", d.index));
-                }
-                match ClockGuard::acquire(Arc::clone(nvml), d.index, clock_mode) {
-                    Ok(g) => guard = Some(g),
-                    // Not root: measure anyway, observed, and say so in the run.
-                    Err(GpuError::LockDenied { .. }) => {
-                        recorded_mode = LOCK_DENIED_MODE.to_string();
-                        if !LOCK_DENIED_WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                            warnings.push(format!("gpu {}: not allowed to lock the clocks (not root): observing them instead; these runs are recorded as clocks = \"{LOCK_DENIED_MODE}\" and never compare with locked ones (hint: run as root, or set [gpu] clocks = \"observe\")", d.index));
-                        }
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-                if clock_mode != ClockMode::Off {
-                    let period = Duration::from_millis(config.gpu.monitor_period_ms);
-                    monitor = Some(
-                        ClockMonitor::start(Arc::clone(nvml), d.index, period)
-                            .map_err(SetupError::Monitor)?,
-                    );
-                }
-            }
-            (None, _) if matches!(clock_mode, ClockMode::Lock { .. }) && mode == Mode::Apply => {
-                warnings.push(
-                    "gpu: clocks = lock, but no GPU is available: nothing locked".to_string(),
-                );
-            }
-            _ => {}
-        }
-        let locked = guard.as_ref().and_then(ClockGuard::locked_mhz);
-        let requested = match clock_mode {
-            ClockMode::Lock { sm_mhz } => sm_mhz,
-            _ => None,
-        };
-        fp.set_section(&Clocks {
-            mode: Some(recorded_mode),
-            locked_sm_mhz: locked,
-            device: selected.as_ref().map(|s| s.index),
-            lock_target_sm_mhz: device
-                .as_ref()
-                .and_then(|d| crate::gpu::lock_target(d, requested).ok()),
-            other: Default::default(),
-        });
+        let pinned_cpus = pin(
+            config,
+            sysfs,
+            affinity,
+            bus_id.as_deref(),
+            mode,
+            &mut fp,
+            &mut warnings,
+        )?;
+        record_host_checks(sysfs, &pinned_cpus, &mut fp, &mut warnings);
+        record_numa(sysfs, &pinned_cpus, &mut fp);
+        let (guard, monitor) = clocks(config, &gpu, mode, &mut fp, &mut warnings)?;
         Ok(RunEnvironment {
             fingerprint: fp,
             warnings,
             isolation: Isolation::InProcess,
             gpu_pci_bus_id: bus_id,
-            gpu_mig_uuid: selected.and_then(|s| s.mig_uuid).or(named_uuid),
+            gpu_mig_uuid: gpu.selected.and_then(|s| s.mig_uuid).or(named_uuid),
             monitor,
             guard,
         })
@@ -352,6 +199,234 @@ impl RunEnvironment {
     }
 }
 
+/// The fingerprint of this machine before any GPU or pinning facts: host, toolchain and the
+/// CUDA libraries found.
+fn base_fingerprint(root: &Path) -> Fingerprint {
+    let mut fp = fingerprint::collect(root, std::env::vars());
+    fp.set_section(&fingerprint::toolchain());
+    let libs = pitwall_host::gpu::cuda_library_versions();
+    if !libs.is_empty() {
+        fp.set_section(&CudaLibraries(libs));
+    }
+    fp
+}
+
+/// The GPU a run measures on, as NVML found it.
+struct FoundGpu {
+    nvml: Option<Arc<dyn Nvml>>,
+    device: Option<GpuDevice>,
+    selected: Option<SelectedGpu>,
+}
+
+/// The GPU: facts for the fingerprint and the checks only NVML can make.
+fn find_gpu(
+    config: &Config,
+    nvml: Result<Arc<dyn Nvml>, GpuError>,
+    cuda: &dyn CudaDriver,
+    fp: &mut Fingerprint,
+    warnings: &mut Vec<String>,
+) -> FoundGpu {
+    let mut selected: Option<SelectedGpu> = None;
+    let (nvml, device) = match nvml {
+        Ok(nvml) => match nvml.devices() {
+            Ok(devices) => {
+                fp.gpus = devices.iter().map(gpu_info).collect();
+                match select_gpu(config.gpu.device.as_ref(), &devices, nvml.as_ref(), cuda) {
+                    Ok(sel) => {
+                        warnings.extend(sel.warning.clone());
+                        let device = devices.into_iter().find(|d| d.index == sel.index);
+                        selected = Some(sel);
+                        (Some(nvml), device)
+                    }
+                    Err(e) => {
+                        warnings.push(format!("gpu: {e}"));
+                        (Some(nvml), None)
+                    }
+                }
+            }
+            Err(e) => {
+                warnings.push(format!("gpu: {e}"));
+                (None, None)
+            }
+        },
+        Err(e) => {
+            fp.set_section(&GpuAvailability {
+                available: false,
+                reason: Some(e.to_string()),
+                other: Default::default(),
+            });
+            (None, None)
+        }
+    };
+    if let Some(d) = &device {
+        if d.persistence_mode == Some(false) {
+            warnings.push(format!(
+                "gpu {}: persistence mode is off (hint: nvidia-smi -pm 1)",
+                d.index
+            ));
+        }
+        if !d.other_processes.is_empty() {
+            warnings.push(format!(
+                "gpu {}: other processes use it: {:?}",
+                d.index, d.other_processes
+            ));
+        }
+    }
+    FoundGpu {
+        nvml,
+        device,
+        selected,
+    }
+}
+
+/// Pins this process next to the GPU (`Mode::Apply`) or only plans it (`Mode::Inspect`),
+/// recording either in the fingerprint; the CPUs pinned (or planned).
+fn pin(
+    config: &Config,
+    sysfs: &dyn Sysfs,
+    affinity: &dyn Affinity,
+    bus_id: Option<&str>,
+    mode: Mode,
+    fp: &mut Fingerprint,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<usize>, SetupError> {
+    let plan = plan_pinning(sysfs, bus_id, config.pinning.cpus.as_deref(), 0);
+    Ok(match mode {
+        Mode::Apply => {
+            let outcome = apply_pinning(config.pinning.policy, plan, affinity)?;
+            for line in &outcome.not_applied {
+                warnings.push(format!("pinning: {line}"));
+            }
+            let cpus = outcome.applied_cpus.clone();
+            fp.extra.insert(
+                keys::PINNING.into(),
+                serde_json::to_value(&outcome).unwrap_or_default(),
+            );
+            cpus
+        }
+        Mode::Inspect => {
+            let value = match &plan {
+                Ok(p) => {
+                    json!({ "policy": policy_name(config.pinning.policy), "plan": p, "applied": false })
+                }
+                Err(e) => {
+                    json!({ "policy": policy_name(config.pinning.policy), "error": e.to_string() })
+                }
+            };
+            fp.extra.insert(keys::PINNING.into(), value);
+            plan.map(|p| p.cpus).unwrap_or_default()
+        }
+    })
+}
+
+/// The host checks (governor, turbo, SMT, …) on the pinned CPUs, with one warning for those
+/// that fail.
+fn record_host_checks(
+    sysfs: &dyn Sysfs,
+    pinned_cpus: &[usize],
+    fp: &mut Fingerprint,
+    warnings: &mut Vec<String>,
+) {
+    let checks = host_checks(sysfs, pinned_cpus);
+    let failing: Vec<String> = checks
+        .iter()
+        .filter(|c| !c.ok && c.value != UNKNOWN)
+        .map(|c| format!("{} {}", c.name, c.value))
+        .collect();
+    if !failing.is_empty() {
+        warnings.push(format!(
+            "host: {} (hint: `pitwall env` shows how to fix each)",
+            failing.join("; ")
+        ));
+    }
+    fp.extra.insert(
+        keys::HOST_CHECKS.into(),
+        serde_json::to_value(&checks).unwrap_or_default(),
+    );
+}
+
+/// NUMA layout (each node's CPUs) and the pinned CPUs, in the fingerprint.
+fn record_numa(sysfs: &dyn Sysfs, pinned_cpus: &[usize], fp: &mut Fingerprint) {
+    let numa: BTreeMap<String, String> = sysfs
+        .list("sys/devices/system/node")
+        .into_iter()
+        .filter(|n| {
+            n.len() > 4 && n.starts_with("node") && n[4..].chars().all(|c| c.is_ascii_digit())
+        })
+        .filter_map(|n| {
+            let cpus = sysfs.read(&format!("sys/devices/system/node/{n}/cpulist"))?;
+            Some((n, cpus))
+        })
+        .collect();
+    if !numa.is_empty() {
+        fp.set_section(&NumaNodes(numa));
+    }
+    if !pinned_cpus.is_empty() {
+        fp.set_section(&PinnedCpus(format_cpulist(pinned_cpus)));
+    }
+}
+
+/// Clocks: lock or observe, and watch them during the run (`Mode::Apply`); the clock policy
+/// recorded in the fingerprint either way.
+fn clocks(
+    config: &Config,
+    gpu: &FoundGpu,
+    mode: Mode,
+    fp: &mut Fingerprint,
+    warnings: &mut Vec<String>,
+) -> Result<(Option<ClockGuard>, Option<ClockMonitor>), SetupError> {
+    let mut guard = None;
+    let mut monitor = None;
+    let clock_mode = config.gpu.clocks;
+    let mut recorded_mode = clock_mode.to_string();
+    match (&gpu.nvml, &gpu.device) {
+        (Some(nvml), Some(d)) if mode == Mode::Apply => {
+            if clock_mode == ClockMode::Observe {
+                warnings.push(format!("gpu {}: clocks are not locked (observe mode); boost and throttling can move results (hint: [gpu] clocks = \"lock\" on a dedicated runner)", d.index));
+            }
+            match ClockGuard::acquire(Arc::clone(nvml), d.index, clock_mode) {
+                Ok(g) => guard = Some(g),
+                // Not root: measure anyway, observed, and say so in the run.
+                Err(GpuError::LockDenied { .. }) => {
+                    recorded_mode = LOCK_DENIED_MODE.to_string();
+                    if !LOCK_DENIED_WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                        warnings.push(format!("gpu {}: not allowed to lock the clocks (not root): observing them instead; these runs are recorded as clocks = \"{LOCK_DENIED_MODE}\" and never compare with locked ones (hint: run as root, or set [gpu] clocks = \"observe\")", d.index));
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
+            if clock_mode != ClockMode::Off {
+                let period = Duration::from_millis(config.gpu.monitor_period_ms);
+                monitor = Some(
+                    ClockMonitor::start(Arc::clone(nvml), d.index, period)
+                        .map_err(SetupError::Monitor)?,
+                );
+            }
+        }
+        (None, _) if matches!(clock_mode, ClockMode::Lock { .. }) && mode == Mode::Apply => {
+            warnings
+                .push("gpu: clocks = lock, but no GPU is available: nothing locked".to_string());
+        }
+        _ => {}
+    }
+    let locked = guard.as_ref().and_then(ClockGuard::locked_mhz);
+    let requested = match clock_mode {
+        ClockMode::Lock { sm_mhz } => sm_mhz,
+        _ => None,
+    };
+    fp.set_section(&Clocks {
+        mode: Some(recorded_mode),
+        locked_sm_mhz: locked,
+        device: gpu.selected.as_ref().map(|s| s.index),
+        lock_target_sm_mhz: gpu
+            .device
+            .as_ref()
+            .and_then(|d| pitwall_host::gpu::lock_target(d, requested).ok()),
+        other: Default::default(),
+    });
+    Ok((guard, monitor))
+}
+
 fn policy_name(p: PinPolicy) -> &'static str {
     match p {
         PinPolicy::Require => "require",
@@ -392,164 +467,10 @@ fn gpu_info(d: &GpuDevice) -> GpuInfo {
 /// A run interrupted by SIGINT/SIGTERM is not stored: wait here for the signal to end the
 /// process once the clocks are restored.
 pub fn halt_if_terminating() {
-    while crate::gpu::terminating() {
+    while pitwall_host::gpu::terminating() {
         std::thread::park();
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::gpu::{CudaDevice0, FakeNvml, fake_device};
-    use crate::machine::{DirSysfs, FakeAffinity};
-
-    struct Cuda(CudaDevice0);
-
-    impl CudaDriver for Cuda {
-        fn device0(&self) -> CudaDevice0 {
-            self.0.clone()
-        }
-    }
-
-    /// `prepare` on an empty machine tree with `nvml`, CUDA device 0 at `cuda0`.
-    fn prepare(config: &Config, nvml: &FakeNvml, cuda0: CudaDevice0) -> RunEnvironment {
-        let root = tempfile::tempdir().unwrap();
-        let shared: Arc<dyn Nvml> = Arc::new(nvml.clone());
-        RunEnvironment::prepare_with(
-            config,
-            root.path(),
-            &DirSysfs::new(root.path()),
-            &FakeAffinity::new(vec![0, 1]),
-            Ok(shared),
-            &Cuda(cuda0),
-            Mode::Apply,
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn unset_device_is_cuda_device_0_for_clocks_monitor_and_pinning() {
-        // NVML 0–2; CUDA_VISIBLE_DEVICES=2 makes NVML 2 (bus 0x19) CUDA's device 0.
-        let nvml = FakeNvml::new().with_devices((0..3).map(fake_device).collect());
-        let mut config = Config::builtin_default("p");
-        config.gpu.clocks = ClockMode::Lock { sm_mhz: None };
-        let env = prepare(&config, &nvml, CudaDevice0::BusId("0000:19:00.0".into()));
-        assert_eq!(env.gpu_pci_bus_id.as_deref(), Some("00000000:19:00.0"));
-        assert_eq!(env.monitor_health().map(|h| h.device), Some(2));
-        assert_eq!(nvml.locked(2), Some((1575, 1575)), "{:?}", nvml.calls());
-        assert_eq!(nvml.locked(0), None);
-        let clocks = env.fingerprint.section::<Clocks>().unwrap();
-        assert_eq!(clocks.device, Some(2));
-        assert_eq!(clocks.lock_target_sm_mhz, Some(1575));
-        env.finish().unwrap();
-        assert_eq!(nvml.locked(2), None, "restored");
-    }
-
-    #[test]
-    fn without_nvml_a_named_bus_id_or_uuid_still_reaches_the_cuda_suites() {
-        let root = tempfile::tempdir().unwrap();
-        let suite_options = |device: &str| {
-            let mut config = Config::builtin_default("p");
-            config.gpu.device = Some(DeviceSelector::parse(device).unwrap());
-            let env = RunEnvironment::prepare_with(
-                &config,
-                root.path(),
-                &DirSysfs::new(root.path()),
-                &FakeAffinity::new(vec![0]),
-                Err(GpuError::Unavailable {
-                    reason: "no driver".into(),
-                }),
-                &Cuda(CudaDevice0::NoDriver),
-                Mode::Inspect,
-            )
-            .unwrap();
-            let suite = config
-                .suites
-                .iter()
-                .find(|s| matches!(s.spec, SuiteSpec::Builtin { .. }))
-                .unwrap();
-            match &env.with_gpu(suite).spec {
-                SuiteSpec::Builtin { options, .. } => {
-                    (options.gpu_pci_bus_id.clone(), options.gpu_uuid.clone())
-                }
-                _ => unreachable!(),
-            }
-        };
-        assert_eq!(
-            suite_options("0000:9a:00.0"),
-            (Some("0000:9a:00.0".into()), None)
-        );
-        assert_eq!(
-            suite_options("MIG-abcd-1"),
-            (None, Some("MIG-abcd-1".into()))
-        );
-        assert_eq!(
-            suite_options("3"),
-            (None, None),
-            "an index means nothing to CUDA"
-        );
-    }
-
-    #[test]
-    fn a_denied_lock_observes_and_is_recorded_as_such() {
-        let nvml = FakeNvml::new().denying_lock();
-        let mut config = Config::builtin_default("p");
-        config.gpu.clocks = ClockMode::Lock { sm_mhz: None };
-        let env = prepare(&config, &nvml, CudaDevice0::NoDriver);
-        let clocks = env.fingerprint.section::<Clocks>().unwrap();
-        assert_eq!(clocks.mode.as_deref(), Some(LOCK_DENIED_MODE));
-        assert_eq!(clocks.locked_sm_mhz, None);
-        assert!(env.monitor_health().is_some(), "observed");
-        let said: Vec<&String> = env
-            .warnings
-            .iter()
-            .filter(|w| w.contains("not allowed to lock the clocks"))
-            .collect();
-        assert_eq!(said.len(), 1, "{:?}", env.warnings);
-        assert!(said[0].contains("hint:"), "{}", said[0]);
-        // Once per process: a second set-up says nothing more.
-        let again = prepare(&config, &nvml, CudaDevice0::NoDriver);
-        assert!(
-            !again
-                .warnings
-                .iter()
-                .any(|w| w.contains("not allowed to lock")),
-            "{:?}",
-            again.warnings
-        );
-        // A denied-lock run never compares with a locked one.
-        let mut locked = env.fingerprint.clone();
-        locked.set_section(&Clocks {
-            mode: Some("lock".into()),
-            ..Clocks::default()
-        });
-        let d = crate::fingerprint::differences(&env.fingerprint, &locked);
-        assert!(
-            d.iter()
-                .any(|l| l == "gpu clock policy: observe (lock denied) vs lock"),
-            "{d:?}"
-        );
-    }
-
-    #[test]
-    fn built_in_suites_carry_the_pci_bus_id_of_gpu_device() {
-        let config = Config::builtin_default("p");
-        let suite = config
-            .suites
-            .iter()
-            .find(|s| matches!(s.spec, SuiteSpec::Builtin { .. }))
-            .expect("the default has built-in suites");
-        let bus_id = |s: &SuiteConfig| match &s.spec {
-            SuiteSpec::Builtin { options, .. } => options.gpu_pci_bus_id.clone(),
-            _ => None,
-        };
-        let mut env = RunEnvironment::plain(Fingerprint::default());
-        // Without NVML's device the suite is passed on as configured.
-        assert!(matches!(env.with_gpu(suite), std::borrow::Cow::Borrowed(_)));
-        env.gpu_pci_bus_id = Some("00000000:9A:00.0".to_string());
-        let on_gpu = env.with_gpu(suite);
-        assert_eq!(bus_id(&on_gpu).as_deref(), Some("00000000:9A:00.0"));
-        assert_eq!(on_gpu.name, suite.name);
-        assert_eq!(bus_id(suite), None, "the configuration itself is unchanged");
-    }
-}
+mod tests;

@@ -7,7 +7,7 @@ use std::path::Path;
 use pitwall_formats::{self as formats, Input, InputFormat, ParsedRun};
 use pitwall_schema::{BenchmarkResult, ExportDoc, Run};
 
-use crate::store::{Store, StoreError};
+use pitwall_store::{Store, StoreError};
 
 pub use pitwall_analysis::compare::{FILE_SUITE, Side};
 
@@ -155,32 +155,6 @@ pub fn read_file(
     }
 }
 
-/// A text file of at most `max` bytes; a longer (or endless) one is an error saying so,
-/// after reading no more than `max + 1` bytes. Devices (`/dev/zero`, a terminal) are refused
-/// before reading: a file or a pipe is what holds results.
-pub(crate) fn read_capped(path: &Path, max: u64) -> std::io::Result<String> {
-    use std::io::Read;
-    use std::os::unix::fs::FileTypeExt;
-    let kind = std::fs::metadata(path)?.file_type();
-    if kind.is_char_device() || kind.is_block_device() {
-        return Err(std::io::Error::other(
-            "is a device, not a file (hint: name a file, or pipe the output through `cat`)",
-        ));
-    }
-    let mut buf = Vec::new();
-    std::fs::File::open(path)?
-        .take(max + 1)
-        .read_to_end(&mut buf)?;
-    if buf.len() as u64 > max {
-        return Err(std::io::Error::other(format!(
-            "larger than {} MiB, the most pitwall reads",
-            max >> 20
-        )));
-    }
-    String::from_utf8(buf)
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
-}
-
 /// What a results file holds.
 #[derive(Debug)]
 pub enum FileResults {
@@ -206,12 +180,12 @@ pub fn read_results(
             .map(|p| FileResults::Parsed(format, p))
             .map_err(|e| bad(e.to_string()));
     }
-    let text = read_capped(path, crate::defaults::RESULTS_FILE_MAX_BYTES).map_err(|source| {
-        SourceError::Read {
-            spec: spec.to_string(),
-            source,
-        }
-    })?;
+    let text =
+        pitwall_engine::files::read_capped(path, pitwall_engine::defaults::RESULTS_FILE_MAX_BYTES)
+            .map_err(|source| SourceError::Read {
+                spec: spec.to_string(),
+                source,
+            })?;
     // An export (even a damaged one, so its error names the line) is recognised by its keys.
     // The tool formats drop a leading byte order mark themselves (formats::parse, detect).
     let body = formats::strip_bom(&text);

@@ -12,9 +12,9 @@ pub use pitwall_analysis::writeup::{Period, PeriodError, Writeup};
 use pitwall_schema::{CommitInfo, Run};
 use pitwall_stats::changepoint::DetectConfig;
 
-use crate::config::Config;
 use crate::git::Repo;
-use crate::store::{RunQuery, Store, StoreError};
+use pitwall_engine::config::Config;
+use pitwall_store::{RunQuery, Store, StoreError};
 
 /// What to write up.
 #[derive(Debug, Clone, PartialEq)]

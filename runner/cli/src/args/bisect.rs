@@ -30,11 +30,11 @@ pub struct BisectArgs {
 #[derive(Debug, Args)]
 pub struct BisectFlags {
     /// Interleaved rounds measured before the first look at each commit
-    #[arg(long, value_name = "N", default_value_t = pitwall_pipeline::defaults::ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = pitwall_engine::defaults::ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
     /// Most rounds one commit may take; one still undecided then is decided by its estimate
     /// and the bisection is marked uncertain
-    #[arg(long, value_name = "N", default_value_t = pitwall_pipeline::defaults::MAX_ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = pitwall_engine::defaults::MAX_ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_rounds: u32,
     /// Rebuild every commit even when its build is cached
     #[arg(long)]

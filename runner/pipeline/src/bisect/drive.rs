@@ -7,18 +7,21 @@
 use std::path::Path;
 
 use pitwall_analysis::bisect::{BisectReport, BisectStep, CommitRef};
+use pitwall_analysis::comparison::ComparisonReport;
 use pitwall_schema::{Backend, ResultStatus, SequentialPlanInfo};
 use pitwall_stats::ab::{AbConfig, Replicate, ReplicatedPair, SequentialPlan, interval_at};
 
+use super::endpoints::Endpoints;
 use super::search::{Class, Range, classify, classify_by_estimate, max_steps};
 use crate::compare::replicates_of;
-use crate::config::Config;
-use crate::engine::{RunObserver, Step};
 use crate::git::{GitError, Repo, ResolvedCommit};
 use crate::pair::{PairPlan, UntilDecided, measure_pair};
+use crate::request::{RunRequest, Target};
 use crate::rounds::Rounds;
-use crate::run::{RunError, RunRequest, Target, build};
+use crate::run::{RunError, build};
 use crate::setup::RunEnvironment;
+use pitwall_engine::config::Config;
+use pitwall_engine::{RunObserver, Step};
 
 /// What to bisect.
 #[derive(Debug, Clone)]
@@ -143,30 +146,75 @@ pub fn bisect(
         env,
         observer,
     };
-    let good_target = prepare(
-        &repo,
-        &good,
-        config,
-        request.rebuild,
-        observer,
-        Some("good"),
-    )
-    .map_err(|source| BisectError::GoodUnusable {
-        good: request.good.clone(),
-        good_sha: good.sha[..12].to_string(),
-        source: Box::new(source),
-    })?;
+    let (good_target, bad_target) = prepare_endpoints(&repo, &good, &bad, request, &m)?;
+    let endpoints = measure_endpoints(&m, request, &good_target, &bad_target, ab)?;
+    let regression = worst_regression(&endpoints, request)?;
+    let search = Search {
+        repo: &repo,
+        m: &m,
+        request,
+        ab,
+        good: &good_target,
+        regression: &regression,
+    };
+    let (range, steps) = search.run(&after);
+    let at = |i: usize| if i == 0 { &good } else { &after[i - 1] };
+    Ok(BisectReport {
+        uncertain: steps.iter().any(|s| s.uncertain),
+        key: regression.key,
+        unit: regression.unit,
+        higher_is_better: regression.higher_is_better,
+        good: commit_ref(&good),
+        bad: commit_ref(&bad),
+        commits: after.len(),
+        ratio: regression.ratio,
+        ci: regression.ci,
+        steps,
+        max_steps: max_steps(after.len()),
+        first_bad: commit_ref(at(range.bad)),
+        also_possible: range
+            .unresolved()
+            .into_iter()
+            .map(|i| commit_ref(at(i)))
+            .collect(),
+    })
+}
+
+/// Checks out and builds both endpoints; either failing is an error naming it.
+fn prepare_endpoints(
+    repo: &Repo,
+    good: &ResolvedCommit,
+    bad: &ResolvedCommit,
+    request: &BisectRequest,
+    m: &Measure<'_>,
+) -> Result<(Target, Target), BisectError> {
+    let (config, observer) = (m.config, m.observer);
+    let good_target = prepare(repo, good, config, request.rebuild, observer, Some("good"))
+        .map_err(|source| BisectError::GoodUnusable {
+            good: request.good.clone(),
+            good_sha: good.sha[..12].to_string(),
+            source: Box::new(source),
+        })?;
     let bad_target =
-        prepare(&repo, &bad, config, request.rebuild, observer, Some("bad")).map_err(|source| {
+        prepare(repo, bad, config, request.rebuild, observer, Some("bad")).map_err(|source| {
             BisectError::BadUnusable {
                 bad: request.bad.clone(),
                 bad_sha: bad.sha[..12].to_string(),
                 source: Box::new(source),
             }
         })?;
+    Ok((good_target, bad_target))
+}
 
-    // The endpoints: is there a regression, which benchmark, and how big? Measured until
-    // every benchmark is decided (or the rounds run out), like `run --until-decided`.
+/// The endpoints: is there a regression, which benchmark, and how big? Measured until every
+/// benchmark is decided (or the rounds run out), like `run --until-decided`.
+fn measure_endpoints(
+    m: &Measure<'_>,
+    request: &BisectRequest,
+    good_target: &Target,
+    bad_target: &Target,
+    ab: &AbConfig,
+) -> Result<ComparisonReport, BisectError> {
     let plan = PairPlan {
         rounds: request.rounds,
         until_decided: Some(UntilDecided {
@@ -175,15 +223,15 @@ pub fn bisect(
         }),
     };
     let endpoints = measure_pair(
-        config,
+        m.config,
         &request.select,
-        backend,
-        &good_target,
-        &bad_target,
+        m.backend,
+        good_target,
+        bad_target,
         &plan,
         ab,
-        env,
-        &Endpoints(observer),
+        m.env,
+        &Endpoints(m.observer),
     )?;
     for (what, report) in [("good", &endpoints.base), ("bad", &endpoints.head)] {
         if report.run.results.is_empty() {
@@ -192,7 +240,27 @@ pub fn bisect(
             });
         }
     }
-    let endpoints = endpoints.comparison;
+    Ok(endpoints.comparison)
+}
+
+/// The regression the endpoints show, which the search follows.
+struct Regression {
+    /// The benchmark (`suite/name[params]/measure`).
+    key: String,
+    unit: String,
+    higher_is_better: bool,
+    /// Median ratio bad / good and its interval.
+    ratio: f64,
+    ci: (f64, f64),
+    /// Only that benchmark is measured from here on.
+    focus: RunRequest,
+}
+
+/// The worst regression between the endpoints, or an error when there is none.
+fn worst_regression(
+    endpoints: &ComparisonReport,
+    request: &BisectRequest,
+) -> Result<Regression, BisectError> {
     let Some(worst) = endpoints.worst_regression() else {
         return Err(BisectError::NoRegression {
             selection: request
@@ -204,31 +272,65 @@ pub fn bisect(
             summary: endpoints.summary_line(),
         });
     };
-    let key = worst.key();
-    let higher_is_better = worst.higher_is_better;
-    let bad_ratio = worst.comparison.ratio;
-    let unit = worst.unit.clone();
-    let endpoint_ci = worst.comparison.ci;
-    let suite = worst.suite.clone();
-    let shown = pitwall_schema::schema::display_name(&worst.name, &worst.params);
-    // From here on, only that benchmark is measured.
-    let focus = RunRequest {
-        suites: vec![suite],
-        filter: Some(shown),
-    };
+    Ok(Regression {
+        key: worst.key(),
+        unit: worst.unit.clone(),
+        higher_is_better: worst.higher_is_better,
+        ratio: worst.comparison.ratio,
+        ci: worst.comparison.ci,
+        focus: RunRequest {
+            suites: vec![worst.suite.clone()],
+            filter: Some(pitwall_schema::schema::display_name(
+                &worst.name,
+                &worst.params,
+            )),
+        },
+    })
+}
 
-    let mut range = Range::new(after.len());
-    let mut steps = Vec::new();
-    let bound = max_steps(after.len());
-    while let Some(index) = range.next() {
-        let commit = &after[index - 1];
-        let probe_no = steps.len() + 1;
-        observer.step(&Step::Probe {
-            probe: probe_no,
-            bound,
-            sha: &commit.sha,
-            subject: &commit.info.subject,
-        });
+/// The search between the endpoints: what every probe needs.
+struct Search<'a> {
+    repo: &'a Repo,
+    m: &'a Measure<'a>,
+    request: &'a BisectRequest,
+    ab: &'a AbConfig,
+    good: &'a Target,
+    regression: &'a Regression,
+}
+
+impl Search<'_> {
+    /// Probes the commits `after` good until the first bad one is found: the range left and
+    /// every probe.
+    fn run(&self, after: &[ResolvedCommit]) -> (Range, Vec<BisectStep>) {
+        let mut range = Range::new(after.len());
+        let mut steps = Vec::new();
+        let bound = max_steps(after.len());
+        while let Some(index) = range.next() {
+            let commit = &after[index - 1];
+            let probe_no = steps.len() + 1;
+            self.m.observer.step(&Step::Probe {
+                probe: probe_no,
+                bound,
+                sha: &commit.sha,
+                subject: &commit.info.subject,
+            });
+            let (step, class) = self.probe_commit(index, commit);
+            self.m.observer.step(&Step::ProbeFinished {
+                probe: probe_no,
+                class: &step.class,
+                ratio: step.ratio,
+                rounds: step.rounds,
+            });
+            range.record(index, class);
+            steps.push(step);
+        }
+        (range, steps)
+    }
+
+    /// Checks out, builds and measures one commit against good: its step and class (a
+    /// commit that does not build or measure is untestable, with the first line of why).
+    fn probe_commit(&self, index: usize, commit: &ResolvedCommit) -> (BisectStep, Class) {
+        let (m, request, regression) = (self.m, self.request, self.regression);
         let mut step = BisectStep {
             position: index,
             commit: commit_ref(commit),
@@ -239,18 +341,25 @@ pub fn bisect(
             rounds: 0,
             note: None,
         };
-        let verdict = match prepare(&repo, commit, config, request.rebuild, observer, None) {
+        let verdict = match prepare(
+            self.repo,
+            commit,
+            m.config,
+            request.rebuild,
+            m.observer,
+            None,
+        ) {
             Err(e) => Err(e.to_string()),
             Ok(target) => probe(
-                &m,
-                &focus,
-                &good_target,
+                m,
+                &regression.focus,
+                self.good,
                 &target,
-                &key,
-                bad_ratio,
-                higher_is_better,
+                &regression.key,
+                regression.ratio,
+                regression.higher_is_better,
                 request,
-                ab,
+                self.ab,
                 &mut step.rounds,
             ),
         };
@@ -272,82 +381,7 @@ pub fn bisect(
             Class::Untestable => "untestable",
         }
         .to_string();
-        observer.step(&Step::ProbeFinished {
-            probe: probe_no,
-            class: &step.class,
-            ratio: step.ratio,
-            rounds: step.rounds,
-        });
-        range.record(index, class);
-        steps.push(step);
-    }
-    let at = |i: usize| if i == 0 { &good } else { &after[i - 1] };
-    Ok(BisectReport {
-        uncertain: steps.iter().any(|s| s.uncertain),
-        key,
-        unit,
-        higher_is_better,
-        good: commit_ref(&good),
-        bad: commit_ref(&bad),
-        commits: after.len(),
-        ratio: bad_ratio,
-        ci: endpoint_ci,
-        steps,
-        max_steps: bound,
-        first_bad: commit_ref(at(range.bad)),
-        also_possible: range
-            .unresolved()
-            .into_iter()
-            .map(|i| commit_ref(at(i)))
-            .collect(),
-    })
-}
-
-/// The observer of the endpoints' pair, which calls its sides base and head: here they are
-/// good and bad.
-struct Endpoints<'a>(&'a dyn RunObserver);
-
-impl RunObserver for Endpoints<'_> {
-    fn suite_started(&self, suite: &str, benchmarks: usize) {
-        self.0.suite_started(suite, benchmarks);
-    }
-    fn benchmark_started(&self, suite: &str, benchmark: &str) {
-        self.0.benchmark_started(suite, benchmark);
-    }
-    fn benchmark_finished(&self, suite: &str, benchmark: &str, error: Option<&str>) {
-        self.0.benchmark_finished(suite, benchmark, error);
-    }
-    fn suite_skipped(&self, suite: &str, reason: &str) {
-        self.0.suite_skipped(suite, reason);
-    }
-    fn warning(&self, suite: &str, line: &str) {
-        self.0.warning(suite, line);
-    }
-    fn suite_finished(&self, suite: &str) {
-        self.0.suite_finished(suite);
-    }
-    fn worker_started(&self, suite: &str, pid: u32) {
-        self.0.worker_started(suite, pid);
-    }
-    fn step(&self, step: &Step<'_>) {
-        match step {
-            Step::Round {
-                round,
-                rounds,
-                side: Some(side),
-                target,
-            } => self.0.step(&Step::Round {
-                round: *round,
-                rounds: *rounds,
-                side: Some(match *side {
-                    "base" => "good",
-                    "head" => "bad",
-                    other => other,
-                }),
-                target,
-            }),
-            other => self.0.step(other),
-        }
+        (step, class)
     }
 }
 

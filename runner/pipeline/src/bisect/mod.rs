@@ -2,6 +2,7 @@
 //! the noise-aware search (`search`) and the driver that builds and measures commits (`drive`).
 
 mod drive;
+mod endpoints;
 mod search;
 
 pub use drive::{BisectError, BisectRequest, bisect};

@@ -9,7 +9,7 @@ use pitwall_reports::notify::{alert_marker, issue_body, issue_title, webhook_jso
 use pitwall_schema::Alert;
 
 use super::github_config;
-use crate::config::{Config, Publish};
+use pitwall_engine::config::{Config, Publish};
 
 /// Posts the open `alerts` of `project` to the webhook the variable `[alerts] webhook_env`
 /// names; `None` when it names none.
@@ -19,8 +19,13 @@ pub fn alert_webhook(config: &Config, alerts: &[Alert]) -> Option<Result<(), Not
         .filter(|u| !u.trim().is_empty())?;
     let body = webhook_json(config.project.name.as_str(), alerts);
     Some(
-        check_webhook_url(url.trim(), &config.alerts.webhook_env)
-            .and_then(|()| post_webhook(url.trim(), &body, crate::defaults::ALERT_WEBHOOK_TIMEOUT)),
+        check_webhook_url(url.trim(), &config.alerts.webhook_env).and_then(|()| {
+            post_webhook(
+                url.trim(),
+                &body,
+                pitwall_engine::defaults::ALERT_WEBHOOK_TIMEOUT,
+            )
+        }),
     )
 }
 

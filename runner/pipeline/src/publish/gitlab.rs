@@ -7,7 +7,7 @@ use pitwall_forge::ci::{CiVars, Forge};
 use pitwall_forge::gitlab::{GitlabConfig, GitlabError, HttpGitlab};
 
 use super::{PublishError, PublishRequest};
-use crate::config::Config;
+use pitwall_engine::config::Config;
 
 /// The GitLab client for the project and token publishing uses: the project from `[gitlab]
 /// project` or the pipeline, the API host by the token rule; with the API-host warning, if
@@ -46,7 +46,7 @@ pub(super) fn client(
     };
     pitwall_schema::secrets::remember(token.expose());
     let mut cfg = GitlabConfig::new(api.url, project, token.clone(), token_var.clone());
-    cfg.redactor = crate::engine::process_redactor(&config.token_vars());
+    cfg.redactor = pitwall_engine::process_redactor(&config.token_vars());
     cfg.redactor.add(token.expose());
     let client = HttpGitlab::new(cfg).map_err(PublishError::GitlabSetup)?;
     Ok((client, api.warning))

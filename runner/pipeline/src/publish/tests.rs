@@ -5,7 +5,7 @@
 use pitwall_forge::ci::CiVars;
 
 use super::{PublishError, PublishRequest, Publisher, check};
-use crate::config::{Config, Publish};
+use pitwall_engine::config::{Config, Publish};
 
 fn vars(pairs: &[(&str, &str)]) -> CiVars {
     CiVars::from_pairs(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))

@@ -12,8 +12,8 @@ use pitwall_schema::{BenchmarkResult, ResultStatus, SampleMeta, SuiteKind};
 
 use super::*;
 use crate::config::{Sampling, SuiteConfig};
-use crate::engine::worker::{Isolation, NonFinite, encode_non_finite, monotonic_ns};
-use crate::engine::{Selection, run_suite};
+use crate::protocol::{Isolation, NonFinite, encode_non_finite, monotonic_ns};
+use crate::{Selection, run_suite};
 
 /// Records what it is told, one line per event.
 #[derive(Default)]

@@ -1,6 +1,7 @@
 //! `pitwall.toml`: raw TOML (`raw`) is validated into a typed configuration (`model`);
 //! `load` reads files and turns every mistake into one line naming file, line and key.
 
+mod error;
 mod forge;
 mod kernels;
 mod keys;
@@ -10,7 +11,8 @@ mod raw;
 mod sections;
 mod suite;
 
-pub use load::{ConfigError, DEFAULT_FILE, find_default, load_file, parse_str};
+pub use error::ConfigError;
+pub use load::{DEFAULT_FILE, find_default, load_file, parse_str};
 pub use model::{
     AlertsConfig, BackendChoice, CiConfig, CommandSuite, Config, GithubConfig, GitlabConfig,
     GpuConfig, MAX_SECONDS, OutputFormat, PinPolicy, PinningConfig, Project, Publish, Sampling,

@@ -12,7 +12,7 @@ use pitwall_schema::manifest::{
 };
 use toml::Spanned;
 
-use super::load::{ConfigError, Ctx};
+use super::error::{ConfigError, Ctx};
 use super::raw::{RawArg, RawDims, RawExpr, RawKernel, RawReference, RawValue};
 
 fn is_identifier(s: &str) -> bool {
@@ -146,23 +146,7 @@ impl Ctx<'_> {
     fn kernel(&self, label: &str, raw: &Spanned<RawKernel>) -> Result<KernelSpec, ConfigError> {
         let span = raw.span();
         let k = raw.get_ref();
-        let name = match &k.name {
-            Some(n) if valid_name(n.get_ref()) => n.get_ref().trim().to_string(),
-            Some(n) => {
-                return Err(self.at(
-                    n.span(),
-                    format!("{label}: kernel name `{}` is not valid", n.get_ref()),
-                    Some("use letters, digits, `_`, `-` and `.`".into()),
-                ));
-            }
-            None => {
-                return Err(self.at(
-                    span,
-                    format!("{label}: a [[suite.kernel]] has no `name`"),
-                    Some("add name = \"…\" (the benchmark's name)".into()),
-                ));
-            }
-        };
+        let name = self.kernel_name(label, span.clone(), k)?;
         let at = At {
             ctx: self,
             prefix: format!("{label}: kernel `{name}`"),
@@ -209,27 +193,7 @@ impl Ctx<'_> {
             None => Expr::constant(0),
             Some(s) => at.expr(s.span(), "shared_mem_bytes", s.get_ref())?,
         };
-        let mut args: Vec<KernelArg> = Vec::with_capacity(k.args.len());
-        for a in &k.args {
-            let arg = self.arg(&at, a)?;
-            if args.iter().any(|o| o.name() == arg.name()) {
-                return Err(at.err(
-                    a.span(),
-                    format!("argument `{}` is listed twice", arg.name()),
-                ));
-            }
-            args.push(arg);
-        }
-        if !args
-            .iter()
-            .any(|a| matches!(a, KernelArg::Buffer { access, .. } if access.is_output()))
-        {
-            return Err(at.hint(
-                span.clone(),
-                "no output buffer to check",
-                "give the buffer the kernel writes access = \"out\" or \"inout\"",
-            ));
-        }
+        let args = self.kernel_args(&at, span.clone(), &k.args)?;
         let reference = k.reference.as_ref().ok_or_else(|| {
             missing(
                 "reference",
@@ -261,6 +225,63 @@ impl Ctx<'_> {
         Ok(spec)
     }
 
+    /// A kernel's `name`: given, and letters, digits, `_`, `-` and `.` only.
+    fn kernel_name(
+        &self,
+        label: &str,
+        span: Range<usize>,
+        k: &RawKernel,
+    ) -> Result<String, ConfigError> {
+        Ok(match &k.name {
+            Some(n) if valid_name(n.get_ref()) => n.get_ref().trim().to_string(),
+            Some(n) => {
+                return Err(self.at(
+                    n.span(),
+                    format!("{label}: kernel name `{}` is not valid", n.get_ref()),
+                    Some("use letters, digits, `_`, `-` and `.`".into()),
+                ));
+            }
+            None => {
+                return Err(self.at(
+                    span,
+                    format!("{label}: a [[suite.kernel]] has no `name`"),
+                    Some("add name = \"…\" (the benchmark's name)".into()),
+                ));
+            }
+        })
+    }
+
+    /// A kernel's `args`, each named once, at least one of them a buffer it writes.
+    fn kernel_args(
+        &self,
+        at: &At<'_, '_>,
+        span: Range<usize>,
+        raw: &[Spanned<RawArg>],
+    ) -> Result<Vec<KernelArg>, ConfigError> {
+        let mut args: Vec<KernelArg> = Vec::with_capacity(raw.len());
+        for a in raw {
+            let arg = self.arg(at, a)?;
+            if args.iter().any(|o| o.name() == arg.name()) {
+                return Err(at.err(
+                    a.span(),
+                    format!("argument `{}` is listed twice", arg.name()),
+                ));
+            }
+            args.push(arg);
+        }
+        if !args
+            .iter()
+            .any(|a| matches!(a, KernelArg::Buffer { access, .. } if access.is_output()))
+        {
+            return Err(at.hint(
+                span,
+                "no output buffer to check",
+                "give the buffer the kernel writes access = \"out\" or \"inout\"",
+            ));
+        }
+        Ok(args)
+    }
+
     fn arg(&self, at: &At<'_, '_>, raw: &Spanned<RawArg>) -> Result<KernelArg, ConfigError> {
         let span = raw.span();
         let a = raw.get_ref();
@@ -271,100 +292,9 @@ impl Ctx<'_> {
                 "name every entry of args with a C identifier",
             ));
         };
-        let arg_err =
-            |message: String| at.err(span.clone(), format!("argument `{name}`: {message}"));
         match (&a.buffer, &a.scalar) {
-            (Some(ty), None) => {
-                if a.value.is_some() {
-                    return Err(arg_err(
-                        "`value` applies to scalars; a buffer has `init`".into(),
-                    ));
-                }
-                let elem = ElemType::parse(ty).ok_or_else(|| {
-                    arg_err(format!(
-                        "buffer type `{ty}` is not known (use f64, f32, f16 or bf16)"
-                    ))
-                })?;
-                let access = match &a.access {
-                    None => Access::In,
-                    Some(s) => Access::parse(s).ok_or_else(|| {
-                        arg_err(format!("access `{s}` is not known (use in, out or inout)"))
-                    })?,
-                };
-                let count = a
-                    .count
-                    .as_ref()
-                    .ok_or_else(|| arg_err("no `count` (elements, an expression of n)".into()))?;
-                let count = at.expr(span.clone(), &format!("args.{name}.count"), count)?;
-                let init = match &a.init {
-                    None if access == Access::Out => Init::Zeros,
-                    None => Init::Random,
-                    Some(RawValue::Text(t)) if t == "random" => Init::Random,
-                    Some(RawValue::Text(t)) if t == "zeros" => Init::Zeros,
-                    Some(RawValue::Int(v)) => Init::Const(*v as f64),
-                    Some(RawValue::Float(v)) if v.is_finite() => Init::Const(*v),
-                    Some(_) => {
-                        return Err(arg_err(
-                            "init must be \"random\", \"zeros\" or a finite number".into(),
-                        ));
-                    }
-                };
-                Ok(KernelArg::Buffer {
-                    name: name.into(),
-                    elem,
-                    count,
-                    init,
-                    access,
-                })
-            }
-            (None, Some(ty)) => {
-                for (key, set) in [
-                    ("count", a.count.is_some()),
-                    ("init", a.init.is_some()),
-                    ("access", a.access.is_some()),
-                ] {
-                    if set {
-                        return Err(arg_err(format!(
-                            "`{key}` applies to buffers; a scalar has `value`"
-                        )));
-                    }
-                }
-                let ty = ScalarType::parse(ty).ok_or_else(|| {
-                    arg_err(format!(
-                        "scalar type `{ty}` is not known (use f32, f64, i32, u32, i64 or u64)"
-                    ))
-                })?;
-                let value = match (&a.value, ty.is_float()) {
-                    (None, _) => return Err(arg_err("no `value`".into())),
-                    (Some(RawValue::Float(v)), true) if v.is_finite() => ScalarValue::Float(*v),
-                    (Some(RawValue::Int(v)), true) => ScalarValue::Float(*v as f64),
-                    (Some(RawValue::Int(v)), false) if *v >= 0 => {
-                        ScalarValue::Int(Expr::constant(*v as u64))
-                    }
-                    (Some(RawValue::Text(t)), false) => ScalarValue::Int(at.expr(
-                        span.clone(),
-                        &format!("args.{name}.value"),
-                        &RawExpr::Text(t.clone()),
-                    )?),
-                    (Some(_), true) => {
-                        return Err(arg_err(format!(
-                            "value must be a finite number for {}",
-                            ty.as_str()
-                        )));
-                    }
-                    (Some(_), false) => {
-                        return Err(arg_err(format!(
-                            "value must be a non-negative integer or an expression of n for {}",
-                            ty.as_str()
-                        )));
-                    }
-                };
-                Ok(KernelArg::Scalar {
-                    name: name.into(),
-                    ty,
-                    value,
-                })
-            }
+            (Some(ty), None) => buffer_arg(at, span, name, a, ty),
+            (None, Some(ty)) => scalar_arg(at, span, name, a, ty),
             _ => Err(at.hint(
                 span,
                 format!("argument `{name}` needs exactly one of `buffer` and `scalar`"),
@@ -458,4 +388,110 @@ fn valid_name(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// A `buffer = "…"` argument: its element type, access, count and initial values.
+fn buffer_arg(
+    at: &At<'_, '_>,
+    span: Range<usize>,
+    name: &str,
+    a: &RawArg,
+    ty: &str,
+) -> Result<KernelArg, ConfigError> {
+    let arg_err = |message: String| at.err(span.clone(), format!("argument `{name}`: {message}"));
+    if a.value.is_some() {
+        return Err(arg_err(
+            "`value` applies to scalars; a buffer has `init`".into(),
+        ));
+    }
+    let elem = ElemType::parse(ty).ok_or_else(|| {
+        arg_err(format!(
+            "buffer type `{ty}` is not known (use f64, f32, f16 or bf16)"
+        ))
+    })?;
+    let access = match &a.access {
+        None => Access::In,
+        Some(s) => Access::parse(s)
+            .ok_or_else(|| arg_err(format!("access `{s}` is not known (use in, out or inout)")))?,
+    };
+    let count = a
+        .count
+        .as_ref()
+        .ok_or_else(|| arg_err("no `count` (elements, an expression of n)".into()))?;
+    let count = at.expr(span.clone(), &format!("args.{name}.count"), count)?;
+    let init = match &a.init {
+        None if access == Access::Out => Init::Zeros,
+        None => Init::Random,
+        Some(RawValue::Text(t)) if t == "random" => Init::Random,
+        Some(RawValue::Text(t)) if t == "zeros" => Init::Zeros,
+        Some(RawValue::Int(v)) => Init::Const(*v as f64),
+        Some(RawValue::Float(v)) if v.is_finite() => Init::Const(*v),
+        Some(_) => {
+            return Err(arg_err(
+                "init must be \"random\", \"zeros\" or a finite number".into(),
+            ));
+        }
+    };
+    Ok(KernelArg::Buffer {
+        name: name.into(),
+        elem,
+        count,
+        init,
+        access,
+    })
+}
+
+/// A `scalar = "…"` argument: its type and value (a number, or an expression of n).
+fn scalar_arg(
+    at: &At<'_, '_>,
+    span: Range<usize>,
+    name: &str,
+    a: &RawArg,
+    ty: &str,
+) -> Result<KernelArg, ConfigError> {
+    let arg_err = |message: String| at.err(span.clone(), format!("argument `{name}`: {message}"));
+    for (key, set) in [
+        ("count", a.count.is_some()),
+        ("init", a.init.is_some()),
+        ("access", a.access.is_some()),
+    ] {
+        if set {
+            return Err(arg_err(format!(
+                "`{key}` applies to buffers; a scalar has `value`"
+            )));
+        }
+    }
+    let ty = ScalarType::parse(ty).ok_or_else(|| {
+        arg_err(format!(
+            "scalar type `{ty}` is not known (use f32, f64, i32, u32, i64 or u64)"
+        ))
+    })?;
+    let value = match (&a.value, ty.is_float()) {
+        (None, _) => return Err(arg_err("no `value`".into())),
+        (Some(RawValue::Float(v)), true) if v.is_finite() => ScalarValue::Float(*v),
+        (Some(RawValue::Int(v)), true) => ScalarValue::Float(*v as f64),
+        (Some(RawValue::Int(v)), false) if *v >= 0 => ScalarValue::Int(Expr::constant(*v as u64)),
+        (Some(RawValue::Text(t)), false) => ScalarValue::Int(at.expr(
+            span.clone(),
+            &format!("args.{name}.value"),
+            &RawExpr::Text(t.clone()),
+        )?),
+        (Some(_), true) => {
+            return Err(arg_err(format!(
+                "value must be a finite number for {}",
+                ty.as_str()
+            )));
+        }
+        (Some(_), false) => {
+            return Err(arg_err(format!(
+                "value must be a non-negative integer or an expression of n for {}",
+                ty.as_str()
+            )));
+        }
+    };
+    Ok(KernelArg::Scalar {
+        name: name.into(),
+        ty,
+        value,
+    })
 }

@@ -5,9 +5,9 @@ use std::time::Instant;
 
 use pitwall_schema::{BenchError, Benchmark, SampleMeta, SamplingHint};
 
-use super::meta::SampleMetaSource;
+use crate::meta::SampleMetaSource;
 
-use super::stop::{StopReason, StopRule};
+use crate::stop::{StopReason, StopRule};
 
 /// Shortest sample a batched benchmark is sized to (timer resolution is tens of ns).
 const TARGET_SAMPLE_NS: f64 = 2_000_000.0;

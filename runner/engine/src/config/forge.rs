@@ -1,7 +1,7 @@
 //! Validating `[github]` and `[gitlab]`: where and how `pitwall comment` and `pitwall ci`
 //! publish (repository, API, the variable holding the token, what is published).
 
-use super::load::{ConfigError, Ctx};
+use super::error::{ConfigError, Ctx};
 use super::model::{GithubConfig, GitlabConfig, Publish};
 
 impl Ctx<'_> {

@@ -10,7 +10,7 @@ use std::ops::Range;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::load::{ConfigError, Ctx};
+use super::error::{ConfigError, Ctx};
 use super::raw::valid_keys;
 
 /// The largest edit distance a "did you mean" suggestion may be from what was written.

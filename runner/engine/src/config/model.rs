@@ -113,9 +113,9 @@ pub struct GpuConfig {
     /// (`pitwall_host::gpu::select_gpu`). Unset hashes as the `0` it used to default to, so
     /// configurations that never named a device keep their hash.
     #[serde(serialize_with = "device_for_hash")]
-    pub device: Option<crate::gpu::DeviceSelector>,
+    pub device: Option<pitwall_host::gpu::DeviceSelector>,
     /// `lock` (base clock), `lock:<MHz>`, `observe` (read only, the default) or `off`.
-    pub clocks: crate::gpu::ClockMode,
+    pub clocks: pitwall_host::gpu::ClockMode,
     /// How often clocks, temperature, power and throttle reasons are read during a run.
     pub monitor_period_ms: u64,
 }
@@ -123,10 +123,10 @@ pub struct GpuConfig {
 /// `[gpu] device` in the configuration's hash: an index as the number it was, anything else
 /// as its text, unset as `0` (the old default).
 fn device_for_hash<S: serde::Serializer>(
-    device: &Option<crate::gpu::DeviceSelector>,
+    device: &Option<pitwall_host::gpu::DeviceSelector>,
     s: S,
 ) -> Result<S::Ok, S::Error> {
-    use crate::gpu::DeviceSelector;
+    use pitwall_host::gpu::DeviceSelector;
     match device {
         None => s.serialize_u32(0),
         Some(DeviceSelector::Index(i)) => s.serialize_u32(*i),
@@ -138,7 +138,7 @@ impl Default for GpuConfig {
     fn default() -> Self {
         GpuConfig {
             device: None,
-            clocks: crate::gpu::ClockMode::Observe,
+            clocks: pitwall_host::gpu::ClockMode::Observe,
             monitor_period_ms: 10,
         }
     }

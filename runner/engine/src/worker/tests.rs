@@ -13,6 +13,12 @@ use pitwall_schema::{
 
 use super::*;
 use crate::config::{CommandSuite, OutputFormat, Sampling, SuiteConfig, SuiteSpec};
+use crate::outcome::SuiteOutcome;
+use crate::protocol::{
+    ClockAnchor, Isolation, NonFinite, PROTOCOL, WorkerEvent, WorkerRequest, decode_non_finite,
+    encode_non_finite, monotonic_ns,
+};
+use std::path::Path;
 
 fn quick_sampling() -> Sampling {
     Sampling {

@@ -9,7 +9,7 @@ use pitwall_schema::{
 };
 
 use super::*;
-use crate::store::SqliteStore;
+use pitwall_store::SqliteStore;
 
 fn settings() -> AlertSettings {
     AlertSettings {

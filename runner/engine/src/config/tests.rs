@@ -185,7 +185,7 @@ fn semantic_errors() {
 
 #[test]
 fn gpu_table() {
-    use crate::gpu::{ClockMode, DeviceSelector};
+    use pitwall_host::gpu::{ClockMode, DeviceSelector};
     let c = parse("").unwrap();
     assert_eq!(c.gpu.clocks, ClockMode::Observe);
     let c = parse("[gpu]\ndevice = 1\nclocks = \"lock:1755\"\nmonitor_period_ms = 5\n").unwrap();
@@ -328,7 +328,7 @@ fn empty_project_values_and_runs_with_wall_time_are_errors() {
 fn ci_measures_until_decided_by_default_and_can_be_told_otherwise() {
     let c = parse("").unwrap();
     assert!(c.ci.until_decided);
-    assert_eq!(c.ci.max_rounds, crate::pair::DEFAULT_MAX_ROUNDS);
+    assert_eq!(c.ci.max_rounds, crate::defaults::MAX_ROUNDS);
     let c = parse("[ci]\nuntil_decided = false\nmax_rounds = 8\n").unwrap();
     assert!(!c.ci.until_decided);
     assert_eq!(c.ci.max_rounds, 8);

@@ -3,7 +3,7 @@
 
 use toml::Spanned;
 
-use super::load::{ConfigError, Ctx};
+use super::error::{ConfigError, Ctx};
 use super::model::{CiConfig, PinPolicy, PinningConfig, Thresholds};
 use super::raw::{RawCi, RawHistory, RawTestbed, RawThresholds};
 
@@ -120,17 +120,16 @@ impl Ctx<'_> {
         if let Some(d) = g.device {
             let span = d.span();
             out.device = Some(match d.into_inner() {
-                super::raw::RawDevice::Index(i) => crate::gpu::DeviceSelector::Index(i),
-                super::raw::RawDevice::Text(t) => {
-                    crate::gpu::DeviceSelector::parse(&t).map_err(|e| {
+                super::raw::RawDevice::Index(i) => pitwall_host::gpu::DeviceSelector::Index(i),
+                super::raw::RawDevice::Text(t) => pitwall_host::gpu::DeviceSelector::parse(&t)
+                    .map_err(|e| {
                         let (msg, hint) = e
                             .split_once("; hint: ")
                             .map_or((e.clone(), None), |(m, h)| {
                                 (m.to_string(), Some(h.to_string()))
                             });
                         self.at(span, format!("[gpu] {msg}"), hint)
-                    })?
-                }
+                    })?,
             });
         }
         if let Some(c) = g.clocks {

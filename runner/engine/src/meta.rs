@@ -33,13 +33,13 @@ pub fn cycles(ns: f64, mhz: f64) -> Option<f64> {
     (c.is_finite() && c >= 0.0).then_some(c)
 }
 
-impl SampleMetaSource for crate::gpu::ClockMonitor {
+impl SampleMetaSource for pitwall_host::gpu::ClockMonitor {
     fn meta_between(&self, start: Instant, end: Instant) -> SampleMeta {
-        crate::gpu::ClockMonitor::meta_between(self, start, end)
+        pitwall_host::gpu::ClockMonitor::meta_between(self, start, end)
     }
 
     fn mean_sm_mhz_between(&self, start: Instant, end: Instant) -> Option<f64> {
-        crate::gpu::ClockMonitor::mean_sm_mhz_between(self, start, end)
+        pitwall_host::gpu::ClockMonitor::mean_sm_mhz_between(self, start, end)
     }
 }
 
@@ -49,7 +49,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::gpu::{ClockMonitor, ClockReading, FakeNvml, Nvml, idle_reading};
+    use pitwall_host::gpu::{ClockMonitor, ClockReading, FakeNvml, Nvml, idle_reading};
 
     #[test]
     fn cycles_are_time_times_the_mean_clock_inside_the_window() {

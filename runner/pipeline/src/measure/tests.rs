@@ -11,8 +11,8 @@ use pitwall_e2e::git;
 use pitwall_store::SqliteStore;
 
 use super::*;
-use crate::config::parse_str;
-use crate::engine::Step;
+use pitwall_engine::Step;
+use pitwall_engine::config::parse_str;
 
 /// The benchmark prints pitwall JSON around the level in `level.txt`; the build logs itself.
 const BENCH: &str = r#"level=$(cat level.txt)
@@ -130,7 +130,7 @@ impl MeasureHooks for Recorder {
     }
     fn prepare(&self, _config: &Config) -> Result<RunEnvironment, EnvironmentError> {
         self.push("prepare".into());
-        Ok(RunEnvironment::plain(crate::fingerprint::current()))
+        Ok(RunEnvironment::plain(pitwall_host::fingerprint::current()))
     }
     fn build_failed(&self, target: &Target, _run: &Run, _error: &RunError, _store: &str) {
         self.push(format!("build failed {}", target.describe()));

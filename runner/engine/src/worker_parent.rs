@@ -16,17 +16,18 @@ use std::time::{Duration, Instant};
 
 use pitwall_schema::{BenchmarkResult, SampleMeta, schema};
 
-use super::command::{
+use crate::command::{
     escape_controls, kill_group, spawn_tail_reader, track_group, untrack_group, with_stderr_tail,
 };
-use super::meta::SampleMetaSource;
-use super::observer::RunObserver;
-use super::stop::duration_from_secs;
-use super::suite::{Selection, SuiteOutcome};
-use super::worker::{
-    ClockAnchor, PROTOCOL, WORKER_SUBCOMMAND, WorkerEvent, WorkerRequest, decode_non_finite,
-};
 use crate::config::SuiteConfig;
+use crate::meta::SampleMetaSource;
+use crate::observer::RunObserver;
+use crate::outcome::{Selection, SuiteOutcome};
+use crate::protocol::{
+    ClockAnchor, NonFinite, PROTOCOL, WORKER_SUBCOMMAND, WorkerEvent, WorkerRequest,
+    decode_non_finite,
+};
+use crate::stop::duration_from_secs;
 
 /// Time a benchmark may take beyond `warmup_s + timeout_s` (the most the stopping rule lets
 /// it run, but for its last sample) before its worker is killed as hung.
@@ -103,7 +104,7 @@ fn watch(
         .map_err(|e| format!("cannot write the request for a suite worker: {e}"))?;
     let mut cmd = Command::new(exe);
     // A worker runs pitwall's own suites: it needs no secret, so it gets none.
-    let env = super::child_env::ChildEnv::scrubbed(&Default::default(), &[], &[]);
+    let env = crate::child_env::ChildEnv::scrubbed(&Default::default(), &[], &[]);
     env.apply(&mut cmd);
     let mut child = cmd
         .arg(WORKER_SUBCOMMAND)
@@ -392,30 +393,38 @@ impl Session<'_> {
                 Ok(false)
             }
             WorkerEvent::Outcome {
-                mut outcome,
+                outcome,
                 non_finite,
-            } => {
-                decode_non_finite(&mut outcome, &non_finite)?;
-                for r in &mut outcome.results {
-                    if r.sample_meta.is_empty() {
-                        continue;
-                    }
-                    let name = schema::display_name(&r.name, &r.params);
-                    match self.metas.get(&name) {
-                        Some(m) if m.len() == r.sample_meta.len() => r.sample_meta = m.clone(),
-                        m => {
-                            return Err(format!(
-                                "its result {name} has {} samples with machine state, pitwall saw {} sample windows",
-                                r.sample_meta.len(),
-                                m.map_or(0, Vec::len)
-                            ));
-                        }
-                    }
+            } => self.accept_outcome(outcome, &non_finite),
+        }
+    }
+
+    /// The worker's outcome, its non-finite samples restored and each result given the
+    /// machine state pitwall saw for its samples.
+    fn accept_outcome(
+        &mut self,
+        mut outcome: SuiteOutcome,
+        non_finite: &[NonFinite],
+    ) -> Result<bool, String> {
+        decode_non_finite(&mut outcome, non_finite)?;
+        for r in &mut outcome.results {
+            if r.sample_meta.is_empty() {
+                continue;
+            }
+            let name = schema::display_name(&r.name, &r.params);
+            match self.metas.get(&name) {
+                Some(m) if m.len() == r.sample_meta.len() => r.sample_meta = m.clone(),
+                m => {
+                    return Err(format!(
+                        "its result {name} has {} samples with machine state, pitwall saw {} sample windows",
+                        r.sample_meta.len(),
+                        m.map_or(0, Vec::len)
+                    ));
                 }
-                self.outcome = Some(outcome);
-                Ok(false)
             }
         }
+        self.outcome = Some(outcome);
+        Ok(false)
     }
 
     /// The worker failed with `msg`: told to the observer (as the running benchmark's failure,
@@ -443,5 +452,4 @@ impl Session<'_> {
 }
 
 #[cfg(test)]
-#[path = "worker_parent_tests.rs"]
 mod tests;

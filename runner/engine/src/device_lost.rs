@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 
 use pitwall_schema::{Benchmark, BenchmarkResult, schema};
 
-use super::observer::RunObserver;
-use super::suite::SuiteOutcome;
+use crate::observer::RunObserver;
+use crate::outcome::SuiteOutcome;
 
 /// The failed result of a benchmark not run because `lost_by` left the device unusable.
 pub(super) fn not_run(suite: &str, bench: &dyn Benchmark, lost_by: &str) -> BenchmarkResult {
@@ -68,7 +68,7 @@ mod tests {
     use pitwall_schema::ResultStatus;
 
     use super::*;
-    use crate::engine::observer::NullObserver;
+    use crate::observer::NullObserver;
 
     fn outcome(results: &[(&str, bool)], unfinished: &[&str]) -> SuiteOutcome {
         SuiteOutcome {
@@ -182,14 +182,14 @@ mod tests {
         suite.sampling.warmup_s = 0.0;
         suite.sampling.max_time_s = 0.01;
         suite.sampling.min_samples = 3;
-        let outcome = crate::engine::run_suite(
+        let outcome = crate::run_suite(
             &suite,
             &Backend3,
             std::path::Path::new("/"),
-            crate::engine::Selection::default(),
+            crate::Selection::default(),
             &NullObserver,
             None,
-            &crate::engine::Isolation::InProcess,
+            &crate::Isolation::InProcess,
         );
         let status: Vec<(&str, ResultStatus)> = outcome
             .results
