@@ -76,6 +76,24 @@ fn ci_measures_comments_once_and_sets_the_status() {
         comments[0].body
     );
     assert!(comments[0].body.contains("regression"));
+    // What is published is what was printed (issue 24: `ci` hands the pair's own comparison
+    // to the publish use case): the same summary, change and interval.
+    let stdout = out.stdout();
+    let summary = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("summary: "))
+        .expect("a summary line");
+    assert!(
+        comments[0].body.contains(&format!("**{summary}**")),
+        "{summary}: {}",
+        comments[0].body
+    );
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("toy/work/time"))
+        .expect("the benchmark's row");
+    let interval = &row[row.find('[').unwrap()..=row.find(']').unwrap()];
+    assert!(comments[0].body.contains(interval), "{interval}");
     let checks = server.check_runs();
     assert_eq!(checks.len(), 1);
     assert_eq!(checks[0].sha, head);

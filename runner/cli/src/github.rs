@@ -6,6 +6,7 @@ use pitwall_engine::config::Config;
 use pitwall_forge::ci::CiVars;
 use pitwall_pipeline::publish::{self, PublishError, PublishRequest, Publisher};
 use pitwall_pipeline::{compare, source};
+use pitwall_reports::compare::ComparisonReport;
 use pitwall_stats::ab::AbConfig;
 use pitwall_store::Store;
 
@@ -36,19 +37,12 @@ fn failure(e: PublishError) -> Failure {
     }
 }
 
-/// Compares, renders the comment and publishes it where the job runs: GitHub (comment, check
-/// run, status as `[github] publish` says) or GitLab (the merge-request note), through
-/// `checked` (the client `ci` built when it checked, before measuring) or a client built now.
-pub(super) fn publish(
-    g: &Global,
+/// The comparison `pitwall comment` publishes: of two sides it resolved, made as `compare`
+/// makes it; with the number of throttled samples the comment mentions.
+pub(super) fn compare_sides(
     config: &Config,
-    gh: &GithubArgs,
     (baseline, candidate): (&source::Side, &source::Side),
-    print_summary: bool,
-    store: Option<&mut dyn Store>,
-    checked: Option<Publisher>,
-) -> Result<ExitClass, Failure> {
-    use pitwall_reports::github::{CommentOptions, render_pr_comment};
+) -> (ComparisonReport, usize) {
     let report = compare::compare(
         baseline,
         candidate,
@@ -57,14 +51,35 @@ pub(super) fn publish(
         &AbConfig::default(),
         compare::CompareOptions::default(),
     );
-    let throttled = [baseline, candidate]
+    (report, throttled_samples((baseline, candidate)))
+}
+
+/// Samples taken while the GPU was throttled, on either side.
+pub(super) fn throttled_samples((baseline, candidate): (&source::Side, &source::Side)) -> usize {
+    [baseline, candidate]
         .iter()
         .flat_map(|s| s.results.iter())
         .map(|r| r.sample_meta.iter().filter(|m| m.throttled).count())
-        .sum();
+        .sum()
+}
+
+/// Renders the comment of `report` (the comparison already made: `ci` passes the pair's own,
+/// the one it printed) and publishes it where the job runs: GitHub (comment, check run,
+/// status as `[github] publish` says) or GitLab (the merge-request note), through `checked`
+/// (the client `ci` built when it checked, before measuring) or a client built now.
+pub(super) fn publish(
+    g: &Global,
+    config: &Config,
+    gh: &GithubArgs,
+    (report, throttled): (&ComparisonReport, usize),
+    print_summary: bool,
+    (commit, store): (Option<&str>, Option<&mut dyn Store>),
+    checked: Option<Publisher>,
+) -> Result<ExitClass, Failure> {
+    use pitwall_reports::github::{CommentOptions, render_pr_comment};
     let req = request(g, gh);
     let body = render_pr_comment(
-        &report,
+        report,
         &CommentOptions {
             report_url: req.report_url(config),
             throttled_samples: throttled,
@@ -74,7 +89,7 @@ pub(super) fn publish(
     let verdict = if report.incomparable {
         ExitClass::Usage
     } else {
-        ExitClass::of_comparison(&report)
+        ExitClass::of_comparison(report)
     };
     let vars = CiVars::from_env();
     write_step_summary(&vars, &body)?;
@@ -82,14 +97,13 @@ pub(super) fn publish(
         print!("{body}");
         return Ok(verdict);
     }
-    let commit = candidate.run.as_ref().map(|r| r.commit.as_str());
     let warn = |w: &str| eprintln!("warning: {w}");
     let publisher = match checked {
         Some(p) => p,
         None => Publisher::connect(config, &req, &vars).map_err(failure)?,
     };
     let published = publisher
-        .publish(config, &req, (&report, &body), commit, store, &warn)
+        .publish(config, &req, (report, &body), commit, store, &warn)
         .map_err(failure)?;
     if !g.quiet {
         eprintln!("{}", published.done.join("; "));

@@ -8,7 +8,7 @@ use pitwall_store::OpenMode;
 use super::args::{CiArgs, CommentArgs, Global, ReportArgs};
 use super::context::{current_dir, load_config, open_store, resolve_side, store_for};
 use super::exit::{ExitClass, Failure};
-use super::github::{check_publishing, publish};
+use super::github::{check_publishing, compare_sides, publish, throttled_samples};
 use super::measure::{print_pair, report_dir};
 use super::measuring::measuring;
 use super::site::write_report;
@@ -60,15 +60,20 @@ pub(super) fn cmd_comment(g: &Global, a: &CommentArgs) -> Result<ExitClass, Fail
             (Some(store), sides)
         }
     };
+    let (report, throttled) = compare_sides(&config, (&baseline, &candidate));
+    let commit = candidate.run.as_ref().map(|r| r.commit.as_str());
     publish(
         g,
         &config,
         &a.github,
-        (&baseline, &candidate),
+        (&report, throttled),
         true,
-        store
-            .as_mut()
-            .map(|s| s.as_mut() as &mut dyn pitwall_store::Store),
+        (
+            commit,
+            store
+                .as_mut()
+                .map(|s| s.as_mut() as &mut dyn pitwall_store::Store),
+        ),
         None,
     )
 }
@@ -104,13 +109,16 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     if print_pair(g, &config, store.as_mut(), &pair, Some(&report)) == ExitClass::Infra {
         return Ok(ExitClass::Infra);
     }
+    // What is published is the comparison printed above: the pair's own.
+    let throttled = throttled_samples((&pair.base, &pair.head));
+    let commit = pair.head.run.as_ref().map(|r| r.commit.clone());
     publish(
         g,
         &config,
         &a.github,
-        (&pair.base, &pair.head),
+        (&pair.outcome.comparison, throttled),
         false,
-        Some(store.as_mut()),
+        (commit.as_deref(), Some(store.as_mut())),
         publisher,
     )
 }

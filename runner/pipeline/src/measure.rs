@@ -223,6 +223,8 @@ pub struct PairRequest {
 /// sides as `compare --pair` reads them.
 #[derive(Debug, Clone)]
 pub struct MeasuredPair {
+    /// The rounds, the stop and `comparison`, the one comparison of the pair (of the sides as
+    /// stored) that printing and publishing both show.
     pub outcome: PairOutcome,
     pub base: Side,
     pub head: Side,
@@ -300,6 +302,17 @@ pub fn measure_pair(
         }
     }
     let (base, head) = sides(&outcome.base, &outcome.head);
+    // The one comparison of this pair that every output shows (the table, the comment, the
+    // check run, the status): made again from the sides as stored, every secret redacted, so
+    // what is published is what was printed and carries no secret.
+    outcome.comparison = crate::compare::compare(
+        &base,
+        &head,
+        m.config,
+        None,
+        &AbConfig::default(),
+        crate::compare::CompareOptions::default(),
+    );
     Ok(PairResult::Measured(Box::new(MeasuredPair {
         outcome,
         base,
