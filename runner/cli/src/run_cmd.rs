@@ -8,7 +8,7 @@ use pitwall_engine::{die_with_parent, serve_worker};
 use pitwall_pipeline::measure::{
     CommitsRequest, PairRequest, PairResult, Revisions, measure_commits, measure_pair,
 };
-use pitwall_pipeline::pair::{PairPlan, UntilDecided};
+use pitwall_pipeline::pair::{PairRounds, UntilDecided};
 use pitwall_pipeline::request::{RunReport, RunRequest};
 use pitwall_reports::exporter_for;
 use pitwall_store::{OpenMode, Store};
@@ -83,7 +83,7 @@ fn run_rank0(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
             repo,
             base: base.clone(),
             head: head.clone(),
-            plan: PairPlan {
+            rounds: PairRounds {
                 rounds: a.rounds.unwrap_or(defaults::ROUNDS),
                 until_decided: a.until_decided.then(|| UntilDecided {
                     max_rounds: a.max_rounds.unwrap_or(defaults::MAX_ROUNDS),

@@ -14,7 +14,7 @@ use crate::alerts::AlertSettings;
 use crate::bisect::{BisectError, BisectReport, BisectRequest};
 use crate::git::{GitError, Repo};
 use crate::labels::Labels;
-use crate::pair::{self, PairOutcome, PairPlan, UntilDecided, sides};
+use crate::pair::{self, PairOutcome, PairRounds, UntilDecided, sides};
 use crate::request::{RunReport, RunRequest, Target};
 use crate::run::{RunError, build, check_suites, execute, failed_build_run};
 use crate::setup::{RunEnvironment, halt_if_terminating};
@@ -215,7 +215,7 @@ pub struct PairRequest {
     pub repo: PathBuf,
     pub base: String,
     pub head: String,
-    pub plan: PairPlan,
+    pub rounds: PairRounds,
     pub rebuild: bool,
 }
 
@@ -270,7 +270,7 @@ pub fn measure_pair(
         m.backend,
         base,
         head,
-        &req.plan,
+        &req.rounds,
         &AbConfig::default(),
         &env,
         m.hooks.observer(),
@@ -361,7 +361,7 @@ pub fn ci(
         repo: req.repo.clone(),
         base: req.base.clone(),
         head: req.head.clone(),
-        plan: PairPlan {
+        rounds: PairRounds {
             rounds: req.rounds,
             until_decided: ci.until_decided.then(|| UntilDecided {
                 max_rounds: req.max_rounds.unwrap_or(ci.max_rounds),

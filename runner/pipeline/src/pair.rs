@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use pitwall_analysis::comparison::ComparisonReport;
-use pitwall_schema::{Backend, SequentialPlanInfo};
-use pitwall_stats::ab::{AbConfig, Method, Verdict};
+use pitwall_schema::Backend;
+use pitwall_stats::ab::{AbConfig, Method, SequentialPlan, Verdict};
 
 use crate::compare::{CompareOptions, compare};
 use crate::request::{RunReport, RunRequest, Target};
@@ -23,30 +23,49 @@ use pitwall_engine::{RunObserver, Step};
 
 pub use pitwall_engine::defaults::{MAX_ROUNDS as DEFAULT_MAX_ROUNDS, ROUNDS as DEFAULT_ROUNDS};
 
-/// How many rounds a pair gets.
+/// How many rounds a pair is asked for: a fixed number, or with `--until-decided` a first batch
+/// and then one round at a time under a [`SequentialPlan`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PairPlan {
+pub struct PairRounds {
     /// All rounds, or the first batch with `until_decided`.
     pub rounds: u32,
     pub until_decided: Option<UntilDecided>,
 }
 
-impl Default for PairPlan {
+impl PairRounds {
+    /// The plan the pair is looked at with when measured until decided.
+    pub fn sequential_plan(&self, alpha: f64) -> Option<SequentialPlan> {
+        self.until_decided.map(|u| u.plan(self.rounds, alpha))
+    }
+}
+
+impl Default for PairRounds {
     fn default() -> Self {
-        PairPlan {
+        PairRounds {
             rounds: DEFAULT_ROUNDS,
             until_decided: None,
         }
     }
 }
 
-/// The budget of `--until-decided`.
+/// The budget of `--until-decided` (and of every bisection measurement).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UntilDecided {
     pub max_rounds: u32,
     /// Wall-clock budget for the whole pair; a round that would likely end past it is not
     /// started.
     pub max_time: Option<Duration>,
+}
+
+impl UntilDecided {
+    /// The sequential plan of this budget after a first batch of `first_batch` rounds, at the
+    /// two-sided error rate `alpha`: looks from the first batch (at least one round) up to
+    /// `max_rounds` (at least the first batch). Both a pair and a bisection probe make their
+    /// plan here, and a pair's runs record exactly this plan
+    /// (`pitwall_analysis::sequential::record`), so measuring and comparing agree.
+    pub fn plan(&self, first_batch: u32, alpha: f64) -> SequentialPlan {
+        SequentialPlan::until_decided(first_batch, self.max_rounds, alpha)
+    }
 }
 
 impl Default for UntilDecided {
@@ -111,7 +130,7 @@ fn undecided(report: &ComparisonReport) -> BTreeSet<String> {
         .collect()
 }
 
-/// Measures `base` and `head` under `plan`; the comparison uses `ab` and the configured
+/// Measures `base` and `head` for the rounds `asked`; the comparison uses `ab` and the configured
 /// thresholds. The observer is told each round and, until decided, each look.
 #[allow(clippy::too_many_arguments)]
 pub fn measure_pair(
@@ -120,20 +139,17 @@ pub fn measure_pair(
     backend: &dyn Backend,
     base: &Target,
     head: &Target,
-    plan: &PairPlan,
+    asked: &PairRounds,
     ab: &AbConfig,
     env: &RunEnvironment,
     observer: &dyn RunObserver,
 ) -> Result<PairOutcome, RunError> {
     check_suites(config, request)?;
     let targets = [base.clone(), head.clone()];
-    let first = plan.rounds.max(1);
-    let sequential = plan.until_decided.map(|u| SequentialPlanInfo {
-        first_look: first,
-        max_rounds: u.max_rounds.max(first),
-    });
+    let first = asked.rounds.max(1);
+    let sequential = asked.sequential_plan(ab.replicate_alpha);
     let started = Instant::now();
-    let planned = sequential.map_or(first, |s| s.max_rounds);
+    let planned = sequential.map_or(first, |s| s.max_looks);
     let mut acc = Rounds::new(2).announced(planned, &["base", "head"]);
     let mut only: Option<BTreeSet<String>> = None;
     let stop = loop {
@@ -149,7 +165,7 @@ pub fn measure_pair(
         );
         let last_round = t0.elapsed();
         let round = acc.count();
-        let (Some(u), Some(seq)) = (plan.until_decided, sequential) else {
+        let (Some(u), Some(seq)) = (asked.until_decided, sequential) else {
             if round >= first {
                 break PairStop::Fixed;
             }
@@ -158,7 +174,7 @@ pub fn measure_pair(
         if round < first {
             continue;
         }
-        let reports = acc.reports(config, &targets, env, Some(seq));
+        let reports = acc.reports(config, &targets, env, Some(&seq));
         let (b, h) = sides(&reports[0], &reports[1]);
         let report = compare(&b, &h, config, None, ab, CompareOptions::default());
         let open = undecided(&report);
@@ -170,7 +186,7 @@ pub fn measure_pair(
         let time_left = u.max_time.map(|m| m.saturating_sub(started.elapsed()));
         observer.step(&Step::Look(LookProgress {
             round,
-            max_rounds: seq.max_rounds,
+            max_rounds: seq.max_looks,
             decided: report.benchmarks.len() - open.len() - given_up,
             given_up,
             undecided: open.len(),
@@ -179,7 +195,7 @@ pub fn measure_pair(
         if open.is_empty() {
             break PairStop::AllDecided;
         }
-        if round >= seq.max_rounds {
+        if round >= seq.max_looks {
             break PairStop::MaxRounds;
         }
         if time_left.is_some_and(|left| left < last_round) {
@@ -187,7 +203,7 @@ pub fn measure_pair(
         }
         only = Some(open);
     };
-    let mut reports = acc.reports(config, &targets, env, sequential);
+    let mut reports = acc.reports(config, &targets, env, sequential.as_ref());
     let head_report = reports.pop().expect("two targets");
     let base_report = reports.pop().expect("two targets");
     let (b, h) = sides(&base_report, &head_report);

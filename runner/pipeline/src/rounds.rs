@@ -5,11 +5,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use pitwall_schema::{
-    Backend, BenchmarkResult, PairInfo, PairRole, ResultStatus, SampleMeta, SequentialPlanInfo,
-};
+use pitwall_schema::{Backend, BenchmarkResult, PairInfo, PairRole, ResultStatus, SampleMeta};
 
 use pitwall_schema::sections::{FormatNotes, ToolContext};
+use pitwall_stats::ab::SequentialPlan;
 
 use crate::request::{RunReport, RunRequest, Target, new_run};
 use crate::setup::RunEnvironment;
@@ -129,14 +128,16 @@ impl Rounds {
     }
 
     /// One run per target with everything measured so far; a pair (two targets) is linked and
-    /// records its rounds, replicate numbering and, when measured until decided, its plan.
+    /// records its rounds, replicate numbering and, when measured until decided, the record of
+    /// its plan.
     pub(crate) fn reports(
         &self,
         config: &Config,
         targets: &[Target],
         env: &RunEnvironment,
-        sequential: Option<SequentialPlanInfo>,
+        sequential: Option<&SequentialPlan>,
     ) -> Vec<RunReport> {
+        let sequential = sequential.map(pitwall_analysis::sequential::record);
         let monitor = env.monitor_health();
         let rounds = self.count().max(1);
         targets

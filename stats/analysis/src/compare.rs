@@ -281,7 +281,7 @@ fn compare_pairs(
     options: CompareOptions,
 ) -> Vec<ComparedBenchmark> {
     let plan = match pair.and_then(|(p, _)| p.sequential) {
-        Some(s) => SequentialPlan::until_decided(s.first_look, s.max_rounds, ab.replicate_alpha),
+        Some(record) => crate::sequential::from_record(record, ab.replicate_alpha),
         None => SequentialPlan::fixed(rounds, ab.replicate_alpha),
     };
     let replicates = |r: &BenchmarkResult, info: Option<&PairInfo>| {

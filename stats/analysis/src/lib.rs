@@ -11,6 +11,7 @@ pub mod comparison;
 pub mod history;
 pub mod number;
 pub mod order;
+pub mod sequential;
 pub mod writeup;
 
 pub use alerts::{AlertRules, DetectedStep, detect_alerts, reconcile, sort_open_first};

@@ -40,7 +40,9 @@ pub enum Spending {
     Power(f64),
 }
 
-/// When a comparison is looked at, and how its error rate is spent.
+/// When a comparison is looked at, and how its error rate is spent. A pair measured until
+/// decided keeps its record (`pitwall_schema::SequentialPlanRecord`, made and read back by
+/// `pitwall_analysis::sequential`) so that its verdicts are read again with the same plan.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct SequentialPlan {
     /// Round of the first look (the first batch).

@@ -31,7 +31,7 @@ pub use labels::{UNKNOWN_TESTBED, default_testbed, sanitize_testbed};
 pub use plausible::{ComputeBound, MemoryBound, PLAUSIBLE_MARGIN, Plausibility};
 pub use run::{
     CommitInfo, Fingerprint, GpuInfo, PairInfo, PairRole, Run, RunRole, RunStatus,
-    SequentialPlanInfo, WORKING_TREE,
+    SequentialPlanRecord, WORKING_TREE,
 };
 pub use schema::{
     BenchmarkResult, Direction, ResultStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4,

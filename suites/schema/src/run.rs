@@ -216,13 +216,17 @@ pub struct PairInfo {
     /// looked at after every round from `first_look` on, up to `max_rounds`, and its verdicts
     /// must be read with the same sequential plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sequential: Option<SequentialPlanInfo>,
+    pub sequential: Option<SequentialPlanRecord>,
 }
 
-/// The looks of a pair measured until decided.
+/// The record of a pair's sequential plan (`pitwall_stats::ab::SequentialPlan`, made by
+/// `SequentialPlan::until_decided`), kept with both runs of a pair measured until decided: the
+/// rounds it was looked at. The error rate and its spending are not recorded; the comparison
+/// reads them from its configuration. `pitwall_analysis::sequential` turns a plan into its
+/// record and back; nothing else builds one. Serialized as `{"first_look", "max_rounds"}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SequentialPlanInfo {
+pub struct SequentialPlanRecord {
     /// Round of the first look (the first batch of rounds).
     pub first_look: u32,
     /// The most rounds the plan allowed.

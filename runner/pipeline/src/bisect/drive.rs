@@ -8,14 +8,14 @@ use std::path::Path;
 
 use pitwall_analysis::bisect::{BisectReport, BisectStep, CommitRef};
 use pitwall_analysis::comparison::ComparisonReport;
-use pitwall_schema::{Backend, ResultStatus, SequentialPlanInfo};
-use pitwall_stats::ab::{AbConfig, Replicate, ReplicatedPair, SequentialPlan, interval_at};
+use pitwall_schema::{Backend, ResultStatus};
+use pitwall_stats::ab::{AbConfig, Replicate, ReplicatedPair, interval_at};
 
 use super::endpoints::Endpoints;
 use super::search::{Class, Range, classify, classify_by_estimate, max_steps};
 use crate::compare::replicates_of;
 use crate::git::{GitError, Repo, ResolvedCommit};
-use crate::pair::{PairPlan, UntilDecided, measure_pair};
+use crate::pair::{PairRounds, UntilDecided, measure_pair};
 use crate::request::{RunRequest, Target};
 use crate::rounds::Rounds;
 use crate::run::{RunError, build};
@@ -34,6 +34,17 @@ pub struct BisectRequest {
     pub rounds: u32,
     pub max_rounds: u32,
     pub rebuild: bool,
+}
+
+impl BisectRequest {
+    /// Every measurement of a bisection, endpoints and probes alike, runs until decided with a
+    /// first batch of `rounds` and at most `max_rounds`.
+    fn until_decided(&self) -> UntilDecided {
+        UntilDecided {
+            max_rounds: self.max_rounds,
+            max_time: None,
+        }
+    }
 }
 
 /// Why a bisection could not run or finish.
@@ -215,12 +226,9 @@ fn measure_endpoints(
     bad_target: &Target,
     ab: &AbConfig,
 ) -> Result<ComparisonReport, BisectError> {
-    let plan = PairPlan {
+    let asked = PairRounds {
         rounds: request.rounds,
-        until_decided: Some(UntilDecided {
-            max_rounds: request.max_rounds,
-            max_time: None,
-        }),
+        until_decided: Some(request.until_decided()),
     };
     let endpoints = measure_pair(
         m.config,
@@ -228,7 +236,7 @@ fn measure_endpoints(
         m.backend,
         good_target,
         bad_target,
-        &plan,
+        &asked,
         ab,
         m.env,
         &Endpoints(m.observer),
@@ -401,12 +409,10 @@ fn probe(
     rounds_done: &mut u32,
 ) -> Result<super::search::Verdict, String> {
     let targets = [good.clone(), target.clone()];
-    let max_rounds = request.max_rounds.max(request.rounds);
-    let plan = SequentialPlan::until_decided(request.rounds, max_rounds, ab.replicate_alpha);
-    let info = SequentialPlanInfo {
-        first_look: plan.first_look,
-        max_rounds,
-    };
+    let plan = request
+        .until_decided()
+        .plan(request.rounds, ab.replicate_alpha);
+    let max_rounds = plan.max_looks;
     let mut acc = Rounds::new(2).announced(max_rounds, &["good", "probe"]);
     loop {
         acc.round(
@@ -417,7 +423,7 @@ fn probe(
         if round < request.rounds {
             continue;
         }
-        let reports = acc.reports(m.config, &targets, m.env, Some(info));
+        let reports = acc.reports(m.config, &targets, m.env, Some(&plan));
         let side = |i: usize| -> Result<Vec<Replicate>, String> {
             let results = &reports[i].run.results;
             let r = results

@@ -233,7 +233,7 @@ fn a_pair_until_decided_tells_rounds_sides_and_looks() {
         repo: dir.path().to_path_buf(),
         base: "HEAD~1".into(),
         head: "HEAD".into(),
-        plan: PairPlan {
+        rounds: PairRounds {
             rounds: 3,
             until_decided: Some(UntilDecided {
                 max_rounds: 6,

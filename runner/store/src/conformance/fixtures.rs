@@ -113,7 +113,7 @@ pub(crate) fn rich_run() -> Run {
         role: pitwall_schema::PairRole::Head,
         rounds: 3,
         round_starts: vec![0, 2, 4],
-        sequential: Some(pitwall_schema::SequentialPlanInfo {
+        sequential: Some(pitwall_schema::SequentialPlanRecord {
             first_look: 3,
             max_rounds: 15,
         }),
