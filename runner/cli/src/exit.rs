@@ -300,9 +300,11 @@ impl Failure {
 
     /// A measuring use case that failed: a bad selection, repository, revision or a selection
     /// that matched nothing is the user's; the machine, a build, a checkout, measuring or
-    /// storing is infrastructure.
+    /// storing is infrastructure. A cancellation (SIGINT/SIGTERM) has no exit class: the
+    /// process waits here for the host's restore thread to end it by the signal.
     pub fn of_measure(e: MeasureError) -> Failure {
         match e {
+            MeasureError::Cancelled(c) => pitwall_host::gpu::await_termination(c.signal),
             MeasureError::Selection(_)
             | MeasureError::Repo(_)
             | MeasureError::NotARepository(_)
