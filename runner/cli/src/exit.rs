@@ -1,6 +1,7 @@
 //! The one mapping from outcomes and errors to the documented exit codes: every command
 //! returns an `ExitClass` or a `Failure`, and only `report`/`ExitClass::code` turn them into
-//! a process exit code.
+//! a process exit code. A cancellation (SIGINT/SIGTERM) gets none: `Failure::of_measure` waits
+//! there for the process to end by the signal.
 
 use std::fmt::Display;
 use std::process::ExitCode;
