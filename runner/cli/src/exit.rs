@@ -1,6 +1,7 @@
 //! The one mapping from outcomes and errors to the documented exit codes: every command
 //! returns an `ExitClass` or a `Failure`, and only `report`/`ExitClass::code` turn them into
-//! a process exit code.
+//! a process exit code. A cancellation (SIGINT/SIGTERM) gets none: `Failure::of_measure` waits
+//! there for the process to end by the signal.
 
 use std::fmt::Display;
 use std::process::ExitCode;
@@ -300,9 +301,11 @@ impl Failure {
 
     /// A measuring use case that failed: a bad selection, repository, revision or a selection
     /// that matched nothing is the user's; the machine, a build, a checkout, measuring or
-    /// storing is infrastructure.
+    /// storing is infrastructure. A cancellation (SIGINT/SIGTERM) has no exit class: the
+    /// process waits here for the host's restore thread to end it by the signal.
     pub fn of_measure(e: MeasureError) -> Failure {
         match e {
+            MeasureError::Cancelled(c) => pitwall_host::gpu::await_termination(c.signal),
             MeasureError::Selection(_)
             | MeasureError::Repo(_)
             | MeasureError::NotARepository(_)

@@ -5,6 +5,7 @@
 
 pub mod alerts;
 pub mod bisect;
+pub mod cancel;
 pub mod ci_suites;
 pub mod compare;
 pub mod detect;

@@ -12,12 +12,13 @@ use pitwall_stats::ab::AbConfig;
 
 use crate::alerts::AlertSettings;
 use crate::bisect::{BisectError, BisectReport, BisectRequest};
+use crate::cancel::{self, Cancelled};
 use crate::git::{GitError, Repo};
 use crate::labels::Labels;
 use crate::pair::{self, PairOutcome, PairRounds, UntilDecided, sides};
 use crate::request::{RunReport, RunRequest, Target};
 use crate::run::{RunError, build, check_suites, execute, failed_build_run};
-use crate::setup::{RunEnvironment, halt_if_terminating};
+use crate::setup::RunEnvironment;
 use crate::source::Side;
 use pitwall_engine::config::Config;
 use pitwall_engine::{RunObserver, Step, process_redactor, redact_run};
@@ -97,6 +98,10 @@ pub enum MeasureError {
         /// The suites skipped, one line each.
         skipped: Vec<String>,
     },
+    /// SIGINT/SIGTERM: nothing of the interrupted run is stored; the process is ending by the
+    /// signal (the binary waits for that, `pitwall_host::gpu::await_termination`).
+    #[error(transparent)]
+    Cancelled(#[from] Cancelled),
 }
 
 /// What every measuring use case needs besides its request and the store.
@@ -152,8 +157,9 @@ pub fn measure_commits(
                     target.branch = branch;
                 }
             }
-            build(m.config, &target, None, true, m.hooks.observer())
-                .map_err(MeasureError::Build)?;
+            let built = build(m.config, &target, None, true, m.hooks.observer());
+            cancel::check()?;
+            built.map_err(MeasureError::Build)?;
             (vec![target], false)
         }
         Revisions::Commits {
@@ -174,17 +180,18 @@ pub fn measure_commits(
     let mut runs = Vec::new();
     let redactor = process_redactor(&m.config.token_vars());
     for target in &targets {
-        let mut report = execute(
+        let report = execute(
             m.config,
             &req.select,
             m.backend,
             target,
             &env,
             m.hooks.observer(),
-        )
-        .map_err(MeasureError::Measure)?;
+        );
+        // Interrupted: its results (benchmarks killed mid-way) are not stored, nor reported.
+        cancel::check()?;
+        let mut report = report.map_err(MeasureError::Measure)?;
         m.hooks.measured(&env);
-        halt_if_terminating();
         if report.run.results.is_empty() {
             return Err(MeasureError::NothingRan {
                 selection: req.select.filter.is_some() || !req.select.suites.is_empty(),
@@ -264,7 +271,7 @@ pub fn measure_pair(
         .hooks
         .prepare(m.config)
         .map_err(MeasureError::Environment)?;
-    let mut outcome = pair::measure_pair(
+    let outcome = pair::measure_pair(
         m.config,
         &req.select,
         m.backend,
@@ -274,8 +281,9 @@ pub fn measure_pair(
         &AbConfig::default(),
         &env,
         m.hooks.observer(),
-    )
-    .map_err(MeasureError::Measure)?;
+    );
+    cancel::check()?;
+    let mut outcome = outcome.map_err(MeasureError::Measure)?;
     m.hooks.measured(&env);
     if [&outcome.base, &outcome.head]
         .iter()
@@ -286,7 +294,6 @@ pub fn measure_pair(
             skipped: Vec::new(),
         });
     }
-    halt_if_terminating();
     let redactor = process_redactor(&m.config.token_vars());
     for report in [&mut outcome.base, &mut outcome.head] {
         // Sides of a pair are pull-request runs unless `--role history` says otherwise.
@@ -393,10 +400,11 @@ pub fn bisect(
         &env,
         m.hooks.observer(),
         &AbConfig::default(),
-    )
-    .map_err(MeasureError::Bisect)?;
+    );
+    // Interrupted, a probe's failure is the signal's doing, not the bisection's.
+    cancel::check()?;
+    let report = report.map_err(MeasureError::Bisect)?;
     m.hooks.measured(&env);
-    halt_if_terminating();
     Ok(report)
 }
 
@@ -437,7 +445,10 @@ fn checkout_and_build(
             commit_info: Some(c.info.clone()),
         };
         let marker = cache.join(format!("{}.build", c.sha));
-        match build(m.config, &target, Some(&marker), rebuild, observer) {
+        let built = build(m.config, &target, Some(&marker), rebuild, observer);
+        // A build killed by the signal is no failed build to store.
+        cancel::check()?;
+        match built {
             Ok(_) => targets.push(target),
             Err(e) => {
                 // Keep the failure with its log tail, then go on with the other commits.

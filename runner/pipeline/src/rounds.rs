@@ -82,6 +82,11 @@ impl Rounds {
         let round = self.count() + 1;
         for (t, target) in targets.iter().enumerate() {
             self.round_starts[t].push(self.next_replicate[t]);
+            // Terminating: the round still counts (loops end as planned) but runs nothing; the
+            // use case returns the cancellation once its loop is over.
+            if crate::cancel::requested() {
+                continue;
+            }
             observer.step(&Step::Round {
                 round,
                 rounds: self.planned.max(round),

@@ -464,13 +464,5 @@ fn gpu_info(d: &GpuDevice) -> GpuInfo {
     info
 }
 
-/// A run interrupted by SIGINT/SIGTERM is not stored: wait here for the signal to end the
-/// process once the clocks are restored.
-pub fn halt_if_terminating() {
-    while pitwall_host::gpu::terminating() {
-        std::thread::park();
-    }
-}
-
 #[cfg(test)]
 mod tests;

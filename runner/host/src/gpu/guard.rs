@@ -7,8 +7,9 @@
 //! SIGKILL, power loss and other uncatchable ends. `nvidia-smi -rgc` undoes a lock by hand.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once, OnceLock};
+use std::time::{Duration, Instant};
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -266,18 +267,49 @@ pub fn on_terminate(hook: fn()) {
         .push(hook);
 }
 
-/// Set once pitwall is dying of SIGINT/SIGTERM: nothing may be stored any more.
-static TERMINATING: AtomicBool = AtomicBool::new(false);
+/// The signal pitwall is dying of (SIGINT/SIGTERM), 0 while it is not: set once, first thing
+/// on the restore thread; nothing may be stored any more.
+static TERMINATING: AtomicI32 = AtomicI32::new(0);
 
 /// Whether pitwall is dying of SIGINT/SIGTERM (results of an interrupted run are not stored).
 pub fn terminating() -> bool {
-    TERMINATING.load(Ordering::SeqCst)
+    termination_signal().is_some()
+}
+
+/// The signal pitwall is dying of, once SIGINT/SIGTERM arrived: the library returns this as a
+/// cancellation, the binary then waits in [`await_termination`].
+pub fn termination_signal() -> Option<i32> {
+    Some(TERMINATING.load(Ordering::SeqCst)).filter(|s| *s != 0)
+}
+
+/// `SIGINT`, `SIGTERM` (or `signal N`), as an error message names a signal.
+pub fn signal_name(signo: i32) -> String {
+    match signo {
+        SIGINT => "SIGINT".to_string(),
+        SIGTERM => "SIGTERM".to_string(),
+        n => format!("signal {n}"),
+    }
+}
+
+/// How long [`await_termination`] waits for the restore thread before it exits by itself.
+pub const TERMINATION_WAIT: Duration = Duration::from_secs(10);
+
+/// Called by the binary once the library returned a cancellation by `signo`: waits for the
+/// restore thread to kill the benchmark commands, restore the clocks and end the process by
+/// the signal. Should that not happen within [`TERMINATION_WAIT`] (a restore hung on a wedged
+/// driver), exits with the status a shell shows for death by `signo` (128 + signo).
+pub fn await_termination(signo: i32) -> ! {
+    let deadline = Instant::now() + TERMINATION_WAIT;
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        std::thread::park_timeout(left);
+    }
+    std::process::exit(128 + signo)
 }
 
 /// Runs the terminate hooks, restores every active lock, then ends the process by `signo`
 /// with its default action.
 fn die_restored(signo: i32) -> ! {
-    TERMINATING.store(true, Ordering::SeqCst);
+    TERMINATING.store(signo, Ordering::SeqCst);
     let hooks = TERMINATE_HOOKS
         .lock()
         .map(|h| h.clone())

@@ -24,8 +24,9 @@ pub use fake::{FakeNvml, fake_device, fake_supported_sm_mhz, idle_reading};
 #[cfg(any(test, feature = "test-hooks"))]
 pub use file_fake::{FileNvml, FileNvmlState};
 pub use guard::{
-    ClockGuard, LOCK_FRACTION_OF_MAX, RESTORE_SIGNALS, active_count, install_signal_handler,
-    lock_target, on_terminate, restore_all_active, terminating,
+    ClockGuard, LOCK_FRACTION_OF_MAX, RESTORE_SIGNALS, TERMINATION_WAIT, active_count,
+    await_termination, install_signal_handler, lock_target, on_terminate, restore_all_active,
+    signal_name, terminating, termination_signal,
 };
 pub use libs::cuda_library_versions;
 pub use monitor::{ClockMonitor, MonitorHealth, RING_CAPACITY, ReadingLog};

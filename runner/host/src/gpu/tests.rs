@@ -506,20 +506,42 @@ fn load_nvml_without_a_driver_is_unavailable_not_a_panic() {
 const CHILD_ENV: &str = "PITWALL_GPU_SIGNAL_CHILD";
 
 /// Not a test on its own: the signal tests re-run this binary with only this test selected and
-/// `CHILD_ENV` naming a `FileNvml` file. It locks the clocks, says it is ready, and waits to be
-/// killed. Without the variable it returns at once.
+/// `CHILD_ENV` naming a `FileNvml` file. It locks the clocks, says it is ready, and then does
+/// what the binary does: once terminating, its use case returns the cancellation (dropping the
+/// guard while the restore thread restores) and it waits to be ended by the signal. Without
+/// the variable it returns at once.
 #[test]
 fn sigterm_child_helper() {
     let Some(path) = std::env::var_os(CHILD_ENV) else {
         return;
     };
     let nvml: Arc<dyn Nvml> = Arc::new(FileNvml::open(Path::new(&path)).unwrap());
-    let _guard = ClockGuard::acquire(nvml, 0, ClockMode::Lock { sm_mhz: Some(1500) }).unwrap();
+    let guard = ClockGuard::acquire(nvml, 0, ClockMode::Lock { sm_mhz: Some(1500) }).unwrap();
     let mut ready = path.clone();
     ready.push(".ready");
     std::fs::write(ready, "locked\n").unwrap();
-    std::thread::sleep(Duration::from_secs(60));
-    panic!("the parent test never sent the signal");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let signo = loop {
+        if let Some(signo) = termination_signal() {
+            break signo;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the parent test never sent the signal"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    drop(guard);
+    await_termination(signo);
+}
+
+#[test]
+fn not_terminating_until_a_signal_and_signals_are_named() {
+    assert_eq!(termination_signal(), None);
+    assert!(!terminating());
+    assert_eq!(signal_name(libc::SIGTERM), "SIGTERM");
+    assert_eq!(signal_name(libc::SIGINT), "SIGINT");
+    assert_eq!(signal_name(9), "signal 9");
 }
 
 fn signal_restores_in_a_child_process(signo: i32) {

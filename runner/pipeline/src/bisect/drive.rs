@@ -314,6 +314,10 @@ impl Search<'_> {
         let mut steps = Vec::new();
         let bound = max_steps(after.len());
         while let Some(index) = range.next() {
+            // Terminating: no more probes; the use case returns the cancellation.
+            if crate::cancel::requested() {
+                break;
+            }
             let commit = &after[index - 1];
             let probe_no = steps.len() + 1;
             self.m.observer.step(&Step::Probe {

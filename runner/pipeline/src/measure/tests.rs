@@ -22,6 +22,9 @@ while [ $i -lt 10 ]; do printf '%s%s.%s' "$sep" "$level" "$i"; sep=","; i=$((i+1
 printf ']}]}'
 "#;
 
+/// `SIGTERM` on Linux.
+const SIGTERM: i32 = 15;
+
 const CONFIG: &str = "[project]\nname = \"repo\"\nbuild = \"sh build.sh\"\n\n[[suite]]\nname = \"toy\"\nkind = \"command\"\ncommand = \"sh bench.sh\"\n";
 
 /// Commits at these levels (a build script that fails where `broken`); their shas, oldest
@@ -56,6 +59,8 @@ fn repo(dir: &Path, levels: &[u32], broken: Option<usize>) -> Vec<String> {
 struct Recorder {
     shas: Vec<String>,
     events: RefCell<Vec<String>>,
+    /// SIGTERM arrives (for this test thread) with the first event starting with this.
+    terminate_at: Option<&'static str>,
 }
 
 impl Recorder {
@@ -63,6 +68,7 @@ impl Recorder {
         Recorder {
             shas: shas.to_vec(),
             events: RefCell::new(Vec::new()),
+            terminate_at: None,
         }
     }
 
@@ -71,6 +77,9 @@ impl Recorder {
         for (i, sha) in self.shas.iter().enumerate() {
             line = line.replace(sha.as_str(), &format!("#{i}"));
             line = line.replace(&sha[..12], &format!("#{i}"));
+        }
+        if self.terminate_at.is_some_and(|at| line.starts_with(at)) {
+            cancel::terminate_for_test(Some(SIGTERM));
         }
         self.events.borrow_mut().push(line);
     }
@@ -340,4 +349,126 @@ fn a_bisection_tells_each_probe_with_its_commit_and_verdict() {
             "{events:#?}"
         );
     }
+}
+
+/// What a terminating pitwall's use case leaves: the cancellation, returned (not parked on),
+/// with the events so far and nothing stored.
+fn cancelled<T: std::fmt::Debug>(
+    result: Result<T, MeasureError>,
+    rec: &Recorder,
+    store: &SqliteStore,
+) -> Vec<String> {
+    cancel::terminate_for_test(None);
+    let err = result.unwrap_err();
+    assert!(
+        matches!(err, MeasureError::Cancelled(Cancelled { signal: SIGTERM })),
+        "{err:?}"
+    );
+    assert_eq!(err.to_string(), "interrupted by SIGTERM; nothing stored");
+    assert!(store.list_runs(None).unwrap().is_empty(), "nothing stored");
+    let events = rec.events(false);
+    // Rounds after the signal run no benchmark (and tell none).
+    assert!(
+        !events
+            .iter()
+            .any(|e| e.starts_with("command") || e.starts_with("round")),
+        "{events:#?}"
+    );
+    events
+}
+
+#[test]
+fn every_measuring_use_case_returns_cancelled_once_terminating() {
+    let (dir, shas, config) = setup(&[100, 140], None);
+    let rec = Recorder {
+        terminate_at: Some("prepare"),
+        ..Recorder::new(&shas)
+    };
+    let m = Measurer {
+        config: &config,
+        backend: &CpuBackend,
+        hooks: &rec,
+        labels: Default::default(),
+    };
+    let mut store = SqliteStore::open(&dir.path().join("p.db")).unwrap();
+    let commits = CommitsRequest {
+        select: RunRequest::default(),
+        revisions: Revisions::Commits {
+            repo: dir.path().to_path_buf(),
+            revs: vec!["HEAD~1".into(), "HEAD".into()],
+            rebuild: false,
+        },
+    };
+    let events = cancelled(measure_commits(&m, &mut store, &commits), &rec, &store);
+    assert_eq!(events.last().map(String::as_str), Some("prepare"));
+
+    let rec = Recorder {
+        terminate_at: Some("prepare"),
+        ..Recorder::new(&shas)
+    };
+    let m = Measurer { hooks: &rec, ..m };
+    let pair = PairRequest {
+        select: RunRequest::default(),
+        repo: dir.path().to_path_buf(),
+        base: "HEAD~1".into(),
+        head: "HEAD".into(),
+        plan: PairPlan {
+            rounds: 3,
+            until_decided: Some(UntilDecided {
+                max_rounds: 6,
+                max_time: None,
+            }),
+        },
+        rebuild: false,
+    };
+    cancelled(measure_pair(&m, &mut store, &pair), &rec, &store);
+
+    let rec = Recorder {
+        terminate_at: Some("prepare"),
+        ..Recorder::new(&shas)
+    };
+    let m = Measurer { hooks: &rec, ..m };
+    let req = BisectRequest {
+        good: "HEAD~1".into(),
+        bad: "HEAD".into(),
+        select: RunRequest::default(),
+        rounds: 3,
+        max_rounds: 6,
+        rebuild: false,
+    };
+    let events = cancelled(bisect(&m, dir.path(), &req), &rec, &store);
+    assert!(
+        !events.iter().any(|e| e.starts_with("probe")),
+        "{events:#?}"
+    );
+}
+
+#[test]
+fn a_build_ended_by_the_signal_is_not_stored_as_a_failed_build() {
+    let (dir, shas, config) = setup(&[100, 120, 100], Some(1));
+    let rec = Recorder {
+        terminate_at: Some("built commit #1"),
+        ..Recorder::new(&shas)
+    };
+    let m = Measurer {
+        config: &config,
+        backend: &CpuBackend,
+        hooks: &rec,
+        labels: Default::default(),
+    };
+    let mut store = SqliteStore::open(&dir.path().join("p.db")).unwrap();
+    let req = CommitsRequest {
+        select: RunRequest::default(),
+        revisions: Revisions::Commits {
+            repo: dir.path().to_path_buf(),
+            revs: vec!["HEAD~2".into(), "HEAD~1".into(), "HEAD".into()],
+            rebuild: false,
+        },
+    };
+    let events = cancelled(measure_commits(&m, &mut store, &req), &rec, &store);
+    // Stopped where the signal came: no failed build stored, no third checkout, no set-up.
+    assert_eq!(
+        events.last().map(String::as_str),
+        Some("built commit #1 ok=false")
+    );
 }
