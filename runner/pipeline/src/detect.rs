@@ -170,16 +170,39 @@ pub fn report_history(
         histories.extend(pitwall_analysis::history::series_by_key(
             &keys,
             |key| {
-                store.query_runs(&RunQuery {
+                let with_key = store.query_runs(&RunQuery {
                     keys: Some(vec![key.to_string()]),
                     ..RunQuery::default()
-                })
+                })?;
+                Ok(aligned_with(&runs, with_key))
             },
             &filter,
             &DetectConfig::default(),
         )?);
     }
     Ok((runs, histories))
+}
+
+/// `fetched` (a later read of the runs, with some results) in the order of `listed` (the runs
+/// read first, which the series' points index): one run per listed run, so a run another
+/// process stored between the two reads is left out and the indices stay right. A listed run
+/// that is gone from the later read (pruned meanwhile) is kept without results. Each fetched
+/// run is moved, not copied.
+pub(crate) fn aligned_with(
+    listed: &[pitwall_schema::Run],
+    fetched: Vec<pitwall_schema::Run>,
+) -> Vec<pitwall_schema::Run> {
+    let mut by_id: std::collections::HashMap<String, pitwall_schema::Run> =
+        fetched.into_iter().map(|r| (r.id.clone(), r)).collect();
+    listed
+        .iter()
+        .map(|r| {
+            by_id.remove(&r.id).unwrap_or_else(|| pitwall_schema::Run {
+                results: Vec::new(),
+                ..r.clone()
+            })
+        })
+        .collect()
 }
 
 /// The branches the report shows histories of: `history_branch`, then the other branches of
@@ -236,6 +259,61 @@ pub fn history_runs(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pitwall_schema::{
+        BenchmarkResult, Direction, Fingerprint, ResultStatus, Run, RunStatus, Unit,
+    };
+
+    fn result() -> BenchmarkResult {
+        BenchmarkResult {
+            suite: "kernel".into(),
+            name: "gemm".into(),
+            params: Default::default(),
+            measure: "time".into(),
+            unit: Unit::new(Unit::NANOSECONDS),
+            direction: Direction::LowerIsBetter,
+            status: ResultStatus::Ok,
+            error: None,
+            samples: vec![1.0],
+            sample_meta: Vec::new(),
+            replicates: Vec::new(),
+            summary: None,
+        }
+    }
+
+    fn run(id: &str, results: usize) -> Run {
+        Run {
+            id: id.into(),
+            project: "p".into(),
+            commit: "0".repeat(40),
+            branch: Some("main".into()),
+            testbed: None,
+            role: None,
+            started_at: "2026-12-04T00:00:00Z".into(),
+            finished_at: "2026-12-04T00:00:01Z".into(),
+            config_hash: "c".into(),
+            fingerprint: Fingerprint::default(),
+            status: RunStatus::Complete,
+            commit_info: None,
+            error: None,
+            pair: None,
+            results: (0..results).map(|_| result()).collect(),
+        }
+    }
+
+    /// The report reads the runs, then each key's runs: a run another process stores (or
+    /// prunes) in between must not shift the indices the series' points hold (a concurrent
+    /// `pitwall run` panicked writing the report: "the len is 1 but the index is 1").
+    #[test]
+    fn a_later_read_is_aligned_with_the_runs_read_first() {
+        let listed = vec![run("a", 0), run("b", 0), run("c", 0)];
+        // `b` was pruned meanwhile, `new` stored; the later read has results and another order.
+        let fetched = vec![run("new", 1), run("c", 1), run("a", 1)];
+        let aligned = aligned_with(&listed, fetched);
+        let ids: Vec<&str> = aligned.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "c"]);
+        let results: Vec<usize> = aligned.iter().map(|r| r.results.len()).collect();
+        assert_eq!(results, [1, 0, 1]);
+    }
 
     #[test]
     fn csv_and_json_series() {

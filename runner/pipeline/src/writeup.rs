@@ -71,9 +71,10 @@ pub fn writeup(
     let series = pitwall_analysis::history::series_by_key(
         &keys,
         |key| {
-            let mut runs = store.query_runs(&query(vec![key.to_string()], false))?;
-            describe_commits(&mut runs, &commits);
-            Ok(runs)
+            let with_key = store.query_runs(&query(vec![key.to_string()], false))?;
+            let mut with_key = crate::detect::aligned_with(&runs, with_key);
+            describe_commits(&mut with_key, &commits);
+            Ok(with_key)
         },
         &filter,
         &DetectConfig::default(),

@@ -412,7 +412,7 @@ fn every_measuring_use_case_returns_cancelled_once_terminating() {
         repo: dir.path().to_path_buf(),
         base: "HEAD~1".into(),
         head: "HEAD".into(),
-        plan: PairPlan {
+        rounds: PairRounds {
             rounds: 3,
             until_decided: Some(UntilDecided {
                 max_rounds: 6,
