@@ -131,6 +131,27 @@ fn is_raw_string_start(b: &[u8], i: usize) -> bool {
     j < b.len() && b[j] == b'"'
 }
 
+/// The workspace's root directory (the parent of the end-to-end crate).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// Workspace member directories (relative), from the root Cargo.toml.
+pub fn workspace_members() -> Vec<String> {
+    let text = std::fs::read_to_string(workspace_root().join("Cargo.toml")).unwrap();
+    let start = text.find("members = [").expect("members");
+    let end = start + text[start..].find(']').expect("end of members");
+    text[start..end]
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
 /// Every `.rs` file under `dir`, sorted.
 pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();

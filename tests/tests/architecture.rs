@@ -8,24 +8,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use pitwall_e2e::source_scan::{workspace_members, workspace_root};
+
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
+    workspace_root()
 }
 
-/// Workspace member directories (relative), from the root Cargo.toml.
 fn members() -> Vec<String> {
-    let text = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
-    let start = text.find("members = [").expect("members");
-    let end = start + text[start..].find(']').expect("end of members");
-    text[start..end]
-        .split('"')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_string)
-        .collect()
+    workspace_members()
 }
 
 /// `.rs` files under `dir`, skipping what the counting rule leaves out.

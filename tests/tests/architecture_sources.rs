@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 use pitwall_e2e::source_scan::{
     blank_comments_and_literals, crate_modules, cycles, functions, imported_names, is_test_module,
-    module_edges, root_imports_of, rust_files, without_test_items,
+    module_edges, root_imports_of, rust_files, without_test_items, workspace_members,
+    workspace_root,
 };
 
 /// The longest a non-test source file may be, in lines.
@@ -23,23 +24,11 @@ const MAX_FN_LINES: usize = 100;
 const OTHER_HTTP_CLIENTS: [&str; 6] = ["ureq", "curl", "isahc", "attohttpc", "minreq", "surf"];
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
+    workspace_root()
 }
 
-/// Workspace member directories (relative), from the root Cargo.toml.
 fn members() -> Vec<String> {
-    let text = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
-    let start = text.find("members = [").expect("members");
-    let end = start + text[start..].find(']').expect("end of members");
-    text[start..end]
-        .split('"')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_string)
-        .collect()
+    workspace_members()
 }
 
 /// The members whose `src/` is product code (the end-to-end crate is all tests).
