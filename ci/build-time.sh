@@ -20,7 +20,8 @@ for dir in "$@"; do
   read -r wall user sys rss <"$times"
   cpu=$(python3 -c "print(round($user + $sys, 1))")
   size=$(stat -c %s "$target/release/pitwall")
-  units=$(python3 "$here/build-units.py" "$target" | head -1)
+  # The first line only; the script's second line may meet a closed pipe (not an error).
+  units=$(python3 "$here/build-units.py" "$target" 2>/dev/null | head -1) || true
   echo "$(date +%H:%M) $dir load=$load wall=${wall}s cpu=${cpu}s build_rss=${rss}KB binary=${size}B $units"
   rm -rf "$target" "$times"
 done
