@@ -15,10 +15,9 @@ use pitwall_pipeline::request::{RunReport, Target};
 use pitwall_pipeline::run::RunError;
 use pitwall_pipeline::setup::{Mode, RunEnvironment};
 use pitwall_schema::sections::GpuAvailability;
-use pitwall_schema::{Alert, Backend, Run};
+use pitwall_schema::{Backend, Run};
 use pitwall_store::Store;
 
-use super::alert_notice::announce_alerts;
 use super::args::Global;
 use super::exit::{self, Failure};
 use super::progress::Progress;
@@ -155,10 +154,5 @@ impl MeasureHooks for Console<'_> {
         if let Some(f) = self.on_stored {
             self.progress.suspend(|| f(report, store));
         }
-    }
-
-    fn alerts_raised(&self, config: &Config, alerts: &[Alert]) {
-        self.progress
-            .suspend(|| announce_alerts(self.g, config, alerts));
     }
 }

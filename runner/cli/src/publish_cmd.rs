@@ -5,6 +5,7 @@ use pitwall_pipeline::measure::{CiRequest, PairResult, ci};
 use pitwall_pipeline::source;
 use pitwall_store::OpenMode;
 
+use super::alert_notice::announce_alerts;
 use super::args::{CiArgs, CommentArgs, Global, ReportArgs};
 use super::context::{current_dir, load_config, open_store, resolve_side, store_for};
 use super::exit::{ExitClass, Failure};
@@ -106,6 +107,7 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
         PairResult::NotBuilt => return Ok(ExitClass::Infra),
         PairResult::Measured(pair) => pair,
     };
+    announce_alerts(g, &config, &pair.new_alerts);
     if print_pair(g, &config, store.as_mut(), &pair, Some(&report)) == ExitClass::Infra {
         return Ok(ExitClass::Infra);
     }

@@ -12,6 +12,7 @@ use pitwall_reports::{OutputFormat, exporter_for};
 use pitwall_schema::{AlertKind, AlertStatus, RunRole};
 use pitwall_store::{OpenMode, Store};
 
+use super::alert_notice::announce_alerts;
 use super::args::{CiArgs, Global};
 use super::context::{current_dir, load_config, open_store};
 use super::exit::{ExitClass, Failure};
@@ -66,6 +67,7 @@ pub(super) fn cmd_ci_push(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> 
         measure_commits(m, store.as_mut(), &request)
     })?;
     let outcome = outcome.map_err(Failure::of_measure)?;
+    announce_alerts(g, &config, &outcome.new_alerts);
     report_after(g, &config, store.as_ref(), &report);
     let raised = store
         .list_alerts()

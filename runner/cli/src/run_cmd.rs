@@ -13,6 +13,7 @@ use pitwall_pipeline::request::{RunReport, RunRequest};
 use pitwall_reports::exporter_for;
 use pitwall_store::{OpenMode, Store};
 
+use super::alert_notice::announce_alerts;
 use super::args::{Global, RunArgs};
 use super::context::{current_dir, format, load_config, open_store};
 use super::exit::{ExitClass, Failure};
@@ -100,6 +101,7 @@ fn run_rank0(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
         return Ok(match result {
             PairResult::NotBuilt => ExitClass::Infra,
             PairResult::Measured(pair) => {
+                announce_alerts(g, &config, &pair.new_alerts);
                 print_pair(g, &config, store.as_mut(), &pair, report.as_deref())
             }
         });
@@ -133,6 +135,7 @@ fn run_rank0(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
         }
         Failure::of_measure(e)
     })?;
+    announce_alerts(g, &config, &outcome.new_alerts);
     let built = if outcome.build_failed {
         ExitClass::Infra
     } else {

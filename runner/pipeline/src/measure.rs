@@ -5,7 +5,6 @@
 //! [`MeasureHooks`], so nothing here prints.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use pitwall_schema::{Backend, Redactor, Run, RunStatus};
 use pitwall_stats::ab::AbConfig;
@@ -15,7 +14,7 @@ use crate::bisect::{BisectError, BisectReport, BisectRequest};
 use crate::cancel::{self, Cancelled};
 use crate::git::{GitError, Repo};
 use crate::labels::Labels;
-use crate::pair::{self, PairOutcome, PairRounds, UntilDecided, sides};
+use crate::pair::{self, PairOutcome, PairRounds, sides};
 use crate::request::{RunReport, RunRequest, Target};
 use crate::run::{RunError, build, check_suites, execute, failed_build_run};
 use crate::setup::RunEnvironment;
@@ -39,8 +38,6 @@ pub trait MeasureHooks {
     fn build_failed(&self, _target: &Target, _run: &Run, _error: &RunError, _store: &str) {}
     /// One run of [`measure_commits`] was stored in `store` (the next one is not measured yet).
     fn run_stored(&self, _report: &RunReport, _store: &mut dyn Store) {}
-    /// Storing a history run raised these new alerts (`crate::alerts::refresh`).
-    fn alerts_raised(&self, _config: &Config, _alerts: &[pitwall_schema::Alert]) {}
 }
 
 /// Why the machine could not be set up (the caller's error, kept with its chain).
@@ -140,6 +137,9 @@ pub struct CommitsRequest {
 pub struct CommitsOutcome {
     pub runs: Vec<RunReport>,
     pub build_failed: bool,
+    /// The alerts storing these runs raised (`crate::alerts::refresh`), for the caller to
+    /// announce and deliver (the publish use case); stored already.
+    pub new_alerts: Vec<pitwall_schema::Alert>,
 }
 
 /// Measures the working tree or each commit in turn and stores each run.
@@ -178,6 +178,7 @@ pub fn measure_commits(
         .prepare(m.config)
         .map_err(MeasureError::Environment)?;
     let mut runs = Vec::new();
+    let mut new_alerts = Vec::new();
     let redactor = process_redactor(&m.config.token_vars());
     for target in &targets {
         let report = execute(
@@ -206,12 +207,14 @@ pub fn measure_commits(
             &AlertSettings::of(m.config),
         )?;
         m.hooks.run_stored(&report, store);
-        if !raised.is_empty() {
-            m.hooks.alerts_raised(m.config, &raised);
-        }
+        new_alerts.extend(raised);
         runs.push(report);
     }
-    Ok(CommitsOutcome { runs, build_failed })
+    Ok(CommitsOutcome {
+        runs,
+        build_failed,
+        new_alerts,
+    })
 }
 
 /// `pitwall run --base A --head B`.
@@ -235,6 +238,8 @@ pub struct MeasuredPair {
     pub outcome: PairOutcome,
     pub base: Side,
     pub head: Side,
+    /// The alerts storing the two runs raised (with `--role history`), stored already.
+    pub new_alerts: Vec<pitwall_schema::Alert>,
 }
 
 impl MeasuredPair {
@@ -295,18 +300,16 @@ pub fn measure_pair(
         });
     }
     let redactor = process_redactor(&m.config.token_vars());
+    let mut new_alerts = Vec::new();
     for report in [&mut outcome.base, &mut outcome.head] {
         // Sides of a pair are pull-request runs unless `--role history` says otherwise.
-        let raised = insert(
+        new_alerts.extend(insert(
             store,
             &mut report.run,
             &redactor,
             &m.labels,
             &AlertSettings::of(m.config),
-        )?;
-        if !raised.is_empty() {
-            m.hooks.alerts_raised(m.config, &raised);
-        }
+        )?);
     }
     let (base, head) = sides(&outcome.base, &outcome.head);
     // The one comparison of this pair that every output shows (the table, the comment, the
@@ -324,60 +327,8 @@ pub fn measure_pair(
         outcome,
         base,
         head,
+        new_alerts,
     })))
-}
-
-/// A pull-request job: `--base` and `--head` of the repository at `repo`.
-#[derive(Debug, Clone)]
-pub struct CiRequest {
-    repo: PathBuf,
-    pub base: String,
-    pub head: String,
-    pub rounds: u32,
-    /// `--max-rounds`, else `[ci] max_rounds` (with `[ci] until_decided`).
-    pub max_rounds: Option<u32>,
-    pub max_time: Option<Duration>,
-}
-
-impl CiRequest {
-    /// Checks, before anything is measured or stored, that `dir` is inside a git repository.
-    pub fn new(dir: &Path, base: &str, head: &str, rounds: u32) -> Result<Self, MeasureError> {
-        Repo::discover(dir).map_err(|_| MeasureError::NotARepository(dir.to_path_buf()))?;
-        Ok(CiRequest {
-            repo: dir.to_path_buf(),
-            base: base.to_string(),
-            head: head.to_string(),
-            rounds,
-            max_rounds: None,
-            max_time: None,
-        })
-    }
-}
-
-/// The pull-request job: measures the pair (until decided when `[ci] until_decided`) over
-/// the configured suites (the built-in ones only with `[ci] builtin_suites`, or when there are
-/// no others: `ci_suites`), stores both runs and returns exactly that pair for publishing.
-pub fn ci(
-    m: &Measurer,
-    store: &mut dyn Store,
-    req: &CiRequest,
-) -> Result<PairResult, MeasureError> {
-    let ci = &m.config.ci;
-    let pair = PairRequest {
-        select: crate::ci_suites::pull_request_suites(m.config, m.hooks.observer()),
-        repo: req.repo.clone(),
-        base: req.base.clone(),
-        head: req.head.clone(),
-        rounds: PairRounds {
-            rounds: req.rounds,
-            until_decided: ci.until_decided.then(|| UntilDecided {
-                max_rounds: req.max_rounds.unwrap_or(ci.max_rounds),
-                max_time: req.max_time,
-            }),
-        },
-        rebuild: false,
-    };
-    measure_pair(m, store, &pair)
 }
 
 /// `pitwall bisect` in the repository at `repo`: the machine set up through the hooks, then
@@ -493,6 +444,9 @@ fn insert(
             source,
         })
 }
+
+mod pull_request;
+pub use pull_request::{CiRequest, ci};
 
 #[cfg(test)]
 mod tests;

@@ -11,6 +11,7 @@ use pitwall_e2e::git;
 use pitwall_store::SqliteStore;
 
 use super::*;
+use crate::pair::UntilDecided;
 use pitwall_engine::Step;
 use pitwall_engine::config::parse_str;
 
