@@ -4,8 +4,6 @@
 //! the report written. Nothing is compared and no pull request is commented on; the exit is 1
 //! when this run raised a regression alert, so a scheduled job turns red on a new step.
 
-use std::collections::BTreeSet;
-
 use pitwall_pipeline::measure::{CommitsRequest, Revisions, measure_commits};
 use pitwall_pipeline::request::{RunReport, RunRequest};
 use pitwall_reports::{OutputFormat, exporter_for};
@@ -26,12 +24,6 @@ pub(super) fn cmd_ci_push(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> 
     let config = load_config(g)?;
     let mut store = open_store(g, &config, OpenMode::Create)?;
     let report = report_dir(a.report_dir.as_deref(), &config, store.as_ref())?;
-    let known: BTreeSet<String> = store
-        .list_alerts()
-        .map_err(Failure::of_store)?
-        .into_iter()
-        .map(|a| a.id)
-        .collect();
     let mut labels = a.labels.request();
     if labels.role.is_none() {
         labels.role = Some(RunRole::History);
@@ -69,11 +61,9 @@ pub(super) fn cmd_ci_push(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> 
     let outcome = outcome.map_err(Failure::of_measure)?;
     announce_alerts(g, &config, &outcome.new_alerts);
     report_after(g, &config, store.as_ref(), &report);
-    let raised = store
-        .list_alerts()
-        .map_err(Failure::of_store)?
-        .into_iter()
-        .filter(|a| !known.contains(&a.id))
+    let raised = outcome
+        .new_alerts
+        .iter()
         .any(|a| a.kind == AlertKind::Regression && a.status == AlertStatus::Active);
     let built = if outcome.build_failed {
         ExitClass::Infra
