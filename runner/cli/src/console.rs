@@ -27,9 +27,6 @@ use super::suite_backend::{SuiteBackend, no_gpu_line};
 /// as it should be. Built-in suites run each round in a fresh `pitwall __worker` process.
 /// Keep the result alive while measuring.
 fn prepare_env(config: &Config, suites: &SuiteBackend) -> Result<RunEnvironment, Failure> {
-    // On SIGINT/SIGTERM: kill running benchmark commands, restore clocks, then die.
-    pitwall_host::gpu::on_terminate(pitwall_engine::kill_running_commands);
-    pitwall_host::gpu::install_signal_handler().map_err(Failure::of_gpu)?;
     let nvml = load_nvml().map(Arc::from);
     let mut env = RunEnvironment::prepare(
         config,
@@ -90,6 +87,10 @@ impl<'a> Console<'a> {
     /// The console of a measuring command, with the backend `[suites] backend` selects
     /// (`cuda` where CUDA cannot run is an infrastructure failure).
     pub(super) fn new(g: &'a Global, config: &Config) -> Result<Console<'a>, Failure> {
+        // On SIGINT/SIGTERM from here on (builds included): kill running benchmark and build
+        // commands, restore clocks, then die; the use case returns `Cancelled` meanwhile.
+        pitwall_host::gpu::on_terminate(pitwall_engine::kill_running_commands);
+        pitwall_host::gpu::install_signal_handler().map_err(Failure::of_gpu)?;
         let suites = SuiteBackend::select(config)?;
         if !g.quiet {
             for note in &suites.notes {

@@ -163,6 +163,10 @@ pub fn measure_pair(
             env,
             observer,
         );
+        // Terminating: no more rounds or looks; the use case returns the cancellation.
+        if crate::cancel::requested() {
+            break PairStop::Fixed;
+        }
         let last_round = t0.elapsed();
         let round = acc.count();
         let (Some(u), Some(seq)) = (asked.until_decided, sequential) else {

@@ -82,8 +82,8 @@ impl Rounds {
         let round = self.count() + 1;
         for (t, target) in targets.iter().enumerate() {
             self.round_starts[t].push(self.next_replicate[t]);
-            // Terminating: the round still counts (loops end as planned) but runs nothing; the
-            // use case returns the cancellation once its loop is over.
+            // Terminating: the round still counts but runs nothing; the loops stop after it and
+            // the use case returns the cancellation.
             if crate::cancel::requested() {
                 continue;
             }

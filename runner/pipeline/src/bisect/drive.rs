@@ -424,6 +424,10 @@ fn probe(
         );
         let round = acc.count();
         *rounds_done = round;
+        // Terminating: no more rounds; the use case returns the cancellation.
+        if crate::cancel::requested() {
+            return Err(format!("{key}: interrupted"));
+        }
         if round < request.rounds {
             continue;
         }
