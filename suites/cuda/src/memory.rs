@@ -33,29 +33,6 @@ pub fn may_sit_in_l2(bytes: u64) -> bool {
     bytes <= PLAN_L2_BYTES
 }
 
-/// The launch shape of the bandwidth kernels (copy, triad): one item per thread, 256 threads a
-/// block, as many blocks as that takes (the grid-stride loop then runs once per thread; past
-/// `MAX_GRID_BLOCKS` it strides). On an H200 (2026-12-04, docs/PERFORMANCE.md "GPU") the copy
-/// kernel reached 4,281 GB/s at 1 GiB this way against 4,265 for `cuMemcpyDtoD`, and 3,980
-/// (−6.7%) with the grid capped at 32 blocks per multiprocessor as `Device::grid_stride` caps
-/// it: fewer bytes in flight per thread.
-pub fn one_per_thread(n: u64) -> cudarc::driver::LaunchConfig {
-    let blocks = n
-        .div_ceil(u64::from(BANDWIDTH_BLOCK))
-        .clamp(1, MAX_GRID_BLOCKS);
-    cudarc::driver::LaunchConfig {
-        grid_dim: (blocks as u32, 1, 1),
-        block_dim: (BANDWIDTH_BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
-/// Threads per block of the bandwidth kernels.
-const BANDWIDTH_BLOCK: u32 = 256;
-
-/// The most blocks a grid's x dimension may have (CUDA: 2³¹ − 1).
-const MAX_GRID_BLOCKS: u64 = (1 << 31) - 1;
-
 /// Where the host side of a transfer lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostMemory {
@@ -268,7 +245,7 @@ impl MemoryBench {
                 let mut launch = stream.launch_builder(f);
                 launch.arg(&dst).arg(&src).arg(&n16);
                 // SAFETY: `n16` 16-byte words fit both arrays; arguments match `copy_u128`.
-                unsafe { launch.launch(one_per_thread(n16)) }?;
+                unsafe { launch.launch(crate::device::one_per_thread(n16)) }?;
             }
             MemOp::Triad => {
                 let f = state.func.as_ref().expect("looked up in setup");
@@ -279,7 +256,7 @@ impl MemoryBench {
                 let mut launch = stream.launch_builder(f);
                 launch.arg(&a).arg(&b).arg(&c).arg(&TRIAD_SCALAR).arg(&n);
                 // SAFETY: `n` f64s fit each array; arguments match `triad_f64`.
-                unsafe { launch.launch(one_per_thread(n)) }?;
+                unsafe { launch.launch(crate::device::one_per_thread(n)) }?;
             }
             MemOp::HostToDevice(_) => {
                 let host = state.host.as_ref().expect("transfers have a host buffer");
@@ -428,20 +405,5 @@ mod tests {
         assert_eq!(HostMemory::Pageable.as_str(), "pageable_staged");
         assert_eq!(HostMemory::Pinned.as_str(), "pinned");
         assert!(may_sit_in_l2(2 * (16 << 20)) && !may_sit_in_l2(2 * (256 << 20)));
-    }
-
-    /// The copy kernel at 1 GiB gets a thread per 16-byte word, never a capped grid; a
-    /// size past the x dimension's limit strides instead of overflowing it.
-    #[test]
-    fn bandwidth_kernels_get_one_thread_per_item() {
-        let cfg = one_per_thread((1u64 << 30) / 16);
-        assert_eq!(
-            (cfg.grid_dim, cfg.block_dim),
-            ((262_144, 1, 1), (256, 1, 1))
-        );
-        assert_eq!(one_per_thread(1).grid_dim.0, 1);
-        assert_eq!(one_per_thread(0).grid_dim.0, 1);
-        assert_eq!(one_per_thread(257).grid_dim.0, 2);
-        assert_eq!(one_per_thread(u64::MAX / 2).grid_dim.0, (1u32 << 31) - 1);
     }
 }

@@ -122,7 +122,6 @@ impl LtMatmul {
         if let Some([w_scale, x_scale]) = &scales {
             let (a_scale, _a) = w_scale.device_ptr(&dev.stream);
             let (b_scale, _b) = x_scale.device_ptr(&dev.stream);
-            let (a_scale, b_scale): (CUdeviceptr, CUdeviceptr) = (a_scale, b_scale);
             set_desc(
                 out.desc,
                 DescAttr::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
