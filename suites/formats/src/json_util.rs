@@ -15,25 +15,7 @@ use pitwall_schema::schema::{Direction, Unit};
 /// needed). Syntax errors name the line and column (a column after a `NaN` on the same line is
 /// one too far).
 pub(super) fn read_json(format: &'static str, text: &str) -> Result<Value, FormatError> {
-    if text.trim().is_empty() {
-        return Err(FormatError {
-            format,
-            position: String::new(),
-            message: "empty output (expected a JSON document)".into(),
-        });
-    }
-    serde_json::from_str(&non_finite_to_null(text)).map_err(|e| {
-        let message = e.to_string();
-        let suffix = format!(" at line {} column {}", e.line(), e.column());
-        FormatError {
-            format,
-            position: format!("line {}, column {}: ", e.line(), e.column()),
-            message: message
-                .strip_suffix(&suffix)
-                .unwrap_or(&message)
-                .to_string(),
-        }
-    })
+    parse_json(format, &non_finite_to_null(text))
 }
 
 fn non_finite_to_null(text: &str) -> Cow<'_, str> {
