@@ -14,7 +14,7 @@ use pitwall_schema::{Alert, AlertUpdate, BenchmarkResult, Run};
 use postgres::config::SslMode;
 use postgres::{Client, Config, GenericClient, NoTls};
 
-use super::pg_conn::{LOCK_KEY, backend, snapshot};
+use super::pg_conn::{backend, locked_transaction, snapshot};
 use super::pg_migrations::{current_version, migrate};
 use super::rows::{
     ResultRow, RunRow, SampleRow, SummaryRow, already_stored, corrupt, meta_json, replicate,
@@ -207,9 +207,7 @@ impl Store for PgStore {
         })?;
         let be = backend(&store);
         let mut client = self.client.borrow_mut();
-        let mut tx = client.transaction().map_err(&be)?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_KEY])
-            .map_err(&be)?;
+        let mut tx = locked_transaction(&mut client).map_err(&be)?;
         if let Some(stored) = load_run(&mut tx, &store, &run.id)? {
             // Dropping `tx` rolls back.
             return already_stored(&store, &stored, run);

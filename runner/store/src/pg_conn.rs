@@ -8,7 +8,17 @@ use super::StoreError;
 
 /// Advisory-lock key ("pitwall" in ASCII) held, per transaction, while migrating and while
 /// inserting a run: the duplicate check and the insert then see the same state everywhere.
-pub(super) const LOCK_KEY: i64 = 0x0070_6974_7761_6c6c;
+const LOCK_KEY: i64 = 0x0070_6974_7761_6c6c;
+
+/// A write transaction holding pitwall's advisory lock until it ends: migrating, inserting
+/// and deleting runs are serialized across every process sharing the database.
+pub(super) fn locked_transaction(
+    client: &mut Client,
+) -> Result<postgres::Transaction<'_>, postgres::Error> {
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_KEY])?;
+    Ok(tx)
+}
 
 /// Maps a PostgreSQL error to `StoreError::Backend` for the store `store`.
 pub(super) fn backend(store: &str) -> impl Fn(postgres::Error) -> StoreError + '_ {

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use postgres::{Client, GenericClient};
 
-use super::pg_conn::{LOCK_KEY, backend};
+use super::pg_conn::{backend, locked_transaction};
 use super::sql::Dialect;
 use super::sql::queries::POSTGRES;
 use super::sql::schema::{Backfill, Migration, migrations};
@@ -94,9 +94,7 @@ pub(super) fn current_version(client: &mut impl GenericClient) -> Result<i64, po
 /// two runners opening a fresh database at once do not both migrate.
 pub(super) fn migrate(client: &mut Client, store: &str, mode: OpenMode) -> Result<(), StoreError> {
     let be = backend(store);
-    let mut tx = client.transaction().map_err(&be)?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_KEY])
-        .map_err(&be)?;
+    let mut tx = locked_transaction(client).map_err(&be)?;
     // Refusing drops `tx`: nothing was written.
     check_is_ours(&mut tx, store, mode)?;
     tx.batch_execute("CREATE TABLE IF NOT EXISTS pitwall_schema (version INTEGER NOT NULL)")

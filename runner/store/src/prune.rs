@@ -92,12 +92,7 @@ pub(super) fn pg_prune_samples(
     summaries: &[Option<SampleSummary>],
 ) -> Result<usize, StoreError> {
     let be = super::pg_conn::backend(store);
-    let mut tx = client.transaction().map_err(&be)?;
-    tx.execute(
-        "SELECT pg_advisory_xact_lock($1)",
-        &[&super::pg_conn::LOCK_KEY],
-    )
-    .map_err(&be)?;
+    let mut tx = super::pg_conn::locked_transaction(client).map_err(&be)?;
     if tx
         .query_opt(&POSTGRES.run_exists, &[&id])
         .map_err(&be)?
@@ -135,12 +130,7 @@ pub(super) fn pg_delete_run(
     id: &str,
 ) -> Result<bool, StoreError> {
     let be = super::pg_conn::backend(store);
-    let mut tx = client.transaction().map_err(&be)?;
-    tx.execute(
-        "SELECT pg_advisory_xact_lock($1)",
-        &[&super::pg_conn::LOCK_KEY],
-    )
-    .map_err(&be)?;
+    let mut tx = super::pg_conn::locked_transaction(client).map_err(&be)?;
     let deleted = tx.execute(&POSTGRES.delete_run, &[&id]).map_err(&be)?;
     tx.commit().map_err(&be)?;
     Ok(deleted > 0)
