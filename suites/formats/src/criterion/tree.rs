@@ -24,6 +24,7 @@ use serde_json::Value;
 use super::{push_with_throughput, time_benchmark};
 use crate::json_util::{finite_numbers, json_error, per_iteration, value_kind};
 use crate::parsed::{FormatError, ParsedBenchmark, ParsedRun};
+use crate::side_files::{DirFiles, SideFiles};
 use pitwall_schema::schema::Unit;
 
 const FORMAT: &str = "criterion";
@@ -154,10 +155,12 @@ fn stale_warning(dir: &Path, stale: &[String]) -> String {
 /// Every `new` folder holding a `benchmark.json`, outside criterion's `report` folders.
 fn find_new_dirs(dir: &Path, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if !path.is_dir() {
+        let entry = entry?;
+        // A link is not followed: the tree read is the one under `dir`.
+        if !entry.file_type()?.is_dir() {
             continue;
         }
+        let path = entry.path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if name == "new" && path.join("benchmark.json").is_file() {
             found.push(path);
@@ -183,7 +186,11 @@ fn read_one(
             .unwrap_or(&path)
             .display()
             .to_string();
-        let text = std::fs::read_to_string(&path)
+        // A regular file of at most SIDE_FILE_MAX_BYTES, as every file beside an output.
+        let bytes = DirFiles::new(new_dir)
+            .read(Path::new(file))
+            .map_err(|e| err(at.clone(), format!("reading {shown}: {e}")))?;
+        let text = String::from_utf8(bytes)
             .map_err(|e| err(at.clone(), format!("reading {shown}: {e}")))?;
         serde_json::from_str(&text).map_err(|e| json_error(FORMAT, &e, format!("{shown}: ")))
     };

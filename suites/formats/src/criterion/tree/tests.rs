@@ -199,3 +199,32 @@ fn only_results_written_since_the_execution_started_are_read() {
     );
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// What the tree reader reads stays under the directory it was given: a linked folder is not
+/// followed, and a `sample.json` that is no regular file (a FIFO would block, a device has no
+/// end) is refused with its path.
+#[test]
+fn links_are_not_followed_and_only_regular_files_are_read() {
+    let sample = r#"{"sampling_mode":"Linear","iters":[1.0,2.0],"times":[10.0,20.0]}"#;
+    let outside = scratch("outside", sample, ID);
+    let root =
+        std::env::temp_dir().join(format!("pitwall-criterion-linked-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    let link = root.join("elsewhere");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    assert!(parse_dir(&root).is_err(), "nothing under the link is read");
+
+    let device = scratch("device", sample, ID);
+    let sample_path = device.join("g/f/new/sample.json");
+    std::fs::remove_file(&sample_path).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &sample_path).unwrap();
+    let e = parse_dir(&device).unwrap_err().to_string();
+    assert!(
+        e.contains("sample.json") && e.contains("not a regular file"),
+        "{e}"
+    );
+    for dir in [outside, root, device] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
