@@ -129,9 +129,14 @@ pub fn api_url(
     }
 }
 
-/// `scheme://host[:port]` of a URL, lower case, for comparing and naming hosts (never a
-/// path, query or user part).
+/// `scheme://host[:port]` of a URL, lower case, for naming hosts in messages (never a path,
+/// query or user part): as the HTTP client would contact it where it parses.
 fn origin_of(url: &str) -> String {
+    if let Ok(parsed) = reqwest::Url::parse(url.trim())
+        && parsed.host().is_some()
+    {
+        return parsed.origin().ascii_serialization();
+    }
     let url = url.trim();
     let Some((scheme, rest)) = url.split_once("://") else {
         return String::from("(not a URL)");
@@ -146,8 +151,10 @@ fn origin_of(url: &str) -> String {
     )
 }
 
+/// Whether two API URLs are one host as the HTTP client contacts them (`crate::http`'s rule:
+/// parsed, no user part).
 fn same_origin(a: &str, b: &str) -> bool {
-    a.contains("://") && origin_of(a) == origin_of(b)
+    crate::http::same_origin(a, b)
 }
 
 impl CiVars {

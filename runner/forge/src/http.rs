@@ -258,6 +258,27 @@ impl HttpClient {
     }
 }
 
+/// An absolute http(s) URL as the HTTP client parses it (WHATWG rules: a `\` ends the host
+/// like a `/`); `None` for anything else and for a URL carrying a user or password: such a
+/// URL never receives a token.
+fn plain_url(url: &str) -> Option<reqwest::Url> {
+    let parsed = reqwest::Url::parse(url.trim()).ok()?;
+    let plain = matches!(parsed.scheme(), "http" | "https")
+        && parsed.host().is_some()
+        && parsed.username().is_empty()
+        && parsed.password().is_none();
+    plain.then_some(parsed)
+}
+
+/// Whether `a` and `b` are absolute http(s) URLs without user parts on one scheme, host and
+/// port, as the HTTP client will contact them.
+pub fn same_origin(a: &str, b: &str) -> bool {
+    match (plain_url(a), plain_url(b)) {
+        (Some(a), Some(b)) => a.origin() == b.origin(),
+        _ => false,
+    }
+}
+
 /// `scheme://host[:port]` of an absolute http(s) URL, lowercase.
 fn origin(url: &str) -> Option<String> {
     let (scheme, rest) = url.split_once("://")?;
@@ -271,10 +292,13 @@ fn origin(url: &str) -> Option<String> {
 /// `url`'s scheme, host and port, or a path starting with `/`. `None` for anything else.
 fn same_origin_target(url: &str, location: &str) -> Option<String> {
     let from = origin(url)?;
-    if location.starts_with('/') && !location.starts_with("//") {
-        return Some(format!("{from}{location}"));
-    }
-    (origin(location)? == from).then(|| location.to_string())
+    let target = if location.starts_with('/') && !location.starts_with("//") {
+        format!("{from}{location}")
+    } else {
+        (origin(location)? == from).then(|| location.to_string())?
+    };
+    // And the same origin as the client parses both (a `\` in the authority, a user part).
+    same_origin(url, &target).then_some(target)
 }
 
 #[cfg(test)]

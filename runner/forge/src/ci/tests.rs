@@ -134,4 +134,25 @@ fn a_token_goes_only_where_the_job_says() {
         &vars(&[]),
     );
     assert!(e.is_err());
+    // Nor does a backslash, which ends the host for the HTTP client (WHATWG URL rules): this
+    // one is `evil.example` with the path `/@api.github.com/`, named so in the refusal.
+    let e = api_url(
+        Forge::Github,
+        None,
+        Some("https://evil.example\\@api.github.com/"),
+        &vars(&[]),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("https://evil.example"), "{e}");
+    // Nor a user part on the host the job names.
+    let gl = vars(&[("CI_API_V4_URL", "https://gitlab.example/api/v4")]);
+    let a = api_url(
+        Forge::Gitlab,
+        None,
+        Some("https://user:pw@gitlab.example/api/v4"),
+        &gl,
+    )
+    .unwrap();
+    assert_eq!(a.url, "https://gitlab.example/api/v4");
 }

@@ -206,6 +206,8 @@ fn redirect_targets_must_share_scheme_host_and_port() {
         "//evil.example/x",
         "relative/path",
         "",
+        "https://evil.example\\@api.github.com/x",
+        "https://user@api.github.com/x",
     ] {
         assert_eq!(same(other), None, "{other}");
     }
