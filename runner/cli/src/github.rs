@@ -78,6 +78,9 @@ pub(super) fn publish(
 ) -> Result<ExitClass, Failure> {
     use pitwall_reports::github::{CommentOptions, render_pr_comment};
     let req = request(g, gh);
+    // Redacted here too, for the sinks below that are not the forge's (the job summary,
+    // `--dry-run`'s stdout); the forge redacts what it sends again.
+    let redactor = pitwall_engine::process_redactor(&config.token_vars());
     let body = render_pr_comment(
         report,
         &CommentOptions {
@@ -86,6 +89,7 @@ pub(super) fn publish(
             ..CommentOptions::default()
         },
     );
+    let body = redactor.redact(&body);
     let verdict = if report.incomparable {
         ExitClass::Usage
     } else {
