@@ -17,7 +17,9 @@ pub fn alert_webhook(config: &Config, alerts: &[Alert]) -> Option<Result<(), Not
     let url = std::env::var(&config.alerts.webhook_env)
         .ok()
         .filter(|u| !u.trim().is_empty())?;
-    let body = webhook_json(config.project.name.as_str(), alerts);
+    // Redacted as it leaves: every secret the process knows, the configured token included.
+    let body = pitwall_engine::process_redactor(&config.token_vars())
+        .redacted_json(&webhook_json(config.project.name.as_str(), alerts));
     Some(
         check_webhook_url(url.trim(), &config.alerts.webhook_env).and_then(|()| {
             post_webhook(
