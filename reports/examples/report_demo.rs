@@ -153,6 +153,7 @@ fn pair(role: PairRole) -> Option<PairInfo> {
         rounds: 3,
         round_starts: vec![0, 1, 2],
         sequential: None,
+        round_orders: Vec::new(),
     })
 }
 

@@ -95,14 +95,25 @@ pub(crate) fn verdict_text(b: &ComparedBenchmark) -> String {
     if b.clock_explained() {
         return format!("{} (clock-explained)", c.verdict.as_str());
     }
+    // An undecided benchmark says what it could still be: its interval, as a resolution.
+    let undecided = if c.ci.0.is_finite() && c.ci.1.is_finite() {
+        format!(
+            "not resolved: between {} and {}",
+            signed_pct(c.ci.0 - 1.0),
+            signed_pct(c.ci.1 - 1.0)
+        )
+    } else {
+        "inconclusive".to_string()
+    };
     match (c.verdict, c.more_rounds, c.more_samples) {
-        (Verdict::Inconclusive, Some(n), _) => format!("inconclusive (~{n} rounds needed)"),
+        (Verdict::Inconclusive, Some(n), _) => format!("{undecided} (~{n} rounds needed)"),
         (Verdict::Inconclusive, None, _) if c.reason.starts_with("given up") => {
-            "inconclusive (given up)".to_string()
+            format!("{undecided} (given up)")
         }
         (Verdict::Inconclusive, None, Some(n)) => {
-            format!("inconclusive (~{n} samples/side needed)")
+            format!("{undecided} (~{n} samples/side needed)")
         }
+        (Verdict::Inconclusive, None, None) => undecided,
         (v, _, _) => v.as_str().to_string(),
     }
 }

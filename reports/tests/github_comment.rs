@@ -35,6 +35,7 @@ fn bench(name: &str, verdict: Verdict, ratio: f64) -> ComparedBenchmark {
             cand_replicates: 3,
             decided_at_round: (verdict != Verdict::Inconclusive).then_some(3),
             more_rounds: (verdict == Verdict::Inconclusive).then_some(9),
+            resolution_pct: Some(100.0 * ((ratio - 1.0).abs() + 0.02)),
         },
         cycles_verdict: None,
     }

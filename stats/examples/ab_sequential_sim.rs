@@ -86,6 +86,7 @@ fn trial(rng: &mut Xoshiro256, plan: &SequentialPlan, offset_factor: f64, score:
             cand: vec![],
             higher_is_better: false,
             threshold: None,
+            round_orders: Vec::new(),
         })
         .collect();
     let config = AbConfig::default();

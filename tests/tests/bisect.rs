@@ -116,6 +116,15 @@ fn endpoints_without_a_regression_or_in_the_wrong_order_are_usage_errors() {
         .expect(2)
         .stderr();
     assert!(e.contains("no regression between good and bad"), "{e}");
+    // The hint names what stopped it (not the round limit here: everything was decided), and
+    // the endpoints' table is shown.
+    assert!(
+        e.contains("hint: every benchmark was decided within"),
+        "{e}"
+    );
+    assert!(!e.contains("more --rounds"), "{e}");
+    assert!(e.contains("the endpoints (good vs bad):"), "{e}");
+    assert!(e.contains("toy/steady/time"), "{e}");
     let e = sb
         .run(&["bisect", "--good", "HEAD", "--bad", &shas[0]])
         .expect(2)

@@ -128,8 +128,9 @@ fn a_pair_tells_each_round_and_side() {
         [
             "[T] round 1/2: base commit #0",
             "[T] round 1/2: head commit #1",
-            "[T] round 2/2: base commit #0",
+            // Rounds alternate their order (issue 25).
             "[T] round 2/2: head commit #1",
+            "[T] round 2/2: base commit #0",
         ],
         "{lines}"
     );

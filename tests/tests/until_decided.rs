@@ -10,7 +10,9 @@ use serde_json::Value;
 /// Prints pitwall JSON for the benchmarks in `levels.json`: `{name: [level, process_sd]}`.
 /// Each execution (process) draws one lognormal offset per benchmark with sd `process_sd`, then
 /// 10 samples with 0.05% noise around `level × offset`. `[level, 0, "FILE"]` instead alternates
-/// the offset between ×1.3 and ÷1.3 from one execution to the next (counted in FILE).
+/// the offset between ×1.3 and ÷1.3 from one execution to the next (counted in FILE);
+/// `[level, sd, "FILE", SEED]` takes the n-th execution's offset from a fixed lognormal
+/// sequence (seeded), so that noise is random-looking but the same at every run of the test.
 const BENCH: &str = r#"import json, os, random
 rng = random.Random(os.urandom(16))
 levels = json.load(open("levels.json"))
@@ -22,6 +24,9 @@ for name, spec in sorted(levels.items()):
         n = int(open(spec[2]).read()) if os.path.exists(spec[2]) else 0
         open(spec[2], "w").write(str(n + 1))
         offset = 1.3 if n % 2 == 0 else 1 / 1.3
+        if len(spec) > 3:
+            seq = random.Random(spec[3])
+            offset = [seq.lognormvariate(0.0, process_sd) for _ in range(n + 1)][n]
     out.append({"name": name, "samples": [level * offset * rng.lognormvariate(0.0, 0.0005) for _ in range(10)]})
 print(json.dumps({"schema": "pitwall/v1", "benchmarks": out}))
 "#;
@@ -116,17 +121,18 @@ fn until_decided_stops_as_soon_as_everything_is_clear() {
 #[test]
 fn a_hopeless_benchmark_is_given_up_before_max_rounds() {
     let sb = Sandbox::new();
-    // `wild`'s processes alternate 30% above and below its level (on each side, counted in
-    // its own file) and it shifts 1%: no number of rounds within 15 can call that change or
-    // rule it out, whatever the draw. `clear` is decided at once.
+    // `wild`'s processes are 30% apart (a fixed lognormal sequence per side, counted in its
+    // own file) and it shifts 1%: no number of rounds within 15 can call that change or rule
+    // it out. (Offsets that alternate in step on both sides, as this test used before, cancel
+    // within each round of the cross-over analysis.) `clear` is decided at once.
     let counters = tempfile::tempdir().unwrap();
     let file = |side: &str| counters.path().join(side).display().to_string();
     let base = format!(
-        r#"{{"wild": [100.0, 0.0, "{}"], "clear": [80.0, 0.0002]}}"#,
+        r#"{{"wild": [100.0, 0.3, "{}", 1], "clear": [80.0, 0.0002]}}"#,
         file("base")
     );
     let head = format!(
-        r#"{{"wild": [101.0, 0.0, "{}"], "clear": [80.0, 0.0002]}}"#,
+        r#"{{"wild": [101.0, 0.3, "{}", 2], "clear": [80.0, 0.0002]}}"#,
         file("head")
     );
     let shas = repo(&sb, &[&base, &head]);
@@ -158,19 +164,22 @@ fn a_hopeless_benchmark_is_given_up_before_max_rounds() {
     assert!(reason.starts_with("given up at round "), "{reason}");
     assert_eq!(by_key(&v, "toy/clear/time")["verdict"], "unchanged");
     let table = sb.run(&["compare", "--pair", "latest"]).expect(0).stdout();
-    assert!(table.contains("inconclusive (given up)"), "{table}");
+    assert!(table.contains("not resolved: between "), "{table}");
+    assert!(table.contains("(given up)"), "{table}");
 }
 
 #[test]
 fn bisect_says_uncertain_instead_of_naming_a_wrong_culprit() {
     let sb = Sandbox::new();
     // good 100 → bad 150 in two steps; commit 2 sits right at the geometric midpoint
-    // (√1.5 ≈ 1.2247 × good) and its processes alternate 30% above and below it, so its
-    // interval always straddles the midpoint: the step must be marked uncertain, and so must
-    // the result, rather than a culprit named for sure.
+    // (√1.5 ≈ 1.2247 × good) and its processes are 30% apart (a fixed lognormal sequence), so
+    // its interval always straddles the midpoint: the step must be marked uncertain, and so
+    // must the result, rather than a culprit named for sure. (Offsets alternating from one
+    // execution to the next, as this test used before, are in step with the alternating
+    // order of the rounds and cancel in the cross-over analysis.)
     let counter = tempfile::tempdir().unwrap();
     let file = counter.path().join("n").display().to_string();
-    let mid = format!(r#"{{"work": [122.47, 0.0, "{file}"]}}"#);
+    let mid = format!(r#"{{"work": [122.47, 0.3, "{file}", 7]}}"#);
     let shas = repo(
         &sb,
         &[
@@ -231,4 +240,35 @@ fn bisect_says_uncertain_instead_of_naming_a_wrong_culprit() {
             .starts_with("UNCERTAIN: step "),
         "{table}"
     );
+}
+
+#[test]
+fn bisect_measures_its_endpoints_to_max_rounds_before_saying_no_regression() {
+    let sb = Sandbox::new();
+    // `wild` moves 1% under 30% noise between processes (seeded sequences): nothing can be
+    // decided, so the endpoints run all of --max-rounds (no giving up), and the error says
+    // that the round limit stopped it and shows the endpoints' table.
+    let counters = tempfile::tempdir().unwrap();
+    let file = |side: &str| counters.path().join(side).display().to_string();
+    let good = format!(r#"{{"wild": [100.0, 0.3, "{}", 3]}}"#, file("good"));
+    let bad = format!(r#"{{"wild": [101.0, 0.3, "{}", 4]}}"#, file("bad"));
+    let shas = repo(&sb, &[&good, &bad]);
+    let out = sb.run(&[
+        "bisect",
+        "--good",
+        &shas[0],
+        "--bad",
+        "HEAD",
+        "--max-rounds",
+        "7",
+    ]);
+    let e = out.expect(2).stderr();
+    assert!(e.contains("no regression between good and bad"), "{e}");
+    assert!(
+        e.contains("hint: 1 benchmark(s) still not resolved after 7 rounds (--max-rounds)"),
+        "{e}"
+    );
+    assert!(e.contains("round 7/7"), "{e}");
+    assert!(e.contains("the endpoints (good vs bad):"), "{e}");
+    assert!(e.contains("not resolved: between "), "{e}");
 }

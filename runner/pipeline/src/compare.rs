@@ -5,7 +5,7 @@
 use pitwall_analysis::comparison::ComparisonReport;
 use pitwall_stats::ab::AbConfig;
 
-pub use pitwall_analysis::compare::{CompareOptions, replicates_of};
+pub use pitwall_analysis::compare::{CompareOptions, replicates_of, round_orders};
 
 use crate::source::Side;
 use pitwall_engine::config::Config;

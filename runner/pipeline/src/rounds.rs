@@ -5,7 +5,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use pitwall_schema::{Backend, BenchmarkResult, PairInfo, PairRole, ResultStatus, SampleMeta};
+use pitwall_schema::{
+    Backend, BenchmarkResult, PairInfo, PairRole, ResultStatus, RoundOrder, SampleMeta,
+};
 
 use pitwall_schema::sections::{FormatNotes, ToolContext};
 use pitwall_stats::ab::SequentialPlan;
@@ -80,7 +82,15 @@ impl Rounds {
     ) {
         let first = self.count() == 0;
         let round = self.count() + 1;
-        for (t, target) in targets.iter().enumerate() {
+        // A pair alternates its order (base-head, head-base, …) so that a drift shared by both
+        // sides is balanced and the cross-over analysis can estimate the period effect.
+        let order: Vec<usize> = if targets.len() == 2 && RoundOrder::balanced(round) == RoundOrder::HeadBase {
+            vec![1, 0]
+        } else {
+            (0..targets.len()).collect()
+        };
+        for t in order {
+            let target = &targets[t];
             self.round_starts[t].push(self.next_replicate[t]);
             // Terminating: the round still counts but runs nothing; the loops stop after it and
             // the use case returns the cancellation.
@@ -159,6 +169,7 @@ impl Rounds {
                     rounds,
                     round_starts: self.round_starts[i].clone(),
                     sequential,
+                    round_orders: (1..=self.count()).map(RoundOrder::balanced).collect(),
                 });
                 let mut fp = env.fingerprint.clone();
                 if let Some(m) = &monitor {

@@ -37,6 +37,21 @@ fn backfill_labels(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Makes the order of every pair stored before rounds alternated explicit.
+fn backfill_round_orders(conn: &Connection) -> rusqlite::Result<()> {
+    let rows: Vec<(String, String)> = conn
+        .prepare(&SQLITE.pairs_to_fill)?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let mut update = conn.prepare(&SQLITE.set_pair)?;
+    for (id, pair) in rows {
+        if let Some(explicit) = super::rows::explicit_round_orders(&pair) {
+            update.execute(rusqlite::params![id, explicit])?;
+        }
+    }
+    Ok(())
+}
+
 /// Gives every result without a key the key and the point its columns and samples make, and
 /// records the keys. Reads every sample once, a result at a time.
 fn backfill_keys(conn: &Connection) -> rusqlite::Result<()> {
@@ -175,6 +190,7 @@ pub(super) fn migrate(conn: &mut Connection, store: &str) -> Result<usize, Store
             match backfill {
                 Backfill::Labels => backfill_labels(&tx).map_err(fail)?,
                 Backfill::Keys => backfill_keys(&tx).map_err(fail)?,
+                Backfill::RoundOrders => backfill_round_orders(&tx).map_err(fail)?,
             }
         }
         // user_version is part of the database header, so it commits with the scripts.

@@ -54,6 +54,19 @@ fn backfill_labels(client: &mut impl GenericClient) -> Result<(), postgres::Erro
     Ok(())
 }
 
+/// Makes the order of every pair stored before rounds alternated explicit.
+fn backfill_round_orders(client: &mut impl GenericClient) -> Result<(), postgres::Error> {
+    let rows = client.query(&POSTGRES.pairs_to_fill, &[])?;
+    for r in rows {
+        let id: String = r.get(0);
+        let pair: String = r.get(1);
+        if let Some(explicit) = super::rows::explicit_round_orders(&pair) {
+            client.execute(&POSTGRES.set_pair, &[&id, &explicit])?;
+        }
+    }
+    Ok(())
+}
+
 /// Refuses, before anything is written, a database whose `runs` table is not pitwall's (no
 /// `pitwall_schema` beside it), and with `OpenMode::Existing` one without pitwall's tables.
 /// Called under the migration lock, so a runner migrating at the same moment is not mistaken
@@ -121,6 +134,7 @@ pub(super) fn migrate(client: &mut Client, store: &str, mode: OpenMode) -> Resul
             match backfill {
                 Backfill::Labels => backfill_labels(&mut tx).map_err(fail)?,
                 Backfill::Keys => backfill_keys(&mut tx).map_err(fail)?,
+                Backfill::RoundOrders => backfill_round_orders(&mut tx).map_err(fail)?,
             }
         }
     }

@@ -45,6 +45,27 @@ pub(super) fn parse_json<T: serde::de::DeserializeOwned>(
     serde_json::from_str(text).map_err(|e| corrupt(store, format!("{}: {e}", what())))
 }
 
+/// The pair JSON of a run stored before rounds alternated their order, with that order made
+/// explicit: every round base first (`round_orders` of `rounds` × `base_head`). `None` when
+/// there is nothing to change: no rounds, orders already recorded, or text that does not parse
+/// (left as it is, so a migration never makes a stored run worse).
+pub(super) fn explicit_round_orders(pair_json: &str) -> Option<String> {
+    let mut v: serde_json::Value = serde_json::from_str(pair_json).ok()?;
+    let obj = v.as_object_mut()?;
+    if obj.contains_key("round_orders") {
+        return None;
+    }
+    let rounds = obj.get("rounds")?.as_u64()?;
+    if rounds == 0 || rounds > 100_000 {
+        return None;
+    }
+    obj.insert(
+        "round_orders".into(),
+        serde_json::Value::Array(vec!["base_head".into(); rounds as usize]),
+    );
+    serde_json::to_string(&v).ok()
+}
+
 /// The testbed and role a run stored before they were recorded is given by the migration that
 /// added them (SQLite 4, PostgreSQL 3): the testbed its fingerprint implies (from the host
 /// name and GPU, as for new runs without `[testbed] name`), and `pr-base`/`pr-head` for a side

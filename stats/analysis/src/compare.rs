@@ -5,8 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use pitwall_schema::{BenchmarkResult, Direction, PairInfo, ResultStatus, Run};
-use pitwall_stats::ab::{AbConfig, Replicate, ReplicatedPair, SequentialPlan, compare_replicated};
+use pitwall_schema::{BenchmarkResult, Direction, PairInfo, ResultStatus, RoundOrder, Run};
+use pitwall_stats::ab::{
+    AbConfig, Replicate, ReplicatedPair, RoundOrder as StatsOrder, SequentialPlan,
+    compare_replicated,
+};
 
 use crate::comparison::{ComparedBenchmark, ComparisonReport};
 
@@ -98,6 +101,19 @@ fn cycles_of(r: &BenchmarkResult) -> Option<BenchmarkResult> {
         samples: cycles?,
         direction: Direction::LowerIsBetter,
         ..r.clone()
+    })
+}
+
+/// The order of each of the first `rounds` rounds of a pair, as the analysis reads them
+/// (base-head where not recorded); empty without a pair.
+pub fn round_orders(info: Option<&PairInfo>, rounds: u32) -> Vec<StatsOrder> {
+    info.map_or_else(Vec::new, |p| {
+        (1..=rounds)
+            .map(|r| match p.order_of(r) {
+                RoundOrder::BaseHead => StatsOrder::BaseHead,
+                RoundOrder::HeadBase => StatsOrder::HeadBase,
+            })
+            .collect()
     })
 }
 
@@ -294,6 +310,7 @@ fn compare_pairs(
             cand: replicates(c, pair.map(|(_, p)| p)),
             higher_is_better: c.direction == Direction::HigherIsBetter,
             threshold: Some(*thr),
+            round_orders: round_orders(pair.map(|(p, _)| p), rounds),
         })
         .collect();
     let comparisons = compare_replicated(&inputs, &plan, rounds, ab);

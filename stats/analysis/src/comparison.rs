@@ -221,7 +221,20 @@ impl ComparisonReport {
         if let Some(w) = self.worst_regression() {
             s.push_str(&format!("; worst: {} {}", w.key(), change(w)));
         }
+        if let Some(x) = self.ruled_out_pct() {
+            s.push_str(&format!("; no other change beyond ±{x:.1}%"));
+        }
         s
+    }
+
+    /// What the `unchanged` verdicts ruled out: the largest `resolution_pct` among them (no
+    /// change beyond it in any of them is compatible with the data). `None` without any.
+    pub fn ruled_out_pct(&self) -> Option<f64> {
+        self.benchmarks
+            .iter()
+            .filter(|b| b.comparison.verdict == Verdict::Unchanged)
+            .filter_map(|b| b.comparison.resolution_pct)
+            .reduce(f64::max)
     }
 }
 

@@ -4,7 +4,9 @@
 
 pub mod bh;
 pub mod bootstrap;
+mod crossover;
 pub mod error;
+mod futility;
 pub mod hodges_lehmann;
 pub mod moderated;
 pub mod mwu;
@@ -20,6 +22,7 @@ pub use bootstrap::{RatioCi, Xoshiro256, ratio_of_medians_ci};
 pub use error::AbError;
 pub use hodges_lehmann::{hodges_lehmann, hodges_lehmann_ratio};
 pub use mwu::{Alternative, MwuMethod, MwuResult, mann_whitney_u};
+pub use replicate_summary::RoundOrder;
 pub use replicated::{Replicate, ReplicatedPair, compare_replicated, interval_at};
 pub use sequential::{SequentialPlan, Spending};
 pub use verdict::{AbConfig, Comparison, Method, PairInput, Verdict, compare_all};

@@ -21,6 +21,13 @@ pub struct Replicate {
     pub samples: Vec<f64>,
 }
 
+/// Which side ran first in a round of an interleaved pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoundOrder {
+    BaseHead,
+    HeadBase,
+}
+
 /// One benchmark's replicates on both sides.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplicatedPair {
@@ -29,9 +36,21 @@ pub struct ReplicatedPair {
     pub higher_is_better: bool,
     /// Per-benchmark override of [`super::AbConfig::threshold`].
     pub threshold: Option<f64>,
+    /// The order of each round (index `round − 1`); rounds not listed ran base first (pairs
+    /// measured before the order alternated).
+    pub round_orders: Vec<RoundOrder>,
 }
 
 impl ReplicatedPair {
+    /// The order of round `round` (1-based).
+    pub fn order(&self, round: u32) -> RoundOrder {
+        round
+            .checked_sub(1)
+            .and_then(|i| self.round_orders.get(i as usize))
+            .copied()
+            .unwrap_or(RoundOrder::BaseHead)
+    }
+
     pub(super) fn all_samples(reps: &[Replicate], up_to: u32) -> Vec<f64> {
         reps.iter()
             .filter(|r| r.round <= up_to)
@@ -142,15 +161,33 @@ pub(super) struct Look {
     pub diff: f64,
     pub pooled_var: f64,
     pub dof: f64,
+    /// `se² = pooled_var · factor`.
+    pub factor: f64,
+    /// Rounds paired by the cross-over analysis (0: unpaired two-sample numbers).
+    pub paired_rounds: usize,
     /// [`within_variance`], when known.
     pub within: Option<f64>,
 }
 
+/// The cross-over numbers when the pair has two rounds or more holding both sides
+/// ([`super::crossover`]), else the unpaired two-sample numbers (two separately measured runs).
 pub(super) fn look(pair: &ReplicatedPair, round: u32) -> Option<Look> {
     let b = summaries(&pair.base, round, pair.higher_is_better);
     let c = summaries(&pair.cand, round, pair.higher_is_better);
     if b.len() < 2 || c.len() < 2 {
         return None;
+    }
+    if let Some(x) = super::crossover::crossover(pair, round).filter(|x| x.dof >= 1.0) {
+        return Some(Look {
+            nb: b.len(),
+            nc: c.len(),
+            diff: x.diff,
+            pooled_var: x.var,
+            dof: x.dof,
+            factor: x.factor,
+            paired_rounds: x.rounds,
+            within: within_variance(pair, round),
+        });
     }
     let (mb, vb) = mean_var(&b);
     let (mc, vc) = mean_var(&c);
@@ -161,6 +198,8 @@ pub(super) fn look(pair: &ReplicatedPair, round: u32) -> Option<Look> {
         diff: mc - mb,
         pooled_var: ((b.len() - 1) as f64 * vb + (c.len() - 1) as f64 * vc) / dof,
         dof,
+        factor: 1.0 / b.len() as f64 + 1.0 / c.len() as f64,
+        paired_rounds: 0,
         within: within_variance(pair, round),
     })
 }

@@ -16,12 +16,15 @@
 //!    more than 5 robust standard deviations slow are set aside, as the within-process verdict
 //!    does with samples; the offsets of multi-sample processes are never screened, since they
 //!    are the noise between processes that the interval has to contain.
-//! 2. **Two-sample t on the summaries** with a pooled variance on `n_b + n_c − 2` degrees of
-//!    freedom, moderated across the benchmarks of the comparison by empirical Bayes
-//!    ([`super::moderated`], Smyth 2004), with a prior scale that follows each benchmark's
-//!    noise within a process ([`super::trend`], limma-trend): a benchmark borrows towards the
-//!    typical variance of benchmarks as noisy as itself inside one process. The estimate is
-//!    the log of the ratio of geometric means of the summaries.
+//! 2. **Cross-over analysis of the rounds** ([`super::crossover`], Jones & Kenward): each
+//!    round is a block in which base and head ran one after the other, in alternating order;
+//!    per benchmark, `log value = round + period + side`, the side effect being the estimate on
+//!    `rounds − 2` degrees of freedom (replicates within a side of a round averaged first). A
+//!    drift shared by both sides cancels within each round. Two separately measured runs (one
+//!    round) use the two-sample t on the summaries instead, pooled variance on `n_b + n_c − 2`
+//!    degrees of freedom. Either variance is moderated across the benchmarks of the comparison
+//!    by empirical Bayes ([`super::moderated`], Smyth 2004), with a prior scale that follows
+//!    each benchmark's noise within a process ([`super::trend`], limma-trend).
 //! 3. **Looks and error control.** The comparison is looked at after rounds given by a
 //!    [`SequentialPlan`]: once for a fixed number of rounds, after every round for
 //!    `--until-decided`. At a look with boundary `c`, the interval `estimate ± t_df(Φ(c))·se`
@@ -30,21 +33,26 @@
 //!    after Benjamini–Hochberg across the benchmarks still undecided at that look. BH never
 //!    rejects a p-value above its level, so each unchanged benchmark's chance of ever being
 //!    called stays within the plan's α, whatever the number of looks; within a look BH also
-//!    bounds the share of false calls among calls.
+//!    bounds the share of false calls among calls. **The interval shown is the one the
+//!    verdict uses**: for a call, and while undecided, the repeated interval at the BH-adjusted
+//!    level `2(1 − Φ(c))·p/q`, never narrower than the repeated interval, which excludes the
+//!    margin exactly when BH rejects; for `unchanged`, the repeated interval itself (an
+//!    equivalence test needs no adjustment across benchmarks).
 //! 4. **Rules** at each look, for each benchmark not yet decided:
-//!    - *regression / improvement* when BH rejects "the change is at most
-//!      [`REPLICATE_MARGIN`] × threshold" (a minimum-effect test, Murphy & Myors 1999) and
+//!    - *regression / improvement* when that interval excludes changes of at most
+//!      [`REPLICATE_MARGIN`] × threshold (a minimum-effect test, Murphy & Myors 1999) and
 //!      the estimate is beyond the threshold; direction from the metric;
-//!    - *unchanged* when the repeated interval lies inside [1 − thr, 1 + thr]: an equivalence
-//!      decision (TOST; Schuirmann 1987) with its own interval, not "no difference found";
-//!    - *given up* (inconclusive), from the third look on, when even an interval as narrow as
-//!      the last look could give would neither exclude the margin nor (with 1.5 × its width)
-//!      fit inside the band around today's estimate (a futility rule, so one hopeless
-//!      benchmark does not hold a pair to its last round);
-//!    - otherwise undecided: measure another round, or report inconclusive with an estimate
-//!      of the rounds that would settle it.
+//!    - *unchanged* when the repeated interval lies inside [1 − thr, 1 + thr]: an
+//!      equivalence decision (TOST; Schuirmann 1987), not "no difference found";
+//!    - *given up* (inconclusive), from the third look on, when projected to the last round
+//!      with today's estimate and variance (conditional power, Lan, Simon & Halperin 1982)
+//!      the probability of a call and that of `unchanged` are both below
+//!      [`FUTILITY_PROBABILITY`];
+//!    - otherwise undecided: measure another round, or report "not resolved" with an
+//!      estimate of the rounds that would settle it.
 //!
-//!    A decided benchmark keeps the verdict of the look that decided it.
+//!    A decided benchmark keeps the verdict of the look that decided it. Every benchmark
+//!    carries its resolution, the largest change its final interval still allows.
 //!
 //! Benchmarks with fewer than two replicates a side, or with values that are not positive,
 //! fall back to the within-process verdict, marked [`Method::WithinProcess`].
@@ -55,6 +63,7 @@
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 use super::bh::benjamini_hochberg;
+use super::futility::{FUTILITY_PROBABILITY, Stat, projected};
 use super::moderated::VariancePrior;
 use super::replicate_summary::{Look, look, summaries};
 pub use super::replicate_summary::{Replicate, ReplicatedPair};
@@ -74,14 +83,8 @@ pub const REPLICATE_MARGIN: f64 = 0.3;
 /// detection of 3–5% shifts in the synthetic evaluation).
 const FUTILITY_AFTER_LOOKS: u32 = 2;
 
-/// How much narrower than projected an interval would have to become to show "unchanged" in
-/// time: an unchanged verdict needs the whole interval inside the band, and a projection from
-/// today's estimate is optimistic about that, so a benchmark kept going only for it must look
-/// clearly able to get there.
-const EQUIVALENCE_FUTILITY_FACTOR: f64 = 1.5;
-
 /// Quantile of Student's t at probability `p` (the normal for very large df).
-fn t_quantile(p: f64, dof: f64) -> f64 {
+pub(super) fn t_quantile(p: f64, dof: f64) -> f64 {
     if !dof.is_finite() || dof > 1e6 {
         return Normal::new(0.0, 1.0).expect("unit normal").inverse_cdf(p);
     }
@@ -147,22 +150,24 @@ pub fn compare_replicated(
         let open: Vec<usize> = (0..pairs.len())
             .filter(|&i| out[i].is_none() && numbers[i].is_some())
             .collect();
-        let mut judged: Vec<Comparison> = open
+        let (mut judged, stats): (Vec<Comparison>, Vec<Stat>) = open
             .iter()
             .map(|&i| {
                 let l = numbers[i].expect("filtered");
                 judge(&pairs[i], l, prior.at(l.within), c, round, config)
             })
-            .collect();
+            .unzip();
         let q = benjamini_hochberg(&judged.iter().map(|j| j.p_value).collect::<Vec<_>>());
-        for ((&i, j), q) in open.iter().zip(judged.iter_mut()).zip(q) {
+        for (((&i, j), q), st) in open.iter().zip(judged.iter_mut()).zip(q).zip(&stats) {
             j.q_value = q;
+            let repeated = j.ci;
+            j.ci = adjusted_interval(st, nominal, j.p_value, q);
             let within = numbers[i].and_then(|l| l.within);
             let decided = settle(
                 j,
                 &pairs[i],
-                nominal,
-                round,
+                (st, repeated),
+                (round, config.futility),
                 plan,
                 &boundaries,
                 prior.at(within),
@@ -182,6 +187,10 @@ pub fn compare_replicated(
                 // Never looked at with two replicates a side (a look before round 2).
                 pooled_verdicts(pairs, &[i], rounds, config).remove(0)
             })
+        })
+        .map(|mut c| {
+            c.resolution_pct = resolution_pct(c.ci);
+            c
         })
         .collect()
 }
@@ -225,6 +234,26 @@ fn pooled_verdicts(
         .collect()
 }
 
+/// The largest change, in percent, that an interval of the ratio still allows: no change
+/// beyond it is compatible with the data. `None` for an interval that is not finite.
+pub fn resolution_pct(ci: (f64, f64)) -> Option<f64> {
+    let r = 100.0 * (ci.0 - 1.0).abs().max((ci.1 - 1.0).abs());
+    r.is_finite().then_some(r)
+}
+
+/// The repeated interval at the BH-adjusted level `nominal · p / q` (never narrower than at
+/// `nominal`): it excludes the margin exactly when BH rejects at `nominal`, so the interval
+/// shown is the one the call was made with.
+fn adjusted_interval(st: &Stat, nominal: f64, p: f64, q: f64) -> (f64, f64) {
+    let shrink = if p > 0.0 && q > 0.0 && p.is_finite() && q.is_finite() {
+        (p / q).min(1.0)
+    } else {
+        1.0
+    };
+    let tq = t_quantile(1.0 - nominal * shrink / 2.0, st.dof);
+    ((st.diff - tq * st.se).exp(), (st.diff + tq * st.se).exp())
+}
+
 /// The ratio and its repeated confidence interval for one benchmark at the look after
 /// `round` of `plan`, without any verdict rule (bisection classifies against its own
 /// midpoint). No variance is borrowed (one benchmark). `None` without two replicates a side
@@ -241,7 +270,9 @@ pub fn interval_at(
     let l = look(pair, round)?;
     let boundaries = plan.boundaries();
     let c = plan.boundary_at(&boundaries, round);
-    Some(judge(pair, l, VariancePrior::NONE, c, round, config))
+    let mut out = judge(pair, l, VariancePrior::NONE, c, round, config).0;
+    out.resolution_pct = resolution_pct(out.ci);
+    Some(out)
 }
 
 fn count(reps: &[Replicate], up_to: u32) -> usize {
@@ -258,10 +289,10 @@ fn judge(
     c: f64,
     round: u32,
     config: &AbConfig,
-) -> Comparison {
+) -> (Comparison, Stat) {
     let thr = pair.threshold.unwrap_or(config.threshold);
     let (var, dof) = prior.moderate(l.pooled_var, l.dof);
-    let se = (var * (1.0 / l.nb as f64 + 1.0 / l.nc as f64)).sqrt();
+    let se = (var * l.factor).sqrt();
     let level = Normal::new(0.0, 1.0).expect("unit normal").cdf(c);
     let tq = t_quantile(level, dof);
     let margin = (REPLICATE_MARGIN * thr).ln_1p();
@@ -286,7 +317,7 @@ fn judge(
         let s = summaries(reps, round, pair.higher_is_better);
         (s.iter().sum::<f64>() / s.len() as f64).exp()
     };
-    Comparison {
+    let comparison = Comparison {
         verdict: Verdict::Inconclusive,
         ratio: l.diff.exp(),
         ci: ((l.diff - tq * se).exp(), (l.diff + tq * se).exp()),
@@ -306,25 +337,45 @@ fn judge(
         cand_replicates: l.nc,
         decided_at_round: None,
         more_rounds: None,
-    }
+        resolution_pct: None,
+    };
+    (
+        comparison,
+        Stat {
+            diff: l.diff,
+            se,
+            dof,
+            paired_rounds: l.paired_rounds,
+        },
+    )
 }
 
-/// Applies the rules of the module docs; true when the benchmark is decided (or given up)
-/// at this look.
+/// Applies the rules of the module docs to `c` (whose interval is already the adjusted one)
+/// at the look after `round`, giving up only when `futility`; true when the benchmark is
+/// decided (or given up) at this look.
 fn settle(
     c: &mut Comparison,
     pair: &ReplicatedPair,
-    nominal: f64,
-    round: u32,
+    (st, repeated): (&Stat, (f64, f64)),
+    (round, futility): (u32, bool),
     plan: &SequentialPlan,
     boundaries: &[f64],
     prior: VariancePrior,
 ) -> bool {
     let thr = c.threshold;
     let change = c.ratio - 1.0;
-    let reps = format!("{}+{} replicates", c.base_replicates, c.cand_replicates);
-    let interval = format!("[{:.3}, {:.3}]", c.ci.0, c.ci.1);
-    if c.q_value <= nominal && change.abs() >= thr {
+    let reps = match st.paired_rounds {
+        0 => format!("{}+{} replicates", c.base_replicates, c.cand_replicates),
+        n => format!(
+            "{n} paired rounds ({}+{} replicates)",
+            c.base_replicates, c.cand_replicates
+        ),
+    };
+    let interval = format!("[{:+.1}%, {:+.1}%]", pct(c.ci.0), pct(c.ci.1));
+    let margin = (REPLICATE_MARGIN * thr).ln_1p();
+    let beyond_margin =
+        c.ci.0 > (REPLICATE_MARGIN * thr) + 1.0 || c.ci.1 < 1.0 / (1.0 + REPLICATE_MARGIN * thr);
+    if beyond_margin && change.abs() >= thr {
         let worse = (change > 0.0) != pair.higher_is_better;
         c.verdict = if worse {
             Verdict::Regression
@@ -341,57 +392,64 @@ fn settle(
         );
         return true;
     }
-    if c.ci.0 >= 1.0 - thr && c.ci.1 <= 1.0 + thr {
+    // Equivalence needs no adjustment across benchmarks (each TOST stands alone): the
+    // repeated interval itself, which is then the one shown.
+    if repeated.0 >= 1.0 - thr && repeated.1 <= 1.0 + thr {
+        c.ci = repeated;
+        let interval = format!("[{:+.1}%, {:+.1}%]", pct(c.ci.0), pct(c.ci.1));
         c.verdict = Verdict::Unchanged;
         c.decided_at_round = Some(round);
         c.reason = format!(
-            "ratio {:.3} with interval {interval} inside ±{:.1}% over {reps}; decided at round {round}",
-            c.ratio,
+            "{:+.1}% with interval {interval} inside ±{:.1}% over {reps}; decided at round {round}",
+            100.0 * change,
             100.0 * thr
         );
         return true;
     }
-    // What the last look could give: the same estimate, the interval shrunk as 1/√rounds.
     let half = ((c.ci.1 / c.ci.0).ln() / 2.0).max(0.0);
-    let d = (c.ratio).ln().abs();
-    let margin = (REPLICATE_MARGIN * thr).ln_1p();
-    if round < plan.max_looks && round >= plan.first_look + FUTILITY_AFTER_LOOKS {
-        let c_last = boundaries[boundaries.len() - 1];
-        let c_now = plan.boundary_at(boundaries, round);
-        let scale = f64::from(round) / f64::from(plan.max_looks);
-        let dof_last = prior.df + (c.base_replicates + c.cand_replicates) as f64 / scale - 2.0;
-        let dof_now = prior.df + (c.base_replicates + c.cand_replicates - 2) as f64;
-        let normal = Normal::new(0.0, 1.0).expect("unit normal");
-        let shrink =
-            t_quantile(normal.cdf(c_last), dof_last) / t_quantile(normal.cdf(c_now), dof_now);
-        let best = half * shrink * scale.sqrt();
-        let can_call = d - best > margin;
-        let can_rule_out =
-            d + EQUIVALENCE_FUTILITY_FACTOR * best < thr.ln_1p().min(-(1.0 - thr).ln());
-        if !can_call && !can_rule_out {
+    let d = st.diff;
+    if futility && round < plan.max_looks && round >= plan.first_look + FUTILITY_AFTER_LOOKS {
+        let (p_call, p_unchanged) = projected(st, round, plan, boundaries, prior, thr);
+        if p_call < FUTILITY_PROBABILITY && p_unchanged < FUTILITY_PROBABILITY {
             c.reason = format!(
-                "given up at round {round}: {:+.1}% with interval {interval} over {reps}; even {} rounds could not call a change or rule one out",
+                "given up at round {round}: {:+.1}% with interval {interval} over {reps}; projected to {} rounds, a call has probability {:.0}% and `unchanged` {:.0}%",
                 100.0 * change,
-                plan.max_looks
+                plan.max_looks,
+                100.0 * p_call,
+                100.0 * p_unchanged,
             );
             return true;
         }
     }
-    let target = if d < thr.ln_1p() {
-        thr.ln_1p() - d
+    let target = if d.abs() < thr.ln_1p() {
+        thr.ln_1p() - d.abs()
     } else {
-        d - margin
+        d.abs() - margin
     }
     .max(thr / 4.0);
     let need = f64::from(round) * (half / target).powi(2);
     c.more_rounds = Some((need.ceil() as u32).clamp(round + 1, 10_000));
-    c.reason = format!(
-        "{:+.1}% with interval {interval} over {reps}: neither beyond a {:.1}% change nor inside ±{:.1}%",
-        100.0 * change,
-        100.0 * REPLICATE_MARGIN * thr,
-        100.0 * thr
-    );
+    c.reason = if beyond_margin {
+        // The interval excludes the margin but the estimate is within the threshold: a change
+        // smaller than the threshold is not called.
+        format!(
+            "{:+.1}% with interval {interval} over {reps}: a change, but the estimate is within the ±{:.1}% threshold and the interval reaches inside it",
+            100.0 * change,
+            100.0 * thr
+        )
+    } else {
+        format!(
+            "{:+.1}% with interval {interval} over {reps}: neither beyond a {:.1}% change nor inside ±{:.1}%",
+            100.0 * change,
+            100.0 * REPLICATE_MARGIN * thr,
+            100.0 * thr
+        )
+    };
     false
+}
+
+fn pct(ratio: f64) -> f64 {
+    100.0 * (ratio - 1.0)
 }
 
 #[cfg(test)]

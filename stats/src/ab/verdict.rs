@@ -103,6 +103,10 @@ pub struct AbConfig {
     /// called changed. 0.04 kept false positives under 0.5% of unchanged benchmarks in the
     /// synthetic evaluation (0.05: 0.54%) at a detection of 80% (docs/STATISTICS.md).
     pub replicate_alpha: f64,
+    /// Whether a hopeless benchmark may be given up before the last round (the futility rule
+    /// of `super::replicated`). Off where "no change" must not be concluded early: bisect's
+    /// endpoints are measured up to `--max-rounds` before it says there is no regression.
+    pub futility: bool,
 }
 
 impl Default for AbConfig {
@@ -114,6 +118,7 @@ impl Default for AbConfig {
             seed: 0x0005_EED0_FA11_0FAB,
             min_samples: 5,
             replicate_alpha: 0.04,
+            futility: true,
         }
     }
 }
@@ -167,6 +172,9 @@ pub struct Comparison {
     pub decided_at_round: Option<u32>,
     /// For inconclusive replicate verdicts: estimated rounds in all that would settle it.
     pub more_rounds: Option<u32>,
+    /// The largest change, in percent, that `ci` still allows: no change beyond it is
+    /// compatible with the data (`None` when the interval is not finite).
+    pub resolution_pct: Option<f64>,
 }
 
 /// What a [`Comparison`] was computed from.
@@ -284,6 +292,7 @@ pub(super) fn measure(pair: &PairInput<'_>, config: &AbConfig) -> Comparison {
         cand_replicates: 1,
         decided_at_round: None,
         more_rounds: None,
+        resolution_pct: super::replicated::resolution_pct(ci),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The versioned export document (`pitwall export`/`import`: schema `pitwall/v3` written,
 //! `pitwall/v4` when a result was pruned, `pitwall/v5` when a result is implausible or a sample
-//! has cycles; `pitwall/v1` and `pitwall/v2` still read) and the checks a run must pass before it is stored or imported:
+//! has cycles, `pitwall/v6` when a pair recorded its round orders; `pitwall/v1` and
+//! `pitwall/v2` still read) and the checks a run must pass before it is stored or imported:
 //! what the type system cannot say.
 
 use serde::de::{Deserializer, Error as _};
@@ -10,7 +11,9 @@ use crate::consistency::{
     TIME_UNITS, label_problem, names_problem, summary_problem, testbed_problem,
 };
 use crate::run::{Run, RunStatus};
-use crate::schema::{ResultStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5};
+use crate::schema::{
+    ResultStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6,
+};
 use crate::time::UnixTime;
 
 /// The versioned export document (`pitwall export` / `pitwall import`).
@@ -18,7 +21,8 @@ use crate::time::UnixTime;
 /// `pitwall/v2` is `pitwall/v1` plus the optional `replicates` array of each result, and
 /// `pitwall/v3` is `pitwall/v2` plus the optional `testbed` and `role` of each run, and
 /// `pitwall/v4` is `pitwall/v3` plus the optional `summary` of each result (a pruned result),
-/// and `pitwall/v5` is `pitwall/v4` plus the `implausible` status and a sample's `cycles`;
+/// and `pitwall/v5` is `pitwall/v4` plus the `implausible` status and a sample's `cycles`,
+/// and `pitwall/v6` is `pitwall/v5` plus the optional `round_orders` of a run's pair;
 /// a document read as an older version keeps its tag, so writing it again gives it back
 /// unchanged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,7 +33,8 @@ pub struct ExportDoc {
 }
 
 /// What a JSON error names as the schema when the document's own tag could not be read.
-const ANY_SCHEMA: &str = "pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4 or pitwall/v5";
+const ANY_SCHEMA: &str =
+    "pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4, pitwall/v5 or pitwall/v6";
 
 /// Why a document could not be read as an export document.
 #[derive(Debug, thiserror::Error)]
@@ -44,7 +49,7 @@ pub enum SchemaError {
         message: String,
     },
     #[error(
-        "unsupported schema `{0}` (this pitwall reads `{SCHEMA_V1}`, `{SCHEMA_V2}`, `{SCHEMA_V3}`, `{SCHEMA_V4}` and `{SCHEMA_V5}`)"
+        "unsupported schema `{0}` (this pitwall reads `{SCHEMA_V1}`, `{SCHEMA_V2}`, `{SCHEMA_V3}`, `{SCHEMA_V4}`, `{SCHEMA_V5}` and `{SCHEMA_V6}`)"
     )]
     Version(String),
     /// `run` names the run: `run ID`, or in a document `run N (ID)` (`run N` without an id).
@@ -171,13 +176,15 @@ fn json_error(schema: &str, e: &serde_json::Error) -> SchemaError {
 
 impl ExportDoc {
     /// A document of schema `pitwall/v3`, `pitwall/v4` when a result in it was pruned, or
-    /// `pitwall/v5` when one is implausible or a sample has cycles, so that stores without
-    /// them export exactly as before.
+    /// `pitwall/v5` when one is implausible or a sample has cycles, or `pitwall/v6` when a
+    /// pair recorded its round orders, so that stores without them export exactly as before.
     pub fn new(runs: Vec<Run>) -> ExportDoc {
         let pruned = runs
             .iter()
             .any(|r| r.results.iter().any(|b| b.summary.is_some()));
-        let schema = if runs.iter().any(needs_v5) {
+        let schema = if runs.iter().any(needs_v6) {
+            SCHEMA_V6
+        } else if runs.iter().any(needs_v5) {
             SCHEMA_V5
         } else if pruned {
             SCHEMA_V4
@@ -197,14 +204,14 @@ impl ExportDoc {
         s
     }
 
-    /// Reads and validates an export document of schema `pitwall/v1` to `pitwall/v4`.
+    /// Reads and validates an export document of schema `pitwall/v1` to `pitwall/v6`.
     pub fn from_json(text: &str) -> Result<ExportDoc, SchemaError> {
         // A document that is not JSON at all, or has no string tag, fails the full read below.
         let declared = serde_json::from_str::<Tag>(text)
             .ok()
             .and_then(|t| t.schema);
         let named = match declared.as_deref() {
-            Some(s @ (SCHEMA_V1 | SCHEMA_V2 | SCHEMA_V3 | SCHEMA_V4 | SCHEMA_V5)) => s,
+            Some(s @ (SCHEMA_V1 | SCHEMA_V2 | SCHEMA_V3 | SCHEMA_V4 | SCHEMA_V5 | SCHEMA_V6)) => s,
             Some(other) => return Err(SchemaError::Version(other.to_string())),
             None => ANY_SCHEMA,
         };
@@ -216,13 +223,23 @@ impl ExportDoc {
             SCHEMA_V2 => {
                 serde_json::from_str::<V2Probe>(text).map_err(|e| json_error(SCHEMA_V2, &e))?;
             }
-            SCHEMA_V3 | SCHEMA_V4 | SCHEMA_V5 => {}
+            SCHEMA_V3 | SCHEMA_V4 | SCHEMA_V5 | SCHEMA_V6 => {}
             other => return Err(SchemaError::Version(other.to_string())),
         }
-        if doc.schema != SCHEMA_V4 && doc.schema != SCHEMA_V5 {
+        if ![SCHEMA_V4, SCHEMA_V5, SCHEMA_V6].contains(&doc.schema.as_str()) {
             serde_json::from_str::<V3Probe>(text).map_err(|e| json_error(&doc.schema, &e))?;
         }
-        if doc.schema != SCHEMA_V5 {
+        if doc.schema != SCHEMA_V6 {
+            if let Some((i, run)) = doc.runs.iter().enumerate().find(|(_, r)| needs_v6(r)) {
+                return Err(SchemaError::Invalid {
+                    run: format!("run {i} ({})", run.id),
+                    what: format!(
+                        "a pair's `round_orders` is new in {SCHEMA_V6} (hint: declare \"schema\": \"{SCHEMA_V6}\")"
+                    ),
+                });
+            }
+        }
+        if doc.schema != SCHEMA_V5 && doc.schema != SCHEMA_V6 {
             if let Some((i, run)) = doc.runs.iter().enumerate().find(|(_, r)| needs_v5(r)) {
                 return Err(SchemaError::Invalid {
                     run: format!("run {i} ({})", run.id),
@@ -250,6 +267,11 @@ impl ExportDoc {
         }
         Ok(doc)
     }
+}
+
+/// Whether a run holds what only `pitwall/v6` has: a pair's round orders.
+fn needs_v6(run: &Run) -> bool {
+    run.pair.as_ref().is_some_and(|p| !p.round_orders.is_empty())
 }
 
 /// Whether a run holds what only `pitwall/v5` has: an implausible result, a sample's cycles.

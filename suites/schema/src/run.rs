@@ -217,6 +217,31 @@ pub struct PairInfo {
     /// must be read with the same sequential plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialPlanRecord>,
+    /// Which side ran first in each round (rounds alternate base-head, head-base, starting
+    /// base-head). Empty for pairs stored before the order alternated: every round of those
+    /// ran base first. New in export schema `pitwall/v6`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_orders: Vec<RoundOrder>,
+}
+
+/// The order of one round of an interleaved pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundOrder {
+    BaseHead,
+    HeadBase,
+}
+
+impl RoundOrder {
+    /// The order of round `round` (1-based) of a balanced pair: odd rounds base-head, even
+    /// rounds head-base.
+    pub fn balanced(round: u32) -> RoundOrder {
+        if round % 2 == 0 {
+            RoundOrder::HeadBase
+        } else {
+            RoundOrder::BaseHead
+        }
+    }
 }
 
 /// The record of a pair's sequential plan (`pitwall_stats::ab::SequentialPlan`, made by
@@ -237,6 +262,16 @@ impl PairInfo {
     /// The round (1-based) of replicate `index` on this side; 1 when rounds are not known.
     pub fn round_of(&self, index: u32) -> u32 {
         (self.round_starts.partition_point(|&s| s <= index) as u32).max(1)
+    }
+
+    /// The order of round `round` (1-based); base-head when not recorded (pairs stored before
+    /// the order alternated ran base first in every round).
+    pub fn order_of(&self, round: u32) -> RoundOrder {
+        round
+            .checked_sub(1)
+            .and_then(|i| self.round_orders.get(i as usize))
+            .copied()
+            .unwrap_or(RoundOrder::BaseHead)
     }
 }
 

@@ -26,6 +26,10 @@ pub const SCHEMA_V4: &str = "pitwall/v4";
 /// `pitwall/v4` plus that status and that field of a sample's metadata.
 pub const SCHEMA_V5: &str = "pitwall/v5";
 
+/// Tag of export documents holding a pair whose rounds alternated their order (issue 25):
+/// `pitwall/v5` plus the optional `round_orders` of a run's `pair`.
+pub const SCHEMA_V6: &str = "pitwall/v6";
+
 /// Whether smaller or larger values of a measure are better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -13,9 +13,9 @@ use pitwall_stats::ab::{AbConfig, Replicate, ReplicatedPair, interval_at};
 
 use super::endpoints::Endpoints;
 use super::search::{Class, Range, classify, classify_by_estimate, max_steps};
-use crate::compare::replicates_of;
+use crate::compare::{replicates_of, round_orders};
 use crate::git::{GitError, Repo, ResolvedCommit};
-use crate::pair::{PairRounds, UntilDecided, measure_pair};
+use crate::pair::{PairRounds, PairStop, UntilDecided, measure_pair};
 use crate::request::{RunRequest, Target};
 use crate::rounds::Rounds;
 use crate::run::{RunError, build};
@@ -70,10 +70,29 @@ pub enum BisectError {
     },
     #[error("{what} measured no results (hint: check --suite and --bench)")]
     NothingMeasured { what: String },
-    #[error(
-        "no regression between good and bad{selection}: {summary} (hint: measure with more --rounds, or pick other endpoints)"
-    )]
-    NoRegression { selection: String, summary: String },
+    /// `hint` names what stopped the endpoints' measurement; `endpoints` is their comparison,
+    /// for the table shown with the error.
+    #[error("no regression between good and bad{selection}: {summary} (hint: {hint})")]
+    NoRegression {
+        selection: String,
+        summary: String,
+        hint: String,
+        endpoints: Box<ComparisonReport>,
+    },
+}
+
+/// What stopped the endpoints' measurement without a regression, as the hint of
+/// [`BisectError::NoRegression`].
+fn no_regression_hint(endpoints: &ComparisonReport, stop: PairStop, rounds: u32) -> String {
+    let open = endpoints.counts().inconclusive;
+    match stop {
+        PairStop::MaxRounds | PairStop::MaxTime | PairStop::Fixed if open > 0 => format!(
+            "{open} benchmark(s) still not resolved after {rounds} rounds (--max-rounds); raise --max-rounds, or narrow the search with --bench"
+        ),
+        _ => format!(
+            "every benchmark was decided within {rounds} rounds and none got slower; pick other endpoints"
+        ),
+    }
 }
 
 impl From<RunError> for BisectError {
@@ -158,8 +177,9 @@ pub fn bisect(
         observer,
     };
     let (good_target, bad_target) = prepare_endpoints(&repo, &good, &bad, request, &m)?;
-    let endpoints = measure_endpoints(&m, request, &good_target, &bad_target, ab)?;
-    let regression = worst_regression(&endpoints, request)?;
+    let (endpoints, stop, rounds) =
+        measure_endpoints(&m, request, &good_target, &bad_target, ab)?;
+    let regression = worst_regression(endpoints, stop, rounds, request)?;
     let search = Search {
         repo: &repo,
         m: &m,
@@ -218,14 +238,16 @@ fn prepare_endpoints(
 }
 
 /// The endpoints: is there a regression, which benchmark, and how big? Measured until every
-/// benchmark is decided (or the rounds run out), like `run --until-decided`.
+/// benchmark is decided or the rounds run out, like `run --until-decided` but without giving
+/// up on any: "no regression" is concluded only after `--max-rounds`. With why the
+/// measurement stopped and after how many rounds.
 fn measure_endpoints(
     m: &Measure<'_>,
     request: &BisectRequest,
     good_target: &Target,
     bad_target: &Target,
     ab: &AbConfig,
-) -> Result<ComparisonReport, BisectError> {
+) -> Result<(ComparisonReport, PairStop, u32), BisectError> {
     let asked = PairRounds {
         rounds: request.rounds,
         until_decided: Some(request.until_decided()),
@@ -237,7 +259,10 @@ fn measure_endpoints(
         good_target,
         bad_target,
         &asked,
-        ab,
+        &AbConfig {
+            futility: false,
+            ..*ab
+        },
         m.env,
         &Endpoints(m.observer),
     )?;
@@ -248,7 +273,7 @@ fn measure_endpoints(
             });
         }
     }
-    Ok(endpoints.comparison)
+    Ok((endpoints.comparison, endpoints.stop, endpoints.rounds))
 }
 
 /// The regression the endpoints show, which the search follows.
@@ -266,7 +291,9 @@ struct Regression {
 
 /// The worst regression between the endpoints, or an error when there is none.
 fn worst_regression(
-    endpoints: &ComparisonReport,
+    endpoints: ComparisonReport,
+    stop: PairStop,
+    rounds: u32,
     request: &BisectRequest,
 ) -> Result<Regression, BisectError> {
     let Some(worst) = endpoints.worst_regression() else {
@@ -278,6 +305,8 @@ fn worst_regression(
                 .map(|f| format!(" for --bench {f}"))
                 .unwrap_or_default(),
             summary: endpoints.summary_line(),
+            hint: no_regression_hint(&endpoints, stop, rounds),
+            endpoints: Box::new(endpoints),
         });
     };
     Ok(Regression {
@@ -452,6 +481,7 @@ fn probe(
             cand: side(1)?,
             higher_is_better,
             threshold: None,
+            round_orders: round_orders(reports[0].run.pair.as_ref(), round),
         };
         match interval_at(&pair, &plan, round, ab) {
             Some(c) => {

@@ -153,6 +153,7 @@ mod tests {
             cand: reps(101.0),
             higher_is_better: false,
             threshold: None,
+            round_orders: Vec::new(),
         };
         let mut c = interval_at(
             &pair,

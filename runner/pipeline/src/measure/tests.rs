@@ -265,14 +265,26 @@ fn a_pair_until_decided_tells_rounds_sides_and_looks() {
         "built commit #1 ok=true".into(),
         "prepare".into(),
     ];
+    // Rounds alternate their order: base-head, head-base, base-head.
     for round in 1..=3 {
-        for (side, sha) in [("base", 0), ("head", 1)] {
+        let sides = if round % 2 == 1 {
+            [("base", 0), ("head", 1)]
+        } else {
+            [("head", 1), ("base", 0)]
+        };
+        for (side, sha) in sides {
             expected.push(format!("round {round}/6 {side} commit #{sha}"));
             expected.push("command toy `sh bench.sh` Some((1, 1))".into());
         }
     }
     expected.push("look 3/6 decided=1".into());
     assert_eq!(rec.events(true), expected);
+    // The order is recorded with the pair, in the run and in the store.
+    use pitwall_schema::RoundOrder::{BaseHead, HeadBase};
+    let info = pair.outcome.head.run.pair.clone().unwrap();
+    assert_eq!(info.round_orders, [BaseHead, HeadBase, BaseHead]);
+    let stored = store.get_run(&pair.outcome.head.run.id).unwrap();
+    assert_eq!(stored.pair.unwrap().round_orders, info.round_orders);
 }
 
 #[test]

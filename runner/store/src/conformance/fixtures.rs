@@ -117,6 +117,11 @@ pub(crate) fn rich_run() -> Run {
             first_look: 3,
             max_rounds: 15,
         }),
+        round_orders: vec![
+            pitwall_schema::RoundOrder::BaseHead,
+            pitwall_schema::RoundOrder::HeadBase,
+            pitwall_schema::RoundOrder::BaseHead,
+        ],
     });
     r.fingerprint = Fingerprint {
         hostname: "box".into(),

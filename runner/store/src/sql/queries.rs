@@ -68,6 +68,10 @@ pub(crate) struct Queries {
     pub labels_to_fill: String,
     /// `Backfill::Labels`: a run's testbed (?2) and role (?3) by id (?1).
     pub set_labels: String,
+    /// `Backfill::RoundOrders`: the runs of a pair.
+    pub pairs_to_fill: String,
+    /// `Backfill::RoundOrders`: a run's pair JSON (?2) by id (?1).
+    pub set_pair: String,
     /// `Backfill::Keys`: the results without a key.
     pub keys_to_fill: String,
     /// `Backfill::Keys`: a result's samples (id ?1).
@@ -139,6 +143,8 @@ impl Queries {
                 "SELECT id, fingerprint_json, pair_json FROM runs WHERE testbed IS NULL OR role IS NULL",
             ),
             set_labels: p("UPDATE runs SET testbed = ?2, role = ?3 WHERE id = ?1"),
+            pairs_to_fill: p("SELECT id, pair_json FROM runs WHERE pair_json IS NOT NULL"),
+            set_pair: p("UPDATE runs SET pair_json = ?2 WHERE id = ?1"),
             keys_to_fill: p(
                 "SELECT id, suite, name, params_json, measure, summary_json FROM results
                  WHERE bench_key IS NULL",

@@ -64,6 +64,9 @@ pub(crate) enum Backfill {
     Labels,
     /// Every result without a key gets its key and history point, and the keys are recorded.
     Keys,
+    /// Every pair stored before rounds alternated gets its order made explicit: every round
+    /// base first (`rows::explicit_round_orders`).
+    RoundOrders,
 }
 
 /// One step of the schema's history.
@@ -299,6 +302,11 @@ const STEP_8: &[Op] = &[Op::Table {
     without_rowid: false,
 }];
 
+/// Step 9 (issue 25): the rounds of a pair alternate their order (base-head, head-base, …),
+/// recorded as the pair's `round_orders` inside `pair_json`; no table changes.
+/// `Backfill::RoundOrders` makes the order of the pairs stored before explicit.
+const STEP_9: &[Op] = &[];
+
 /// The schema's history, in order.
 const STEPS: &[Step] = &[
     Step {
@@ -332,6 +340,10 @@ const STEPS: &[Step] = &[
     Step {
         ops: STEP_8,
         backfill: None,
+    },
+    Step {
+        ops: STEP_9,
+        backfill: Some(Backfill::RoundOrders),
     },
 ];
 

@@ -328,7 +328,7 @@ fn a_schema_2_store_is_migrated_in_place_and_its_runs_read_back() {
 
     let mut store = SqliteStore::open_with(&db, OpenMode::Existing).unwrap();
     assert_eq!(store.schema_version().unwrap(), latest_version());
-    assert_eq!(latest_version(), 8);
+    assert_eq!(latest_version(), 9);
     let (old, history) = (labelled(old), labelled(history));
     assert_eq!(store.get_run("latest").unwrap(), old);
     assert_eq!(store.get_run(&history.id).unwrap(), history);
@@ -408,4 +408,27 @@ fn concurrent_first_opens_of_one_new_file_all_succeed() {
             latest_version()
         );
     }
+}
+
+#[test]
+fn pairs_stored_before_round_orders_get_explicit_base_first_orders() {
+    // Migration 9: every round of a pair stored before the order alternated ran base first.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("pitwall.db");
+    let mut old = rich_run();
+    for r in &mut old.results {
+        r.replicates.clear();
+    }
+    old.pair.as_mut().unwrap().round_orders.clear();
+    write_schema_2_store(&db, &old);
+    let store = SqliteStore::open_with(&db, OpenMode::Existing).unwrap();
+    let pair = store.get_run(&old.id).unwrap().pair.unwrap();
+    assert_eq!(
+        pair.round_orders,
+        vec![pitwall_schema::RoundOrder::BaseHead; pair.rounds as usize]
+    );
+    // Orders already recorded are kept as they are; text that is not a pair is left alone.
+    let kept = r#"{"id":"p","role":"head","rounds":2,"round_orders":["head_base","base_head"]}"#;
+    assert_eq!(super::rows::explicit_round_orders(kept), None);
+    assert_eq!(super::rows::explicit_round_orders("not json"), None);
 }

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::ab::Xoshiro256;
-use crate::ab::replicate_summary::summary;
+use crate::ab::replicate_summary::{RoundOrder, summary};
 
 fn normal(rng: &mut Xoshiro256) -> f64 {
     let u1 = rng.next_f64().max(1e-300);
@@ -39,6 +39,7 @@ fn pair(base: Vec<Replicate>, cand: Vec<Replicate>) -> ReplicatedPair {
         cand,
         higher_is_better: false,
         threshold: None,
+        round_orders: Vec::new(),
     }
 }
 
@@ -160,7 +161,7 @@ fn a_hopeless_benchmark_is_given_up_before_the_last_round() {
         side(&mut rng, 15, 5, 100.0, 0.02, 0.25),
         side(&mut rng, 15, 5, 101.5, 0.02, 0.25),
     );
-    let out = compare_replicated(&[hopeless], &plan, 15, &config);
+    let out = compare_replicated(std::slice::from_ref(&hopeless), &plan, 15, &config);
     assert_eq!(out[0].verdict, Verdict::Inconclusive);
     assert!(
         out[0].reason.starts_with("given up at round"),
@@ -168,6 +169,15 @@ fn a_hopeless_benchmark_is_given_up_before_the_last_round() {
         out[0].reason
     );
     assert!(out[0].base_replicates < 15, "{}", out[0].reason);
+    // Without futility (bisect's endpoints) it is measured to the last round instead.
+    let no_futility = AbConfig {
+        futility: false,
+        ..config
+    };
+    let out = compare_replicated(&[hopeless], &plan, 15, &no_futility);
+    assert_eq!(out[0].verdict, Verdict::Inconclusive);
+    assert!(out[0].more_rounds.is_some(), "{}", out[0].reason);
+    assert_eq!(out[0].base_replicates, 15, "{}", out[0].reason);
 }
 
 #[test]
@@ -250,4 +260,148 @@ fn error_rate_of_a_null_comparison_looked_at_every_round() {
         .filter(|c| matches!(c.verdict, Verdict::Regression | Verdict::Improvement))
         .count();
     assert!(calls <= 2, "{calls} false calls in 200");
+}
+
+/// The issue's drifting pair: the k-th execution of the pair (either side, from 0) takes
+/// `(1 + 0.025·k)` × its time; rounds alternate base-head, head-base; 0.3% noise within a
+/// process and 0.4% between processes; 10 samples a process. `shifts[i]` is benchmark i's
+/// true head / base ratio.
+fn drifting_pairs(rng: &mut Xoshiro256, rounds: u32, shifts: &[f64]) -> Vec<ReplicatedPair> {
+    let orders: Vec<RoundOrder> = (1..=rounds)
+        .map(|r| {
+            if r % 2 == 1 {
+                RoundOrder::BaseHead
+            } else {
+                RoundOrder::HeadBase
+            }
+        })
+        .collect();
+    shifts
+        .iter()
+        .map(|&shift| {
+            let mut p = pair(Vec::new(), Vec::new());
+            for r in 1..=rounds {
+                let k0 = f64::from(2 * (r - 1));
+                let head_first = orders[r as usize - 1] == RoundOrder::HeadBase;
+                for (head, k) in [
+                    (false, k0 + f64::from(u8::from(head_first))),
+                    (true, k0 + f64::from(u8::from(!head_first))),
+                ] {
+                    let level = 100.0 * if head { shift } else { 1.0 } * (1.0 + 0.025 * k);
+                    let off = (0.004 * normal(rng)).exp();
+                    let rep = Replicate {
+                        round: r,
+                        samples: (0..10)
+                            .map(|_| level * off * (0.003 * normal(rng)).exp())
+                            .collect(),
+                    };
+                    if head {
+                        p.cand.push(rep)
+                    } else {
+                        p.base.push(rep)
+                    }
+                }
+            }
+            p.round_orders = orders.clone();
+            p
+        })
+        .collect()
+}
+
+#[test]
+fn a_drifting_aa_pair_is_shown_unchanged_and_a_planted_change_found() {
+    // Before the cross-over analysis every benchmark of such a pair ended given up, and a
+    // planted +5% was never found (issue 25).
+    let config = AbConfig::default();
+    let plan = SequentialPlan::until_decided(3, 15, config.replicate_alpha);
+    let (mut unchanged, mut false_calls, mut found) = (0, 0, 0);
+    for seed in 0..20 {
+        let mut rng = Xoshiro256::seed_from(1000 + seed);
+        let aa = compare_replicated(&drifting_pairs(&mut rng, 15, &[1.0; 8]), &plan, 15, &config);
+        unchanged += aa
+            .iter()
+            .filter(|c| c.verdict == Verdict::Unchanged)
+            .count();
+        false_calls += aa
+            .iter()
+            .filter(|c| matches!(c.verdict, Verdict::Regression | Verdict::Improvement))
+            .count();
+        let shifts = [1.05, 1.05, 1.05, 1.05, 1.0, 1.0, 1.0, 1.0];
+        let planted =
+            compare_replicated(&drifting_pairs(&mut rng, 15, &shifts), &plan, 15, &config);
+        for (c, s) in planted.iter().zip(shifts) {
+            if s > 1.0 && c.verdict == Verdict::Regression {
+                found += 1;
+            } else if s == 1.0
+                && c.verdict != Verdict::Unchanged
+                && c.verdict != Verdict::Inconclusive
+            {
+                false_calls += 1;
+            }
+        }
+    }
+    assert_eq!(false_calls, 0);
+    assert!(unchanged >= 8 * 20 * 8 / 10, "{unchanged} of 160 unchanged");
+    assert!(found >= 4 * 20 * 95 / 100, "{found} of 80 found");
+}
+
+#[test]
+fn the_interval_shown_is_the_one_the_verdict_used() {
+    // Whatever the verdict, the interval agrees with it: a call lies beyond the margin, an
+    // `unchanged` inside the band, and an undecided benchmark neither; every benchmark
+    // carries its resolution.
+    let config = AbConfig::default();
+    let plan = SequentialPlan::until_decided(3, 15, config.replicate_alpha);
+    let mut rng = Xoshiro256::seed_from(77);
+    let pairs: Vec<ReplicatedPair> = (0..30)
+        .map(|i| {
+            let shift = 1.0 + 0.01 * (i % 6) as f64;
+            pair(
+                side(&mut rng, 4, 5, 100.0, 0.02, 0.03),
+                side(&mut rng, 4, 5, 100.0 * shift, 0.02, 0.03),
+            )
+        })
+        .collect();
+    let out = compare_replicated(&pairs, &plan, 4, &config);
+    let m = REPLICATE_MARGIN * config.threshold;
+    for c in &out {
+        let beyond = c.ci.0 > 1.0 + m || c.ci.1 < 1.0 / (1.0 + m);
+        let inside = c.ci.0 >= 1.0 - c.threshold && c.ci.1 <= 1.0 + c.threshold;
+        match c.verdict {
+            Verdict::Regression | Verdict::Improvement => assert!(beyond, "{c:?}"),
+            Verdict::Unchanged => assert!(inside, "{c:?}"),
+            Verdict::Inconclusive => assert!(
+                !inside && (!beyond || (c.ratio - 1.0).abs() < c.threshold),
+                "{c:?}"
+            ),
+        }
+        let r = c.resolution_pct.expect("finite interval");
+        assert!((r - 100.0 * (c.ci.0 - 1.0).abs().max((c.ci.1 - 1.0).abs())).abs() < 1e-9);
+    }
+}
+
+#[test]
+fn a_large_change_with_a_wide_interval_is_not_given_up() {
+    // +14% with a wide interval at round 6 of 15 (the issue's `sort`): projected to round 15
+    // a call is likely, so the benchmark keeps being measured.
+    let plan = SequentialPlan::until_decided(3, 15, 0.04);
+    let boundaries = plan.boundaries();
+    let st = Stat {
+        diff: 0.14f64.ln_1p(),
+        se: 0.06,
+        dof: 4.0,
+        paired_rounds: 6,
+    };
+    let (call, unchanged) = projected(&st, 6, &plan, &boundaries, VariancePrior::NONE, 0.02);
+    assert!(call > 0.5, "{call}");
+    assert!(unchanged < 0.05, "{unchanged}");
+    // A 1.5% shift under 25% noise stays hopeless.
+    let st = Stat {
+        diff: 0.015,
+        se: 0.15,
+        dof: 10.0,
+        paired_rounds: 6,
+    };
+    let (call, unchanged) = projected(&st, 6, &plan, &boundaries, VariancePrior::NONE, 0.02);
+    assert!(call < 0.05 && unchanged < 0.05, "{call} {unchanged}");
 }

@@ -231,7 +231,7 @@ fn rejects_other_schema_and_bad_samples() {
     );
     assert_eq!(
         e.to_string(),
-        "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2`, `pitwall/v3`, `pitwall/v4` and `pitwall/v5`)"
+        "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2`, `pitwall/v3`, `pitwall/v4`, `pitwall/v5` and `pitwall/v6`)"
     );
     // A newer document is refused for its version, not for the fields it added.
     let newer = r#"{"schema":"pitwall/v9","runs":[],"signature":"abc"}"#;
@@ -244,7 +244,7 @@ fn rejects_other_schema_and_bad_samples() {
         let e = ExportDoc::from_json(broken).unwrap_err().to_string();
         assert!(
             e.starts_with(
-                "not valid JSON for schema pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4 or pitwall/v5 at line 1,"
+                "not valid JSON for schema pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4, pitwall/v5 or pitwall/v6 at line 1,"
             ),
             "{e}"
         );
@@ -438,4 +438,49 @@ fn imports_are_held_to_the_rules_of_fresh_runs() {
     pruned("GB/s", summary(10, -5.0, None, -7.0, -3.0))
         .validate()
         .unwrap();
+}
+
+#[test]
+fn round_orders_are_new_in_v6_and_older_pairs_still_read() {
+    use crate::run::{PairInfo, PairRole, RoundOrder};
+    let mut r = run(vec![result(vec![1.0, 2.0])]);
+    r.pair = Some(PairInfo {
+        id: "p".into(),
+        role: PairRole::Base,
+        rounds: 3,
+        round_starts: vec![0, 1, 2],
+        sequential: None,
+        round_orders: vec![
+            RoundOrder::BaseHead,
+            RoundOrder::HeadBase,
+            RoundOrder::BaseHead,
+        ],
+    });
+    let v6 = ExportDoc::new(vec![r.clone()]).to_json();
+    assert!(v6.contains("\"schema\": \"pitwall/v6\""), "{v6}");
+    assert!(v6.contains("\"head_base\""), "{v6}");
+    let back = ExportDoc::from_json(&v6).unwrap();
+    assert_eq!(
+        back.runs[0].pair.as_ref().unwrap().order_of(2),
+        RoundOrder::HeadBase
+    );
+    assert_eq!(back.to_json(), v6);
+    for old in ["pitwall/v1", "pitwall/v2", "pitwall/v3", "pitwall/v4", "pitwall/v5"] {
+        let e = ExportDoc::from_json(&v6.replace("pitwall/v6", old))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("a pair's `round_orders` is new in pitwall/v6"),
+            "{old}: {e}"
+        );
+    }
+    // A pair from before the orders were recorded: v3 as before, read as base-head rounds.
+    r.pair.as_mut().unwrap().round_orders.clear();
+    let v3 = ExportDoc::new(vec![r]).to_json();
+    assert!(v3.contains("\"schema\": \"pitwall/v3\""), "{v3}");
+    let back = ExportDoc::from_json(&v3).unwrap();
+    assert_eq!(
+        back.runs[0].pair.as_ref().unwrap().order_of(2),
+        RoundOrder::BaseHead
+    );
 }

@@ -228,10 +228,18 @@ fn backfills_run_after_the_scripts_that_add_their_columns() {
     };
     assert_eq!(
         at(Dialect::Sqlite),
-        [(4, Backfill::Labels), (6, Backfill::Keys)]
+        [
+            (4, Backfill::Labels),
+            (6, Backfill::Keys),
+            (9, Backfill::RoundOrders)
+        ]
     );
     assert_eq!(
         at(Dialect::Postgres),
-        [(3, Backfill::Labels), (5, Backfill::Keys)]
+        [
+            (3, Backfill::Labels),
+            (5, Backfill::Keys),
+            (8, Backfill::RoundOrders)
+        ]
     );
 }

@@ -1,0 +1,220 @@
+//! The cross-over analysis of an interleaved pair: each round is a block in which base and
+//! head ran one after the other, so a drift shared by both sides (a warming GPU, a throttling
+//! host) cancels within the round instead of swamping an unpaired test, and alternating the
+//! order (base-head, head-base, …) keeps "which side ran second" from posing as a change.
+//!
+//! # Method
+//! The AB/BA cross-over design (Jones & Kenward, *Design and Analysis of Cross-Over Trials*,
+//! 3rd ed. 2014, ch. 2), with the round as the block ("subject"): the log replicate value is
+//! `y = round + period + side + e`, the period being first or second in the round. Within a
+//! round the round effect cancels, so the head − base difference of round r is
+//! `d_r = τ + π·s_r + (e_h − e_b)`, with `s_r = +1` when the head ran second and `−1` when it
+//! ran first: a least-squares line in `s`, whose intercept `τ` is the side effect (the
+//! estimate) on `rounds − 2` degrees of freedom. There is no global trend on the execution
+//! index: any drift, linear or not, is absorbed by the round effects.
+//!
+//! With several replicates (processes) of a side in one round (`runs = N`), their summaries
+//! are averaged first, so the round is still one observation. When every round used the same
+//! order (pairs stored before orders were recorded, always base first) the period effect
+//! cannot be told from the side effect, and the paired mean difference on `rounds − 1` degrees
+//! of freedom is used, as it is with fewer than four rounds (the model with a period effect
+//! would have one residual degree of freedom at three); with alternating orders that mean's
+//! variance also holds the period effect, so its interval is wider, not biased narrow. With fewer than two rounds that hold both
+//! sides (two separately measured runs are one round) there is no pairing and the caller uses
+//! the unpaired two-sample numbers.
+
+use std::collections::BTreeMap;
+
+use super::replicate_summary::{ReplicatedPair, RoundOrder, summary};
+use super::verdict::screen;
+
+/// Replicates per side from which whole slow single-sample replicates may be set aside (as in
+/// [`super::replicate_summary::summaries`]).
+const MIN_REPLICATES_TO_SCREEN: usize = 5;
+
+/// Fewest paired rounds for the model with a period effect: with three its residual has one
+/// degree of freedom, and a t interval on one degree of freedom at a sequential boundary is
+/// tens of times the standard error (useless without borrowing). Below it the paired mean
+/// is used, whose variance then also holds the period effect: wider, never narrower.
+const MIN_ROUNDS_FOR_PERIOD: usize = 4;
+
+/// The side effect of one benchmark from its paired rounds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct CrossOver {
+    /// Estimated log ratio head / base.
+    pub diff: f64,
+    /// Residual variance of the within-round differences.
+    pub var: f64,
+    pub dof: f64,
+    /// `se² = var · factor`.
+    pub factor: f64,
+    /// Rounds holding both sides.
+    pub rounds: usize,
+    /// Whether the period effect was in the model (both orders present, four rounds or more).
+    pub period_effect: bool,
+}
+
+/// Mean log summary per round of one side, up to `up_to`; single-sample replicates screened
+/// for slow outliers as a group when there are enough of them.
+fn per_round(pair: &ReplicatedPair, head: bool, up_to: u32) -> BTreeMap<u32, f64> {
+    let reps = if head { &pair.cand } else { &pair.base };
+    let kept: Vec<(u32, f64, usize)> = reps
+        .iter()
+        .filter(|r| r.round <= up_to && !r.samples.is_empty())
+        .map(|r| {
+            (
+                r.round,
+                summary(&r.samples, pair.higher_is_better),
+                r.samples.len(),
+            )
+        })
+        .collect();
+    let single = kept.iter().all(|k| k.2 == 1);
+    let keep: Option<Vec<f64>> = (single && kept.len() >= MIN_REPLICATES_TO_SCREEN).then(|| {
+        screen(
+            &kept.iter().map(|k| k.1).collect::<Vec<_>>(),
+            pair.higher_is_better,
+        )
+    });
+    let mut sums: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
+    for (round, v, _) in kept {
+        if keep.as_ref().is_some_and(|k| !k.contains(&v)) {
+            continue;
+        }
+        let e = sums.entry(round).or_default();
+        e.0 += v;
+        e.1 += 1.0;
+    }
+    sums.into_iter().map(|(r, (s, n))| (r, s / n)).collect()
+}
+
+/// The cross-over numbers of one benchmark up to round `up_to`; `None` with fewer than two
+/// rounds holding both sides.
+pub(super) fn crossover(pair: &ReplicatedPair, up_to: u32) -> Option<CrossOver> {
+    let base = per_round(pair, false, up_to);
+    let head = per_round(pair, true, up_to);
+    let (d, s): (Vec<f64>, Vec<f64>) = base
+        .iter()
+        .filter_map(|(r, b)| head.get(r).map(|h| (*r, h - b)))
+        .map(|(r, d)| {
+            let head_second = pair.order(r) == RoundOrder::BaseHead;
+            (d, if head_second { 1.0 } else { -1.0 })
+        })
+        .unzip();
+    let n = d.len();
+    if n < 2 {
+        return None;
+    }
+    let nf = n as f64;
+    let md = d.iter().sum::<f64>() / nf;
+    let ms = s.iter().sum::<f64>() / nf;
+    let sss: f64 = s.iter().map(|v| (v - ms).powi(2)).sum();
+    if n >= MIN_ROUNDS_FOR_PERIOD && sss > 0.0 {
+        let ssd: f64 = s.iter().zip(&d).map(|(s, d)| (s - ms) * (d - md)).sum();
+        let slope = ssd / sss;
+        let intercept = md - slope * ms;
+        let rss: f64 = s
+            .iter()
+            .zip(&d)
+            .map(|(s, d)| (d - intercept - slope * s).powi(2))
+            .sum();
+        return Some(CrossOver {
+            diff: intercept,
+            var: rss / (nf - 2.0),
+            dof: nf - 2.0,
+            factor: 1.0 / nf + ms * ms / sss,
+            rounds: n,
+            period_effect: true,
+        });
+    }
+    let rss: f64 = d.iter().map(|v| (v - md).powi(2)).sum();
+    Some(CrossOver {
+        diff: md,
+        var: rss / (nf - 1.0),
+        dof: nf - 1.0,
+        factor: 1.0 / nf,
+        rounds: n,
+        period_effect: false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ab::Replicate;
+
+    fn rep(round: u32, v: f64) -> Replicate {
+        Replicate {
+            round,
+            samples: vec![v, v * 1.001, v * 0.999],
+        }
+    }
+
+    /// `rounds` rounds alternating base-head, head-base; the k-th execution takes
+    /// `(1 + drift·k)` × its side's level.
+    fn drifting(rounds: u32, head_level: f64, drift: f64, balanced: bool) -> ReplicatedPair {
+        let mut base = Vec::new();
+        let mut cand = Vec::new();
+        let mut orders = Vec::new();
+        for r in 1..=rounds {
+            let head_first = balanced && r % 2 == 0;
+            let k0 = f64::from(2 * (r - 1));
+            let (kb, kh) = if head_first {
+                (k0 + 1.0, k0)
+            } else {
+                (k0, k0 + 1.0)
+            };
+            base.push(rep(r, 100.0 * (1.0 + drift * kb)));
+            cand.push(rep(r, head_level * (1.0 + drift * kh)));
+            orders.push(if head_first {
+                RoundOrder::HeadBase
+            } else {
+                RoundOrder::BaseHead
+            });
+        }
+        ReplicatedPair {
+            base,
+            cand,
+            higher_is_better: false,
+            threshold: None,
+            round_orders: orders,
+        }
+    }
+
+    #[test]
+    fn a_shared_drift_cancels_with_balanced_orders() {
+        // Identical code, 2.5% drift per execution: the period effect (the side measured
+        // second is slower) is estimated and taken out; the side effect is ~0.
+        let p = drifting(6, 100.0, 0.025, true);
+        let x = crossover(&p, 6).unwrap();
+        assert!(x.period_effect && x.dof == 4.0, "{x:?}");
+        assert!(x.diff.abs() < 0.002, "{x:?}");
+        // A planted +5% under the same drift is estimated at about +5%.
+        let p = drifting(6, 105.0, 0.025, true);
+        let x = crossover(&p, 6).unwrap();
+        assert!((x.diff - 0.05f64.ln_1p()).abs() < 0.003, "{x:?}");
+    }
+
+    #[test]
+    fn the_same_order_every_round_leaves_the_drift_in_the_estimate() {
+        // Always base first: the head is always later, and the paired mean keeps that bias
+        // (what the issue saw: +2.4% on identical code). Balancing is what removes it.
+        let p = drifting(6, 100.0, 0.025, false);
+        let x = crossover(&p, 6).unwrap();
+        assert!(!x.period_effect && x.dof == 5.0, "{x:?}");
+        assert!(x.diff > 0.01, "{x:?}");
+    }
+
+    #[test]
+    fn replicates_within_a_side_of_a_round_are_averaged_first() {
+        let mut p = drifting(4, 100.0, 0.0, true);
+        // A second base process in round 1: still four rounds, one value each.
+        p.base.push(rep(1, 100.0));
+        let x = crossover(&p, 4).unwrap();
+        assert_eq!((x.rounds, x.dof), (4, 2.0));
+        // Rounds holding only one side do not count; fewer than two paired rounds: none.
+        let mut q = drifting(1, 100.0, 0.0, true);
+        q.cand.push(rep(2, 100.0));
+        assert!(crossover(&q, 2).is_none());
+    }
+}
