@@ -324,6 +324,7 @@ fn compare_pairs(
                 cand: replicates(&cc, pair.map(|(_, p)| p)),
                 higher_is_better: false,
                 threshold: Some(*thr),
+                round_orders: round_orders(pair.map(|(p, _)| p), rounds),
             });
         }
     }

@@ -429,6 +429,6 @@ fn pairs_stored_before_round_orders_get_explicit_base_first_orders() {
     );
     // Orders already recorded are kept as they are; text that is not a pair is left alone.
     let kept = r#"{"id":"p","role":"head","rounds":2,"round_orders":["head_base","base_head"]}"#;
-    assert_eq!(super::rows::explicit_round_orders(kept), None);
-    assert_eq!(super::rows::explicit_round_orders("not json"), None);
+    assert_eq!(crate::rows::explicit_round_orders(kept), None);
+    assert_eq!(crate::rows::explicit_round_orders("not json"), None);
 }
