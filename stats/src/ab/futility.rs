@@ -6,7 +6,7 @@
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::moderated::VariancePrior;
-use super::replicated::{REPLICATE_MARGIN, t_quantile};
+use super::welch::t_quantile;
 use super::sequential::SequentialPlan;
 
 /// A benchmark is given up only when, projected to the last round with its current estimate
@@ -34,7 +34,7 @@ pub(super) fn projected(
     plan: &SequentialPlan,
     boundaries: &[f64],
     prior: VariancePrior,
-    thr: f64,
+    (thr, margin): (f64, f64),
 ) -> (f64, f64) {
     let normal = Normal::new(0.0, 1.0).expect("unit normal");
     let n = f64::from(round);
@@ -44,7 +44,6 @@ pub(super) fn projected(
     let se_last = st.se * (n / big_n).sqrt();
     let half_last = t_quantile(normal.cdf(c_last), dof_last) * se_last;
     let sd = st.se * (n * (big_n - n)).sqrt() / big_n;
-    let margin = (REPLICATE_MARGIN * thr).ln_1p();
     let up = (margin + half_last).max(thr.ln_1p());
     let down = (margin + half_last).max(-(1.0 - thr).ln());
     let d = st.diff;

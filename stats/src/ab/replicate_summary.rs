@@ -146,60 +146,10 @@ pub(super) fn summaries(reps: &[Replicate], up_to: u32, higher_is_better: bool) 
     }
 }
 
-fn mean_var(x: &[f64]) -> (f64, f64) {
+pub(super) fn mean_var(x: &[f64]) -> (f64, f64) {
     let n = x.len() as f64;
     let m = x.iter().sum::<f64>() / n;
     let v = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
     (m, v)
 }
 
-/// The numbers of one benchmark at one look.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Look {
-    pub nb: usize,
-    pub nc: usize,
-    pub diff: f64,
-    pub pooled_var: f64,
-    pub dof: f64,
-    /// `se² = pooled_var · factor`.
-    pub factor: f64,
-    /// Rounds paired by the cross-over analysis (0: unpaired two-sample numbers).
-    pub paired_rounds: usize,
-    /// [`within_variance`], when known.
-    pub within: Option<f64>,
-}
-
-/// The cross-over numbers when the pair has two rounds or more holding both sides
-/// ([`super::crossover`]), else the unpaired two-sample numbers (two separately measured runs).
-pub(super) fn look(pair: &ReplicatedPair, round: u32) -> Option<Look> {
-    let b = summaries(&pair.base, round, pair.higher_is_better);
-    let c = summaries(&pair.cand, round, pair.higher_is_better);
-    if b.len() < 2 || c.len() < 2 {
-        return None;
-    }
-    if let Some(x) = super::crossover::crossover(pair, round).filter(|x| x.dof >= 1.0) {
-        return Some(Look {
-            nb: b.len(),
-            nc: c.len(),
-            diff: x.diff,
-            pooled_var: x.var,
-            dof: x.dof,
-            factor: x.factor,
-            paired_rounds: x.rounds,
-            within: within_variance(pair, round),
-        });
-    }
-    let (mb, vb) = mean_var(&b);
-    let (mc, vc) = mean_var(&c);
-    let dof = (b.len() + c.len() - 2) as f64;
-    Some(Look {
-        nb: b.len(),
-        nc: c.len(),
-        diff: mc - mb,
-        pooled_var: ((b.len() - 1) as f64 * vb + (c.len() - 1) as f64 * vc) / dof,
-        dof,
-        factor: 1.0 / b.len() as f64 + 1.0 / c.len() as f64,
-        paired_rounds: 0,
-        within: within_variance(pair, round),
-    })
-}

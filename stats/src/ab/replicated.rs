@@ -60,16 +60,20 @@
 //! Evaluation: `tests/eval/ab/` drives the real binary on temporary git repositories with
 //! per-process offsets, outliers and real timed work; figures in docs/STATISTICS.md.
 
-use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::bh::benjamini_hochberg;
 use super::futility::{FUTILITY_PROBABILITY, Stat, projected};
 use super::moderated::VariancePrior;
-use super::replicate_summary::{Look, look, summaries};
+use super::crossover::{Look, look};
+use super::replicate_summary::summaries;
 pub use super::replicate_summary::{Replicate, ReplicatedPair};
 use super::sequential::{SequentialPlan, nominal_level};
 use super::trend::{VarianceObs, fit_trended_prior};
-use super::verdict::{AbConfig, Comparison, Method, PairInput, Verdict, compare_all, fmt_q};
+use super::verdict::{
+    AbConfig, Comparison, Method, PairInput, Verdict, compare_all, fmt_q, resolution_pct,
+};
+use super::welch::{t_quantile, t_sf};
 
 /// Fraction of the threshold a change must be shown to exceed (see the module docs). Chosen
 /// with the synthetic evaluation: 0.5 cost a tenth of detection for no measurable gain in
@@ -82,25 +86,6 @@ pub const REPLICATE_MARGIN: f64 = 0.3;
 /// estimate itself is too rough to project from (giving up from round 3 cost a tenth of the
 /// detection of 3–5% shifts in the synthetic evaluation).
 const FUTILITY_AFTER_LOOKS: u32 = 2;
-
-/// Quantile of Student's t at probability `p` (the normal for very large df).
-pub(super) fn t_quantile(p: f64, dof: f64) -> f64 {
-    if !dof.is_finite() || dof > 1e6 {
-        return Normal::new(0.0, 1.0).expect("unit normal").inverse_cdf(p);
-    }
-    StudentsT::new(0.0, 1.0, dof)
-        .map(|t| t.inverse_cdf(p))
-        .unwrap_or(f64::NAN)
-}
-
-fn t_sf(x: f64, dof: f64) -> f64 {
-    if !dof.is_finite() || dof > 1e6 {
-        return Normal::new(0.0, 1.0).expect("unit normal").sf(x);
-    }
-    StudentsT::new(0.0, 1.0, dof)
-        .map(|t| t.sf(x))
-        .unwrap_or(f64::NAN)
-}
 
 /// Verdicts for every pair after `rounds` rounds measured under `plan`; one [`Comparison`]
 /// per pair, in order.
@@ -234,13 +219,6 @@ fn pooled_verdicts(
         .collect()
 }
 
-/// The largest change, in percent, that an interval of the ratio still allows: no change
-/// beyond it is compatible with the data. `None` for an interval that is not finite.
-pub fn resolution_pct(ci: (f64, f64)) -> Option<f64> {
-    let r = 100.0 * (ci.0 - 1.0).abs().max((ci.1 - 1.0).abs());
-    r.is_finite().then_some(r)
-}
-
 /// The repeated interval at the BH-adjusted level `nominal · p / q` (never narrower than at
 /// `nominal`): it excludes the margin exactly when BH rejects at `nominal`, so the interval
 /// shown is the one the call was made with.
@@ -362,8 +340,6 @@ fn settle(
     boundaries: &[f64],
     prior: VariancePrior,
 ) -> bool {
-    let thr = c.threshold;
-    let change = c.ratio - 1.0;
     let reps = match st.paired_rounds {
         0 => format!("{}+{} replicates", c.base_replicates, c.cand_replicates),
         n => format!(
@@ -371,49 +347,25 @@ fn settle(
             c.base_replicates, c.cand_replicates
         ),
     };
-    let interval = format!("[{:+.1}%, {:+.1}%]", pct(c.ci.0), pct(c.ci.1));
+    if called(c, pair, round, &reps) || unchanged(c, repeated, round, &reps) {
+        return true;
+    }
+    let thr = c.threshold;
     let margin = (REPLICATE_MARGIN * thr).ln_1p();
-    let beyond_margin =
-        c.ci.0 > (REPLICATE_MARGIN * thr) + 1.0 || c.ci.1 < 1.0 / (1.0 + REPLICATE_MARGIN * thr);
-    if beyond_margin && change.abs() >= thr {
-        let worse = (change > 0.0) != pair.higher_is_better;
-        c.verdict = if worse {
-            Verdict::Regression
-        } else {
-            Verdict::Improvement
-        };
-        c.decided_at_round = Some(round);
-        c.reason = format!(
-            "{} {:.1}% over {reps} (q = {}), interval {interval} beyond a {:.1}% change; decided at round {round}",
-            if change > 0.0 { "up" } else { "down" },
-            100.0 * change.abs(),
-            fmt_q(c.q_value),
-            100.0 * REPLICATE_MARGIN * thr,
-        );
-        return true;
-    }
-    // Equivalence needs no adjustment across benchmarks (each TOST stands alone): the
-    // repeated interval itself, which is then the one shown.
-    if repeated.0 >= 1.0 - thr && repeated.1 <= 1.0 + thr {
-        c.ci = repeated;
-        let interval = format!("[{:+.1}%, {:+.1}%]", pct(c.ci.0), pct(c.ci.1));
-        c.verdict = Verdict::Unchanged;
-        c.decided_at_round = Some(round);
-        c.reason = format!(
-            "{:+.1}% with interval {interval} inside ±{:.1}% over {reps}; decided at round {round}",
-            100.0 * change,
-            100.0 * thr
-        );
-        return true;
-    }
-    let half = ((c.ci.1 / c.ci.0).ln() / 2.0).max(0.0);
-    let d = st.diff;
     if futility && round < plan.max_looks && round >= plan.first_look + FUTILITY_AFTER_LOOKS {
-        let (p_call, p_unchanged) = projected(st, round, plan, boundaries, prior, thr);
+        let (p_call, p_unchanged) = projected(
+            st,
+            round,
+            plan,
+            boundaries,
+            prior,
+            (thr, margin),
+        );
         if p_call < FUTILITY_PROBABILITY && p_unchanged < FUTILITY_PROBABILITY {
             c.reason = format!(
-                "given up at round {round}: {:+.1}% with interval {interval} over {reps}; projected to {} rounds, a call has probability {:.0}% and `unchanged` {:.0}%",
-                100.0 * change,
+                "given up at round {round}: {:+.1}% with interval {} over {reps}; projected to {} rounds, a call has probability {:.0}% and `unchanged` {:.0}%",
+                100.0 * (c.ratio - 1.0),
+                interval_text(c.ci),
                 plan.max_looks,
                 100.0 * p_call,
                 100.0 * p_unchanged,
@@ -421,31 +373,93 @@ fn settle(
             return true;
         }
     }
-    let target = if d.abs() < thr.ln_1p() {
-        thr.ln_1p() - d.abs()
+    undecided(c, st.diff, round, &reps);
+    false
+}
+
+/// Whether the (adjusted) interval excludes every change of at most the margin.
+fn beyond_margin(c: &Comparison) -> bool {
+    let m = REPLICATE_MARGIN * c.threshold;
+    c.ci.0 > 1.0 + m || c.ci.1 < 1.0 / (1.0 + m)
+}
+
+fn interval_text(ci: (f64, f64)) -> String {
+    format!("[{:+.1}%, {:+.1}%]", pct(ci.0), pct(ci.1))
+}
+
+/// The call rule: a regression or improvement when the interval excludes the margin and the
+/// estimate is beyond the threshold.
+fn called(c: &mut Comparison, pair: &ReplicatedPair, round: u32, reps: &str) -> bool {
+    let change = c.ratio - 1.0;
+    if !(beyond_margin(c) && change.abs() >= c.threshold) {
+        return false;
+    }
+    let worse = (change > 0.0) != pair.higher_is_better;
+    c.verdict = if worse {
+        Verdict::Regression
     } else {
-        d.abs() - margin
+        Verdict::Improvement
+    };
+    c.decided_at_round = Some(round);
+    c.reason = format!(
+        "{} {:.1}% over {reps} (q = {}), interval {} beyond a {:.1}% change; decided at round {round}",
+        if change > 0.0 { "up" } else { "down" },
+        100.0 * change.abs(),
+        fmt_q(c.q_value),
+        interval_text(c.ci),
+        100.0 * REPLICATE_MARGIN * c.threshold,
+    );
+    true
+}
+
+/// The equivalence rule. Equivalence needs no adjustment across benchmarks (each TOST stands
+/// alone): the repeated interval itself, which is then the one shown.
+fn unchanged(c: &mut Comparison, repeated: (f64, f64), round: u32, reps: &str) -> bool {
+    let thr = c.threshold;
+    if !(repeated.0 >= 1.0 - thr && repeated.1 <= 1.0 + thr) {
+        return false;
+    }
+    c.ci = repeated;
+    c.verdict = Verdict::Unchanged;
+    c.decided_at_round = Some(round);
+    c.reason = format!(
+        "{:+.1}% with interval {} inside ±{:.1}% over {reps}; decided at round {round}",
+        100.0 * (c.ratio - 1.0),
+        interval_text(c.ci),
+        100.0 * thr
+    );
+    true
+}
+
+/// Still undecided: the rounds that would settle it, and why the interval decides nothing.
+fn undecided(c: &mut Comparison, diff: f64, round: u32, reps: &str) {
+    let thr = c.threshold;
+    let margin = (REPLICATE_MARGIN * thr).ln_1p();
+    let half = ((c.ci.1 / c.ci.0).ln() / 2.0).max(0.0);
+    let target = if diff.abs() < thr.ln_1p() {
+        thr.ln_1p() - diff.abs()
+    } else {
+        diff.abs() - margin
     }
     .max(thr / 4.0);
     let need = f64::from(round) * (half / target).powi(2);
     c.more_rounds = Some((need.ceil() as u32).clamp(round + 1, 10_000));
-    c.reason = if beyond_margin {
+    let change = 100.0 * (c.ratio - 1.0);
+    let interval = interval_text(c.ci);
+    c.reason = if beyond_margin(c) {
         // The interval excludes the margin but the estimate is within the threshold: a change
         // smaller than the threshold is not called.
         format!(
-            "{:+.1}% with interval {interval} over {reps}: a change, but the estimate is within the ±{:.1}% threshold and the interval reaches inside it",
-            100.0 * change,
+            "{change:+.1}% with interval {interval} over {reps}: a change, but the estimate is within the ±{:.1}% threshold and the interval reaches inside it",
             100.0 * thr
         )
     } else {
         format!(
-            "{:+.1}% with interval {interval} over {reps}: neither beyond a {:.1}% change nor inside ±{:.1}%",
-            100.0 * change,
+            "{change:+.1}% with interval {interval} over {reps}: neither beyond a {:.1}% change nor inside ±{:.1}%",
             100.0 * REPLICATE_MARGIN * thr,
             100.0 * thr
         )
     };
-    false
 }
 
 fn pct(ratio: f64) -> f64 {

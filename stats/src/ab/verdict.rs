@@ -292,7 +292,7 @@ pub(super) fn measure(pair: &PairInput<'_>, config: &AbConfig) -> Comparison {
         cand_replicates: 1,
         decided_at_round: None,
         more_rounds: None,
-        resolution_pct: super::replicated::resolution_pct(ci),
+        resolution_pct: resolution_pct(ci),
     }
 }
 
@@ -418,6 +418,13 @@ pub(super) fn fmt_q(q: f64) -> String {
     } else {
         format!("{q:.1e}")
     }
+}
+
+/// The largest change, in percent, that an interval of the ratio still allows: no change
+/// beyond it is compatible with the data. `None` for an interval that is not finite.
+pub fn resolution_pct(ci: (f64, f64)) -> Option<f64> {
+    let r = 100.0 * (ci.0 - 1.0).abs().max((ci.1 - 1.0).abs());
+    r.is_finite().then_some(r)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! two-sided p = 2·P(T_df > |t|). Matches `scipy.stats.ttest_ind(x, y, equal_var=False)`,
 //! checked by `stats/golden/welch.json`.
 
-use statrs::distribution::{ContinuousCDF, StudentsT};
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 use super::AbError;
 
@@ -72,6 +72,26 @@ fn mean_var(s: &[f64]) -> Result<(f64, f64), AbError> {
     let mean = s.iter().sum::<f64>() / n;
     let var = s.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0);
     Ok((mean, var))
+}
+
+/// Quantile of Student's t at probability `p` (the normal for very large df).
+pub(super) fn t_quantile(p: f64, dof: f64) -> f64 {
+    if !dof.is_finite() || dof > 1e6 {
+        return Normal::new(0.0, 1.0).expect("unit normal").inverse_cdf(p);
+    }
+    StudentsT::new(0.0, 1.0, dof)
+        .map(|t| t.inverse_cdf(p))
+        .unwrap_or(f64::NAN)
+}
+
+/// Upper tail of Student's t at `x` (the normal for very large df).
+pub(super) fn t_sf(x: f64, dof: f64) -> f64 {
+    if !dof.is_finite() || dof > 1e6 {
+        return Normal::new(0.0, 1.0).expect("unit normal").sf(x);
+    }
+    StudentsT::new(0.0, 1.0, dof)
+        .map(|t| t.sf(x))
+        .unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]

@@ -7,99 +7,20 @@
 use std::path::Path;
 
 use pitwall_analysis::bisect::{BisectReport, BisectStep, CommitRef};
-use pitwall_analysis::comparison::ComparisonReport;
 use pitwall_schema::{Backend, ResultStatus};
 use pitwall_stats::ab::{AbConfig, Replicate, ReplicatedPair, interval_at};
 
-use super::endpoints::Endpoints;
+use super::endpoints::{Regression, measure_endpoints, worst_regression};
+use super::request::{BisectError, BisectRequest, Measure};
 use super::search::{Class, Range, classify, classify_by_estimate, max_steps};
 use crate::compare::{replicates_of, round_orders};
-use crate::git::{GitError, Repo, ResolvedCommit};
-use crate::pair::{PairRounds, PairStop, UntilDecided, measure_pair};
+use crate::git::{Repo, ResolvedCommit};
 use crate::request::{RunRequest, Target};
 use crate::rounds::Rounds;
 use crate::run::{RunError, build};
 use crate::setup::RunEnvironment;
 use pitwall_engine::config::Config;
 use pitwall_engine::{RunObserver, Step};
-
-/// What to bisect.
-#[derive(Debug, Clone)]
-pub struct BisectRequest {
-    pub good: String,
-    pub bad: String,
-    /// Suites and benchmark filter for the endpoint measurement (as `run --suite/--bench`).
-    pub select: RunRequest,
-    /// Rounds per measurement, and the most rounds one probe may take to decide.
-    pub rounds: u32,
-    pub max_rounds: u32,
-    pub rebuild: bool,
-}
-
-impl BisectRequest {
-    /// Every measurement of a bisection, endpoints and probes alike, runs until decided with a
-    /// first batch of `rounds` and at most `max_rounds`.
-    fn until_decided(&self) -> UntilDecided {
-        UntilDecided {
-            max_rounds: self.max_rounds,
-            max_time: None,
-        }
-    }
-}
-
-/// Why a bisection could not run or finish.
-#[derive(Debug, thiserror::Error)]
-pub enum BisectError {
-    #[error(transparent)]
-    Git(#[from] GitError),
-    #[error(transparent)]
-    Run(Box<RunError>),
-    #[error("good `{good}` ({good_sha}): {source}")]
-    GoodUnusable {
-        good: String,
-        good_sha: String,
-        #[source]
-        source: Box<RunError>,
-    },
-    #[error("bad `{bad}` ({bad_sha}): {source}")]
-    BadUnusable {
-        bad: String,
-        bad_sha: String,
-        #[source]
-        source: Box<RunError>,
-    },
-    #[error("{what} measured no results (hint: check --suite and --bench)")]
-    NothingMeasured { what: String },
-    /// `hint` names what stopped the endpoints' measurement; `endpoints` is their comparison,
-    /// for the table shown with the error.
-    #[error("no regression between good and bad{selection}: {summary} (hint: {hint})")]
-    NoRegression {
-        selection: String,
-        summary: String,
-        hint: String,
-        endpoints: Box<ComparisonReport>,
-    },
-}
-
-/// What stopped the endpoints' measurement without a regression, as the hint of
-/// [`BisectError::NoRegression`].
-fn no_regression_hint(endpoints: &ComparisonReport, stop: PairStop, rounds: u32) -> String {
-    let open = endpoints.counts().inconclusive;
-    match stop {
-        PairStop::MaxRounds | PairStop::MaxTime | PairStop::Fixed if open > 0 => format!(
-            "{open} benchmark(s) still not resolved after {rounds} rounds (--max-rounds); raise --max-rounds, or narrow the search with --bench"
-        ),
-        _ => format!(
-            "every benchmark was decided within {rounds} rounds and none got slower; pick other endpoints"
-        ),
-    }
-}
-
-impl From<RunError> for BisectError {
-    fn from(e: RunError) -> BisectError {
-        BisectError::Run(Box::new(e))
-    }
-}
 
 fn commit_ref(c: &ResolvedCommit) -> CommitRef {
     CommitRef {
@@ -146,14 +67,6 @@ fn prepare(
     let marker = cache.join(format!("{}.build", commit.sha));
     build(config, &target, Some(&marker), rebuild, observer)?;
     Ok(target)
-}
-
-/// The measurement context shared by every step.
-struct Measure<'a> {
-    config: &'a Config,
-    backend: &'a dyn Backend,
-    env: &'a RunEnvironment,
-    observer: &'a dyn RunObserver,
 }
 
 /// Runs a bisection in `repo` and reports the first bad commit.
@@ -235,94 +148,6 @@ fn prepare_endpoints(
             }
         })?;
     Ok((good_target, bad_target))
-}
-
-/// The endpoints: is there a regression, which benchmark, and how big? Measured until every
-/// benchmark is decided or the rounds run out, like `run --until-decided` but without giving
-/// up on any: "no regression" is concluded only after `--max-rounds`. With why the
-/// measurement stopped and after how many rounds.
-fn measure_endpoints(
-    m: &Measure<'_>,
-    request: &BisectRequest,
-    good_target: &Target,
-    bad_target: &Target,
-    ab: &AbConfig,
-) -> Result<(ComparisonReport, PairStop, u32), BisectError> {
-    let asked = PairRounds {
-        rounds: request.rounds,
-        until_decided: Some(request.until_decided()),
-    };
-    let endpoints = measure_pair(
-        m.config,
-        &request.select,
-        m.backend,
-        good_target,
-        bad_target,
-        &asked,
-        &AbConfig {
-            futility: false,
-            ..*ab
-        },
-        m.env,
-        &Endpoints(m.observer),
-    )?;
-    for (what, report) in [("good", &endpoints.base), ("bad", &endpoints.head)] {
-        if report.run.results.is_empty() {
-            return Err(BisectError::NothingMeasured {
-                what: what.to_string(),
-            });
-        }
-    }
-    Ok((endpoints.comparison, endpoints.stop, endpoints.rounds))
-}
-
-/// The regression the endpoints show, which the search follows.
-struct Regression {
-    /// The benchmark (`suite/name[params]/measure`).
-    key: String,
-    unit: String,
-    higher_is_better: bool,
-    /// Median ratio bad / good and its interval.
-    ratio: f64,
-    ci: (f64, f64),
-    /// Only that benchmark is measured from here on.
-    focus: RunRequest,
-}
-
-/// The worst regression between the endpoints, or an error when there is none.
-fn worst_regression(
-    endpoints: ComparisonReport,
-    stop: PairStop,
-    rounds: u32,
-    request: &BisectRequest,
-) -> Result<Regression, BisectError> {
-    let Some(worst) = endpoints.worst_regression() else {
-        return Err(BisectError::NoRegression {
-            selection: request
-                .select
-                .filter
-                .as_ref()
-                .map(|f| format!(" for --bench {f}"))
-                .unwrap_or_default(),
-            summary: endpoints.summary_line(),
-            hint: no_regression_hint(&endpoints, stop, rounds),
-            endpoints: Box::new(endpoints),
-        });
-    };
-    Ok(Regression {
-        key: worst.key(),
-        unit: worst.unit.clone(),
-        higher_is_better: worst.higher_is_better,
-        ratio: worst.comparison.ratio,
-        ci: worst.comparison.ci,
-        focus: RunRequest {
-            suites: vec![worst.suite.clone()],
-            filter: Some(pitwall_schema::schema::display_name(
-                &worst.name,
-                &worst.params,
-            )),
-        },
-    })
 }
 
 /// The search between the endpoints: what every probe needs.

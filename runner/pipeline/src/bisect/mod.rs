@@ -3,8 +3,10 @@
 
 mod drive;
 mod endpoints;
+mod request;
 mod search;
 
-pub use drive::{BisectError, BisectRequest, bisect};
+pub use drive::bisect;
+pub use request::{BisectError, BisectRequest};
 pub use pitwall_analysis::bisect::BisectReport;
 pub use search::{Class, Range, Verdict, classify, classify_by_estimate, max_steps};

@@ -48,6 +48,25 @@ pub(crate) fn run(id: &str, started_at: &str, results: Vec<BenchmarkResult>) -> 
     }
 }
 
+/// The pair of [`rich_run`]: measured until decided, with alternating round orders.
+fn rich_pair() -> pitwall_schema::PairInfo {
+    pitwall_schema::PairInfo {
+        id: "0190f0c0-0000-7000-8000-0000000000aa".into(),
+        role: pitwall_schema::PairRole::Head,
+        rounds: 3,
+        round_starts: vec![0, 2, 4],
+        sequential: Some(pitwall_schema::SequentialPlanRecord {
+            first_look: 3,
+            max_rounds: 15,
+        }),
+        round_orders: vec![
+            pitwall_schema::RoundOrder::BaseHead,
+            pitwall_schema::RoundOrder::HeadBase,
+            pitwall_schema::RoundOrder::BaseHead,
+        ],
+    }
+}
+
 /// A run using every corner of the schema.
 pub(crate) fn rich_run() -> Run {
     let mut with_meta = ok_result(
@@ -108,21 +127,7 @@ pub(crate) fn rich_run() -> Run {
     r.error = Some("partial: build warning".into());
     r.testbed = Some("h200-box".into());
     r.role = Some(pitwall_schema::RunRole::PrHead);
-    r.pair = Some(pitwall_schema::PairInfo {
-        id: "0190f0c0-0000-7000-8000-0000000000aa".into(),
-        role: pitwall_schema::PairRole::Head,
-        rounds: 3,
-        round_starts: vec![0, 2, 4],
-        sequential: Some(pitwall_schema::SequentialPlanRecord {
-            first_look: 3,
-            max_rounds: 15,
-        }),
-        round_orders: vec![
-            pitwall_schema::RoundOrder::BaseHead,
-            pitwall_schema::RoundOrder::HeadBase,
-            pitwall_schema::RoundOrder::BaseHead,
-        ],
-    });
+    r.pair = Some(rich_pair());
     r.fingerprint = Fingerprint {
         hostname: "box".into(),
         os: "linux".into(),

@@ -204,6 +204,18 @@ fn old() -> Vec<Old> {
             ),
         ),
         (
+            "pairs_to_fill",
+            |q| &q.pairs_to_fill,
+            s("SELECT id, pair_json FROM runs WHERE pair_json IS NOT NULL"),
+            s("SELECT id, pair_json FROM runs WHERE pair_json IS NOT NULL"),
+        ),
+        (
+            "set_pair",
+            |q| &q.set_pair,
+            s("UPDATE runs SET pair_json = ?2 WHERE id = ?1"),
+            s("UPDATE runs SET pair_json = $2 WHERE id = $1"),
+        ),
+        (
             "set_labels",
             |q| &q.set_labels,
             s("UPDATE runs SET testbed = ?2, role = ?3 WHERE id = ?1"),
