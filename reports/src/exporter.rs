@@ -2,6 +2,7 @@
 //! summary table for people and a stable JSON document for machines.
 
 use pitwall_analysis::order::{BenchRef, bench_cmp};
+use pitwall_analysis::precision::{self, Precision};
 use pitwall_schema::schema::display_name;
 use pitwall_schema::{BenchmarkResult, ResultStatus, Run};
 use pitwall_stats::Summary;
@@ -39,7 +40,7 @@ impl Exporter for TableExporter {
     fn render(&self, run: &Run, skipped: &[String]) -> String {
         let mut rows = ResultRows::default();
         for r in listed(&run.results) {
-            rows.add(r);
+            rows.add(r, precision::of_result(run, r));
         }
         let esc = crate::table::escape_controls;
         let mut out = run_header(run);
@@ -56,6 +57,7 @@ impl Exporter for TableExporter {
         for (title, lines) in [
             ("failures", rows.errors),
             ("skipped by the tool", rows.skips),
+            ("noisy (the interval missed its target_ci_pct)", rows.noisy),
         ] {
             if !lines.is_empty() {
                 out.push_str(&format!("\n{title}:\n"));
@@ -98,6 +100,8 @@ struct ResultRows {
     table: Table,
     errors: Vec<String>,
     skips: Vec<String>,
+    /// One line per `noisy` result: what it reached against its target.
+    noisy: Vec<String>,
 }
 
 impl Default for ResultRows {
@@ -116,12 +120,14 @@ impl Default for ResultRows {
             ]),
             errors: Vec::new(),
             skips: Vec::new(),
+            noisy: Vec::new(),
         }
     }
 }
 
 impl ResultRows {
-    fn add(&mut self, r: &BenchmarkResult) {
+    fn add(&mut self, r: &BenchmarkResult, precision: Option<Precision>) {
+        let noisy = precision.filter(Precision::noisy);
         let bench = display_name(&r.name, &r.params);
         match (r.status, Summary::of(&r.samples)) {
             // An implausible result keeps its numbers, marked, with its reason below.
@@ -136,13 +142,17 @@ impl ResultRows {
                     s.ci_rel_half_width().map_or_else(|| "-".to_string(), pct),
                     unit.num(s.p99),
                     unit.name().to_string(),
-                    if status == ResultStatus::Ok {
-                        "ok"
-                    } else {
-                        "IMPLAUSIBLE"
+                    match (status, noisy) {
+                        (ResultStatus::Ok, None) => "ok",
+                        (ResultStatus::Ok, Some(_)) => "noisy",
+                        _ => "IMPLAUSIBLE",
                     }
                     .to_string(),
                 ]);
+                if let Some(p) = noisy {
+                    let line = format!("{}/{bench}/{}: {}", r.suite, r.measure, p.describe());
+                    self.noisy.push(line);
+                }
                 if status == ResultStatus::Implausible {
                     let line = format!(
                         "{}/{bench}: {}",
@@ -266,6 +276,17 @@ struct JsonBench<'a> {
     p90: Option<f64>,
     p99: Option<f64>,
     p999: Option<f64>,
+    /// The interval's relative half-width against the suite's target, when the run recorded
+    /// one; `noisy` when the interval is wider.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    precision: Option<JsonPrecision>,
+}
+
+#[derive(Serialize)]
+struct JsonPrecision {
+    target_ci_pct: f64,
+    reached_ci_pct: f64,
+    noisy: bool,
 }
 
 impl Exporter for JsonExporter {
@@ -293,6 +314,11 @@ impl Exporter for JsonExporter {
                     p90: s.map(|s| s.p90),
                     p99: s.map(|s| s.p99),
                     p999: s.map(|s| s.p999),
+                    precision: precision::of_result(run, r).map(|p| JsonPrecision {
+                        target_ci_pct: p.target_ci_pct,
+                        reached_ci_pct: p.reached_ci_pct,
+                        noisy: p.noisy(),
+                    }),
                 }
             })
             .collect();
@@ -319,163 +345,4 @@ impl Exporter for JsonExporter {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use pitwall_schema::{BenchmarkResult, Direction, Fingerprint, RunStatus, Unit};
-    use std::collections::BTreeMap;
-
-    fn sample_run() -> Run {
-        let ok = BenchmarkResult {
-            suite: "kernel".into(),
-            name: "gemm_f32".into(),
-            params: BTreeMap::from([("n".to_string(), "256".to_string())]),
-            measure: "throughput".into(),
-            unit: Unit::new("GFLOP/s"),
-            direction: Direction::HigherIsBetter,
-            status: ResultStatus::Ok,
-            error: None,
-            samples: (0..20).map(|i| 50.0 + f64::from(i) * 0.1).collect(),
-            sample_meta: vec![],
-            replicates: Vec::new(),
-            summary: None,
-        };
-        let failed = BenchmarkResult::failed(
-            "toy",
-            "command",
-            BTreeMap::new(),
-            "command `./bench` exited with status 2".into(),
-        );
-        let results = vec![ok, failed];
-        Run {
-            id: "0193a1b2-0000-7000-8000-000000000001".into(),
-            project: "toy".into(),
-            commit: "working tree".into(),
-            branch: None,
-            testbed: None,
-            role: None,
-            started_at: "2026-12-02T10:00:00.000000Z".into(),
-            finished_at: "2026-12-02T10:00:05.000000Z".into(),
-            config_hash: "ab".repeat(32),
-            fingerprint: Fingerprint::default(),
-            status: RunStatus::from_results(&results),
-            commit_info: None,
-            error: None,
-            pair: None,
-            results,
-        }
-    }
-
-    #[test]
-    fn table_snapshot() {
-        let out = TableExporter.render(
-            &sample_run(),
-            &["suite `x` skipped: cuda backend unavailable: no driver".to_string()],
-        );
-        insta::assert_snapshot!(out);
-    }
-
-    #[test]
-    fn an_implausible_result_shows_its_numbers_marked_and_its_reason() {
-        let mut run = sample_run();
-        let mut fast = run.results[0].clone();
-        fast.name = "skinny".into();
-        fast.status = ResultStatus::Implausible;
-        fast.error = Some("implausible: skinny 5.9 TB/s > H200 HBM peak 4.8 TB/s".into());
-        run.results.push(fast);
-        run.status = RunStatus::from_results(&run.results);
-        let out = TableExporter.render(&run, &[]);
-        insta::assert_snapshot!(out);
-        let json: serde_json::Value =
-            serde_json::from_str(&JsonExporter.render(&run, &[])).unwrap();
-        let last = json["benchmarks"]
-            .as_array()
-            .unwrap()
-            .last()
-            .unwrap()
-            .clone();
-        assert_eq!(last["status"], "implausible");
-        assert!(last["median"].is_number(), "{last}");
-    }
-
-    #[test]
-    fn run_errors_skips_and_repeated_failures_are_shown_once_each() {
-        let mut run = sample_run();
-        let mut throughput = run.results[1].clone();
-        throughput.measure = "throughput".into();
-        run.results.push(throughput); // the same failure, second measure
-        let mut skipped = run.results[1].clone();
-        skipped.name = "gpu_only".into();
-        skipped.status = ResultStatus::Skipped;
-        skipped.error = Some("no GPU".into());
-        run.results.push(skipped);
-        run.error = Some("build command `make` failed\nld: cannot find -lcuda".into());
-        let out = TableExporter.render(&run, &[]);
-        assert!(
-            out.contains("error: build command `make` failed\n  | ld: cannot find -lcuda\n"),
-            "{out}"
-        );
-        assert_eq!(
-            out.matches("toy/command: command `./bench` exited").count(),
-            1,
-            "{out}"
-        );
-        let skips = out
-            .split("skipped by the tool:\n")
-            .nth(1)
-            .unwrap_or_default();
-        assert!(skips.contains("toy/gpu_only: no GPU"), "{out}");
-        assert!(
-            !out.split("skipped by the tool:")
-                .next()
-                .unwrap()
-                .contains("gpu_only: no GPU"),
-            "{out}"
-        );
-        let json: serde_json::Value =
-            serde_json::from_str(&JsonExporter.render(&run, &[])).unwrap();
-        assert!(json["run"]["error"].as_str().unwrap().contains("-lcuda"));
-    }
-
-    #[test]
-    fn the_table_lists_numbers_as_numbers_and_times_in_their_unit() {
-        let mut run = sample_run();
-        let mut time = run.results[0].clone();
-        time.measure = "time".into();
-        time.unit = Unit::new(Unit::NANOSECONDS);
-        time.direction = Direction::LowerIsBetter;
-        time.samples = vec![149_690.0; 5];
-        run.results.clear();
-        for n in ["16777216", "2097152", "262144"] {
-            let mut t = time.clone();
-            t.params.insert("n".into(), n.into());
-            run.results.push(t);
-        }
-        let mut other = time.clone();
-        other.suite = "another".into();
-        run.results.insert(0, other);
-        let out = TableExporter.render(&run, &[]);
-        let order: Vec<&str> = out
-            .lines()
-            .filter_map(|l| l.split("n=").nth(1))
-            .map(|t| &t[..t.find(']').unwrap()])
-            .collect();
-        assert_eq!(order, ["256", "262144", "2097152", "16777216"], "{out}");
-        assert!(
-            out.lines().nth(3).unwrap().starts_with("another"),
-            "suites as they ran"
-        );
-        assert!(out.contains("149.7") && out.contains(" µs "), "{out}");
-        assert!(!out.contains("149690"), "{out}");
-    }
-
-    #[test]
-    fn json_snapshot() {
-        let out = JsonExporter.render(&sample_run(), &[]);
-        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        assert_eq!(v["benchmarks"][0]["median"], 50.95);
-        assert_eq!(v["benchmarks"][1]["status"], "failed");
-        insta::with_settings!({filters => vec![(r"[0-9a-f]{64}", "[hash]"), (r"\d{4}-\d\d-\d\dT[0-9:.]+Z", "[time]")]}, {
-            insta::assert_snapshot!(out);
-        });
-    }
-}
+mod tests;

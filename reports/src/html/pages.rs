@@ -12,6 +12,7 @@ use super::model::{
 };
 use super::svg::{self, SweepPoint};
 use pitwall_analysis::number::{DisplayUnit, sig};
+use pitwall_analysis::precision;
 
 /// Rows of the recent-runs table on a benchmark page.
 const RECENT_RUNS: usize = 20;
@@ -203,6 +204,9 @@ pub(crate) struct RunRow {
     pub started_at: String,
     pub median: String,
     pub ci: String,
+    /// Set when the interval is wider than the run's sampling target: what it reached
+    /// against the target (`pitwall_analysis::precision`).
+    pub noisy: Option<String>,
     pub spread: String,
     pub n: usize,
     pub throttled: usize,
@@ -305,6 +309,12 @@ pub(crate) fn bench(s: &Series, series: &[Series], group: &[usize], runs: &[Run]
                     .ci
                     .map(|(a, b)| format!("{} – {}", unit.num(a), unit.num(b)))
                     .unwrap_or_else(|| "n < 6".into()),
+                noisy: p
+                    .ci
+                    .zip(precision::target_pct(run, &s.suite))
+                    .and_then(|(ci, target)| precision::of_interval(p.median, ci, target))
+                    .filter(precision::Precision::noisy)
+                    .map(|p| p.describe()),
                 spread: format!("{} – {}", unit.num(p.min), unit.num(p.max)),
                 n: p.n,
                 throttled: p.throttled,

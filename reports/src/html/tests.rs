@@ -536,3 +536,21 @@ fn a_pairs_base_run_is_drawn_at_its_commit_not_as_the_newest() {
     let last_label = history.rsplit(r#"<text class="tick sha""#).next().unwrap();
     assert!(last_label.contains(newest), "{last_label}");
 }
+
+#[test]
+fn a_benchmark_page_flags_a_run_whose_interval_missed_its_target() {
+    // issue 25: the newest run recorded a target of ±0.5% for every suite: its intervals
+    // are wider, so its row says noisy with both numbers; runs without targets say nothing.
+    let mut runs = synthetic::runs(2, 8, 8);
+    let last = runs.len() - 1;
+    let suites: Vec<String> = runs[last].results.iter().map(|r| r.suite.clone()).collect();
+    runs[last]
+        .fingerprint
+        .set_section(&pitwall_schema::sections::SamplingTargets(
+            suites.into_iter().map(|s| (s, 0.5)).collect(),
+        ));
+    let (dir, _) = render(&runs);
+    let page = read(&dir, &format!("bench/{}", bench_pages(&dir)[0]));
+    assert_eq!(page.matches(r#"<span class="noisy""#).count(), 1, "{page}");
+    assert!(page.contains("reached, target ±0.50%"), "{page}");
+}

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use pitwall_engine::config::Config;
+use pitwall_schema::sections::SamplingTargets;
 use pitwall_schema::time::now_rfc3339;
 use pitwall_schema::{
     BenchmarkResult, CommitInfo, Fingerprint, ResultStatus, Run, RunStatus, WORKING_TREE,
@@ -66,6 +67,14 @@ pub(crate) fn new_run(
     results: Vec<BenchmarkResult>,
 ) -> Run {
     let results: Vec<BenchmarkResult> = results.into_iter().map(fail_unsummarisable).collect();
+    let mut fingerprint = fingerprint;
+    fingerprint.set_section(&SamplingTargets(
+        config
+            .suites
+            .iter()
+            .map(|s| (s.name.clone(), 100.0 * s.sampling.target_rel_ci))
+            .collect(),
+    ));
     Run {
         id: uuid::Uuid::now_v7().to_string(),
         project: config.project.name.clone(),

@@ -11,6 +11,7 @@ pub mod comparison;
 pub mod history;
 pub mod number;
 pub mod order;
+pub mod precision;
 pub mod sequential;
 pub mod writeup;
 

@@ -248,6 +248,19 @@ impl Section for Clocks {
     const KEY: &'static str = "clocks";
 }
 
+/// `sampling_targets`: the precision each suite's sampling aimed for, by suite name: the
+/// relative half-width of the median's 95% interval, in percent (`target_ci_pct`). A result
+/// whose interval is wider than its suite's target is shown as `noisy`
+/// (`pitwall_analysis::precision`). Runs stored before it was recorded have none, and are never
+/// flagged.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SamplingTargets(pub BTreeMap<String, f64>);
+
+impl Section for SamplingTargets {
+    const KEY: &'static str = "sampling_targets";
+}
+
 /// `isolation`: where built-in suites ran, `worker` or `in_process`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
