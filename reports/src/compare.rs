@@ -47,7 +47,7 @@ pub fn render_table(r: &ComparisonReport) -> String {
         ">CAND",
         "UNIT",
         ">CHANGE",
-        ">95% CI",
+        ">INTERVAL",
         ">Q",
         "VERDICT",
     ]);
@@ -68,6 +68,17 @@ pub fn render_table(r: &ComparisonReport) -> String {
     if !t.is_empty() {
         out.push_str(&t.render());
         out.push('\n');
+    }
+    let why: Vec<String> = ordered(r)
+        .into_iter()
+        .filter_map(|b| Some(format!("  {}: {}", b.key(), b.unobvious_reason()?)))
+        .collect();
+    if !why.is_empty() {
+        out.push_str("why (verdicts the interval alone does not explain):\n");
+        for line in why {
+            out.push_str(&esc(&line));
+            out.push('\n');
+        }
     }
     for (label, keys) in [
         ("only in baseline", &r.only_baseline),
@@ -228,7 +239,7 @@ pub fn render_markdown(r: &ComparisonReport) -> String {
         escape_md(&r.candidate),
         escape_md(&r.rounds_text())
     ));
-    let header = "| benchmark | baseline | candidate | change | 95% CI | verdict |\n|---|---:|---:|---:|---:|---|\n";
+    let header = "| benchmark | baseline | candidate | change | interval | verdict |\n|---|---:|---:|---:|---:|---|\n";
     let row = |b: &ComparedBenchmark| {
         let unit = display_unit(b);
         format!(
@@ -267,6 +278,7 @@ pub fn render_markdown(r: &ComparisonReport) -> String {
         }
         out.push_str("\n</details>\n");
     }
+    out.push_str(&why_markdown(r));
     for (label, keys) in [
         ("Only in baseline", &r.only_baseline),
         ("Only in candidate", &r.only_candidate),
@@ -284,6 +296,28 @@ pub fn render_markdown(r: &ComparisonReport) -> String {
         }
     }
     out
+}
+
+/// The reasons of the verdicts their interval does not explain, as a Markdown list (empty
+/// when there are none); shared by `compare --format markdown` and the PR comment.
+pub(crate) fn why_markdown(r: &ComparisonReport) -> String {
+    let lines: Vec<String> = ordered(r)
+        .into_iter()
+        .filter_map(|b| {
+            Some(format!(
+                "- `{}`: {}\n",
+                code_in_table(&b.key()),
+                escape_md(&one_line(b.unobvious_reason()?))
+            ))
+        })
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nWhy (verdicts the interval alone does not explain):\n\n{}",
+        lines.concat()
+    )
 }
 
 /// Untrusted text on one line: a newline (or any control character) in a benchmark name would

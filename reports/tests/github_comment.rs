@@ -263,3 +263,28 @@ fn one_process_per_side_is_flagged_in_the_comment() {
     assert!(body.contains("Rounds: 3 interleaved rounds"), "{body}");
     assert!(!body.contains("1 replicate"), "{body}");
 }
+
+#[test]
+fn a_verdict_its_interval_does_not_explain_carries_its_reason() {
+    // issue 25: an undecided benchmark whose whole interval lies above the threshold, and a
+    // call whose interval reaches inside it, say why; the obvious ones say nothing more.
+    let mut odd = bench("odd", Verdict::Inconclusive, 1.08);
+    odd.comparison.ci = (1.05, 1.11);
+    odd.comparison.reason = "too few samples <b>here</b>".into();
+    let mut close = bench("close", Verdict::Regression, 1.03);
+    close.comparison.ci = (1.01, 1.05);
+    close.comparison.reason = "up 3.0% beyond a 0.6% change".into();
+    let mut plain = bench("plain", Verdict::Regression, 1.15);
+    plain.comparison.reason = "up 15% (obvious)".into();
+    assert_eq!(plain.unobvious_reason(), None);
+    assert!(odd.unobvious_reason().is_some() && close.unobvious_reason().is_some());
+    let r = report(vec![odd, close, plain]);
+    let comment = render_pr_comment(&r, &CommentOptions::default());
+    assert!(comment.contains("Why (verdicts the interval alone does not explain):"), "{comment}");
+    assert!(comment.contains("up 3.0% beyond a 0.6% change"), "{comment}");
+    assert!(!comment.contains("<b>here"), "untrusted reason text is escaped: {comment}");
+    assert!(!comment.contains("(obvious)"), "{comment}");
+    let md = render_markdown(&r);
+    assert!(md.contains("too few samples"), "{md}");
+    assert!(!md.contains("(obvious)"), "{md}");
+}

@@ -45,7 +45,7 @@ impl Default for CommentOptions {
     }
 }
 
-const TABLE_HEADER: &str = "| benchmark | baseline | candidate | change | ratio | 95% CI | verdict |\n|---|---:|---:|---:|---:|---:|---|\n";
+const TABLE_HEADER: &str = "| benchmark | baseline | candidate | change | ratio | interval | verdict |\n|---|---:|---:|---:|---:|---:|---|\n";
 
 /// Markdown for the sticky PR comment; never longer than `opts.max_bytes`.
 ///
@@ -181,6 +181,23 @@ fn head(r: &ComparisonReport, opts: &CommentOptions) -> String {
 /// Keys compared on one side only or failed, and the report link.
 fn tail(r: &ComparisonReport, opts: &CommentOptions) -> String {
     let mut out = String::new();
+    let why: Vec<String> = ordered(r)
+        .into_iter()
+        .filter_map(|b| {
+            let reason = b.unobvious_reason()?;
+            Some(format!("- {}: {}\n", code(&b.key()), escape_text(reason)))
+        })
+        .collect();
+    if !why.is_empty() {
+        out.push_str("Why (verdicts the interval alone does not explain):\n\n");
+        for line in why.iter().take(MAX_LISTED_KEYS) {
+            out.push_str(line);
+        }
+        if why.len() > MAX_LISTED_KEYS {
+            out.push_str(&format!("- and {} more\n", why.len() - MAX_LISTED_KEYS));
+        }
+        out.push('\n');
+    }
     for (label, keys) in [
         ("Only in baseline", &r.only_baseline),
         ("Only in candidate", &r.only_candidate),

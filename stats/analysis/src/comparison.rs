@@ -50,6 +50,29 @@ impl ComparedBenchmark {
         ) && self.cycles_verdict == Some(Verdict::Unchanged)
     }
 
+    /// The verdict's reason, when the verdict is not what its interval suggests at a glance
+    /// (issue 25): an undecided benchmark whose interval lies wholly outside or wholly inside
+    /// ±threshold, or clear of the margin a call must exclude; a call whose interval reaches
+    /// inside ±threshold. `None` when the interval tells the story, or there is no reason.
+    pub fn unobvious_reason(&self) -> Option<&str> {
+        let c = &self.comparison;
+        let (lo, hi) = c.ci;
+        if c.reason.is_empty() || !(lo.is_finite() && hi.is_finite()) {
+            return None;
+        }
+        let thr = c.threshold;
+        let margin = pitwall_stats::ab::replicated::REPLICATE_MARGIN * thr;
+        let outside = lo > 1.0 + thr || hi < 1.0 - thr;
+        let inside = lo >= 1.0 - thr && hi <= 1.0 + thr;
+        let clear_of_margin = lo > 1.0 + margin || hi < 1.0 / (1.0 + margin);
+        let unobvious = match c.verdict {
+            Verdict::Inconclusive => outside || inside || clear_of_margin,
+            Verdict::Regression | Verdict::Improvement => !outside,
+            Verdict::Unchanged => !inside,
+        };
+        unobvious.then_some(c.reason.as_str())
+    }
+
     /// Relative change in the "worse" direction: +5% means 5% worse, whatever the direction.
     pub fn worse_by(&self) -> f64 {
         let r = self.comparison.ratio;
