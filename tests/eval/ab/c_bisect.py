@@ -32,8 +32,12 @@ and PASS when K == N and W == 0; the exit status is 0 on PASS, 1 on FAIL.
 
 Run (from the repository root, after `cargo build --release`):
     python3 tests/eval/ab/c_bisect.py --pitwall target/release/pitwall --out /tmp/c_bisect.json
-A process takes ~0.2 s (4 × 10 × 4 ms + start-up); a trial builds every probed commit once and
-takes a few minutes on a 2-core machine.
+A process takes ~0.2 s (4 × 10 × 4 ms + start-up); a trial (its own ratio measurement, then
+bisect: endpoints and 3–4 probes, each commit built once with cc) takes ~10–30 s on a 2-core
+machine, 5 trials ~1–3 min. Run it on a quiet machine: a compiler running beside it time-slices
+the benchmark processes (samples jump from 4 to 8 ms) and the answer is about that, not about
+pitwall. The 1-minute load average at the start and the end of each trial is recorded and shown
+(about 1 on a quiet 2-core machine: this script's own benchmark processes).
 """
 
 from __future__ import annotations
@@ -44,7 +48,6 @@ import os
 import random
 import shlex
 import statistics
-import subprocess
 import sys
 import time
 
@@ -216,8 +219,8 @@ def sort_n_for(n0: int, factor: float) -> int:
 
 def calibrate(d: str, target_ms: float) -> tuple[dict, dict]:
     """Work sizes that make one repetition of each benchmark last about target_ms here; two
-    passes (scale from a first guess, then check and scale once more)."""
-    sizes = {"sort_n": 20000, "hash_loops": 4, "mat_n": 80, "str_n": 5000}
+    passes (scale from a first guess, then check and scale once more), then a check."""
+    sizes = {"sort_n": 20000, "hash_loops": 4, "mat_n": 160, "str_n": 5000}
     ms: dict = {}
     for _ in range(2):
         exe = compile_bench(bench_source(sizes, "calibration"), d)
@@ -228,7 +231,8 @@ def calibrate(d: str, target_ms: float) -> tuple[dict, dict]:
             "sort_n": max(1000, sort_n_for(sizes["sort_n"], f["sort"]) if f["sort"] >= 1
                           else round(sizes["sort_n"] * f["sort"])),
             "hash_loops": max(1, round(sizes["hash_loops"] * f["hash"])),
-            "mat_n": max(8, round(sizes["mat_n"] * f["matmul"] ** (1 / 3))),
+            # a multiple of 8: an odd size runs ~2x slower per flop here (no aligned vector loop)
+            "mat_n": max(8, 8 * round(sizes["mat_n"] * f["matmul"] ** (1 / 3) / 8)),
             "str_n": max(100, round(sizes["str_n"] * f["strops"])),
         }
     exe = compile_bench(bench_source(sizes, "calibration"), d)
@@ -314,7 +318,8 @@ def classify(b: dict, truth_sha: str) -> dict:
         "class": cls, "culprit": first, "uncertain": uncertain, "uncertain_from": src,
         "truth_in_also_possible": truth_sha in also, "followed_key": j.get("key"),
         "steps": len(steps), "max_steps": j.get("max_steps"), "ratio": j.get("ratio"),
-        "step_summary": [{k: s.get(k) for k in ("sha", "verdict", "ratio", "rounds", "uncertain", "note") if k in s}
+        "step_summary": [dict({k: s.get(k) for k in ("position", "class", "ratio", "ci", "rounds", "uncertain", "note") if k in s},
+                              sha=(s.get("commit") or {}).get("sha") if isinstance(s.get("commit"), dict) else s.get("commit"))
                          for s in steps],
     }
 
@@ -341,7 +346,7 @@ def main() -> int:
     errors = 0
     for ti in range(args.trials):
         position = rng.randint(3, 9)
-        rec = {"trial": ti, "position": position}
+        rec = {"trial": ti, "position": position, "loadavg_1m": round(os.getloadavg()[0], 2)}
         doc["trials"].append(rec)
         with c.temp_dir(f"pw-cbisect-{ti}-", args.keep) as repo, c.temp_dir(f"pw-cbisect-m{ti}-", False) as scratch:
             try:
@@ -354,14 +359,19 @@ def main() -> int:
                       + ", ".join(f"{k} {v:.3f}" for k, v in ratios.items() if k != "sort") + ")")
                 b = run_bisect(pitwall, repo, shas[0], shas[-1], bisect_args, args.timeout)
                 rec["bisect"] = b
+                rec["loadavg_1m_end"] = round(os.getloadavg()[0], 2)
                 s = classify(b, shas[position])
                 s["culprit_position"] = shas.index(s["culprit"]) if s["culprit"] in shas else None
                 rec["bisect_score"] = s
                 c.log(args, f"trial {ti}: bisect {s['class']} (culprit commit {s['culprit_position']}, truth {position}, "
                       f"uncertain {s['uncertain']}, followed {s['followed_key']}, {s['steps']} probes, {b['wall_s']:.0f} s)"
-                      + (f"\n  stderr: {b['stderr_head']}" if b["exit"] else ""))
+                      + (f"\n  stderr: " + "\n  ".join(
+                          [ln for ln in b["stderr_head"].splitlines()[:2]]
+                          + [ln for ln in b["stderr_tail"].splitlines() if ln.startswith(("error", "warning"))])
+                         if b["exit"] else ""))
             except c.HarnessError as e:
                 errors += 1
+                rec["loadavg_1m_end"] = round(os.getloadavg()[0], 2)
                 rec["error"] = str(e)
                 c.log(args, f"trial {ti}: ERROR {e}")
     doc["wall_s"] = time.monotonic() - t_start
@@ -379,13 +389,13 @@ def summarize(doc: dict, errors: int) -> bool:
             f"{r['measured_ratios']['sort']:.3f}" if "measured_ratios" in r else "-",
             s.get("class", "error" if "error" in r else "-"), s.get("culprit_position", "-"),
             s.get("uncertain", "-"), s.get("steps", "-"),
-            f"{r['bisect']['wall_s']:.0f}" if "bisect" in r else "-",
+            f"{r['bisect']['wall_s']:.0f}" if "bisect" in r else "-", f"{r.get('loadavg_1m', '-')}/{r.get('loadavg_1m_end', '-')}",
         ])
     print()
     print(f"c_bisect.py: {len(doc['trials'])} trials, slowdown {doc['slowdown']}, bisect args "
           f"{shlex.join(doc['bisect_args']) or '(none: default flags)'}, seed {doc['seed']}, pitwall {doc['pitwall']}")
     print(f"sizes {doc['sizes']}, ms per repetition {doc['calibrated_ms']}")
-    print(c.table(rows, ["trial", "planted", "measured sort ratio", "class", "culprit", "uncertain", "probes", "wall s"]))
+    print(c.table(rows, ["trial", "planted", "measured sort ratio", "class", "culprit", "uncertain", "probes", "wall s", "load 1m start/end"]))
     classes = [r.get("bisect_score", {}).get("class", "error") for r in doc["trials"]]
     n = len(doc["trials"])
     k, w = classes.count("correct"), classes.count("wrong-sure")
