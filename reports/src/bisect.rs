@@ -59,7 +59,14 @@ pub fn render_table(r: &BisectReport) -> String {
         ));
     }
     let mut t = crate::table::Table::new(&[
-        ">STEP", ">POS", "COMMIT", "VERDICT", ">VS GOOD", ">INTERVAL", ">ROUNDS", "SUBJECT",
+        ">STEP",
+        ">POS",
+        "COMMIT",
+        "VERDICT",
+        ">VS GOOD",
+        ">INTERVAL",
+        ">ROUNDS",
+        "SUBJECT",
     ]);
     for (i, s) in r.steps.iter().enumerate() {
         let verdict = if s.uncertain {

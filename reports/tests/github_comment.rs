@@ -280,9 +280,18 @@ fn a_verdict_its_interval_does_not_explain_carries_its_reason() {
     assert!(odd.unobvious_reason().is_some() && close.unobvious_reason().is_some());
     let r = report(vec![odd, close, plain]);
     let comment = render_pr_comment(&r, &CommentOptions::default());
-    assert!(comment.contains("Why (verdicts the interval alone does not explain):"), "{comment}");
-    assert!(comment.contains("up 3.0% beyond a 0.6% change"), "{comment}");
-    assert!(!comment.contains("<b>here"), "untrusted reason text is escaped: {comment}");
+    assert!(
+        comment.contains("Why (verdicts the interval alone does not explain):"),
+        "{comment}"
+    );
+    assert!(
+        comment.contains("up 3.0% beyond a 0.6% change"),
+        "{comment}"
+    );
+    assert!(
+        !comment.contains("<b>here"),
+        "untrusted reason text is escaped: {comment}"
+    );
     assert!(!comment.contains("(obvious)"), "{comment}");
     let md = render_markdown(&r);
     assert!(md.contains("too few samples"), "{md}");

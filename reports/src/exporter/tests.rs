@@ -65,8 +65,7 @@ fn an_implausible_result_shows_its_numbers_marked_and_its_reason() {
     run.status = RunStatus::from_results(&run.results);
     let out = TableExporter.render(&run, &[]);
     insta::assert_snapshot!(out);
-    let json: serde_json::Value =
-        serde_json::from_str(&JsonExporter.render(&run, &[])).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&JsonExporter.render(&run, &[])).unwrap();
     let last = json["benchmarks"]
         .as_array()
         .unwrap()
@@ -111,8 +110,7 @@ fn run_errors_skips_and_repeated_failures_are_shown_once_each() {
             .contains("gpu_only: no GPU"),
         "{out}"
     );
-    let json: serde_json::Value =
-        serde_json::from_str(&JsonExporter.render(&run, &[])).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&JsonExporter.render(&run, &[])).unwrap();
     assert!(json["run"]["error"].as_str().unwrap().contains("-lcuda"));
 }
 
@@ -165,9 +163,9 @@ fn a_result_that_missed_its_target_is_flagged_noisy_with_both_numbers() {
     // `steady` met it, and `kernel` (no target recorded) is never flagged.
     let mut run = sample_run();
     run.fingerprint
-        .set_section(&pitwall_schema::sections::SamplingTargets(BTreeMap::from([
-            ("toy".to_string(), 1.0),
-        ])));
+        .set_section(&pitwall_schema::sections::SamplingTargets(BTreeMap::from(
+            [("toy".to_string(), 1.0)],
+        )));
     let mut sort = run.results[0].clone();
     sort.suite = "toy".into();
     sort.name = "sort".into();
@@ -182,7 +180,10 @@ fn a_result_that_missed_its_target_is_flagged_noisy_with_both_numbers() {
     run.results = vec![run.results[0].clone(), sort, steady];
     run.status = RunStatus::from_results(&run.results);
     let table = TableExporter.render(&run, &[]);
-    assert!(table.contains("noisy (the interval missed its target_ci_pct):"), "{table}");
+    assert!(
+        table.contains("noisy (the interval missed its target_ci_pct):"),
+        "{table}"
+    );
     assert!(table.contains("toy/sort/time: ±"), "{table}");
     assert!(!table.contains("toy/steady/time: ±"), "{table}");
     let json = JsonExporter.render(&run, &[]);

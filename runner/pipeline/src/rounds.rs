@@ -84,11 +84,12 @@ impl Rounds {
         let round = self.count() + 1;
         // A pair alternates its order (base-head, head-base, …) so that a drift shared by both
         // sides is balanced and the cross-over analysis can estimate the period effect.
-        let order: Vec<usize> = if targets.len() == 2 && RoundOrder::balanced(round) == RoundOrder::HeadBase {
-            vec![1, 0]
-        } else {
-            (0..targets.len()).collect()
-        };
+        let order: Vec<usize> =
+            if targets.len() == 2 && RoundOrder::balanced(round) == RoundOrder::HeadBase {
+                vec![1, 0]
+            } else {
+                (0..targets.len()).collect()
+            };
         for t in order {
             let target = &targets[t];
             self.round_starts[t].push(self.next_replicate[t]);

@@ -120,7 +120,11 @@ mod tests {
         assert!(p.noisy(), "{p:?}");
         assert_eq!(p.target_ci_pct, 1.0);
         assert!(p.reached_ci_pct > 5.0, "{p:?}");
-        assert!(p.describe().contains("reached, target ±1"), "{}", p.describe());
+        assert!(
+            p.describe().contains("reached, target ±1"),
+            "{}",
+            p.describe()
+        );
         // Tight samples meet the same target.
         let tight: Vec<f64> = (0..20).map(|i| 100.0 + 0.01 * f64::from(i)).collect();
         let run = run_with(Some(1.0), tight);

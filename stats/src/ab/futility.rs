@@ -6,8 +6,8 @@
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::moderated::VariancePrior;
-use super::welch::t_quantile;
 use super::sequential::SequentialPlan;
+use super::welch::t_quantile;
 
 /// A benchmark is given up only when, projected to the last round with its current estimate
 /// and variance, both the probability of a call and that of `unchanged` are below this.

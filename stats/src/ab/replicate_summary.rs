@@ -152,4 +152,3 @@ pub(super) fn mean_var(x: &[f64]) -> (f64, f64) {
     let v = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
     (m, v)
 }
-

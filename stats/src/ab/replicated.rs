@@ -63,9 +63,9 @@
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use super::bh::benjamini_hochberg;
+use super::crossover::{Look, look};
 use super::futility::{FUTILITY_PROBABILITY, Stat, projected};
 use super::moderated::VariancePrior;
-use super::crossover::{Look, look};
 use super::replicate_summary::summaries;
 pub use super::replicate_summary::{Replicate, ReplicatedPair};
 use super::sequential::{SequentialPlan, nominal_level};
@@ -353,14 +353,7 @@ fn settle(
     let thr = c.threshold;
     let margin = (REPLICATE_MARGIN * thr).ln_1p();
     if futility && round < plan.max_looks && round >= plan.first_look + FUTILITY_AFTER_LOOKS {
-        let (p_call, p_unchanged) = projected(
-            st,
-            round,
-            plan,
-            boundaries,
-            prior,
-            (thr, margin),
-        );
+        let (p_call, p_unchanged) = projected(st, round, plan, boundaries, prior, (thr, margin));
         if p_call < FUTILITY_PROBABILITY && p_unchanged < FUTILITY_PROBABILITY {
             c.reason = format!(
                 "given up at round {round}: {:+.1}% with interval {} over {reps}; projected to {} rounds, a call has probability {:.0}% and `unchanged` {:.0}%",

@@ -33,8 +33,7 @@ pub struct ExportDoc {
 }
 
 /// What a JSON error names as the schema when the document's own tag could not be read.
-const ANY_SCHEMA: &str =
-    "pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4, pitwall/v5 or pitwall/v6";
+const ANY_SCHEMA: &str = "pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4, pitwall/v5 or pitwall/v6";
 
 /// Why a document could not be read as an export document.
 #[derive(Debug, thiserror::Error)]
@@ -271,7 +270,9 @@ impl ExportDoc {
 
 /// Whether a run holds what only `pitwall/v6` has: a pair's round orders.
 fn needs_v6(run: &Run) -> bool {
-    run.pair.as_ref().is_some_and(|p| !p.round_orders.is_empty())
+    run.pair
+        .as_ref()
+        .is_some_and(|p| !p.round_orders.is_empty())
 }
 
 /// Whether a run holds what only `pitwall/v5` has: an implausible result, a sample's cycles.

@@ -90,8 +90,7 @@ pub fn bisect(
         observer,
     };
     let (good_target, bad_target) = prepare_endpoints(&repo, &good, &bad, request, &m)?;
-    let (endpoints, stop, rounds) =
-        measure_endpoints(&m, request, &good_target, &bad_target, ab)?;
+    let (endpoints, stop, rounds) = measure_endpoints(&m, request, &good_target, &bad_target, ab)?;
     let regression = worst_regression(endpoints, stop, rounds, request)?;
     let search = Search {
         repo: &repo,

@@ -7,6 +7,6 @@ mod request;
 mod search;
 
 pub use drive::bisect;
-pub use request::{BisectError, BisectRequest};
 pub use pitwall_analysis::bisect::BisectReport;
+pub use request::{BisectError, BisectRequest};
 pub use search::{Class, Range, Verdict, classify, classify_by_estimate, max_steps};

@@ -392,7 +392,14 @@ fn a_large_change_with_a_wide_interval_is_not_given_up() {
         dof: 4.0,
         paired_rounds: 6,
     };
-    let (call, unchanged) = projected(&st, 6, &plan, &boundaries, VariancePrior::NONE, (0.02, (REPLICATE_MARGIN * 0.02).ln_1p()));
+    let (call, unchanged) = projected(
+        &st,
+        6,
+        &plan,
+        &boundaries,
+        VariancePrior::NONE,
+        (0.02, (REPLICATE_MARGIN * 0.02).ln_1p()),
+    );
     assert!(call > 0.5, "{call}");
     assert!(unchanged < 0.05, "{unchanged}");
     // A 1.5% shift under 25% noise stays hopeless.
@@ -402,6 +409,13 @@ fn a_large_change_with_a_wide_interval_is_not_given_up() {
         dof: 10.0,
         paired_rounds: 6,
     };
-    let (call, unchanged) = projected(&st, 6, &plan, &boundaries, VariancePrior::NONE, (0.02, (REPLICATE_MARGIN * 0.02).ln_1p()));
+    let (call, unchanged) = projected(
+        &st,
+        6,
+        &plan,
+        &boundaries,
+        VariancePrior::NONE,
+        (0.02, (REPLICATE_MARGIN * 0.02).ln_1p()),
+    );
     assert!(call < 0.05 && unchanged < 0.05, "{call} {unchanged}");
 }

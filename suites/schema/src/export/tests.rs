@@ -465,7 +465,13 @@ fn round_orders_are_new_in_v6_and_older_pairs_still_read() {
         RoundOrder::HeadBase
     );
     assert_eq!(back.to_json(), v6);
-    for old in ["pitwall/v1", "pitwall/v2", "pitwall/v3", "pitwall/v4", "pitwall/v5"] {
+    for old in [
+        "pitwall/v1",
+        "pitwall/v2",
+        "pitwall/v3",
+        "pitwall/v4",
+        "pitwall/v5",
+    ] {
         let e = ExportDoc::from_json(&v6.replace("pitwall/v6", old))
             .unwrap_err()
             .to_string();
