@@ -5,7 +5,6 @@
 
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use super::moderated::VariancePrior;
 use super::sequential::SequentialPlan;
 use super::welch::t_quantile;
 
@@ -33,14 +32,15 @@ pub(super) fn projected(
     round: u32,
     plan: &SequentialPlan,
     boundaries: &[f64],
-    prior: VariancePrior,
     (thr, margin): (f64, f64),
 ) -> (f64, f64) {
     let normal = Normal::new(0.0, 1.0).expect("unit normal");
     let n = f64::from(round);
     let big_n = f64::from(plan.max_looks);
     let c_last = boundaries[boundaries.len() - 1];
-    let dof_last = prior.df + st.dof + (big_n - n);
+    // `st.dof` already holds what the prior lends (`VariancePrior::moderate`); each round to
+    // come adds one more degree of freedom of the benchmark's own.
+    let dof_last = st.dof + (big_n - n);
     let se_last = st.se * (n / big_n).sqrt();
     let half_last = t_quantile(normal.cdf(c_last), dof_last) * se_last;
     let sd = st.se * (n * (big_n - n)).sqrt() / big_n;

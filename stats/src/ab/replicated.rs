@@ -147,7 +147,6 @@ pub fn compare_replicated(
             j.q_value = q;
             let repeated = j.ci;
             j.ci = adjusted_interval(st, nominal, j.p_value, q);
-            let within = numbers[i].and_then(|l| l.within);
             let decided = settle(
                 j,
                 &pairs[i],
@@ -155,7 +154,6 @@ pub fn compare_replicated(
                 (round, config.futility),
                 plan,
                 &boundaries,
-                prior.at(within),
             );
             if decided {
                 out[i] = Some(j.clone());
@@ -338,7 +336,6 @@ fn settle(
     (round, futility): (u32, bool),
     plan: &SequentialPlan,
     boundaries: &[f64],
-    prior: VariancePrior,
 ) -> bool {
     let reps = match st.paired_rounds {
         0 => format!("{}+{} replicates", c.base_replicates, c.cand_replicates),
@@ -353,7 +350,7 @@ fn settle(
     let thr = c.threshold;
     let margin = (REPLICATE_MARGIN * thr).ln_1p();
     if futility && round < plan.max_looks && round >= plan.first_look + FUTILITY_AFTER_LOOKS {
-        let (p_call, p_unchanged) = projected(st, round, plan, boundaries, prior, (thr, margin));
+        let (p_call, p_unchanged) = projected(st, round, plan, boundaries, (thr, margin));
         if p_call < FUTILITY_PROBABILITY && p_unchanged < FUTILITY_PROBABILITY {
             c.reason = format!(
                 "given up at round {round}: {:+.1}% with interval {} over {reps}; projected to {} rounds, a call has probability {:.0}% and `unchanged` {:.0}%",

@@ -397,7 +397,6 @@ fn a_large_change_with_a_wide_interval_is_not_given_up() {
         6,
         &plan,
         &boundaries,
-        VariancePrior::NONE,
         (0.02, (REPLICATE_MARGIN * 0.02).ln_1p()),
     );
     assert!(call > 0.5, "{call}");
@@ -414,7 +413,6 @@ fn a_large_change_with_a_wide_interval_is_not_given_up() {
         6,
         &plan,
         &boundaries,
-        VariancePrior::NONE,
         (0.02, (REPLICATE_MARGIN * 0.02).ln_1p()),
     );
     assert!(call < 0.05 && unchanged < 0.05, "{call} {unchanged}");
