@@ -329,6 +329,15 @@ impl Run {
         {
             return Err(bad(why));
         }
+        if let Some(p) = &self.pair {
+            if !p.round_orders.is_empty() && p.round_orders.len() != p.rounds as usize {
+                return Err(bad(format!(
+                    "pair: {} round orders for {} rounds (hint: one `round_orders` entry per round, or none)",
+                    p.round_orders.len(),
+                    p.rounds
+                )));
+            }
+        }
         let implied = RunStatus::from_results(&self.results);
         if self.status != implied {
             return Err(bad(format!(

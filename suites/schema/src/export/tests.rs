@@ -480,6 +480,10 @@ fn round_orders_are_new_in_v6_and_older_pairs_still_read() {
             "{old}: {e}"
         );
     }
+    // One order per round, or none: a document with another count is refused, naming it.
+    let wrong = v6.replacen("\"head_base\",", "", 1);
+    let e = ExportDoc::from_json(&wrong).unwrap_err().to_string();
+    assert!(e.contains("pair: 2 round orders for 3 rounds"), "{e}");
     // A pair from before the orders were recorded: v3 as before, read as base-head rounds.
     r.pair.as_mut().unwrap().round_orders.clear();
     let v3 = ExportDoc::new(vec![r]).to_json();
