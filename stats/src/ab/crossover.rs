@@ -26,13 +26,8 @@
 use std::collections::BTreeMap;
 
 use super::replicate_summary::{
-    ReplicatedPair, RoundOrder, mean_var, summaries, summary, within_variance,
+    ReplicatedPair, RoundOrder, mean_var, summaries, summaries_by_round, within_variance,
 };
-use super::verdict::screen;
-
-/// Replicates per side from which whole slow single-sample replicates may be set aside (as in
-/// [`super::replicate_summary::summaries`]).
-const MIN_REPLICATES_TO_SCREEN: usize = 5;
 
 /// Fewest paired rounds for the model with a period effect: with three its residual has one
 /// degree of freedom, and a t interval on one degree of freedom at a sequential boundary is
@@ -56,33 +51,11 @@ pub(super) struct CrossOver {
     pub period_effect: bool,
 }
 
-/// Mean log summary per round of one side, up to `up_to`; single-sample replicates screened
-/// for slow outliers as a group when there are enough of them.
+/// Mean log summary per round of one side, up to `up_to`, screened as [`summaries`] screens.
 fn per_round(pair: &ReplicatedPair, head: bool, up_to: u32) -> BTreeMap<u32, f64> {
     let reps = if head { &pair.cand } else { &pair.base };
-    let kept: Vec<(u32, f64, usize)> = reps
-        .iter()
-        .filter(|r| r.round <= up_to && !r.samples.is_empty())
-        .map(|r| {
-            (
-                r.round,
-                summary(&r.samples, pair.higher_is_better),
-                r.samples.len(),
-            )
-        })
-        .collect();
-    let single = kept.iter().all(|k| k.2 == 1);
-    let keep: Option<Vec<f64>> = (single && kept.len() >= MIN_REPLICATES_TO_SCREEN).then(|| {
-        screen(
-            &kept.iter().map(|k| k.1).collect::<Vec<_>>(),
-            pair.higher_is_better,
-        )
-    });
     let mut sums: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
-    for (round, v, _) in kept {
-        if keep.as_ref().is_some_and(|k| !k.contains(&v)) {
-            continue;
-        }
+    for (round, v) in summaries_by_round(reps, up_to, pair.higher_is_better) {
         let e = sums.entry(round).or_default();
         e.0 += v;
         e.1 += 1.0;

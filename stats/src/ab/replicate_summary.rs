@@ -126,13 +126,25 @@ pub(super) fn within_variance(pair: &ReplicatedPair, up_to: u32) -> Option<f64> 
 
 /// Per-side summaries up to a round, screened when there are enough of them.
 pub(super) fn summaries(reps: &[Replicate], up_to: u32, higher_is_better: bool) -> Vec<f64> {
+    summaries_by_round(reps, up_to, higher_is_better)
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect()
+}
+
+/// [`summaries`] with the round of each, in the replicates' order.
+pub(super) fn summaries_by_round(
+    reps: &[Replicate],
+    up_to: u32,
+    higher_is_better: bool,
+) -> Vec<(u32, f64)> {
     let kept: Vec<&Replicate> = reps
         .iter()
         .filter(|r| r.round <= up_to && !r.samples.is_empty())
         .collect();
-    let s: Vec<f64> = kept
+    let s: Vec<(u32, f64)> = kept
         .iter()
-        .map(|r| summary(&r.samples, higher_is_better))
+        .map(|r| (r.round, summary(&r.samples, higher_is_better)))
         .collect();
     // Only single-sample replicates (a wall-time suite: one execution, one sample) carry their
     // slow outliers into the summaries; the offsets of multi-sample processes are the very
@@ -140,7 +152,8 @@ pub(super) fn summaries(reps: &[Replicate], up_to: u32, higher_is_better: bool) 
     let single = kept.iter().all(|r| r.samples.len() == 1);
     if single && s.len() >= MIN_REPLICATES_TO_SCREEN {
         // `screen` works on the slow side of raw values; logs keep the order.
-        screen(&s, higher_is_better)
+        let keep = screen(&s.iter().map(|x| x.1).collect::<Vec<_>>(), higher_is_better);
+        s.into_iter().filter(|x| keep.contains(&x.1)).collect()
     } else {
         s
     }
