@@ -284,8 +284,8 @@ struct JsonBench<'a> {
 
 #[derive(Serialize)]
 struct JsonPrecision {
-    target_ci_pct: f64,
-    reached_ci_pct: f64,
+    #[serde(flatten)]
+    precision: Precision,
     noisy: bool,
 }
 
@@ -314,10 +314,9 @@ impl Exporter for JsonExporter {
                     p90: s.map(|s| s.p90),
                     p99: s.map(|s| s.p99),
                     p999: s.map(|s| s.p999),
-                    precision: precision::of_result(run, r).map(|p| JsonPrecision {
-                        target_ci_pct: p.target_ci_pct,
-                        reached_ci_pct: p.reached_ci_pct,
-                        noisy: p.noisy(),
+                    precision: precision::of_result(run, r).map(|precision| JsonPrecision {
+                        noisy: precision.noisy(),
+                        precision,
                     }),
                 }
             })
