@@ -62,12 +62,11 @@ pub struct RunReport {
 pub(crate) fn new_run(
     config: &Config,
     target: &Target,
-    fingerprint: Fingerprint,
+    mut fingerprint: Fingerprint,
     started_at: &str,
     results: Vec<BenchmarkResult>,
 ) -> Run {
     let results: Vec<BenchmarkResult> = results.into_iter().map(fail_unsummarisable).collect();
-    let mut fingerprint = fingerprint;
     fingerprint.set_section(&SamplingTargets(
         config
             .suites

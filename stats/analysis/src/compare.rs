@@ -303,6 +303,7 @@ fn compare_pairs(
     let replicates = |r: &BenchmarkResult, info: Option<&PairInfo>| {
         replicates_of(r, info, options.exclude_throttled)
     };
+    let orders = round_orders(pair.map(|(p, _)| p), rounds);
     let inputs: Vec<ReplicatedPair> = pairs
         .iter()
         .map(|(b, c, thr)| ReplicatedPair {
@@ -310,7 +311,7 @@ fn compare_pairs(
             cand: replicates(c, pair.map(|(_, p)| p)),
             higher_is_better: c.direction == Direction::HigherIsBetter,
             threshold: Some(*thr),
-            round_orders: round_orders(pair.map(|(p, _)| p), rounds),
+            round_orders: orders.clone(),
         })
         .collect();
     let comparisons = compare_replicated(&inputs, &plan, rounds, ab);
@@ -324,7 +325,7 @@ fn compare_pairs(
                 cand: replicates(&cc, pair.map(|(_, p)| p)),
                 higher_is_better: false,
                 threshold: Some(*thr),
-                round_orders: round_orders(pair.map(|(p, _)| p), rounds),
+                round_orders: orders.clone(),
             });
         }
     }
