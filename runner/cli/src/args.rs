@@ -183,7 +183,7 @@ impl LabelArgs {
 
 fn parse_role(s: &str) -> Result<pitwall_schema::RunRole, String> {
     pitwall_schema::RunRole::parse(s)
-        .ok_or_else(|| format!("unknown role `{s}`; one of history, pr-base, pr-head"))
+        .ok_or_else(|| format!("unknown role `{s}`; one of history, pr-base, pr-head, calibration"))
 }
 
 #[derive(Debug, Args)]

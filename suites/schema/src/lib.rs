@@ -35,7 +35,7 @@ pub use run::{
 };
 pub use schema::{
     BenchmarkResult, Direction, ResultStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4,
-    SCHEMA_V5, SCHEMA_V6, SampleMeta, SampleSummary, Unit,
+    SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SampleMeta, SampleSummary, Unit,
 };
 pub use secrets::Redactor;
 pub use sections::Section;

@@ -67,6 +67,10 @@ pub enum RunRole {
     PrBase,
     #[serde(rename = "pr-head")]
     PrHead,
+    /// Both sides of `pitwall calibrate`'s A/A pair of one commit against itself: never
+    /// history, read for the testbed's noise record. New in export schema `pitwall/v7`.
+    #[serde(rename = "calibration")]
+    Calibration,
 }
 
 impl RunRole {
@@ -76,6 +80,7 @@ impl RunRole {
             RunRole::History => "history",
             RunRole::PrBase => "pr-base",
             RunRole::PrHead => "pr-head",
+            RunRole::Calibration => "calibration",
         }
     }
 
@@ -84,6 +89,7 @@ impl RunRole {
             "history" => Some(RunRole::History),
             "pr-base" => Some(RunRole::PrBase),
             "pr-head" => Some(RunRole::PrHead),
+            "calibration" => Some(RunRole::Calibration),
             _ => None,
         }
     }

@@ -29,6 +29,8 @@ pub const SCHEMA_V5: &str = "pitwall/v5";
 /// Tag of export documents holding a pair whose rounds alternated their order (issue 25):
 /// `pitwall/v5` plus the optional `round_orders` of a run's `pair`.
 pub const SCHEMA_V6: &str = "pitwall/v6";
+/// `pitwall/v6` plus the run role `calibration` (`pitwall calibrate`).
+pub const SCHEMA_V7: &str = "pitwall/v7";
 
 /// Whether smaller or larger values of a measure are better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -231,7 +231,7 @@ fn rejects_other_schema_and_bad_samples() {
     );
     assert_eq!(
         e.to_string(),
-        "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2`, `pitwall/v3`, `pitwall/v4`, `pitwall/v5` and `pitwall/v6`)"
+        "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2`, `pitwall/v3`, `pitwall/v4`, `pitwall/v5`, `pitwall/v6` and `pitwall/v7`)"
     );
     // A newer document is refused for its version, not for the fields it added.
     let newer = r#"{"schema":"pitwall/v9","runs":[],"signature":"abc"}"#;
@@ -244,7 +244,7 @@ fn rejects_other_schema_and_bad_samples() {
         let e = ExportDoc::from_json(broken).unwrap_err().to_string();
         assert!(
             e.starts_with(
-                "not valid JSON for schema pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4, pitwall/v5 or pitwall/v6 at line 1,"
+                "not valid JSON for schema pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4, pitwall/v5, pitwall/v6 or pitwall/v7 at line 1,"
             ),
             "{e}"
         );
@@ -493,4 +493,30 @@ fn round_orders_are_new_in_v6_and_older_pairs_still_read() {
         back.runs[0].pair.as_ref().unwrap().order_of(2),
         RoundOrder::BaseHead
     );
+}
+
+#[test]
+fn the_calibration_role_is_new_in_v7_and_older_documents_still_read() {
+    use crate::run::RunRole;
+    let mut r = run(vec![result(vec![1.0, 2.0])]);
+    r.role = Some(RunRole::Calibration);
+    let v7 = ExportDoc::new(vec![r.clone()]).to_json();
+    assert!(v7.contains("\"schema\": \"pitwall/v7\""), "{v7}");
+    assert!(v7.contains("\"role\": \"calibration\""), "{v7}");
+    let back = ExportDoc::from_json(&v7).unwrap();
+    assert_eq!(back.runs[0].role, Some(RunRole::Calibration));
+    assert_eq!(back.to_json(), v7);
+    for old in ["pitwall/v3", "pitwall/v6"] {
+        let e = ExportDoc::from_json(&v7.replace("pitwall/v7", old))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the role `calibration` is new in pitwall/v7"),
+            "{old}: {e}"
+        );
+    }
+    // Any other role exports as before.
+    r.role = Some(RunRole::PrHead);
+    let v3 = ExportDoc::new(vec![r]).to_json();
+    assert!(v3.contains("\"schema\": \"pitwall/v3\""), "{v3}");
 }
