@@ -192,10 +192,11 @@ fn main() {
     let report = compare(
         &side(base),
         &side(head),
-        &|_| ab.threshold * 100.0,
+        &|_| pitwall_analysis::ThresholdRule::Fixed(ab.threshold * 100.0),
         Vec::new(),
         &ab,
         CompareOptions::default(),
+        &pitwall_analysis::NoiseBook::empty(),
     );
     let comparisons = vec![pitwall_reports::html::PageComparison::new(
         "demo-pair",

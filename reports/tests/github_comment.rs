@@ -36,8 +36,10 @@ fn bench(name: &str, verdict: Verdict, ratio: f64) -> ComparedBenchmark {
             decided_at_round: (verdict != Verdict::Inconclusive).then_some(3),
             more_rounds: (verdict == Verdict::Inconclusive).then_some(9),
             resolution_pct: Some(100.0 * ((ratio - 1.0).abs() + 0.02)),
+            noise_record: None,
         },
         cycles_verdict: None,
+        threshold_raised_from_pct: None,
     }
 }
 

@@ -87,6 +87,7 @@ fn trial(rng: &mut Xoshiro256, plan: &SequentialPlan, offset_factor: f64, score:
             higher_is_better: false,
             threshold: None,
             round_orders: Vec::new(),
+            record: None,
         })
         .collect();
     let config = AbConfig::default();

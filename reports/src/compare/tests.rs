@@ -71,6 +71,7 @@ fn report() -> ComparisonReport {
             higher_is_better: d.3,
             comparison,
             cycles_verdict: None,
+            threshold_raised_from_pct: None,
         })
         .collect();
     ComparisonReport {

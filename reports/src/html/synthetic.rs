@@ -177,12 +177,13 @@ pub fn comparison(base: &Run, cand: &Run) -> ComparisonReport {
     compare(
         &side(base),
         &side(cand),
-        &|_| ab.threshold * 100.0,
+        &|_| pitwall_analysis::ThresholdRule::Fixed(ab.threshold * 100.0),
         env_mismatch,
         &ab,
         CompareOptions {
             allow_env_mismatch: true,
             exclude_throttled: false,
         },
+        &pitwall_analysis::NoiseBook::empty(),
     )
 }

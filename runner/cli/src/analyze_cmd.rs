@@ -13,7 +13,7 @@ use pitwall_store::OpenMode;
 use std::sync::Arc;
 
 use super::args::{CompareArgs, CompareFormat, DetectArgs, EnvArgs, Format, Global};
-use super::context::{load_config, open_store, resolve_side, store_for};
+use super::context::{load_config, noise_book, open_store, resolve_side, store_for};
 use super::exit::{ExitClass, Failure};
 
 pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<ExitClass, Failure> {
@@ -25,20 +25,24 @@ pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<ExitClass, Fail
         }
     }
     let config = load_config(g)?;
-    let (baseline, candidate) = match (&a.baseline, &a.candidate) {
+    let (store, (baseline, candidate)) = match (&a.baseline, &a.candidate) {
         (Some(b), Some(c)) => {
             let store = store_for(g, &config, b, c)?;
-            (
+            let sides = (
                 resolve_side("--baseline", b, store.as_deref(), a.input_format)?,
                 resolve_side("--candidate", c, store.as_deref(), a.input_format)?,
-            )
+            );
+            (store, sides)
         }
         _ => {
             let store = open_store(g, &config, OpenMode::Existing)?;
             let pair = a.pair.as_deref().unwrap_or("latest");
-            source::resolve_pair(pair, store.as_ref()).map_err(|e| Failure::of_pair("--pair", e))?
+            let sides = source::resolve_pair(pair, store.as_ref())
+                .map_err(|e| Failure::of_pair("--pair", e))?;
+            (Some(store), sides)
         }
     };
+    let noise = noise_book(store.as_deref(), (&baseline, &candidate))?;
     let report = compare::compare(
         &baseline,
         &candidate,
@@ -49,6 +53,7 @@ pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<ExitClass, Fail
             allow_env_mismatch: a.allow_env_mismatch,
             exclude_throttled: a.exclude_throttled,
         },
+        &noise,
     );
     let nothing_in_common = report.benchmarks.is_empty()
         && report.failed.is_empty()

@@ -135,6 +135,20 @@ pub(super) fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
 /// The store comparison sides are looked up in: none when every side is a file, so comparing
 /// two files needs no store; otherwise the existing one (never created here), and a failure
 /// to open it names the side that needed it.
+/// The testbed's noise book for comparing two sides of one stored pair (none without a store
+/// or for other sides): what `ci` used when it measured them, so a comparison read again
+/// agrees with what was printed.
+pub(super) fn noise_book(
+    store: Option<&dyn Store>,
+    (baseline, candidate): (&source::Side, &source::Side),
+) -> Result<pitwall_pipeline::noise::NoiseBook, Failure> {
+    match store {
+        Some(store) => pitwall_pipeline::noise::book_for_sides(store, baseline, candidate)
+            .map_err(Failure::of_store),
+        None => Ok(pitwall_pipeline::noise::NoiseBook::empty()),
+    }
+}
+
 pub(super) fn store_for(
     g: &Global,
     config: &Config,

@@ -321,6 +321,7 @@ impl Failure {
             | MeasureError::Build(_)
             | MeasureError::Environment(_)
             | MeasureError::Store { .. }
+            | MeasureError::NoiseRecord(_)
             | MeasureError::Alerts { .. } => Failure::infra(e.into()),
         }
     }

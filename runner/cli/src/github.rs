@@ -38,10 +38,12 @@ fn failure(e: PublishError) -> Failure {
 }
 
 /// The comparison `pitwall comment` publishes: of two sides it resolved, made as `compare`
-/// makes it; with the number of throttled samples the comment mentions.
+/// makes it (with the testbed's `noise` book); with the number of throttled samples the
+/// comment mentions.
 pub(super) fn compare_sides(
     config: &Config,
     (baseline, candidate): (&source::Side, &source::Side),
+    noise: &pitwall_pipeline::noise::NoiseBook,
 ) -> (ComparisonReport, usize) {
     let report = compare::compare(
         baseline,
@@ -50,6 +52,7 @@ pub(super) fn compare_sides(
         None,
         &AbConfig::default(),
         compare::CompareOptions::default(),
+        noise,
     );
     (report, throttled_samples((baseline, candidate)))
 }

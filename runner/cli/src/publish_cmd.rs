@@ -7,7 +7,7 @@ use pitwall_store::OpenMode;
 
 use super::alert_notice::announce_alerts;
 use super::args::{CiArgs, CommentArgs, Global, ReportArgs};
-use super::context::{current_dir, load_config, open_store, resolve_side, store_for};
+use super::context::{current_dir, load_config, noise_book, open_store, resolve_side, store_for};
 use super::exit::{ExitClass, Failure};
 use super::github::{check_publishing, compare_sides, publish, throttled_samples};
 use super::measure::{print_pair, report_dir};
@@ -61,7 +61,8 @@ pub(super) fn cmd_comment(g: &Global, a: &CommentArgs) -> Result<ExitClass, Fail
             (Some(store), sides)
         }
     };
-    let (report, throttled) = compare_sides(&config, (&baseline, &candidate));
+    let noise = noise_book(store.as_deref(), (&baseline, &candidate))?;
+    let (report, throttled) = compare_sides(&config, (&baseline, &candidate), &noise);
     let commit = candidate.run.as_ref().map(|r| r.commit.as_str());
     publish(
         g,

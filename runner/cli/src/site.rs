@@ -66,6 +66,8 @@ pub(super) fn write_report(
             .and_then(|r| r.pair.as_ref())
             .map(|p| p.id.clone())
             .unwrap_or_else(|| format!("runs-{}-{}", run_id(&base), run_id(&head)));
+        let noise = pitwall_pipeline::noise::book_for_sides(store, &base, &head)
+            .map_err(Failure::of_store)?;
         let report = compare::compare(
             &base,
             &head,
@@ -76,6 +78,7 @@ pub(super) fn write_report(
                 allow_env_mismatch: true,
                 exclude_throttled: false,
             },
+            &noise,
         );
         if !report.benchmarks.is_empty() {
             comparisons.push(pitwall_reports::html::PageComparison::new(

@@ -154,6 +154,8 @@ impl WorkerRequest {
             },
             sampling: self.sampling,
             threshold_pct: self.threshold_pct,
+            // Thresholds are the parent's business (comparisons); a worker only measures.
+            threshold_auto: false,
         }
     }
 }

@@ -58,6 +58,7 @@ fn report(levels: &[(&str, f64, f64)]) -> ComparisonReport {
             higher_is_better: false,
             comparison,
             cycles_verdict: None,
+            threshold_raised_from_pct: None,
         })
         .collect();
     ComparisonReport {

@@ -64,6 +64,14 @@ impl Labels {
         Labels::resolve(config, req, &|n| std::env::var(n).ok())
     }
 
+    /// The testbed a run measured here gets: `--testbed`, else `[testbed] name`, else the one
+    /// this machine's fingerprint implies.
+    pub fn testbed_here(&self) -> String {
+        self.testbed.clone().unwrap_or_else(|| {
+            pitwall_schema::default_testbed(&pitwall_host::fingerprint::current())
+        })
+    }
+
     /// Labels a run measured here, or read from another tool's results, before it is stored.
     pub fn apply(&self, run: &mut Run) {
         let base = run.pair.as_ref().map(|p| p.role) == Some(PairRole::Base);

@@ -13,6 +13,7 @@ pub mod git;
 pub mod import;
 pub mod labels;
 pub mod measure;
+pub mod noise;
 pub mod pair;
 pub mod prune;
 pub mod publish;

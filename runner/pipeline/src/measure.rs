@@ -71,6 +71,9 @@ pub enum MeasureError {
     Bisect(BisectError),
     #[error(transparent)]
     Measure(RunError),
+    /// The testbed's noise record (earlier pairs) could not be read.
+    #[error("cannot read the testbed's noise record")]
+    NoiseRecord(#[source] StoreError),
     #[error("cannot store run {id}")]
     Store {
         id: String,
@@ -272,6 +275,8 @@ pub fn measure_pair(
     let [base, head] = targets.as_slice() else {
         return Ok(PairResult::NotBuilt);
     };
+    let noise = crate::noise::book(store, &m.labels.testbed_here(), None, None)
+        .map_err(MeasureError::NoiseRecord)?;
     let env = m
         .hooks
         .prepare(m.config)
@@ -283,7 +288,7 @@ pub fn measure_pair(
         base,
         head,
         &req.rounds,
-        &AbConfig::default(),
+        (&AbConfig::default(), &noise),
         &env,
         m.hooks.observer(),
     );
@@ -315,6 +320,8 @@ pub fn measure_pair(
     // The one comparison of this pair that every output shows (the table, the comment, the
     // check run, the status): made again from the sides as stored, every secret redacted, so
     // what is published is what was printed and carries no secret.
+    let noise =
+        crate::noise::book_for_sides(store, &base, &head).map_err(MeasureError::NoiseRecord)?;
     outcome.comparison = crate::compare::compare(
         &base,
         &head,
@@ -322,6 +329,7 @@ pub fn measure_pair(
         None,
         &AbConfig::default(),
         crate::compare::CompareOptions::default(),
+        &noise,
     );
     Ok(PairResult::Measured(Box::new(MeasuredPair {
         outcome,

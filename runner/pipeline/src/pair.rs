@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
+use pitwall_analysis::NoiseBook;
 use pitwall_analysis::comparison::ComparisonReport;
 use pitwall_schema::Backend;
 use pitwall_stats::ab::{AbConfig, Method, SequentialPlan, Verdict};
@@ -130,8 +131,8 @@ fn undecided(report: &ComparisonReport) -> BTreeSet<String> {
         .collect()
 }
 
-/// Measures `base` and `head` for the rounds `asked`; the comparison uses `ab` and the configured
-/// thresholds. The observer is told each round and, until decided, each look.
+/// Measures `base` and `head` for the rounds `asked`; the comparison uses `ab`, the testbed's
+/// noise book and the configured thresholds. The observer is told each round and, until decided, each look.
 #[allow(clippy::too_many_arguments)]
 pub fn measure_pair(
     config: &Config,
@@ -140,7 +141,7 @@ pub fn measure_pair(
     base: &Target,
     head: &Target,
     asked: &PairRounds,
-    ab: &AbConfig,
+    (ab, noise): (&AbConfig, &NoiseBook),
     env: &RunEnvironment,
     observer: &dyn RunObserver,
 ) -> Result<PairOutcome, RunError> {
@@ -180,7 +181,7 @@ pub fn measure_pair(
         }
         let reports = acc.reports(config, &targets, env, Some(&seq));
         let (b, h) = sides(&reports[0], &reports[1]);
-        let report = compare(&b, &h, config, None, ab, CompareOptions::default());
+        let report = compare(&b, &h, config, None, ab, CompareOptions::default(), noise);
         let open = undecided(&report);
         let given_up = report
             .benchmarks
@@ -211,7 +212,7 @@ pub fn measure_pair(
     let head_report = reports.pop().expect("two targets");
     let base_report = reports.pop().expect("two targets");
     let (b, h) = sides(&base_report, &head_report);
-    let comparison = compare(&b, &h, config, None, ab, CompareOptions::default());
+    let comparison = compare(&b, &h, config, None, ab, CompareOptions::default(), noise);
     Ok(PairOutcome {
         rounds: acc.count(),
         base: base_report,

@@ -12,6 +12,7 @@ use pitwall_stats::ab::{
 };
 
 use crate::comparison::{ComparedBenchmark, ComparisonReport};
+use crate::noise::{NoiseBook, ThresholdRule, resolve};
 
 /// Suite recorded for benchmarks read from a bare pitwall JSON file (which has no suite);
 /// pairing ignores the suite when either side has this one.
@@ -126,22 +127,24 @@ pub struct CompareOptions {
     pub exclude_throttled: bool,
 }
 
-/// Compares two sides. `threshold_pct` gives a suite's regression threshold in percent (the
+/// Compares two sides. `threshold_pct` gives a suite's regression threshold rule (the
 /// caller's `--threshold`, suite and project settings); `env_mismatch` lists the environment
 /// differences that matter between the sides' runs (empty when either side has no run), and
-/// makes the comparison incomparable unless `options.allow_env_mismatch`.
+/// makes the comparison incomparable unless `options.allow_env_mismatch`; `noise` holds the
+/// testbed's records of earlier pairs ([`NoiseBook::empty`] for none).
 pub fn compare(
     baseline: &Side,
     candidate: &Side,
-    threshold_pct: &dyn Fn(&str) -> f64,
+    threshold_pct: &dyn Fn(&str) -> ThresholdRule,
     env_mismatch: Vec<String>,
     ab: &AbConfig,
     options: CompareOptions,
+    noise: &NoiseBook,
 ) -> ComparisonReport {
     let mut sorted = sort_results(baseline, candidate, threshold_pct);
     let pair = interleaved_pair(baseline, candidate);
     let rounds = pair.map_or(1, |(p, _)| p.rounds.max(1));
-    let benchmarks = compare_pairs(&sorted.pairs, pair, rounds, ab, options);
+    let benchmarks = compare_pairs(&sorted.pairs, pair, rounds, ab, options, noise);
     let fewest = benchmarks
         .iter()
         .map(|b: &ComparedBenchmark| {
@@ -183,8 +186,8 @@ pub fn compare(
 /// Two sides' results sorted into the pairs that are compared and the lines that are only
 /// listed (each list in the order found).
 struct Sorted<'a> {
-    /// Baseline, candidate, and the suite's threshold as a fraction.
-    pairs: Vec<(&'a BenchmarkResult, &'a BenchmarkResult, f64)>,
+    /// Baseline, candidate, and the suite's threshold rule.
+    pairs: Vec<(&'a BenchmarkResult, &'a BenchmarkResult, ThresholdRule)>,
     only_baseline: Vec<String>,
     only_candidate: Vec<String>,
     failed: Vec<String>,
@@ -213,7 +216,7 @@ fn implausible_line(b: &BenchmarkResult, c: Option<&BenchmarkResult>) -> String 
 fn sort_results<'a>(
     baseline: &'a Side,
     candidate: &'a Side,
-    threshold_pct: &dyn Fn(&str) -> f64,
+    threshold_pct: &dyn Fn(&str) -> ThresholdRule,
 ) -> Sorted<'a> {
     let mut used = vec![false; candidate.results.len()];
     let mut out = Sorted {
@@ -246,7 +249,7 @@ fn sort_results<'a>(
                     } else {
                         &b.suite
                     };
-                    out.pairs.push((b, c, threshold_pct(suite) / 100.0));
+                    out.pairs.push((b, c, threshold_pct(suite)));
                 }
             }
             None if is(b, ResultStatus::Failed) => out.failed.push(display(b)),
@@ -290,42 +293,52 @@ fn interleaved_pair<'a>(
 /// cycles behind each time where both sides have them: a time verdict whose cycles did not move
 /// was moved by the clock.
 fn compare_pairs(
-    pairs: &[(&BenchmarkResult, &BenchmarkResult, f64)],
+    pairs: &[(&BenchmarkResult, &BenchmarkResult, ThresholdRule)],
     pair: Option<(&PairInfo, &PairInfo)>,
     rounds: u32,
     ab: &AbConfig,
     options: CompareOptions,
+    noise: &NoiseBook,
 ) -> Vec<ComparedBenchmark> {
     let plan = match pair.and_then(|(p, _)| p.sequential) {
         Some(record) => crate::sequential::from_record(record, ab.replicate_alpha),
         None => SequentialPlan::fixed(rounds, ab.replicate_alpha),
     };
+    let records: Vec<_> = pairs.iter().map(|(b, _, _)| noise.get(&b.key())).collect();
+    let thresholds: Vec<_> = pairs
+        .iter()
+        .zip(&records)
+        .map(|((_, _, rule), rec)| resolve(*rule, *rec, plan.first_look, ab.replicate_alpha))
+        .collect();
     let replicates = |r: &BenchmarkResult, info: Option<&PairInfo>| {
         replicates_of(r, info, options.exclude_throttled)
     };
     let orders = round_orders(pair.map(|(p, _)| p), rounds);
     let inputs: Vec<ReplicatedPair> = pairs
         .iter()
-        .map(|(b, c, thr)| ReplicatedPair {
+        .zip(thresholds.iter().zip(&records))
+        .map(|((b, c, _), (thr, rec))| ReplicatedPair {
             base: replicates(b, pair.map(|(p, _)| p)),
             cand: replicates(c, pair.map(|(_, p)| p)),
             higher_is_better: c.direction == Direction::HigherIsBetter,
-            threshold: Some(*thr),
+            threshold: Some(thr.pct / 100.0),
             round_orders: orders.clone(),
+            record: rec.copied(),
         })
         .collect();
     let comparisons = compare_replicated(&inputs, &plan, rounds, ab);
     let mut cycles_at = Vec::new();
     let mut cycles_inputs = Vec::new();
-    for (i, (b, c, thr)) in pairs.iter().enumerate() {
+    for (i, ((b, c, _), thr)) in pairs.iter().zip(&thresholds).enumerate() {
         if let (Some(bc), Some(cc)) = (cycles_of(b), cycles_of(c)) {
             cycles_at.push(i);
             cycles_inputs.push(ReplicatedPair {
                 base: replicates(&bc, pair.map(|(p, _)| p)),
                 cand: replicates(&cc, pair.map(|(_, p)| p)),
                 higher_is_better: false,
-                threshold: Some(*thr),
+                threshold: Some(thr.pct / 100.0),
                 round_orders: orders.clone(),
+                record: None,
             });
         }
     }
@@ -340,8 +353,9 @@ fn compare_pairs(
         .iter()
         .zip(comparisons)
         .zip(cycles_verdicts)
+        .zip(thresholds)
         .map(
-            |(((b, c, _), comparison), cycles_verdict)| ComparedBenchmark {
+            |((((b, c, _), comparison), cycles_verdict), thr)| ComparedBenchmark {
                 suite: if b.suite.is_empty() {
                     c.suite.clone()
                 } else {
@@ -354,8 +368,36 @@ fn compare_pairs(
                 higher_is_better: c.direction == Direction::HigherIsBetter,
                 comparison,
                 cycles_verdict,
+                threshold_raised_from_pct: thr.raised_from_pct,
             },
         )
+        .collect()
+}
+
+/// The benchmarks two sides share, each keyed by the base result's key as a replicated pair
+/// (no threshold, no record) with the rounds it has: what an earlier pair tells the noise book.
+pub(crate) fn paired_inputs(
+    baseline: &Side,
+    candidate: &Side,
+) -> Vec<(String, ReplicatedPair, u32)> {
+    let sorted = sort_results(baseline, candidate, &|_| ThresholdRule::Fixed(0.0));
+    let pair = interleaved_pair(baseline, candidate);
+    let rounds = pair.map_or(1, |(p, _)| p.rounds.max(1));
+    let orders = round_orders(pair.map(|(p, _)| p), rounds);
+    sorted
+        .pairs
+        .iter()
+        .map(|(b, c, _)| {
+            let input = ReplicatedPair {
+                base: replicates_of(b, pair.map(|(p, _)| p), false),
+                cand: replicates_of(c, pair.map(|(_, p)| p), false),
+                higher_is_better: c.direction == Direction::HigherIsBetter,
+                threshold: None,
+                round_orders: orders.clone(),
+                record: None,
+            };
+            (b.key(), input, rounds)
+        })
         .collect()
 }
 

@@ -23,6 +23,10 @@ pub struct ComparedBenchmark {
     /// The verdict on the SM cycles behind the times, where both sides observed the clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cycles_verdict: Option<Verdict>,
+    /// The configured threshold in percent when `threshold_pct = "auto"` raised it to what the
+    /// benchmark's noise can resolve (`comparison.threshold` is the one used).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold_raised_from_pct: Option<f64>,
 }
 
 impl ComparedBenchmark {

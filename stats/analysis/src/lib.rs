@@ -9,6 +9,7 @@ pub mod bisect;
 pub mod compare;
 pub mod comparison;
 pub mod history;
+pub mod noise;
 pub mod number;
 pub mod order;
 pub mod precision;
@@ -22,3 +23,4 @@ pub use comparison::{ComparedBenchmark, ComparisonReport, VerdictCounts};
 pub use history::{
     DetectedChange, HistoryFilter, Series, SeriesDetection, SeriesSource, detect_history, series,
 };
+pub use noise::{NoiseBook, ThresholdRule};

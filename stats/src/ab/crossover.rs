@@ -49,10 +49,15 @@ pub(super) struct CrossOver {
     pub rounds: usize,
     /// Whether the period effect was in the model (both orders present, four rounds or more).
     pub period_effect: bool,
+    /// The variance of one round's difference per unit of one replicate's variance between
+    /// processes: the mean over the rounds of `1/m_base + 1/m_head` (2 with one process a
+    /// side), so that `var / per_replicate` estimates that variance (`super::noise`).
+    pub per_replicate: f64,
 }
 
-/// Mean log summary per round of one side, up to `up_to`, screened as [`summaries`] screens.
-fn per_round(pair: &ReplicatedPair, head: bool, up_to: u32) -> BTreeMap<u32, f64> {
+/// Mean log summary per round of one side, up to `up_to`, screened as [`summaries`] screens,
+/// with the number of replicates averaged.
+fn per_round(pair: &ReplicatedPair, head: bool, up_to: u32) -> BTreeMap<u32, (f64, f64)> {
     let reps = if head { &pair.cand } else { &pair.base };
     let mut sums: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
     for (round, v) in summaries_by_round(reps, up_to, pair.higher_is_better) {
@@ -60,7 +65,9 @@ fn per_round(pair: &ReplicatedPair, head: bool, up_to: u32) -> BTreeMap<u32, f64
         e.0 += v;
         e.1 += 1.0;
     }
-    sums.into_iter().map(|(r, (s, n))| (r, s / n)).collect()
+    sums.into_iter()
+        .map(|(r, (s, n))| (r, (s / n, n)))
+        .collect()
 }
 
 /// The cross-over numbers of one benchmark up to round `up_to`; `None` with fewer than two
@@ -68,10 +75,13 @@ fn per_round(pair: &ReplicatedPair, head: bool, up_to: u32) -> BTreeMap<u32, f64
 pub(super) fn crossover(pair: &ReplicatedPair, up_to: u32) -> Option<CrossOver> {
     let base = per_round(pair, false, up_to);
     let head = per_round(pair, true, up_to);
-    let (d, s): (Vec<f64>, Vec<f64>) = base
+    let paired: Vec<(u32, f64, f64)> = base
         .iter()
-        .filter_map(|(r, b)| head.get(r).map(|h| (*r, h - b)))
-        .map(|(r, d)| {
+        .filter_map(|(r, (b, nb))| head.get(r).map(|(h, nh)| (*r, h - b, 1.0 / nb + 1.0 / nh)))
+        .collect();
+    let (d, s): (Vec<f64>, Vec<f64>) = paired
+        .iter()
+        .map(|&(r, d, _)| {
             let head_second = pair.order(r) == RoundOrder::BaseHead;
             (d, if head_second { 1.0 } else { -1.0 })
         })
@@ -81,6 +91,7 @@ pub(super) fn crossover(pair: &ReplicatedPair, up_to: u32) -> Option<CrossOver> 
         return None;
     }
     let nf = n as f64;
+    let per_replicate = paired.iter().map(|p| p.2).sum::<f64>() / nf;
     let md = d.iter().sum::<f64>() / nf;
     let ms = s.iter().sum::<f64>() / nf;
     let sss: f64 = s.iter().map(|v| (v - ms).powi(2)).sum();
@@ -100,6 +111,7 @@ pub(super) fn crossover(pair: &ReplicatedPair, up_to: u32) -> Option<CrossOver> 
             factor: 1.0 / nf + ms * ms / sss,
             rounds: n,
             period_effect: true,
+            per_replicate,
         });
     }
     let rss: f64 = d.iter().map(|v| (v - md).powi(2)).sum();
@@ -110,6 +122,7 @@ pub(super) fn crossover(pair: &ReplicatedPair, up_to: u32) -> Option<CrossOver> 
         factor: 1.0 / nf,
         rounds: n,
         period_effect: false,
+        per_replicate,
     })
 }
 
@@ -127,6 +140,9 @@ pub(super) struct Look {
     pub paired_rounds: usize,
     /// [`within_variance`], when known.
     pub within: Option<f64>,
+    /// `pooled_var` per unit of one replicate's variance between processes (2 for rounds of
+    /// one process a side, 1 for the two-sample numbers); see [`CrossOver::per_replicate`].
+    pub per_replicate: f64,
 }
 
 /// The cross-over numbers when the pair has two rounds or more holding both sides
@@ -147,6 +163,7 @@ pub(super) fn look(pair: &ReplicatedPair, round: u32) -> Option<Look> {
             factor: x.factor,
             paired_rounds: x.rounds,
             within: within_variance(pair, round),
+            per_replicate: x.per_replicate,
         });
     }
     let (mb, vb) = mean_var(&b);
@@ -161,6 +178,7 @@ pub(super) fn look(pair: &ReplicatedPair, round: u32) -> Option<Look> {
         factor: 1.0 / b.len() as f64 + 1.0 / c.len() as f64,
         paired_rounds: 0,
         within: within_variance(pair, round),
+        per_replicate: 1.0,
     })
 }
 
@@ -204,6 +222,7 @@ mod tests {
             higher_is_better: false,
             threshold: None,
             round_orders: orders,
+            record: None,
         }
     }
 

@@ -39,6 +39,8 @@ pub struct ReplicatedPair {
     /// The order of each round (index `round − 1`); rounds not listed ran base first (pairs
     /// measured before the order alternated).
     pub round_orders: Vec<RoundOrder>,
+    /// The testbed's noise record of this benchmark, when there is one (`super::noise`).
+    pub record: Option<super::noise::NoiseRecord>,
 }
 
 impl ReplicatedPair {

@@ -173,6 +173,9 @@ pub fn compare_replicated(
         })
         .map(|mut c| {
             c.resolution_pct = resolution_pct(c.ci);
+            if let Some(note) = c.noise_record.and_then(|u| u.note()) {
+                c.reason = format!("{}; {note}", c.reason);
+            }
             c
         })
         .collect()
@@ -267,7 +270,11 @@ fn judge(
     config: &AbConfig,
 ) -> (Comparison, Stat) {
     let thr = pair.threshold.unwrap_or(config.threshold);
-    let (var, dof) = prior.moderate(l.pooled_var, l.dof);
+    let (var, dof, record_use) = super::noise::apply(
+        pair.record.as_ref(),
+        &l,
+        prior.moderate(l.pooled_var, l.dof),
+    );
     let se = (var * l.factor).sqrt();
     let level = Normal::new(0.0, 1.0).expect("unit normal").cdf(c);
     let tq = t_quantile(level, dof);
@@ -314,6 +321,7 @@ fn judge(
         decided_at_round: None,
         more_rounds: None,
         resolution_pct: None,
+        noise_record: record_use,
     };
     (
         comparison,

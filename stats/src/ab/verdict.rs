@@ -175,6 +175,9 @@ pub struct Comparison {
     /// The largest change, in percent, that `ci` still allows: no change beyond it is
     /// compatible with the data (`None` when the interval is not finite).
     pub resolution_pct: Option<f64>,
+    /// What the testbed's noise record did for this verdict (replicate method with a record).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise_record: Option<super::noise::RecordUse>,
 }
 
 /// What a [`Comparison`] was computed from.
@@ -292,6 +295,7 @@ pub(super) fn measure(pair: &PairInput<'_>, config: &AbConfig) -> Comparison {
         cand_replicates: 1,
         decided_at_round: None,
         more_rounds: None,
+        noise_record: None,
         resolution_pct: resolution_pct(ci),
     }
 }

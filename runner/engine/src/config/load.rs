@@ -98,6 +98,7 @@ impl Ctx<'_> {
         .unwrap_or(crate::defaults::SAMPLING);
         let thresholds = keep(&mut errors, self.thresholds(raw.thresholds)).unwrap_or(Thresholds {
             regression_pct: crate::defaults::REGRESSION_PCT,
+            auto: false,
         });
         let pinning =
             keep(&mut errors, self.pinning(raw.pinning.unwrap_or_default())).unwrap_or_default();

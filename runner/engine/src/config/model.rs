@@ -204,6 +204,11 @@ impl Sampling {
 pub struct Thresholds {
     /// Smallest relative change reported as a regression or improvement, in percent.
     pub regression_pct: f64,
+    /// `threshold_pct = "auto"` in `[thresholds]`: suites without their own threshold get
+    /// the larger of `regression_pct` and what each benchmark can resolve within
+    /// `[ci] max_rounds`, from the testbed's noise record. Left out of the hash when off.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub auto: bool,
 }
 
 pub use pitwall_host::machine::PinPolicy;
@@ -403,6 +408,9 @@ pub struct SuiteConfig {
     pub spec: SuiteSpec,
     pub sampling: Sampling,
     pub threshold_pct: Option<f64>,
+    /// `threshold_pct = "auto"` (then `threshold_pct` is `None`). Left out of the hash when off.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub threshold_auto: bool,
 }
 
 impl SuiteConfig {
@@ -420,6 +428,7 @@ impl SuiteConfig {
             },
             sampling: Sampling::for_kind(Some(kind)),
             threshold_pct: None,
+            threshold_auto: false,
         }
     }
 }
@@ -438,6 +447,7 @@ impl Config {
             sampling: crate::defaults::SAMPLING,
             thresholds: Thresholds {
                 regression_pct: crate::defaults::REGRESSION_PCT,
+                auto: false,
             },
             pinning: PinningConfig {
                 policy: PinPolicy::Prefer,

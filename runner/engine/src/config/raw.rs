@@ -74,6 +74,16 @@ pub struct RawSampling {
 #[serde(deny_unknown_fields)]
 pub struct RawThresholds {
     pub regression_pct: Option<Spanned<f64>>,
+    /// `"auto"`: every suite without its own `threshold_pct` gets the automatic threshold.
+    pub threshold_pct: Option<Spanned<RawThreshold>>,
+}
+
+/// A `threshold_pct` as written: a number of percent, or a word (only `"auto"` is valid).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum RawThreshold {
+    Pct(f64),
+    Word(String),
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -159,7 +169,7 @@ pub struct RawSuite {
     pub ranks: Option<u32>,
     pub max_bytes: Option<u64>,
     pub cache: Option<String>,
-    pub threshold_pct: Option<f64>,
+    pub threshold_pct: Option<RawThreshold>,
     /// `kind = "cuda-kernels"`: the `[[suite.kernel]]` entries.
     #[serde(default)]
     pub kernel: Vec<Spanned<RawKernel>>,
@@ -200,7 +210,7 @@ pub fn valid_keys(section: &str) -> &'static str {
         "history" => "branch",
         "suites" => "backend",
         "sampling" => "warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s",
-        "thresholds" => "regression_pct",
+        "thresholds" => "regression_pct, threshold_pct",
         "ci" => "until_decided, max_rounds, builtin_suites",
         "pinning" => "policy, cpus",
         "github" => "repo, api_url, token_env, report_url, publish",

@@ -5,11 +5,28 @@ use toml::Spanned;
 
 use super::error::{ConfigError, Ctx};
 use super::model::{CiConfig, PinPolicy, PinningConfig, Thresholds};
-use super::raw::{RawCi, RawHistory, RawTestbed, RawThresholds};
+use super::raw::{RawCi, RawHistory, RawTestbed, RawThreshold, RawThresholds};
+
+/// The word of `threshold_pct = "auto"`.
+pub(super) const AUTO: &str = "auto";
 
 impl Ctx<'_> {
     pub(super) fn thresholds(&self, t: Option<RawThresholds>) -> Result<Thresholds, ConfigError> {
-        match t.and_then(|t| t.regression_pct) {
+        let (pct, auto) = t.map_or((None, None), |t| (t.regression_pct, t.threshold_pct));
+        let auto = match auto {
+            None => false,
+            Some(a) => match a.get_ref() {
+                RawThreshold::Word(w) if w == AUTO => true,
+                _ => {
+                    return Err(self.at(
+                        a.span(),
+                        "[thresholds] threshold_pct can only be \"auto\"".into(),
+                        Some("give a number of percent as regression_pct".into()),
+                    ));
+                }
+            },
+        };
+        match pct {
             Some(p) if !(*p.get_ref() > 0.0 && p.get_ref().is_finite()) => Err(self.at(
                 p.span(),
                 "[thresholds] regression_pct must be a positive number".into(),
@@ -17,9 +34,11 @@ impl Ctx<'_> {
             )),
             Some(p) => Ok(Thresholds {
                 regression_pct: *p.get_ref(),
+                auto,
             }),
             None => Ok(Thresholds {
                 regression_pct: crate::defaults::REGRESSION_PCT,
+                auto,
             }),
         }
     }

@@ -10,7 +10,7 @@ use pitwall_schema::backend::{CacheMode, SuiteOptions};
 
 use super::error::{ConfigError, Ctx};
 use super::model::{BackendChoice, CommandSuite, OutputFormat, Sampling, SuiteConfig, SuiteSpec};
-use super::raw::{RawSampling, RawSuite, RawSuites};
+use super::raw::{RawSampling, RawSuite, RawSuites, RawThreshold};
 
 impl Ctx<'_> {
     /// `[suites] backend`.
@@ -45,16 +45,18 @@ impl Ctx<'_> {
         // `[sampling]` on top of this kind's defaults: a conflict is `[sampling]`'s to fix.
         let base = self.sampling(base, file_sampling, sampling_span, "[sampling]")?;
         let sampling = self.sampling(base, &s.sampling(), span.clone(), &label)?;
-        let threshold_pct = s.threshold_pct;
-        if let Some(t) = threshold_pct {
-            if !(t > 0.0 && t.is_finite()) {
+        let (threshold_pct, threshold_auto) = match &s.threshold_pct {
+            None => (None, false),
+            Some(RawThreshold::Pct(t)) if *t > 0.0 && t.is_finite() => (Some(*t), false),
+            Some(RawThreshold::Word(w)) if w == super::sections::AUTO => (None, true),
+            Some(_) => {
                 return Err(self.at(
                     span,
-                    format!("{label}: threshold_pct must be a positive number"),
+                    format!("{label}: threshold_pct must be a positive number or \"auto\""),
                     None,
                 ));
             }
-        }
+        };
         if !s.kernel.is_empty() && builtin != Some(SuiteKind::CudaKernels) {
             return Err(self.at(
                 s.kernel[0].span(),
@@ -71,6 +73,7 @@ impl Ctx<'_> {
             spec,
             sampling,
             threshold_pct,
+            threshold_auto,
         })
     }
 

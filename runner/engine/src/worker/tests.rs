@@ -50,6 +50,7 @@ fn builtin_suite() -> SuiteConfig {
         },
         sampling: quick_sampling(),
         threshold_pct: Some(3.5),
+        threshold_auto: false,
     }
 }
 
@@ -114,6 +115,7 @@ fn the_request_rebuilds_the_suite_exactly() {
         }),
         sampling: quick_sampling(),
         threshold_pct: None,
+        threshold_auto: false,
     };
     assert_eq!(
         WorkerRequest::new("cpu", &command, Path::new("/"), None, false),

@@ -306,6 +306,7 @@ fn probe(
             higher_is_better,
             threshold: None,
             round_orders: round_orders(reports[0].run.pair.as_ref(), round),
+            record: None,
         };
         match interval_at(&pair, &plan, round, ab) {
             Some(c) => {

@@ -94,10 +94,14 @@ pub(super) fn measure_endpoints(
         good_target,
         bad_target,
         &asked,
-        &AbConfig {
-            futility: false,
-            ..*ab
-        },
+        (
+            &AbConfig {
+                futility: false,
+                ..*ab
+            },
+            // Bisection reads no store: its endpoints are compared without a noise record.
+            &pitwall_analysis::NoiseBook::empty(),
+        ),
         m.env,
         &Endpoints(m.observer),
     )?;

@@ -154,6 +154,7 @@ mod tests {
             higher_is_better: false,
             threshold: None,
             round_orders: Vec::new(),
+            record: None,
         };
         let mut c = interval_at(
             &pair,

@@ -52,10 +52,11 @@ fn run_compare(base: Vec<BenchmarkResult>, cand: Vec<BenchmarkResult>) -> Compar
     compare(
         &side("a", base),
         &side("b", cand),
-        &|_| 2.0,
+        &|_| ThresholdRule::Fixed(2.0),
         Vec::new(),
         &AbConfig::default(),
         CompareOptions::default(),
+        &NoiseBook::empty(),
     )
 }
 

@@ -40,6 +40,7 @@ fn pair(base: Vec<Replicate>, cand: Vec<Replicate>) -> ReplicatedPair {
         higher_is_better: false,
         threshold: None,
         round_orders: Vec::new(),
+        record: None,
     }
 }
 

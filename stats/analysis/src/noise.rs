@@ -1,0 +1,134 @@
+//! The testbed's noise book: one [`NoiseRecord`] per benchmark, pooled from the earlier pairs
+//! measured on one testbed (`pitwall_stats::ab::noise` says how), and what a comparison takes
+//! from it: a second variance prior, and `threshold_pct = "auto"`, the threshold a benchmark
+//! can resolve within its round budget. The pipeline reads the pairs from the store; this
+//! module only computes.
+
+use std::collections::BTreeMap;
+
+use pitwall_stats::ab::noise::{NoiseObs, detectable_log, observe, pool};
+use pitwall_stats::ab::replicated::REPLICATE_MARGIN;
+use pitwall_stats::ab::{NoiseRecord, SequentialPlan};
+
+use crate::compare::{Side, paired_inputs};
+
+/// A benchmark's threshold as configured: a fixed percentage, or `"auto"`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ThresholdRule {
+    /// This many percent.
+    Fixed(f64),
+    /// The larger of `floor_pct` and the smallest threshold at which a change of that size is
+    /// called with 80% power by `max_rounds` rounds, from the benchmark's noise record.
+    Auto { floor_pct: f64, max_rounds: u32 },
+}
+
+/// The threshold a rule gives a benchmark, in percent, and the configured one when noise
+/// raised it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ResolvedThreshold {
+    pub pct: f64,
+    pub raised_from_pct: Option<f64>,
+}
+
+/// Noise records per benchmark key (`suite/name[params]/measure`) of one testbed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NoiseBook {
+    records: BTreeMap<String, NoiseRecord>,
+    /// Earlier pairs read.
+    pub pairs: usize,
+}
+
+impl NoiseBook {
+    /// No record: every comparison starts from nothing.
+    pub fn empty() -> NoiseBook {
+        NoiseBook::default()
+    }
+
+    /// The book of earlier pairs, each as its two sides (base, head), newest first.
+    pub fn from_pairs(newest_first: &[(Side, Side)]) -> NoiseBook {
+        let mut obs: BTreeMap<String, Vec<NoiseObs>> = BTreeMap::new();
+        for (base, head) in newest_first {
+            for (key, pair, rounds) in paired_inputs(base, head) {
+                if let Some(o) = observe(&pair, rounds) {
+                    obs.entry(key).or_default().push(o);
+                }
+            }
+        }
+        NoiseBook {
+            records: obs
+                .into_iter()
+                .filter_map(|(k, o)| pool(&o).map(|r| (k, r)))
+                .collect(),
+            pairs: newest_first.len(),
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&NoiseRecord> {
+        self.records.get(key)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// Every benchmark's record, by key.
+    pub fn records(&self) -> impl Iterator<Item = (&String, &NoiseRecord)> {
+        self.records.iter()
+    }
+}
+
+/// The plan `threshold_pct = "auto"` and the budget are stated against: looks after every
+/// round from `first_look` to `max_rounds` at the comparison's error rate.
+pub fn budget_plan(first_look: u32, max_rounds: u32, alpha: f64) -> SequentialPlan {
+    SequentialPlan::until_decided(first_look.max(2), max_rounds.max(first_look.max(2)), alpha)
+}
+
+/// The smallest change, as a fraction, that a benchmark with `record` resolves at the look
+/// after `round` of `plan` with 80% power.
+pub fn detectable(record: &NoiseRecord, plan: &SequentialPlan, round: u32) -> f64 {
+    detectable_log(record, plan, round).exp() - 1.0
+}
+
+/// The threshold `rule` gives a benchmark with `record` (first look `first_look`, error rate
+/// `alpha`). Without a record `"auto"` is its floor.
+pub fn resolve(
+    rule: ThresholdRule,
+    record: Option<&NoiseRecord>,
+    first_look: u32,
+    alpha: f64,
+) -> ResolvedThreshold {
+    match (rule, record) {
+        (ThresholdRule::Fixed(pct), _) | (ThresholdRule::Auto { floor_pct: pct, .. }, None) => {
+            ResolvedThreshold {
+                pct,
+                raised_from_pct: None,
+            }
+        }
+        (
+            ThresholdRule::Auto {
+                floor_pct,
+                max_rounds,
+            },
+            Some(rec),
+        ) => {
+            let plan = budget_plan(first_look, max_rounds, alpha);
+            // A change of size thr is called with 80% power when thr − margin·thr ≥ the
+            // detectable change (the call must exclude the margin).
+            let need = 100.0 * detectable(rec, &plan, plan.max_looks) / (1.0 - REPLICATE_MARGIN);
+            if need > floor_pct {
+                ResolvedThreshold {
+                    pct: need,
+                    raised_from_pct: Some(floor_pct),
+                }
+            } else {
+                ResolvedThreshold {
+                    pct: floor_pct,
+                    raised_from_pct: None,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

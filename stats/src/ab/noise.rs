@@ -1,0 +1,186 @@
+//! The testbed's noise record: what earlier pairs on the same machine say about each
+//! benchmark's variance between processes, used as a second variance prior so that a pair
+//! does not start from nothing, and what it implies before measuring (the smallest change a
+//! benchmark can resolve, the rounds a threshold needs).
+//!
+//! # Method
+//! Each earlier pair (a pull request's or `pitwall calibrate`'s A/A) gives, per benchmark, the
+//! residual variance of its cross-over analysis ([`super::crossover`]) on its degrees of
+//! freedom, divided by the variance of one round's difference per unit of one replicate's
+//! variance (`1/m_base + 1/m_head`): an estimate `σ²ᵢ` of one process's variance between
+//! processes on `dᵢ` degrees of freedom. The record pools them with exponential weights
+//! (half-life [`RECORD_HALF_LIFE_PAIRS`] pairs, newest first): `σ²ᵣ = Σ wᵢdᵢσ²ᵢ / Σ wᵢdᵢ` on
+//! `Σ wᵢdᵢ` degrees of freedom, the weighted pooled variance.
+//!
+//! In a comparison the record is an informative prior of the scaled inverse-χ² family, the
+//! same conjugate update as the cross-benchmark prior of [`super::moderated`] (Smyth 2004):
+//! the posterior variance is `(d̃·s̃² + dᵣ·σ²ᵣ·k) / (d̃ + dᵣ)` on `d̃ + dᵣ` degrees of
+//! freedom, `s̃²` and `d̃` being the benchmark's variance after the cross-benchmark prior and
+//! `k` the look's variance per unit of replicate variance. Its weight `dᵣ` is capped at
+//! [`RECORD_DF_CAP`] × the comparison's own degrees of freedom, so the current data are never
+//! outweighed by more than that; a machine that changed cannot hide behind its history.
+//!
+//! Before it is used the record is checked against the current data with the two-sided F test
+//! of the current variance against `σ²ᵣ·k` (`F = s²/(σ²ᵣ·k)` on `(d, Σwᵢdᵢ)` degrees of
+//! freedom, level [`RECORD_F_ALPHA`]; Snedecor & Cochran, *Statistical Methods*, 8th ed. §6.12).
+//! A record that disagrees is ignored for that comparison, and the verdict's reason says so.
+//!
+//! The smallest detectable effect at a look is `(q + z₀.₈)·se`, with `q` the repeated
+//! interval's quantile there and `se` the standard error the record predicts (Cohen 1988,
+//! the usual power formula).
+
+use statrs::distribution::{ContinuousCDF, FisherSnedecor, Normal};
+
+use super::crossover::{Look, look};
+use super::replicate_summary::ReplicatedPair;
+use super::sequential::SequentialPlan;
+use super::welch::t_quantile;
+
+/// Pairs after which an earlier pair counts half in the record.
+pub const RECORD_HALF_LIFE_PAIRS: f64 = 10.0;
+
+/// The record's degrees of freedom in a comparison are at most this × the comparison's own.
+pub const RECORD_DF_CAP: f64 = 3.0;
+
+/// Level of the two-sided F test that sets a disagreeing record aside.
+pub const RECORD_F_ALPHA: f64 = 0.05;
+
+/// Power at which the smallest detectable change is stated.
+pub const DETECTION_POWER: f64 = 0.8;
+
+/// One earlier pair's estimate of a benchmark's variance between processes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NoiseObs {
+    /// Variance of one replicate's log summary between processes.
+    pub var: f64,
+    pub dof: f64,
+}
+
+/// A benchmark's noise record on one testbed (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct NoiseRecord {
+    /// Variance of one replicate's log summary between processes, pooled over earlier pairs.
+    pub var: f64,
+    /// Its weighted degrees of freedom, `Σ wᵢdᵢ`.
+    pub dof: f64,
+    /// Earlier pairs behind it.
+    pub pairs: usize,
+}
+
+/// What a comparison did with a benchmark's record.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "use")]
+pub enum RecordUse {
+    /// Pooled in, with this many degrees of freedom (after the cap).
+    Used { dof: f64, pairs: usize },
+    /// Set aside: the current variance is `ratio` × the record's, F test p-value `p`.
+    Ignored { ratio: f64, p: f64 },
+}
+
+impl RecordUse {
+    /// A clause for a verdict's reason, when the record was set aside.
+    pub fn note(&self) -> Option<String> {
+        match self {
+            RecordUse::Used { .. } => None,
+            RecordUse::Ignored { ratio, p } => Some(format!(
+                "the testbed's noise record was ignored: this pair's variance is {ratio:.2}× the record's (F test p = {p:.3})"
+            )),
+        }
+    }
+}
+
+/// The estimate one pair gives after `rounds` rounds; `None` when it cannot give one (fewer
+/// than two replicates a side, a variance of zero).
+pub fn observe(pair: &ReplicatedPair, rounds: u32) -> Option<NoiseObs> {
+    if !pair.replicable() {
+        return None;
+    }
+    let l = look(pair, rounds)?;
+    let var = l.pooled_var / l.per_replicate;
+    (var.is_finite() && var > 0.0 && l.dof >= 1.0).then_some(NoiseObs { var, dof: l.dof })
+}
+
+/// The record of a benchmark from its earlier pairs' estimates, newest first; `None` without
+/// any.
+pub fn pool(newest_first: &[NoiseObs]) -> Option<NoiseRecord> {
+    let mut num = 0.0;
+    let mut den = 0.0;
+    for (age, o) in newest_first.iter().enumerate() {
+        let w = 0.5f64.powf(age as f64 / RECORD_HALF_LIFE_PAIRS);
+        num += w * o.dof * o.var;
+        den += w * o.dof;
+    }
+    (den > 0.0).then(|| NoiseRecord {
+        var: num / den,
+        dof: den,
+        pairs: newest_first.len(),
+    })
+}
+
+/// The variance and degrees of freedom of a look after the record (see the module docs), from
+/// `(var, dof)` after the cross-benchmark prior; the record's use, when there is one.
+pub(super) fn apply(
+    record: Option<&NoiseRecord>,
+    l: &Look,
+    (var, dof): (f64, f64),
+) -> (f64, f64, Option<RecordUse>) {
+    let Some(rec) = record else {
+        return (var, dof, None);
+    };
+    let expected = rec.var * l.per_replicate;
+    let ratio = l.pooled_var / expected;
+    let p = f_two_sided(ratio, l.dof, rec.dof);
+    if p.is_nan() || p < RECORD_F_ALPHA {
+        return (var, dof, Some(RecordUse::Ignored { ratio, p }));
+    }
+    let d = rec.dof.min(RECORD_DF_CAP * l.dof);
+    let used = Some(RecordUse::Used {
+        dof: d,
+        pairs: rec.pairs,
+    });
+    if dof.is_infinite() {
+        // The cross-benchmark prior already holds one common variance exactly.
+        return (var, dof, used);
+    }
+    ((dof * var + d * expected) / (dof + d), dof + d, used)
+}
+
+/// The two-sided p-value of a variance ratio on `(d1, d2)` degrees of freedom; 0 for a ratio
+/// of 0 or one that is not finite.
+fn f_two_sided(ratio: f64, d1: f64, d2: f64) -> f64 {
+    if !(ratio.is_finite() && ratio > 0.0) {
+        return 0.0;
+    }
+    match FisherSnedecor::new(d1, d2) {
+        Ok(f) => (2.0 * f.cdf(ratio).min(f.sf(ratio))).min(1.0),
+        Err(_) => 1.0,
+    }
+}
+
+/// The smallest change (as a log ratio) a benchmark with this record detects with
+/// [`DETECTION_POWER`] at the look after `round` of `plan`, measured with one process a side
+/// per round; the look's degrees of freedom are its own (those of the cross-over analysis:
+/// `round − 2` from four rounds, `round − 1` below) plus the record's, capped as in a
+/// comparison.
+pub fn detectable_log(record: &NoiseRecord, plan: &SequentialPlan, round: u32) -> f64 {
+    let normal = Normal::new(0.0, 1.0).expect("unit normal");
+    let n = f64::from(round.max(2));
+    let own = if n >= 4.0 { n - 2.0 } else { n - 1.0 };
+    let dof = own + record.dof.min(RECORD_DF_CAP * own);
+    let se = (2.0 * record.var / n).sqrt();
+    let boundaries = plan.boundaries();
+    let c = plan.boundary_at(&boundaries, round.max(plan.first_look));
+    let q = t_quantile(normal.cdf(c), dof);
+    (q + normal.inverse_cdf(DETECTION_POWER)) * se
+}
+
+/// The fewest rounds of `plan` by which a benchmark with this record detects a change of
+/// `threshold` (fraction) with [`DETECTION_POWER`], or settles that there is none; `None` when
+/// `max_looks` rounds are not enough.
+pub fn rounds_for(record: &NoiseRecord, plan: &SequentialPlan, threshold: f64) -> Option<u32> {
+    let target = threshold.ln_1p();
+    (plan.first_look..=plan.max_looks).find(|&r| detectable_log(record, plan, r) <= target)
+}
+
+#[cfg(test)]
+mod tests;
