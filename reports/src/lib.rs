@@ -3,6 +3,7 @@
 
 pub mod alerts;
 pub mod bisect;
+pub mod calibration;
 pub mod compare;
 pub mod detect;
 pub mod env;

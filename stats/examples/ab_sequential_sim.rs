@@ -5,8 +5,12 @@
 //! docs/STATISTICS.md come from the real binary through `synthetic.py`, never from here.
 //!
 //! ```text
-//! cargo run --release -p pitwall-stats --example ab_sequential_sim -- [--pairs N] [--seed S] [--max-rounds R] [--alpha A] [--rho R] [--no-offset] [--why]
+//! cargo run --release -p pitwall-stats --example ab_sequential_sim -- [--pairs N] [--seed S] [--max-rounds R] [--alpha A] [--rho R] [--no-offset] [--why] [--record K] [--record-scale F]
 //! ```
+//!
+//! `--record K`: each pair-trial first measures K calibration A/A pairs of 6 rounds of the same
+//! benchmarks and hands their noise record (`ab::noise`) to the comparison; `--record-scale F`
+//! makes the calibrations' noise F × the pair's (a record wrong by F in standard deviation).
 //!
 //! Model per pair (as synthetic.py): 30 benchmarks, each reported twice (the `time` and
 //! `cpu_time` measures of the same samples, as Google Benchmark JSON gives them), level
@@ -14,9 +18,10 @@
 //! samples slow by +10–50%, each process an offset per benchmark, lognormal with sd 0.7 × cv;
 //! 10 benchmarks shifted by 3–8% with a random sign. One process per side per round.
 
+use pitwall_stats::ab::noise::{NoiseObs, observe, pool};
 use pitwall_stats::ab::{
-    AbConfig, Replicate, ReplicatedPair, SequentialPlan, Spending, Verdict, Xoshiro256,
-    compare_replicated,
+    AbConfig, NoiseRecord, Replicate, ReplicatedPair, RoundOrder, SequentialPlan, Spending,
+    Verdict, Xoshiro256, compare_replicated,
 };
 
 const BENCHMARKS: usize = 30;
@@ -63,7 +68,75 @@ struct Score {
     rounds: Vec<u32>,
 }
 
-fn trial(rng: &mut Xoshiro256, plan: &SequentialPlan, offset_factor: f64, score: &mut Score) {
+/// Rounds of each calibration pair.
+const CALIBRATION_ROUNDS: u32 = 6;
+
+/// The noise record of each benchmark from `k` calibration A/A pairs, noise scaled by `scale`.
+fn records(
+    rng: &mut Xoshiro256,
+    truth: &[Truth],
+    offset_factor: f64,
+    (k, scale): (usize, f64),
+) -> Vec<Option<NoiseRecord>> {
+    truth
+        .iter()
+        .map(|t| {
+            let t = Truth {
+                cv: t.cv * scale,
+                shift: 1.0,
+            };
+            let obs: Vec<NoiseObs> = (0..k)
+                .filter_map(|_| {
+                    let mut p = empty_pair();
+                    for round in 1..=CALIBRATION_ROUNDS {
+                        p.base.push(Replicate {
+                            round,
+                            samples: process(rng, &t, 1.0, offset_factor),
+                        });
+                        p.cand.push(Replicate {
+                            round,
+                            samples: process(rng, &t, 1.0, offset_factor),
+                        });
+                        p.round_orders.push(if round % 2 == 0 {
+                            RoundOrder::HeadBase
+                        } else {
+                            RoundOrder::BaseHead
+                        });
+                    }
+                    observe(&p, CALIBRATION_ROUNDS)
+                })
+                .collect();
+            pool(&obs)
+        })
+        .collect()
+}
+
+/// `--auto`: `threshold_pct = "auto"` over a 2% floor, from the record (as
+/// `pitwall_analysis::noise::resolve`).
+fn auto_threshold(plan: &SequentialPlan, record: Option<NoiseRecord>) -> Option<f64> {
+    let rec = record.filter(|_| std::env::args().any(|a| a == "--auto"))?;
+    let need = pitwall_stats::ab::noise::detectable_log(&rec, plan, plan.max_looks).exp() - 1.0;
+    Some((need / (1.0 - pitwall_stats::ab::replicated::REPLICATE_MARGIN)).max(0.02))
+}
+
+fn empty_pair() -> ReplicatedPair {
+    ReplicatedPair {
+        base: vec![],
+        cand: vec![],
+        higher_is_better: false,
+        threshold: None,
+        round_orders: Vec::new(),
+        record: None,
+    }
+}
+
+fn trial(
+    rng: &mut Xoshiro256,
+    plan: &SequentialPlan,
+    offset_factor: f64,
+    record: (usize, f64),
+    score: &mut Score,
+) {
     let max_rounds = plan.max_looks;
     let truth: Vec<Truth> = (0..BENCHMARKS)
         .map(|i| Truth {
@@ -80,14 +153,16 @@ fn trial(rng: &mut Xoshiro256, plan: &SequentialPlan, offset_factor: f64, score:
             },
         })
         .collect();
+    let recs = if record.0 > 0 {
+        records(rng, &truth, offset_factor, record)
+    } else {
+        vec![None; BENCHMARKS]
+    };
     let mut pairs: Vec<ReplicatedPair> = (0..BENCHMARKS * 2)
-        .map(|_| ReplicatedPair {
-            base: vec![],
-            cand: vec![],
-            higher_is_better: false,
-            threshold: None,
-            round_orders: Vec::new(),
-            record: None,
+        .map(|i| ReplicatedPair {
+            record: recs[i / 2],
+            threshold: auto_threshold(plan, recs[i / 2]),
+            ..empty_pair()
         })
         .collect();
     let config = AbConfig::default();
@@ -194,7 +269,13 @@ fn main() {
     let mut rng = Xoshiro256::seed_from(seed);
     let mut s = Score::default();
     for _ in 0..pairs {
-        trial(&mut rng, &plan, offset, &mut s);
+        trial(
+            &mut rng,
+            &plan,
+            offset,
+            (get("--record", 0.0) as usize, get("--record-scale", 1.0)),
+            &mut s,
+        );
     }
     let mean_rounds = s.rounds.iter().map(|&r| f64::from(r)).sum::<f64>() / s.rounds.len() as f64;
     let sd = (s

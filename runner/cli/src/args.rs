@@ -9,6 +9,8 @@ mod alerts;
 pub use alerts::*;
 mod bisect;
 pub use bisect::*;
+mod calibrate;
+pub use calibrate::*;
 mod compare;
 pub use compare::*;
 mod kernels;
@@ -96,6 +98,10 @@ pub enum Cmd {
     /// The pull-request job: measure --base and --head interleaved, store, report, comment
     #[command(after_help = EXIT_CODES)]
     Ci(CiArgs),
+    /// Measure one commit against itself, interleaved, to record the testbed's noise: each
+    /// benchmark's noise between processes, the smallest change it resolves, the false calls
+    #[command(after_help = EXIT_CODES)]
+    Calibrate(CalibrateArgs),
     /// Find the first commit between --good and --bad that made a benchmark slower
     #[command(after_help = BISECT_EXIT_CODES)]
     Bisect(BisectArgs),

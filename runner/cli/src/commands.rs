@@ -9,8 +9,8 @@ use clap::Parser;
 use super::args::{Cli, Cmd};
 use super::exit::{self, ExitClass};
 use super::{
-    alerts_cmd, analyze_cmd, bisect_cmd, kernels_cmd, publish_cmd, push_cmd, run_cmd, store_cmd,
-    writeup_cmd,
+    alerts_cmd, analyze_cmd, bisect_cmd, calibrate_cmd, kernels_cmd, publish_cmd, push_cmd,
+    run_cmd, store_cmd, writeup_cmd,
 };
 
 /// Entry point of the binary.
@@ -49,6 +49,7 @@ pub fn main() -> ExitCode {
         Cmd::Comment(a) => publish_cmd::cmd_comment(g, a),
         Cmd::Ci(a) if a.push => push_cmd::cmd_ci_push(g, a),
         Cmd::Ci(a) => publish_cmd::cmd_ci(g, a),
+        Cmd::Calibrate(a) => calibrate_cmd::cmd_calibrate(g, a),
         Cmd::Bisect(a) => bisect_cmd::cmd_bisect(g, a),
         Cmd::Alerts(a) => alerts_cmd::cmd_alerts(g, a),
         Cmd::Alert(a) => alerts_cmd::cmd_alert(g, a),

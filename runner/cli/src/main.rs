@@ -5,6 +5,7 @@
 mod alerts_cmd;
 mod analyze_cmd;
 mod bisect_cmd;
+mod calibrate_cmd;
 mod kernels_cmd;
 mod publish_cmd;
 mod push_cmd;

@@ -6,6 +6,9 @@
 pub const ROUNDS: u32 = 3;
 /// The most rounds `--until-decided` measures when `--max-rounds` is not given.
 pub const MAX_ROUNDS: u32 = 15;
+/// Rounds of `pitwall calibrate`'s A/A pair when `--rounds` is not given: six rounds give
+/// the cross-over analysis four degrees of freedom per benchmark for the noise record.
+pub const CALIBRATION_ROUNDS: u32 = 6;
 /// Smallest relative change reported as a regression or improvement, in percent, when neither
 /// the suite (`threshold_pct`), `[thresholds] regression_pct` nor `--threshold` says.
 pub const REGRESSION_PCT: f64 = 2.0;

@@ -64,6 +64,12 @@ impl Labels {
         Labels::resolve(config, req, &|n| std::env::var(n).ok())
     }
 
+    /// These labels with every stored run given `role` (`pitwall calibrate`'s pair).
+    pub fn with_role(mut self, role: RunRole) -> Labels {
+        self.role = Some(role);
+        self
+    }
+
     /// The testbed a run measured here gets: `--testbed`, else `[testbed] name`, else the one
     /// this machine's fingerprint implies.
     pub fn testbed_here(&self) -> String {

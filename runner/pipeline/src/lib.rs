@@ -5,6 +5,7 @@
 
 pub mod alerts;
 pub mod bisect;
+pub mod calibrate;
 pub mod cancel;
 pub mod ci_suites;
 pub mod compare;

@@ -6,6 +6,7 @@
 
 pub mod alerts;
 pub mod bisect;
+pub mod calibration;
 pub mod compare;
 pub mod comparison;
 pub mod history;

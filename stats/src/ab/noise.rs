@@ -34,7 +34,8 @@ use statrs::distribution::{ContinuousCDF, FisherSnedecor, Normal};
 use super::crossover::{Look, look};
 use super::replicate_summary::ReplicatedPair;
 use super::sequential::SequentialPlan;
-use super::welch::t_quantile;
+use super::welch::{t_quantile, t_sf};
+use statrs::function::gamma::digamma;
 
 /// Pairs after which an earlier pair counts half in the record.
 pub const RECORD_HALF_LIFE_PAIRS: f64 = 10.0;
@@ -75,6 +76,9 @@ pub enum RecordUse {
     Used { dof: f64, pairs: usize },
     /// Set aside: the current variance is `ratio` × the record's, F test p-value `p`.
     Ignored { ratio: f64, p: f64 },
+    /// Set aside for every benchmark of the comparison: their variances together are
+    /// `ratio` × their records', F test p-value `p` (the machine changed).
+    IgnoredAll { ratio: f64, p: f64 },
 }
 
 impl RecordUse {
@@ -84,6 +88,9 @@ impl RecordUse {
             RecordUse::Used { .. } => None,
             RecordUse::Ignored { ratio, p } => Some(format!(
                 "the testbed's noise record was ignored: this pair's variance is {ratio:.2}× the record's (F test p = {p:.3})"
+            )),
+            RecordUse::IgnoredAll { ratio, p } => Some(format!(
+                "the testbed's noise record was ignored for the whole comparison: its variances are {ratio:.2}× the records' (F test p = {p:.3})"
             )),
         }
     }
@@ -117,16 +124,69 @@ pub fn pool(newest_first: &[NoiseObs]) -> Option<NoiseRecord> {
     })
 }
 
+/// The comparison-wide check of the records against the current data. Per benchmark
+/// `eᵢ = log(s²ᵢ / σ²ᵣᵢkᵢ) − (ψ(dᵢ/2) − log(dᵢ/2))`, the log variance ratio less its mean
+/// under agreement (Smyth 2004, §6.2, as in [`super::moderated`]). Their mean is tested with a
+/// one-sample t test over the benchmarks, its spread estimated from them (so heavy-tailed
+/// benchmark noise does not pass for disagreement, as it would in a pooled F test), and as a
+/// minimum-effect test (Murphy & Myors 1999): rejected only when the records are shown to be
+/// off by more than [`JOINT_VARIANCE_MARGIN`] in variance. Without the margin, the many looks
+/// of a sequential pair and the benchmarks that report one process twice (`time` and
+/// `cpu_time`) rejected correct records at a third of the looks in the simulation.
+/// `Some((ratio, p))` (ratio = `exp(mean e)`) when it rejects at [`RECORD_F_ALPHA`]; `None`
+/// with fewer than [`MIN_BENCHMARKS_FOR_JOINT`] benchmarks. One benchmark's own test has a
+/// few degrees of freedom at the first looks; together they see a record that is off for the
+/// whole testbed (a record wrong by 2× in standard deviation is 4× in variance).
+pub(super) fn joint_disagreement<'a>(
+    looks: impl Iterator<Item = (&'a NoiseRecord, &'a Look)>,
+) -> Option<(f64, f64)> {
+    let e: Vec<f64> = looks
+        .filter(|(_, l)| l.dof > 0.0)
+        .map(|(rec, l)| {
+            let half = l.dof / 2.0;
+            (l.pooled_var / (rec.var * l.per_replicate)).ln() - (digamma(half) - half.ln())
+        })
+        .filter(|v| v.is_finite())
+        .collect();
+    if e.len() < MIN_BENCHMARKS_FOR_JOINT {
+        return None;
+    }
+    let n = e.len() as f64;
+    let mean = e.iter().sum::<f64>() / n;
+    let var = e.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let beyond = mean.abs() - JOINT_VARIANCE_MARGIN.ln();
+    let p = if beyond <= 0.0 {
+        1.0
+    } else if var > 0.0 {
+        t_sf(beyond / (var / n).sqrt(), n - 1.0)
+    } else {
+        0.0
+    };
+    (p < RECORD_F_ALPHA).then_some((mean.exp(), p))
+}
+
+/// The comparison-wide check rejects records only when shown off by more than this factor in
+/// variance (either way).
+pub const JOINT_VARIANCE_MARGIN: f64 = 1.5;
+
+/// Fewest benchmarks with a record for the comparison-wide check.
+pub const MIN_BENCHMARKS_FOR_JOINT: usize = 3;
+
 /// The variance and degrees of freedom of a look after the record (see the module docs), from
-/// `(var, dof)` after the cross-benchmark prior; the record's use, when there is one.
+/// `(var, dof)` after the cross-benchmark prior; the record's use, when there is one. `joint`
+/// is [`joint_disagreement`] of the comparison: when it rejected, no record is used.
 pub(super) fn apply(
     record: Option<&NoiseRecord>,
     l: &Look,
     (var, dof): (f64, f64),
+    joint: Option<(f64, f64)>,
 ) -> (f64, f64, Option<RecordUse>) {
     let Some(rec) = record else {
         return (var, dof, None);
     };
+    if let Some((ratio, p)) = joint {
+        return (var, dof, Some(RecordUse::IgnoredAll { ratio, p }));
+    }
     let expected = rec.var * l.per_replicate;
     let ratio = l.pooled_var / expected;
     let p = f_two_sided(ratio, l.dof, rec.dof);

@@ -130,6 +130,12 @@ pub fn compare_replicated(
                 })
                 .collect::<Vec<_>>(),
         );
+        let joint = super::noise::joint_disagreement(
+            pairs
+                .iter()
+                .zip(&numbers)
+                .filter_map(|(p, l)| Some((p.record.as_ref()?, l.as_ref()?))),
+        );
         let c = plan.boundary_at(&boundaries, round);
         let nominal = nominal_level(c);
         let open: Vec<usize> = (0..pairs.len())
@@ -139,7 +145,7 @@ pub fn compare_replicated(
             .iter()
             .map(|&i| {
                 let l = numbers[i].expect("filtered");
-                judge(&pairs[i], l, prior.at(l.within), c, round, config)
+                judge(&pairs[i], l, (prior.at(l.within), joint), c, round, config)
             })
             .unzip();
         let q = benjamini_hochberg(&judged.iter().map(|j| j.p_value).collect::<Vec<_>>());
@@ -249,7 +255,7 @@ pub fn interval_at(
     let l = look(pair, round)?;
     let boundaries = plan.boundaries();
     let c = plan.boundary_at(&boundaries, round);
-    let mut out = judge(pair, l, VariancePrior::NONE, c, round, config).0;
+    let mut out = judge(pair, l, (VariancePrior::NONE, None), c, round, config).0;
     out.resolution_pct = resolution_pct(out.ci);
     Some(out)
 }
@@ -264,7 +270,7 @@ fn count(reps: &[Replicate], up_to: u32) -> usize {
 fn judge(
     pair: &ReplicatedPair,
     l: Look,
-    prior: VariancePrior,
+    (prior, joint): (VariancePrior, Option<(f64, f64)>),
     c: f64,
     round: u32,
     config: &AbConfig,
@@ -274,6 +280,7 @@ fn judge(
         pair.record.as_ref(),
         &l,
         prior.moderate(l.pooled_var, l.dof),
+        joint,
     );
     let se = (var * l.factor).sqrt();
     let level = Normal::new(0.0, 1.0).expect("unit normal").cdf(c);

@@ -100,7 +100,7 @@ fn an_agreeing_record_lends_at_most_three_times_the_own_degrees_of_freedom() {
         pairs: 20,
     };
     let l = look_with(2e-4, 2.0);
-    let (var, dof, used) = apply(Some(&rec), &l, (2e-4, 2.0));
+    let (var, dof, used) = apply(Some(&rec), &l, (2e-4, 2.0), None);
     assert_eq!(dof, 2.0 + 6.0);
     assert!((var - 2e-4).abs() < 1e-12, "{var}");
     assert_eq!(
@@ -112,10 +112,10 @@ fn an_agreeing_record_lends_at_most_three_times_the_own_degrees_of_freedom() {
     );
     assert!(used.unwrap().note().is_none());
     // A quieter current look is pulled towards the record, never past it.
-    let (var, _, _) = apply(Some(&rec), &look_with(1.5e-4, 2.0), (1.5e-4, 2.0));
+    let (var, _, _) = apply(Some(&rec), &look_with(1.5e-4, 2.0), (1.5e-4, 2.0), None);
     assert!(var > 1.5e-4 && var < 2e-4, "{var}");
     // No record: nothing changes.
-    assert_eq!(apply(None, &l, (3.0, 4.0)), (3.0, 4.0, None));
+    assert_eq!(apply(None, &l, (3.0, 4.0), None), (3.0, 4.0, None));
 }
 
 #[test]
@@ -127,7 +127,7 @@ fn a_record_that_disagrees_with_the_data_is_set_aside_and_said() {
     };
     // The current variance is 6× the record's on 10 degrees of freedom: F test rejects.
     let l = look_with(12e-4, 10.0);
-    let (var, dof, used) = apply(Some(&rec), &l, (12e-4, 10.0));
+    let (var, dof, used) = apply(Some(&rec), &l, (12e-4, 10.0), None);
     assert_eq!((var, dof), (12e-4, 10.0));
     let Some(RecordUse::Ignored { ratio, p }) = used else {
         panic!("{used:?}")
@@ -136,7 +136,7 @@ fn a_record_that_disagrees_with_the_data_is_set_aside_and_said() {
     let note = used.unwrap().note().unwrap();
     assert!(note.contains("6.00× the record's"), "{note}");
     // So is one that is far too noisy: a quarter of the record's variance.
-    let (_, _, used) = apply(Some(&rec), &look_with(0.5e-4, 30.0), (0.5e-4, 30.0));
+    let (_, _, used) = apply(Some(&rec), &look_with(0.5e-4, 30.0), (0.5e-4, 30.0), None);
     assert!(matches!(used, Some(RecordUse::Ignored { .. })), "{used:?}");
 }
 
@@ -164,4 +164,37 @@ fn what_a_record_predicts_before_measuring() {
     };
     let r = rounds_for(&between, &plan, 0.02).unwrap();
     assert!((4..=15).contains(&r), "{r}");
+}
+
+#[test]
+fn a_record_off_for_the_whole_testbed_is_seen_by_the_benchmarks_together() {
+    let rec = NoiseRecord {
+        var: 1e-4,
+        dof: 100.0,
+        pairs: 20,
+    };
+    // Thirty benchmarks at round 3 (2 degrees of freedom each), each 3.5× its record: alone
+    // none is rejected, together they are.
+    let looks: Vec<Look> = (0..30)
+        .map(|i| look_with(7e-4 * (1.0 + 0.5 * f64::from(i % 3)), 2.0))
+        .collect();
+    let (_, _, alone) = apply(Some(&rec), &looks[0], (7e-4, 2.0), None);
+    assert!(matches!(alone, Some(RecordUse::Used { .. })), "{alone:?}");
+    let joint = joint_disagreement(looks.iter().map(|l| (&rec, l)));
+    let (ratio, p) = joint.expect("rejected");
+    assert!(ratio > 3.5 && p < 0.001, "{ratio} {p}");
+    let (var, dof, used) = apply(Some(&rec), &looks[0], (7e-4, 2.0), joint);
+    assert_eq!((var, dof), (7e-4, 2.0));
+    let note = used.unwrap().note().unwrap();
+    assert!(note.contains("for the whole comparison"), "{note}");
+    // Records that agree pass together too.
+    // (2e-4 is the record's variance × 2 per replicate; e corrects for the log's bias.)
+    let mut rng = Xoshiro256::seed_from(5);
+    let fine: Vec<Look> = (0..30)
+        .map(|_| {
+            let chi2 = normal(&mut rng).powi(2) + normal(&mut rng).powi(2);
+            look_with(2e-4 * chi2 / 2.0, 2.0)
+        })
+        .collect();
+    assert!(joint_disagreement(fine.iter().map(|l| (&rec, l))).is_none());
 }
