@@ -299,3 +299,33 @@ fn a_verdict_its_interval_does_not_explain_carries_its_reason() {
     assert!(md.contains("too few samples"), "{md}");
     assert!(!md.contains("(obvious)"), "{md}");
 }
+
+#[test]
+fn raised_thresholds_and_set_aside_records_are_named() {
+    let mut raised = bench("noisy", Verdict::Unchanged, 1.01);
+    raised.threshold_raised_from_pct = Some(2.0);
+    raised.comparison.threshold = 0.034;
+    let mut ignored = bench("moved", Verdict::Inconclusive, 1.03);
+    ignored.comparison.noise_record = Some(pitwall_stats::ab::RecordUse::Ignored {
+        ratio: 4.1,
+        p: 0.001,
+    });
+    let md = render_pr_comment(
+        &report(vec![
+            raised,
+            ignored,
+            bench("quiet", Verdict::Unchanged, 1.0),
+        ]),
+        &CommentOptions::default(),
+    );
+    assert!(
+        md.contains("(1): <code>toy/noisy&#91;size=64&#93;/time</code> ±2.0% → ±3.4%"),
+        "{md}"
+    );
+    assert!(
+        md.contains("Noise record set aside (it disagreed with this pair's variance) (1): <code>toy/moved&#91;size=64&#93;/time</code>"),
+        "{md}"
+    );
+    assert!(!md.contains("quiet&#91;size=64&#93;/time</code> ±"), "{md}");
+    insta::assert_snapshot!(md);
+}

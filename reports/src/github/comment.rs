@@ -5,7 +5,7 @@
 //! subjects) is untrusted: it is escaped so that it can neither split a table cell, open an
 //! HTML tag, start a code span or a link, nor mention a user.
 
-use pitwall_stats::ab::Verdict;
+use pitwall_stats::ab::{RecordUse, Verdict};
 
 use crate::compare::{
     ComparedBenchmark, ComparisonReport, change, interval, ordered, verdict_text,
@@ -198,6 +198,7 @@ fn tail(r: &ComparisonReport, opts: &CommentOptions) -> String {
         }
         out.push('\n');
     }
+    out.push_str(&noise_lines(r));
     for (label, keys) in [
         ("Only in baseline", &r.only_baseline),
         ("Only in candidate", &r.only_candidate),
@@ -224,6 +225,57 @@ fn tail(r: &ComparisonReport, opts: &CommentOptions) -> String {
             Some(target) => out.push_str(&format!("[Full report]({target})\n")),
             None => out.push_str(&format!("Full report: {}\n", code(url))),
         }
+    }
+    out
+}
+
+/// The benchmarks whose threshold `threshold_pct = "auto"` raised, by how much, and those
+/// whose noise record was set aside because it disagreed with this pair.
+fn noise_lines(r: &ComparisonReport) -> String {
+    let mut out = String::new();
+    let raised: Vec<String> = ordered(r)
+        .into_iter()
+        .filter_map(|b| {
+            let from = b.threshold_raised_from_pct?;
+            Some(format!(
+                "{} ±{from:.1}% → ±{:.1}%",
+                code(&b.key()),
+                100.0 * b.comparison.threshold
+            ))
+        })
+        .collect();
+    let ignored: Vec<String> = ordered(r)
+        .into_iter()
+        .filter(|b| {
+            matches!(
+                b.comparison.noise_record,
+                Some(RecordUse::Ignored { .. } | RecordUse::IgnoredAll { .. })
+            )
+        })
+        .map(|b| code(&b.key()))
+        .collect();
+    for (label, list) in [
+        (
+            "Thresholds raised by noise (`threshold_pct = \"auto\"`: what the benchmark can resolve within its round budget)",
+            raised,
+        ),
+        (
+            "Noise record set aside (it disagreed with this pair's variance)",
+            ignored,
+        ),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        let mut shown: Vec<String> = list.iter().take(MAX_LISTED_KEYS).cloned().collect();
+        if list.len() > MAX_LISTED_KEYS {
+            shown.push(format!("and {} more", list.len() - MAX_LISTED_KEYS));
+        }
+        out.push_str(&format!(
+            "{label} ({}): {}\n\n",
+            list.len(),
+            shown.join(", ")
+        ));
     }
     out
 }

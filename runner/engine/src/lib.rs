@@ -29,7 +29,7 @@ pub use command::{
     shown_command,
 };
 pub use meta::SampleMetaSource;
-pub use observer::{LookProgress, NullObserver, RunObserver, Step, short_sha};
+pub use observer::{BudgetNote, LookProgress, NullObserver, RunObserver, Step, short_sha};
 pub use outcome::{Selection, SuiteOutcome};
 pub use protocol::{Isolation, PROTOCOL, WORKER_SUBCOMMAND};
 pub use sampler::{SampleSet, sample_benchmark};

@@ -64,6 +64,9 @@ pub enum Step<'a> {
         command: &'a str,
         execution: Option<(u32, u32)>,
     },
+    /// Before a pair measured until decided starts: its budget, and what the testbed's noise
+    /// record says it will take.
+    Budget(BudgetNote),
     /// One look of a pair measured until decided.
     Look(LookProgress),
     /// A bisection probes a commit: probe `probe` of about `bound` (the most a binary search
@@ -81,6 +84,22 @@ pub enum Step<'a> {
         ratio: Option<f64>,
         rounds: u32,
     },
+}
+
+/// What `--until-decided` says before it starts (`pitwall_analysis::noise::budget`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BudgetNote {
+    pub max_rounds: u32,
+    /// Earlier pairs in the testbed's noise record (0: none yet).
+    pub record_pairs: usize,
+    /// Benchmarks of the selection the record knows.
+    pub benchmarks: usize,
+    /// Of those, how many resolve their threshold within `max_rounds` (with 80% power).
+    pub resolvable: usize,
+    /// The rounds by which all of those do.
+    pub rounds: Option<u32>,
+    /// The smallest and largest threshold of the benchmarks, in percent.
+    pub threshold_pct: (f64, f64),
 }
 
 /// Progress after one look of `--until-decided`.

@@ -20,7 +20,7 @@ use crate::setup::RunEnvironment;
 use crate::source::Side;
 pub use pitwall_engine::LookProgress;
 use pitwall_engine::config::Config;
-use pitwall_engine::{RunObserver, Step};
+use pitwall_engine::{BudgetNote, RunObserver, Step};
 
 pub use pitwall_engine::defaults::{MAX_ROUNDS as DEFAULT_MAX_ROUNDS, ROUNDS as DEFAULT_ROUNDS};
 
@@ -131,6 +131,39 @@ fn undecided(report: &ComparisonReport) -> BTreeSet<String> {
         .collect()
 }
 
+/// What the testbed's noise record says of the selected benchmarks under `plan`.
+fn budget_note(
+    config: &Config,
+    request: &RunRequest,
+    noise: &NoiseBook,
+    plan: &SequentialPlan,
+) -> BudgetNote {
+    let wanted = |key: &str| {
+        let mut parts = key.splitn(2, '/');
+        let suite = parts.next().unwrap_or_default();
+        let rest = parts.next().unwrap_or_default();
+        (request.suites.is_empty() || request.suites.iter().any(|s| s == suite))
+            && request
+                .filter
+                .as_ref()
+                .is_none_or(|f| rest.contains(f.as_str()))
+    };
+    let b = pitwall_analysis::noise::budget(
+        noise,
+        &wanted,
+        &|suite| crate::compare::threshold_rule(config, None, suite),
+        plan,
+    );
+    BudgetNote {
+        max_rounds: plan.max_looks,
+        record_pairs: noise.pairs,
+        benchmarks: b.benchmarks,
+        resolvable: b.resolvable,
+        rounds: b.rounds,
+        threshold_pct: b.threshold_pct,
+    }
+}
+
 /// Measures `base` and `head` for the rounds `asked`; the comparison uses `ab`, the testbed's
 /// noise book and the configured thresholds. The observer is told each round and, until decided, each look.
 #[allow(clippy::too_many_arguments)]
@@ -151,6 +184,9 @@ pub fn measure_pair(
     let sequential = asked.sequential_plan(ab.replicate_alpha);
     let started = Instant::now();
     let planned = sequential.map_or(first, |s| s.max_looks);
+    if let Some(seq) = &sequential {
+        observer.step(&Step::Budget(budget_note(config, request, noise, seq)));
+    }
     let mut acc = Rounds::new(2).announced(planned, &["base", "head"]);
     let mut only: Option<BTreeSet<String>> = None;
     let stop = loop {

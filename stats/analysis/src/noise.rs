@@ -130,5 +130,46 @@ pub fn resolve(
     }
 }
 
+/// What the record says of a pair about to be measured until decided: of the benchmarks it
+/// knows that `wanted` keeps (by key), how many resolve the threshold their suite's `rule`
+/// gives within the plan's last round, and by which round all of those do.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    pub benchmarks: usize,
+    pub resolvable: usize,
+    pub rounds: Option<u32>,
+    pub threshold_pct: (f64, f64),
+}
+
+/// [`Budget`] of the book's records under `plan`; a key's suite is its text before the first
+/// `/`.
+pub fn budget(
+    book: &NoiseBook,
+    wanted: &dyn Fn(&str) -> bool,
+    rule: &dyn Fn(&str) -> ThresholdRule,
+    plan: &SequentialPlan,
+) -> Budget {
+    let mut out = Budget {
+        benchmarks: 0,
+        resolvable: 0,
+        rounds: None,
+        threshold_pct: (f64::INFINITY, 0.0),
+    };
+    for (key, rec) in book.records().filter(|(k, _)| wanted(k)) {
+        let suite = key.split('/').next().unwrap_or_default();
+        let thr = resolve(rule(suite), Some(rec), plan.first_look, plan.alpha).pct;
+        out.benchmarks += 1;
+        out.threshold_pct = (out.threshold_pct.0.min(thr), out.threshold_pct.1.max(thr));
+        if let Some(r) = pitwall_stats::ab::noise::rounds_for(rec, plan, thr / 100.0) {
+            out.resolvable += 1;
+            out.rounds = Some(out.rounds.map_or(r, |x: u32| x.max(r)));
+        }
+    }
+    if out.benchmarks == 0 {
+        out.threshold_pct = (0.0, 0.0);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests;

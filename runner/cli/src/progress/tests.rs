@@ -201,3 +201,40 @@ fn a_known_secret_never_reaches_the_log() {
     assert!(!lines.contains("31337"), "{lines}");
     assert!(lines.contains("***"), "{lines}");
 }
+
+#[test]
+fn the_budget_says_what_the_noise_record_predicts() {
+    let note = BudgetNote {
+        max_rounds: 15,
+        record_pairs: 20,
+        benchmarks: 30,
+        resolvable: 28,
+        rounds: Some(6),
+        threshold_pct: (2.0, 2.0),
+    };
+    assert_eq!(
+        budget_line(&note),
+        "budget: up to 15 rounds; from the testbed's noise record (20 pairs): about 6 rounds for ±2.0% on 28 of 30 benchmarks, 2 cannot within 15 (hint: threshold_pct = \"auto\")"
+    );
+    let auto = BudgetNote {
+        resolvable: 30,
+        rounds: Some(9),
+        threshold_pct: (2.0, 3.4),
+        ..note
+    };
+    assert_eq!(
+        budget_line(&auto),
+        "budget: up to 15 rounds; from the testbed's noise record (20 pairs): about 9 rounds for ±2.0–3.4% on 30 of 30 benchmarks"
+    );
+    let none = BudgetNote {
+        record_pairs: 0,
+        benchmarks: 0,
+        resolvable: 0,
+        rounds: None,
+        ..note
+    };
+    assert_eq!(
+        budget_line(&none),
+        "budget: up to 15 rounds; no noise record of these benchmarks on this testbed yet (hint: `pitwall calibrate` records it)"
+    );
+}

@@ -53,6 +53,8 @@ impl RunObserver for Endpoints<'_> {
                 }),
                 target,
             }),
+            // Bisection reads no noise record: a budget from none would only say "none yet".
+            Step::Budget(_) => {}
             other => self.0.step(other),
         }
     }

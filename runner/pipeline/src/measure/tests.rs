@@ -123,6 +123,7 @@ impl RunObserver for Recorder {
                 execution,
             } => format!("command {suite} `{command}` {execution:?}"),
             Step::Look(p) => format!("look {}/{} decided={}", p.round, p.max_rounds, p.decided),
+            Step::Budget(b) => format!("budget {} record={}", b.max_rounds, b.record_pairs),
             Step::Probe {
                 probe,
                 bound,
@@ -264,6 +265,7 @@ fn a_pair_until_decided_tells_rounds_sides_and_looks() {
         "build commit #1 `sh build.sh`".into(),
         "built commit #1 ok=true".into(),
         "prepare".into(),
+        "budget 6 record=0".into(),
     ];
     // Rounds alternate their order: base-head, head-base, base-head.
     for round in 1..=3 {
