@@ -30,6 +30,12 @@ Run (from the repository root, after `cargo build --release`):
         --run-args "--until-decided --max-rounds 15" --out /tmp/synthetic.json
 Defaults: 8 pairs x 5 trials. A few minutes on a 2-core machine (each process costs ~50 ms of
 Python start-up; with 15 rounds a trial is 30 processes).
+
+The testbed's noise record (issue 26): `--calibrations N` runs `pitwall calibrate --rounds 6`
+N times in each pair's repository before its trials, so every trial borrows the record of N
+calibration pairs (and of the trials before it, as a pull request's pair would).
+`--record-scale F` calibrates a third commit whose benchmarks are F times as noisy (cv and
+per-process offset), so the record is wrong by F in standard deviation.
 """
 
 from __future__ import annotations
@@ -94,8 +100,8 @@ def make_pair(rng: random.Random, offset_factor: float) -> dict:
     return {"benchmarks": benches, "offset_sd_factor": offset_factor}
 
 
-def data_json(pair: dict, head: bool) -> str:
-    bs = [dict(b, shift=b["shift"] if head else 1.0) for b in pair["benchmarks"]]
+def data_json(pair: dict, head: bool, noise_scale: float = 1.0) -> str:
+    bs = [dict(b, shift=b["shift"] if head else 1.0, cv=b["cv"] * noise_scale) for b in pair["benchmarks"]]
     return json.dumps({
         "repetitions": REPS, "outlier_rate": 0.04,
         "offset_sd_factor": pair["offset_sd_factor"], "benchmarks": bs,
@@ -111,6 +117,18 @@ def build_repo(repo: str, pair: dict) -> tuple[str, str]:
     c.write(os.path.join(repo, "data.json"), data_json(pair, head=True))
     head = c.commit_all(repo, "head: shift a third of the benchmarks")
     return base, head
+
+
+def calibrate(pitwall: str, repo: str, pair: dict, n: int, scale: float, timeout: float) -> str:
+    """`pitwall calibrate` n times, of the base commit or (scale != 1) of a commit whose
+    benchmarks are `scale` times as noisy; returns the commit calibrated."""
+    commit = c.git(repo, "rev-parse", "HEAD~1")
+    if scale != 1.0:
+        c.write(os.path.join(repo, "data.json"), data_json(pair, head=False, noise_scale=scale))
+        commit = c.commit_all(repo, f"calibration: noise x{scale}")
+    for _ in range(n):
+        c.run([pitwall, "calibrate", "--commit", commit, "--rounds", "6", "-q"], cwd=repo, timeout=timeout)
+    return commit
 
 
 def score_trial(pair: dict, trial: dict) -> dict:
@@ -152,6 +170,8 @@ def main() -> None:
     p.add_argument("--trials", type=int, default=5, help="A/B answers per pair, default 5")
     p.add_argument("--no-offset", action="store_true", help="no per-process offset (offset sd 0 instead of 0.7 x cv)")
     p.add_argument("--seed", type=int, help="seed of the pair truths (levels, cvs, shifts); default random")
+    p.add_argument("--calibrations", type=int, default=0, help="`pitwall calibrate` runs per repository before its trials")
+    p.add_argument("--record-scale", type=float, default=1.0, help="calibrate a commit this many times as noisy")
     args = p.parse_args()
     pitwall = c.resolve_pitwall(args.pitwall)
     run_args = shlex.split(args.run_args)
@@ -161,6 +181,7 @@ def main() -> None:
     doc = {
         "script": "synthetic.py", "pitwall": pitwall, "run_args": run_args, "seed": seed,
         "offset_sd_factor": offset_factor, "pairs": [],
+        "calibrations": args.calibrations, "record_scale": args.record_scale,
     }
     t_start = time.monotonic()
     errors = 0
@@ -171,6 +192,12 @@ def main() -> None:
         with c.temp_dir(f"pw-synth-{pi}-", args.keep) as repo:
             base, head = build_repo(repo, pair)
             rec.update(base=base, head=head)
+            if args.calibrations:
+                try:
+                    calibrate(pitwall, repo, pair, args.calibrations, args.record_scale, args.timeout)
+                except c.HarnessError as e:
+                    errors += 1
+                    c.log(args, f"pair {pi} calibration: ERROR {e}")
             for ti in range(args.trials):
                 try:
                     t = c.ab_trial(pitwall, repo, base, head, run_args, args.timeout)
@@ -212,7 +239,8 @@ def summarize(doc: dict, args, errors: int) -> None:
     mean_rounds = sum(rounds) / len(rounds) if rounds else float("nan")
     print()
     print(f"synthetic.py: {len(doc['pairs'])} pairs x {args.trials} trials, run args {shlex.join(doc['run_args']) or '(none)'}, "
-          f"offset sd {doc['offset_sd_factor']} x cv, seed {doc['seed']}, pitwall {doc['pitwall']}")
+          f"offset sd {doc['offset_sd_factor']} x cv, seed {doc['seed']}, pitwall {doc['pitwall']}, "
+          f"calibrations {doc['calibrations']} (noise x{doc['record_scale']})")
     print(c.table(rows, ["measure", "false calls", "FP rate", "detected", "detection", "wrong dir", "inconclusive", "missing"]))
     src = {t["rounds_source"] for t in trials}
     print(f"rounds per pair-trial: mean {mean_rounds:.2f}, min {min(rounds, default=0)}, max {max(rounds, default=0)} "
