@@ -13,6 +13,8 @@ use pitwall_stats::ab::{
 
 use crate::comparison::{ComparedBenchmark, ComparisonReport};
 use crate::noise::{NoiseBook, ThresholdRule, resolve};
+use pitwall_stats::ab::NoiseObs;
+use pitwall_stats::ab::noise::{observe, pool};
 
 /// Suite recorded for benchmarks read from a bare pitwall JSON file (which has no suite);
 /// pairing ignores the suite when either side has this one.
@@ -372,6 +374,27 @@ fn compare_pairs(
             },
         )
         .collect()
+}
+
+impl NoiseBook {
+    /// The book of earlier pairs, each as its two sides (base, head), newest first: every
+    /// benchmark's estimates pooled (`pitwall_stats::ab::noise::pool`).
+    pub fn from_pairs(newest_first: &[(Side, Side)]) -> NoiseBook {
+        let mut obs: BTreeMap<String, Vec<NoiseObs>> = BTreeMap::new();
+        for (base, head) in newest_first {
+            for (key, pair, rounds) in paired_inputs(base, head) {
+                if let Some(o) = observe(&pair, rounds) {
+                    obs.entry(key).or_default().push(o);
+                }
+            }
+        }
+        NoiseBook::new(
+            obs.into_iter()
+                .filter_map(|(k, o)| pool(&o).map(|r| (k, r)))
+                .collect(),
+            newest_first.len(),
+        )
+    }
 }
 
 /// The benchmarks two sides share, each keyed by the base result's key as a replicated pair

@@ -1,16 +1,15 @@
 //! The testbed's noise book: one [`NoiseRecord`] per benchmark, pooled from the earlier pairs
 //! measured on one testbed (`pitwall_stats::ab::noise` says how), and what a comparison takes
 //! from it: a second variance prior, and `threshold_pct = "auto"`, the threshold a benchmark
-//! can resolve within its round budget. The pipeline reads the pairs from the store; this
-//! module only computes.
+//! can resolve within its round budget. The pipeline reads the pairs from the store;
+//! `crate::compare` pairs their sides into the book (`NoiseBook::from_pairs`); this module
+//! only computes.
 
 use std::collections::BTreeMap;
 
-use pitwall_stats::ab::noise::{NoiseObs, detectable_log, observe, pool};
+use pitwall_stats::ab::noise::detectable_log;
 use pitwall_stats::ab::replicated::REPLICATE_MARGIN;
 use pitwall_stats::ab::{NoiseRecord, SequentialPlan};
-
-use crate::compare::{Side, paired_inputs};
 
 /// A benchmark's threshold as configured: a fixed percentage, or `"auto"`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -44,23 +43,10 @@ impl NoiseBook {
         NoiseBook::default()
     }
 
-    /// The book of earlier pairs, each as its two sides (base, head), newest first.
-    pub fn from_pairs(newest_first: &[(Side, Side)]) -> NoiseBook {
-        let mut obs: BTreeMap<String, Vec<NoiseObs>> = BTreeMap::new();
-        for (base, head) in newest_first {
-            for (key, pair, rounds) in paired_inputs(base, head) {
-                if let Some(o) = observe(&pair, rounds) {
-                    obs.entry(key).or_default().push(o);
-                }
-            }
-        }
-        NoiseBook {
-            records: obs
-                .into_iter()
-                .filter_map(|(k, o)| pool(&o).map(|r| (k, r)))
-                .collect(),
-            pairs: newest_first.len(),
-        }
+    /// A book of these records, from `pairs` earlier pairs (built from pairs' sides by
+    /// `NoiseBook::from_pairs`, in `crate::compare`).
+    pub(crate) fn new(records: BTreeMap<String, NoiseRecord>, pairs: usize) -> NoiseBook {
+        NoiseBook { records, pairs }
     }
 
     pub fn get(&self, key: &str) -> Option<&NoiseRecord> {

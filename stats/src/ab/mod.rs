@@ -11,6 +11,7 @@ pub mod hodges_lehmann;
 pub mod moderated;
 pub mod mwu;
 pub mod noise;
+pub mod record;
 pub mod replicate_summary;
 pub mod replicated;
 pub mod sequential;

@@ -31,6 +31,8 @@
 
 use statrs::distribution::{ContinuousCDF, FisherSnedecor, Normal};
 
+pub use super::record::{NoiseRecord, RecordUse};
+
 use super::crossover::{Look, look};
 use super::replicate_summary::ReplicatedPair;
 use super::sequential::SequentialPlan;
@@ -55,45 +57,6 @@ pub struct NoiseObs {
     /// Variance of one replicate's log summary between processes.
     pub var: f64,
     pub dof: f64,
-}
-
-/// A benchmark's noise record on one testbed (see the module docs).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct NoiseRecord {
-    /// Variance of one replicate's log summary between processes, pooled over earlier pairs.
-    pub var: f64,
-    /// Its weighted degrees of freedom, `Σ wᵢdᵢ`.
-    pub dof: f64,
-    /// Earlier pairs behind it.
-    pub pairs: usize,
-}
-
-/// What a comparison did with a benchmark's record.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-#[serde(rename_all = "snake_case", tag = "use")]
-pub enum RecordUse {
-    /// Pooled in, with this many degrees of freedom (after the cap).
-    Used { dof: f64, pairs: usize },
-    /// Set aside: the current variance is `ratio` × the record's, F test p-value `p`.
-    Ignored { ratio: f64, p: f64 },
-    /// Set aside for every benchmark of the comparison: their variances together are
-    /// `ratio` × their records', F test p-value `p` (the machine changed).
-    IgnoredAll { ratio: f64, p: f64 },
-}
-
-impl RecordUse {
-    /// A clause for a verdict's reason, when the record was set aside.
-    pub fn note(&self) -> Option<String> {
-        match self {
-            RecordUse::Used { .. } => None,
-            RecordUse::Ignored { ratio, p } => Some(format!(
-                "the testbed's noise record was ignored: this pair's variance is {ratio:.2}× the record's (F test p = {p:.3})"
-            )),
-            RecordUse::IgnoredAll { ratio, p } => Some(format!(
-                "the testbed's noise record was ignored for the whole comparison: its variances are {ratio:.2}× the records' (F test p = {p:.3})"
-            )),
-        }
-    }
 }
 
 /// The estimate one pair gives after `rounds` rounds; `None` when it cannot give one (fewer

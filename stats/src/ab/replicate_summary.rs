@@ -40,7 +40,7 @@ pub struct ReplicatedPair {
     /// measured before the order alternated).
     pub round_orders: Vec<RoundOrder>,
     /// The testbed's noise record of this benchmark, when there is one (`super::noise`).
-    pub record: Option<super::noise::NoiseRecord>,
+    pub record: Option<super::record::NoiseRecord>,
 }
 
 impl ReplicatedPair {

@@ -177,7 +177,7 @@ pub struct Comparison {
     pub resolution_pct: Option<f64>,
     /// What the testbed's noise record did for this verdict (replicate method with a record).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub noise_record: Option<super::noise::RecordUse>,
+    pub noise_record: Option<super::record::RecordUse>,
 }
 
 /// What a [`Comparison`] was computed from.

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use pitwall_schema::{BenchmarkResult, Direction, ResultStatus, Unit};
 
 use super::*;
+use crate::compare::Side;
 
 /// `reps` processes of 5 samples, process `i` offset by `offsets[i % len]` (a fraction).
 fn result(name: &str, ns: f64, offsets: &[f64], reps: u32) -> BenchmarkResult {
