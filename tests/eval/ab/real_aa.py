@@ -20,6 +20,11 @@ would be). 6 × 12 = 72 comparisons of the `time` measure; `cpu_time` is reporte
 
 Target: at most 1 false call (regression or improvement) in the 72 `time` comparisons.
 
+Issue 26: `--auto` writes `[thresholds] threshold_pct = "auto"` into pitwall.toml and
+`--calibrations N` runs `pitwall calibrate --commit <base> --rounds 6` N times before the
+trials, so the thresholds come from the testbed's noise record. Target then: also at least
+70% of the `time` comparisons `unchanged`.
+
 Run (from the repository root, after `cargo build --release`):
     python3 tests/eval/ab/real_aa.py --pitwall target/release/pitwall \
         --run-args "--until-decided --max-rounds 15" --out /tmp/real_aa.json
@@ -46,6 +51,8 @@ def main() -> None:
     p.add_argument("--trials", type=int, default=6, help="A/A answers, default 6 (6 x 12 = 72 comparisons)")
     p.add_argument("--rep-ms", default="2,12", metavar="LO,HI",
                    help="repetition times in ms, spread geometrically over the 12 benchmarks (default 2,12)")
+    p.add_argument("--auto", action="store_true", help='[thresholds] threshold_pct = "auto"')
+    p.add_argument("--calibrations", type=int, default=0, help="`pitwall calibrate` runs before the trials")
     args = p.parse_args()
     pitwall = c.resolve_pitwall(args.pitwall)
     run_args = shlex.split(args.run_args)
@@ -60,12 +67,18 @@ def main() -> None:
         doc["iterations"] = iters
         doc["target_rep_ms"] = dict(zip(names, targets))
         c.init_repo(repo)
-        c.write(os.path.join(repo, "pitwall.toml"), c.pitwall_toml("real-aa", f"{sys.executable} bench.py"))
+        toml = c.pitwall_toml("real-aa", f"{sys.executable} bench.py")
+        if args.auto:
+            toml += '\n[thresholds]\nthreshold_pct = "auto"\n'
+        c.write(os.path.join(repo, "pitwall.toml"), toml)
         c.write(os.path.join(repo, "bench.py"), rw.bench_source(names, iters, REPS, "A/A evaluation: base"))
         base = c.commit_all(repo, "base")
         c.write(os.path.join(repo, "bench.py"), rw.bench_source(names, iters, REPS, "A/A evaluation: head (only this comment differs)"))
         head = c.commit_all(repo, "head: change a comment")
-        doc.update(base=base, head=head)
+        doc.update(base=base, head=head, auto=args.auto, calibrations=args.calibrations)
+        for ki in range(args.calibrations):
+            c.run([pitwall, "calibrate", "--commit", base, "--rounds", "6", "-q"], cwd=repo, timeout=args.timeout)
+            c.log(args, f"calibration {ki + 1}/{args.calibrations} done")
         for ti in range(args.trials):
             try:
                 t = c.ab_trial(pitwall, repo, base, head, run_args, args.timeout)
@@ -103,7 +116,8 @@ def summarize(doc: dict, args, errors: int) -> None:
     rounds = [t["rounds"] for t in trials]
     walls = [t["wall_s"] for t in trials]
     print()
-    print(f"real_aa.py: {len(trials)} trials x 12 benchmarks, run args {shlex.join(doc['run_args']) or '(none)'}, pitwall {doc['pitwall']}")
+    print(f"real_aa.py: {len(trials)} trials x 12 benchmarks, run args {shlex.join(doc['run_args']) or '(none)'}, pitwall {doc['pitwall']}, "
+          f"auto thresholds {doc.get('auto')}, calibrations {doc.get('calibrations')}")
     print(c.table(rows, ["measure", "comparisons", "false calls", "rate", "regression", "improvement", "unchanged", "inconclusive"]))
     if rounds:
         print(f"rounds per trial: mean {sum(rounds) / len(rounds):.2f}, max {max(rounds)} "
@@ -115,6 +129,9 @@ def summarize(doc: dict, args, errors: int) -> None:
         ok = calls <= max(1, round(t["n"] / 72)) and errors == 0
         print(f"  [{'PASS' if ok else 'FAIL'}] at most 1 false call in 72 comparisons (time): {calls} in {t['n']}"
               + ("" if errors == 0 else f", {errors} trials failed"))
+        if doc.get("auto"):
+            share = t["unchanged"] / t["n"] if t["n"] else 0.0
+            print(f"  [{'PASS' if share >= 0.70 else 'FAIL'}] at least 70% unchanged (time): {t['unchanged']} of {t['n']}")
         doc["summary"] = {"comparisons": t["n"], "false_calls": calls, "by_verdict": t,
                           "mean_rounds": sum(rounds) / len(rounds) if rounds else None, "target_met": ok}
 
