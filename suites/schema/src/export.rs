@@ -1,6 +1,7 @@
 //! The versioned export document (`pitwall export`/`import`: schema `pitwall/v3` written,
 //! `pitwall/v4` when a result was pruned, `pitwall/v5` when a result is implausible or a sample
-//! has cycles, `pitwall/v6` when a pair recorded its round orders; `pitwall/v1` and
+//! has cycles, `pitwall/v6` when a pair recorded its round orders, `pitwall/v7` when a pair
+//! left identical code unmeasured or recorded its time; `pitwall/v1` and
 //! `pitwall/v2` still read) and the checks a run must pass before it is stored or imported:
 //! what the type system cannot say.
 
@@ -13,6 +14,7 @@ use crate::consistency::{
 use crate::run::{Run, RunStatus};
 use crate::schema::{
     ResultStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6,
+    SCHEMA_V7,
 };
 use crate::time::UnixTime;
 
@@ -22,7 +24,9 @@ use crate::time::UnixTime;
 /// `pitwall/v3` is `pitwall/v2` plus the optional `testbed` and `role` of each run, and
 /// `pitwall/v4` is `pitwall/v3` plus the optional `summary` of each result (a pruned result),
 /// and `pitwall/v5` is `pitwall/v4` plus the `implausible` status and a sample's `cycles`,
-/// and `pitwall/v6` is `pitwall/v5` plus the optional `round_orders` of a run's pair;
+/// and `pitwall/v6` is `pitwall/v5` plus the optional `round_orders` of a run's pair,
+/// and `pitwall/v7` is `pitwall/v6` plus the optional `identical`, `measured_ms` and
+/// `saved_ms_estimate` of a run's pair;
 /// a document read as an older version keeps its tag, so writing it again gives it back
 /// unchanged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,7 +37,8 @@ pub struct ExportDoc {
 }
 
 /// What a JSON error names as the schema when the document's own tag could not be read.
-const ANY_SCHEMA: &str = "pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4, pitwall/v5 or pitwall/v6";
+const ANY_SCHEMA: &str =
+    "pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4, pitwall/v5, pitwall/v6 or pitwall/v7";
 
 /// Why a document could not be read as an export document.
 #[derive(Debug, thiserror::Error)]
@@ -48,7 +53,7 @@ pub enum SchemaError {
         message: String,
     },
     #[error(
-        "unsupported schema `{0}` (this pitwall reads `{SCHEMA_V1}`, `{SCHEMA_V2}`, `{SCHEMA_V3}`, `{SCHEMA_V4}`, `{SCHEMA_V5}` and `{SCHEMA_V6}`)"
+        "unsupported schema `{0}` (this pitwall reads `{SCHEMA_V1}`, `{SCHEMA_V2}`, `{SCHEMA_V3}`, `{SCHEMA_V4}`, `{SCHEMA_V5}`, `{SCHEMA_V6}` and `{SCHEMA_V7}`)"
     )]
     Version(String),
     /// `run` names the run: `run ID`, or in a document `run N (ID)` (`run N` without an id).
@@ -176,12 +181,15 @@ fn json_error(schema: &str, e: &serde_json::Error) -> SchemaError {
 impl ExportDoc {
     /// A document of schema `pitwall/v3`, `pitwall/v4` when a result in it was pruned, or
     /// `pitwall/v5` when one is implausible or a sample has cycles, or `pitwall/v6` when a
-    /// pair recorded its round orders, so that stores without them export exactly as before.
+    /// pair recorded its round orders, or `pitwall/v7` when a pair left identical code
+    /// unmeasured or recorded its time, so that stores without them export exactly as before.
     pub fn new(runs: Vec<Run>) -> ExportDoc {
         let pruned = runs
             .iter()
             .any(|r| r.results.iter().any(|b| b.summary.is_some()));
-        let schema = if runs.iter().any(needs_v6) {
+        let schema = if runs.iter().any(needs_v7_identical) {
+            SCHEMA_V7
+        } else if runs.iter().any(needs_v6) {
             SCHEMA_V6
         } else if runs.iter().any(needs_v5) {
             SCHEMA_V5
@@ -203,14 +211,17 @@ impl ExportDoc {
         s
     }
 
-    /// Reads and validates an export document of schema `pitwall/v1` to `pitwall/v6`.
+    /// Reads and validates an export document of schema `pitwall/v1` to `pitwall/v7`.
     pub fn from_json(text: &str) -> Result<ExportDoc, SchemaError> {
         // A document that is not JSON at all, or has no string tag, fails the full read below.
         let declared = serde_json::from_str::<Tag>(text)
             .ok()
             .and_then(|t| t.schema);
         let named = match declared.as_deref() {
-            Some(s @ (SCHEMA_V1 | SCHEMA_V2 | SCHEMA_V3 | SCHEMA_V4 | SCHEMA_V5 | SCHEMA_V6)) => s,
+            Some(
+                s @ (SCHEMA_V1 | SCHEMA_V2 | SCHEMA_V3 | SCHEMA_V4 | SCHEMA_V5 | SCHEMA_V6
+                | SCHEMA_V7),
+            ) => s,
             Some(other) => return Err(SchemaError::Version(other.to_string())),
             None => ANY_SCHEMA,
         };
@@ -222,13 +233,24 @@ impl ExportDoc {
             SCHEMA_V2 => {
                 serde_json::from_str::<V2Probe>(text).map_err(|e| json_error(SCHEMA_V2, &e))?;
             }
-            SCHEMA_V3 | SCHEMA_V4 | SCHEMA_V5 | SCHEMA_V6 => {}
+            SCHEMA_V3 | SCHEMA_V4 | SCHEMA_V5 | SCHEMA_V6 | SCHEMA_V7 => {}
             other => return Err(SchemaError::Version(other.to_string())),
         }
-        if ![SCHEMA_V4, SCHEMA_V5, SCHEMA_V6].contains(&doc.schema.as_str()) {
+        if ![SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7].contains(&doc.schema.as_str()) {
             serde_json::from_str::<V3Probe>(text).map_err(|e| json_error(&doc.schema, &e))?;
         }
-        if doc.schema != SCHEMA_V6 {
+        if doc.schema != SCHEMA_V7 {
+            let found = doc.runs.iter().enumerate().find(|(_, r)| needs_v7_identical(r));
+            if let Some((i, run)) = found {
+                return Err(SchemaError::Invalid {
+                    run: format!("run {i} ({})", run.id),
+                    what: format!(
+                        "a pair's `identical`, `measured_ms` and `saved_ms_estimate` are new in {SCHEMA_V7} (hint: declare \"schema\": \"{SCHEMA_V7}\")"
+                    ),
+                });
+            }
+        }
+        if doc.schema != SCHEMA_V6 && doc.schema != SCHEMA_V7 {
             if let Some((i, run)) = doc.runs.iter().enumerate().find(|(_, r)| needs_v6(r)) {
                 return Err(SchemaError::Invalid {
                     run: format!("run {i} ({})", run.id),
@@ -238,7 +260,7 @@ impl ExportDoc {
                 });
             }
         }
-        if doc.schema != SCHEMA_V5 && doc.schema != SCHEMA_V6 {
+        if ![SCHEMA_V5, SCHEMA_V6, SCHEMA_V7].contains(&doc.schema.as_str()) {
             if let Some((i, run)) = doc.runs.iter().enumerate().find(|(_, r)| needs_v5(r)) {
                 return Err(SchemaError::Invalid {
                     run: format!("run {i} ({})", run.id),
@@ -266,6 +288,13 @@ impl ExportDoc {
         }
         Ok(doc)
     }
+}
+
+/// Whether a run holds what only `pitwall/v7` has: a pair's identical code or its time.
+fn needs_v7_identical(run: &Run) -> bool {
+    run.pair.as_ref().is_some_and(|p| {
+        !p.identical.is_empty() || p.measured_ms.is_some() || p.saved_ms_estimate.is_some()
+    })
 }
 
 /// Whether a run holds what only `pitwall/v6` has: a pair's round orders.

@@ -11,6 +11,7 @@ pub mod datasheet;
 pub mod export;
 pub mod expr;
 pub mod forge;
+pub mod identical;
 pub mod labels;
 pub mod manifest;
 pub mod plausible;
@@ -27,6 +28,7 @@ pub use benchmark::{
     Annotated, BenchError, Benchmark, BenchmarkId, Ceiling, Conversion, MetricSpec, SamplingHint,
 };
 pub use export::{ExportDoc, SchemaError};
+pub use identical::{IdenticalBasis, IdenticalCode};
 pub use labels::{UNKNOWN_TESTBED, default_testbed, sanitize_testbed};
 pub use plausible::{ComputeBound, MemoryBound, PLAUSIBLE_MARGIN, Plausibility};
 pub use run::{
@@ -35,7 +37,7 @@ pub use run::{
 };
 pub use schema::{
     BenchmarkResult, Direction, ResultStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4,
-    SCHEMA_V5, SCHEMA_V6, SampleMeta, SampleSummary, Unit,
+    SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SampleMeta, SampleSummary, Unit,
 };
 pub use secrets::Redactor;
 pub use sections::Section;

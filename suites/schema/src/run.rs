@@ -222,6 +222,17 @@ pub struct PairInfo {
     /// ran base first. New in export schema `pitwall/v6`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub round_orders: Vec<RoundOrder>,
+    /// Code found identical on both sides, and so not measured (the verdict `identical`).
+    /// The same list on both runs. New in export schema `pitwall/v7`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub identical: Vec<crate::identical::IdenticalCode>,
+    /// Milliseconds the pair spent measuring (both sides, every round). New in `pitwall/v7`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_ms: Option<u64>,
+    /// Milliseconds not spent on the identical code, estimated from the last pair on this
+    /// testbed that measured it; `None` when unknown. New in `pitwall/v7`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saved_ms_estimate: Option<u64>,
 }
 
 /// The order of one round of an interleaved pair.

@@ -30,6 +30,11 @@ pub const SCHEMA_V5: &str = "pitwall/v5";
 /// `pitwall/v5` plus the optional `round_orders` of a run's `pair`.
 pub const SCHEMA_V6: &str = "pitwall/v6";
 
+/// Tag of export documents holding a pair that left identical code unmeasured (issue 26):
+/// `pitwall/v6` plus the optional `identical`, `measured_ms` and `saved_ms_estimate` of a
+/// run's `pair`.
+pub const SCHEMA_V7: &str = "pitwall/v7";
+
 /// Whether smaller or larger values of a measure are better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -231,7 +231,7 @@ fn rejects_other_schema_and_bad_samples() {
     );
     assert_eq!(
         e.to_string(),
-        "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2`, `pitwall/v3`, `pitwall/v4`, `pitwall/v5` and `pitwall/v6`)"
+        "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2`, `pitwall/v3`, `pitwall/v4`, `pitwall/v5`, `pitwall/v6` and `pitwall/v7`)"
     );
     // A newer document is refused for its version, not for the fields it added.
     let newer = r#"{"schema":"pitwall/v9","runs":[],"signature":"abc"}"#;
@@ -244,7 +244,7 @@ fn rejects_other_schema_and_bad_samples() {
         let e = ExportDoc::from_json(broken).unwrap_err().to_string();
         assert!(
             e.starts_with(
-                "not valid JSON for schema pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4, pitwall/v5 or pitwall/v6 at line 1,"
+                "not valid JSON for schema pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4, pitwall/v5, pitwall/v6 or pitwall/v7 at line 1,"
             ),
             "{e}"
         );
@@ -455,6 +455,9 @@ fn round_orders_are_new_in_v6_and_older_pairs_still_read() {
             RoundOrder::HeadBase,
             RoundOrder::BaseHead,
         ],
+        identical: Vec::new(),
+        measured_ms: None,
+        saved_ms_estimate: None,
     });
     let v6 = ExportDoc::new(vec![r.clone()]).to_json();
     assert!(v6.contains("\"schema\": \"pitwall/v6\""), "{v6}");
@@ -493,4 +496,51 @@ fn round_orders_are_new_in_v6_and_older_pairs_still_read() {
         back.runs[0].pair.as_ref().unwrap().order_of(2),
         RoundOrder::BaseHead
     );
+}
+
+/// Issue 26 item 5: a pair that left identical code unmeasured is `pitwall/v7`; a document
+/// declaring an older version with those fields is refused with a hint; v6 still reads.
+#[test]
+fn identical_code_is_new_in_v7() {
+    use crate::identical::{IdenticalBasis, IdenticalCode};
+    use crate::run::{PairInfo, PairRole, RoundOrder};
+    let mut r = run(vec![result(vec![1.0, 2.0])]);
+    r.pair = Some(PairInfo {
+        id: "p".into(),
+        role: PairRole::Head,
+        rounds: 1,
+        round_starts: vec![0],
+        sequential: None,
+        round_orders: vec![RoundOrder::BaseHead],
+        identical: vec![IdenticalCode {
+            suite: "kernels".into(),
+            kernel: Some("saxpy".into()),
+            basis: IdenticalBasis::Cubin,
+        }],
+        measured_ms: Some(240_000),
+        saved_ms_estimate: Some(660_000),
+    });
+    let v7 = ExportDoc::new(vec![r.clone()]).to_json();
+    assert!(v7.contains("\"schema\": \"pitwall/v7\""), "{v7}");
+    assert!(v7.contains("\"basis\": \"cubin\""), "{v7}");
+    let back = ExportDoc::from_json(&v7).unwrap();
+    assert_eq!(back.runs[0], r);
+    assert_eq!(back.to_json(), v7);
+    for old in ["pitwall/v3", "pitwall/v5", "pitwall/v6"] {
+        let e = ExportDoc::from_json(&v7.replace("pitwall/v7", old))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("are new in pitwall/v7 (hint: declare \"schema\": \"pitwall/v7\")"),
+            "{old}: {e}"
+        );
+    }
+    // Without them the pair is v6 as before.
+    let p = r.pair.as_mut().unwrap();
+    p.identical.clear();
+    p.measured_ms = None;
+    p.saved_ms_estimate = None;
+    let v6 = ExportDoc::new(vec![r]).to_json();
+    assert!(v6.contains("\"schema\": \"pitwall/v6\""), "{v6}");
+    assert!(ExportDoc::from_json(&v6).is_ok());
 }
