@@ -89,6 +89,8 @@ fn report() -> ComparisonReport {
         incompatible: vec!["toy/copy/time (unit ns vs ms)".into()],
         env_mismatch: vec![],
         incomparable: false,
+        identical: vec![],
+        time: None,
     }
 }
 

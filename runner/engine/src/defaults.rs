@@ -24,6 +24,9 @@ pub const MEASURE_IDENTICAL: bool = false;
 /// The architecture a `cuda-kernels` suite's sources are compiled for to tell identical
 /// kernels apart (no GPU needed): one architecture's cubins differ when the code does.
 pub const IDENTITY_SM: u32 = 90;
+/// How many of the newest runs on a testbed are searched for the last pair that measured the
+/// code a pair found identical, to estimate the time it saved.
+pub const SAVED_ESTIMATE_LOOKBACK: usize = 200;
 /// Which backend runs the built-in suites when `[suites] backend` does not say: CUDA when it
 /// can run here, else the CPU.
 pub const BACKEND: crate::config::BackendChoice = crate::config::BackendChoice::Auto;

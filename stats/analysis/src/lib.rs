@@ -9,6 +9,7 @@ pub mod bisect;
 pub mod compare;
 pub mod comparison;
 pub mod history;
+pub mod identical;
 pub mod number;
 pub mod order;
 pub mod precision;

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::consistency::{
     TIME_UNITS, label_problem, names_problem, summary_problem, testbed_problem,
 };
-use crate::run::{Run, RunStatus};
+use crate::run::Run;
 use crate::schema::{
     ResultStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6,
     SCHEMA_V7,
@@ -367,7 +367,7 @@ impl Run {
                 )));
             }
         }
-        let implied = RunStatus::from_results(&self.results);
+        let implied = self.implied_status();
         if self.status != implied {
             return Err(bad(format!(
                 "status `{}` does not match its results, which make it `{}`",

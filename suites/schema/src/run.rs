@@ -180,6 +180,20 @@ pub struct Run {
     pub results: Vec<BenchmarkResult>,
 }
 
+impl Run {
+    /// The status its results make it ([`RunStatus::from_results`]); a side of a pair with no
+    /// results because all its code was identical on both sides (nothing to measure) is
+    /// complete.
+    pub fn implied_status(&self) -> RunStatus {
+        let identical = self.pair.as_ref().is_some_and(|p| !p.identical.is_empty());
+        if self.results.is_empty() && identical {
+            RunStatus::Complete
+        } else {
+            RunStatus::from_results(&self.results)
+        }
+    }
+}
+
 /// Who made a commit, when, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
