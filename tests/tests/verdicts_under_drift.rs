@@ -108,7 +108,10 @@ fn a_shared_drift_is_not_a_change_and_the_rounds_record_their_order() {
     // also records the time it measured, issue 26).
     let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
     assert_eq!(doc["schema"], "pitwall/v7");
-    assert!(doc["runs"][0]["pair"]["measured_ms"].as_u64().is_some(), "{doc}");
+    assert!(
+        doc["runs"][0]["pair"]["measured_ms"].as_u64().is_some(),
+        "{doc}"
+    );
     let orders: Vec<&str> = doc["runs"][0]["pair"]["round_orders"]
         .as_array()
         .unwrap()

@@ -282,7 +282,11 @@ fn identical_code_shows_in_every_format() {
     let r = with_identical();
     assert!(!r.has_regression());
     assert_eq!(r.counts().identical, 2);
-    assert!(r.summary_line().contains(", 2 identical"), "{}", r.summary_line());
+    assert!(
+        r.summary_line().contains(", 2 identical"),
+        "{}",
+        r.summary_line()
+    );
     let table = render_table(&r);
     assert!(table.contains("GPU time: 4 min measured, ~11 min skipped: identical kernels"));
     insta::assert_snapshot!("identical_table", table);

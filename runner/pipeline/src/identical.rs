@@ -134,8 +134,16 @@ fn kernels_line(suite: &str, manifest: &KernelManifest, same: &BTreeSet<String>)
         escape_controls(suite),
         same.len(),
         manifest.kernels.len(),
-        if same_list.is_empty() { "none".to_string() } else { same_list.join(", ") },
-        if changed.is_empty() { "none".to_string() } else { changed.join(", ") },
+        if same_list.is_empty() {
+            "none".to_string()
+        } else {
+            same_list.join(", ")
+        },
+        if changed.is_empty() {
+            "none".to_string()
+        } else {
+            changed.join(", ")
+        },
     )
 }
 
@@ -154,7 +162,10 @@ pub(crate) fn reduced(
                 .iter()
                 .any(|c| c.suite == s.name && c.kernel.as_deref() == Some(k))
         };
-        if identical.iter().any(|c| c.suite == s.name && c.kernel.is_none()) {
+        if identical
+            .iter()
+            .any(|c| c.suite == s.name && c.kernel.is_none())
+        {
             return false;
         }
         if let SuiteSpec::Builtin {

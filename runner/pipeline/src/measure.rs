@@ -293,7 +293,9 @@ pub fn measure_pair(
         .prepare(m.config)
         .map_err(MeasureError::Environment)?;
     let started = std::time::Instant::now();
-    let outcome = match crate::identical::reduced(m.config, &req.select, &identical) {
+    let left = crate::identical::reduced(m.config, &req.select, &identical);
+    let all_identical = left.is_none();
+    let outcome = match left {
         Some((config, select)) => pair::measure_pair(
             &config,
             &select,
@@ -313,7 +315,8 @@ pub fn measure_pair(
     let measured_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let context = (&*store, &m.labels);
     crate::identical::record(&mut outcome, m.config, &identical, measured_ms, context);
-    if identical.is_empty()
+    // A pair whose code is all identical has nothing to measure; anything else must have run.
+    if !all_identical
         && [&outcome.base, &outcome.head]
             .iter()
             .any(|r| r.run.results.is_empty())

@@ -91,9 +91,10 @@ impl PairTime {
         if !self.identical {
             return format!("{what}: {measured} measured");
         }
-        let skipped = self
-            .saved_ms_estimate
-            .map_or_else(|| "unknown time".to_string(), |ms| format!("~{}", duration_text(ms)));
+        let skipped = self.saved_ms_estimate.map_or_else(
+            || "unknown time".to_string(),
+            |ms| format!("~{}", duration_text(ms)),
+        );
         let why = if self.gpu {
             "identical kernels"
         } else {

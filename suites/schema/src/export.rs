@@ -13,8 +13,7 @@ use crate::consistency::{
 };
 use crate::run::Run;
 use crate::schema::{
-    ResultStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6,
-    SCHEMA_V7,
+    ResultStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7,
 };
 use crate::time::UnixTime;
 
@@ -240,7 +239,11 @@ impl ExportDoc {
             serde_json::from_str::<V3Probe>(text).map_err(|e| json_error(&doc.schema, &e))?;
         }
         if doc.schema != SCHEMA_V7 {
-            let found = doc.runs.iter().enumerate().find(|(_, r)| needs_v7_identical(r));
+            let found = doc
+                .runs
+                .iter()
+                .enumerate()
+                .find(|(_, r)| needs_v7_identical(r));
             if let Some((i, run)) = found {
                 return Err(SchemaError::Invalid {
                     run: format!("run {i} ({})", run.id),

@@ -1,7 +1,8 @@
 use super::*;
 
 fn checkout(name: &str) -> PathBuf {
-    let root = std::env::temp_dir().join(format!("pitwall-artifacts-{name}-{}", std::process::id()));
+    let root =
+        std::env::temp_dir().join(format!("pitwall-artifacts-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(root.join("build")).unwrap();
     std::fs::create_dir_all(root.join("lib")).unwrap();
@@ -35,7 +36,14 @@ fn the_same_files_in_two_directories_hash_the_same() {
 fn patterns_outside_the_checkout_are_refused_by_shape() {
     assert!(check_pattern("build/bench").is_ok());
     assert!(check_pattern("lib/*.so").is_ok());
-    for bad in ["/usr/bin/true", "../other/bench", "build/../../x", "", "~/x", "**/*.so"] {
+    for bad in [
+        "/usr/bin/true",
+        "../other/bench",
+        "build/../../x",
+        "",
+        "~/x",
+        "**/*.so",
+    ] {
         assert!(check_pattern(bad).is_err(), "{bad}");
     }
 }

@@ -49,7 +49,9 @@ pub fn kernel_digests(
 mod tests {
     use super::*;
     use pitwall_schema::expr::Expr;
-    use pitwall_schema::manifest::{Access, ElemType, HostOp, HostRef, Init, KernelArg, KernelSpec, Reference};
+    use pitwall_schema::manifest::{
+        Access, ElemType, HostOp, HostRef, Init, KernelArg, KernelSpec, Reference,
+    };
 
     fn kernel(name: &str, source: &str, entry: &str) -> KernelSpec {
         KernelSpec {
@@ -84,7 +86,8 @@ mod tests {
     }
 
     const SCALE: &str = "#include \"common.cuh\"\nextern \"C\" __global__ void scale(float* y) { y[index()] *= 2.0f; }\n";
-    const COPY: &str = "extern \"C\" __global__ void copy(float* y) { y[threadIdx.x] = y[threadIdx.x]; }\n";
+    const COPY: &str =
+        "extern \"C\" __global__ void copy(float* y) { y[threadIdx.x] = y[threadIdx.x]; }\n";
 
     /// One commit's files in a directory: a kernel with a header, another kernel.
     fn checkout(root: &Path, scale: &str) {
