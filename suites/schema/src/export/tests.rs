@@ -2,6 +2,7 @@
 //! checks a run must pass; kept beside `export.rs` so that file stays about the document.
 
 use super::*;
+use crate::run::RunStatus;
 use crate::run::tests::run;
 use crate::schema::tests::result;
 use crate::schema::{SampleMeta, SampleSummary};
