@@ -363,3 +363,35 @@ fn nvrtc_a_changed_kernel_is_the_only_one_selected() {
     );
     assert!(out.stdout().contains("mine/copy"), "{}", out.stdout());
 }
+
+#[test]
+fn the_pull_request_comment_shows_identical_code_and_the_time() {
+    let sb = Sandbox::new();
+    repo(&sb, &format!("{CONFIG}\n[ci]\nuntil_decided = false\n"));
+    let out = sb
+        .run(&[
+            "ci",
+            "--base",
+            "HEAD~1",
+            "--head",
+            "HEAD",
+            "--dry-run",
+            "--report-dir",
+            "report",
+        ])
+        .expect(0);
+    let stdout = out.stdout();
+    assert!(
+        stdout.contains("| <code>toy (every benchmark)</code> | - | - | - | - | - | identical |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("time: ") && stdout.contains(" skipped: identical builds"),
+        "{stdout}"
+    );
+    let page = std::fs::read_dir(sb.path().join("report/compare"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .find(|p| p.contains(r#"<tr class="identical">"#));
+    assert!(page.is_some(), "the compare page lists the identical suite");
+}

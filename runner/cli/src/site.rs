@@ -77,7 +77,7 @@ pub(super) fn write_report(
                 exclude_throttled: false,
             },
         );
-        if !report.benchmarks.is_empty() {
+        if !report.benchmarks.is_empty() || !report.identical.is_empty() {
             comparisons.push(pitwall_reports::html::PageComparison::new(
                 id, title, report,
             ));
