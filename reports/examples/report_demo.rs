@@ -154,6 +154,9 @@ fn pair(role: PairRole) -> Option<PairInfo> {
         round_starts: vec![0, 1, 2],
         sequential: None,
         round_orders: Vec::new(),
+        identical: Vec::new(),
+        measured_ms: None,
+        saved_ms_estimate: None,
     })
 }
 

@@ -10,6 +10,7 @@ use pitwall_analysis::comparison::signed_pct;
 pub use pitwall_analysis::comparison::{ComparedBenchmark, ComparisonReport, VerdictCounts};
 
 use crate::table::Table;
+use pitwall_analysis::identical::{IdenticalEntry, PairTime};
 use pitwall_analysis::number::{DisplayUnit, sig};
 
 pub(crate) fn interval(b: &ComparedBenchmark) -> String {
@@ -65,6 +66,12 @@ pub fn render_table(r: &ComparisonReport) -> String {
             verdict_text(b),
         ]);
     }
+    for e in &r.identical {
+        let mut row = vec![e.shown()];
+        row.extend(["-", "-", "", "-", "-", "-"].map(String::from));
+        row.push(e.verdict.to_string());
+        t.row(row);
+    }
     if !t.is_empty() {
         out.push_str(&t.render());
         out.push('\n');
@@ -93,7 +100,19 @@ pub fn render_table(r: &ComparisonReport) -> String {
         }
     }
     out.push_str(&format!("summary: {}\n", esc(&r.summary_line())));
+    if let Some(time) = &r.time {
+        out.push_str(&format!("{}\n", time.line()));
+    }
     out
+}
+
+/// A Markdown row of code identical on both sides (not measured).
+pub(crate) fn identical_row(e: &IdenticalEntry) -> String {
+    format!(
+        "| `{}` | - | - | - | - | {} |\n",
+        code_in_table(&e.shown()),
+        e.verdict
+    )
 }
 
 /// The unit both sides of a row are shown in, chosen by the baseline's median.
@@ -188,6 +207,14 @@ struct JsonDoc<'a> {
     incompatible: &'a [String],
     env_mismatch: &'a [String],
     incomparable: bool,
+    /// Code identical on both sides, not measured, each with the verdict `identical`.
+    #[serde(skip_serializing_if = "<[IdenticalEntry]>::is_empty")]
+    identical: &'a [IdenticalEntry],
+    /// The pair's time measured and saved, with its line, when code was identical.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time: Option<&'a PairTime>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time_line: Option<String>,
 }
 
 /// `{"benchmarks": [{"name": …, "verdict": …, "ratio": …, "ci": [lo, hi], "p_value": …}], …}`.
@@ -217,6 +244,9 @@ pub fn render_json(r: &ComparisonReport) -> String {
         incompatible: &r.incompatible,
         env_mismatch: &r.env_mismatch,
         incomparable: r.incomparable,
+        identical: &r.identical,
+        time: r.time.as_ref(),
+        time_line: r.time.as_ref().map(PairTime::line),
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("comparison serializes");
     s.push('\n');
@@ -227,6 +257,9 @@ pub fn render_json(r: &ComparisonReport) -> String {
 pub fn render_markdown(r: &ComparisonReport) -> String {
     let mut out = String::from("### pitwall: benchmark comparison\n\n");
     out.push_str(&format!("**{}**\n\n", escape_md(&r.summary_line())));
+    if let Some(time) = &r.time {
+        out.push_str(&format!("{}\n\n", escape_md(&time.line())));
+    }
     for line in [r.mismatch_line(), r.replication_line()]
         .into_iter()
         .flatten()
@@ -268,13 +301,16 @@ pub fn render_markdown(r: &ComparisonReport) -> String {
         }
         out.push('\n');
     }
-    if !rest.is_empty() {
+    if !rest.is_empty() || !r.identical.is_empty() {
         out.push_str(&format!(
             "<details><summary>{} other benchmarks</summary>\n\n{header}",
-            rest.len()
+            rest.len() + r.identical.len()
         ));
         for b in &rest {
             out.push_str(&row(b));
+        }
+        for e in &r.identical {
+            out.push_str(&identical_row(e));
         }
         out.push_str("\n</details>\n");
     }

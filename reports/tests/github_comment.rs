@@ -59,6 +59,8 @@ fn report(benchmarks: Vec<ComparedBenchmark>) -> ComparisonReport {
         incompatible: vec![],
         env_mismatch: vec![],
         incomparable: false,
+        identical: vec![],
+        time: None,
     }
 }
 

@@ -86,7 +86,7 @@ fn garbage_imports_store_nothing() {
         .stderr();
     assert!(
         e.contains(
-            "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2`, `pitwall/v3`, `pitwall/v4`, `pitwall/v5` and `pitwall/v6`)"
+            "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2`, `pitwall/v3`, `pitwall/v4`, `pitwall/v5`, `pitwall/v6` and `pitwall/v7`)"
         ),
         "{e}"
     );

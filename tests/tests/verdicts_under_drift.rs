@@ -1,5 +1,5 @@
 //! Issue 25 end to end, on real temporary git repositories: the rounds of a pair alternate
-//! their order and record it (pair JSON, store, export `pitwall/v6`); a drift shared by both
+//! their order and record it (pair JSON, store, export `pitwall/v6`, `pitwall/v7` with the pair's time); a drift shared by both
 //! sides (every execution slower than the one before, whichever side it measures) is not
 //! called a change, while a planted one under the same drift is; every answer carries its
 //! resolution; and a single run flags a result whose interval missed its sampling target.
@@ -104,9 +104,14 @@ fn a_shared_drift_is_not_a_change_and_the_rounds_record_their_order() {
             .contains("no other change beyond ±"),
         "{v}"
     );
-    // The order of every round is kept with the pair and exported as pitwall/v6.
+    // The order of every round is kept with the pair and exported (as pitwall/v7: the pair
+    // also records the time it measured, issue 26).
     let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
-    assert_eq!(doc["schema"], "pitwall/v6");
+    assert_eq!(doc["schema"], "pitwall/v7");
+    assert!(
+        doc["runs"][0]["pair"]["measured_ms"].as_u64().is_some(),
+        "{doc}"
+    );
     let orders: Vec<&str> = doc["runs"][0]["pair"]["round_orders"]
         .as_array()
         .unwrap()

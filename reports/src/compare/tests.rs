@@ -90,6 +90,8 @@ fn report() -> ComparisonReport {
         incompatible: vec!["toy/copy/time (unit ns vs ms)".into()],
         env_mismatch: vec![],
         incomparable: false,
+        identical: vec![],
+        time: None,
     }
 }
 
@@ -233,4 +235,66 @@ fn clock_explained_and_implausible_snapshot() {
         render_json(&r)
     );
     insta::assert_snapshot!(all);
+}
+
+/// Issue 26 item 5: a pair that left a kernel and a whole suite unmeasured as identical shows
+/// them with the verdict `identical` and its time line in every format; identical code is never
+/// a regression.
+fn with_identical() -> ComparisonReport {
+    use pitwall_analysis::identical::{IDENTICAL, IdenticalEntry, PairTime};
+    use pitwall_schema::{IdenticalBasis, IdenticalCode};
+    let mut r = report();
+    r.benchmarks.retain(|b| b.name == "steady");
+    r.rounds = Some(3);
+    r.replicates = 3;
+    r.only_baseline.clear();
+    r.failed.clear();
+    r.skipped.clear();
+    r.incompatible.clear();
+    r.identical = vec![
+        IdenticalEntry {
+            code: IdenticalCode {
+                suite: "kernels".into(),
+                kernel: Some("saxpy|<b>".into()),
+                basis: IdenticalBasis::Cubin,
+            },
+            verdict: IDENTICAL,
+        },
+        IdenticalEntry {
+            code: IdenticalCode {
+                suite: "build".into(),
+                kernel: None,
+                basis: IdenticalBasis::Artifacts,
+            },
+            verdict: IDENTICAL,
+        },
+    ];
+    r.time = Some(PairTime {
+        measured_ms: Some(240_000),
+        saved_ms_estimate: Some(660_000),
+        gpu: true,
+        identical: true,
+    });
+    r
+}
+
+#[test]
+fn identical_code_shows_in_every_format() {
+    let r = with_identical();
+    assert!(!r.has_regression());
+    assert_eq!(r.counts().identical, 2);
+    assert!(
+        r.summary_line().contains(", 2 identical"),
+        "{}",
+        r.summary_line()
+    );
+    let table = render_table(&r);
+    assert!(table.contains("GPU time: 4 min measured, ~11 min skipped: identical kernels"));
+    insta::assert_snapshot!("identical_table", table);
+    insta::assert_snapshot!("identical_markdown", render_markdown(&r));
+    insta::assert_snapshot!("identical_json", render_json(&r));
+    insta::assert_snapshot!(
+        "identical_pr_comment",
+        render_pr_comment(&r, &CommentOptions::default())
+    );
 }

@@ -61,7 +61,9 @@ pub fn render_pr_comment(report: &ComparisonReport, opts: &CommentOptions) -> St
             )
         });
     let changed_rows: Vec<String> = changed.iter().map(|b| row(b)).collect();
-    let rest_rows: Vec<String> = rest.iter().map(|b| row(b)).collect();
+    let mut rest_rows: Vec<String> = rest.iter().map(|b| row(b)).collect();
+    rest_rows.extend(report.identical.iter().map(identical_row));
+    let identical = !report.identical.is_empty();
     let head = head(report, opts);
     let tail = tail(report, opts);
     let total = changed_rows.len() + rest_rows.len();
@@ -70,7 +72,7 @@ pub fn render_pr_comment(report: &ComparisonReport, opts: &CommentOptions) -> St
     let fixed = head.len()
         + tail.len()
         + 2 * (TABLE_HEADER.len() + 1)
-        + details_open(rest_rows.len()).len()
+        + details_open(rest_rows.len(), identical).len()
         + DETAILS_CLOSE.len()
         + omitted_note(total, opts).len();
     let mut budget = opts.max_bytes.saturating_sub(fixed);
@@ -114,7 +116,7 @@ pub fn render_pr_comment(report: &ComparisonReport, opts: &CommentOptions) -> St
         out.push('\n');
     }
     if n_rest > 0 {
-        out.push_str(&details_open(rest_rows.len()));
+        out.push_str(&details_open(rest_rows.len(), identical));
         out.push_str(TABLE_HEADER);
         for r in &rest_rows[..n_rest] {
             out.push_str(r);
@@ -131,8 +133,22 @@ pub fn render_pr_comment(report: &ComparisonReport, opts: &CommentOptions) -> St
 
 const DETAILS_CLOSE: &str = "\n</details>\n\n";
 
-fn details_open(n: usize) -> String {
-    format!("<details><summary>{n} other benchmarks (unchanged or inconclusive)</summary>\n\n")
+fn details_open(n: usize, identical: bool) -> String {
+    let what = if identical {
+        "unchanged, inconclusive or identical"
+    } else {
+        "unchanged or inconclusive"
+    };
+    format!("<details><summary>{n} other benchmarks ({what})</summary>\n\n")
+}
+
+/// The row of code identical on both sides, not measured: no numbers, the verdict `identical`.
+fn identical_row(e: &pitwall_analysis::identical::IdenticalEntry) -> String {
+    format!(
+        "| {} | - | - | - | - | - | {} |\n",
+        code(&e.shown()),
+        e.verdict
+    )
 }
 
 fn omitted_note(hidden: usize, opts: &CommentOptions) -> String {
@@ -147,6 +163,9 @@ fn omitted_note(hidden: usize, opts: &CommentOptions) -> String {
 fn head(r: &ComparisonReport, opts: &CommentOptions) -> String {
     let mut out = format!("{MARKER}\n### pitwall: benchmark comparison\n\n");
     out.push_str(&format!("**{}**\n\n", escape_text(&r.summary_line())));
+    if let Some(time) = &r.time {
+        out.push_str(&format!("{}\n\n", escape_text(&time.line())));
+    }
     if !r.env_mismatch.is_empty() {
         let what = escape_text(&r.env_mismatch.join("; "));
         if r.incomparable {

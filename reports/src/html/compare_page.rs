@@ -41,6 +41,8 @@ pub(crate) struct ComparePage {
     pub rounds: String,
     /// Said when the verdicts rest on one process per side, or sides measured separately.
     pub replication: Option<String>,
+    /// The pair's time line, when it left identical code unmeasured.
+    pub time: Option<String>,
     pub rows: Vec<CompareRow>,
     pub only_baseline: Vec<String>,
     pub only_candidate: Vec<String>,
@@ -82,7 +84,7 @@ pub(crate) fn compare(
         .collect();
     let (base_run, cand_run) = (side_run(&r.baseline, runs), side_run(&r.candidate, runs));
     let mut missing = 0;
-    let rows = crate::compare::ordered(r)
+    let mut rows: Vec<CompareRow> = crate::compare::ordered(r)
         .into_iter()
         .map(|b| {
             let c = &b.comparison;
@@ -121,6 +123,20 @@ pub(crate) fn compare(
             }
         })
         .collect();
+    rows.extend(r.identical.iter().map(|e| CompareRow {
+        key: e.shown(),
+        slug: None,
+        base: "-".into(),
+        cand: "-".into(),
+        unit: String::new(),
+        change: "-".into(),
+        interval: "-".into(),
+        q_value: "-".into(),
+        verdict: e.verdict,
+        clock_explained: false,
+        reason: format!("not measured: {}", e.code.basis.describe()),
+        boxes: String::new(),
+    }));
     ComparePage {
         title: title.to_string(),
         baseline: r.baseline.clone(),
@@ -130,6 +146,7 @@ pub(crate) fn compare(
         env_mismatch: r.env_mismatch.clone(),
         rounds: r.rounds_text(),
         replication: r.replication_line(),
+        time: r.time.as_ref().map(|t| t.line()),
         rows,
         only_baseline: r.only_baseline.clone(),
         only_candidate: r.only_candidate.clone(),

@@ -554,3 +554,50 @@ fn a_benchmark_page_flags_a_run_whose_interval_missed_its_target() {
     assert_eq!(page.matches(r#"<span class="noisy""#).count(), 1, "{page}");
     assert!(page.contains("reached, target ±0.50%"), "{page}");
 }
+
+/// Issue 26 item 5: code a pair left unmeasured shows on the compare page as rows with the
+/// verdict `identical` (escaped), with the pair's time line.
+#[test]
+fn comparison_page_shows_identical_code_and_the_time_line() {
+    use pitwall_analysis::identical::{IDENTICAL, IdenticalEntry, PairTime};
+    use pitwall_schema::{IdenticalBasis, IdenticalCode};
+    let runs = input_runs();
+    let mut report = synthetic::comparison(&runs[0], &runs[runs.len() - 1]);
+    report.identical = vec![IdenticalEntry {
+        code: IdenticalCode {
+            suite: "kernels".into(),
+            kernel: Some("<script>saxpy".into()),
+            basis: IdenticalBasis::Cubin,
+        },
+        verdict: IDENTICAL,
+    }];
+    report.time = Some(PairTime {
+        measured_ms: Some(240_000),
+        saved_ms_estimate: Some(660_000),
+        gpu: true,
+        identical: true,
+    });
+    let comparisons = vec![super::PageComparison::new("0123abcd", "pair", report)];
+    let dir = tempfile::tempdir().unwrap();
+    let input = ReportInput {
+        project: "demo",
+        runs: &runs,
+        comparisons: &comparisons,
+        generated_at: "2026-12-02T10:00:00Z",
+        history_branch: "main",
+        alerts: &[],
+        histories: None,
+    };
+    write_site(&input, dir.path()).unwrap();
+    let html = read(&dir, "compare/0123abcd.html");
+    let row = html
+        .lines()
+        .find(|l| l.starts_with(r#"<tr class="identical">"#))
+        .unwrap_or_else(|| panic!("no identical row: {html}"));
+    insta::assert_snapshot!("compare_page_identical_row", row);
+    assert!(!html.contains("<script>saxpy"));
+    assert!(
+        html.contains("<br>GPU time: 4 min measured, ~11 min skipped: identical kernels</p>"),
+        "{html}"
+    );
+}

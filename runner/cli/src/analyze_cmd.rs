@@ -58,7 +58,8 @@ pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<ExitClass, Fail
     let nothing_in_common = report.benchmarks.is_empty()
         && report.failed.is_empty()
         && report.skipped.is_empty()
-        && report.incompatible.is_empty();
+        && report.incompatible.is_empty()
+        && report.identical.is_empty();
     if nothing_in_common {
         return Err(Failure::rejected(format!(
             "{} and {} have no benchmark in common (hint: compare runs of the same suites)",
@@ -71,7 +72,8 @@ pub(super) fn cmd_compare(g: &Global, a: &CompareArgs) -> Result<ExitClass, Fail
         CompareFormat::Markdown => pitwall_reports::compare::render_markdown(&report),
     };
     print!("{text}");
-    if report.benchmarks.is_empty() {
+    // A pair whose code was all identical has its verdicts: `identical`, never a regression.
+    if report.benchmarks.is_empty() && report.identical.is_empty() {
         // Printed above: what failed, was skipped or differs in unit; none of it is a verdict.
         return Err(Failure::rejected(format!(
             "{} and {} have no benchmark that could be compared (hint: see the lists above)",

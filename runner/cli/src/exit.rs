@@ -6,6 +6,7 @@
 use std::fmt::Display;
 use std::process::ExitCode;
 
+use pitwall_engine::artifacts::ArtifactError;
 use pitwall_engine::config::ConfigError;
 use pitwall_engine::{WorkerError, escape_controls};
 use pitwall_forge::github::GithubError;
@@ -311,6 +312,8 @@ impl Failure {
             | MeasureError::NotARepository(_)
             | MeasureError::NothingRan { .. }
             | MeasureError::Measure(RunError::UnknownSuite { .. }) => Failure::usage(e.into()),
+            MeasureError::Artifacts(ArtifactError::Read { .. }) => Failure::infra(e.into()),
+            MeasureError::Artifacts(_) => Failure::usage(e.into()),
             MeasureError::Bisect(e) => Failure::of_bisect(e),
             MeasureError::Build(RunError::Build { ref log_tail, .. }) => {
                 let tail = log_tail.clone();

@@ -1,7 +1,7 @@
 //! The one set-up of every measuring command (`run`, `run --base --head`, `ci`, `ci --push`,
 //! `bisect`, `alert bisect`): the console (progress, machine set-up, the no-GPU line and
 //! warnings) and the use case's `Measurer` around it, with the progress line cleared before
-//! the command prints its result.
+//! the command prints its result. Identical kernels are told apart by NVRTC (`NvrtcDigests`).
 
 use pitwall_engine::config::Config;
 use pitwall_pipeline::labels::Labels;
@@ -31,8 +31,27 @@ pub(super) fn measuring<'a, T>(
         backend: console.backend(),
         hooks: &console,
         labels,
+        kernels: Some(&NvrtcDigests),
     };
     let out = use_case(&m);
     console.finish();
     Ok(out)
+}
+
+/// Identical kernels told apart by compiling both checkouts with NVRTC for one architecture
+/// (`pitwall_engine::defaults::IDENTITY_SM`), no GPU needed.
+struct NvrtcDigests;
+
+impl pitwall_pipeline::identical::KernelDigests for NvrtcDigests {
+    fn digests(
+        &self,
+        checkout: &std::path::Path,
+        manifest: &pitwall_schema::manifest::KernelManifest,
+    ) -> Result<Vec<(String, Option<String>)>, String> {
+        pitwall_cuda::user::identity::kernel_digests(
+            checkout,
+            manifest,
+            pitwall_engine::defaults::IDENTITY_SM,
+        )
+    }
 }

@@ -80,7 +80,7 @@ pub(super) fn write_report(
             },
             &noise,
         );
-        if !report.benchmarks.is_empty() {
+        if !report.benchmarks.is_empty() || !report.identical.is_empty() {
             comparisons.push(pitwall_reports::html::PageComparison::new(
                 id, title, report,
             ));

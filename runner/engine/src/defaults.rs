@@ -20,6 +20,16 @@ pub const SAMPLING: crate::config::Sampling = crate::config::Sampling::DEFAULT;
 /// `[ci] builtin_suites` does not say: no, their code is pitwall's, the same on base and head;
 /// history runs (`run`, `ci --push`) measure them.
 pub const CI_BUILTIN_SUITES: bool = false;
+/// Whether a pair measures benchmarks whose code is identical on both sides (a `cuda-kernels`
+/// kernel whose cubin and manifest entry match, a command suite whose `artifacts` hash the
+/// same) when `[ci] measure_identical` does not say: no, they get the verdict `identical`.
+pub const MEASURE_IDENTICAL: bool = false;
+/// The architecture a `cuda-kernels` suite's sources are compiled for to tell identical
+/// kernels apart (no GPU needed): one architecture's cubins differ when the code does.
+pub const IDENTITY_SM: u32 = 90;
+/// How many of the newest runs on a testbed are searched for the last pair that measured the
+/// code a pair found identical, to estimate the time it saved.
+pub const SAVED_ESTIMATE_LOOKBACK: usize = 200;
 /// Which backend runs the built-in suites when `[suites] backend` does not say: CUDA when it
 /// can run here, else the CPU.
 pub const BACKEND: crate::config::BackendChoice = crate::config::BackendChoice::Auto;

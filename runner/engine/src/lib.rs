@@ -3,6 +3,7 @@
 //! commands with a hard timeout, and turning both into stored results; with the configuration
 //! (`pitwall.toml`) it is driven by and the named defaults every layer reads.
 
+pub mod artifacts;
 pub mod config;
 pub mod defaults;
 pub mod files;

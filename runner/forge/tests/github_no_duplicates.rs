@@ -110,6 +110,8 @@ fn a_check_run_created_behind_a_502_is_not_created_again() {
         env_mismatch: vec![],
         implausible: vec![],
         incomparable: false,
+        identical: vec![],
+        time: None,
     };
     let run = CheckRun::for_summary(&forge_summary(&report), "body", None);
     publish_check(&gh, SHA, &run).unwrap();

@@ -79,6 +79,8 @@ fn report(levels: &[(&str, f64, f64)]) -> ComparisonReport {
         incompatible: vec![],
         env_mismatch: vec![],
         incomparable: false,
+        identical: vec![],
+        time: None,
     }
 }
 

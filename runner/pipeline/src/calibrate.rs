@@ -45,10 +45,15 @@ pub fn calibrate(
     store: &mut dyn Store,
     req: &CalibrateRequest,
 ) -> Result<Option<Calibrated>, MeasureError> {
+    // Both sides are one commit, so all its code is identical: measured anyway, that is the
+    // point of an A/A pair.
+    let mut config = m.config.clone();
+    config.ci.measure_identical = true;
     let calibrating = Measurer {
-        config: m.config,
+        config: &config,
         backend: m.backend,
         hooks: m.hooks,
+        kernels: m.kernels,
         labels: m.labels.clone().with_role(RunRole::Calibration),
     };
     let pair = PairRequest {

@@ -11,6 +11,7 @@ pub mod ci_suites;
 pub mod compare;
 pub mod detect;
 pub mod git;
+pub mod identical;
 pub mod import;
 pub mod labels;
 pub mod measure;

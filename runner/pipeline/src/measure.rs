@@ -80,6 +80,10 @@ pub enum MeasureError {
         #[source]
         source: StoreError,
     },
+    /// A command suite's `artifacts` could not be hashed (a pattern matching nothing, a path
+    /// that is no regular file inside the checkout, an unreadable file).
+    #[error(transparent)]
+    Artifacts(pitwall_engine::artifacts::ArtifactError),
     /// The run was stored, but re-detecting the alerts of its series failed.
     #[error("run {id} is stored, but its series' alerts cannot be updated")]
     Alerts {
@@ -112,6 +116,9 @@ pub struct Measurer<'a> {
     /// The branch, testbed and role every stored run gets (`--branch`, `--testbed`, `--role`,
     /// `[testbed] name`, the CI variables).
     pub labels: Labels,
+    /// Compiles a `cuda-kernels` suite's kernels to tell identical ones apart (NVRTC, in the
+    /// binary); `None`: every kernel is measured.
+    pub kernels: Option<&'a dyn crate::identical::KernelDigests>,
 }
 
 /// What [`measure_commits`] measures.
@@ -277,27 +284,47 @@ pub fn measure_pair(
     };
     let noise = crate::noise::book(store, &m.labels.testbed_here(), None, None)
         .map_err(MeasureError::NoiseRecord)?;
+    let identical = crate::identical::find(
+        m.config,
+        &req.select,
+        base,
+        head,
+        m.kernels,
+        m.hooks.observer(),
+    )
+    .map_err(MeasureError::Artifacts)?;
     let env = m
         .hooks
         .prepare(m.config)
         .map_err(MeasureError::Environment)?;
-    let outcome = pair::measure_pair(
-        m.config,
-        &req.select,
-        m.backend,
-        base,
-        head,
-        &req.rounds,
-        (&AbConfig::default(), &noise),
-        &env,
-        m.hooks.observer(),
-    );
+    let started = std::time::Instant::now();
+    let left = crate::identical::reduced(m.config, &req.select, &identical);
+    let all_identical = left.is_none();
+    let outcome = match left {
+        Some((config, select)) => pair::measure_pair(
+            &config,
+            &select,
+            m.backend,
+            base,
+            head,
+            &req.rounds,
+            (&AbConfig::default(), &noise),
+            &env,
+            m.hooks.observer(),
+        ),
+        None => Ok(crate::identical::unmeasured(m.config, base, head, &env)),
+    };
     cancel::check()?;
     let mut outcome = outcome.map_err(MeasureError::Measure)?;
     m.hooks.measured(&env);
-    if [&outcome.base, &outcome.head]
-        .iter()
-        .any(|r| r.run.results.is_empty())
+    let measured_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let context = (&*store, &m.labels);
+    crate::identical::record(&mut outcome, m.config, &identical, measured_ms, context);
+    // A pair whose code is all identical has nothing to measure; anything else must have run.
+    if !all_identical
+        && [&outcome.base, &outcome.head]
+            .iter()
+            .any(|r| r.run.results.is_empty())
     {
         return Err(MeasureError::NothingRan {
             selection: true,

@@ -171,6 +171,9 @@ impl Rounds {
                     round_starts: self.round_starts[i].clone(),
                     sequential,
                     round_orders: (1..=self.count()).map(RoundOrder::balanced).collect(),
+                    identical: Vec::new(),
+                    measured_ms: None,
+                    saved_ms_estimate: None,
                 });
                 let mut fp = env.fingerprint.clone();
                 if let Some(m) = &monitor {

@@ -182,6 +182,8 @@ pub fn compare(
         incompatible: sorted.incompatible,
         incomparable: !env_mismatch.is_empty() && !options.allow_env_mismatch,
         env_mismatch,
+        identical: crate::identical::entries(pair.map(|(_, p)| p)),
+        time: crate::identical::pair_time(pair.map(|(_, p)| p)),
     }
 }
 

@@ -124,6 +124,12 @@ pub struct ComparisonReport {
     /// The environments differ and `--allow-env-mismatch` was not given: verdicts are shown
     /// but the comparison does not count.
     pub incomparable: bool,
+    /// Code identical on both sides of the pair, not measured: the verdict `identical`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub identical: Vec<crate::identical::IdenticalEntry>,
+    /// The pair's time measured and the time its identical code saved, when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<crate::identical::PairTime>,
 }
 
 /// Counts per verdict.
@@ -137,6 +143,9 @@ pub struct VerdictCounts {
     /// as regressions or improvements).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub clock_explained: usize,
+    /// Kernels or suites whose code is identical on both sides (not measured).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub identical: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -145,7 +154,10 @@ fn is_zero(n: &usize) -> bool {
 
 impl ComparisonReport {
     pub fn counts(&self) -> VerdictCounts {
-        let mut c = VerdictCounts::default();
+        let mut c = VerdictCounts {
+            identical: self.identical.len(),
+            ..VerdictCounts::default()
+        };
         for b in &self.benchmarks {
             if b.clock_explained() {
                 c.clock_explained += 1;
@@ -241,6 +253,9 @@ impl ComparisonReport {
         );
         if c.clock_explained > 0 {
             s.push_str(&format!(", {} clock-explained", c.clock_explained));
+        }
+        if c.identical > 0 {
+            s.push_str(&format!(", {} identical", c.identical));
         }
         if !self.implausible.is_empty() {
             s.push_str(&format!(", {} implausible", self.implausible.len()));

@@ -10,6 +10,7 @@ pub mod calibration;
 pub mod compare;
 pub mod comparison;
 pub mod history;
+pub mod identical;
 pub mod noise;
 pub mod number;
 pub mod order;

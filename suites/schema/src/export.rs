@@ -1,8 +1,8 @@
 //! The versioned export document (`pitwall export`/`import`: schema `pitwall/v3` written,
 //! `pitwall/v4` when a result was pruned, `pitwall/v5` when a result is implausible or a sample
-//! has cycles, `pitwall/v6` when a pair recorded its round orders, `pitwall/v7` when a run has
-//! the role `calibration`; `pitwall/v1` and
-//! `pitwall/v2` still read) and the checks a run must pass before it is stored or imported:
+//! has cycles, `pitwall/v6` when a pair recorded its round orders, `pitwall/v7` when a run is
+//! a calibration's or a pair left identical code unmeasured or recorded its time; `pitwall/v1`
+//! and `pitwall/v2` still read) and the checks a run must pass before it is stored or imported:
 //! what the type system cannot say.
 
 use serde::de::{Deserializer, Error as _};
@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::consistency::{
     TIME_UNITS, label_problem, names_problem, summary_problem, testbed_problem,
 };
-use crate::run::{Run, RunRole, RunStatus};
+use crate::run::Run;
 use crate::schema::{
     ResultStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7,
 };
@@ -24,7 +24,8 @@ use crate::time::UnixTime;
 /// `pitwall/v4` is `pitwall/v3` plus the optional `summary` of each result (a pruned result),
 /// and `pitwall/v5` is `pitwall/v4` plus the `implausible` status and a sample's `cycles`,
 /// and `pitwall/v6` is `pitwall/v5` plus the optional `round_orders` of a run's pair,
-/// and `pitwall/v7` is `pitwall/v6` plus the run role `calibration`;
+/// and `pitwall/v7` is `pitwall/v6` plus the optional `identical`, `measured_ms` and
+/// `saved_ms_estimate` of a run's pair and the run role `calibration`;
 /// a document read as an older version keeps its tag, so writing it again gives it back
 /// unchanged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -179,22 +180,17 @@ fn json_error(schema: &str, e: &serde_json::Error) -> SchemaError {
 impl ExportDoc {
     /// A document of schema `pitwall/v3`, `pitwall/v4` when a result in it was pruned, or
     /// `pitwall/v5` when one is implausible or a sample has cycles, or `pitwall/v6` when a
-    /// pair recorded its round orders, or `pitwall/v7` when a run has the role `calibration`,
-    /// so that stores without them export exactly as before.
+    /// pair recorded its round orders, or `pitwall/v7` when a pair left identical code
+    /// unmeasured or recorded its time or a run has the role `calibration`, so that stores
+    /// without them export exactly as before.
     pub fn new(runs: Vec<Run>) -> ExportDoc {
         let pruned = runs
             .iter()
             .any(|r| r.results.iter().any(|b| b.summary.is_some()));
-        let schema = if runs.iter().any(needs_v7) {
-            SCHEMA_V7
-        } else if runs.iter().any(needs_v6) {
-            SCHEMA_V6
-        } else if runs.iter().any(needs_v5) {
-            SCHEMA_V5
-        } else if pruned {
-            SCHEMA_V4
-        } else {
-            SCHEMA_V3
+        let schema = match newer::needed(&runs) {
+            Some(schema) => schema,
+            None if pruned => SCHEMA_V4,
+            None => SCHEMA_V3,
         };
         ExportDoc {
             schema: schema.to_string(),
@@ -237,36 +233,7 @@ impl ExportDoc {
         if ![SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7].contains(&doc.schema.as_str()) {
             serde_json::from_str::<V3Probe>(text).map_err(|e| json_error(&doc.schema, &e))?;
         }
-        if doc.schema != SCHEMA_V7 {
-            if let Some((i, run)) = doc.runs.iter().enumerate().find(|(_, r)| needs_v7(r)) {
-                return Err(SchemaError::Invalid {
-                    run: format!("run {i} ({})", run.id),
-                    what: format!(
-                        "the role `calibration` is new in {SCHEMA_V7} (hint: declare \"schema\": \"{SCHEMA_V7}\")"
-                    ),
-                });
-            }
-        }
-        if doc.schema != SCHEMA_V6 && doc.schema != SCHEMA_V7 {
-            if let Some((i, run)) = doc.runs.iter().enumerate().find(|(_, r)| needs_v6(r)) {
-                return Err(SchemaError::Invalid {
-                    run: format!("run {i} ({})", run.id),
-                    what: format!(
-                        "a pair's `round_orders` is new in {SCHEMA_V6} (hint: declare \"schema\": \"{SCHEMA_V6}\")"
-                    ),
-                });
-            }
-        }
-        if ![SCHEMA_V5, SCHEMA_V6, SCHEMA_V7].contains(&doc.schema.as_str()) {
-            if let Some((i, run)) = doc.runs.iter().enumerate().find(|(_, r)| needs_v5(r)) {
-                return Err(SchemaError::Invalid {
-                    run: format!("run {i} ({})", run.id),
-                    what: format!(
-                        "an `implausible` result or a sample's `cycles` is new in {SCHEMA_V5} (hint: declare \"schema\": \"{SCHEMA_V5}\")"
-                    ),
-                });
-            }
-        }
+        newer::check(&doc)?;
         for (i, run) in doc.runs.iter().enumerate() {
             // In a document, the index finds the run even when its id is empty.
             run.validate().map_err(|e| match e {
@@ -285,25 +252,6 @@ impl ExportDoc {
         }
         Ok(doc)
     }
-}
-
-/// Whether a run holds what only `pitwall/v7` has: the role `calibration`.
-fn needs_v7(run: &Run) -> bool {
-    run.role == Some(RunRole::Calibration)
-}
-
-/// Whether a run holds what only `pitwall/v6` has: a pair's round orders.
-fn needs_v6(run: &Run) -> bool {
-    run.pair
-        .as_ref()
-        .is_some_and(|p| !p.round_orders.is_empty())
-}
-
-/// Whether a run holds what only `pitwall/v5` has: an implausible result, a sample's cycles.
-fn needs_v5(run: &Run) -> bool {
-    run.results.iter().any(|r| {
-        r.status == ResultStatus::Implausible || r.sample_meta.iter().any(|m| m.cycles.is_some())
-    })
 }
 
 impl Run {
@@ -362,7 +310,7 @@ impl Run {
                 )));
             }
         }
-        let implied = RunStatus::from_results(&self.results);
+        let implied = self.implied_status();
         if self.status != implied {
             return Err(bad(format!(
                 "status `{}` does not match its results, which make it `{}`",
@@ -477,5 +425,6 @@ fn shorten(s: &str, max: usize) -> String {
     }
 }
 
+mod newer;
 #[cfg(test)]
 mod tests;

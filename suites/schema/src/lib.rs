@@ -11,6 +11,7 @@ pub mod datasheet;
 pub mod export;
 pub mod expr;
 pub mod forge;
+pub mod identical;
 pub mod labels;
 pub mod manifest;
 pub mod plausible;
@@ -27,6 +28,7 @@ pub use benchmark::{
     Annotated, BenchError, Benchmark, BenchmarkId, Ceiling, Conversion, MetricSpec, SamplingHint,
 };
 pub use export::{ExportDoc, SchemaError};
+pub use identical::{IdenticalBasis, IdenticalCode};
 pub use labels::{UNKNOWN_TESTBED, default_testbed, sanitize_testbed};
 pub use plausible::{ComputeBound, MemoryBound, PLAUSIBLE_MARGIN, Plausibility};
 pub use run::{

@@ -186,6 +186,20 @@ pub struct Run {
     pub results: Vec<BenchmarkResult>,
 }
 
+impl Run {
+    /// The status its results make it ([`RunStatus::from_results`]); a side of a pair with no
+    /// results because all its code was identical on both sides (nothing to measure) is
+    /// complete.
+    pub fn implied_status(&self) -> RunStatus {
+        let identical = self.pair.as_ref().is_some_and(|p| !p.identical.is_empty());
+        if self.results.is_empty() && identical {
+            RunStatus::Complete
+        } else {
+            RunStatus::from_results(&self.results)
+        }
+    }
+}
+
 /// Who made a commit, when, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -228,6 +242,17 @@ pub struct PairInfo {
     /// ran base first. New in export schema `pitwall/v6`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub round_orders: Vec<RoundOrder>,
+    /// Code found identical on both sides, and so not measured (the verdict `identical`).
+    /// The same list on both runs. New in export schema `pitwall/v7`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub identical: Vec<crate::identical::IdenticalCode>,
+    /// Milliseconds the pair spent measuring (both sides, every round). New in `pitwall/v7`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_ms: Option<u64>,
+    /// Milliseconds not spent on the identical code, estimated from the last pair on this
+    /// testbed that measured it; `None` when unknown. New in `pitwall/v7`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saved_ms_estimate: Option<u64>,
 }
 
 /// The order of one round of an interleaved pair.

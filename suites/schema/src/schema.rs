@@ -29,7 +29,10 @@ pub const SCHEMA_V5: &str = "pitwall/v5";
 /// Tag of export documents holding a pair whose rounds alternated their order (issue 25):
 /// `pitwall/v5` plus the optional `round_orders` of a run's `pair`.
 pub const SCHEMA_V6: &str = "pitwall/v6";
-/// `pitwall/v6` plus the run role `calibration` (`pitwall calibrate`).
+
+/// Tag of export documents of issue 26: `pitwall/v6` plus the optional `identical`,
+/// `measured_ms` and `saved_ms_estimate` of a run's `pair` (a pair that left identical code
+/// unmeasured, and its time) and the run role `calibration` (`pitwall calibrate`).
 pub const SCHEMA_V7: &str = "pitwall/v7";
 
 /// Whether smaller or larger values of a measure are better.

@@ -90,6 +90,9 @@ pub struct CiConfig {
     /// hash when it is the default, so configurations written before the key keep their hash.
     #[serde(skip_serializing_if = "is_default_builtin_suites")]
     pub builtin_suites: bool,
+    /// Measure benchmarks whose code is identical on both sides anyway (not hashed).
+    #[serde(skip)]
+    pub measure_identical: bool,
 }
 
 fn is_default_builtin_suites(b: &bool) -> bool {
@@ -102,6 +105,7 @@ impl Default for CiConfig {
             until_decided: true,
             max_rounds: crate::defaults::MAX_ROUNDS,
             builtin_suites: crate::defaults::CI_BUILTIN_SUITES,
+            measure_identical: crate::defaults::MEASURE_IDENTICAL,
         }
     }
 }
@@ -369,6 +373,10 @@ pub struct CommandSuite {
     /// Where the command writes its results (a file, or a directory for `criterion`),
     /// relative to the working directory; stdout when unset.
     pub output: Option<PathBuf>,
+    /// Build outputs (paths or `*` patterns inside the checkout) hashed after the build: the
+    /// same on both sides of a pair means the suite's code is identical.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -104,6 +104,7 @@ pub struct RawReport {
 pub struct RawCi {
     pub until_decided: Option<bool>,
     pub builtin_suites: Option<bool>,
+    pub measure_identical: Option<bool>,
     pub max_rounds: Option<Spanned<u32>>,
 }
 
@@ -166,6 +167,8 @@ pub struct RawSuite {
     pub env_pass: Vec<String>,
     pub runs: Option<u32>,
     pub output: Option<String>,
+    #[serde(default)]
+    pub artifacts: Vec<Spanned<String>>,
     pub ranks: Option<u32>,
     pub max_bytes: Option<u64>,
     pub cache: Option<String>,
@@ -211,12 +214,12 @@ pub fn valid_keys(section: &str) -> &'static str {
         "suites" => "backend",
         "sampling" => "warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s",
         "thresholds" => "regression_pct, threshold_pct",
-        "ci" => "until_decided, max_rounds, builtin_suites",
+        "ci" => "until_decided, max_rounds, builtin_suites, measure_identical",
         "pinning" => "policy, cpus",
         "github" => "repo, api_url, token_env, report_url, publish",
         "gitlab" => "api_url, project, token_env",
         "suite" => {
-            "name, kind, command, format, output, workdir, env, env_pass, runs, ranks, max_bytes, cache, threshold_pct, \
+            "name, kind, command, format, output, artifacts, workdir, env, env_pass, runs, ranks, max_bytes, cache, threshold_pct, \
              kernel, warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s"
         }
         "suite.kernel" => KERNEL_KEYS,

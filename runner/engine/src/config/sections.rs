@@ -84,6 +84,9 @@ impl Ctx<'_> {
         if let Some(b) = raw.builtin_suites {
             ci.builtin_suites = b;
         }
+        if let Some(m) = raw.measure_identical {
+            ci.measure_identical = m;
+        }
         if let Some(m) = raw.max_rounds {
             if *m.get_ref() == 0 {
                 return Err(self.at(

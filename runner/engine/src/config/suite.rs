@@ -146,6 +146,7 @@ impl Ctx<'_> {
             ("env", !s.env.is_empty()),
             ("runs", s.runs.is_some()),
             ("output", s.output.is_some()),
+            ("artifacts", !s.artifacts.is_empty()),
         ] {
             if set {
                 return Err(self.at(
@@ -270,6 +271,7 @@ impl Ctx<'_> {
         if s.runs == Some(0) {
             return Err(self.at(span, format!("{label}: runs must be at least 1"), None));
         }
+        let artifacts = self.artifacts(&s.artifacts, label)?;
         Ok(SuiteSpec::Command(CommandSuite {
             command,
             format,
@@ -279,6 +281,31 @@ impl Ctx<'_> {
             token_vars: Vec::new(),
             runs: s.runs.unwrap_or(1),
             output: s.output.map(PathBuf::from),
+            artifacts,
         }))
+    }
+}
+
+impl Ctx<'_> {
+    /// A command suite's `artifacts`: patterns relative to the checkout, never absolute or
+    /// climbing out of it with `..` (what they match is checked again after the build).
+    fn artifacts(
+        &self,
+        raw: &[toml::Spanned<String>],
+        label: &str,
+    ) -> Result<Vec<String>, ConfigError> {
+        raw.iter()
+            .map(|p| {
+                crate::artifacts::check_pattern(p.get_ref())
+                    .map(|()| p.get_ref().clone())
+                    .map_err(|why| {
+                        self.at(
+                            p.span(),
+                            format!("{label}: artifact `{}` {why}", p.get_ref()),
+                            Some("name build outputs inside the checkout, e.g. artifacts = [\"build/bench\", \"lib/*.so\"]".into()),
+                        )
+                    })
+            })
+            .collect()
     }
 }

@@ -477,3 +477,36 @@ fn every_mistake_is_reported_at_once_with_did_you_mean() {
     let e = err("[sampling\ntimout_s = 1\n");
     assert_eq!(e.lines().count(), 1, "{e}");
 }
+
+/// Issue 26 item 5: `artifacts` of a command suite (relative, inside the checkout), and
+/// `[ci] measure_identical` (default off, not hashed).
+#[test]
+fn artifacts_and_measure_identical() {
+    let text = "[[suite]]\nname = \"toy\"\nkind = \"command\"\ncommand = \"./bench\"\nartifacts = [\"build/bench\", \"lib/*.so\"]\n";
+    let c = parse(text).unwrap();
+    let SuiteSpec::Command(cmd) = &c.suites[0].spec else {
+        panic!("a command suite")
+    };
+    assert_eq!(cmd.artifacts, ["build/bench", "lib/*.so"]);
+    assert!(!c.ci.measure_identical);
+    assert_eq!(crate::defaults::MEASURE_IDENTICAL, c.ci.measure_identical);
+    let on = parse(&format!("{text}\n[ci]\nmeasure_identical = true\n")).unwrap();
+    assert!(on.ci.measure_identical);
+    assert_eq!(
+        on.hash(),
+        c.hash(),
+        "measure_identical changes no measurement"
+    );
+    assert_eq!(
+        err(&text.replace("\"build/bench\", ", "\"/usr/bin/bench\", ")),
+        "pitwall.toml:5:14: suite `toy`: artifact `/usr/bin/bench` is an absolute path (artifacts are relative to the checkout); hint: name build outputs inside the checkout, e.g. artifacts = [\"build/bench\", \"lib/*.so\"]"
+    );
+    assert!(
+        err(&text.replace("lib/*.so", "../lib/x.so"))
+            .contains("suite `toy`: artifact `../lib/x.so` leaves the checkout (`..`)")
+    );
+    assert!(
+        err("[[suite]]\nkind = \"kernel\"\nartifacts = [\"a\"]\n")
+            .contains("key `artifacts` applies only to kind = \"command\""),
+    );
+}

@@ -112,6 +112,7 @@ fn the_request_rebuilds_the_suite_exactly() {
             token_vars: Vec::new(),
             runs: 1,
             output: None,
+            artifacts: Vec::new(),
         }),
         sampling: quick_sampling(),
         threshold_pct: None,

@@ -167,6 +167,7 @@ fn commits_tell_each_checkout_build_and_measurement_in_order() {
         backend: &CpuBackend,
         hooks: &rec,
         labels: Default::default(),
+        kernels: None,
     };
     let mut store = SqliteStore::open(&dir.path().join("p.db")).unwrap();
     let req = CommitsRequest {
@@ -237,6 +238,7 @@ fn a_pair_until_decided_tells_rounds_sides_and_looks() {
         backend: &CpuBackend,
         hooks: &rec,
         labels: Default::default(),
+        kernels: None,
     };
     let mut store = SqliteStore::open(&dir.path().join("p.db")).unwrap();
     let req = PairRequest {
@@ -299,6 +301,7 @@ fn a_bisection_tells_each_probe_with_its_commit_and_verdict() {
         backend: &CpuBackend,
         hooks: &rec,
         labels: Default::default(),
+        kernels: None,
     };
     let req = BisectRequest {
         good: "HEAD~5".into(),
@@ -404,6 +407,7 @@ fn every_measuring_use_case_returns_cancelled_once_terminating() {
         backend: &CpuBackend,
         hooks: &rec,
         labels: Default::default(),
+        kernels: None,
     };
     let mut store = SqliteStore::open(&dir.path().join("p.db")).unwrap();
     let commits = CommitsRequest {
@@ -470,6 +474,7 @@ fn a_build_ended_by_the_signal_is_not_stored_as_a_failed_build() {
         backend: &CpuBackend,
         hooks: &rec,
         labels: Default::default(),
+        kernels: None,
     };
     let mut store = SqliteStore::open(&dir.path().join("p.db")).unwrap();
     let req = CommitsRequest {

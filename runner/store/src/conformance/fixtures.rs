@@ -64,6 +64,13 @@ fn rich_pair() -> pitwall_schema::PairInfo {
             pitwall_schema::RoundOrder::HeadBase,
             pitwall_schema::RoundOrder::BaseHead,
         ],
+        identical: vec![pitwall_schema::IdenticalCode {
+            suite: "kernels".into(),
+            kernel: Some("saxpy".into()),
+            basis: pitwall_schema::IdenticalBasis::Cubin,
+        }],
+        measured_ms: Some(240_000),
+        saved_ms_estimate: Some(660_000),
     }
 }
 

@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod compile;
+pub mod identity;
 pub mod reference;
 pub mod sources;
 

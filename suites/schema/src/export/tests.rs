@@ -2,6 +2,7 @@
 //! checks a run must pass; kept beside `export.rs` so that file stays about the document.
 
 use super::*;
+use crate::run::RunStatus;
 use crate::run::tests::run;
 use crate::schema::tests::result;
 use crate::schema::{SampleMeta, SampleSummary};
@@ -455,6 +456,9 @@ fn round_orders_are_new_in_v6_and_older_pairs_still_read() {
             RoundOrder::HeadBase,
             RoundOrder::BaseHead,
         ],
+        identical: Vec::new(),
+        measured_ms: None,
+        saved_ms_estimate: None,
     });
     let v6 = ExportDoc::new(vec![r.clone()]).to_json();
     assert!(v6.contains("\"schema\": \"pitwall/v6\""), "{v6}");
@@ -519,4 +523,51 @@ fn the_calibration_role_is_new_in_v7_and_older_documents_still_read() {
     r.role = Some(RunRole::PrHead);
     let v3 = ExportDoc::new(vec![r]).to_json();
     assert!(v3.contains("\"schema\": \"pitwall/v3\""), "{v3}");
+}
+
+/// Issue 26 item 5: a pair that left identical code unmeasured is `pitwall/v7`; a document
+/// declaring an older version with those fields is refused with a hint; v6 still reads.
+#[test]
+fn identical_code_is_new_in_v7() {
+    use crate::identical::{IdenticalBasis, IdenticalCode};
+    use crate::run::{PairInfo, PairRole, RoundOrder};
+    let mut r = run(vec![result(vec![1.0, 2.0])]);
+    r.pair = Some(PairInfo {
+        id: "p".into(),
+        role: PairRole::Head,
+        rounds: 1,
+        round_starts: vec![0],
+        sequential: None,
+        round_orders: vec![RoundOrder::BaseHead],
+        identical: vec![IdenticalCode {
+            suite: "kernels".into(),
+            kernel: Some("saxpy".into()),
+            basis: IdenticalBasis::Cubin,
+        }],
+        measured_ms: Some(240_000),
+        saved_ms_estimate: Some(660_000),
+    });
+    let v7 = ExportDoc::new(vec![r.clone()]).to_json();
+    assert!(v7.contains("\"schema\": \"pitwall/v7\""), "{v7}");
+    assert!(v7.contains("\"basis\": \"cubin\""), "{v7}");
+    let back = ExportDoc::from_json(&v7).unwrap();
+    assert_eq!(back.runs[0], r);
+    assert_eq!(back.to_json(), v7);
+    for old in ["pitwall/v3", "pitwall/v5", "pitwall/v6"] {
+        let e = ExportDoc::from_json(&v7.replace("pitwall/v7", old))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("are new in pitwall/v7 (hint: declare \"schema\": \"pitwall/v7\")"),
+            "{old}: {e}"
+        );
+    }
+    // Without them the pair is v6 as before.
+    let p = r.pair.as_mut().unwrap();
+    p.identical.clear();
+    p.measured_ms = None;
+    p.saved_ms_estimate = None;
+    let v6 = ExportDoc::new(vec![r]).to_json();
+    assert!(v6.contains("\"schema\": \"pitwall/v6\""), "{v6}");
+    assert!(ExportDoc::from_json(&v6).is_ok());
 }
