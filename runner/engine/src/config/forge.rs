@@ -2,7 +2,7 @@
 //! publish (repository, API, the variable holding the token, what is published).
 
 use super::error::{ConfigError, Ctx};
-use super::model::{GithubConfig, GitlabConfig, Publish};
+use super::forge_model::{GithubConfig, GitlabConfig, Publish};
 
 impl Ctx<'_> {
     pub(super) fn github(&self, g: super::raw::RawGithub) -> Result<GithubConfig, ConfigError> {

@@ -3,6 +3,7 @@
 
 mod error;
 mod forge;
+mod forge_model;
 mod kernels;
 mod keys;
 mod load;
@@ -12,11 +13,11 @@ mod sections;
 mod suite;
 
 pub use error::ConfigError;
+pub use forge_model::{AlertsConfig, GithubConfig, GitlabConfig, Publish};
 pub use load::{DEFAULT_FILE, find_default, load_file, parse_str};
 pub use model::{
-    AlertsConfig, BackendChoice, CiConfig, CommandSuite, Config, GithubConfig, GitlabConfig,
-    GpuConfig, MAX_SECONDS, OutputFormat, PinPolicy, PinningConfig, Project, Publish, Sampling,
-    SuiteConfig, SuiteSpec, Thresholds,
+    BackendChoice, CiConfig, CommandSuite, Config, GpuConfig, MAX_SECONDS, OutputFormat, PinPolicy,
+    PinningConfig, Project, Sampling, SuiteConfig, SuiteSpec, Thresholds,
 };
 
 #[cfg(test)]
