@@ -169,6 +169,7 @@ def slim(b: dict) -> dict:
     keep = (
         "key", "suite", "name", "params", "measure", "verdict", "ratio", "ci", "p_value", "q_value",
         "decided_at_round", "base_replicates", "cand_replicates", "base_n", "cand_n", "threshold", "reason",
+        "noise_record", "threshold_raised_from_pct",
     )
     return {k: b.get(k) for k in keep if k in b}
 
