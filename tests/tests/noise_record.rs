@@ -213,3 +213,22 @@ fn a_record_of_another_noise_is_set_aside_and_said() {
         );
     }
 }
+
+#[test]
+fn a_calibration_measures_code_that_is_identical_by_construction() {
+    let sb = Sandbox::new();
+    // The suite's artifacts are the same on both sides of any A/A pair; a calibration
+    // measures them anyway (a pull request's pair would not).
+    let config = CONFIG.replace(
+        "command = \"python3 bench.py\"\n",
+        "command = \"python3 bench.py\"\nartifacts = [\"bench.py\"]\n",
+    );
+    repo(&sb, &config, &[LEVELS.to_string()]);
+    let v = sb
+        .run(&["calibrate", "--rounds", "2", "-q", "--format", "json"])
+        .expect(0)
+        .json();
+    let lines = v["benchmarks"].as_array().unwrap();
+    assert_eq!(lines.len(), 4, "{v}");
+    assert!(lines.iter().all(|b| b["between_cv_pct"].is_number()), "{v}");
+}
