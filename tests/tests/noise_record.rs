@@ -65,8 +65,9 @@ fn calibrate_records_the_noise_and_later_pairs_borrow_it() {
         );
         assert!(text.contains("toy/loud/time"), "{text}");
     }
+    // Eight rounds: six degrees of freedom for this pair's own estimate of each noise.
     let v = sb
-        .run(&["calibrate", "--rounds", "4", "-q", "--format", "json"])
+        .run(&["calibrate", "--rounds", "8", "-q", "--format", "json"])
         .expect(0)
         .json();
     assert_eq!(v["testbed"], "bench-box");
@@ -74,8 +75,9 @@ fn calibrate_records_the_noise_and_later_pairs_borrow_it() {
     let quiet = by_key(&v, "toy/a/time");
     let loud = by_key(&v, "toy/loud/time");
     assert_eq!(quiet["record_pairs"], 3, "{v}");
-    // The loud benchmark's noise between processes is ~5%, the quiet one's well under 1%.
-    assert!(loud["between_cv_pct"].as_f64().unwrap() > 1.5, "{v}");
+    // The loud benchmark's noise between processes is ~5%, the quiet one's well under 1%
+    // (on six degrees of freedom, below 1% with a chance of about 1e-4).
+    assert!(loud["between_cv_pct"].as_f64().unwrap() > 1.0, "{v}");
     assert!(quiet["between_cv_pct"].as_f64().unwrap() < 1.5, "{v}");
     assert!(
         loud["detectable_last_pct"].as_f64().unwrap()
