@@ -158,12 +158,13 @@ pub fn check(root: &Path, manifest: &KernelManifest, sm: u32) -> Vec<(String, Ke
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use pitwall_schema::expr::Expr;
     use pitwall_schema::manifest::{Access, ElemType, HostOp, HostRef, Init, KernelArg};
 
-    fn kernel(name: &str, source: &str, entry: &str) -> KernelSpec {
+    /// A one-buffer kernel of `source` at size 1024 (also for `super::identity`'s tests).
+    pub(in crate::user) fn kernel(name: &str, source: &str, entry: &str) -> KernelSpec {
         KernelSpec {
             name: name.into(),
             source: source.into(),

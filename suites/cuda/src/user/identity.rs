@@ -48,42 +48,7 @@ pub fn kernel_digests(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pitwall_schema::expr::Expr;
-    use pitwall_schema::manifest::{
-        Access, ElemType, HostOp, HostRef, Init, KernelArg, KernelSpec, Reference,
-    };
-
-    fn kernel(name: &str, source: &str, entry: &str) -> KernelSpec {
-        KernelSpec {
-            name: name.into(),
-            source: source.into(),
-            entry: entry.into(),
-            sizes: vec![1024],
-            grid: [
-                Expr::parse("cdiv(n, 256)").unwrap(),
-                Expr::constant(1),
-                Expr::constant(1),
-            ],
-            block: [Expr::constant(256), Expr::constant(1), Expr::constant(1)],
-            shared_mem_bytes: Expr::constant(0),
-            args: vec![KernelArg::Buffer {
-                name: "y".into(),
-                elem: ElemType::F32,
-                count: Expr::parse("n").unwrap(),
-                init: Init::Zeros,
-                access: Access::InOut,
-            }],
-            reference: Reference::Host(HostRef {
-                op: HostOp::Copy,
-                a: None,
-                x: "y".into(),
-                y: None,
-                out: "y".into(),
-            }),
-            bytes: None,
-            flops: None,
-        }
-    }
+    use crate::user::compile::tests::kernel;
 
     const SCALE: &str = "#include \"common.cuh\"\nextern \"C\" __global__ void scale(float* y) { y[index()] *= 2.0f; }\n";
     const COPY: &str =
