@@ -314,20 +314,17 @@ fn compare_pairs(
         .zip(&records)
         .map(|((_, _, rule), rec)| resolve(*rule, *rec, plan.first_look, ab.replicate_alpha))
         .collect();
-    let replicates = |r: &BenchmarkResult, info: Option<&PairInfo>| {
-        replicates_of(r, info, options.exclude_throttled)
-    };
     let orders = round_orders(pair.map(|(p, _)| p), rounds);
+    let input = |b: &BenchmarkResult, c: &BenchmarkResult| {
+        replicated(b, c, pair, &orders, options.exclude_throttled)
+    };
     let inputs: Vec<ReplicatedPair> = pairs
         .iter()
         .zip(thresholds.iter().zip(&records))
         .map(|((b, c, _), (thr, rec))| ReplicatedPair {
-            base: replicates(b, pair.map(|(p, _)| p)),
-            cand: replicates(c, pair.map(|(_, p)| p)),
-            higher_is_better: c.direction == Direction::HigherIsBetter,
             threshold: Some(thr.pct / 100.0),
-            round_orders: orders.clone(),
             record: rec.copied(),
+            ..input(b, c)
         })
         .collect();
     let comparisons = compare_replicated(&inputs, &plan, rounds, ab);
@@ -337,12 +334,8 @@ fn compare_pairs(
         if let (Some(bc), Some(cc)) = (cycles_of(b), cycles_of(c)) {
             cycles_at.push(i);
             cycles_inputs.push(ReplicatedPair {
-                base: replicates(&bc, pair.map(|(p, _)| p)),
-                cand: replicates(&cc, pair.map(|(_, p)| p)),
-                higher_is_better: false,
                 threshold: Some(thr.pct / 100.0),
-                round_orders: orders.clone(),
-                record: None,
+                ..input(&bc, &cc)
             });
         }
     }
@@ -376,6 +369,25 @@ fn compare_pairs(
             },
         )
         .collect()
+}
+
+/// One benchmark's two sides as a replicated pair (no threshold, no record): replicates by
+/// round of the pair, in the pair's round orders, the direction of the candidate.
+fn replicated(
+    b: &BenchmarkResult,
+    c: &BenchmarkResult,
+    pair: Option<(&PairInfo, &PairInfo)>,
+    orders: &[StatsOrder],
+    exclude_throttled: bool,
+) -> ReplicatedPair {
+    ReplicatedPair {
+        base: replicates_of(b, pair.map(|(p, _)| p), exclude_throttled),
+        cand: replicates_of(c, pair.map(|(_, p)| p), exclude_throttled),
+        higher_is_better: c.direction == Direction::HigherIsBetter,
+        threshold: None,
+        round_orders: orders.to_vec(),
+        record: None,
+    }
 }
 
 impl NoiseBook {
@@ -412,17 +424,7 @@ pub(crate) fn paired_inputs(
     sorted
         .pairs
         .iter()
-        .map(|(b, c, _)| {
-            let input = ReplicatedPair {
-                base: replicates_of(b, pair.map(|(p, _)| p), false),
-                cand: replicates_of(c, pair.map(|(_, p)| p), false),
-                higher_is_better: c.direction == Direction::HigherIsBetter,
-                threshold: None,
-                round_orders: orders.clone(),
-                record: None,
-            };
-            (b.key(), input, rounds)
-        })
+        .map(|(b, c, _)| (b.key(), replicated(b, c, pair, &orders, false), rounds))
         .collect()
 }
 
