@@ -6,6 +6,8 @@
 use std::collections::BTreeMap;
 
 pub use pitwall_analysis::NoiseBook;
+use pitwall_analysis::compare::pair_noise;
+use pitwall_analysis::noise::PairNoise;
 use pitwall_schema::{PairRole, RunRole};
 use pitwall_store::{RunSummary, Store, StoreError};
 
@@ -22,6 +24,8 @@ pub struct StoredPair {
     pub started_at: String,
     pub base: Side,
     pub head: Side,
+    /// What it tells the noise book, computed once when it is read.
+    pub noise: PairNoise,
 }
 
 /// The pairs stored on `testbed` that started before `before` (all when `None`), leaving out
@@ -78,6 +82,7 @@ pub fn stored_pairs(
                 id,
                 role,
                 started_at,
+                noise: pair_noise(&base, &head),
                 base,
                 head,
             });
@@ -100,11 +105,8 @@ pub fn book(
 
 /// The book of pairs already read, newest first.
 pub fn book_of(pairs: &[StoredPair]) -> NoiseBook {
-    let sides: Vec<(Side, Side)> = pairs
-        .iter()
-        .map(|p| (p.base.clone(), p.head.clone()))
-        .collect();
-    NoiseBook::from_pairs(&sides)
+    let each: Vec<PairNoise> = pairs.iter().map(|p| p.noise.clone()).collect();
+    NoiseBook::from_observations(&each)
 }
 
 /// The book for comparing two stored sides: the pair's testbed and the pairs before it when

@@ -12,9 +12,8 @@ use pitwall_stats::ab::{
 };
 
 use crate::comparison::{ComparedBenchmark, ComparisonReport};
-use crate::noise::{NoiseBook, ThresholdRule, resolve};
-use pitwall_stats::ab::NoiseObs;
-use pitwall_stats::ab::noise::{observe, pool};
+use crate::noise::{NoiseBook, PairNoise, ThresholdRule, resolve};
+use pitwall_stats::ab::noise::observe;
 
 /// Suite recorded for benchmarks read from a bare pitwall JSON file (which has no suite);
 /// pairing ignores the suite when either side has this one.
@@ -394,21 +393,22 @@ impl NoiseBook {
     /// The book of earlier pairs, each as its two sides (base, head), newest first: every
     /// benchmark's estimates pooled (`pitwall_stats::ab::noise::pool`).
     pub fn from_pairs(newest_first: &[(Side, Side)]) -> NoiseBook {
-        let mut obs: BTreeMap<String, Vec<NoiseObs>> = BTreeMap::new();
-        for (base, head) in newest_first {
-            for (key, pair, rounds) in paired_inputs(base, head) {
-                if let Some(o) = observe(&pair, rounds) {
-                    obs.entry(key).or_default().push(o);
-                }
-            }
-        }
-        NoiseBook::new(
-            obs.into_iter()
-                .filter_map(|(k, o)| pool(&o).map(|r| (k, r)))
-                .collect(),
-            newest_first.len(),
-        )
+        let each: Vec<PairNoise> = newest_first
+            .iter()
+            .map(|(base, head)| pair_noise(base, head))
+            .collect();
+        NoiseBook::from_observations(&each)
     }
+}
+
+/// What one earlier pair tells the noise book: each shared benchmark's estimate of its noise
+/// between processes (`pitwall_stats::ab::noise::observe`), by key. Computed once per pair,
+/// then pooled into as many books as need it (`NoiseBook::from_observations`).
+pub fn pair_noise(baseline: &Side, candidate: &Side) -> PairNoise {
+    paired_inputs(baseline, candidate)
+        .into_iter()
+        .filter_map(|(key, pair, rounds)| observe(&pair, rounds).map(|o| (key, o)))
+        .collect()
 }
 
 /// The benchmarks two sides share, each keyed by the base result's key as a replicated pair

@@ -7,9 +7,13 @@
 
 use std::collections::BTreeMap;
 
-use pitwall_stats::ab::noise::detectable_log;
+use pitwall_stats::ab::NoiseObs;
+use pitwall_stats::ab::noise::{detectable_log, pool};
 use pitwall_stats::ab::replicated::REPLICATE_MARGIN;
 use pitwall_stats::ab::{NoiseRecord, SequentialPlan};
+
+/// What one earlier pair says of each benchmark's noise, by key.
+pub type PairNoise = Vec<(String, NoiseObs)>;
 
 /// A benchmark's threshold as configured: a fixed percentage, or `"auto"`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,10 +47,23 @@ impl NoiseBook {
         NoiseBook::default()
     }
 
-    /// A book of these records, from `pairs` earlier pairs (built from pairs' sides by
-    /// `NoiseBook::from_pairs`, in `crate::compare`).
-    pub(crate) fn new(records: BTreeMap<String, NoiseRecord>, pairs: usize) -> NoiseBook {
-        NoiseBook { records, pairs }
+    /// The book of earlier pairs' estimates (`crate::compare::pair_noise`), newest first: every
+    /// benchmark's estimates pooled (`pitwall_stats::ab::noise::pool`). From the pairs' sides:
+    /// `NoiseBook::from_pairs`, in `crate::compare`.
+    pub fn from_observations(newest_first: &[PairNoise]) -> NoiseBook {
+        let mut obs: BTreeMap<&str, Vec<NoiseObs>> = BTreeMap::new();
+        for pair in newest_first {
+            for (key, o) in pair {
+                obs.entry(key).or_default().push(*o);
+            }
+        }
+        NoiseBook {
+            records: obs
+                .into_iter()
+                .filter_map(|(k, o)| pool(&o).map(|r| (k.to_string(), r)))
+                .collect(),
+            pairs: newest_first.len(),
+        }
     }
 
     pub fn get(&self, key: &str) -> Option<&NoiseRecord> {
