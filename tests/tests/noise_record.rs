@@ -7,12 +7,16 @@
 use pitwall_e2e::{Sandbox, git};
 use serde_json::Value;
 
-/// Prints pitwall JSON for `levels.json`: `{"levels": {name: level}, "noise": {name: sd}}`;
-/// each process draws a lognormal offset of sd `noise[name]` (0.4% when not given), each of
-/// its 8 samples 0.2% more.
+/// Prints pitwall JSON for `levels.json`: `{"levels": {name: level}, "noise": {name: sd},
+/// "counter": FILE}`; each process draws a lognormal offset of sd `noise[name]` (0.4% when not
+/// given), each of its 8 samples 0.2% more. The n-th process (counted in FILE) seeds its draws
+/// with n, so the noise is random-looking but the same at every run of the test: a test of a
+/// 5% level must not fail one CI run in twenty.
 const BENCH: &str = r#"import json, os, random
-rng = random.Random(os.urandom(16))
 cfg = json.load(open("levels.json"))
+n = int(open(cfg["counter"]).read()) if os.path.exists(cfg["counter"]) else 0
+open(cfg["counter"], "w").write(str(n + 1))
+rng = random.Random("noise-record-%d" % n)
 out = []
 for name, level in sorted(cfg["levels"].items()):
     offset = rng.lognormvariate(0.0, cfg.get("noise", {}).get(name, 0.004))
@@ -24,15 +28,17 @@ const CONFIG: &str = "[project]\nname = \"noise\"\n\n[testbed]\nname = \"bench-b
 
 const LEVELS: &str = r#""levels": {"a": 100.0, "b": 200.0, "c": 400.0, "loud": 800.0}"#;
 
-/// One commit per `levels.json` body; their shas.
+/// One commit per `levels.json` body; their shas. Processes are counted in a file under
+/// `.git`, outside every checkout.
 fn repo(sb: &Sandbox, config: &str, bodies: &[String]) -> Vec<String> {
     let dir = sb.path();
     git(dir, &["init", "-q", "-b", "main"]);
     sb.write("bench.py", BENCH);
     sb.write("pitwall.toml", config);
+    let counter = serde_json::to_string(&dir.join(".git").join("processes")).unwrap();
     let mut shas = Vec::new();
     for (i, body) in bodies.iter().enumerate() {
-        sb.write("levels.json", &format!("{{{body}}}"));
+        sb.write("levels.json", &format!("{{{body}, \"counter\": {counter}}}"));
         sb.write("NOTES", &format!("change {i}\n"));
         git(dir, &["add", "-A"]);
         git(dir, &["commit", "-q", "-m", &format!("commit {i}")]);
