@@ -35,6 +35,7 @@ fn main() {
         history_branch: "main",
         alerts: &[],
         histories: None,
+        local: None,
     };
     let summary = match write_site(&input, &out) {
         Ok(s) => s,

@@ -114,6 +114,7 @@ fn run(c: usize, nth: usize, pair: Option<PairInfo>) -> Run {
         .collect();
     let minute = 10 + nth * 20 + c;
     Run {
+        exclusion: None,
         id: format!("0193a1b2-0000-7000-8000-{:012}", nth * 100 + c),
         project: "demo".into(),
         commit: sha(c),
@@ -136,6 +137,7 @@ fn run(c: usize, nth: usize, pair: Option<PairInfo>) -> Run {
         fingerprint: Fingerprint::default(),
         status: RunStatus::Complete,
         commit_info: Some(CommitInfo {
+            first_parent_position: None,
             author: "Dev <dev@example.invalid>".into(),
             date: format!("2026-11-{:02}T1{c}:00:00+01:00", 18 + c),
             subject: SUBJECTS[c].into(),
@@ -214,6 +216,7 @@ fn main() {
         history_branch: "main",
         alerts: &[],
         histories: None,
+        local: None,
     };
     match write_site(&input, std::path::Path::new(&out)) {
         Ok(s) => println!("{} pages, {} benchmarks in {out}", s.pages, s.benchmarks),

@@ -80,6 +80,7 @@ fn report_renders_in_headless_chromium() {
         history_branch: "main",
         alerts: &[],
         histories: Some(&histories),
+        local: None,
     };
     write_site(&input, dir.path()).unwrap();
     let shots = root.join("target").join("browser");

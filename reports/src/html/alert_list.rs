@@ -128,6 +128,7 @@ mod tests {
             history_branch: "main",
             alerts: &alerts,
             histories: None,
+            local: None,
         };
         write_site(&input, dir.path()).unwrap();
         let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
@@ -157,6 +158,7 @@ mod tests {
             history_branch: "main",
             alerts: &[],
             histories: None,
+            local: None,
         };
         write_site(&input, dir.path()).unwrap();
         let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();

@@ -5,6 +5,7 @@
 mod alert_list;
 mod compare_page;
 mod history_chart;
+mod local_run;
 mod model;
 mod pages;
 mod site;

@@ -109,6 +109,8 @@ pub(crate) struct IndexPage {
     /// latest change point is worse, `incomparable` when a comparison could not be made,
     /// else `ok`. Comparisons and history tell one story in one box.
     pub status: &'static str,
+    /// The latest local run (the working tree's), shown apart; set by the site.
+    pub local: Option<super::local_run::LocalRunView>,
 }
 
 pub(crate) fn index(
@@ -194,6 +196,7 @@ pub(crate) fn index(
         latest_worse: worse,
         latest_better: changed - worse,
         rows,
+        local: None,
     }
 }
 

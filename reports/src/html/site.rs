@@ -33,6 +33,9 @@ pub struct ReportInput<'a> {
     /// (`history::series_by_key`) because `runs` holds no results; built from `runs` when
     /// `None`. Their points index `runs`.
     pub histories: Option<&'a [pitwall_analysis::Series]>,
+    /// The latest run of the working tree (role `local`), with its results: shown apart on
+    /// the index, marked local, since it is in no history.
+    pub local: Option<&'a Run>,
 }
 
 /// What `write_site` wrote.
@@ -184,13 +187,14 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
     let mut pages_written = 0;
     let mut written: Vec<PathBuf> = Vec::new();
 
-    let index = pages::index(
+    let mut index = pages::index(
         &series,
         input.runs,
         input.comparisons,
         input.alerts,
         input.history_branch,
     );
+    index.local = input.local.map(super::local_run::view);
     let html = render(
         &env,
         "index.html",

@@ -144,9 +144,11 @@ pub fn runs(benchmarks: usize, runs: usize, samples: usize) -> Vec<Run> {
                     author: "Dev <dev@example.invalid>".into(),
                     date: "2026-01-01T00:00:00Z".into(),
                     subject: format!("change number {r}"),
+                    first_parent_position: Some(r as u64 + 1),
                 }),
                 error: None,
                 pair: None,
+                exclusion: None,
                 results,
             }
         })

@@ -31,6 +31,7 @@ fn render(runs: &[Run]) -> (tempfile::TempDir, super::SiteSummary) {
         history_branch: "main",
         alerts: &[],
         histories: None,
+        local: None,
     };
     let summary = write_site(&input, dir.path()).unwrap();
     (dir, summary)
@@ -215,6 +216,7 @@ fn render_empty() -> (tempfile::TempDir, super::SiteSummary) {
         history_branch: "main",
         alerts: &[],
         histories: None,
+        local: None,
     };
     let s = write_site(&input, dir.path()).unwrap();
     (dir, s)
@@ -271,6 +273,7 @@ fn each_pair_keeps_its_own_comparison_page() {
         history_branch: "main",
         alerts: &[],
         histories: None,
+        local: None,
     };
     write_site(&input, dir.path()).unwrap();
     assert_eq!(read(&dir, "compare/0123abcd.html"), first, "unchanged");
@@ -305,6 +308,7 @@ fn a_rewrite_removes_pages_the_history_no_longer_has() {
         history_branch: "main",
         alerts: &[],
         histories: None,
+        local: None,
     };
     let second = write_site(&input, dir.path()).unwrap();
     assert_eq!(second.benchmarks, 10);
@@ -356,6 +360,7 @@ fn a_report_deletes_only_files_its_manifest_lists() {
             history_branch: "main",
             alerts: &[],
             histories: None,
+            local: None,
         }
     }
     let first = write_site(&input(&runs), root).unwrap();
@@ -442,6 +447,7 @@ fn the_index_tells_one_story_in_one_banner() {
         history_branch: "main",
         alerts: &[],
         histories: None,
+        local: None,
     };
     write_site(&input, dir.path()).unwrap();
     let index = read(&dir, "index.html");
@@ -587,6 +593,7 @@ fn comparison_page_shows_identical_code_and_the_time_line() {
         history_branch: "main",
         alerts: &[],
         histories: None,
+        local: None,
     };
     write_site(&input, dir.path()).unwrap();
     let html = read(&dir, "compare/0123abcd.html");

@@ -71,6 +71,7 @@ fn runs() -> Vec<Run> {
                 ..Clocks::default()
             });
             Run {
+                exclusion: None,
                 id: format!("run-{i}"),
                 project: "p".into(),
                 commit: format!("{i:02}{}", "c".repeat(38)),
@@ -83,6 +84,7 @@ fn runs() -> Vec<Run> {
                 fingerprint,
                 status: RunStatus::Complete,
                 commit_info: Some(CommitInfo {
+                    first_parent_position: None,
                     author: "Ada <ada@example.com>".into(),
                     date: date(i),
                     subject: format!("change {i}"),

@@ -188,8 +188,9 @@ impl LabelArgs {
 }
 
 fn parse_role(s: &str) -> Result<pitwall_schema::RunRole, String> {
-    pitwall_schema::RunRole::parse(s)
-        .ok_or_else(|| format!("unknown role `{s}`; one of history, pr-base, pr-head, calibration"))
+    pitwall_schema::RunRole::parse(s).ok_or_else(|| {
+        format!("unknown role `{s}`; one of history, local, pr-base, pr-head, calibration")
+    })
 }
 
 #[derive(Debug, Args)]
@@ -305,13 +306,37 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct RunsArgs {
+    #[command(subcommand)]
+    pub action: Option<RunsAction>,
     /// Output: an aligned table for people, or JSON for programs
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
     /// Show at most N runs (N ≥ 1)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub limit: Option<u64>,
+}
+
+/// `pitwall runs exclude|include`.
+#[derive(Debug, Subcommand)]
+pub enum RunsAction {
+    /// Keep a run stored but take it out of history, alerts and write-ups (its series are
+    /// re-detected at once)
+    #[command(after_help = EXIT_CODES)]
+    Exclude {
+        /// Run id, unique id prefix (≥ 4 characters) or `latest`
+        run: String,
+        /// Why (shown wherever the run is listed)
+        #[arg(long, value_name = "TEXT", required = true)]
+        note: String,
+    },
+    /// Put an excluded run back into history (its series are re-detected at once)
+    #[command(after_help = EXIT_CODES)]
+    Include {
+        /// Run id, unique id prefix (≥ 4 characters) or `latest`
+        run: String,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -175,6 +175,20 @@ impl Failure {
         }
     }
 
+    /// `runs exclude`/`include` that failed: a run that is not history is usage; reading the
+    /// run is classified as `of_store` does (an unknown id is usage); writing or re-detecting
+    /// is infrastructure.
+    pub fn of_exclusion(e: pitwall_pipeline::exclusion::ExclusionError) -> Failure {
+        use pitwall_pipeline::exclusion::ExclusionError;
+        match e {
+            ExclusionError::NotHistory { .. } => Failure::usage(e.into()),
+            ExclusionError::Read { source, .. } => Failure::of_store(source),
+            ExclusionError::Write { .. } | ExclusionError::Alerts { .. } => {
+                Failure::infra(e.into())
+            }
+        }
+    }
+
     /// A store url that does not parse, under `what` said where it came from: usage.
     pub fn of_store_url(what: impl What, e: StoreError) -> Failure {
         Failure::usage(anyhow::Error::new(e).context(what))

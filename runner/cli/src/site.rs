@@ -87,6 +87,7 @@ pub(super) fn write_report(
         }
     }
     let alerts = store.list_alerts().map_err(Failure::of_store)?;
+    let local = pitwall_pipeline::detect::latest_local(store, &runs).map_err(Failure::of_store)?;
     let generated_at = pitwall_schema::time::now_rfc3339();
     let input = pitwall_reports::html::ReportInput {
         project: &config.project.name,
@@ -96,6 +97,7 @@ pub(super) fn write_report(
         history_branch: &config.history_branch,
         alerts: &alerts,
         histories: Some(&histories),
+        local: local.as_ref(),
     };
     pitwall_reports::html::write_site(&input, out)
         .map_err(|e| Failure::of_site(format!("cannot write the report to {}", out.display()), e))

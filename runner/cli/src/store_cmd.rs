@@ -8,11 +8,16 @@ use pitwall_schema::ExportDoc;
 use pitwall_store::OpenMode;
 
 use super::alert_notice::announce_alerts;
-use super::args::{ExportArgs, Format, Global, ImportArgs, PruneArgs, RunsArgs, ShowArgs};
+use super::args::{
+    ExportArgs, Format, Global, ImportArgs, PruneArgs, RunsAction, RunsArgs, ShowArgs,
+};
 use super::context::{format, load_config, open_store, write_atomically};
 use super::exit::{ExitClass, Failure};
 
 pub(super) fn cmd_runs(g: &Global, a: &RunsArgs) -> Result<ExitClass, Failure> {
+    if let Some(action) = &a.action {
+        return cmd_exclusion(g, action);
+    }
     let config = load_config(g)?;
     let store = open_store(g, &config, OpenMode::Existing)?;
     let runs = store
@@ -42,7 +47,10 @@ pub(super) fn cmd_runs(g: &Global, a: &RunsArgs) -> Result<ExitClass, Failure> {
                     commit,
                     r.branch.clone().unwrap_or_else(|| "-".into()),
                     r.testbed.clone().unwrap_or_else(|| "-".into()),
-                    r.role.clone().unwrap_or_else(|| "-".into()),
+                    match (r.role.clone().unwrap_or_else(|| "-".into()), r.excluded) {
+                        (role, true) => format!("{role} (excluded)"),
+                        (role, false) => role,
+                    },
                     r.status.as_str().to_string(),
                     r.results.to_string(),
                     r.failed_results.to_string(),
@@ -55,6 +63,34 @@ pub(super) fn cmd_runs(g: &Global, a: &RunsArgs) -> Result<ExitClass, Failure> {
             }
         }
     }
+    Ok(ExitClass::Ok)
+}
+
+/// `pitwall runs exclude ID --note TEXT` / `runs include ID`.
+fn cmd_exclusion(g: &Global, action: &RunsAction) -> Result<ExitClass, Failure> {
+    let config = load_config(g)?;
+    let mut store = open_store(g, &config, OpenMode::Existing)?;
+    let (id, note) = match action {
+        RunsAction::Exclude { run, note } => (run, Some(note.as_str())),
+        RunsAction::Include { run } => (run, None),
+    };
+    let settings = pitwall_pipeline::alerts::AlertSettings::of(&config);
+    let now = pitwall_schema::time::now_rfc3339();
+    let out = pitwall_pipeline::exclusion::set_excluded(store.as_mut(), id, note, &settings, &now)
+        .map_err(Failure::of_exclusion)?;
+    if !g.quiet {
+        let state = match (&out.run.exclusion, out.changed) {
+            (Some(_), true) => "excluded from history",
+            (Some(_), false) => "was already excluded from history",
+            (None, true) => "included in history again",
+            (None, false) => "was already in history",
+        };
+        eprintln!(
+            "run {} {state}",
+            pitwall_reports::table::escape_controls(&out.run.id)
+        );
+    }
+    announce_alerts(g, &config, &out.new_alerts);
     Ok(ExitClass::Ok)
 }
 

@@ -183,6 +183,27 @@ pub fn report_history(
     Ok((runs, histories))
 }
 
+/// The newest run of the working tree (role `local`) among `listed` (oldest first), read
+/// with its results: the report shows it apart, since no history holds it. `None` when there
+/// is none, or when it was deleted since `listed` was read.
+pub fn latest_local(
+    store: &dyn Store,
+    listed: &[pitwall_schema::Run],
+) -> Result<Option<pitwall_schema::Run>, StoreError> {
+    let Some(run) = listed
+        .iter()
+        .rev()
+        .find(|r| r.role == Some(pitwall_schema::RunRole::Local))
+    else {
+        return Ok(None);
+    };
+    match store.get_run(&run.id) {
+        Ok(run) => Ok(Some(run)),
+        Err(StoreError::NotFound { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// `fetched` (a later read of the runs, with some results) in the order of `listed` (the runs
 /// read first, which the series' points index): one run per listed run, so a run another
 /// process stored between the two reads is left out and the indices stay right. A listed run
@@ -282,6 +303,7 @@ mod tests {
 
     fn run(id: &str, results: usize) -> Run {
         Run {
+            exclusion: None,
             id: id.into(),
             project: "p".into(),
             commit: "0".repeat(40),
@@ -365,6 +387,7 @@ mod tests {
     #[test]
     fn report_branches_are_the_history_branch_then_the_newest_others() {
         let run = |branch: &str, role: pitwall_schema::RunRole| pitwall_schema::Run {
+            exclusion: None,
             id: "r".into(),
             project: "p".into(),
             commit: "c".into(),

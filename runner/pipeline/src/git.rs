@@ -130,6 +130,7 @@ impl Repo {
             sha: commit.id().to_string(),
             branch,
             info: CommitInfo {
+                first_parent_position: None,
                 author: format!(
                     "{} <{}>",
                     author.name().unwrap_or(""),

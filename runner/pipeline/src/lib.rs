@@ -10,6 +10,7 @@ pub mod cancel;
 pub mod ci_suites;
 pub mod compare;
 pub mod detect;
+pub mod exclusion;
 pub mod git;
 pub mod identical;
 pub mod import;

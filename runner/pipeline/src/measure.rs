@@ -202,6 +202,10 @@ pub fn measure_commits(
         // Interrupted: its results (benchmarks killed mid-way) are not stored, nor reported.
         cancel::check()?;
         let mut report = report.map_err(MeasureError::Measure)?;
+        if report.run.commit == pitwall_schema::WORKING_TREE {
+            // The working tree is not a commit of any history: `local` unless `--role` says.
+            report.run.role = Some(pitwall_schema::RunRole::Local);
+        }
         m.hooks.measured(&env);
         if report.run.results.is_empty() {
             return Err(MeasureError::NothingRan {

@@ -105,6 +105,7 @@ fn describe_commits(runs: &mut [Run], commits: &BTreeMap<String, CommitMeta>) {
     for r in runs.iter_mut().filter(|r| r.commit_info.is_none()) {
         if let Some(c) = commits.get(&r.commit) {
             r.commit_info = Some(CommitInfo {
+                first_parent_position: None,
                 author: c.author.clone(),
                 date: c.date.clone(),
                 subject: c.subject.clone(),
@@ -222,6 +223,7 @@ mod tests {
         .unwrap();
         let bare = run.clone();
         run.commit_info = Some(CommitInfo {
+            first_parent_position: None,
             author: "Ada <ada@example.com>".into(),
             date: "2026-01-01T10:00:00+00:00".into(),
             subject: "Faster tiles (#9)".into(),

@@ -214,6 +214,33 @@ pub(super) fn lists_newest_first_with_counts(store: &mut dyn Store) {
     assert_eq!(all, ["run-old", "run-mid", rich.id.as_str()]);
 }
 
+pub(super) fn exclusions_keep_the_run_and_round_trip(store: &mut dyn Store) {
+    let r = run(
+        "run-excluded",
+        "2026-01-01T10:00:00Z",
+        vec![ok_result("x", vec![1.0, 2.0])],
+    );
+    store.insert_run(&r).unwrap();
+    let why = pitwall_schema::Exclusion {
+        note: "taken while the tests compiled".into(),
+        at: "2026-12-05T08:00:00Z".into(),
+    };
+    assert!(store.set_exclusion(&r.id, Some(&why)).unwrap());
+    let stored = store.get_run(&r.id).unwrap();
+    assert_eq!(stored.exclusion.as_ref(), Some(&why));
+    assert_eq!(
+        stored.results, r.results,
+        "an excluded run keeps its results"
+    );
+    assert!(store.list_runs(None).unwrap()[0].excluded);
+    let queried = store.query_runs(&crate::RunQuery::default()).unwrap();
+    assert_eq!(queried[0].exclusion.as_ref(), Some(&why));
+    assert!(store.set_exclusion(&r.id, None).unwrap());
+    assert_eq!(store.get_run(&r.id).unwrap(), r);
+    assert!(!store.list_runs(None).unwrap()[0].excluded);
+    assert!(!store.set_exclusion("no-such-run", Some(&why)).unwrap());
+}
+
 pub(super) fn invalid_runs_are_refused_before_writing(store: &mut dyn Store) {
     let bad = run(
         "nan-run",
@@ -337,6 +364,11 @@ macro_rules! store_conformance_tests {
         fn conformance_stores_a_hundred_thousand_samples_in_one_run() {
             let (_guard, mut store) = $open;
             crate::conformance::stores_a_hundred_thousand_samples_in_one_run(&mut *store);
+        }
+        #[test]
+        fn conformance_exclusions_keep_the_run_and_round_trip() {
+            let (_guard, mut store) = $open;
+            crate::conformance::exclusions_keep_the_run_and_round_trip(&mut *store);
         }
         #[test]
         fn conformance_round_trips_alerts() {

@@ -29,7 +29,7 @@ pub use rows::point_of;
 pub use sqlite::SqliteStore;
 pub use url::StoreUrl;
 
-use pitwall_schema::{Alert, AlertUpdate, Run, RunStatus, SampleSummary};
+use pitwall_schema::{Alert, AlertUpdate, Exclusion, Run, RunStatus, SampleSummary};
 
 /// One line of `pitwall runs`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -47,8 +47,11 @@ pub struct RunSummary {
     pub pair_id: Option<String>,
     /// The machine it was measured on (`[testbed] name`, or derived from host and GPU).
     pub testbed: Option<String>,
-    /// `history`, `pr-base` or `pr-head`.
+    /// `history`, `local`, `calibration`, `pr-base` or `pr-head`.
     pub role: Option<String>,
+    /// Taken out of history by a person (`pitwall runs exclude`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub excluded: bool,
 }
 
 /// Which stored runs, and which of their results, `Store::query_runs` reads: the runs one
@@ -181,6 +184,15 @@ pub trait Store {
 
     /// Deletes run `id` (full id) with its results and samples; `false` when none was stored.
     fn delete_run(&mut self, id: &str) -> Result<bool, StoreError>;
+
+    /// Takes run `id` (full id) out of history with `exclusion`, or puts it back with `None`
+    /// (`pitwall runs exclude`/`include`); its results stay stored. `false` when no run has
+    /// the id.
+    fn set_exclusion(
+        &mut self,
+        id: &str,
+        exclusion: Option<&Exclusion>,
+    ) -> Result<bool, StoreError>;
 
     /// The runs a query selects, oldest first (the order of `all_runs`), each with the
     /// results the query selects in their stored order; for the same branch and testbed the

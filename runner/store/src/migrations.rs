@@ -191,6 +191,9 @@ pub(super) fn migrate(conn: &mut Connection, store: &str) -> Result<usize, Store
                 Backfill::Labels => backfill_labels(&tx).map_err(fail)?,
                 Backfill::Keys => backfill_keys(&tx).map_err(fail)?,
                 Backfill::RoundOrders => backfill_round_orders(&tx).map_err(fail)?,
+                Backfill::LocalRole => {
+                    tx.execute(&SQLITE.relabel_local, []).map_err(fail)?;
+                }
             }
         }
         // user_version is part of the database header, so it commits with the scripts.

@@ -119,6 +119,7 @@ fn load_run(
         pair_json: r.get(10),
         testbed: r.get(11),
         role: r.get(12),
+        exclusion_json: r.get(13),
     };
     let result_rows = client
         .query(&POSTGRES.results_of_run, &[&id])
@@ -231,6 +232,7 @@ impl Store for PgStore {
                 &run.pair.as_ref().map(|p| p.id.clone()),
                 &row.testbed,
                 &row.role,
+                &row.exclusion_json,
             ],
         )
         .map_err(&be)?;
@@ -312,6 +314,7 @@ impl Store for PgStore {
                     pair_id: r.get(8),
                     testbed: r.get(9),
                     role: r.get(10),
+                    excluded: r.get(11),
                 }
                 .decode(&store)
             })
@@ -383,6 +386,21 @@ impl Store for PgStore {
     fn delete_run(&mut self, id: &str) -> Result<bool, StoreError> {
         let store = self.describe();
         super::prune::pg_delete_run(self.client.get_mut(), &store, id)
+    }
+
+    fn set_exclusion(
+        &mut self,
+        id: &str,
+        exclusion: Option<&pitwall_schema::Exclusion>,
+    ) -> Result<bool, StoreError> {
+        let store = self.describe();
+        let json = exclusion.map(super::rows::to_json);
+        let changed = self
+            .client
+            .get_mut()
+            .execute(&POSTGRES.set_exclusion, &[&id, &json])
+            .map_err(backend(&store))?;
+        Ok(changed > 0)
     }
 
     fn query_runs(&self, query: &super::RunQuery) -> Result<Vec<Run>, StoreError> {

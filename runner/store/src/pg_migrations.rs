@@ -135,6 +135,9 @@ pub(super) fn migrate(client: &mut Client, store: &str, mode: OpenMode) -> Resul
                 Backfill::Labels => backfill_labels(&mut tx).map_err(fail)?,
                 Backfill::Keys => backfill_keys(&mut tx).map_err(fail)?,
                 Backfill::RoundOrders => backfill_round_orders(&mut tx).map_err(fail)?,
+                Backfill::LocalRole => {
+                    tx.execute(&POSTGRES.relabel_local, &[]).map_err(fail)?;
+                }
             }
         }
     }

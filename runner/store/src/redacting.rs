@@ -133,6 +133,18 @@ impl Store for RedactingStore {
         self.inner.delete_run(id)
     }
 
+    fn set_exclusion(
+        &mut self,
+        id: &str,
+        exclusion: Option<&pitwall_schema::Exclusion>,
+    ) -> Result<bool, StoreError> {
+        let clean = exclusion.map(|e| pitwall_schema::Exclusion {
+            note: self.redactor.redact(&e.note),
+            at: e.at.clone(),
+        });
+        self.inner.set_exclusion(id, clean.as_ref())
+    }
+
     fn query_runs(&self, query: &RunQuery) -> Result<Vec<Run>, StoreError> {
         Ok(self
             .inner

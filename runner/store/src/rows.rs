@@ -95,6 +95,8 @@ pub(super) struct RunRow {
     pub commit_info_json: Option<String>,
     pub error: Option<String>,
     pub pair_json: Option<String>,
+    /// `pitwall runs exclude`'s note and time (`Exclusion` JSON); NULL while included.
+    pub exclusion_json: Option<String>,
 }
 
 impl RunRow {
@@ -114,6 +116,7 @@ impl RunRow {
             commit_info_json: run.commit_info.as_ref().map(to_json),
             error: run.error.clone(),
             pair_json: run.pair.as_ref().map(to_json),
+            exclusion_json: run.exclusion.as_ref().map(to_json),
         }
     }
 
@@ -131,6 +134,10 @@ impl RunRow {
         let pair = self
             .pair_json
             .map(|text| parse_json(store, || format!("run {id}: pair_json"), &text))
+            .transpose()?;
+        let exclusion = self
+            .exclusion_json
+            .map(|text| parse_json(store, || format!("run {id}: exclusion_json"), &text))
             .transpose()?;
         let status = RunStatus::parse(&self.status).ok_or_else(|| {
             corrupt(
@@ -165,6 +172,7 @@ impl RunRow {
             commit_info,
             error: self.error,
             pair,
+            exclusion,
             results,
         })
     }
@@ -200,6 +208,8 @@ pub(super) struct SummaryRow {
     pub pair_id: Option<String>,
     pub testbed: Option<String>,
     pub role: Option<String>,
+    /// Whether the run is excluded from history.
+    pub excluded: bool,
 }
 
 impl SummaryRow {
@@ -222,6 +232,7 @@ impl SummaryRow {
             pair_id: self.pair_id,
             testbed: self.testbed,
             role: self.role,
+            excluded: self.excluded,
         })
     }
 }

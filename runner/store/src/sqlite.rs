@@ -304,6 +304,7 @@ impl Store for SqliteStore {
                     run.pair.as_ref().map(|p| p.id.clone()),
                     row.testbed,
                     row.role,
+                    row.exclusion_json,
                 ])
             })
             .map_err(&be)?;
@@ -369,6 +370,7 @@ impl Store for SqliteStore {
                     pair_id: r.get(8)?,
                     testbed: r.get(9)?,
                     role: r.get(10)?,
+                    excluded: r.get(11)?,
                 })
             })
             .map_err(&be)?;
@@ -435,6 +437,21 @@ impl Store for SqliteStore {
     fn delete_run(&mut self, id: &str) -> Result<bool, StoreError> {
         let store = self.describe();
         super::prune::sqlite_delete_run(&mut self.conn, &store, id)
+    }
+
+    fn set_exclusion(
+        &mut self,
+        id: &str,
+        exclusion: Option<&pitwall_schema::Exclusion>,
+    ) -> Result<bool, StoreError> {
+        let store = self.describe();
+        let be = backend(&store);
+        let json = exclusion.map(super::rows::to_json);
+        let changed = self
+            .conn
+            .execute(&SQLITE.set_exclusion, params![id, json])
+            .map_err(&be)?;
+        Ok(changed > 0)
     }
 
     fn query_runs(&self, query: &super::RunQuery) -> Result<Vec<Run>, StoreError> {

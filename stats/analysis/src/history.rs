@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use pitwall_schema::{BenchmarkResult, Direction, ResultStatus, Run, RunRole, SampleSummary};
+use pitwall_schema::{BenchmarkResult, Direction, ResultStatus, Run, SampleSummary};
 use pitwall_stats::changepoint::{ChangePoint, DetectConfig, SuspectedChange, detect, suspect_tip};
 use pitwall_stats::{median_ci, quantile_sorted};
 use serde::Serialize;
@@ -42,7 +42,8 @@ pub struct Point {
 /// Which stored runs make a history: runs with role `history` on one branch, on one testbed
 /// or (without `testbed`) each testbed in its own series. Runs that record no branch (stored
 /// before branches were known, measured outside git, imported without `--branch`) count as the
-/// history branch's. Pull-request runs (`pr-base`, `pr-head`) never enter a history.
+/// history branch's. Pull-request runs (`pr-base`, `pr-head`), the working tree's (`local`),
+/// calibrations and runs a person excluded (`pitwall runs exclude`) never enter a history.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HistoryFilter {
     /// The history branch (`[history] branch`, `detect --branch`).
@@ -60,9 +61,9 @@ impl HistoryFilter {
         }
     }
 
-    /// Whether `run` belongs to this history.
+    /// Whether `run` belongs to this history (an excluded run never does).
     pub fn admits(&self, run: &Run) -> bool {
-        run.role_or_implied() == RunRole::History
+        run.counts_in_history()
             && run.branch.as_deref().is_none_or(|b| b == self.branch)
             && self
                 .testbed

@@ -14,6 +14,7 @@ use crate::consistency::{
 use crate::run::Run;
 use crate::schema::{
     ResultStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7,
+    SCHEMA_V8,
 };
 use crate::time::UnixTime;
 
@@ -52,7 +53,7 @@ pub enum SchemaError {
         message: String,
     },
     #[error(
-        "unsupported schema `{0}` (this pitwall reads `{SCHEMA_V1}`, `{SCHEMA_V2}`, `{SCHEMA_V3}`, `{SCHEMA_V4}`, `{SCHEMA_V5}`, `{SCHEMA_V6}` and `{SCHEMA_V7}`)"
+        "unsupported schema `{0}` (this pitwall reads `{SCHEMA_V1}`, `{SCHEMA_V2}`, `{SCHEMA_V3}`, `{SCHEMA_V4}`, `{SCHEMA_V5}`, `{SCHEMA_V6}`, `{SCHEMA_V7}` and `{SCHEMA_V8}`)"
     )]
     Version(String),
     /// `run` names the run: `run ID`, or in a document `run N (ID)` (`run N` without an id).
@@ -205,7 +206,7 @@ impl ExportDoc {
         s
     }
 
-    /// Reads and validates an export document of schema `pitwall/v1` to `pitwall/v7`.
+    /// Reads and validates an export document of schema `pitwall/v1` to `pitwall/v8`.
     pub fn from_json(text: &str) -> Result<ExportDoc, SchemaError> {
         // A document that is not JSON at all, or has no string tag, fails the full read below.
         let declared = serde_json::from_str::<Tag>(text)
@@ -214,7 +215,7 @@ impl ExportDoc {
         let named = match declared.as_deref() {
             Some(
                 s @ (SCHEMA_V1 | SCHEMA_V2 | SCHEMA_V3 | SCHEMA_V4 | SCHEMA_V5 | SCHEMA_V6
-                | SCHEMA_V7),
+                | SCHEMA_V7 | SCHEMA_V8),
             ) => s,
             Some(other) => return Err(SchemaError::Version(other.to_string())),
             None => ANY_SCHEMA,
@@ -227,10 +228,10 @@ impl ExportDoc {
             SCHEMA_V2 => {
                 serde_json::from_str::<V2Probe>(text).map_err(|e| json_error(SCHEMA_V2, &e))?;
             }
-            SCHEMA_V3 | SCHEMA_V4 | SCHEMA_V5 | SCHEMA_V6 | SCHEMA_V7 => {}
+            SCHEMA_V3 | SCHEMA_V4 | SCHEMA_V5 | SCHEMA_V6 | SCHEMA_V7 | SCHEMA_V8 => {}
             other => return Err(SchemaError::Version(other.to_string())),
         }
-        if ![SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7].contains(&doc.schema.as_str()) {
+        if ![SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8].contains(&doc.schema.as_str()) {
             serde_json::from_str::<V3Probe>(text).map_err(|e| json_error(&doc.schema, &e))?;
         }
         newer::check(&doc)?;

@@ -32,12 +32,12 @@ pub use identical::{IdenticalBasis, IdenticalCode};
 pub use labels::{UNKNOWN_TESTBED, default_testbed, sanitize_testbed};
 pub use plausible::{ComputeBound, MemoryBound, PLAUSIBLE_MARGIN, Plausibility};
 pub use run::{
-    CommitInfo, Fingerprint, GpuInfo, PairInfo, PairRole, RoundOrder, Run, RunRole, RunStatus,
-    SequentialPlanRecord, WORKING_TREE,
+    CommitInfo, Exclusion, Fingerprint, GpuInfo, PairInfo, PairRole, RoundOrder, Run, RunRole,
+    RunStatus, SequentialPlanRecord, WORKING_TREE,
 };
 pub use schema::{
     BenchmarkResult, Direction, ResultStatus, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4,
-    SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SampleMeta, SampleSummary, Unit,
+    SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8, SampleMeta, SampleSummary, Unit,
 };
 pub use secrets::Redactor;
 pub use sections::Section;

@@ -71,6 +71,11 @@ pub enum RunRole {
     /// history, read for the testbed's noise record. New in export schema `pitwall/v7`.
     #[serde(rename = "calibration")]
     Calibration,
+    /// A run of the working tree (`pitwall run` without `--commit`): listed, comparable, never
+    /// in a history, alerts or write-ups unless stored with `--role history`. New in export
+    /// schema `pitwall/v8`.
+    #[serde(rename = "local")]
+    Local,
 }
 
 impl RunRole {
@@ -81,6 +86,7 @@ impl RunRole {
             RunRole::PrBase => "pr-base",
             RunRole::PrHead => "pr-head",
             RunRole::Calibration => "calibration",
+            RunRole::Local => "local",
         }
     }
 
@@ -90,6 +96,7 @@ impl RunRole {
             "pr-base" => Some(RunRole::PrBase),
             "pr-head" => Some(RunRole::PrHead),
             "calibration" => Some(RunRole::Calibration),
+            "local" => Some(RunRole::Local),
             _ => None,
         }
     }
@@ -183,7 +190,21 @@ pub struct Run {
     /// Set when the run is one side of an interleaved base/head measurement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pair: Option<PairInfo>,
+    /// Set when a person took the run out of history (`pitwall runs exclude`): it stays
+    /// stored and listed, and no history, alert or write-up reads it. New in `pitwall/v8`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclusion: Option<Exclusion>,
     pub results: Vec<BenchmarkResult>,
+}
+
+/// Why and when a run was taken out of history (`pitwall runs exclude ID --note TEXT`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Exclusion {
+    /// The person's reason.
+    pub note: String,
+    /// RFC 3339 UTC.
+    pub at: String,
 }
 
 impl Run {
@@ -208,6 +229,13 @@ pub struct CommitInfo {
     /// RFC 3339 author date.
     pub date: String,
     pub subject: String,
+    /// The commit's place on its first-parent chain: how many commits `git rev-list
+    /// --first-parent SHA` lists (1 for a root commit). Along a branch's first-parent history
+    /// it grows by one per commit, so it orders that history as git does, whatever the commit
+    /// dates say. Recorded when the run is stored from a full clone; `None` from a shallow
+    /// clone, an import without a repository, or a run stored before `pitwall/v8`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_parent_position: Option<u64>,
 }
 
 /// Which side of an interleaved comparison a run is.

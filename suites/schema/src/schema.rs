@@ -35,6 +35,12 @@ pub const SCHEMA_V6: &str = "pitwall/v6";
 /// unmeasured, and its time) and the run role `calibration` (`pitwall calibrate`).
 pub const SCHEMA_V7: &str = "pitwall/v7";
 
+/// Tag of export documents of issue 27: `pitwall/v7` plus the run role `local` (a working
+/// tree's run), a run's `exclusion` (taken out of history by a person), its `contention`
+/// (other load measured during the run) and a commit's `first_parent_position` (the order
+/// git gives a branch's history).
+pub const SCHEMA_V8: &str = "pitwall/v8";
+
 /// Whether smaller or larger values of a measure are better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -30,6 +30,7 @@ pub(crate) fn ok_result(name: &str, samples: Vec<f64>) -> BenchmarkResult {
 
 pub(crate) fn run(id: &str, started_at: &str, results: Vec<BenchmarkResult>) -> Run {
     Run {
+        exclusion: None,
         id: id.into(),
         project: "toy".into(),
         commit: "0123456789abcdef0123456789abcdef01234567".into(),
@@ -127,6 +128,7 @@ pub(crate) fn rich_run() -> Run {
         vec![with_meta, time, failed],
     );
     r.commit_info = Some(pitwall_schema::CommitInfo {
+        first_parent_position: None,
         author: "Ada <ada@example.com>".into(),
         date: "2026-12-01T09:30:00+01:00".into(),
         subject: "speed up \"gemm\" | tiles".into(),

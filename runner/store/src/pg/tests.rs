@@ -106,14 +106,14 @@ fn refuses_a_newer_schema_and_leaves_it_alone() {
     };
     drop(store);
     admin(&db)
-        .batch_execute("UPDATE pitwall_schema SET version = 9")
+        .batch_execute("UPDATE pitwall_schema SET version = 10")
         .unwrap();
     let err = PgStore::open(&db.url).unwrap_err();
     assert!(
         matches!(
             err,
             StoreError::TooNew {
-                found: 9,
+                found: 10,
                 supported,
                 ..
             } if supported == latest()
@@ -125,7 +125,7 @@ fn refuses_a_newer_schema_and_leaves_it_alone() {
         .query_one("SELECT version FROM pitwall_schema", &[])
         .unwrap()
         .get(0);
-    assert_eq!(v, 9);
+    assert_eq!(v, 10);
 }
 
 #[test]
@@ -325,7 +325,7 @@ fn a_schema_1_database_is_migrated_in_place_and_its_runs_read_back() {
     write_schema_1_database(&db, &[&history, &old]);
     let mut store = PgStore::open_with(&db.url, OpenMode::Existing).unwrap();
     assert_eq!(store.schema_version().unwrap(), latest());
-    assert_eq!(latest(), 8);
+    assert_eq!(latest(), 9);
     let (old, history) = (
         crate::sqlite::tests::labelled(old),
         crate::sqlite::tests::labelled(history),

@@ -18,7 +18,8 @@ use crate::alert_rows::{COLUMNS as ALERT_COLUMNS, ORDER as ALERT_ORDER};
 #[derive(Debug)]
 pub(crate) struct Queries {
     /// Run ?1's row: project, commit_sha, branch, started_at, finished_at, config_hash,
-    /// status, fingerprint_json, commit_info_json, error, pair_json, testbed, role.
+    /// status, fingerprint_json, commit_info_json, error, pair_json, testbed, role,
+    /// exclusion_json.
     pub run_row: String,
     /// Run ?1's results in order: id, ord, suite, name, params_json, measure, unit,
     /// direction, status, error, summary_json.
@@ -39,7 +40,7 @@ pub(crate) struct Queries {
     pub run_ids_oldest_first: String,
     /// A run's row: ?1 id, ?2 project, ?3 commit_sha, ?4 branch, ?5 started_at,
     /// ?6 finished_at, ?7 config_hash, ?8 status, ?9 fingerprint_json, ?10 commit_info_json,
-    /// ?11 error, ?12 pair_json, ?13 pair_id, ?14 testbed, ?15 role.
+    /// ?11 error, ?12 pair_json, ?13 pair_id, ?14 testbed, ?15 role, ?16 exclusion_json.
     pub insert_run: String,
     /// A run's results: ?1 run_id, then ord, suite, name, params_json, measure, unit,
     /// direction, status, error, summary_json, bench_key, point_json. SQLite: one result
@@ -51,8 +52,8 @@ pub(crate) struct Queries {
     /// Samples: result_id, idx, value, meta_json, replicate. SQLite: one sample (?1 to ?5);
     /// PostgreSQL: arrays of them.
     pub insert_samples: String,
-    /// At most ?1 runs, newest first, with their result counts (SQLite: all for -1,
-    /// PostgreSQL: all for NULL).
+    /// At most ?1 runs, newest first, with their result counts and whether each is excluded
+    /// (SQLite: all for -1, PostgreSQL: all for NULL).
     pub list_runs: String,
     /// The ids of run ?1's results, in order.
     pub result_ids_of_run: String,
@@ -68,6 +69,11 @@ pub(crate) struct Queries {
     pub labels_to_fill: String,
     /// `Backfill::Labels`: a run's testbed (?2) and role (?3) by id (?1).
     pub set_labels: String,
+    /// `Backfill::LocalRole`: the working tree's measured runs stored as history become
+    /// `local` (runs imported from other tools, which carry `imported_from`, stay).
+    pub relabel_local: String,
+    /// Run ?1's exclusion (?2, `Exclusion` JSON, NULL to include it again).
+    pub set_exclusion: String,
     /// `Backfill::RoundOrders`: the runs of a pair.
     pub pairs_to_fill: String,
     /// `Backfill::RoundOrders`: a run's pair JSON (?2) by id (?1).
@@ -104,7 +110,8 @@ impl Queries {
         Queries {
             run_row: p(
                 "SELECT project, commit_sha, branch, started_at, finished_at, config_hash, status,
-                        fingerprint_json, commit_info_json, error, pair_json, testbed, role
+                        fingerprint_json, commit_info_json, error, pair_json, testbed, role,
+                        exclusion_json
                  FROM runs WHERE id = ?1",
             ),
             results_of_run: p(
@@ -120,8 +127,9 @@ impl Queries {
             insert_run: p(
                 "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
                                    config_hash, status, fingerprint_json, commit_info_json, error,
-                                   pair_json, pair_id, testbed, role)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                                   pair_json, pair_id, testbed, role, exclusion_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+                         ?16)",
             ),
             insert_results: insert_results(d),
             insert_keys: insert_keys(d),
@@ -131,7 +139,7 @@ impl Queries {
                         (SELECT count(*) FROM results x WHERE x.run_id = r.id),
                         (SELECT count(*) FROM results x
                           WHERE x.run_id = r.id AND x.status = 'failed'),
-                        r.pair_id, r.testbed, r.role
+                        r.pair_id, r.testbed, r.role, r.exclusion_json IS NOT NULL
                  FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?1",
             ),
             result_ids_of_run: p("SELECT id FROM results WHERE run_id = ?1 ORDER BY ord"),
@@ -143,6 +151,13 @@ impl Queries {
                 "SELECT id, fingerprint_json, pair_json FROM runs WHERE testbed IS NULL OR role IS NULL",
             ),
             set_labels: p("UPDATE runs SET testbed = ?2, role = ?3 WHERE id = ?1"),
+            relabel_local: format!(
+                "UPDATE runs SET role = 'local'
+                 WHERE role = 'history' AND commit_sha = '{}' AND pair_json IS NULL
+                   AND fingerprint_json NOT LIKE '%\"imported_from\"%'",
+                pitwall_schema::WORKING_TREE
+            ),
+            set_exclusion: p("UPDATE runs SET exclusion_json = ?2 WHERE id = ?1"),
             pairs_to_fill: p("SELECT id, pair_json FROM runs WHERE pair_json IS NOT NULL"),
             set_pair: p("UPDATE runs SET pair_json = ?2 WHERE id = ?1"),
             keys_to_fill: p(

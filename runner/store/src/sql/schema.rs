@@ -67,6 +67,9 @@ pub(crate) enum Backfill {
     /// Every pair stored before rounds alternated gets its order made explicit: every round
     /// base first (`rows::explicit_round_orders`).
     RoundOrders,
+    /// The working tree's runs stored as history before the role `local` existed become
+    /// `local` (`queries::relabel_local`).
+    LocalRole,
 }
 
 /// One step of the schema's history.
@@ -307,6 +310,17 @@ const STEP_8: &[Op] = &[Op::Table {
 /// `Backfill::RoundOrders` makes the order of the pairs stored before explicit.
 const STEP_9: &[Op] = &[];
 
+/// Step 10 (issue 27): a run a person took out of history (`pitwall runs exclude ID --note`)
+/// keeps its note and time in `exclusion_json` (NULL while it counts). `Backfill::LocalRole`
+/// relabels the runs of the working tree that earlier versions stored as `history` (measured
+/// by `pitwall run` without `--commit`; not those imported from other tools' files, nor the
+/// sides of a pair) as `local`, which no history, alert or write-up reads; the commit order of
+/// a run (`CommitInfo::first_parent_position`) lives in `commit_info_json` and needs no column.
+const STEP_10: &[Op] = &[Op::AddColumn {
+    table: "runs",
+    column: Column("exclusion_json", TEXT),
+}];
+
 /// The schema's history, in order.
 const STEPS: &[Step] = &[
     Step {
@@ -344,6 +358,10 @@ const STEPS: &[Step] = &[
     Step {
         ops: STEP_9,
         backfill: Some(Backfill::RoundOrders),
+    },
+    Step {
+        ops: STEP_10,
+        backfill: Some(Backfill::LocalRole),
     },
 ];
 

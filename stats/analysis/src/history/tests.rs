@@ -2,6 +2,7 @@
 //! results, and the change points found.
 
 use super::*;
+use pitwall_schema::RunRole;
 use pitwall_schema::{BenchmarkResult, Fingerprint, RunStatus, Unit};
 
 fn result(name: &str, samples: Vec<f64>) -> BenchmarkResult {
@@ -27,6 +28,7 @@ fn main() -> HistoryFilter {
 
 fn run(i: usize, results: Vec<BenchmarkResult>) -> Run {
     Run {
+        exclusion: None,
         id: format!("run-{i}"),
         project: "p".into(),
         commit: format!("{i:040x}"),
@@ -124,6 +126,7 @@ fn an_implausible_result_adds_no_point_so_no_alert() {
 fn dated(i: usize, date: &str, results: Vec<BenchmarkResult>) -> Run {
     let mut r = run(i, results);
     r.commit_info = Some(pitwall_schema::CommitInfo {
+        first_parent_position: None,
         author: "a <a@x>".into(),
         date: date.into(),
         subject: format!("change {i}"),

@@ -53,6 +53,7 @@ pub(super) fn planted() -> Vec<Run> {
                 extra: BTreeMap::new(),
             };
             Run {
+                exclusion: None,
                 id: format!("run-{i}"),
                 project: "p".into(),
                 commit: format!("{i:040x}"),

@@ -3,7 +3,7 @@
 //! content (with the one to declare as the hint).
 
 use crate::run::{Run, RunRole};
-use crate::schema::{ResultStatus, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7};
+use crate::schema::{ResultStatus, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8};
 
 use super::{ExportDoc, SchemaError};
 
@@ -19,26 +19,44 @@ struct Newer {
 /// Newest first: the first a run holds is the schema it needs.
 const NEWER: &[Newer] = &[
     Newer {
+        schema: SCHEMA_V8,
+        allowed: &[SCHEMA_V8],
+        holds: local,
+        what: "the role `local` is",
+    },
+    Newer {
+        schema: SCHEMA_V8,
+        allowed: &[SCHEMA_V8],
+        holds: excluded,
+        what: "a run's `exclusion` is",
+    },
+    Newer {
+        schema: SCHEMA_V8,
+        allowed: &[SCHEMA_V8],
+        holds: positioned,
+        what: "a commit's `first_parent_position` is",
+    },
+    Newer {
         schema: SCHEMA_V7,
-        allowed: &[SCHEMA_V7],
+        allowed: &[SCHEMA_V7, SCHEMA_V8],
         holds: identical_code,
         what: "a pair's `identical`, `measured_ms` and `saved_ms_estimate` are",
     },
     Newer {
         schema: SCHEMA_V7,
-        allowed: &[SCHEMA_V7],
+        allowed: &[SCHEMA_V7, SCHEMA_V8],
         holds: calibration,
         what: "the role `calibration` is",
     },
     Newer {
         schema: SCHEMA_V6,
-        allowed: &[SCHEMA_V6, SCHEMA_V7],
+        allowed: &[SCHEMA_V6, SCHEMA_V7, SCHEMA_V8],
         holds: round_orders,
         what: "a pair's `round_orders` is",
     },
     Newer {
         schema: SCHEMA_V5,
-        allowed: &[SCHEMA_V5, SCHEMA_V6, SCHEMA_V7],
+        allowed: &[SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8],
         holds: implausible_or_cycles,
         what: "an `implausible` result or a sample's `cycles` is",
     },
@@ -69,6 +87,23 @@ pub(super) fn check(doc: &ExportDoc) -> Result<(), SchemaError> {
         }
     }
     Ok(())
+}
+
+/// The role `local` (`pitwall/v8`).
+fn local(run: &Run) -> bool {
+    run.role == Some(RunRole::Local)
+}
+
+/// A run taken out of history (`pitwall/v8`).
+fn excluded(run: &Run) -> bool {
+    run.exclusion.is_some()
+}
+
+/// A commit's first-parent position (`pitwall/v8`).
+fn positioned(run: &Run) -> bool {
+    run.commit_info
+        .as_ref()
+        .is_some_and(|c| c.first_parent_position.is_some())
 }
 
 /// A pair's identical code or its time (`pitwall/v7`).

@@ -232,7 +232,7 @@ fn rejects_other_schema_and_bad_samples() {
     );
     assert_eq!(
         e.to_string(),
-        "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2`, `pitwall/v3`, `pitwall/v4`, `pitwall/v5`, `pitwall/v6` and `pitwall/v7`)"
+        "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2`, `pitwall/v3`, `pitwall/v4`, `pitwall/v5`, `pitwall/v6`, `pitwall/v7` and `pitwall/v8`)"
     );
     // A newer document is refused for its version, not for the fields it added.
     let newer = r#"{"schema":"pitwall/v9","runs":[],"signature":"abc"}"#;

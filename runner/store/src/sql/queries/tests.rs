@@ -22,12 +22,14 @@ fn old() -> Vec<Old> {
             |q| &q.run_row,
             s(
                 "SELECT project, commit_sha, branch, started_at, finished_at, config_hash, status,
-                    fingerprint_json, commit_info_json, error, pair_json, testbed, role
+                    fingerprint_json, commit_info_json, error, pair_json, testbed, role,
+                    exclusion_json
              FROM runs WHERE id = ?1",
             ),
             s(
                 "SELECT project, commit_sha, branch, started_at, finished_at, config_hash, status,
-                    fingerprint_json, commit_info_json, error, pair_json, testbed, role
+                    fingerprint_json, commit_info_json, error, pair_json, testbed, role,
+                    exclusion_json
              FROM runs WHERE id = $1",
             ),
         ),
@@ -92,14 +94,14 @@ fn old() -> Vec<Old> {
             s(
                 "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
                                config_hash, status, fingerprint_json, commit_info_json, error,
-                               pair_json, pair_id, testbed, role)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                               pair_json, pair_id, testbed, role, exclusion_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             ),
             s(
                 "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
                                config_hash, status, fingerprint_json, commit_info_json, error,
-                               pair_json, pair_id, testbed, role)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+                               pair_json, pair_id, testbed, role, exclusion_json)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
             ),
         ),
         (
@@ -151,7 +153,7 @@ fn old() -> Vec<Old> {
                         (SELECT count(*) FROM results x WHERE x.run_id = r.id),
                         (SELECT count(*) FROM results x
                           WHERE x.run_id = r.id AND x.status = 'failed'),
-                        r.pair_id, r.testbed, r.role
+                        r.pair_id, r.testbed, r.role, r.exclusion_json IS NOT NULL
                  FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?1",
             ),
             s(
@@ -159,7 +161,7 @@ fn old() -> Vec<Old> {
                         (SELECT count(*) FROM results x WHERE x.run_id = r.id),
                         (SELECT count(*) FROM results x
                           WHERE x.run_id = r.id AND x.status = 'failed'),
-                        r.pair_id, r.testbed, r.role
+                        r.pair_id, r.testbed, r.role, r.exclusion_json IS NOT NULL
                  FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT $1",
             ),
         ),
@@ -214,6 +216,22 @@ fn old() -> Vec<Old> {
             |q| &q.set_pair,
             s("UPDATE runs SET pair_json = ?2 WHERE id = ?1"),
             s("UPDATE runs SET pair_json = $2 WHERE id = $1"),
+        ),
+        (
+            "relabel_local",
+            |q| &q.relabel_local,
+            s("UPDATE runs SET role = 'local'
+               WHERE role = 'history' AND commit_sha = 'working tree' AND pair_json IS NULL
+                 AND fingerprint_json NOT LIKE '%\"imported_from\"%'"),
+            s("UPDATE runs SET role = 'local'
+               WHERE role = 'history' AND commit_sha = 'working tree' AND pair_json IS NULL
+                 AND fingerprint_json NOT LIKE '%\"imported_from\"%'"),
+        ),
+        (
+            "set_exclusion",
+            |q| &q.set_exclusion,
+            s("UPDATE runs SET exclusion_json = ?2 WHERE id = ?1"),
+            s("UPDATE runs SET exclusion_json = $2 WHERE id = $1"),
         ),
         (
             "set_labels",

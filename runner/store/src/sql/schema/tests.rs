@@ -6,7 +6,7 @@ use super::super::Dialect;
 use super::*;
 
 /// The SQLite store's migrations 1 to 8 as they were written by hand.
-const SQLITE: [&str; 9] = [
+const SQLITE: [&str; 10] = [
     "
 CREATE TABLE runs (
     id               TEXT PRIMARY KEY NOT NULL,
@@ -103,10 +103,13 @@ CREATE TABLE forge_comments (
 ",
     // Step 9 (round orders) changes no table; its backfill does the work.
     "\n",
+    "
+ALTER TABLE runs ADD COLUMN exclusion_json TEXT;
+",
 ];
 
 /// The PostgreSQL store's migrations 1 to 7 as they were written by hand.
-const POSTGRES: [&str; 8] = [
+const POSTGRES: [&str; 9] = [
     r#"
 CREATE TABLE runs (
     id               TEXT COLLATE "C" PRIMARY KEY,
@@ -201,6 +204,9 @@ CREATE TABLE forge_comments (
 ",
     // Step 9 (round orders) changes no table; its backfill does the work.
     "\n",
+    "
+ALTER TABLE runs ADD COLUMN exclusion_json TEXT;
+",
 ];
 
 #[test]
@@ -235,7 +241,8 @@ fn backfills_run_after_the_scripts_that_add_their_columns() {
         [
             (4, Backfill::Labels),
             (6, Backfill::Keys),
-            (9, Backfill::RoundOrders)
+            (9, Backfill::RoundOrders),
+            (10, Backfill::LocalRole)
         ]
     );
     assert_eq!(
@@ -243,7 +250,8 @@ fn backfills_run_after_the_scripts_that_add_their_columns() {
         [
             (3, Backfill::Labels),
             (5, Backfill::Keys),
-            (8, Backfill::RoundOrders)
+            (8, Backfill::RoundOrders),
+            (9, Backfill::LocalRole)
         ]
     );
 }
