@@ -2,7 +2,6 @@
 //! base/head pair, calls the pipeline's use case, and prints the runs (or the pair's
 //! comparison) it returns.
 
-use pitwall_engine::config::Config;
 use pitwall_engine::defaults;
 use pitwall_engine::{die_with_parent, serve_worker};
 use pitwall_pipeline::measure::{
@@ -116,9 +115,7 @@ fn run_rank0(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
         }
     };
     let request = CommitsRequest { select, revisions };
-    let print = |r: &RunReport, store: &mut dyn Store| {
-        print_run(g, a, &config, store, r, report.as_deref())
-    };
+    let print = |r: &RunReport, store: &mut dyn Store| print_run(g, a, store, r);
     let labels = Labels::from_env(&config, &a.labels.request());
     let outcome = measuring(g, &config, labels, Some(&print), |m| {
         measure_commits(m, store.as_mut(), &request)
@@ -136,6 +133,10 @@ fn run_rank0(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
         Failure::of_measure(e)
     })?;
     announce_alerts(g, &config, &outcome.new_alerts);
+    // Once, after the last commit: the report of many commits shows them all.
+    if let Some(out) = report.as_deref() {
+        report_after(g, &config, store.as_ref(), out);
+    }
     let built = if outcome.build_failed {
         ExitClass::Infra
     } else {
@@ -164,15 +165,9 @@ pub(super) fn cmd_worker() -> Result<ExitClass, Failure> {
     Ok(ExitClass::Ok)
 }
 
-/// A stored run, printed in the chosen format, then (unless `--no-report`) the HTML report.
-fn print_run(
-    g: &Global,
-    a: &RunArgs,
-    config: &Config,
-    store: &mut dyn Store,
-    report: &RunReport,
-    out: Option<&std::path::Path>,
-) {
+/// A stored run, printed in the chosen format (the HTML report is written once, after the
+/// last run).
+fn print_run(g: &Global, a: &RunArgs, store: &mut dyn Store, report: &RunReport) {
     let run = &report.run;
     print!(
         "{}",
@@ -185,8 +180,5 @@ fn print_run(
             run.status.as_str(),
             store.describe()
         );
-    }
-    if let Some(out) = out {
-        report_after(g, config, store, out);
     }
 }

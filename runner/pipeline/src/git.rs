@@ -130,7 +130,7 @@ impl Repo {
             sha: commit.id().to_string(),
             branch,
             info: CommitInfo {
-                first_parent_position: None,
+                first_parent_position: self.first_parent_position(commit.id()),
                 author: format!(
                     "{} <{}>",
                     author.name().unwrap_or(""),
@@ -140,6 +140,44 @@ impl Repo {
                 subject: commit.summary().ok().flatten().unwrap_or("").to_string(),
             },
         })
+    }
+
+    /// Whether this is a shallow clone: its history is cut, so first-parent positions would be
+    /// wrong and none are recorded (histories then fall back to commit dates).
+    pub fn is_shallow(&self) -> bool {
+        self.repo.is_shallow()
+    }
+
+    /// How many commits `git rev-list --first-parent OID` lists (1 for a root commit): the
+    /// commit's place on its first-parent chain, which orders a branch's history as git does.
+    /// `None` in a shallow clone, or when the walk fails.
+    fn first_parent_position(&self, oid: Oid) -> Option<u64> {
+        if self.repo.is_shallow() {
+            return None;
+        }
+        let mut walk = self.repo.revwalk().ok()?;
+        walk.push(oid).ok()?;
+        walk.simplify_first_parent().ok()?;
+        let mut n = 0u64;
+        for step in walk {
+            step.ok()?;
+            n += 1;
+        }
+        Some(n)
+    }
+
+    /// The full shas `spec` names, oldest first: `A..B` is the first-parent commits after A
+    /// up to B ([`Repo::first_parent_range`], asv's convention for a range); anything else
+    /// is the one commit it resolves to.
+    pub fn expand(&self, spec: &str) -> Result<Vec<String>, GitError> {
+        match spec.split_once("..") {
+            Some((a, b)) if !a.is_empty() && !b.is_empty() && !b.starts_with('.') => Ok(self
+                .first_parent_range(&self.resolve(a)?, &self.resolve(b)?)?
+                .into_iter()
+                .map(|c| c.sha)
+                .collect()),
+            _ => Ok(vec![self.resolve(spec)?.sha]),
+        }
     }
 
     /// The whole message of commit `sha` (subject and body), `None` when the repository does

@@ -177,10 +177,11 @@ pub fn measure_commits(
             revs,
             rebuild,
         } => {
+            let revs = expand_revisions(m, repo, revs)?;
             let labels: Vec<String> = (1..=revs.len())
                 .map(|k| format!("commit {k}/{}", revs.len()))
                 .collect();
-            checkout_and_build(m, store, repo, revs, &labels, *rebuild)?
+            checkout_and_build(m, store, repo, &revs, &labels, *rebuild)?
         }
     };
     let env = m
@@ -396,6 +397,28 @@ pub fn bisect(
     let report = report.map_err(MeasureError::Bisect)?;
     m.hooks.measured(&env);
     Ok(report)
+}
+
+/// `--commit` revisions as full shas in the order they are measured: each `A..B` becomes its
+/// first-parent range, oldest first. In a shallow clone, says once that no first-parent
+/// position can be recorded.
+fn expand_revisions(
+    m: &Measurer,
+    repo_dir: &Path,
+    revs: &[String],
+) -> Result<Vec<String>, MeasureError> {
+    let repo = Repo::discover(repo_dir).map_err(MeasureError::Repo)?;
+    if repo.is_shallow() {
+        m.hooks.observer().warning(
+            "history",
+            "this is a shallow clone: no first-parent position is recorded, so histories order these runs by commit date (hint: fetch the whole history, e.g. `git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout)",
+        );
+    }
+    let mut out = Vec::new();
+    for rev in revs {
+        out.extend(repo.expand(rev).map_err(MeasureError::Repo)?);
+    }
+    Ok(out)
 }
 
 /// Resolves every revision (before measuring anything), checks each out in the cached

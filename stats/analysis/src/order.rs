@@ -160,20 +160,63 @@ fn code_time(run: &Run) -> Option<f64> {
         .or_else(|| rfc3339_seconds(&run.started_at))
 }
 
-/// Indices of `runs` (stored order) in commit order: by the commit's date, else the run's start
-/// (see `code_time`); runs of the same time keep their stored order, and a run without any
-/// readable time stays right after the run stored before it.
+/// Indices of `runs` (stored order) in commit order, the x axis of every history.
+///
+/// Runs whose commit records its first-parent position (`CommitInfo::first_parent_position`,
+/// stored from a full clone) are in git's order: by position, which grows by one per commit
+/// along a branch's first-parent history whatever the commit dates say (scripted commits that
+/// share a second, rebased branches); runs of one commit keep their stored order. Runs without
+/// one (imports without a repository, shallow clones, older stores) are in date order
+/// ([`date_order`]) and are merged in among the positioned ones by date, each placed before
+/// the first positioned run of a later date, so a store mixing both keeps every run's place as
+/// far as the store can know it.
 pub fn commit_order(runs: &[Run]) -> Vec<usize> {
+    let position = |r: &Run| r.commit_info.as_ref().and_then(|c| c.first_parent_position);
+    let dated = date_order(runs);
+    let (mut placed, unplaced): (Vec<usize>, Vec<usize>) =
+        dated.iter().partition(|&&i| position(&runs[i]).is_some());
+    if unplaced.is_empty() || placed.is_empty() {
+        placed.sort_by_key(|&i| position(&runs[i]));
+        return if placed.is_empty() { dated } else { placed };
+    }
+    placed.sort_by_key(|&i| position(&runs[i]));
+    let keys = date_keys(runs);
+    let mut out = Vec::with_capacity(runs.len());
+    let mut rest = unplaced.into_iter().peekable();
+    for i in placed {
+        while let Some(&u) = rest.peek() {
+            if keys[u] < keys[i] {
+                out.push(u);
+                rest.next();
+            } else {
+                break;
+            }
+        }
+        out.push(i);
+    }
+    out.extend(rest);
+    out
+}
+
+/// Each run's date key (see `code_time`); a run without a readable time takes the key of the
+/// run stored before it.
+fn date_keys(runs: &[Run]) -> Vec<f64> {
     let mut last = f64::NEG_INFINITY;
-    let keys: Vec<f64> = runs
-        .iter()
+    runs.iter()
         .map(|r| {
             if let Some(t) = code_time(r) {
                 last = t;
             }
             last
         })
-        .collect();
+        .collect()
+}
+
+/// Indices of `runs` (stored order) by the commit's date, else the run's start (see
+/// `code_time`); runs of the same time keep their stored order, and a run without any
+/// readable time stays right after the run stored before it.
+pub fn date_order(runs: &[Run]) -> Vec<usize> {
+    let keys = date_keys(runs);
     let mut order: Vec<usize> = (0..runs.len()).collect();
     order.sort_by(|&a, &b| keys[a].total_cmp(&keys[b]));
     order

@@ -166,6 +166,57 @@ fn points_follow_commit_order_not_stored_order() {
 }
 
 #[test]
+fn points_follow_first_parent_positions_when_dates_tie() {
+    // Six scripted commits share one second; commits 5, 2 and 4 were re-measured after 6, and
+    // an import without a repository (no position) is dated later than all of them.
+    let at = |i: usize| {
+        let mut r = dated(
+            i,
+            "2026-01-01T09:00:00Z",
+            vec![result("gemm", vec![i as f64; 3])],
+        );
+        r.commit_info.as_mut().unwrap().first_parent_position = Some(10 + i as u64);
+        r
+    };
+    let mut runs: Vec<Run> = [3, 1, 2, 6, 4, 5, 5, 2, 4].into_iter().map(at).collect();
+    let mut imported = dated(
+        7,
+        "2026-01-02T09:00:00Z",
+        vec![result("gemm", vec![7.0; 3])],
+    );
+    imported.commit = format!("{:040x}", 77);
+    runs.push(imported);
+    let s = &series(&runs, &main(), &DetectConfig::default())[0];
+    let medians: Vec<f64> = s.points.iter().map(|p| p.median.round()).collect();
+    assert_eq!(medians, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]);
+    let pooled: Vec<usize> = s.points.iter().map(|p| p.runs.len()).collect();
+    assert_eq!(pooled, vec![1, 2, 1, 2, 2, 1, 1]);
+    // Without positions the equal dates keep the stored order: a sawtooth.
+    for r in &mut runs {
+        r.commit_info.as_mut().unwrap().first_parent_position = None;
+    }
+    let s = &series(&runs, &main(), &DetectConfig::default())[0];
+    let medians: Vec<f64> = s.points.iter().map(|p| p.median.round()).collect();
+    assert_eq!(medians, vec![3.0, 1.0, 2.0, 6.0, 4.0, 5.0, 7.0]);
+}
+
+#[test]
+fn excluded_local_and_calibration_runs_are_not_history() {
+    let mut runs: Vec<Run> = (0..4)
+        .map(|i| run(i, vec![result("gemm", vec![i as f64; 3])]))
+        .collect();
+    runs[1].exclusion = Some(pitwall_schema::Exclusion {
+        note: "busy".into(),
+        at: "2026-12-05T00:00:00Z".into(),
+    });
+    runs[2].role = Some(RunRole::Local);
+    runs[3].role = Some(RunRole::Calibration);
+    let s = &series(&runs, &main(), &DetectConfig::default())[0];
+    let medians: Vec<f64> = s.points.iter().map(|p| p.median).collect();
+    assert_eq!(medians, vec![0.0]);
+}
+
+#[test]
 fn series_list_numbers_as_numbers() {
     let with = |bytes: &str| {
         let mut r = result("all_reduce", vec![1.0]);
