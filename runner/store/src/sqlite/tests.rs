@@ -432,3 +432,37 @@ fn pairs_stored_before_round_orders_get_explicit_base_first_orders() {
     assert_eq!(crate::rows::explicit_round_orders(kept), None);
     assert_eq!(crate::rows::explicit_round_orders("not json"), None);
 }
+
+#[test]
+fn migration_10_makes_the_measured_working_tree_runs_local_and_leaves_imports() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("pitwall.db");
+    let base = |id: &str, commit: &str| {
+        let mut r = rich_run();
+        for x in &mut r.results {
+            x.replicates.clear();
+        }
+        r.id = id.into();
+        r.commit = commit.into();
+        r.commit_info = None;
+        r.pair = None;
+        r.testbed = None;
+        r.role = None;
+        r
+    };
+    let measured = base("0190f0c0-0000-7000-8000-00000000000a", "working tree");
+    let mut imported = base("0190f0c0-0000-7000-8000-00000000000b", "working tree");
+    imported.fingerprint.extra.insert(
+        "imported_from".into(),
+        serde_json::json!({"file": "bench.json", "format": "pitwall"}),
+    );
+    let commit = base("0190f0c0-0000-7000-8000-00000000000c", &"a".repeat(40));
+    for r in [&measured, &imported, &commit] {
+        write_schema_2_store(&db, r);
+    }
+    let store = SqliteStore::open_with(&db, OpenMode::Existing).unwrap();
+    let role = |id: &str| store.get_run(id).unwrap().role.unwrap();
+    assert_eq!(role(&measured.id), pitwall_schema::RunRole::Local);
+    assert_eq!(role(&imported.id), pitwall_schema::RunRole::History);
+    assert_eq!(role(&commit.id), pitwall_schema::RunRole::History);
+}
