@@ -255,6 +255,9 @@ struct RunHead<'a> {
     /// Why the run has no results (a failed build's log tail), when it says.
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<&'a str>,
+    /// Set when a person took the run out of history (`pitwall runs exclude`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exclusion: Option<&'a pitwall_schema::Exclusion>,
 }
 
 #[derive(Serialize)]
@@ -333,6 +336,7 @@ impl Exporter for JsonExporter {
                 status: run.status.as_str(),
                 config_hash: &run.config_hash,
                 error: run.error.as_deref(),
+                exclusion: run.exclusion.as_ref(),
             },
             benchmarks,
             skipped,

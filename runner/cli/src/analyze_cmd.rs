@@ -128,7 +128,7 @@ pub(super) fn cmd_detect(g: &Global, a: &DetectArgs) -> Result<ExitClass, Failur
                 .map(|t| format!(" on testbed `{t}`"))
                 .unwrap_or_default();
             return Err(Failure::rejected(format!(
-                "no stored benchmark matches `{pattern}` in the history of branch `{}`{testbed} in {} (hint: --branch and --testbed choose another history; pull-request runs are never history)",
+                "no stored benchmark matches `{pattern}` in the history of branch `{}`{testbed} in {} (hint: --branch and --testbed choose another history; pull-request runs and the working tree's local runs are never history: `pitwall run --commit REV` measures a commit into it)",
                 pitwall_reports::table::escape_controls(&filter.branch),
                 store.describe()
             )));
