@@ -276,7 +276,7 @@ fn run_labels_its_runs() {
     assert_eq!(
         labels,
         [
-            ("trunk", "history"),
+            ("trunk", "local"),
             ("nightly", "pr-head"),
             ("-", "pr-base"),
             ("trunk", "pr-head"),

@@ -131,9 +131,10 @@ fn calibrate_records_the_noise_and_later_pairs_borrow_it() {
         "used",
         "{cmp}"
     );
-    // The export holds the calibration role, so it is pitwall/v7; it imports into a new store.
+    // The export holds the calibration role (v7) and the commits' first-parent positions
+    // (v8), so it is pitwall/v8; it imports into a new store.
     let doc = sb.run(&["export"]).expect(0).stdout();
-    assert!(doc.contains("\"schema\": \"pitwall/v7\""));
+    assert!(doc.contains("\"schema\": \"pitwall/v8\""));
     let file = sb.write("export.json", &doc);
     let other = Sandbox::new();
     other.run(&["import", file.to_str().unwrap()]).expect(0);

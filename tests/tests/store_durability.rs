@@ -13,8 +13,8 @@ const TINY: &str = "[project]\nname = \"tiny\"\n\n[[suite]]\nname = \"t\"\nkind 
 fn export_import_round_trips_byte_for_byte() {
     let a = Sandbox::new();
     a.write("pitwall.toml", TINY);
-    a.run(&["run", "--quiet"]).expect(0);
-    a.run(&["run", "--quiet"]).expect(0);
+    a.run(&["run", "--quiet", "--role", "history"]).expect(0);
+    a.run(&["run", "--quiet", "--role", "history"]).expect(0);
     let first = a.run(&["export"]).expect(0).stdout();
     assert!(
         first.starts_with("{\n  \"schema\": \"pitwall/v3\",\n"),
@@ -86,7 +86,7 @@ fn garbage_imports_store_nothing() {
         .stderr();
     assert!(
         e.contains(
-            "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2`, `pitwall/v3`, `pitwall/v4`, `pitwall/v5`, `pitwall/v6` and `pitwall/v7`)"
+            "unsupported schema `pitwall/v9` (this pitwall reads `pitwall/v1`, `pitwall/v2`, `pitwall/v3`, `pitwall/v4`, `pitwall/v5`, `pitwall/v6`, `pitwall/v7` and `pitwall/v8`)"
         ),
         "{e}"
     );

@@ -42,9 +42,9 @@ fn export(sb: &Sandbox) -> Value {
 fn unsummarisable_samples_fail_their_result_and_the_store_stays_readable() {
     let sb = Sandbox::new();
     sb.write("pitwall.toml", &config(true));
-    let out = sb.run(&["run"]).expect(3);
+    let out = sb.run(&["run", "--role", "history"]).expect(3);
     assert!(!out.stderr().contains("cannot store"), "{}", out.stderr());
-    sb.run(&["run"]).expect(3);
+    sb.run(&["run", "--role", "history"]).expect(3);
     let doc = export(&sb);
     let runs = doc["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
@@ -129,7 +129,7 @@ fn a_run_with_an_unreadable_row_is_named_and_skipped() {
     let sb = Sandbox::new();
     sb.write("pitwall.toml", &config(false));
     for _ in 0..3 {
-        sb.run(&["run"]).expect(0);
+        sb.run(&["run", "--role", "history"]).expect(0);
     }
     let ids: Vec<String> = {
         let db = sb.sqlite();
@@ -174,7 +174,7 @@ fn a_run_with_an_unreadable_row_is_named_and_skipped() {
         .expect(0);
     assert!(out.stderr().contains(&ids[0]), "{}", out.stderr());
     // The next run stores and updates the alerts of its series.
-    sb.run(&["run"]).expect(0);
+    sb.run(&["run", "--role", "history"]).expect(0);
     let out = sb.run(&["export"]).expect(0);
     assert!(out.stderr().contains(&ids[1]), "{}", out.stderr());
     let doc = out.json();

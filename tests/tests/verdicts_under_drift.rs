@@ -104,10 +104,11 @@ fn a_shared_drift_is_not_a_change_and_the_rounds_record_their_order() {
             .contains("no other change beyond ±"),
         "{v}"
     );
-    // The order of every round is kept with the pair and exported (as pitwall/v7: the pair
-    // also records the time it measured, issue 26).
+    // The order of every round is kept with the pair and exported (as pitwall/v8: the pair
+    // also records the time it measured, issue 26, and its commits' first-parent positions,
+    // issue 27).
     let doc: Value = serde_json::from_str(&sb.run(&["export"]).expect(0).stdout()).unwrap();
-    assert_eq!(doc["schema"], "pitwall/v7");
+    assert_eq!(doc["schema"], "pitwall/v8");
     assert!(
         doc["runs"][0]["pair"]["measured_ms"].as_u64().is_some(),
         "{doc}"

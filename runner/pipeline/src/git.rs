@@ -166,9 +166,10 @@ impl Repo {
         Some(n)
     }
 
-    /// The full shas `spec` names, oldest first: `A..B` is the first-parent commits after A
-    /// up to B ([`Repo::first_parent_range`], asv's convention for a range); anything else
-    /// is the one commit it resolves to.
+    /// The revisions `spec` names, oldest first: `A..B` is the full shas of the first-parent
+    /// commits after A up to B ([`Repo::first_parent_range`], asv's convention for a range);
+    /// anything else is `spec` itself, once it resolves (a branch name keeps naming the
+    /// branch).
     pub fn expand(&self, spec: &str) -> Result<Vec<String>, GitError> {
         match spec.split_once("..") {
             Some((a, b)) if !a.is_empty() && !b.is_empty() && !b.starts_with('.') => Ok(self
@@ -176,7 +177,7 @@ impl Repo {
                 .into_iter()
                 .map(|c| c.sha)
                 .collect()),
-            _ => Ok(vec![self.resolve(spec)?.sha]),
+            _ => self.resolve(spec).map(|_| vec![spec.to_string()]),
         }
     }
 

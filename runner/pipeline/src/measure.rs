@@ -16,11 +16,11 @@ use crate::git::{GitError, Repo};
 use crate::labels::Labels;
 use crate::pair::{self, PairOutcome, PairRounds, sides};
 use crate::request::{RunReport, RunRequest, Target};
-use crate::run::{RunError, build, check_suites, execute, failed_build_run};
+use crate::run::{RunError, build, check_suites, execute};
 use crate::setup::RunEnvironment;
 use crate::source::Side;
 use pitwall_engine::config::Config;
-use pitwall_engine::{RunObserver, Step, process_redactor, redact_run};
+use pitwall_engine::{RunObserver, process_redactor, redact_run};
 use pitwall_schema::time::now_rfc3339;
 use pitwall_store::{Store, StoreError};
 
@@ -399,89 +399,6 @@ pub fn bisect(
     Ok(report)
 }
 
-/// `--commit` revisions as full shas in the order they are measured: each `A..B` becomes its
-/// first-parent range, oldest first. In a shallow clone, says once that no first-parent
-/// position can be recorded.
-fn expand_revisions(
-    m: &Measurer,
-    repo_dir: &Path,
-    revs: &[String],
-) -> Result<Vec<String>, MeasureError> {
-    let repo = Repo::discover(repo_dir).map_err(MeasureError::Repo)?;
-    if repo.is_shallow() {
-        m.hooks.observer().warning(
-            "history",
-            "this is a shallow clone: no first-parent position is recorded, so histories order these runs by commit date (hint: fetch the whole history, e.g. `git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout)",
-        );
-    }
-    let mut out = Vec::new();
-    for rev in revs {
-        out.extend(repo.expand(rev).map_err(MeasureError::Repo)?);
-    }
-    Ok(out)
-}
-
-/// Resolves every revision (before measuring anything), checks each out in the cached
-/// worktrees (telling the observer, under its label) and builds it. A failed build is stored as
-/// a failed run with its log tail and the others go on; the flag says whether one failed.
-fn checkout_and_build(
-    m: &Measurer,
-    store: &mut dyn Store,
-    repo_dir: &Path,
-    revs: &[String],
-    labels: &[String],
-    rebuild: bool,
-) -> Result<(Vec<Target>, bool), MeasureError> {
-    let repo = Repo::discover(repo_dir).map_err(MeasureError::Repo)?;
-    let commits = revs
-        .iter()
-        .map(|r| repo.resolve(r))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(MeasureError::Repo)?;
-    let cache = repo.root().join(".pitwall").join("worktrees");
-    let mut targets = Vec::new();
-    let mut failed = false;
-    let observer = m.hooks.observer();
-    for (i, c) in commits.iter().enumerate() {
-        observer.step(&Step::Checkout {
-            label: labels.get(i).map_or("commit", String::as_str),
-            sha: &c.sha,
-            subject: &c.info.subject,
-        });
-        let checkout = repo
-            .checkout(c, &cache, rebuild)
-            .map_err(MeasureError::Checkout)?;
-        let target = Target {
-            checkout: checkout.path,
-            commit: c.sha.clone(),
-            branch: c.branch.clone(),
-            commit_info: Some(c.info.clone()),
-        };
-        let marker = cache.join(format!("{}.build", c.sha));
-        let built = build(m.config, &target, Some(&marker), rebuild, observer);
-        // A build killed by the signal is no failed build to store.
-        cancel::check()?;
-        match built {
-            Ok(_) => targets.push(target),
-            Err(e) => {
-                // Keep the failure with its log tail, then go on with the other commits.
-                let mut run = failed_build_run(m.config, &target, &e);
-                // A failed build has no results: it raises no alert.
-                insert(
-                    store,
-                    &mut run,
-                    &process_redactor(&m.config.token_vars()),
-                    &m.labels,
-                    &AlertSettings::of(m.config),
-                )?;
-                m.hooks.build_failed(&target, &run, &e, &store.describe());
-                failed = true;
-            }
-        }
-    }
-    Ok((targets, failed))
-}
-
 /// Stores `run`, labelled and every known secret redacted from it first (what the caller shows
 /// next is the stored run).
 fn insert(
@@ -507,6 +424,8 @@ fn insert(
         })
 }
 
+mod checkout;
+use checkout::{checkout_and_build, expand_revisions};
 mod pull_request;
 pub use pull_request::{CiRequest, ci};
 
