@@ -59,7 +59,7 @@ mod tests {
         let v = view(&run);
         assert_eq!(v.rows.len(), 2);
         assert_eq!(v.rows[0].key, run.results[0].key());
-        assert_eq!(v.rows[0].median, "10.2 ms");
+        assert_eq!(v.rows[0].median, "10.20 ms");
         assert_eq!(v.branch, "main");
     }
 }

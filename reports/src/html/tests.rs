@@ -608,3 +608,28 @@ fn comparison_page_shows_identical_code_and_the_time_line() {
         "{html}"
     );
 }
+
+#[test]
+fn the_first_report_shows_the_latest_local_run_marked_local() {
+    let mut local = synthetic::runs(2, 1, 5).remove(0);
+    local.role = Some(pitwall_schema::RunRole::Local);
+    local.commit = pitwall_schema::WORKING_TREE.into();
+    local.results[1].name = "<b>x</b>".into();
+    let dir = tempfile::tempdir().unwrap();
+    let input = ReportInput {
+        project: "p",
+        runs: std::slice::from_ref(&local),
+        comparisons: &[],
+        generated_at: "t",
+        history_branch: "main",
+        alerts: &[],
+        histories: None,
+        local: Some(&local),
+    };
+    write_site(&input, dir.path()).unwrap();
+    let index = read(&dir, "index.html");
+    let start = index.find("<section class=\"local\">").unwrap();
+    let end = start + index[start..].find("</section>").unwrap();
+    insta::assert_snapshot!(&index[start..end]);
+    assert!(!index.contains("<b>x</b>"), "names are escaped");
+}
