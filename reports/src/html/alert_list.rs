@@ -90,6 +90,8 @@ mod tests {
             ci: Some((0.071, 0.09)),
             note: None,
             culprit: None,
+            more_points: None,
+            label: None,
             created_at: created_at.into(),
             updated_at: created_at.into(),
         }

@@ -161,6 +161,8 @@ fn open_alerts_sort_first() {
             ci: None,
             note: None,
             culprit: None,
+            more_points: None,
+            label: None,
             created_at: created.into(),
             updated_at: created.into(),
         }

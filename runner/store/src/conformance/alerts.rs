@@ -27,6 +27,8 @@ pub(crate) fn alert(id: &str, created_at: &str) -> Alert {
         ci: Some((0.07, 0.09)),
         note: None,
         culprit: None,
+        more_points: None,
+        label: None,
         created_at: created_at.into(),
         updated_at: created_at.into(),
     }
