@@ -307,6 +307,22 @@ const STEP_8: &[Op] = &[Op::Table {
 /// `Backfill::RoundOrders` makes the order of the pairs stored before explicit.
 const STEP_9: &[Op] = &[];
 
+/// Step 12 (issue 27; numbered 12 on its branch, renumbered when merged): what detection says
+/// of an alert besides its numbers, both NULL for alerts stored before: `more_points`, how
+/// many more runs would confirm or clear a `suspected` alert's step, and `label`
+/// (`AlertLabel`, e.g. `no-code-changed`). Status `suspected` is one more text of the
+/// `status` column, checked on read as every status is.
+const STEP_12: &[Op] = &[
+    Op::AddColumn {
+        table: "alerts",
+        column: Column("more_points", Int64("")),
+    },
+    Op::AddColumn {
+        table: "alerts",
+        column: Column("label", TEXT),
+    },
+];
+
 /// The schema's history, in order.
 const STEPS: &[Step] = &[
     Step {
@@ -344,6 +360,10 @@ const STEPS: &[Step] = &[
     Step {
         ops: STEP_9,
         backfill: Some(Backfill::RoundOrders),
+    },
+    Step {
+        ops: STEP_12,
+        backfill: None,
     },
 ];
 
