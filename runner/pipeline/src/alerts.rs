@@ -51,9 +51,10 @@ pub struct AlertSettings {
 impl AlertSettings {
     pub fn of(config: &Config) -> AlertSettings {
         let dir = config.source.as_deref().and_then(|f| f.parent()).map(|d| {
-            match d.as_os_str().is_empty() {
-                true => PathBuf::from("."),
-                false => d.to_path_buf(),
+            if d.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                d.to_path_buf()
             }
         });
         AlertSettings {

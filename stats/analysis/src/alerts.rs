@@ -1,7 +1,9 @@
 //! The alert rule over histories: which change points of a history series become alerts, with
 //! the commit range and an interval for the size of the step, and how a re-detected step is
 //! matched to the alert already stored for it, so re-running detection never duplicates an
-//! alert or resets what people decided about it.
+//! alert or resets what people decided about it. A suspected step at a series' tip is a
+//! `suspected` alert, which detection alone promotes or deletes ([`settle`], which also
+//! dismisses an untriaged alert whose step is no longer detected).
 //!
 //! The interval is a percentile bootstrap of the ratio of the medians of the two segments
 //! around the step (Efron & Tibshirani, *An Introduction to the Bootstrap*, 1993, §13.3), the
@@ -285,9 +287,9 @@ pub const NO_LONGER_DETECTED: &str = "no longer detected";
 /// step is promoted to that step's status; a stored `suspected` alert matched by nothing is
 /// deleted; an untriaged `active` alert (no note, no culprit: nobody has touched it) matched by
 /// nothing is `dismissed` with the note "no longer detected". Only alerts of this series
-/// (`named`, as [`alert_series`] names it) within `reach` are judged; acknowledged, dismissed, fixed, expected and improvement alerts are
-/// never changed. The store applies each change only while the stored status is still the one
-/// seen here.
+/// (`named`, as [`alert_series`] names it) within `reach` are judged; acknowledged,
+/// dismissed, fixed, expected and improvement alerts are never changed. The store applies each
+/// change only while the stored status is still the one seen here.
 pub fn settle(
     series: &Series,
     runs: &[Run],
@@ -322,8 +324,8 @@ pub fn settle(
         .filter(|a| a.series == *named && a.status.is_detection_owned())
     {
         match reconciled.iter().find(|a| a.id == old.id) {
-            Some(now_) if now_.status != old.status => {
-                out.push(change(old, Some(now_.status), None));
+            Some(found) if found.status != old.status => {
+                out.push(change(old, Some(found.status), None));
             }
             Some(_) => {}
             None => {

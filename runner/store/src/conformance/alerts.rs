@@ -167,7 +167,12 @@ pub(crate) fn transitions_yield_to_triage(store: &mut dyn Store) {
         Some(AlertStatus::Active),
         None,
     );
-    assert_eq!(store.transition_alerts(std::slice::from_ref(&promote)).unwrap(), 1);
+    assert_eq!(
+        store
+            .transition_alerts(std::slice::from_ref(&promote))
+            .unwrap(),
+        1
+    );
     let got = find(store, "aaaa").unwrap();
     assert_eq!(got.status, AlertStatus::Active);
     assert_eq!(got.updated_at, "2026-12-02T10:00:00Z");
