@@ -2,7 +2,7 @@
 //! whose cells escape control characters (benchmark names and notes are untrusted text), and
 //! one JSON document `{"alerts": [...]}` for programs.
 
-use pitwall_schema::Alert;
+use pitwall_schema::{Alert, AlertStatus};
 use serde::Serialize;
 
 use crate::table::{Table, escape_controls};
@@ -29,6 +29,10 @@ struct JsonAlert<'a> {
     ci: Option<[f64; 2]>,
     note: Option<&'a str>,
     culprit: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    more_points: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    label: Option<&'a str>,
     created_at: &'a str,
     updated_at: &'a str,
 }
@@ -53,6 +57,8 @@ impl<'a> JsonAlert<'a> {
             ci: a.ci.map(|(l, h)| [l, h]),
             note: a.note.as_deref(),
             culprit: a.culprit.as_deref(),
+            more_points: a.more_points,
+            label: a.label.map(|l| l.as_str()),
             created_at: &a.created_at,
             updated_at: &a.updated_at,
         }
@@ -131,12 +137,23 @@ pub fn render_table(alerts: &[Alert]) -> String {
     let mut out = t.render();
     let notes: Vec<&Alert> = alerts
         .iter()
-        .filter(|a| a.note.is_some() || a.culprit.is_some())
+        .filter(|a| {
+            a.note.is_some() || a.culprit.is_some() || a.more_points.is_some() || a.label.is_some()
+        })
         .collect();
     if !notes.is_empty() {
         out.push('\n');
     }
     for a in notes {
+        if let Some(n) = a.more_points.filter(|_| a.status == AlertStatus::Suspected) {
+            out.push_str(&format!(
+                "{}: suspected: {n} more run(s) confirm or clear it\n",
+                a.id
+            ));
+        }
+        if let Some(l) = a.label {
+            out.push_str(&format!("{}: {l}\n", a.id));
+        }
         if let Some(c) = &a.culprit {
             out.push_str(&format!("{}: culprit {}\n", a.id, escape_controls(c)));
         }
@@ -168,7 +185,7 @@ pub fn render_triaged(a: &Alert) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pitwall_schema::{AlertKind, AlertStatus};
+    use pitwall_schema::{AlertKind, AlertLabel};
 
     fn alerts() -> Vec<Alert> {
         let a = crate::test_alerts::regression();
@@ -187,7 +204,12 @@ mod tests {
         c.kind = AlertKind::Improvement;
         c.rel_change = -0.12;
         c.ci = Some((-0.15, -0.09));
-        vec![a, b, c]
+        let mut d = a.clone();
+        d.id = "5500aa11bb22".into();
+        d.status = AlertStatus::Suspected;
+        d.more_points = Some(3);
+        d.label = Some(AlertLabel::NoCodeChanged);
+        vec![a, b, c, d]
     }
 
     #[test]

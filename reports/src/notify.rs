@@ -54,8 +54,12 @@ pub fn message(project: &str, alerts: &[Alert]) -> String {
         let ci =
             a.ci.map(|(l, h)| format!(" [{}, {}]", signed(l), signed(h)))
                 .unwrap_or_default();
+        let label = a
+            .label
+            .map(|l| format!("; {}", slack_escape(l.message())))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "\n• {} {} on {} ({}): {}{} between {} and {} (alert {})",
+            "\n• {} {} on {} ({}): {}{} between {} and {} (alert {}){}",
             a.kind.as_str(),
             chat_name(&a.series.key),
             chat_name(&a.series.testbed),
@@ -65,6 +69,7 @@ pub fn message(project: &str, alerts: &[Alert]) -> String {
             chat_name(short(&a.last_good)),
             chat_name(short(&a.first_bad)),
             chat_name(&a.id),
+            label,
         ));
     }
     out
@@ -102,7 +107,7 @@ pub fn issue_body(a: &Alert) -> String {
          | before → after | {before} → {after} |\n\
          | last good | {last_good} |\n\
          | first bad | {first_bad} |\n\
-         | alert | {id} |\n\n\
+         | alert | {id} |\n{label}\n\
          Triage it with `pitwall alert ack|dismiss|fix|expect {id} --note TEXT`; \
          `pitwall alert bisect {id}` looks for the culprit between the two commits.\n",
         key = esc(&a.series.key),
@@ -115,6 +120,10 @@ pub fn issue_body(a: &Alert) -> String {
         last_good = esc(&a.last_good),
         first_bad = esc(&a.first_bad),
         id = esc(&a.id),
+        label = a
+            .label
+            .map(|l| format!("| label | {} |\n", esc(l.message())))
+            .unwrap_or_default(),
         marker = alert_marker(&a.id),
     )
 }
@@ -144,6 +153,7 @@ mod tests {
         b.series.key = "kernel/<!channel>&\u{1b}[31m/time".into();
         b.rel_change = -0.12;
         b.ci = None;
+        b.label = Some(pitwall_schema::AlertLabel::NoCodeChanged);
         vec![a, b]
     }
 
@@ -156,6 +166,7 @@ mod tests {
     fn issue_snapshot() {
         let mut a = alerts()[0].clone();
         a.series.key = "kernel/@team <b>gemm</b>/time".into();
+        a.label = Some(pitwall_schema::AlertLabel::NoCodeChanged);
         insta::assert_snapshot!(format!("{}\n\n{}", issue_title(&a), issue_body(&a)));
     }
 

@@ -25,6 +25,8 @@ pub(crate) fn regression() -> Alert {
         ci: Some((0.0712, 0.0903)),
         note: None,
         culprit: None,
+        more_points: None,
+        label: None,
         created_at: "2026-12-01T10:00:00Z".into(),
         updated_at: "2026-12-01T10:00:00Z".into(),
     }

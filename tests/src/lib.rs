@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub mod github;
+pub mod http;
 mod pg;
 pub mod source_scan;
 pub use pg::{PgServer, TestDb, pg_server};

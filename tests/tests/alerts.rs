@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use pitwall_e2e::http::webhook_server;
 use pitwall_e2e::{LEVEL_BENCH, Sandbox, git, pg_server};
 use serde_json::{Value, json};
 
@@ -264,60 +265,6 @@ fn alert_bisect_finds_and_keeps_the_culprit_inside_the_range() {
     let all = alerts(&sb, &[], &[]);
     assert_eq!(all[0]["culprit"], shas[21].as_str());
     assert_eq!(all[0]["status"], "active", "bisecting does not triage");
-}
-
-/// A local HTTP server answering 200 to every request; the bodies it got, in order.
-fn webhook_server() -> (String, std::sync::mpsc::Receiver<String>) {
-    let (base, rx) = http_server("200 OK", "ok");
-    (format!("{base}/hooks/T000/SECRET"), rx)
-}
-
-/// A local HTTP server answering `status` and `reply` to every request; each request's method
-/// and path, a newline, and its body (`POST /path\n{body}`), in order.
-fn http_server(
-    status: &'static str,
-    reply: &'static str,
-) -> (String, std::sync::mpsc::Receiver<String>) {
-    use std::io::{BufRead, BufReader, Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut len = 0;
-            let mut request_line = String::new();
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                if request_line.is_empty() {
-                    request_line = line.split(' ').take(2).collect::<Vec<_>>().join(" ");
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap();
-                }
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut body = vec![0; len];
-            reader.read_exact(&mut body).unwrap();
-            let head = format!(
-                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n\
-                 content-length: {}\r\nconnection: close\r\n\r\n{reply}",
-                reply.len()
-            );
-            let _ = stream.write_all(head.as_bytes());
-            let body = String::from_utf8(body).unwrap();
-            if tx.send(format!("{request_line}\n{body}")).is_err() {
-                return;
-            }
-        }
-    });
-    (url, rx)
 }
 
 /// New regressions are posted once, as Slack-compatible `{"text": …}`, to the webhook

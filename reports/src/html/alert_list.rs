@@ -23,6 +23,10 @@ pub(crate) struct AlertRow {
     pub first_bad: String,
     pub culprit: Option<String>,
     pub note: Option<String>,
+    /// A suspected alert's runs that would confirm or clear it.
+    pub more_points: Option<u32>,
+    /// What detection noticed (`no code changed: …`).
+    pub label: Option<&'static str>,
 }
 
 fn signed(v: f64) -> String {
@@ -57,6 +61,8 @@ pub(crate) fn rows(alerts: &[Alert]) -> Vec<AlertRow> {
                 .as_deref()
                 .map(|c| super::model::short_commit(c).to_string()),
             note: a.note,
+            more_points: a.more_points,
+            label: a.label.map(|l| l.message()),
             id: a.id,
         })
         .collect()
@@ -90,6 +96,8 @@ mod tests {
             ci: Some((0.071, 0.09)),
             note: None,
             culprit: None,
+            more_points: None,
+            label: None,
             created_at: created_at.into(),
             updated_at: created_at.into(),
         }
@@ -117,7 +125,14 @@ mod tests {
         better.rel_change = -0.1;
         better.ci = None;
         better.series.key = "kernel/evil\u{1b}[31m/time".into();
-        let alerts = [acked, active, better];
+        let mut suspected = alert(
+            "aaaa00000004",
+            AlertStatus::Suspected,
+            "2026-12-01T13:00:00Z",
+        );
+        suspected.more_points = Some(3);
+        suspected.label = Some(pitwall_schema::AlertLabel::NoCodeChanged);
+        let alerts = [acked, active, better, suspected];
         let runs = synthetic::runs(2, 6, 4);
         let dir = tempfile::tempdir().unwrap();
         let input = ReportInput {
@@ -135,13 +150,23 @@ mod tests {
         let start = index.find(r#"<section class="alerts">"#).unwrap();
         let end = start + index[start..].find("</section>").unwrap() + "</section>".len();
         let section = &index[start..end];
-        let order: Vec<usize> = ["aaaa00000002", "aaaa00000001", "aaaa00000003"]
-            .iter()
-            .map(|id| section.find(id).unwrap())
-            .collect();
+        let order: Vec<usize> = [
+            "aaaa00000002",
+            "aaaa00000004",
+            "aaaa00000001",
+            "aaaa00000003",
+        ]
+        .iter()
+        .map(|id| section.find(id).unwrap())
+        .collect();
         assert!(order.windows(2).all(|w| w[0] < w[1]), "{section}");
         assert!(
             !section.contains("<b>") && !section.contains('\u{1b}'),
+            "{section}"
+        );
+        assert!(
+            section.contains("no code changed: environment or noise suspected")
+                && section.contains("3 more run(s)"),
             "{section}"
         );
         insta::assert_snapshot!(section);

@@ -140,6 +140,8 @@ fn writeup(from: &str, to: &str) -> Writeup {
         ci: None,
         note: Some("new allocator | see <b>#42</b>".into()),
         culprit: Some(runs[20].commit.clone()),
+        more_points: None,
+        label: None,
         created_at: String::new(),
         updated_at: String::new(),
     };

@@ -18,6 +18,7 @@ use super::measuring::measuring;
 fn status_of(arg: AlertStatusArg) -> AlertStatus {
     match arg {
         AlertStatusArg::Active => AlertStatus::Active,
+        AlertStatusArg::Suspected => AlertStatus::Suspected,
         AlertStatusArg::Acknowledged => AlertStatus::Acknowledged,
         AlertStatusArg::Dismissed => AlertStatus::Dismissed,
         AlertStatusArg::Fixed => AlertStatus::Fixed,

@@ -94,3 +94,17 @@ pub const ALERT_WEBHOOK_TIMEOUT: std::time::Duration = std::time::Duration::from
 /// Most branches whose histories the HTML report shows: the history branch and the branches
 /// with history runs measured most recently (feature branches, release branches).
 pub const REPORT_MAX_BRANCHES: usize = 6;
+/// `[history] code_paths` when not given: every path counts as code (the include part, which a
+/// user's list replaces) …
+pub const CODE_PATHS_INCLUDE: &[&str] = &["**"];
+/// … except these, always: documentation, licences and the changelog. A first bad commit that
+/// touches only such paths labels its alert "no code changed".
+pub const CODE_PATHS_EXCLUDE: &[&str] = &[
+    "**/*.md",
+    "**/*.rst",
+    "docs/**",
+    "LICENSE*",
+    "COPYING*",
+    "CHANGELOG*",
+    "AUTHORS*",
+];

@@ -58,6 +58,8 @@ fn alert(id: &str, rel_change: f64) -> Alert {
         ci: Some((rel_change - 0.01, rel_change + 0.01)),
         note: None,
         culprit: None,
+        more_points: None,
+        label: None,
         created_at: "t".into(),
         updated_at: "t".into(),
     }

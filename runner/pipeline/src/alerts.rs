@@ -3,15 +3,16 @@
 //! `pitwall alerts`, and a person's triage (`pitwall alert ack|dismiss|fix|expect`). Nothing
 //! here prints; the binary renders what these return.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 
 pub use pitwall_analysis::alerts::sort_open_first;
-use pitwall_analysis::alerts::{AlertRules, detect_alerts, reconcile};
+use pitwall_analysis::alerts::{AlertRules, Reach, alert_series, detect_alerts, reconcile, settle};
 use pitwall_analysis::history::{HistoryFilter, series};
-use pitwall_schema::{Alert, AlertStatus, AlertUpdate, Run, RunRole};
+use pitwall_schema::{Alert, AlertStatus, AlertTransition, AlertUpdate, Run, RunRole};
 use pitwall_stats::changepoint::DetectConfig;
 
-use pitwall_engine::config::Config;
+use pitwall_engine::config::{CodePaths, Config};
 use pitwall_engine::defaults;
 use pitwall_store::{RunQuery, Store, StoreError};
 
@@ -32,19 +33,35 @@ pub fn rules(config: &Config) -> AlertRules {
     }
 }
 
-/// What detection needs besides the store: the rule, and the branch runs without one belong to.
+/// What detection needs besides the store: the rule, the branch runs without one belong to,
+/// and where to look up what a first bad commit changed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AlertSettings {
     pub rules: AlertRules,
     /// `[history] branch`: the branch of history runs that record none.
     pub history_branch: String,
+    /// `[history] code_paths`: an alert whose first bad commit touches none is labelled
+    /// `AlertLabel::NoCodeChanged`.
+    pub code_paths: CodePaths,
+    /// A directory inside the repository whose commits the runs measured (the configuration
+    /// file's, else the current one); `None`, or no repository there, labels nothing.
+    pub repo: Option<PathBuf>,
 }
 
 impl AlertSettings {
     pub fn of(config: &Config) -> AlertSettings {
+        let dir = config.source.as_deref().and_then(|f| f.parent()).map(|d| {
+            if d.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                d.to_path_buf()
+            }
+        });
         AlertSettings {
             rules: rules(config),
             history_branch: config.history_branch.clone(),
+            code_paths: config.code_paths.clone(),
+            repo: dir.or_else(|| std::env::current_dir().ok()),
         }
     }
 }
@@ -52,18 +69,27 @@ impl AlertSettings {
 /// What re-detection changed.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AlertRefresh {
-    /// Alerts stored for the first time (regressions and improvements).
+    /// Alerts to tell people about: stored for the first time as confirmed steps (regressions
+    /// and improvements), or `suspected` alerts promoted now. Never a `suspected` alert.
     pub new: Vec<Alert>,
+    /// `suspected` alerts stored for the first time (listed, never notified).
+    pub suspected: Vec<Alert>,
     /// Stored alerts whose numbers or commits were brought up to date.
     pub updated: usize,
+    /// Detection's own status changes applied (`Store::transition_alerts`): suspected alerts
+    /// promoted or deleted, untriaged alerts dismissed as no longer detected.
+    pub settled: usize,
 }
 
-/// Re-runs detection for the series the `touched` runs (just stored) belong to and upserts
-/// the alerts found. Only history runs touch a series: a pull request's runs never make an
-/// alert. Cheap by construction: only the touched (project, branch, testbed) histories are
-/// read, of those only the newest runs (`ALERT_WINDOW_RUNS`, or more when more were just
-/// stored) and only the touched benchmark keys' stored points (`Store::query_runs`); steps
-/// older than that were judged when they were new.
+/// Re-runs detection for the series the `touched` runs (just stored) belong to, upserts
+/// the alerts found (a step whose first bad commit touches no code path labelled so) and
+/// applies detection's own status changes (`pitwall_analysis::alerts::settle`: promotion,
+/// deletion of a cleared suspected alert, "no longer detected"). Only history runs touch a
+/// series: a pull request's runs never make an alert. Cheap by construction: only the touched
+/// (project, branch, testbed) histories are read, of those only the newest runs
+/// (`ALERT_WINDOW_RUNS`, or more when more were just stored) and only the touched benchmark
+/// keys' stored points (`Store::query_runs`); steps older than that were judged when they were
+/// new.
 pub fn refresh(
     store: &mut dyn Store,
     touched: &[Run],
@@ -90,56 +116,88 @@ pub fn refresh(
         return Ok(AlertRefresh::default());
     }
     let existing = store.list_alerts()?;
-    let known: HashSet<&str> = existing.iter().map(|a| a.id.as_str()).collect();
     let mut upserts = Vec::new();
-    for ((project, branch, testbed), (keys, stored)) in groups {
-        let filter = HistoryFilter {
-            branch: branch.clone(),
-            testbed: Some(testbed.clone()),
-        };
-        // Of this history only its newest runs (all those just stored, and the window before
-        // them), of their results only the touched keys, and of those only the stored points:
-        // memory and time stay small however long the history.
-        let window = defaults::ALERT_WINDOW_RUNS.max(stored + defaults::ALERT_WINDOW_EDGE);
-        let candidates = store.query_runs(&RunQuery {
-            history_branch: Some(branch.clone()),
-            testbed: Some(testbed.clone()),
-            keys: Some(keys.into_iter().collect()),
-            newest: Some(window),
-            samples: false,
-            fingerprints: false,
-        })?;
-        let partial = candidates.len() >= window;
-        // Runs without a branch count as the history branch's only.
-        let runs: Vec<Run> = candidates
-            .into_iter()
-            .filter(|r| r.project == project)
-            .filter(|r| r.branch.is_some() || branch == settings.history_branch)
-            .filter(|r| filter.admits(r))
-            .collect();
-        for s in series(&runs, &filter, &DetectConfig::default()) {
-            let mut found = detect_alerts(&s, &runs, &project, &branch, &settings.rules, now);
-            if partial {
-                found.retain(|step| step.index >= defaults::ALERT_WINDOW_EDGE);
-            }
-            upserts.extend(reconcile(&s, &runs, &existing, found, &settings.rules));
-        }
+    let mut transitions = Vec::new();
+    for (group, (keys, stored)) in groups {
+        let (u, t) = redetect(store, &group, keys, stored, &existing, settings, now)?;
+        upserts.extend(u);
+        transitions.extend(t);
     }
+    code_change::label(&mut upserts, &existing, settings);
     let mut out = AlertRefresh::default();
     for a in &upserts {
-        if !known.contains(a.id.as_str()) {
-            out.new.push(a.clone());
-        } else if existing
-            .iter()
-            .any(|e| e.id == a.id && e.detection_differs(a))
-        {
-            out.updated += 1;
+        match existing.iter().find(|e| e.id == a.id) {
+            None if a.status == AlertStatus::Suspected => out.suspected.push(a.clone()),
+            None => out.new.push(a.clone()),
+            Some(e) if e.status == AlertStatus::Suspected && a.status != e.status => {
+                out.new.push(a.clone());
+            }
+            Some(e) if e.detection_differs(a) => out.updated += 1,
+            Some(_) => {}
         }
     }
     if !upserts.is_empty() {
         store.upsert_alerts(&upserts)?;
     }
+    if !transitions.is_empty() {
+        out.settled = store.transition_alerts(&transitions)?;
+    }
     Ok(out)
+}
+
+/// One (project, branch, testbed) history re-detected for `keys`: the alerts to upsert and
+/// detection's own status changes.
+fn redetect(
+    store: &mut dyn Store,
+    (project, branch, testbed): &(String, String, String),
+    keys: BTreeSet<String>,
+    stored: usize,
+    existing: &[Alert],
+    settings: &AlertSettings,
+    now: &str,
+) -> Result<(Vec<Alert>, Vec<AlertTransition>), StoreError> {
+    let filter = HistoryFilter {
+        branch: branch.clone(),
+        testbed: Some(testbed.clone()),
+    };
+    // Of this history only its newest runs (all those just stored, and the window before
+    // them), of their results only the touched keys, and of those only the stored points:
+    // memory and time stay small however long the history.
+    let window = defaults::ALERT_WINDOW_RUNS.max(stored + defaults::ALERT_WINDOW_EDGE);
+    let candidates = store.query_runs(&RunQuery {
+        history_branch: Some(branch.clone()),
+        testbed: Some(testbed.clone()),
+        keys: Some(keys.into_iter().collect()),
+        newest: Some(window),
+        samples: false,
+        fingerprints: false,
+    })?;
+    let partial = candidates.len() >= window;
+    let reach = Reach {
+        first: if partial {
+            defaults::ALERT_WINDOW_EDGE
+        } else {
+            0
+        },
+        whole: !partial,
+    };
+    // Runs without a branch count as the history branch's only.
+    let runs: Vec<Run> = candidates
+        .into_iter()
+        .filter(|r| r.project == *project)
+        .filter(|r| r.branch.is_some() || *branch == settings.history_branch)
+        .filter(|r| filter.admits(r))
+        .collect();
+    let (mut upserts, mut transitions) = (Vec::new(), Vec::new());
+    for s in series(&runs, &filter, &DetectConfig::default()) {
+        let mut found = detect_alerts(&s, &runs, project, branch, &settings.rules, now);
+        found.retain(|step| step.index >= reach.first);
+        let reconciled = reconcile(&s, &runs, existing, found, &settings.rules);
+        let named = alert_series(&s, project, branch);
+        transitions.extend(settle(&s, &runs, &named, existing, &reconciled, reach, now));
+        upserts.extend(reconciled);
+    }
+    Ok((upserts, transitions))
 }
 
 /// Which alerts `pitwall alerts` lists.
@@ -313,5 +371,6 @@ pub fn record_culprit(
     )
 }
 
+mod code_change;
 #[cfg(test)]
 mod tests;

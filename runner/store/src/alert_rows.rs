@@ -2,7 +2,7 @@
 //! and PostgreSQL stores so both keep the same columns, order the same way and report stored
 //! garbage (an unknown status or kind) as `StoreError::Corrupt`.
 
-use pitwall_schema::{Alert, AlertKind, AlertSeries, AlertStatus};
+use pitwall_schema::{Alert, AlertKind, AlertLabel, AlertSeries, AlertStatus};
 
 use super::StoreError;
 use super::rows::corrupt;
@@ -10,7 +10,7 @@ use super::rows::corrupt;
 /// The columns of an alert, in the order every statement names them.
 pub(super) const COLUMNS: &str = "id, project, testbed, branch, bench_key, measure, kind, status, \
      last_good, first_bad, first_bad_run, before_value, after_value, rel_change, ci_low, \
-     ci_high, note, culprit, created_at, updated_at";
+     ci_high, note, culprit, created_at, updated_at, more_points, label";
 
 /// How lists are ordered: oldest first, then by id, so every store lists alike.
 pub(super) const ORDER: &str = "ORDER BY created_at, id";
@@ -38,6 +38,8 @@ pub(super) struct AlertRow {
     pub culprit: Option<String>,
     pub created_at: String,
     pub updated_at: String,
+    pub more_points: Option<i64>,
+    pub label: Option<String>,
 }
 
 impl AlertRow {
@@ -55,6 +57,25 @@ impl AlertRow {
                 format!("alert {}: unknown kind `{}`", self.id, self.kind),
             )
         })?;
+        let more_points = self
+            .more_points
+            .map(|n| {
+                u32::try_from(n).map_err(|_| {
+                    corrupt(
+                        store,
+                        format!("alert {}: more_points `{n}` out of range", self.id),
+                    )
+                })
+            })
+            .transpose()?;
+        let label = self
+            .label
+            .map(|l| {
+                AlertLabel::parse(&l).ok_or_else(|| {
+                    corrupt(store, format!("alert {}: unknown label `{l}`", self.id))
+                })
+            })
+            .transpose()?;
         Ok(Alert {
             id: self.id,
             status,
@@ -75,10 +96,17 @@ impl AlertRow {
             ci: self.ci_low.zip(self.ci_high),
             note: self.note,
             culprit: self.culprit,
+            more_points,
+            label,
             created_at: self.created_at,
             updated_at: self.updated_at,
         })
     }
+}
+
+/// An alert's `more_points` as the stores bind it.
+pub(super) fn more_points(a: &Alert) -> Option<i64> {
+    a.more_points.map(i64::from)
 }
 
 /// The error for an alert id no stored alert has.

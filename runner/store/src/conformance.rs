@@ -381,6 +381,11 @@ macro_rules! store_conformance_tests {
             crate::conformance::alerts::upserts_keep_status_and_note(&mut *store);
         }
         #[test]
+        fn conformance_alert_transitions_yield_to_triage() {
+            let (_guard, mut store) = $open;
+            crate::conformance::alerts::transitions_yield_to_triage(&mut *store);
+        }
+        #[test]
         fn conformance_unknown_alert_ids_are_refused() {
             let (_guard, mut store) = $open;
             crate::conformance::alerts::unknown_alert_ids_are_refused(&mut *store);

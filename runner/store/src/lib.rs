@@ -29,7 +29,9 @@ pub use rows::point_of;
 pub use sqlite::SqliteStore;
 pub use url::StoreUrl;
 
-use pitwall_schema::{Alert, AlertUpdate, Exclusion, Run, RunStatus, SampleSummary};
+use pitwall_schema::{
+    Alert, AlertTransition, AlertUpdate, Exclusion, Run, RunStatus, SampleSummary,
+};
 
 /// One line of `pitwall runs`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -172,6 +174,12 @@ pub trait Store {
     /// A person's change to alert `id` (exact id); `StoreError::NoAlert` when none has it.
     /// Returns the alert as stored after the change.
     fn update_alert(&mut self, id: &str, change: &AlertUpdate) -> Result<Alert, StoreError>;
+
+    /// Detection's own changes of status, in one transaction: each alert whose stored status
+    /// is still the change's `from` gets its `to` (and note, when given, and `updated_at`), or
+    /// is deleted when `to` is `None`; an alert whose status changed meanwhile (a person
+    /// triaged it) or that is gone is left alone. Returns how many alerts changed.
+    fn transition_alerts(&mut self, changes: &[AlertTransition]) -> Result<usize, StoreError>;
 
     /// Replaces the raw samples of run `id`'s results (full id) with the summaries given, one
     /// per result in order (`None` leaves a result as it is), in one transaction; returns how

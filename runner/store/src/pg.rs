@@ -374,6 +374,14 @@ impl Store for PgStore {
         pg_alerts::update(self.client.get_mut(), &store, id, change)
     }
 
+    fn transition_alerts(
+        &mut self,
+        changes: &[pitwall_schema::AlertTransition],
+    ) -> Result<usize, StoreError> {
+        let store = self.describe();
+        pg_alerts::transition(self.client.get_mut(), &store, changes)
+    }
+
     fn prune_samples(
         &mut self,
         id: &str,

@@ -1,11 +1,11 @@
 //! The PostgreSQL store's alerts, as `sqlite_alerts` does them: upserting what detection found
 //! without touching what people decided, listing, and a person's update of one alert.
 
-use pitwall_schema::{Alert, AlertUpdate};
+use pitwall_schema::{Alert, AlertTransition, AlertUpdate};
 use postgres::{Client, GenericClient, Row};
 
 use super::StoreError;
-use super::alert_rows::{AlertRow, no_alert};
+use super::alert_rows::{AlertRow, more_points, no_alert};
 use super::pg_conn::backend;
 use super::sql::queries::POSTGRES;
 
@@ -31,6 +31,8 @@ fn row(r: &Row) -> AlertRow {
         culprit: r.get(17),
         created_at: r.get(18),
         updated_at: r.get(19),
+        more_points: r.get(20),
+        label: r.get(21),
     }
 }
 
@@ -43,6 +45,7 @@ pub(super) fn upsert(client: &mut Client, store: &str, alerts: &[Alert]) -> Resu
     let stmt = tx.prepare(&POSTGRES.upsert_alert).map_err(&be)?;
     for a in alerts {
         let (ci_low, ci_high) = (a.ci.map(|c| c.0), a.ci.map(|c| c.1));
+        let (more, label) = (more_points(a), a.label.map(|l| l.as_str()));
         tx.execute(
             &stmt,
             &[
@@ -66,6 +69,8 @@ pub(super) fn upsert(client: &mut Client, store: &str, alerts: &[Alert]) -> Resu
                 &a.culprit,
                 &a.created_at,
                 &a.updated_at,
+                &more,
+                &label,
             ],
         )
         .map_err(&be)?;
@@ -109,4 +114,29 @@ pub(super) fn update(
     let alert = row(&updated).decode(store)?;
     tx.commit().map_err(&be)?;
     Ok(alert)
+}
+
+/// Applies detection's own status changes in one transaction, each only while the stored
+/// status is still its `from`; returns how many alerts changed.
+pub(super) fn transition(
+    client: &mut Client,
+    store: &str,
+    changes: &[AlertTransition],
+) -> Result<usize, StoreError> {
+    let be = backend(store);
+    let mut tx = client.transaction().map_err(&be)?;
+    let mut n = 0;
+    for c in changes {
+        let from = c.from.as_str();
+        n += match c.to {
+            Some(to) => tx.execute(
+                &POSTGRES.transition_alert,
+                &[&c.id, &from, &to.as_str(), &c.note, &c.updated_at],
+            ),
+            None => tx.execute(&POSTGRES.delete_alert_in_status, &[&c.id, &from]),
+        }
+        .map_err(&be)?;
+    }
+    tx.commit().map_err(&be)?;
+    Ok(usize::try_from(n).unwrap_or(usize::MAX))
 }

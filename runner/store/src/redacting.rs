@@ -121,6 +121,20 @@ impl Store for RedactingStore {
         self.inner.update_alert(id, change).map(|a| self.alert(a))
     }
 
+    fn transition_alerts(
+        &mut self,
+        changes: &[pitwall_schema::AlertTransition],
+    ) -> Result<usize, StoreError> {
+        let clean: Vec<_> = changes
+            .iter()
+            .map(|c| pitwall_schema::AlertTransition {
+                note: c.note.clone().map(|n| self.text(n)),
+                ..c.clone()
+            })
+            .collect();
+        self.inner.transition_alerts(&clean)
+    }
+
     fn prune_samples(
         &mut self,
         id: &str,

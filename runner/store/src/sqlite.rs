@@ -425,6 +425,14 @@ impl Store for SqliteStore {
         sqlite_alerts::update(&mut self.conn, &store, id, change)
     }
 
+    fn transition_alerts(
+        &mut self,
+        changes: &[pitwall_schema::AlertTransition],
+    ) -> Result<usize, StoreError> {
+        let store = self.describe();
+        sqlite_alerts::transition(&mut self.conn, &store, changes)
+    }
+
     fn prune_samples(
         &mut self,
         id: &str,

@@ -2,11 +2,11 @@
 //! decided, listing, and a person's update of one alert. Kept apart from `sqlite.rs`, which
 //! holds the runs.
 
-use pitwall_schema::{Alert, AlertUpdate};
+use pitwall_schema::{Alert, AlertTransition, AlertUpdate};
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
 use super::StoreError;
-use super::alert_rows::{AlertRow, no_alert};
+use super::alert_rows::{AlertRow, more_points, no_alert};
 use super::sql::queries::SQLITE;
 use super::sqlite_codec::backend;
 
@@ -32,6 +32,8 @@ fn row(r: &Row<'_>) -> rusqlite::Result<AlertRow> {
         culprit: r.get(17)?,
         created_at: r.get(18)?,
         updated_at: r.get(19)?,
+        more_points: r.get(20)?,
+        label: r.get(21)?,
     })
 }
 
@@ -71,6 +73,8 @@ pub(super) fn upsert(
                 a.culprit,
                 a.created_at,
                 a.updated_at,
+                more_points(a),
+                a.label.map(|l| l.as_str()),
             ])
             .map_err(&be)?;
         }
@@ -120,4 +124,33 @@ pub(super) fn update(
         .decode(store)?;
     tx.commit().map_err(&be)?;
     Ok(stored)
+}
+
+/// Applies detection's own status changes in one write transaction, each only while the
+/// stored status is still its `from`; returns how many alerts changed.
+pub(super) fn transition(
+    conn: &mut Connection,
+    store: &str,
+    changes: &[AlertTransition],
+) -> Result<usize, StoreError> {
+    let be = backend(store);
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(&be)?;
+    let mut n = 0;
+    for c in changes {
+        n += match c.to {
+            Some(to) => tx.execute(
+                &SQLITE.transition_alert,
+                params![c.id, c.from.as_str(), to.as_str(), c.note, c.updated_at],
+            ),
+            None => tx.execute(
+                &SQLITE.delete_alert_in_status,
+                params![c.id, c.from.as_str()],
+            ),
+        }
+        .map_err(&be)?;
+    }
+    tx.commit().map_err(&be)?;
+    Ok(n)
 }

@@ -1,14 +1,16 @@
 //! The alert rule over histories: which change points of a history series become alerts, with
 //! the commit range and an interval for the size of the step, and how a re-detected step is
 //! matched to the alert already stored for it, so re-running detection never duplicates an
-//! alert or resets what people decided about it.
+//! alert or resets what people decided about it. A suspected step at a series' tip is a
+//! `suspected` alert, which detection alone promotes or deletes ([`settle`], which also
+//! dismisses an untriaged alert whose step is no longer detected).
 //!
 //! The interval is a percentile bootstrap of the ratio of the medians of the two segments
 //! around the step (Efron & Tibshirani, *An Introduction to the Bootstrap*, 1993, §13.3), the
 //! per-run medians of each segment resampled independently with a fixed seed
 //! (`pitwall_stats::ratio_of_medians_ci`), so the same history always gives the same interval.
 
-use pitwall_schema::{Alert, AlertKind, AlertSeries, Run};
+use pitwall_schema::{Alert, AlertKind, AlertSeries, AlertStatus, AlertTransition, Run};
 use pitwall_stats::ab::ratio_of_medians_ci;
 
 use crate::history::Series;
@@ -52,9 +54,11 @@ pub struct DetectedStep {
 
 /// The alerts of one series: every change point whose step exceeds the threshold of the
 /// series' suite (as `compare` judges it), a regression
-/// (`active`) when it makes the measure worse, an `improvement` otherwise. `runs` are the runs
-/// the series was built from; `project` and `branch` name the series with its testbed and key;
-/// `now` stamps new alerts.
+/// (`active`) when it makes the measure worse, an `improvement` otherwise; and the suspected
+/// step at its tip (`Series::suspected`) when it passes the same threshold, as an alert with
+/// status `suspected` that says how many more runs would confirm or clear it. `runs` are the
+/// runs the series was built from; `project` and `branch` name the series with its testbed and
+/// key; `now` stamps new alerts.
 pub fn detect_alerts(
     series: &Series,
     runs: &[Run],
@@ -63,16 +67,16 @@ pub fn detect_alerts(
     rules: &AlertRules,
     now: &str,
 ) -> Vec<DetectedStep> {
-    let commit = |i: usize| &runs[series.points[i].run].commit;
+    let at = StepAt {
+        series,
+        runs,
+        s: alert_series(series, project, branch),
+        rules,
+        now,
+    };
     let mut out = Vec::new();
     for (ci, change) in series.changes.iter().enumerate() {
         let idx = change.index;
-        if idx == 0 || idx >= series.points.len() || !change.rel_change.is_finite() {
-            continue;
-        }
-        if change.rel_change.abs() * 100.0 <= rules.threshold_for(&series.suite) {
-            continue;
-        }
         let start = ci
             .checked_sub(1)
             .map_or(0, |p| series.changes[p].index.min(idx));
@@ -80,53 +84,103 @@ pub fn detect_alerts(
             .changes
             .get(ci + 1)
             .map_or(series.points.len(), |n| n.index.max(idx));
+        let numbers = (change.before, change.after, change.rel_change);
+        out.extend(at.step(start..idx, idx..end, numbers, None));
+    }
+    if let Some(tip) = &series.suspected {
+        let start = series.changes.last().map_or(0, |c| c.index.min(tip.index));
+        let numbers = (tip.before, tip.after, tip.rel_change);
+        let more = u32::try_from(tip.more_points).unwrap_or(u32::MAX);
+        let range = (start..tip.index, tip.index..series.points.len());
+        out.extend(at.step(range.0, range.1, numbers, Some(more)));
+    }
+    out
+}
+
+/// The series an alert of `series` names.
+pub fn alert_series(series: &Series, project: &str, branch: &str) -> AlertSeries {
+    AlertSeries {
+        project: project.to_string(),
+        testbed: series.testbed.clone(),
+        branch: branch.to_string(),
+        key: series.key.clone(),
+        measure: series.measure.clone(),
+    }
+}
+
+/// What every step of one series shares while it becomes an alert.
+struct StepAt<'a> {
+    series: &'a Series,
+    runs: &'a [Run],
+    s: AlertSeries,
+    rules: &'a AlertRules,
+    now: &'a str,
+}
+
+impl StepAt<'_> {
+    /// The step starting at point `after.start` (its segments `before` and `after`, its
+    /// numbers `(before, after, rel_change)`) as an alert, when it passes the threshold;
+    /// `suspected` holds the runs that would confirm a suspected step.
+    fn step(
+        &self,
+        before: std::ops::Range<usize>,
+        after: std::ops::Range<usize>,
+        (level_before, level_after, rel_change): (f64, f64, f64),
+        suspected: Option<u32>,
+    ) -> Option<DetectedStep> {
+        let (series, runs) = (self.series, self.runs);
+        let idx = after.start;
+        if idx == 0 || idx >= series.points.len() || !rel_change.is_finite() {
+            return None;
+        }
+        if rel_change.abs() * 100.0 <= self.rules.threshold_for(&series.suite) {
+            return None;
+        }
+        let commit = |i: usize| &runs[series.points[i].run].commit;
         let medians = |r: std::ops::Range<usize>| -> Vec<f64> {
             series.points[r].iter().map(|p| p.median).collect()
         };
         let interval = ratio_of_medians_ci(
-            &medians(start..idx),
-            &medians(idx..end),
-            rules.resamples,
-            rules.level,
-            rules.seed,
+            &medians(before),
+            &medians(after),
+            self.rules.resamples,
+            self.rules.level,
+            self.rules.seed,
         )
         .ok()
         .map(|r| (r.ci.0 - 1.0, r.ci.1 - 1.0));
-        let kind = if series.is_worse(change.rel_change) {
+        let kind = if series.is_worse(rel_change) {
             AlertKind::Regression
         } else {
             AlertKind::Improvement
         };
-        let s = AlertSeries {
-            project: project.to_string(),
-            testbed: series.testbed.clone(),
-            branch: branch.to_string(),
-            key: series.key.clone(),
-            measure: series.measure.clone(),
-        };
         let first_bad = commit(idx).clone();
-        out.push(DetectedStep {
+        Some(DetectedStep {
             alert: Alert {
-                id: alert_id(&s, kind, &first_bad),
-                status: kind.initial_status(),
+                id: alert_id(&self.s, kind, &first_bad),
+                status: match suspected {
+                    Some(_) => AlertStatus::Suspected,
+                    None => kind.initial_status(),
+                },
                 kind,
-                series: s,
+                series: self.s.clone(),
                 last_good: commit(idx - 1).clone(),
                 first_bad,
                 first_bad_run: runs[series.points[idx].run].id.clone(),
-                before: change.before,
-                after: change.after,
-                rel_change: change.rel_change,
+                before: level_before,
+                after: level_after,
+                rel_change,
                 ci: interval,
                 note: None,
                 culprit: None,
-                created_at: now.to_string(),
-                updated_at: now.to_string(),
+                more_points: suspected,
+                label: None,
+                created_at: self.now.to_string(),
+                updated_at: self.now.to_string(),
             },
             index: idx,
-        });
+        })
     }
-    out
 }
 
 /// The stable id of a new alert: 12 hex digits of the 64-bit FNV-1a hash of the series, the
@@ -155,7 +209,10 @@ pub fn alert_id(series: &AlertSeries, kind: AlertKind, first_bad: &str) -> Strin
 /// kind (its place found by its `first_bad_run` among the series' points) takes that alert's
 /// id, status, note, culprit and `created_at` and brings only its numbers and commits up to
 /// date; any other step is a new alert. Each stored alert matches at most one step (the
-/// nearest). `existing` may hold alerts of other series; they are ignored.
+/// nearest). A stored `suspected` alert matched by a confirmed step takes the step's status
+/// (`active` or `improvement`: it is promoted, same id); every other stored status stays.
+/// `more_points` is kept only while the alert is `suspected`. `existing` may hold alerts of
+/// other series; they are ignored.
 pub fn reconcile(
     series: &Series,
     runs: &[Run],
@@ -184,9 +241,17 @@ pub fn reconcile(
             Some((i, _)) => {
                 taken[i] = true;
                 let old = &existing[i];
+                let status = match old.status {
+                    AlertStatus::Suspected => new.status,
+                    kept => kept,
+                };
+                let new = Alert {
+                    more_points: new.more_points.filter(|_| status == AlertStatus::Suspected),
+                    ..new
+                };
                 out.push(Alert {
                     id: old.id.clone(),
-                    status: old.status,
+                    status,
                     note: old.note.clone(),
                     culprit: old.culprit.clone(),
                     created_at: old.created_at.clone(),
@@ -199,6 +264,86 @@ pub fn reconcile(
                 });
             }
             None => out.push(new),
+        }
+    }
+    out
+}
+
+/// Which stored alerts of a series re-detection may judge: those whose first bad run (or
+/// commit) is among the series' points from `first` on; with `whole`, the series was read from
+/// its first run, so an alert whose run is not among the points at all (excluded since, say)
+/// is judged too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reach {
+    pub first: usize,
+    pub whole: bool,
+}
+
+/// The note of an untriaged alert detection dismissed because its step went away.
+pub const NO_LONGER_DETECTED: &str = "no longer detected";
+
+/// Detection's own changes of status after re-detecting one series (`reconciled` is what
+/// [`reconcile`] returned for it): a stored `suspected` alert that was matched to a confirmed
+/// step is promoted to that step's status; a stored `suspected` alert matched by nothing is
+/// deleted; an untriaged `active` alert (no note, no culprit: nobody has touched it) matched by
+/// nothing is `dismissed` with the note "no longer detected". Only alerts of this series
+/// (`named`, as [`alert_series`] names it) within `reach` are judged; acknowledged,
+/// dismissed, fixed, expected and improvement alerts are never changed. The store applies each
+/// change only while the stored status is still the one seen here.
+pub fn settle(
+    series: &Series,
+    runs: &[Run],
+    named: &AlertSeries,
+    existing: &[Alert],
+    reconciled: &[Alert],
+    reach: Reach,
+    now: &str,
+) -> Vec<AlertTransition> {
+    let place = |a: &Alert| {
+        let by_run = series
+            .points
+            .iter()
+            .position(|p| runs[p.run].id == a.first_bad_run);
+        by_run.or_else(|| {
+            series
+                .points
+                .iter()
+                .position(|p| runs[p.run].commit == a.first_bad)
+        })
+    };
+    let change = |a: &Alert, to: Option<AlertStatus>, note: Option<&str>| AlertTransition {
+        id: a.id.clone(),
+        from: a.status,
+        to,
+        note: note.map(str::to_string),
+        updated_at: now.to_string(),
+    };
+    let mut out = Vec::new();
+    for old in existing
+        .iter()
+        .filter(|a| a.series == *named && a.status.is_detection_owned())
+    {
+        match reconciled.iter().find(|a| a.id == old.id) {
+            Some(found) if found.status != old.status => {
+                out.push(change(old, Some(found.status), None));
+            }
+            Some(_) => {}
+            None => {
+                let judged = match place(old) {
+                    Some(i) => i >= reach.first,
+                    None => reach.whole,
+                };
+                if !judged {
+                    continue;
+                }
+                match old.status {
+                    AlertStatus::Suspected => out.push(change(old, None, None)),
+                    AlertStatus::Active if old.note.is_none() && old.culprit.is_none() => out.push(
+                        change(old, Some(AlertStatus::Dismissed), Some(NO_LONGER_DETECTED)),
+                    ),
+                    _ => {}
+                }
+            }
         }
     }
     out

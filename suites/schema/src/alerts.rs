@@ -7,11 +7,14 @@ use serde::{Deserialize, Serialize};
 
 /// Where an alert stands. A regression starts `active`; people move it to one of the triage
 /// states (`acknowledged`, `dismissed`, `fixed`, `expected`). A step that made the benchmark
-/// better is recorded as `improvement` and needs nobody's attention.
+/// better is recorded as `improvement` and needs nobody's attention. A step at the tip of a
+/// series with too few runs after it is `suspected`: detection alone owns it, promoting it
+/// when the step is confirmed or deleting it when it clears.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AlertStatus {
     Active,
+    Suspected,
     Acknowledged,
     Dismissed,
     Fixed,
@@ -21,8 +24,9 @@ pub enum AlertStatus {
 
 impl AlertStatus {
     /// Every status, in the order lists show them (open first).
-    pub const ALL: [AlertStatus; 6] = [
+    pub const ALL: [AlertStatus; 7] = [
         AlertStatus::Active,
+        AlertStatus::Suspected,
         AlertStatus::Acknowledged,
         AlertStatus::Improvement,
         AlertStatus::Expected,
@@ -34,6 +38,7 @@ impl AlertStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             AlertStatus::Active => "active",
+            AlertStatus::Suspected => "suspected",
             AlertStatus::Acknowledged => "acknowledged",
             AlertStatus::Dismissed => "dismissed",
             AlertStatus::Fixed => "fixed",
@@ -51,8 +56,15 @@ impl AlertStatus {
         self == AlertStatus::Active
     }
 
-    /// Whether a person may set this status (`pitwall alert ack|dismiss|fix|expect`); `active`
-    /// and `improvement` are only ever set by detection.
+    /// Whether detection owns this status and may still change it: `suspected` (promoted or
+    /// deleted) and `active` (dismissed when its step is no longer detected). Every other
+    /// status is never changed by detection.
+    pub fn is_detection_owned(self) -> bool {
+        matches!(self, AlertStatus::Active | AlertStatus::Suspected)
+    }
+
+    /// Whether a person may set this status (`pitwall alert ack|dismiss|fix|expect`); `active`,
+    /// `suspected` and `improvement` are only ever set by detection.
     pub fn is_triage(self) -> bool {
         matches!(
             self,
@@ -112,6 +124,44 @@ impl AlertKind {
     }
 }
 
+/// What detection noticed about an alert's step besides its numbers, stored with it and shown
+/// wherever the alert is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AlertLabel {
+    /// The first bad commit touches none of `[history] code_paths`.
+    NoCodeChanged,
+}
+
+impl AlertLabel {
+    /// The stable text form used in JSON and the store.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlertLabel::NoCodeChanged => "no-code-changed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<AlertLabel> {
+        match s {
+            "no-code-changed" => Some(AlertLabel::NoCodeChanged),
+            _ => None,
+        }
+    }
+
+    /// What people read.
+    pub fn message(self) -> &'static str {
+        match self {
+            AlertLabel::NoCodeChanged => "no code changed: environment or noise suspected",
+        }
+    }
+}
+
+impl std::fmt::Display for AlertLabel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
 /// One history series: (project, testbed, branch, benchmark key, measure). The key
 /// (`suite/name[params]/measure`) already ends in the measure; the measure is kept apart for
 /// lists and filters.
@@ -151,6 +201,12 @@ pub struct Alert {
     pub note: Option<String>,
     /// The commit `pitwall alert bisect` found between `last_good` and `first_bad`.
     pub culprit: Option<String>,
+    /// For a `suspected` alert: how many more runs would confirm or clear its step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub more_points: Option<u32>,
+    /// What detection noticed about the step (`no code changed: …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<AlertLabel>,
     /// RFC 3339 times.
     pub created_at: String,
     pub updated_at: String,
@@ -168,7 +224,26 @@ impl Alert {
             || bits(self.after) != bits(other.after)
             || bits(self.rel_change) != bits(other.rel_change)
             || ci_bits(self.ci) != ci_bits(other.ci)
+            || self.more_points != other.more_points
+            || self.label != other.label
     }
+}
+
+/// A change of status detection makes on its own (`suspected` promoted to `active`, an
+/// untriaged alert whose step is gone dismissed, a cleared `suspected` alert deleted). The store
+/// applies it only while the stored status is still `from`, so a person's triage in between
+/// always wins.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlertTransition {
+    pub id: String,
+    /// The status detection saw.
+    pub from: AlertStatus,
+    /// The new status; `None` deletes the alert.
+    pub to: Option<AlertStatus>,
+    /// Replaces the stored note when given.
+    pub note: Option<String>,
+    /// RFC 3339 time of the change.
+    pub updated_at: String,
 }
 
 /// A person's change to an alert (`pitwall alert ack|dismiss|fix|expect|bisect`); fields left
@@ -201,6 +276,14 @@ mod tests {
             .filter(|s| s.is_triage())
             .collect();
         assert_eq!(triage.len(), 4);
+        assert!(!AlertStatus::Suspected.is_open() && !AlertStatus::Suspected.is_triage());
+        assert_eq!(
+            AlertStatus::parse("suspected"),
+            Some(AlertStatus::Suspected)
+        );
+        let l = AlertLabel::NoCodeChanged;
+        assert_eq!(AlertLabel::parse(l.as_str()), Some(l));
+        assert_eq!(serde_json::to_string(&l).unwrap(), "\"no-code-changed\"");
         assert!(AlertStatus::Active.is_open() && !AlertStatus::Improvement.is_open());
         for k in [AlertKind::Regression, AlertKind::Improvement] {
             assert_eq!(AlertKind::parse(k.as_str()), Some(k));

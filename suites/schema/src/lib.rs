@@ -22,7 +22,9 @@ pub mod sections;
 pub mod time;
 pub mod work;
 
-pub use alerts::{Alert, AlertKind, AlertSeries, AlertStatus, AlertUpdate};
+pub use alerts::{
+    Alert, AlertKind, AlertLabel, AlertSeries, AlertStatus, AlertTransition, AlertUpdate,
+};
 pub use backend::{Backend, BackendError, SuiteKind};
 pub use benchmark::{
     Annotated, BenchError, Benchmark, BenchmarkId, Ceiling, Conversion, MetricSpec, SamplingHint,

@@ -25,6 +25,7 @@ pub struct AlertsArgs {
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum AlertStatusArg {
     Active,
+    Suspected,
     Acknowledged,
     Dismissed,
     Fixed,

@@ -110,7 +110,10 @@ impl Ctx<'_> {
             keep(&mut errors, self.alerts(raw.alerts.unwrap_or_default())).unwrap_or_default();
         let gpu = keep(&mut errors, self.gpu(raw.gpu.unwrap_or_default())).unwrap_or_default();
         let testbed = keep(&mut errors, self.testbed(raw.testbed)).flatten();
-        let history_branch = keep(&mut errors, self.history_branch(raw.history))
+        let mut history = raw.history.unwrap_or_default();
+        let code_paths =
+            keep(&mut errors, self.code_paths(history.code_paths.take())).unwrap_or_default();
+        let history_branch = keep(&mut errors, self.history_branch(Some(history)))
             .unwrap_or_else(|| crate::defaults::HISTORY_BRANCH.to_string());
         let ci = keep(&mut errors, self.ci(raw.ci.unwrap_or_default())).unwrap_or_default();
         let backend = keep(&mut errors, self.backend(raw.suites.unwrap_or_default()))
@@ -149,6 +152,7 @@ impl Ctx<'_> {
             gpu,
             testbed,
             history_branch,
+            code_paths,
             backend,
             suites,
         })

@@ -39,6 +39,10 @@ pub struct Config {
     /// `[history] branch`: the branch whose `history` runs are the history. Not in the hash.
     #[serde(skip)]
     pub history_branch: String,
+    /// `[history] code_paths`: which paths count as code (an alert whose first bad commit
+    /// touches none says so). Changes no measurement: not in the hash.
+    #[serde(skip)]
+    pub code_paths: super::CodePaths,
     /// `[suites] backend`: which backend runs the built-in suites. Left out of the hash when
     /// `auto`, so configurations written before the key existed keep their hash.
     #[serde(skip_serializing_if = "BackendChoice::is_auto")]
@@ -385,6 +389,7 @@ impl Config {
             gpu: GpuConfig::default(),
             testbed: None,
             history_branch: crate::defaults::HISTORY_BRANCH.to_string(),
+            code_paths: super::CodePaths::default(),
             backend: crate::defaults::BACKEND,
             suites: SuiteKind::ALL
                 .into_iter()

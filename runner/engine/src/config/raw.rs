@@ -125,11 +125,12 @@ pub struct RawTestbed {
     pub name: Option<Spanned<String>>,
 }
 
-/// `[history]`: which branch is the history.
+/// `[history]`: which branch is the history, which paths are code.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawHistory {
     pub branch: Option<Spanned<String>>,
+    pub code_paths: Option<Spanned<Vec<String>>>,
 }
 
 /// `[suites]`: settings of every built-in suite.
@@ -210,7 +211,7 @@ pub fn valid_keys(section: &str) -> &'static str {
         "project" => "name, build, env_pass",
         "store" => "url",
         "testbed" => "name",
-        "history" => "branch",
+        "history" => "branch, code_paths",
         "suites" => "backend",
         "sampling" => "warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s",
         "thresholds" => "regression_pct, threshold_pct",

@@ -15,6 +15,8 @@ fn settings() -> AlertSettings {
     AlertSettings {
         rules: rules(&Config::builtin_default("p")),
         history_branch: "main".into(),
+        code_paths: CodePaths::default(),
+        repo: None,
     }
 }
 
@@ -162,6 +164,8 @@ fn open_alerts_sort_first() {
             ci: None,
             note: None,
             culprit: None,
+            more_points: None,
+            label: None,
             created_at: created.into(),
             updated_at: created.into(),
         }
@@ -245,4 +249,93 @@ fn a_long_history_keeps_old_alerts_and_finds_new_steps() {
     let second = alerts.iter().find(|a| a.id != alert_ids[0]).unwrap();
     assert_eq!(second.first_bad, format!("{:040x}", total - 30));
     assert_eq!(second.status, AlertStatus::Active);
+}
+
+/// Five runs before a +13% step and two after: one `suspected` alert, stored but not new;
+/// three more runs promote it to `active` under the same id, and only then is it new.
+#[test]
+fn a_suspected_alert_is_stored_quietly_and_promoted_when_confirmed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("s.db")).unwrap();
+    let level = |i: usize| if i < 5 { 100.0 } else { 113.0 };
+    let mut new = Vec::new();
+    let mut suspected = Vec::new();
+    for i in 0..7 {
+        let out = store_one(&mut store, run(i, "h200-a", level(i)), "t0");
+        new.extend(out.new);
+        suspected.extend(out.suspected);
+    }
+    assert!(new.is_empty(), "{new:?}");
+    let stored = store.list_alerts().unwrap();
+    assert_eq!(stored.len(), 1, "{stored:#?}");
+    let sus = &stored[0];
+    assert_eq!(
+        (sus.status, sus.more_points),
+        (AlertStatus::Suspected, Some(3))
+    );
+    assert_eq!(sus.first_bad, format!("{:040x}", 5));
+    assert!(suspected.iter().any(|a| a.id == sus.id));
+    for i in 7..10 {
+        new.extend(store_one(&mut store, run(i, "h200-a", level(i)), "t1").new);
+    }
+    let after = store.list_alerts().unwrap();
+    assert_eq!(after.len(), 1, "{after:#?}");
+    assert_eq!(after[0].id, sus.id);
+    assert_eq!(
+        (after[0].status, after[0].more_points),
+        (AlertStatus::Active, None)
+    );
+    assert_eq!(new.len(), 1);
+    assert_eq!(
+        (new[0].id.as_str(), new[0].status),
+        (sus.id.as_str(), AlertStatus::Active)
+    );
+}
+
+/// The runs behind a step taken out of the history: on the next re-detection the untriaged
+/// alert is dismissed as "no longer detected"; an acknowledged one stays as it is.
+#[test]
+fn an_untriaged_alert_whose_step_went_away_is_dismissed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("s.db")).unwrap();
+    for bed in ["h200-a", "cpu-b"] {
+        for i in 0..30 {
+            store_one(
+                &mut store,
+                run(i, bed, if i < 18 { 100.0 } else { 108.0 }),
+                "t0",
+            );
+        }
+    }
+    let alerts = store.list_alerts().unwrap();
+    assert_eq!(alerts.len(), 2, "{alerts:#?}");
+    let acked = alerts.iter().find(|a| a.series.testbed == "cpu-b").unwrap();
+    let ack = AlertUpdate {
+        status: Some(AlertStatus::Acknowledged),
+        note: Some("known".into()),
+        culprit: None,
+        updated_at: "t1".into(),
+    };
+    store.update_alert(&acked.id, &ack).unwrap();
+    for bed in ["h200-a", "cpu-b"] {
+        for i in 18..30 {
+            assert!(store.delete_run(&format!("{bed}-{i:03}")).unwrap());
+        }
+        let out = store_one(&mut store, run(30, bed, 100.0), "t2");
+        assert!(out.new.is_empty(), "{out:?}");
+    }
+    let alerts = store.list_alerts().unwrap();
+    let gone = alerts
+        .iter()
+        .find(|a| a.series.testbed == "h200-a")
+        .unwrap();
+    assert_eq!(
+        (gone.status, gone.note.as_deref(), gone.updated_at.as_str()),
+        (AlertStatus::Dismissed, Some("no longer detected"), "t2")
+    );
+    let kept = alerts.iter().find(|a| a.series.testbed == "cpu-b").unwrap();
+    assert_eq!(
+        (kept.status, kept.note.as_deref()),
+        (AlertStatus::Acknowledged, Some("known"))
+    );
 }

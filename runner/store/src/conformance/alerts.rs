@@ -2,7 +2,9 @@
 //! `store_conformance_tests!`: exact round trips, upserts that keep what people decided, and
 //! updates of unknown ids refused by name.
 
-use pitwall_schema::{Alert, AlertKind, AlertSeries, AlertStatus, AlertUpdate};
+use pitwall_schema::{
+    Alert, AlertKind, AlertLabel, AlertSeries, AlertStatus, AlertTransition, AlertUpdate,
+};
 
 use crate::{Store, StoreError};
 
@@ -27,6 +29,8 @@ pub(crate) fn alert(id: &str, created_at: &str) -> Alert {
         ci: Some((0.07, 0.09)),
         note: None,
         culprit: None,
+        more_points: None,
+        label: None,
         created_at: created_at.into(),
         updated_at: created_at.into(),
     }
@@ -109,6 +113,107 @@ pub(crate) fn upserts_keep_status_and_note(store: &mut dyn Store) {
         .unwrap();
     assert_eq!(fixed.status, AlertStatus::Fixed);
     assert_eq!(fixed.note.as_deref(), Some("known: new allocator"));
+}
+
+/// Detection's own status changes (`Store::transition_alerts`): a suspected alert with its
+/// runs and label round-trips and follows detection's numbers; it is promoted or deleted only
+/// while it is still suspected; an untriaged alert is dismissed with a note, a triaged one is
+/// never touched; the upsert never writes the status of a known id.
+pub(crate) fn transitions_yield_to_triage(store: &mut dyn Store) {
+    let change = |id: &str, from, to, note: Option<&str>| AlertTransition {
+        id: id.into(),
+        from,
+        to,
+        note: note.map(str::to_string),
+        updated_at: "2026-12-02T10:00:00Z".into(),
+    };
+    let mut sus = alert("aaaa", "2026-12-01T10:00:00Z");
+    sus.status = AlertStatus::Suspected;
+    sus.more_points = Some(3);
+    sus.label = Some(AlertLabel::NoCodeChanged);
+    let (mut bbbb, cccc) = (alert("bbbb", "t1"), alert("cccc", "t2"));
+    bbbb.status = AlertStatus::Active;
+    let mut dddd = sus.clone();
+    dddd.id = "dddd".into();
+    store
+        .upsert_alerts(&[sus.clone(), bbbb.clone(), cccc.clone(), dddd.clone()])
+        .unwrap();
+    let find = |store: &dyn Store, id: &str| {
+        store
+            .list_alerts()
+            .unwrap()
+            .into_iter()
+            .find(|a| a.id == id)
+    };
+    assert_eq!(find(store, "aaaa"), Some(sus.clone()));
+
+    // Detection's numbers follow (fewer runs needed, no label), its status never.
+    let mut later = sus.clone();
+    later.more_points = Some(2);
+    later.label = None;
+    later.status = AlertStatus::Active;
+    later.updated_at = "2026-12-01T11:00:00Z".into();
+    store.upsert_alerts(&[later]).unwrap();
+    let got = find(store, "aaaa").unwrap();
+    assert_eq!(
+        (got.status, got.more_points, got.label),
+        (AlertStatus::Suspected, Some(2), None)
+    );
+
+    // Promoted once; a second, stale promotion or deletion changes nothing.
+    let promote = change(
+        "aaaa",
+        AlertStatus::Suspected,
+        Some(AlertStatus::Active),
+        None,
+    );
+    assert_eq!(
+        store
+            .transition_alerts(std::slice::from_ref(&promote))
+            .unwrap(),
+        1
+    );
+    let got = find(store, "aaaa").unwrap();
+    assert_eq!(got.status, AlertStatus::Active);
+    assert_eq!(got.updated_at, "2026-12-02T10:00:00Z");
+    let stale = [promote, change("aaaa", AlertStatus::Suspected, None, None)];
+    assert_eq!(store.transition_alerts(&stale).unwrap(), 0);
+    assert_eq!(find(store, "aaaa"), Some(got));
+
+    // A person's triage wins over a dismissal decided before it.
+    store
+        .update_alert(
+            "bbbb",
+            &AlertUpdate {
+                status: Some(AlertStatus::Acknowledged),
+                note: Some("known".into()),
+                culprit: None,
+                updated_at: "2026-12-01T12:00:00Z".into(),
+            },
+        )
+        .unwrap();
+    let gone = Some("no longer detected");
+    let dismiss = |id: &str| change(id, AlertStatus::Active, Some(AlertStatus::Dismissed), gone);
+    assert_eq!(store.transition_alerts(&[dismiss("bbbb")]).unwrap(), 0);
+    let b = find(store, "bbbb").unwrap();
+    assert_eq!(
+        (b.status, b.note.as_deref()),
+        (AlertStatus::Acknowledged, Some("known"))
+    );
+    // An untriaged one is dismissed with the note; a cleared suspected one is deleted.
+    let changes = [
+        dismiss("cccc"),
+        change("dddd", AlertStatus::Suspected, None, None),
+    ];
+    assert_eq!(store.transition_alerts(&changes).unwrap(), 2);
+    let c = find(store, "cccc").unwrap();
+    assert_eq!(
+        (c.status, c.note.as_deref()),
+        (AlertStatus::Dismissed, gone)
+    );
+    assert_eq!(find(store, "dddd"), None);
+    assert_eq!(store.list_alerts().unwrap().len(), 3);
+    assert_eq!(store.transition_alerts(&[]).unwrap(), 0);
 }
 
 /// An update of an id no alert has is `NoAlert` naming the id, and changes nothing.

@@ -175,7 +175,7 @@ fn sqlite_keys_are_backfilled_by_migration_6() {
         .unwrap();
     }
     let store = SqliteStore::open(&db).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 10);
+    assert_eq!(store.schema_version().unwrap(), 11);
     let keys: Vec<String> = original.results.iter().map(|r| r.key()).collect();
     let mut sorted = keys.clone();
     sorted.sort();

@@ -90,9 +90,14 @@ pub(crate) struct Queries {
     pub list_alerts: String,
     /// Alert ?1.
     pub alert_by_id: String,
-    /// An alert (?1 to ?20, in `alert_rows::COLUMNS` order) inserted, or brought up to date
+    /// An alert (?1 to ?22, in `alert_rows::COLUMNS` order) inserted, or brought up to date
     /// in what detection owns when it differs.
     pub upsert_alert: String,
+    /// Detection's status change of alert ?1 from ?2 to ?3 (note ?4, kept when NULL;
+    /// updated_at ?5), only while its stored status is still ?2.
+    pub transition_alert: String,
+    /// Alert ?1 deleted, only while its stored status is still ?2.
+    pub delete_alert_in_status: String,
     /// A person's change to alert ?1: status ?2, note ?3, culprit ?4 (each kept when NULL),
     /// updated_at ?5. PostgreSQL returns the alert as stored after it; SQLite reads it back
     /// with `alert_by_id`.
@@ -171,6 +176,10 @@ impl Queries {
             alert_by_id: p(&format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?1")),
             upsert_alert: upsert_alert(d),
             update_alert: update_alert(d),
+            transition_alert: p("UPDATE alerts SET status = ?3, note = coalesce(?4, note),
+                                        updated_at = ?5
+                                 WHERE id = ?1 AND status = ?2"),
+            delete_alert_in_status: p("DELETE FROM alerts WHERE id = ?1 AND status = ?2"),
             forge_comment: p("SELECT comment_id FROM forge_comments WHERE target = ?1"),
             set_forge_comment: p(&format!(
                 "INSERT INTO forge_comments (target, comment_id) VALUES (?1, ?2)
@@ -281,27 +290,30 @@ fn upsert_alert(d: Dialect) -> String {
                 OR after_value IS NOT excluded.after_value
                 OR rel_change IS NOT excluded.rel_change
                 OR ci_low IS NOT excluded.ci_low
-                OR ci_high IS NOT excluded.ci_high"
+                OR ci_high IS NOT excluded.ci_high
+                OR more_points IS NOT excluded.more_points
+                OR label IS NOT excluded.label"
             .to_string(),
         Dialect::Postgres => "(alerts.last_good, alerts.first_bad, alerts.first_bad_run,
                 alerts.before_value, alerts.after_value, alerts.rel_change,
-                alerts.ci_low, alerts.ci_high)
+                alerts.ci_low, alerts.ci_high, alerts.more_points, alerts.label)
                IS DISTINCT FROM
                (EXCLUDED.last_good, EXCLUDED.first_bad, EXCLUDED.first_bad_run,
                 EXCLUDED.before_value, EXCLUDED.after_value, EXCLUDED.rel_change,
-                EXCLUDED.ci_low, EXCLUDED.ci_high)"
+                EXCLUDED.ci_low, EXCLUDED.ci_high, EXCLUDED.more_points, EXCLUDED.label)"
             .to_string(),
     };
     d.placeholders(&format!(
         "INSERT INTO alerts ({ALERT_COLUMNS})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                 ?17, ?18, ?19, ?20)
+                 ?17, ?18, ?19, ?20, ?21, ?22)
          ON CONFLICT (id) DO UPDATE SET
              last_good = {x}.last_good, first_bad = {x}.first_bad,
              first_bad_run = {x}.first_bad_run,
              before_value = {x}.before_value, after_value = {x}.after_value,
              rel_change = {x}.rel_change, ci_low = {x}.ci_low,
-             ci_high = {x}.ci_high, updated_at = {x}.updated_at
+             ci_high = {x}.ci_high, more_points = {x}.more_points,
+             label = {x}.label, updated_at = {x}.updated_at
          WHERE {changed}"
     ))
 }

@@ -321,6 +321,22 @@ const STEP_10: &[Op] = &[Op::AddColumn {
     column: Column("exclusion_json", TEXT),
 }];
 
+/// Step 11 (issue 27): what detection says
+/// of an alert besides its numbers, both NULL for alerts stored before: `more_points`, how
+/// many more runs would confirm or clear a `suspected` alert's step, and `label`
+/// (`AlertLabel`, e.g. `no-code-changed`). Status `suspected` is one more text of the
+/// `status` column, checked on read as every status is.
+const STEP_11: &[Op] = &[
+    Op::AddColumn {
+        table: "alerts",
+        column: Column("more_points", Int64("")),
+    },
+    Op::AddColumn {
+        table: "alerts",
+        column: Column("label", TEXT),
+    },
+];
+
 /// The schema's history, in order.
 const STEPS: &[Step] = &[
     Step {
@@ -362,6 +378,10 @@ const STEPS: &[Step] = &[
     Step {
         ops: STEP_10,
         backfill: Some(Backfill::LocalRole),
+    },
+    Step {
+        ops: STEP_11,
+        backfill: None,
     },
 ];
 

@@ -221,3 +221,145 @@ fn a_stored_alert_matches_at_most_one_step() {
     assert_eq!(up[0].id, stored[0].id);
     assert_eq!(up[1].id, "other");
 }
+
+fn whole() -> Reach {
+    Reach {
+        first: 0,
+        whole: true,
+    }
+}
+
+fn named(s: &Series) -> AlertSeries {
+    alert_series(s, "p", "main")
+}
+
+/// Five runs before a +13% step and two after: too few after it to confirm, so the step is a
+/// `suspected` alert that says how many more runs would settle it.
+#[test]
+fn a_step_at_the_tip_is_a_suspected_alert_with_the_runs_it_needs() {
+    let runs = stepped(7, 5, 0.13, Direction::LowerIsBetter);
+    let (s, d) = detect(&runs, "t0");
+    assert!(s.changes.is_empty(), "{:?}", s.changes);
+    assert_eq!(d.len(), 1, "{d:?}");
+    let a = &d[0].alert;
+    assert_eq!(
+        (a.status, a.kind),
+        (AlertStatus::Suspected, AlertKind::Regression)
+    );
+    assert_eq!(a.more_points, Some(3));
+    assert_eq!(a.first_bad, runs[5].commit);
+    assert_eq!(
+        a.id,
+        alert_id(&a.series, AlertKind::Regression, &runs[5].commit)
+    );
+    // Below the threshold it is no alert, as a change point would not be.
+    let mut strict = rules();
+    strict.threshold_pct = 20.0;
+    assert!(detect_alerts(&s, &runs, "p", "main", &strict, "t").is_empty());
+}
+
+/// Three more runs confirm the step: the suspected alert keeps its id and creation time and
+/// is promoted to `active`; its `more_points` is gone.
+#[test]
+fn a_confirmed_step_promotes_the_suspected_alert_under_the_same_id() {
+    let runs = stepped(7, 5, 0.13, Direction::LowerIsBetter);
+    let (s, d) = detect(&runs, "t0");
+    let stored = reconcile(&s, &runs, &[], d, &rules());
+    assert!(settle(&s, &runs, &named(&s), &[], &stored, whole(), "t0").is_empty());
+
+    let runs = stepped(10, 5, 0.13, Direction::LowerIsBetter);
+    let (s, d) = detect(&runs, "t1");
+    assert_eq!(s.changes.len(), 1, "{:?}", s.changes);
+    let up = reconcile(&s, &runs, &stored, d, &rules());
+    assert_eq!(up.len(), 1);
+    let a = &up[0];
+    assert_eq!(a.id, stored[0].id);
+    assert_eq!((a.status, a.more_points), (AlertStatus::Active, None));
+    assert_eq!(a.created_at, "t0");
+    let t = settle(&s, &runs, &named(&s), &stored, &up, whole(), "t1");
+    assert_eq!(t.len(), 1);
+    assert_eq!(
+        (t[0].id.as_str(), t[0].from, t[0].to),
+        (
+            a.id.as_str(),
+            AlertStatus::Suspected,
+            Some(AlertStatus::Active)
+        )
+    );
+}
+
+/// A suspected alert whose step is neither suspected nor confirmed any more is deleted; an
+/// untriaged active alert whose step is gone is dismissed as "no longer detected"; triaged,
+/// bisected and improvement alerts, and alerts outside what was read, stay.
+#[test]
+fn steps_that_went_away_delete_suspected_and_dismiss_untriaged_alerts() {
+    let runs = stepped(7, 5, 0.13, Direction::LowerIsBetter);
+    let (s, d) = detect(&runs, "t0");
+    let suspected = reconcile(&s, &runs, &[], d, &rules());
+    let flat = stepped(10, 10, 0.0, Direction::LowerIsBetter);
+    let (fs, fd) = detect(&flat, "t1");
+    assert!(fd.is_empty(), "{fd:?}");
+    let t = settle(&fs, &flat, &named(&fs), &suspected, &[], whole(), "t1");
+    assert_eq!(t.len(), 1);
+    assert_eq!((t[0].from, t[0].to), (AlertStatus::Suspected, None));
+
+    let runs = stepped(30, 18, 0.08, Direction::LowerIsBetter);
+    let (s, d) = detect(&runs, "t0");
+    let active = reconcile(&s, &runs, &[], d, &rules());
+    assert_eq!(active[0].status, AlertStatus::Active);
+    let flat = stepped(30, 30, 0.0, Direction::LowerIsBetter);
+    let (fs, _) = detect(&flat, "t1");
+    let judge =
+        |stored: &[Alert], reach: Reach| settle(&fs, &flat, &named(&fs), stored, &[], reach, "t2");
+    let t = judge(&active, whole());
+    assert_eq!(t.len(), 1);
+    assert_eq!(
+        (
+            t[0].from,
+            t[0].to,
+            t[0].note.as_deref(),
+            t[0].updated_at.as_str()
+        ),
+        (
+            AlertStatus::Active,
+            Some(AlertStatus::Dismissed),
+            Some(NO_LONGER_DETECTED),
+            "t2"
+        )
+    );
+    // Still detected: nothing to change.
+    let (s2, d2) = detect(&runs, "t1");
+    let again = reconcile(&s2, &runs, &active, d2, &rules());
+    assert!(settle(&s2, &runs, &named(&s2), &active, &again, whole(), "t1").is_empty());
+    // Triaged or touched by a person: never reset.
+    for change in [
+        |a: &mut Alert| a.status = AlertStatus::Acknowledged,
+        |a: &mut Alert| a.status = AlertStatus::Improvement,
+        |a: &mut Alert| a.status = AlertStatus::Fixed,
+        |a: &mut Alert| a.culprit = Some("c".repeat(40)),
+    ] {
+        let mut touched = active.clone();
+        change(&mut touched[0]);
+        assert!(judge(&touched, whole()).is_empty(), "{touched:?}");
+    }
+    // Before the part of the history that was read: not judged.
+    let late = Reach {
+        first: 19,
+        whole: false,
+    };
+    assert!(judge(&active, late).is_empty());
+    // Its run gone from the history (excluded): judged only when the whole history was read.
+    let mut gone = active.clone();
+    gone[0].first_bad_run = "run-gone".into();
+    gone[0].first_bad = "gone".into();
+    assert_eq!(judge(&gone, whole()).len(), 1);
+    let window = Reach {
+        first: 0,
+        whole: false,
+    };
+    assert!(judge(&gone, window).is_empty());
+    // Another series' alert is never judged.
+    let mut other = active.clone();
+    other[0].series.testbed = "other".into();
+    assert!(judge(&other, whole()).is_empty());
+}

@@ -114,6 +114,8 @@ fn acked(runs: &[Run]) -> Alert {
         ci: None,
         note: Some("new <allocator>".into()),
         culprit: None,
+        more_points: None,
+        label: None,
         created_at: String::new(),
         updated_at: String::new(),
     }

@@ -288,13 +288,14 @@ fn old() -> Vec<Old> {
             format!(
                 "INSERT INTO alerts ({COLUMNS})
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                         ?17, ?18, ?19, ?20)
+                         ?17, ?18, ?19, ?20, ?21, ?22)
                  ON CONFLICT (id) DO UPDATE SET
                      last_good = excluded.last_good, first_bad = excluded.first_bad,
                      first_bad_run = excluded.first_bad_run,
                      before_value = excluded.before_value, after_value = excluded.after_value,
                      rel_change = excluded.rel_change, ci_low = excluded.ci_low,
-                     ci_high = excluded.ci_high, updated_at = excluded.updated_at
+                     ci_high = excluded.ci_high, more_points = excluded.more_points,
+                     label = excluded.label, updated_at = excluded.updated_at
                  WHERE last_good IS NOT excluded.last_good
                     OR first_bad IS NOT excluded.first_bad
                     OR first_bad_run IS NOT excluded.first_bad_run
@@ -302,25 +303,28 @@ fn old() -> Vec<Old> {
                     OR after_value IS NOT excluded.after_value
                     OR rel_change IS NOT excluded.rel_change
                     OR ci_low IS NOT excluded.ci_low
-                    OR ci_high IS NOT excluded.ci_high"
+                    OR ci_high IS NOT excluded.ci_high
+                    OR more_points IS NOT excluded.more_points
+                    OR label IS NOT excluded.label"
             ),
             format!(
                 "INSERT INTO alerts ({COLUMNS})
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                     $17, $18, $19, $20)
+                     $17, $18, $19, $20, $21, $22)
              ON CONFLICT (id) DO UPDATE SET
                  last_good = EXCLUDED.last_good, first_bad = EXCLUDED.first_bad,
                  first_bad_run = EXCLUDED.first_bad_run,
                  before_value = EXCLUDED.before_value, after_value = EXCLUDED.after_value,
                  rel_change = EXCLUDED.rel_change, ci_low = EXCLUDED.ci_low,
-                 ci_high = EXCLUDED.ci_high, updated_at = EXCLUDED.updated_at
+                 ci_high = EXCLUDED.ci_high, more_points = EXCLUDED.more_points,
+                 label = EXCLUDED.label, updated_at = EXCLUDED.updated_at
              WHERE (alerts.last_good, alerts.first_bad, alerts.first_bad_run,
                     alerts.before_value, alerts.after_value, alerts.rel_change,
-                    alerts.ci_low, alerts.ci_high)
+                    alerts.ci_low, alerts.ci_high, alerts.more_points, alerts.label)
                    IS DISTINCT FROM
                    (EXCLUDED.last_good, EXCLUDED.first_bad, EXCLUDED.first_bad_run,
                     EXCLUDED.before_value, EXCLUDED.after_value, EXCLUDED.rel_change,
-                    EXCLUDED.ci_low, EXCLUDED.ci_high)"
+                    EXCLUDED.ci_low, EXCLUDED.ci_high, EXCLUDED.more_points, EXCLUDED.label)"
             ),
         ),
         (
@@ -336,6 +340,24 @@ fn old() -> Vec<Old> {
                                    culprit = coalesce($4, culprit), updated_at = $5
                  WHERE id = $1 RETURNING {COLUMNS}"
             ),
+        ),
+        (
+            "transition_alert",
+            |q| &q.transition_alert,
+            s(
+                "UPDATE alerts SET status = ?3, note = coalesce(?4, note), updated_at = ?5
+               WHERE id = ?1 AND status = ?2",
+            ),
+            s(
+                "UPDATE alerts SET status = $3, note = coalesce($4, note), updated_at = $5
+               WHERE id = $1 AND status = $2",
+            ),
+        ),
+        (
+            "delete_alert_in_status",
+            |q| &q.delete_alert_in_status,
+            s("DELETE FROM alerts WHERE id = ?1 AND status = ?2"),
+            s("DELETE FROM alerts WHERE id = $1 AND status = $2"),
         ),
         (
             "forge_comment",

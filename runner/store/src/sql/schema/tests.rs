@@ -6,7 +6,7 @@ use super::super::Dialect;
 use super::*;
 
 /// The SQLite store's migrations 1 to 8 as they were written by hand.
-const SQLITE: [&str; 10] = [
+const SQLITE: [&str; 11] = [
     "
 CREATE TABLE runs (
     id               TEXT PRIMARY KEY NOT NULL,
@@ -106,10 +106,14 @@ CREATE TABLE forge_comments (
     "
 ALTER TABLE runs ADD COLUMN exclusion_json TEXT;
 ",
+    "
+ALTER TABLE alerts ADD COLUMN more_points INTEGER;
+ALTER TABLE alerts ADD COLUMN label TEXT;
+",
 ];
 
 /// The PostgreSQL store's migrations 1 to 7 as they were written by hand.
-const POSTGRES: [&str; 9] = [
+const POSTGRES: [&str; 10] = [
     r#"
 CREATE TABLE runs (
     id               TEXT COLLATE "C" PRIMARY KEY,
@@ -206,6 +210,10 @@ CREATE TABLE forge_comments (
     "\n",
     "
 ALTER TABLE runs ADD COLUMN exclusion_json TEXT;
+",
+    "
+ALTER TABLE alerts ADD COLUMN more_points BIGINT;
+ALTER TABLE alerts ADD COLUMN label TEXT;
 ",
 ];
 
