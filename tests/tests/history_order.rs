@@ -197,6 +197,15 @@ fn the_working_tree_is_local_and_excluded_runs_leave_history() {
     std::fs::remove_file(&spike).unwrap();
     let d = detect(&sb, "sort");
     assert_eq!(d["change_points"].as_array().unwrap().len(), 1, "{d}");
+    let alerts = sb.run(&["alerts", "--format", "json"]).expect(0).json()["alerts"].clone();
+    assert!(
+        alerts
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["status"] == "active"),
+        "{alerts}"
+    );
     // Excluding the busy runs keeps them stored and listed, and takes the step away.
     let busy: Vec<String> = runs(&sb)
         .iter()
@@ -236,6 +245,17 @@ fn the_working_tree_is_local_and_excluded_runs_leave_history() {
     );
     let d = detect(&sb, "sort");
     assert!(d["change_points"].as_array().unwrap().is_empty(), "{d}");
+    // The alert that step raised was nobody's yet: re-detection dismissed it.
+    let alerts = sb.run(&["alerts", "--format", "json"]).expect(0).json()["alerts"].clone();
+    let sort: Vec<&Value> = alerts
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["key"].as_str().unwrap().contains("sort"))
+        .collect();
+    assert_eq!(sort.len(), 1, "{alerts}");
+    assert_eq!(sort[0]["status"], "dismissed", "{alerts}");
+    assert_eq!(sort[0]["note"], "no longer detected", "{alerts}");
     // Put back, the step is there again.
     for id in &busy {
         sb.run(&["runs", "include", id]).expect(0);

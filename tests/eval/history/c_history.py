@@ -90,12 +90,12 @@ def trial(pitwall: str, sizes: dict, slowdown: float, timeout: float) -> dict:
         run(["run", "-q", "--no-report", "--commit", shas[0], "--commit", f"{shas[0]}..{shas[-1]}"])
         run(["run", "-q", "--no-report", "--commit", shas[7], "--commit", shas[2], "--commit", shas[4]])
         det = [json.loads(line) for line in run(["detect", "--benchmark", "sort", "--format", "json"])[1].splitlines() if line.strip()]
-        alerts = json.loads(run(["alerts", "--format", "json"])[1])
+        alerts = json.loads(run(["alerts", "--format", "json"])[1])["alerts"]
         writeup = run(["writeup", "--from", "2000-01-01", "--to", "2100-01-01"])[1]
     sort = [d for d in det if d.get("benchmark", "").startswith("bench/sort")]
     cps = sort[0]["change_points"] if sort else []
     ok_cp = len(cps) == 1 and cps[0].get("commit_after") == shas[STEP_AT]
-    alert_keys = [(a.get("series", {}).get("key"), a.get("first_bad")) for a in alerts]
+    alert_keys = [(a.get("key"), a.get("first_bad"), a.get("status")) for a in alerts]
     ok_alerts = len(alerts) == 1 and alert_keys[0][0].startswith("bench/sort") and alert_keys[0][1] == shas[STEP_AT]
     lines = [ln for ln in writeup.splitlines() if "sort" in ln and "%" in ln]
     ok_sign = any("slower" in ln for ln in lines) and not any("faster" in ln for ln in lines)
