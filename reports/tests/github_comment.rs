@@ -349,3 +349,19 @@ fn raised_thresholds_and_set_aside_records_are_named() {
     assert!(!md.contains("quiet[size=64]/time` ±"), "{md}");
     insta::assert_snapshot!(md);
 }
+
+/// A secret that reached a commit subject is written backslash-escaped in the comment; the
+/// Redactor, which the forge runs over every body it sends, finds it in that form too.
+#[test]
+fn a_secret_in_a_subject_is_redacted_in_its_escaped_form() {
+    let secret = "ab_c*d[e]-s3cr3t";
+    let mut r = typical();
+    r.candidate = format!("commit 77ee001 \"rotate {secret} now\"");
+    let md = render_pr_comment(&r, &CommentOptions::default());
+    let escaped = text(secret);
+    assert_eq!(escaped, "ab\\_c\\*d\\[e\\]\\-s3cr3t");
+    assert!(md.contains(&escaped), "{md}");
+    let redacted = pitwall_schema::Redactor::new([secret]).redact(&md);
+    assert!(!redacted.contains(&escaped) && !redacted.contains("s3cr3t"), "{redacted}");
+    assert!(redacted.contains("\"rotate *** now\""), "{redacted}");
+}

@@ -305,3 +305,21 @@ fn suspected_and_contended_steps_are_listed_apart() {
     assert!(html.contains("<h2>Listed apart: suspected steps and contended runs</h2>"));
     assert!(html.contains("<td>suspected</td>") && html.contains("<td>contended</td>"));
 }
+
+/// A secret in a commit subject is redacted from the write-up in its escaped form.
+#[test]
+fn a_secret_in_a_subject_is_redacted_from_the_writeup() {
+    let secret = "ab_c*d[e]-s3cr3t";
+    let mut w = writeup("2026-01-01", "2026-02-09");
+    let g = w
+        .ledger
+        .iter_mut()
+        .find(|g| g.commit.as_ref().is_some_and(|c| c.pr.is_none()))
+        .unwrap();
+    g.commit.as_mut().unwrap().subject = format!("leak {secret} here");
+    let md = render_markdown(&w);
+    assert!(md.contains("leak ab\\_c\\*d\\[e\\]\\-s3cr3t here"), "{md}");
+    let redacted = pitwall_schema::Redactor::new([secret]).redact(&md);
+    assert!(!redacted.contains("s3cr3t"), "{redacted}");
+    assert!(redacted.contains("leak *** here"), "{redacted}");
+}
