@@ -362,6 +362,9 @@ fn a_secret_in_a_subject_is_redacted_in_its_escaped_form() {
     assert_eq!(escaped, "ab\\_c\\*d\\[e\\]\\-s3cr3t");
     assert!(md.contains(&escaped), "{md}");
     let redacted = pitwall_schema::Redactor::new([secret]).redact(&md);
-    assert!(!redacted.contains(&escaped) && !redacted.contains("s3cr3t"), "{redacted}");
+    assert!(
+        !redacted.contains(&escaped) && !redacted.contains("s3cr3t"),
+        "{redacted}"
+    );
     assert!(redacted.contains("\"rotate *** now\""), "{redacted}");
 }
