@@ -174,9 +174,7 @@ fn a_hostile_commit_subject_is_inert_text_in_the_writeup_and_compare() {
     );
     // The benchmark name is one code span in its row, its pipe escaped for the table.
     assert!(
-        md.contains(
-            "| `kernel/fix @team #12 <b>x</b> \\| [y](http://z) U+202Egpj.exe/time` |"
-        ),
+        md.contains("| `kernel/fix @team #12 <b>x</b> \\| [y](http://z) U+202Egpj.exe/time` |"),
         "{md}"
     );
 }
