@@ -323,3 +323,23 @@ fn a_secret_in_a_subject_is_redacted_from_the_writeup() {
     assert!(!redacted.contains("s3cr3t"), "{redacted}");
     assert!(redacted.contains("leak *** here"), "{redacted}");
 }
+
+/// The one sign convention: a time's relative change is "faster" or "slower", a throughput's
+/// "higher" or "lower", the number always the size of the change of the value.
+#[test]
+fn changes_are_said_in_one_convention() {
+    use super::{change_words, interval};
+    let (time, rate) = (Direction::LowerIsBetter, Direction::HigherIsBetter);
+    // 10 ms → 5.65 ms: the time × (1 − 0.435), never "+76.9%".
+    assert_eq!(change_words(5.65 / 10.0 - 1.0, time), "43.5% faster");
+    assert_eq!(change_words(0.14, time), "14.0% slower");
+    assert_eq!(change_words(-0.2, rate), "20.0% lower");
+    assert_eq!(change_words(0.031, rate), "3.1% higher");
+    assert_eq!(change_words(0.0004, time), "no change");
+    assert_eq!(change_words(f64::NAN, time), "n/a");
+    assert_eq!(
+        interval(Some((-0.12, 0.02)), time),
+        "12.0% faster to 2.0% slower"
+    );
+    assert_eq!(interval(None, rate), "n/a");
+}

@@ -403,3 +403,10 @@ fn sample_counts_are_the_median_and_range_of_the_points() {
     let c = SampleCounts::of(vec![7]).unwrap();
     assert_eq!((c.median, c.min, c.max), (7, 7, 7));
 }
+
+#[test]
+fn a_throughput_changes_time_per_unit_inversely() {
+    // 100 → 125 items/s: the value 25% higher, its time per item 20% lower (faster).
+    assert!((time_change(Direction::HigherIsBetter, 100.0, 125.0) + 0.2).abs() < 1e-12);
+    assert!((time_change(Direction::LowerIsBetter, 10.0, 11.0) - 0.1).abs() < 1e-12);
+}
