@@ -9,6 +9,7 @@ pub(crate) use pitwall_analysis::comparison::change;
 use pitwall_analysis::comparison::signed_pct;
 pub use pitwall_analysis::comparison::{ComparedBenchmark, ComparisonReport, VerdictCounts};
 
+use crate::markdown as md;
 use crate::table::Table;
 use pitwall_analysis::identical::{IdenticalEntry, PairTime};
 use pitwall_analysis::number::{DisplayUnit, sig};
@@ -109,8 +110,8 @@ pub fn render_table(r: &ComparisonReport) -> String {
 /// A Markdown row of code identical on both sides (not measured).
 pub(crate) fn identical_row(e: &IdenticalEntry) -> String {
     format!(
-        "| `{}` | - | - | - | - | {} |\n",
-        code_in_table(&e.shown()),
+        "| {} | - | - | - | - | {} |\n",
+        md::code_cell(&e.shown()),
         e.verdict
     )
 }
@@ -256,32 +257,32 @@ pub fn render_json(r: &ComparisonReport) -> String {
 /// Markdown for a pull-request comment: summary line, changed benchmarks, the rest folded.
 pub fn render_markdown(r: &ComparisonReport) -> String {
     let mut out = String::from("### pitwall: benchmark comparison\n\n");
-    out.push_str(&format!("**{}**\n\n", escape_md(&r.summary_line())));
+    out.push_str(&format!("**{}**\n\n", md::text(&r.summary_line())));
     if let Some(time) = &r.time {
-        out.push_str(&format!("{}\n\n", escape_md(&time.line())));
+        out.push_str(&format!("{}\n\n", md::text(&time.line())));
     }
     for line in [r.mismatch_line(), r.replication_line()]
         .into_iter()
         .flatten()
     {
-        out.push_str(&format!("> {}\n\n", escape_md(&line)));
+        out.push_str(&format!("> {}\n\n", md::text(&line)));
     }
     out.push_str(&format!(
         "Baseline: {}  \nCandidate: {}  \nRounds: {}\n\n",
-        escape_md(&r.baseline),
-        escape_md(&r.candidate),
-        escape_md(&r.rounds_text())
+        md::text(&r.baseline),
+        md::text(&r.candidate),
+        md::text(&r.rounds_text())
     ));
     let header = "| benchmark | baseline | candidate | change | interval | verdict |\n|---|---:|---:|---:|---:|---|\n";
     let row = |b: &ComparedBenchmark| {
         let unit = display_unit(b);
         format!(
-            "| `{}` | {} {} | {} {} | {} | {} | {} |\n",
-            code_in_table(&b.key()),
+            "| {} | {} {} | {} {} | {} | {} | {} |\n",
+            md::code_cell(&b.key()),
             unit.num(b.comparison.base_median),
-            escape_md(unit.name()),
+            md::text(unit.name()),
             unit.num(b.comparison.cand_median),
-            escape_md(unit.name()),
+            md::text(unit.name()),
             change(b),
             interval(b),
             verdict_text(b)
@@ -324,10 +325,7 @@ pub fn render_markdown(r: &ComparisonReport) -> String {
         ("Not compared, units or directions differ", &r.incompatible),
     ] {
         if !keys.is_empty() {
-            let list: Vec<String> = keys
-                .iter()
-                .map(|k| format!("`{}`", code_in_table(k)))
-                .collect();
+            let list: Vec<String> = keys.iter().map(|k| md::code_span(k)).collect();
             out.push_str(&format!("\n{label}: {}\n", list.join(", ")));
         }
     }
@@ -341,9 +339,9 @@ pub(crate) fn why_markdown(r: &ComparisonReport) -> String {
         .into_iter()
         .filter_map(|b| {
             Some(format!(
-                "- `{}`: {}\n",
-                code_in_table(&b.key()),
-                escape_md(&one_line(b.unobvious_reason()?))
+                "- {}: {}\n",
+                md::code_span(&b.key()),
+                md::text(b.unobvious_reason()?)
             ))
         })
         .collect();
@@ -354,44 +352,6 @@ pub(crate) fn why_markdown(r: &ComparisonReport) -> String {
         "\nWhy (verdicts the interval alone does not explain):\n\n{}",
         lines.concat()
     )
-}
-
-/// Untrusted text on one line: a newline (or any control character) in a benchmark name would
-/// end a table row or a code span and start a heading, list or link of its own.
-fn one_line(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
-}
-
-/// Text for a code span inside a GFM table cell: a backtick would end the span and a bare `|`
-/// (also one after a backslash) would split the cell, so both are neutralised.
-fn code_in_table(s: &str) -> String {
-    one_line(s)
-        .replace('`', "'")
-        .replace('\\', "\\\\")
-        .replace('|', "\\|")
-}
-
-/// Untrusted text as Markdown prose: HTML special characters as entities, Markdown punctuation
-/// backslash-escaped (no emphasis, links, images or headings), `@` kept from becoming a
-/// mention (word joiner), all on one line.
-fn escape_md(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in one_line(s).chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '@' => out.push_str("@\u{2060}"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '#' | '!' | '|' | '~' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -89,11 +89,13 @@ pub fn issue_title(a: &Alert) -> String {
     escape_controls(&title).chars().take(250).collect()
 }
 
-/// The body of that issue (GitHub Markdown, untrusted text escaped with
-/// `github::escape_text`, so a name cannot mention anyone or inject markup; never inside a
-/// code span, where its character references would show as typed), after its marker.
+/// The body of that issue (GitHub Markdown, after its marker): every name and commit an
+/// identifier in a code span of the one Markdown escaper (`crate::markdown`), so a name cannot
+/// mention anyone, split the table or inject markup.
 pub fn issue_body(a: &Alert) -> String {
-    let esc = crate::github::escape_text;
+    let esc = crate::markdown::code_span;
+    let cell = crate::markdown::code_cell;
+    let id_cmd = &a.id;
     let ci = a.ci.map_or_else(
         || "no interval (a segment is too short)".to_string(),
         |(l, h)| format!("95% interval {} to {}", signed(l), signed(h)),
@@ -108,8 +110,11 @@ pub fn issue_body(a: &Alert) -> String {
          | last good | {last_good} |\n\
          | first bad | {first_bad} |\n\
          | alert | {id} |\n{label}\n\
-         Triage it with `pitwall alert ack|dismiss|fix|expect {id} --note TEXT`; \
-         `pitwall alert bisect {id}` looks for the culprit between the two commits.\n",
+         Triage it with {triage}; {bisect} looks for the culprit between the two commits.\n",
+        triage = esc(&format!(
+            "pitwall alert ack|dismiss|fix|expect {id_cmd} --note TEXT"
+        )),
+        bisect = esc(&format!("pitwall alert bisect {id_cmd}")),
         key = esc(&a.series.key),
         testbed = esc(&a.series.testbed),
         branch = esc(&a.series.branch),
@@ -117,12 +122,12 @@ pub fn issue_body(a: &Alert) -> String {
         change = signed(a.rel_change),
         before = pitwall_analysis::number::sig(a.before, 4),
         after = pitwall_analysis::number::sig(a.after, 4),
-        last_good = esc(&a.last_good),
-        first_bad = esc(&a.first_bad),
-        id = esc(&a.id),
+        last_good = cell(&a.last_good),
+        first_bad = cell(&a.first_bad),
+        id = cell(&a.id),
         label = a
             .label
-            .map(|l| format!("| label | {} |\n", esc(l.message())))
+            .map(|l| format!("| label | {} |\n", crate::markdown::text(l.message())))
             .unwrap_or_default(),
         marker = alert_marker(&a.id),
     )

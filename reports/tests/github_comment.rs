@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use pitwall_reports::compare::{ComparedBenchmark, ComparisonReport, render_markdown};
-use pitwall_reports::github::{CommentOptions, MARKER, escape_text, render_pr_comment};
+use pitwall_reports::github::{CommentOptions, MARKER, render_pr_comment};
+use pitwall_reports::markdown::{cut, markup, text};
 use pitwall_stats::ab::{Comparison, Verdict};
 
 fn bench(name: &str, verdict: Verdict, ratio: f64) -> ComparedBenchmark {
@@ -75,7 +76,23 @@ fn typical() -> ComparisonReport {
 }
 
 fn table_rows(md: &str) -> Vec<&str> {
-    md.lines().filter(|l| l.starts_with("| <code>")).collect()
+    md.lines().filter(|l| l.starts_with("| `")).collect()
+}
+
+/// The cells a GFM table row splits into: `|` not after a backslash (cmark-gfm's scanner).
+fn cell_separators(row: &str) -> usize {
+    let mut n = 0;
+    let mut chars = row.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '|' => n += 1,
+            _ => {}
+        }
+    }
+    n
 }
 
 #[test]
@@ -117,6 +134,7 @@ fn untrusted_names_cannot_break_the_table_or_inject_html() {
         ..CommentOptions::default()
     };
     let md = render_pr_comment(&r, &opts);
+    let read = markup(&md);
     for bad in [
         "<script",
         "<img",
@@ -126,16 +144,19 @@ fn untrusted_names_cannot_break_the_table_or_inject_html() {
         "[link]",
         "*b*",
         "_i_",
+        "&#",
+        "&lt;",
     ] {
-        assert!(!md.contains(bad), "{bad:?} survived:\n{md}");
+        assert!(!read.contains(bad), "{bad:?} survived:\n{md}");
     }
+    assert!(!md.contains("&#") && !md.contains("&lt;"), "{md}");
     let rows = table_rows(&md);
     assert_eq!(rows.len(), 2, "{md}");
     for row in rows {
-        // 7 columns: exactly 8 cell separators, none escaped away or added.
-        assert_eq!(row.matches('|').count(), 8, "{row}");
-        assert_eq!(row.matches("<code>").count(), 1, "{row}");
-        assert_eq!(row.matches("</code>").count(), 1, "{row}");
+        // 7 columns: exactly 8 cell separators, none escaped away or added, the key one code
+        // span.
+        assert_eq!(cell_separators(row), 8, "{row}");
+        assert!(markup(row).starts_with("| C | "), "{row}");
     }
     assert!(
         md.contains("[Full report](https://ci.example/r%29%20%5Bx%5D%28javascript:alert%281%29)"),
@@ -147,19 +168,16 @@ fn untrusted_names_cannot_break_the_table_or_inject_html() {
     };
     let md = render_pr_comment(&r, &not_http);
     assert!(!md.contains("](javascript"), "{md}");
-    assert!(
-        md.contains("Full report: <code>javascript:alert(1)</code>"),
-        "{md}"
-    );
+    assert!(md.contains("Full report: `javascript:alert(1)`"), "{md}");
 }
 
 #[test]
-fn escape_text_cuts_long_text_and_flattens_lines() {
+fn cut_text_is_short_and_on_one_line() {
     let long = "x".repeat(500);
-    let e = escape_text(&long);
-    assert_eq!(e.chars().count(), 201);
+    let e = text(&cut(&long, 200));
+    assert_eq!(e.chars().count(), 200);
     assert!(e.ends_with('…'));
-    assert_eq!(escape_text("a\nb\r\tc\u{7}"), "a b  c");
+    assert_eq!(text("a\nb\r\tc\u{7}"), "a b  cU+0007");
 }
 
 #[test]
@@ -321,13 +339,32 @@ fn raised_thresholds_and_set_aside_records_are_named() {
         &CommentOptions::default(),
     );
     assert!(
-        md.contains("(1): <code>toy/noisy&#91;size=64&#93;/time</code> ±2.0% → ±3.4%"),
+        md.contains("(1): `toy/noisy[size=64]/time` ±2.0% → ±3.4%"),
         "{md}"
     );
     assert!(
-        md.contains("Noise record set aside (it disagreed with this pair's variance) (1): <code>toy/moved&#91;size=64&#93;/time</code>"),
+        md.contains("Noise record set aside (it disagreed with this pair's variance) (1): `toy/moved[size=64]/time`"),
         "{md}"
     );
-    assert!(!md.contains("quiet&#91;size=64&#93;/time</code> ±"), "{md}");
+    assert!(!md.contains("quiet[size=64]/time` ±"), "{md}");
     insta::assert_snapshot!(md);
+}
+
+/// A secret that reached a commit subject is written backslash-escaped in the comment; the
+/// Redactor, which the forge runs over every body it sends, finds it in that form too.
+#[test]
+fn a_secret_in_a_subject_is_redacted_in_its_escaped_form() {
+    let secret = "ab_c*d[e]-s3cr3t";
+    let mut r = typical();
+    r.candidate = format!("commit 77ee001 \"rotate {secret} now\"");
+    let md = render_pr_comment(&r, &CommentOptions::default());
+    let escaped = text(secret);
+    assert_eq!(escaped, "ab\\_c\\*d\\[e\\]\\-s3cr3t");
+    assert!(md.contains(&escaped), "{md}");
+    let redacted = pitwall_schema::Redactor::new([secret]).redact(&md);
+    assert!(
+        !redacted.contains(&escaped) && !redacted.contains("s3cr3t"),
+        "{redacted}"
+    );
+    assert!(redacted.contains("\"rotate *** now\""), "{redacted}");
 }

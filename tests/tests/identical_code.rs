@@ -382,7 +382,7 @@ fn the_pull_request_comment_shows_identical_code_and_the_time() {
         .expect(0);
     let stdout = out.stdout();
     assert!(
-        stdout.contains("| <code>toy (every benchmark)</code> | - | - | - | - | - | identical |"),
+        stdout.contains("| `toy (every benchmark)` | - | - | - | - | - | identical |"),
         "{stdout}"
     );
     assert!(

@@ -71,9 +71,20 @@ fn export_file(sb: &Sandbox, day: usize, sha: &str) -> String {
         .to_string()
 }
 
-/// The percentage in a cell like `+10.0%`.
+/// The relative change a cell like `10.0% slower` or `15.0% faster` says (a time's words:
+/// slower is positive), as a fraction.
 fn pct(cell: &str) -> f64 {
-    cell.trim().trim_end_matches('%').parse::<f64>().unwrap() / 100.0
+    let cell = cell.trim();
+    if cell == "no change" {
+        return 0.0;
+    }
+    let (number, word) = cell.split_once("% ").unwrap_or_else(|| panic!("{cell}"));
+    let v = number.parse::<f64>().unwrap() / 100.0;
+    match word {
+        "slower" => v,
+        "faster" => -v,
+        _ => panic!("not a time's change: {cell}"),
+    }
 }
 
 /// `pitwall [--store URL] ARGS`.
@@ -151,20 +162,25 @@ fn scenario(sb: &Sandbox, store: &[&str]) {
     .expect(0)
     .stdout();
 
-    // The summary: gemm 10% slower, attn 15% faster, copy flat.
+    // The summary: gemm 10% slower, attn 15% faster, copy flat; the geomean of the time
+    // ratios, in the same words.
     let row = md
         .lines()
-        .find(|l| l.starts_with("| kernel | h200 |"))
+        .find(|l| l.starts_with("| `kernel` | `h200` |"))
         .unwrap_or_else(|| panic!("{md}"));
     let cells: Vec<&str> = row.split('|').map(str::trim).collect();
     assert_eq!(cells[3], "3", "{row}");
-    let expected = ((1000.0f64 / 1100.0) * (2000.0 / 1700.0)).powf(1.0 / 3.0) - 1.0;
+    let expected = ((1100.0f64 / 1000.0) * (1700.0 / 2000.0)).powf(1.0 / 3.0) - 1.0;
     let geomean = pct(cells[4]);
     assert!(
         (geomean - expected).abs() < 0.01,
         "{geomean} vs {expected}: {row}"
     );
-    let (lo, hi) = cells[5].split_once('…').unwrap();
+    assert!(
+        md.contains(&format!("geomean {} over 3 benchmarks", cells[4])),
+        "the headline says what the summary says: {md}"
+    );
+    let (lo, hi) = cells[5].split_once(" to ").unwrap();
     assert!(pct(lo) <= geomean && geomean <= pct(hi), "{row}");
     assert!(
         pct(lo) <= expected && expected <= pct(hi),
@@ -179,24 +195,28 @@ fn scenario(sb: &Sandbox, store: &[&str]) {
     // The ledger: both steps, with their commits, pull requests and sizes; the note.
     let short = |sha: &str| sha[..10].to_string();
     let heading = format!(
-        "### 2026-01-10 · {}: PR #42: Swap the allocator",
+        "### 2026-01-10 · `{}`: PR `#42:` Swap the allocator",
         short(&shas[10])
     );
     assert!(md.contains(&heading), "{md}");
     assert!(md.contains(&format!(
-        "Commits {}..{}",
+        "Commits `{}`..`{}`",
         short(&shas[9]),
         short(&shas[10])
     )));
     assert!(md.contains(&format!(
-        "### 2026-01-20 · {}: PR #57: Use fused attention kernels",
+        "### 2026-01-20 · `{}`: PR `#57:` Use fused attention kernels",
         short(&shas[20])
     )));
-    assert!(md.contains("author Ada &lt;ada@"), "{md}");
+    assert!(md.contains("author Ada `<ada@example.com>`"), "{md}");
+    assert!(
+        !md.contains("&lt;") && !md.contains("&#"),
+        "no HTML entity: {md}"
+    );
     let size = |key: &str| {
         let row = md
             .lines()
-            .find(|l| l.starts_with(&format!("| {key} | h200 |")))
+            .find(|l| l.starts_with(&format!("| `{key}` | `h200` |")))
             .unwrap_or_else(|| panic!("no ledger row for {key}: {md}"));
         (pct(row.split('|').nth(4).unwrap()), row.to_string())
     };
@@ -204,20 +224,20 @@ fn scenario(sb: &Sandbox, store: &[&str]) {
     assert!((g - 0.10).abs() < 0.01, "{grow}");
     assert!(grow.contains("| acknowledged |"), "{grow}");
     assert!(
-        grow.contains("allocator swap, accepted &lt;cost&gt; &#124; see #42"),
+        grow.contains("allocator swap, accepted \\<cost\\> \\| see `#42`"),
         "the note, escaped: {grow}"
     );
     let (a, arow) = size("kernel/attn/time");
     assert!((a + 0.15).abs() < 0.01, "{arow}");
     assert!(
-        !md.contains("kernel/copy/time |"),
+        !md.contains("kernel/copy/time` |"),
         "copy never stepped: {md}"
     );
 
     // The driver change, on the day it happened.
     assert!(
         md.contains(&format!(
-            "| 2026-01-24 | h200 | driver | 550.54 | 560.28 | {} |",
+            "| 2026-01-24 | `h200` | driver | 550.54 | 560.28 | `{}` |",
             short(&shas[24])
         )),
         "{md}"
@@ -268,7 +288,10 @@ fn scenario(sb: &Sandbox, store: &[&str]) {
     )
     .expect(0)
     .stdout();
-    assert!(calm.contains("| kernel | h200 | 3 | 0.0% |"), "{calm}");
+    assert!(
+        calm.contains("| `kernel` | `h200` | 3 | no change |"),
+        "{calm}"
+    );
     assert!(
         calm.contains("No change point and no alert in the period."),
         "{calm}"

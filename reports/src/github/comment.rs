@@ -2,14 +2,16 @@
 //! benchmarks as a table, the rest folded, warnings, and a size bound that GitHub accepts.
 //!
 //! Everything that comes from the benchmarks (names, parameters, units, run labels, commit
-//! subjects) is untrusted: it is escaped so that it can neither split a table cell, open an
-//! HTML tag, start a code span or a link, nor mention a user.
+//! subjects) is untrusted: it goes through the one Markdown escaper (`crate::markdown`), so
+//! that it can neither split a table cell, open an HTML tag, start a code span or a link, nor
+//! mention a user.
 
 use pitwall_stats::ab::{RecordUse, Verdict};
 
 use crate::compare::{
     ComparedBenchmark, ComparisonReport, change, interval, ordered, verdict_text,
 };
+use crate::markdown;
 use pitwall_analysis::number::sig;
 
 /// First line of every pitwall comment; the forge's `publish_comment` finds its earlier
@@ -146,7 +148,7 @@ fn details_open(n: usize, identical: bool) -> String {
 fn identical_row(e: &pitwall_analysis::identical::IdenticalEntry) -> String {
     format!(
         "| {} | - | - | - | - | - | {} |\n",
-        code(&e.shown()),
+        code_cell(&e.shown()),
         e.verdict
     )
 }
@@ -162,12 +164,12 @@ fn omitted_note(hidden: usize, opts: &CommentOptions) -> String {
 /// Marker, title, verdict line, warnings, sides.
 fn head(r: &ComparisonReport, opts: &CommentOptions) -> String {
     let mut out = format!("{MARKER}\n### pitwall: benchmark comparison\n\n");
-    out.push_str(&format!("**{}**\n\n", escape_text(&r.summary_line())));
+    out.push_str(&format!("**{}**\n\n", esc(&r.summary_line())));
     if let Some(time) = &r.time {
-        out.push_str(&format!("{}\n\n", escape_text(&time.line())));
+        out.push_str(&format!("{}\n\n", esc(&time.line())));
     }
     if !r.env_mismatch.is_empty() {
-        let what = escape_text(&r.env_mismatch.join("; "));
+        let what = esc(&r.env_mismatch.join("; "));
         if r.incomparable {
             out.push_str(&format!(
                 "> [!CAUTION]\n> **Incomparable:** the environments differ ({what}). The verdicts below do not count; hint: compare runs from the same machine setup, or pass `--allow-env-mismatch`.\n\n"
@@ -186,13 +188,13 @@ fn head(r: &ComparisonReport, opts: &CommentOptions) -> String {
         ));
     }
     if let Some(line) = r.replication_line() {
-        out.push_str(&format!("> [!WARNING]\n> {}\n\n", escape_text(&line)));
+        out.push_str(&format!("> [!WARNING]\n> {}\n\n", esc(&line)));
     }
     out.push_str(&format!(
         "Baseline: {}<br>\nCandidate: {}<br>\nRounds: {}\n\n",
-        escape_text(&r.baseline),
-        escape_text(&r.candidate),
-        escape_text(&r.rounds_text())
+        esc(&r.baseline),
+        esc(&r.candidate),
+        esc(&r.rounds_text())
     ));
     out
 }
@@ -204,7 +206,7 @@ fn tail(r: &ComparisonReport, opts: &CommentOptions) -> String {
         .into_iter()
         .filter_map(|b| {
             let reason = b.unobvious_reason()?;
-            Some(format!("- {}: {}\n", code(&b.key()), escape_text(reason)))
+            Some(format!("- {}: {}\n", code(&b.key()), esc(reason)))
         })
         .collect();
     if !why.is_empty() {
@@ -302,14 +304,14 @@ fn noise_lines(r: &ComparisonReport) -> String {
 fn row(b: &ComparedBenchmark) -> String {
     let c = &b.comparison;
     let shown = crate::compare::display_unit(b);
-    let unit = escape_text(shown.name());
+    let unit = esc(shown.name());
     let verdict = match c.verdict {
         Verdict::Regression if !b.clock_explained() => "**regression**".to_string(),
-        _ => escape_text(&verdict_text(b)),
+        _ => esc(&verdict_text(b)),
     };
     format!(
         "| {} | {} {unit} | {} {unit} | {} | {}× | {} | {verdict} |\n",
-        code(&b.key()),
+        code_cell(&b.key()),
         shown.num(c.base_median),
         shown.num(c.cand_median),
         change(b),
@@ -318,54 +320,21 @@ fn row(b: &ComparedBenchmark) -> String {
     )
 }
 
-/// Untrusted text as inline code that cannot end early (`<` is escaped, so `</code>` cannot
-/// appear inside).
+/// An identifier (a benchmark key, a URL not linked) as a code span, cut to
+/// `MAX_CELL_CHARS`, outside a table.
 fn code(s: &str) -> String {
-    format!("<code>{}</code>", escape_text(s))
+    markdown::code_span(&markdown::cut(s, MAX_CELL_CHARS))
 }
 
-/// Escapes untrusted text for a Markdown table cell or paragraph on GitHub.
-///
-/// HTML-significant characters and the Markdown punctuation that could split a cell, start a
-/// code span, emphasis or a link become character references (which GFM never treats as
-/// syntax; an `_` inside a word is left alone); line breaks become spaces; `@` gets a word joiner so it cannot mention anyone.
-/// Text longer than 200 characters is cut with `…`.
-pub fn escape_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 8);
-    let chars: Vec<char> = s.chars().take(MAX_CELL_CHARS + 1).collect();
-    for (i, &ch) in chars.iter().enumerate() {
-        if i == MAX_CELL_CHARS {
-            out.push('…');
-            break;
-        }
-        let alnum = |j: Option<usize>| {
-            j.and_then(|j| chars.get(j))
-                .is_some_and(|c| c.is_alphanumeric())
-        };
-        match ch {
-            // Between two letters or digits `_` can neither open nor close emphasis; names
-            // are full of those, so they stay readable and short.
-            '_' if alnum(i.checked_sub(1)) && alnum(Some(i + 1)) => out.push('_'),
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '|' => out.push_str("&#124;"),
-            '`' => out.push_str("&#96;"),
-            '\\' => out.push_str("&#92;"),
-            '*' => out.push_str("&#42;"),
-            '_' => out.push_str("&#95;"),
-            '~' => out.push_str("&#126;"),
-            '[' => out.push_str("&#91;"),
-            ']' => out.push_str("&#93;"),
-            '!' => out.push_str("&#33;"),
-            '@' => out.push_str("@\u{2060}"),
-            '\r' | '\n' | '\t' => out.push(' '),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
+/// An identifier as a code span in a table cell.
+fn code_cell(s: &str) -> String {
+    markdown::code_cell(&markdown::cut(s, MAX_CELL_CHARS))
+}
+
+/// Free text (summary lines, reasons, side labels, units) as escaped prose on one line, cut to
+/// `MAX_CELL_CHARS`.
+fn esc(s: &str) -> String {
+    markdown::text(&markdown::cut(s, MAX_CELL_CHARS))
 }
 
 /// A link target for `[text](target)`, or `None` when `url` is not plain http(s).

@@ -5,5 +5,5 @@
 pub mod comment;
 pub mod summary;
 
-pub use comment::{CommentOptions, GITHUB_COMMENT_LIMIT, MARKER, escape_text, render_pr_comment};
+pub use comment::{CommentOptions, GITHUB_COMMENT_LIMIT, MARKER, render_pr_comment};
 pub use summary::forge_summary;

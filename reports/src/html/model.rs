@@ -37,6 +37,23 @@ pub(crate) fn collect(runs: &[Run], branch: &str) -> Vec<Series> {
     )
 }
 
+/// How many history runs a series' points pool (several runs of one commit are one point):
+/// what every page says a series is "over".
+pub(crate) fn history_runs(s: &pitwall_analysis::Series) -> usize {
+    s.points.iter().map(|p| p.runs.len()).sum()
+}
+
+/// How many distinct runs the series of the history `branch` are over: the index's count, of
+/// the same runs the benchmark pages count (never a pull request's or another branch's run).
+pub(crate) fn history_runs_of(series: &[Series], branch: &str) -> usize {
+    series
+        .iter()
+        .filter(|s| s.branch == branch)
+        .flat_map(|s| s.points.iter().flat_map(|p| p.runs.iter().copied()))
+        .collect::<std::collections::BTreeSet<usize>>()
+        .len()
+}
+
 /// The series with their page slugs (see [`collect`]): the key, with the testbed when there
 /// are several, and with the branch for a branch other than the history branch (whose pages
 /// keep the names they had before other branches were shown).

@@ -137,7 +137,7 @@ pub(crate) fn index(
                     .last()
                     .map(|p| unit.num(p.median))
                     .unwrap_or_default(),
-                runs: s.points.len(),
+                runs: super::model::history_runs(s),
                 spark: svg::sparkline(s),
                 change: s.changes.last().map(|cp| change_view(s, cp, runs, &unit)),
             }
@@ -192,7 +192,7 @@ pub(crate) fn index(
             .collect(),
         history_branch: history_branch.to_string(),
         history_rows: main_count,
-        runs: runs.len(),
+        runs: super::model::history_runs_of(series, history_branch),
         latest_worse: worse,
         latest_better: changed - worse,
         rows,
@@ -346,7 +346,7 @@ pub(crate) fn bench(s: &Series, series: &[Series], group: &[usize], runs: &[Run]
             .collect(),
         sweeps: sweeps(s, series, group),
         recent,
-        runs: s.points.len(),
+        runs: super::model::history_runs(s),
         throttled_runs: s.points.iter().filter(|p| p.throttled > 0).count(),
     }
 }

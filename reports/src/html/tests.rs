@@ -633,3 +633,27 @@ fn the_first_report_shows_the_latest_local_run_marked_local() {
     insta::assert_snapshot!(&index[start..end]);
     assert!(!index.contains("<b>x</b>"), "names are escaped");
 }
+
+/// The index and every benchmark page count the same runs: the history runs of the series,
+/// never a pull request's run or another branch's.
+#[test]
+fn every_page_counts_the_history_runs() {
+    let mut runs = synthetic::runs(2, 9, 8);
+    let mut pr = runs[8].clone();
+    pr.id = "pr-run".into();
+    pr.role = Some(pitwall_schema::RunRole::PrHead);
+    let mut other = runs[8].clone();
+    other.id = "other-branch".into();
+    other.branch = Some("feature".into());
+    runs.extend([pr.clone(), pr, other]);
+    let (dir, _) = render(&runs);
+    let index = read(&dir, "index.html");
+    assert!(
+        index.contains("2 benchmark measures over 9 runs"),
+        "{index}"
+    );
+    for page in bench_pages(&dir) {
+        let html = read(&dir, &format!("bench/{page}"));
+        assert!(html.contains("over 9 runs"), "{page}: {html}");
+    }
+}

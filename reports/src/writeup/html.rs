@@ -10,11 +10,21 @@ use minijinja::{Value, context};
 use pitwall_analysis::number::with_unit;
 use pitwall_analysis::writeup::{LedgerGroup, SuiteSummary, Writeup};
 
+use pitwall_schema::Direction;
+
 use super::{
-    LEDGER_COLUMNS, RUNNER_COLUMNS, chart_range, interval, ledger_commits, ledger_heading,
-    ledger_row, methodology_items, plural, runner_row, short, signed_pct, timeline,
+    APART_COLUMNS, Escapes, LEDGER_COLUMNS, RUNNER_COLUMNS, apart_row, change_words, chart_range,
+    headline, interval, ledger_commits, ledger_heading, ledger_row, methodology_items, plural,
+    runner_row, short, timeline,
 };
 use crate::html::esc as e;
+
+/// HTML's: every text from data escaped the one way.
+const HTML: Escapes = Escapes {
+    id: e,
+    cell: e,
+    text: e,
+};
 
 /// Markup made here (escaped text, SVG) as the template is to show it, unescaped again.
 fn markup(html: impl Into<String>) -> Value {
@@ -30,21 +40,34 @@ fn markups<S: Into<String>>(items: impl IntoIterator<Item = S>) -> Vec<Value> {
 pub fn render_html(w: &Writeup) -> String {
     let title = format!("Performance write-up, {} to {}", w.period.from, w.period.to);
     let m = &w.methodology;
-    let (noise, tests) = methodology_items(w, e, "&amp;");
+    let (noise, tests) = methodology_items(w, HTML, "&amp;");
+    let confirmed = w.confirmed();
+    let apart: Vec<Vec<Value>> = w
+        .listed_apart()
+        .iter()
+        .flat_map(|g| {
+            g.entries
+                .iter()
+                .map(move |x| markups(apart_row(g, x, HTML)))
+        })
+        .collect();
     let ctx = context! {
         title => markup(e(&title)),
         branch => markup(e(&w.branch)),
         runs => w.runs_in_period,
         runs_word => plural(w.runs_in_period, "run", "runs"),
-        entries_word => plural(w.ledger.len(), "entry", "entries"),
+        entries_word => plural(confirmed.len(), "entry", "entries"),
         env_changes => w.env_changes.len(),
         changes_word => plural(w.env_changes.len(), "change", "changes"),
+        headline => markups(headline(w, HTML)),
         summaries => w.summaries.iter().map(suite).collect::<Vec<_>>(),
         ledger_columns => LEDGER_COLUMNS,
-        ledger => w.ledger.iter().map(group).collect::<Vec<_>>(),
-        timeline => timeline_rows(w),
+        ledger => confirmed.iter().map(group).collect::<Vec<_>>(),
+        apart_columns => APART_COLUMNS,
+        apart => apart,
+        timeline => timeline_rows(w, &confirmed),
         runner_columns => RUNNER_COLUMNS,
-        runners => m.runners.iter().map(|r| markups(runner_row(r, e))).collect::<Vec<_>>(),
+        runners => m.runners.iter().map(|r| markups(runner_row(r, HTML))).collect::<Vec<_>>(),
         noise => markups(noise),
         tests => markups(tests),
     };
@@ -55,11 +78,12 @@ pub fn render_html(w: &Writeup) -> String {
     page
 }
 
-fn class_of(speedup: f64) -> &'static str {
-    if speedup * 100.0 <= -0.05 {
-        "worse"
-    } else if speedup * 100.0 >= 0.05 {
+/// The class of a change of time (a throughput's as its time per unit): faster is better.
+fn class_of(time_change: f64) -> &'static str {
+    if time_change * 100.0 <= -0.05 {
         "better"
+    } else if time_change * 100.0 >= 0.05 {
+        "worse"
     } else {
         "same"
     }
@@ -77,8 +101,8 @@ fn suite(s: &SuiteSummary) -> Value {
                 measure => markup(e(&b.measure)),
                 start => markup(e(&with_unit(b.first_level, &b.unit))),
                 end => markup(e(&with_unit(b.last_level, &b.unit))),
-                class => class_of(b.speedup),
-                speedup => markup(signed_pct(b.speedup)),
+                class => class_of(b.time_change()),
+                change => markup(change_words(b.rel_change, b.direction)),
                 chart => markup(chart(&b.medians, 120.0, 28.0, false)),
             }
         })
@@ -87,9 +111,9 @@ fn suite(s: &SuiteSummary) -> Value {
         suite => markup(e(&s.suite)),
         testbed => markup(e(&s.testbed)),
         benchmarks => benchmarks,
-        class => class_of(s.geomean_speedup),
-        speedup => markup(signed_pct(s.geomean_speedup)),
-        interval => markup(interval(s.ci)),
+        class => class_of(s.geomean_change),
+        change => markup(change_words(s.geomean_change, Direction::LowerIsBetter)),
+        interval => markup(interval(s.ci, Direction::LowerIsBetter)),
         regressions => s.regressions,
         improvements => s.improvements,
         trend => markup(chart(&trend, 640.0, 160.0, true)),
@@ -135,16 +159,16 @@ fn chart(values: &[f64], w: f64, h: f64, axis: bool) -> String {
 /// A ledger group: its heading, its commits and a row of cells per entry.
 fn group(g: &LedgerGroup) -> Value {
     context! {
-        heading => markup(ledger_heading(g, e)),
-        commits => markup(ledger_commits(g, e)),
-        rows => g.entries.iter().map(|x| markups(ledger_row(x, e))).collect::<Vec<_>>(),
+        heading => markup(ledger_heading(g, HTML)),
+        commits => markup(ledger_commits(g, HTML)),
+        rows => g.entries.iter().map(|x| markups(ledger_row(x, HTML))).collect::<Vec<_>>(),
     }
 }
 
 /// The rows of the environment section's table: environment changes and ledger groups by
 /// date.
-fn timeline_rows(w: &Writeup) -> Vec<Value> {
-    timeline(w)
+fn timeline_rows(w: &Writeup, confirmed: &[LedgerGroup]) -> Vec<Value> {
+    timeline(w, confirmed)
         .into_iter()
         .map(|(date, is_env, i)| {
             if is_env {
@@ -165,7 +189,7 @@ fn timeline_rows(w: &Writeup) -> Vec<Value> {
                     }),
                 }
             } else {
-                let g = &w.ledger[i];
+                let g = &confirmed[i];
                 let testbeds: std::collections::BTreeSet<&str> =
                     g.entries.iter().map(|x| x.testbed.as_str()).collect();
                 context! {
@@ -178,7 +202,7 @@ fn timeline_rows(w: &Writeup) -> Vec<Value> {
                     largest => markup(
                         g.entries
                             .first()
-                            .map_or("n/a".into(), |x| signed_pct(x.rel_change)),
+                            .map_or("n/a".into(), |x| change_words(x.rel_change, x.direction)),
                     ),
                 }
             }

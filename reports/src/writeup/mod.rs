@@ -1,7 +1,10 @@
 //! The quarterly write-up (`pitwall writeup`) rendered: paste-ready GitHub-flavoured Markdown
 //! (`markdown`) and a self-contained HTML page with inline SVG charts (`html`), both from the
 //! one `pitwall_analysis::writeup::Writeup`, both escaping every text that comes from data
-//! (benchmark names, notes, commit subjects, authors, host names).
+//! (benchmark names, notes, commit subjects, authors, host names; Markdown through the one
+//! escaper, `crate::markdown`), both saying every change in the same words ([`change_words`]:
+//! a time "X% faster" or "slower", a throughput "X% higher" or "lower", of the value's relative
+//! change) in the headline, the summary, the ledger and the timeline.
 
 mod html;
 mod markdown;
@@ -14,21 +17,155 @@ pub use markdown::render_markdown;
 use pitwall_analysis::writeup::{
     CommitMeta, EnvField, LedgerEntry, LedgerGroup, Runner, SuiteSummary, Writeup,
 };
+use pitwall_schema::Direction;
 
 /// The escaping of one output format, applied to every text that comes from data.
 type Escape = fn(&str) -> String;
+
+/// How one output format escapes each kind of text from data.
+#[derive(Clone, Copy)]
+struct Escapes {
+    /// An identifier (benchmark key, suite, testbed, branch, commit id, alert id) in running
+    /// text, a list item or a heading.
+    id: Escape,
+    /// An identifier in a table cell.
+    cell: Escape,
+    /// Free text: commit subjects and titles, authors, notes, environment values.
+    text: Escape,
+}
+
+/// Markdown's: identifiers in code spans, free text backslash-escaped (`crate::markdown`).
+const MARKDOWN: Escapes = Escapes {
+    id: crate::markdown::code_span,
+    cell: crate::markdown::code_cell,
+    text: crate::markdown::text,
+};
 
 /// The columns of a ledger group's table, in order.
 const LEDGER_COLUMNS: [&str; 8] = [
     "benchmark",
     "testbed",
     "kind",
-    "change of the value",
+    "change",
     "95% interval",
     "alert",
     "status",
     "note",
 ];
+
+/// The columns of the table of steps listed apart, in order.
+const APART_COLUMNS: [&str; 6] = [
+    "standing",
+    "benchmark",
+    "testbed",
+    "commits",
+    "change",
+    "95% interval",
+];
+
+/// How many confirmed steps the headline names, largest first.
+const HEADLINE_STEPS: usize = 3;
+
+/// A relative change of a value (after/before − 1) in the write-up's words: a time (lower is
+/// better) `X% slower` when it is × (1 + X/100), `X% faster` when × (1 − X/100); a throughput
+/// `X% higher` or `X% lower`; `no change` under 0.05%.
+fn change_words(rel: f64, direction: Direction) -> String {
+    if !rel.is_finite() {
+        return "n/a".into();
+    }
+    let pct = rel.abs() * 100.0;
+    if pct < 0.05 {
+        return "no change".into();
+    }
+    let word = match (direction, rel < 0.0) {
+        (Direction::LowerIsBetter, true) => "faster",
+        (Direction::LowerIsBetter, false) => "slower",
+        (Direction::HigherIsBetter, true) => "lower",
+        (Direction::HigherIsBetter, false) => "higher",
+    };
+    format!("{pct:.1}% {word}")
+}
+
+/// An interval of relative changes in the same words (`12.0% faster to 2.0% faster`).
+fn interval(ci: Option<(f64, f64)>, direction: Direction) -> String {
+    match ci {
+        Some((lo, hi)) => format!(
+            "{} to {}",
+            change_words(lo, direction),
+            change_words(hi, direction)
+        ),
+        None => "n/a".into(),
+    }
+}
+
+/// The headline's items: each suite's geometric mean as the summary gives it, the largest
+/// confirmed steps beyond their threshold as the ledger gives them, and how many steps are
+/// listed apart (suspected, or from contended runs), which count nowhere in it.
+fn headline(w: &Writeup, esc: Escapes) -> Vec<String> {
+    let mut items: Vec<String> = w
+        .summaries
+        .iter()
+        .map(|s| {
+            format!(
+                "{} on {}: geomean {} over {} benchmark{} (95% interval {})",
+                (esc.id)(&s.suite),
+                (esc.id)(&s.testbed),
+                change_words(s.geomean_change, Direction::LowerIsBetter),
+                s.benchmarks.len(),
+                plural(s.benchmarks.len(), "", "s"),
+                interval(s.ci, Direction::LowerIsBetter)
+            )
+        })
+        .collect();
+    let confirmed = w.confirmed();
+    let mut steps: Vec<(&LedgerGroup, &LedgerEntry)> = confirmed
+        .iter()
+        .flat_map(|g| g.entries.iter().map(move |x| (g, x)))
+        .filter(|(_, x)| x.beyond_threshold)
+        .collect();
+    steps.sort_by(|a, b| b.1.rel_change.abs().total_cmp(&a.1.rel_change.abs()));
+    for (g, x) in steps.iter().take(HEADLINE_STEPS) {
+        let title = g
+            .commit
+            .as_ref()
+            .map(|c| format!(" ({})", (esc.text)(&commit_title(c))))
+            .unwrap_or_default();
+        items.push(format!(
+            "{} on {}: {} at {}{title}",
+            (esc.id)(&x.key),
+            (esc.id)(&x.testbed),
+            change_words(x.rel_change, x.direction),
+            (esc.id)(short(&g.first_bad)),
+        ));
+    }
+    if steps.is_empty() {
+        items.push("no confirmed step beyond its threshold in the period".into());
+    }
+    let apart: usize = w.listed_apart().iter().map(|g| g.entries.len()).sum();
+    if apart > 0 {
+        items.push(format!(
+            "{apart} step{} suspected or from contended runs, listed apart and counted nowhere here",
+            plural(apart, "", "s")
+        ));
+    }
+    items
+}
+
+/// The cells of a step listed apart, in `APART_COLUMNS` order.
+fn apart_row(g: &LedgerGroup, x: &LedgerEntry, esc: Escapes) -> [String; 6] {
+    [
+        x.standing.as_str().to_string(),
+        (esc.cell)(&x.key),
+        (esc.cell)(&x.testbed),
+        format!(
+            "{}..{}",
+            (esc.cell)(short(&g.last_good)),
+            (esc.cell)(short(&g.first_bad))
+        ),
+        change_words(x.rel_change, x.direction),
+        interval(x.ci, x.direction),
+    ]
+}
 
 /// The columns of the methodology's runner table, in order.
 const RUNNER_COLUMNS: [&str; 9] = [
@@ -36,13 +173,13 @@ const RUNNER_COLUMNS: [&str; 9] = [
 ];
 
 /// The cells of a runner's row, escaped, in `RUNNER_COLUMNS` order.
-fn runner_row(r: &Runner, esc: Escape) -> [String; 9] {
-    let v = |f: EnvField| esc(env_value(&r.env, f));
+fn runner_row(r: &Runner, esc: Escapes) -> [String; 9] {
+    let v = |f: EnvField| (esc.text)(env_value(&r.env, f));
     [
-        esc(&r.testbed),
+        (esc.cell)(&r.testbed),
         r.runs.to_string(),
-        esc(&r.hostname),
-        esc(&r.cpu_model),
+        (esc.cell)(&r.hostname),
+        (esc.text)(&r.cpu_model),
         v(EnvField::GpuModel),
         v(EnvField::Driver),
         v(EnvField::Cuda),
@@ -54,7 +191,7 @@ fn runner_row(r: &Runner, esc: Escape) -> [String; 9] {
 /// The methodology's items as they are listed, escaped with `esc`: per suite and testbed its
 /// noise and samples, then the tests and thresholds (`amp`: how the format writes `&` in the
 /// fixed text).
-fn methodology_items(w: &Writeup, esc: Escape, amp: &str) -> (Vec<String>, Vec<String>) {
+fn methodology_items(w: &Writeup, esc: Escapes, amp: &str) -> (Vec<String>, Vec<String>) {
     let m = &w.methodology;
     let noise = w
         .summaries
@@ -62,8 +199,8 @@ fn methodology_items(w: &Writeup, esc: Escape, amp: &str) -> (Vec<String>, Vec<S
         .map(|s| {
             format!(
                 "{} on {}: {}",
-                esc(&s.suite),
-                esc(&s.testbed),
+                (esc.id)(&s.suite),
+                (esc.id)(&s.testbed),
                 noise_and_samples(s)
             )
         })
@@ -71,11 +208,11 @@ fn methodology_items(w: &Writeup, esc: Escape, amp: &str) -> (Vec<String>, Vec<S
     let mut tests: Vec<String> = m
         .settings
         .iter()
-        .map(|(name, value)| format!("{}: {}", esc(name), esc(value)))
+        .map(|(name, value)| format!("{}: {}", (esc.text)(name), (esc.text)(value)))
         .collect();
     let mut thresholds = format!("thresholds: {}% (compare's threshold)", m.threshold_pct);
     for (suite, pct) in &m.suite_threshold_pct {
-        thresholds.push_str(&format!("; {}: {pct}%", esc(suite)));
+        thresholds.push_str(&format!("; {}: {pct}%", (esc.id)(suite)));
     }
     tests.push(thresholds);
     tests.push(format!(
@@ -87,29 +224,37 @@ fn methodology_items(w: &Writeup, esc: Escape, amp: &str) -> (Vec<String>, Vec<S
 }
 
 /// A ledger group's heading: `2026-01-10 · 1edf08b8ac: PR #42: Swap the allocator`.
-fn ledger_heading(g: &LedgerGroup, esc: Escape) -> String {
+fn ledger_heading(g: &LedgerGroup, esc: Escapes) -> String {
     let title = g
         .commit
         .as_ref()
-        .map(|c| format!(": {}", esc(&commit_title(c))))
+        .map(|c| format!(": {}", (esc.text)(&commit_title(c))))
         .unwrap_or_default();
-    format!("{} · {}{}", group_day(g), esc(short(&g.first_bad)), title)
+    format!(
+        "{} · {}{}",
+        group_day(g),
+        (esc.id)(short(&g.first_bad)),
+        title
+    )
 }
 
 /// The line under a group's heading: its commit range, author, bisected culprit and size.
-fn ledger_commits(g: &LedgerGroup, esc: Escape) -> String {
+fn ledger_commits(g: &LedgerGroup, esc: Escapes) -> String {
     let mut line = format!(
         "Commits {}..{}",
-        esc(short(&g.last_good)),
-        esc(short(&g.first_bad))
+        (esc.id)(short(&g.last_good)),
+        (esc.id)(short(&g.first_bad))
     );
     if let Some(c) = &g.commit {
-        line.push_str(&format!(" · author {}", esc(&c.author)));
+        line.push_str(&format!(" · author {}", (esc.text)(&c.author)));
     }
     if let Some(c) = &g.culprit {
-        line.push_str(&format!(" · culprit (bisected) {}", esc(short(&c.sha))));
+        line.push_str(&format!(
+            " · culprit (bisected) {}",
+            (esc.id)(short(&c.sha))
+        ));
         if !c.subject.is_empty() {
-            line.push_str(&format!(" {}", esc(&c.subject)));
+            line.push_str(&format!(" {}", (esc.text)(&c.subject)));
         }
     }
     let n = g.entries.len();
@@ -121,22 +266,22 @@ fn ledger_commits(g: &LedgerGroup, esc: Escape) -> String {
 }
 
 /// The cells of a ledger row, escaped, in `LEDGER_COLUMNS` order.
-fn ledger_row(x: &LedgerEntry, esc: Escape) -> [String; 8] {
+fn ledger_row(x: &LedgerEntry, esc: Escapes) -> [String; 8] {
     let (id, status, note) = match &x.alert {
         Some(a) => (
-            esc(&a.id),
+            (esc.cell)(&a.id),
             a.status.as_str().to_string(),
-            a.note.as_deref().map(esc).unwrap_or_default(),
+            a.note.as_deref().map(esc.text).unwrap_or_default(),
         ),
         None if x.beyond_threshold => ("—".into(), "no alert stored".into(), String::new()),
         None => ("—".into(), "below threshold".into(), String::new()),
     };
     [
-        esc(&x.key),
-        esc(&x.testbed),
+        (esc.cell)(&x.key),
+        (esc.cell)(&x.testbed),
         x.kind.as_str().to_string(),
-        signed_pct(x.rel_change),
-        interval(x.ci),
+        change_words(x.rel_change, x.direction),
+        interval(x.ci, x.direction),
         id,
         status,
         note,
@@ -146,31 +291,9 @@ fn ledger_row(x: &LedgerEntry, esc: Escape) -> [String; 8] {
 /// Characters of a commit id shown.
 const SHORT_SHA: usize = 10;
 
-/// A signed percentage with one decimal (`+4.2%`, `-10.0%`).
 /// `one` for one, `many` otherwise (`plural(n, "entry", "entries")`, `plural(n, "", "s")`).
 fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
     if n == 1 { one } else { many }
-}
-
-fn signed_pct(fraction: f64) -> String {
-    if !fraction.is_finite() {
-        return "n/a".into();
-    }
-    let v = fraction * 100.0;
-    // No "-0.0%": a change that rounds to nothing has no sign.
-    if v.abs() < 0.05 {
-        "0.0%".into()
-    } else {
-        format!("{v:+.1}%")
-    }
-}
-
-/// `lo … hi` of an interval of fractions, signed percentages.
-fn interval(ci: Option<(f64, f64)>) -> String {
-    match ci {
-        Some((lo, hi)) => format!("{} … {}", signed_pct(lo), signed_pct(hi)),
-        None => "n/a".into(),
-    }
 }
 
 /// What the methodology says of a suite's noise and of the samples its points had (numbers
@@ -252,18 +375,16 @@ fn text_sparkline(values: &[f64]) -> String {
         .collect()
 }
 
-/// The events of the period in date order: each ledger group and each environment change,
-/// as (day, is environment, index into `ledger` or `env_changes`).
-fn timeline(w: &Writeup) -> Vec<(String, bool, usize)> {
-    let mut out: Vec<(String, bool, usize)> = w
-        .ledger
+/// The events of the period in date order: each group of `ledger` (the confirmed steps) and
+/// each environment change, as (day, is environment, index into `ledger` or `env_changes`).
+fn timeline(w: &Writeup, ledger: &[LedgerGroup]) -> Vec<(String, bool, usize)> {
+    let mut out: Vec<(String, bool, usize)> = ledger
         .iter()
         .enumerate()
         .map(|(i, g)| (group_day(g).to_string(), false, i))
         .collect();
     for (i, c) in w.env_changes.iter().enumerate() {
-        let date = w
-            .ledger
+        let date = ledger
             .iter()
             .find(|g| g.first_bad == c.commit)
             .map(|g| group_day(g).to_string())

@@ -177,12 +177,19 @@ fn writeup(from: &str, to: &str) -> Writeup {
 #[test]
 fn markdown_of_a_planted_period() {
     let md = render_markdown(&writeup("2026-01-01", "2026-02-09"));
-    assert!(!md.contains("<script>") && !md.contains("<b>"), "{md}");
     assert!(
-        md.contains("new allocator &#124; see &lt;b&gt;#42&lt;/b&gt;"),
+        !md.contains("&#") && !md.contains("&lt;"),
+        "no HTML entity: {md}"
+    );
+    assert!(md.contains("new allocator \\| see `<b>#42</b>`"), "{md}");
+    assert!(md.contains("PR `#42:` Swap the \\<allocator\\>"), "{md}");
+    let read = crate::markdown::markup(&md);
+    assert!(!read.contains("<script") && !read.contains("<b>"), "{md}");
+    // The hostile key is a code span, its `|` escaped for the table.
+    assert!(
+        md.contains("`kernel/gemm\\|<script>alert(1)</script>*x*/time`"),
         "{md}"
     );
-    assert!(md.contains("PR #42: Swap the &lt;allocator&gt;"), "{md}");
     insta::assert_snapshot!(md);
 }
 
@@ -218,6 +225,125 @@ fn a_period_without_change_points_says_so() {
         md.contains("No change point and no alert in the period."),
         "{md}"
     );
-    assert!(md.contains("| kernel | h200 | 3 | 0.0% |"), "{md}");
+    assert!(md.contains("| `kernel` | `h200` | 3 | no change |"), "{md}");
     insta::assert_snapshot!(md);
+}
+
+/// The same step in the same words and numbers in the headline, the summary and the ledger:
+/// the planted 100 → 110 ns step of the hostile benchmark is "10.0% slower" everywhere, the
+/// 200 → 160 ns one "20.0% faster".
+#[test]
+fn headline_summary_and_ledger_say_the_same() {
+    let w = writeup("2026-01-01", "2026-02-09");
+    let md = render_markdown(&w);
+    let section = |title: &str| {
+        let from = md.find(title).unwrap();
+        let rest = &md[from + title.len()..];
+        rest[..rest.find("\n## ").unwrap_or(rest.len())].to_string()
+    };
+    let (head, summary, ledger) = (
+        section("## Headline"),
+        section("## Executive summary"),
+        section("## Ledger"),
+    );
+    for part in [&head, &summary, &ledger] {
+        assert!(
+            part.contains("% slower") && part.contains("% faster"),
+            "{part}"
+        );
+        assert!(!part.contains("speedup") && !part.contains("+10"), "{part}");
+    }
+    let slower = |s: &str| {
+        let at = s.find("% slower").unwrap();
+        s[..at].rsplit(' ').next().unwrap().to_string()
+    };
+    assert_eq!(slower(&head), slower(&ledger), "{head}\n{ledger}");
+    assert!(
+        summary.contains(&format!("{}% slower", slower(&ledger))),
+        "{summary}"
+    );
+    let geomean = w.summaries[0].geomean_change;
+    assert!(
+        geomean < 0.0,
+        "a 10% slower and a 20% faster: faster overall"
+    );
+    assert!(
+        head.contains(&format!("geomean {:.1}% faster", -geomean * 100.0)),
+        "{head}"
+    );
+    assert!(
+        summary.contains(&format!("| {:.1}% faster |", -geomean * 100.0)),
+        "{summary}"
+    );
+}
+
+/// Suspected and contended steps leave the headline and the ledger for their own section, in
+/// both renderings.
+#[test]
+fn suspected_and_contended_steps_are_listed_apart() {
+    use pitwall_analysis::writeup::StepStanding;
+    let mut w = writeup("2026-01-01", "2026-02-09");
+    let mut standings = [StepStanding::Suspected, StepStanding::Contended].into_iter();
+    for g in &mut w.ledger {
+        for x in &mut g.entries {
+            x.standing = standings.next().unwrap_or(StepStanding::Contended);
+        }
+    }
+    let md = render_markdown(&w);
+    assert!(
+        md.contains("## Listed apart: suspected steps and contended runs"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- no confirmed step beyond its threshold in the period"),
+        "{md}"
+    );
+    assert!(md.contains("| suspected | `kernel/gemm"), "{md}");
+    assert!(md.contains("| contended | `kernel/reduce/time`"), "{md}");
+    assert!(
+        md.contains("No change point and no alert in the period."),
+        "{md}"
+    );
+    insta::assert_snapshot!("listed_apart_markdown", md);
+    let html = render_html(&w);
+    assert!(html.contains("<h2>Listed apart: suspected steps and contended runs</h2>"));
+    assert!(html.contains("<td>suspected</td>") && html.contains("<td>contended</td>"));
+}
+
+/// A secret in a commit subject is redacted from the write-up in its escaped form.
+#[test]
+fn a_secret_in_a_subject_is_redacted_from_the_writeup() {
+    let secret = "ab_c*d[e]-s3cr3t";
+    let mut w = writeup("2026-01-01", "2026-02-09");
+    let g = w
+        .ledger
+        .iter_mut()
+        .find(|g| g.commit.as_ref().is_some_and(|c| c.pr.is_none()))
+        .unwrap();
+    g.commit.as_mut().unwrap().subject = format!("leak {secret} here");
+    let md = render_markdown(&w);
+    assert!(md.contains("leak ab\\_c\\*d\\[e\\]\\-s3cr3t here"), "{md}");
+    let redacted = pitwall_schema::Redactor::new([secret]).redact(&md);
+    assert!(!redacted.contains("s3cr3t"), "{redacted}");
+    assert!(redacted.contains("leak *** here"), "{redacted}");
+}
+
+/// The one sign convention: a time's relative change is "faster" or "slower", a throughput's
+/// "higher" or "lower", the number always the size of the change of the value.
+#[test]
+fn changes_are_said_in_one_convention() {
+    use super::{change_words, interval};
+    let (time, rate) = (Direction::LowerIsBetter, Direction::HigherIsBetter);
+    // 10 ms → 5.65 ms: the time × (1 − 0.435), never "+76.9%".
+    assert_eq!(change_words(5.65 / 10.0 - 1.0, time), "43.5% faster");
+    assert_eq!(change_words(0.14, time), "14.0% slower");
+    assert_eq!(change_words(-0.2, rate), "20.0% lower");
+    assert_eq!(change_words(0.031, rate), "3.1% higher");
+    assert_eq!(change_words(0.0004, time), "no change");
+    assert_eq!(change_words(f64::NAN, time), "n/a");
+    assert_eq!(
+        interval(Some((-0.12, 0.02)), time),
+        "12.0% faster to 2.0% slower"
+    );
+    assert_eq!(interval(None, rate), "n/a");
 }

@@ -45,7 +45,11 @@ pub(super) fn cmd_runs(g: &Global, a: &RunsArgs) -> Result<ExitClass, Failure> {
                     r.started_at.clone(),
                     r.project.clone(),
                     commit,
-                    r.branch.clone().unwrap_or_else(|| "-".into()),
+                    counted_branch(
+                        r.branch.as_deref(),
+                        r.role.as_deref(),
+                        &config.history_branch,
+                    ),
                     r.testbed.clone().unwrap_or_else(|| "-".into()),
                     match (r.role.clone().unwrap_or_else(|| "-".into()), r.excluded) {
                         (role, true) => format!("{role} (excluded)"),
@@ -92,6 +96,17 @@ fn cmd_exclusion(g: &Global, action: &RunsAction) -> Result<ExitClass, Failure> 
     }
     announce_alerts(g, &config, &out.new_alerts);
     Ok(ExitClass::Ok)
+}
+
+/// The branch a listed run counts for: its own, else (a `history` run that records none, as
+/// `run --commit` on a detached checkout stores) the history branch, whose history admits it
+/// (`HistoryFilter::admits`), else `-`.
+fn counted_branch(branch: Option<&str>, role: Option<&str>, history_branch: &str) -> String {
+    match (branch, role) {
+        (Some(b), _) => b.to_string(),
+        (None, None | Some("history")) => history_branch.to_string(),
+        (None, Some(_)) => "-".into(),
+    }
 }
 
 pub(super) fn cmd_show(g: &Global, a: &ShowArgs) -> Result<ExitClass, Failure> {
@@ -187,4 +202,17 @@ pub(super) fn cmd_prune(g: &Global, a: &PruneArgs) -> Result<ExitClass, Failure>
         }
     }
     Ok(ExitClass::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::counted_branch;
+
+    #[test]
+    fn a_history_run_without_a_branch_counts_for_the_history_branch() {
+        assert_eq!(counted_branch(None, Some("history"), "main"), "main");
+        assert_eq!(counted_branch(None, None, "main"), "main");
+        assert_eq!(counted_branch(Some("dev"), Some("history"), "main"), "dev");
+        assert_eq!(counted_branch(None, Some("pr-head"), "main"), "-");
+    }
 }

@@ -14,7 +14,6 @@
 use std::collections::BTreeMap;
 
 use pitwall_schema::{Alert, Direction, Run};
-use pitwall_stats::ab::Xoshiro256;
 
 use crate::alerts::AlertRules;
 use crate::history::{HistoryFilter, Series};
@@ -22,9 +21,12 @@ use crate::order::rfc3339_seconds;
 
 mod env;
 mod ledger;
+mod suite;
 pub use env::{EnvChange, EnvField, EnvState, Runner, environment_changes, runners};
 use ledger::ledger;
-pub use ledger::{LedgerAlert, LedgerEntry, LedgerGroup};
+pub use ledger::{LedgerAlert, LedgerEntry, LedgerGroup, StepStanding};
+pub use suite::geomean_ci;
+use suite::summarize_suite;
 
 /// How many of the largest regressions and improvements the summary names.
 pub const TOP_N: usize = 5;
@@ -172,17 +174,38 @@ pub struct BenchChange {
     pub label: String,
     pub measure: String,
     pub unit: String,
+    /// Whether its value is a time (lower is better) or a throughput (higher is better): which
+    /// words its change is said in ("faster"/"slower", "higher"/"lower").
+    pub direction: Direction,
     /// Median of the per-run medians of its first and last segment within the period.
     pub first_level: f64,
     pub last_level: f64,
-    /// How much better it got: first/last − 1 for lower-is-better, last/first − 1 otherwise.
-    pub speedup: f64,
+    /// The relative change of the value, last/first − 1, whatever the direction: −0.2 of a
+    /// time is "20% faster", of a throughput "20% lower".
+    pub rel_change: f64,
     /// The per-run medians within the period, in commit order.
     pub medians: Vec<f64>,
 }
 
-/// A point of a suite's trend: the geometric mean over its benchmarks of the speedup of the
-/// run's median over the benchmark's first level (1 = the start of the period).
+impl BenchChange {
+    /// The change of its time, last/first − 1, a throughput's as that of its time per unit
+    /// (first/last − 1): what a geometric mean over mixed benchmarks combines, negative faster.
+    pub fn time_change(&self) -> f64 {
+        time_change(self.direction, self.first_level, self.last_level)
+    }
+}
+
+/// The change of time from `first` to `last` (see [`BenchChange::time_change`]).
+pub fn time_change(direction: Direction, first: f64, last: f64) -> f64 {
+    match direction {
+        Direction::LowerIsBetter => last / first - 1.0,
+        Direction::HigherIsBetter => first / last - 1.0,
+    }
+}
+
+/// A point of a suite's trend: the geometric mean over its benchmarks of the ratio of the
+/// run's time (a throughput's time per unit) to the benchmark's first level (1 = the start of
+/// the period, below 1 faster).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrendPoint {
     pub commit: String,
@@ -194,8 +217,10 @@ pub struct TrendPoint {
 pub struct SuiteSummary {
     pub suite: String,
     pub testbed: String,
-    /// Geometric mean of the benchmarks' speedups − 1 (positive: faster), with its interval.
-    pub geomean_speedup: f64,
+    /// Geometric mean over the benchmarks of the ratio of their time at the end of the period
+    /// to that at its start, − 1 ([`BenchChange::time_change`]; −0.031 is "3.1% faster"), with
+    /// its interval (the same, of the bootstrap's percentiles).
+    pub geomean_change: f64,
     pub ci: Option<(f64, f64)>,
     /// Benchmarks beyond the suite's threshold, worse and better.
     pub regressions: usize,
@@ -315,176 +340,6 @@ pub fn build(input: &WriteupInput<'_>) -> Writeup {
             seed: input.rules.seed,
         },
     }
-}
-
-fn median(v: &[f64]) -> f64 {
-    pitwall_stats::median(v).unwrap_or(f64::NAN)
-}
-
-/// The segment (between change points) of point `i`.
-fn segment_of(s: &Series, i: usize) -> usize {
-    s.changes.iter().filter(|c| c.index <= i).count()
-}
-
-fn speedup(direction: Direction, first: f64, last: f64) -> f64 {
-    match direction {
-        Direction::LowerIsBetter => first / last - 1.0,
-        Direction::HigherIsBetter => last / first - 1.0,
-    }
-}
-
-fn summarize_suite(
-    input: &WriteupInput<'_>,
-    suite: &str,
-    testbed: &str,
-    series: &[&Series],
-    in_period: &dyn Fn(usize) -> bool,
-    rank: &[usize],
-) -> Option<SuiteSummary> {
-    let mut benchmarks = Vec::new();
-    let mut cvs = Vec::new();
-    let mut counts = Vec::new();
-    let mut trend: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-    for s in series {
-        let idx: Vec<usize> = (0..s.points.len())
-            .filter(|&i| in_period(s.points[i].run))
-            .collect();
-        let (Some(&first), Some(&last)) = (idx.first(), idx.last()) else {
-            continue;
-        };
-        let level = |seg: usize| {
-            let v: Vec<f64> = idx
-                .iter()
-                .filter(|&&i| segment_of(s, i) == seg)
-                .map(|&i| s.points[i].median)
-                .collect();
-            median(&v)
-        };
-        let (first_level, last_level) = (level(segment_of(s, first)), level(segment_of(s, last)));
-        if !(first_level.is_normal() && last_level.is_normal()) {
-            continue;
-        }
-        let mut segs: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
-        for &i in &idx {
-            counts.push(s.points[i].n);
-            let m = s.points[i].median;
-            segs.entry(segment_of(s, i)).or_default().push(m);
-            let r = speedup(s.direction, first_level, m) + 1.0;
-            if r.is_finite() && r > 0.0 {
-                trend.entry(s.points[i].run).or_default().push(r.ln());
-            }
-        }
-        let seg_cvs: Vec<f64> = segs.values().filter_map(|v| cv(v)).collect();
-        if !seg_cvs.is_empty() {
-            cvs.push(median(&seg_cvs));
-        }
-        benchmarks.push(BenchChange {
-            key: s.key.clone(),
-            label: s.label(),
-            measure: s.measure.clone(),
-            unit: s.unit.clone(),
-            first_level,
-            last_level,
-            speedup: speedup(s.direction, first_level, last_level),
-            medians: idx.iter().map(|&i| s.points[i].median).collect(),
-        });
-    }
-    if benchmarks.is_empty() {
-        return None;
-    }
-    let threshold_pct = input.rules.threshold_for(suite);
-    let ((worst, regressions), (best, improvements)) = beyond_threshold(&benchmarks, threshold_pct);
-    let logs: Vec<f64> = benchmarks.iter().map(|b| (1.0 + b.speedup).ln()).collect();
-    let mut order: Vec<usize> = trend.keys().copied().collect();
-    order.sort_by_key(|&ri| rank[ri]);
-    Some(SuiteSummary {
-        suite: suite.to_string(),
-        testbed: testbed.to_string(),
-        geomean_speedup: mean(&logs).exp() - 1.0,
-        ci: geomean_ci(&logs, input.rules),
-        regressions,
-        improvements,
-        worst,
-        best,
-        benchmarks,
-        trend: order
-            .into_iter()
-            .map(|ri| TrendPoint {
-                commit: input.runs[ri].commit.clone(),
-                relative: mean(&trend[&ri]).exp(),
-            })
-            .collect(),
-        noise_cv: (!cvs.is_empty()).then(|| median(&cvs)),
-        samples_per_point: SampleCounts::of(counts),
-        threshold_pct,
-    })
-}
-
-/// The benchmarks that moved beyond the threshold, each way: the `TOP_N` worst regressions
-/// (worst first) with how many regressed, and the `TOP_N` best improvements (best first) with
-/// how many improved.
-fn beyond_threshold(
-    benchmarks: &[BenchChange],
-    threshold_pct: f64,
-) -> ((Vec<BenchChange>, usize), (Vec<BenchChange>, usize)) {
-    let beyond = |b: &&BenchChange, worse: bool| {
-        let pct = b.speedup * 100.0;
-        if worse {
-            pct < -threshold_pct
-        } else {
-            pct > threshold_pct
-        }
-    };
-    let mut worst: Vec<BenchChange> = benchmarks
-        .iter()
-        .filter(|b| beyond(b, true))
-        .cloned()
-        .collect();
-    let mut best: Vec<BenchChange> = benchmarks
-        .iter()
-        .filter(|b| beyond(b, false))
-        .cloned()
-        .collect();
-    let (regressions, improvements) = (worst.len(), best.len());
-    worst.sort_by(|a, b| a.speedup.total_cmp(&b.speedup));
-    best.sort_by(|a, b| b.speedup.total_cmp(&a.speedup));
-    worst.truncate(TOP_N);
-    best.truncate(TOP_N);
-    ((worst, regressions), (best, improvements))
-}
-
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
-}
-
-/// Sample standard deviation over the mean; `None` under two values.
-fn cv(v: &[f64]) -> Option<f64> {
-    if v.len() < 2 {
-        return None;
-    }
-    let m = mean(v);
-    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
-    (m != 0.0).then(|| var.sqrt() / m.abs())
-}
-
-/// Percentile bootstrap interval of the geometric mean (− 1) of the benchmarks whose log
-/// speedups are `logs`, resampling benchmarks (Efron & Tibshirani 1993, §13.3).
-pub fn geomean_ci(logs: &[f64], rules: &AlertRules) -> Option<(f64, f64)> {
-    if logs.is_empty() || rules.resamples < 10 {
-        return None;
-    }
-    let mut rng = Xoshiro256::seed_from(rules.seed);
-    let mut means: Vec<f64> = (0..rules.resamples)
-        .map(|_| {
-            let sum: f64 = (0..logs.len()).map(|_| logs[rng.below(logs.len())]).sum();
-            sum / logs.len() as f64
-        })
-        .collect();
-    means.sort_by(f64::total_cmp);
-    let alpha = (1.0 - rules.level) / 2.0;
-    let lo = pitwall_stats::quantile_sorted(&means, alpha)?;
-    let hi = pitwall_stats::quantile_sorted(&means, 1.0 - alpha)?;
-    Some((lo.exp() - 1.0, hi.exp() - 1.0))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Secrets kept away from measured code and out of everything pitwall prints, stores or
 //! publishes: which environment variables look like secrets ([`is_secret_name`]), and the
-//! [`Redactor`] that replaces known secret values, raw or base64/URL/JSON/HTML-encoded, with
+//! [`Redactor`] that replaces known secret values, raw or base64/URL/JSON/HTML/Markdown-escaped, with
 //! `***`, and the secrets the process learns besides its environment ([`remember`]: a store
 //! URL's password given by a flag), so every sink redacts against every secret known.
 //!
@@ -117,6 +117,7 @@ impl Redactor {
             percent_encode(value),
             json_escape(value),
             html_escape(value),
+            markdown_escape(value),
         ];
         for shift in 0..3 {
             let core = base64_core(value.as_bytes(), shift);
@@ -471,6 +472,9 @@ fn percent_encode(value: &str) -> String {
     }
     out
 }
+
+mod markdown;
+pub use markdown::markdown_escape;
 
 #[cfg(test)]
 mod tests;

@@ -5,11 +5,34 @@
 
 use std::collections::BTreeMap;
 
-use pitwall_schema::{Alert, AlertKind, AlertStatus};
+use pitwall_schema::{Alert, AlertKind, AlertStatus, Direction};
 
 use super::{CommitMeta, WriteupInput};
 use crate::alerts::{AlertRules, detect_alerts};
 use crate::order::rfc3339_seconds;
+
+/// Where a step stands: only a confirmed step makes the write-up's headline and ledger; the
+/// others are listed apart under their own heading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StepStanding {
+    /// Runs enough either side, from uncontended runs.
+    #[default]
+    Confirmed,
+    /// A candidate step at the tip with too few runs after it (an alert `suspected`).
+    Suspected,
+    /// Found in runs taken while other work shared the machine (`contended` runs).
+    Contended,
+}
+
+impl StepStanding {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStanding::Confirmed => "confirmed",
+            StepStanding::Suspected => "suspected",
+            StepStanding::Contended => "contended",
+        }
+    }
+}
 
 /// One series' step in the ledger.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,9 +40,14 @@ pub struct LedgerEntry {
     pub key: String,
     pub testbed: String,
     pub kind: AlertKind,
+    /// A time's step is said "faster"/"slower", a throughput's "higher"/"lower".
+    pub direction: Direction,
+    /// Whether it counts in the headline and the ledger, or is listed apart.
+    pub standing: StepStanding,
     pub before: f64,
     pub after: f64,
-    /// after/before − 1, with the alert rule's bootstrap interval.
+    /// after/before − 1, the relative change of the value, with the alert rule's bootstrap
+    /// interval.
     pub rel_change: f64,
     pub ci: Option<(f64, f64)>,
     /// Whether the step is beyond its suite's threshold (what makes an alert).
@@ -97,7 +125,7 @@ pub(super) fn ledger(
             entries.push((
                 a.last_good.clone(),
                 a.first_bad.clone(),
-                entry(a, stored.map(|i| &input.alerts[i]), beyond),
+                entry(a, s.direction, stored.map(|i| &input.alerts[i]), beyond),
             ));
         }
     }
@@ -115,10 +143,15 @@ pub(super) fn ledger(
             .and_then(|c| rfc3339_seconds(&c.date))
             .or_else(|| run_time_of(&a.first_bad_run));
         if !used[i] && t.is_some_and(|t| input.period.contains(t)) {
+            let direction = input
+                .series
+                .iter()
+                .find(|s| s.key == a.series.key && s.testbed == a.series.testbed)
+                .map_or_else(|| direction_of(a), |s| s.direction);
             entries.push((
                 a.last_good.clone(),
                 a.first_bad.clone(),
-                entry(a, Some(a), true),
+                entry(a, direction, Some(a), true),
             ));
         }
     }
@@ -185,11 +218,26 @@ fn date_of(input: &WriteupInput<'_>, commit: &str) -> String {
         .unwrap_or_default()
 }
 
-fn entry(a: &Alert, stored: Option<&Alert>, beyond_threshold: bool) -> LedgerEntry {
+/// The direction an alert's kind and sign imply: a time regresses up, a throughput down.
+fn direction_of(a: &Alert) -> Direction {
+    match (a.kind, a.rel_change > 0.0) {
+        (AlertKind::Regression, true) | (AlertKind::Improvement, false) => Direction::LowerIsBetter,
+        _ => Direction::HigherIsBetter,
+    }
+}
+
+fn entry(
+    a: &Alert,
+    direction: Direction,
+    stored: Option<&Alert>,
+    beyond_threshold: bool,
+) -> LedgerEntry {
     LedgerEntry {
         key: a.series.key.clone(),
         testbed: a.series.testbed.clone(),
         kind: a.kind,
+        direction,
+        standing: StepStanding::Confirmed,
         before: a.before,
         after: a.after,
         rel_change: a.rel_change,
@@ -201,5 +249,39 @@ fn entry(a: &Alert, stored: Option<&Alert>, beyond_threshold: bool) -> LedgerEnt
             note: s.note.clone(),
             culprit: s.culprit.clone(),
         }),
+    }
+}
+
+impl LedgerGroup {
+    /// The group with only its entries of `keep` standing, `None` when none is left.
+    pub fn only(&self, keep: impl Fn(StepStanding) -> bool) -> Option<LedgerGroup> {
+        let entries: Vec<LedgerEntry> = self
+            .entries
+            .iter()
+            .filter(|e| keep(e.standing))
+            .cloned()
+            .collect();
+        (!entries.is_empty()).then(|| LedgerGroup {
+            entries,
+            ..self.clone()
+        })
+    }
+}
+
+impl super::Writeup {
+    /// The ledger of confirmed steps: what the headline, the ledger and the timeline show.
+    pub fn confirmed(&self) -> Vec<LedgerGroup> {
+        self.ledger
+            .iter()
+            .filter_map(|g| g.only(|s| s == StepStanding::Confirmed))
+            .collect()
+    }
+
+    /// The steps listed apart: suspected, or from contended runs.
+    pub fn listed_apart(&self) -> Vec<LedgerGroup> {
+        self.ledger
+            .iter()
+            .filter_map(|g| g.only(|s| s != StepStanding::Confirmed))
+            .collect()
     }
 }

@@ -150,13 +150,16 @@ fn planted_steps_give_the_levels_the_geomean_and_the_ledger() {
     let s = &w.summaries[0];
     assert_eq!((s.suite.as_str(), s.testbed.as_str()), ("kernel", "h200"));
     let by = |n: &str| s.benchmarks.iter().find(|b| b.label == n).unwrap();
-    assert!((by("gemm").speedup - (100.0 / 110.0 - 1.0)).abs() < 0.005);
-    assert!((by("reduce").speedup - 0.25).abs() < 0.01);
-    assert_eq!(by("copy").speedup, 0.0, "no change point, no change");
-    let expected = ((100.0 / 110.0) * 1.25f64).powf(1.0 / 3.0) - 1.0;
-    assert!((s.geomean_speedup - expected).abs() < 0.005, "{s:?}");
+    // The change of the value, last/first − 1: gemm's time 10% up (slower), reduce's 20% down.
+    assert!((by("gemm").rel_change - 0.1).abs() < 0.005);
+    assert!((by("reduce").rel_change + 0.2).abs() < 0.01);
+    assert_eq!(by("copy").rel_change, 0.0, "no change point, no change");
+    assert_eq!(by("gemm").direction, Direction::LowerIsBetter);
+    // The geomean of the time ratios, − 1: negative is faster.
+    let expected = (1.1f64 * 0.8).powf(1.0 / 3.0) - 1.0;
+    assert!((s.geomean_change - expected).abs() < 0.005, "{s:?}");
     let (lo, hi) = s.ci.unwrap();
-    assert!(lo <= s.geomean_speedup && s.geomean_speedup <= hi && lo < hi);
+    assert!(lo <= s.geomean_change && s.geomean_change <= hi && lo < hi);
     assert_eq!((s.regressions, s.improvements), (1, 1));
     assert_eq!(s.worst[0].label, "gemm");
     assert_eq!(s.best[0].label, "reduce");
@@ -182,6 +185,10 @@ fn planted_steps_give_the_levels_the_geomean_and_the_ledger() {
     );
     let e = &g.entries[0];
     assert!((e.rel_change - 0.1).abs() < 0.005);
+    assert_eq!(e.direction, Direction::LowerIsBetter);
+    assert_eq!(e.standing, StepStanding::Confirmed);
+    // The summary and the ledger say the same of gemm's step.
+    assert!((e.rel_change - by("gemm").rel_change).abs() < 0.005);
     let (lo, hi) = e.ci.unwrap();
     assert!(lo <= e.rel_change && e.rel_change <= hi);
     let a = e.alert.as_ref().unwrap();
@@ -207,7 +214,7 @@ fn a_period_inside_one_segment_shows_no_change() {
     assert_eq!(w.runs_in_period, 9);
     assert!(w.ledger.is_empty() && w.env_changes.is_empty());
     let s = &w.summaries[0];
-    assert_eq!(s.geomean_speedup, 0.0);
+    assert_eq!(s.geomean_change, 0.0);
     assert_eq!((s.regressions, s.improvements), (0, 0));
     assert_eq!(s.trend.len(), 9);
 }
@@ -228,6 +235,21 @@ fn geomean_interval_is_deterministic_and_degenerate_for_equal_changes() {
     let (lo, hi) = geomean_ci(&[0.1f64.ln_1p(); 4], &rules()).unwrap();
     assert!((lo - 0.1).abs() < 1e-12 && (hi - 0.1).abs() < 1e-12);
     assert_eq!(geomean_ci(&[], &rules()), None);
+}
+
+#[test]
+fn suspected_and_contended_steps_are_kept_apart_from_the_confirmed_ones() {
+    let runs = planted();
+    let mut w = writeup_of(&runs, "2026-01-01", "2026-02-19");
+    assert_eq!(w.confirmed(), w.ledger, "every step confirmed by default");
+    assert!(w.listed_apart().is_empty());
+    w.ledger[0].entries[0].standing = StepStanding::Suspected;
+    w.ledger[1].entries[0].standing = StepStanding::Contended;
+    assert!(w.confirmed().is_empty());
+    let apart = w.listed_apart();
+    assert_eq!(apart.len(), 2);
+    assert_eq!(apart[0].entries[0].standing, StepStanding::Suspected);
+    assert_eq!(apart[1].entries[0].standing.as_str(), "contended");
 }
 
 #[test]
@@ -383,4 +405,11 @@ fn sample_counts_are_the_median_and_range_of_the_points() {
     );
     let c = SampleCounts::of(vec![7]).unwrap();
     assert_eq!((c.median, c.min, c.max), (7, 7, 7));
+}
+
+#[test]
+fn a_throughput_changes_time_per_unit_inversely() {
+    // 100 → 125 items/s: the value 25% higher, its time per item 20% lower (faster).
+    assert!((time_change(Direction::HigherIsBetter, 100.0, 125.0) + 0.2).abs() < 1e-12);
+    assert!((time_change(Direction::LowerIsBetter, 10.0, 11.0) - 0.1).abs() < 1e-12);
 }

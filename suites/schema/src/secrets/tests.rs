@@ -117,6 +117,23 @@ fn a_secret_with_quotes_or_backslashes_is_redacted_in_json_and_html() {
 }
 
 #[test]
+fn a_secret_with_markdown_punctuation_is_redacted_backslash_escaped() {
+    let secret = "ab_c*d[e]-tok";
+    let r = Redactor::new([secret]);
+    let escaped = r"ab\_c\*d\[e\]\-tok";
+    assert_eq!(crate::secrets::markdown_escape(secret), escaped);
+    assert_eq!(
+        r.redact(&format!("| fix {escaped} leak |")),
+        "| fix *** leak |"
+    );
+    // Inert punctuation is written as it is.
+    assert_eq!(
+        crate::secrets::markdown_escape("a.b,c:d/e=f%(g)"),
+        "a.b,c:d/e=f%(g)"
+    );
+}
+
+#[test]
 fn every_string_of_a_value_is_redacted_whatever_it_holds() {
     let r = Redactor::new([QUOTED, TOKEN]);
     let mut value = serde_json::json!({
