@@ -27,6 +27,7 @@ fn sample_run() -> Run {
     );
     let results = vec![ok, failed];
     Run {
+        contention: None,
         id: "0193a1b2-0000-7000-8000-000000000001".into(),
         project: "toy".into(),
         commit: "working tree".into(),

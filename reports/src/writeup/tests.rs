@@ -71,6 +71,7 @@ fn runs() -> Vec<Run> {
                 ..Clocks::default()
             });
             Run {
+                contention: None,
                 id: format!("run-{i}"),
                 project: "p".into(),
                 commit: format!("{i:02}{}", "c".repeat(38)),

@@ -262,6 +262,7 @@ mod tests {
             format!("said {secret}"),
         );
         let mut run = Run {
+            contention: None,
             id: "r1".into(),
             project: "p".into(),
             commit: "working tree".into(),

@@ -258,6 +258,7 @@ fn imported_run(
         .map(crate::request::fail_unsummarisable)
         .collect();
     let mut run = Run {
+        contention: None,
         id: uuid::Uuid::now_v7().to_string(),
         project: config.project.name.clone(),
         commit: options

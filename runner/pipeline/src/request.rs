@@ -75,6 +75,7 @@ pub(crate) fn new_run(
             .collect(),
     ));
     Run {
+        contention: None,
         id: uuid::Uuid::now_v7().to_string(),
         project: config.project.name.clone(),
         commit: target.commit.clone(),

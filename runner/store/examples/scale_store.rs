@@ -75,6 +75,7 @@ fn main() {
             .map(|m| result(i, m, samples, m == 0 && i >= 5_000))
             .collect();
         let run = Run {
+            contention: None,
             id: format!("01900000-0000-7000-8000-{i:012}"),
             project: "scale".into(),
             commit: format!("{i:012x}{:028x}", 0),

@@ -151,6 +151,7 @@ impl RunRow {
             &self.fingerprint_json,
         )?;
         Ok(Run {
+            contention: None,
             id: id.to_string(),
             project: self.project,
             commit: self.commit,

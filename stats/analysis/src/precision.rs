@@ -80,6 +80,7 @@ mod tests {
             fingerprint.set_section(&SamplingTargets([("toy".to_string(), t)].into()));
         }
         Run {
+            contention: None,
             id: "r".into(),
             project: "p".into(),
             commit: "c".into(),

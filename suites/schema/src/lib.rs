@@ -7,6 +7,7 @@ pub mod backend;
 pub mod benchmark;
 pub mod check;
 pub mod consistency;
+pub mod contention;
 pub mod datasheet;
 pub mod export;
 pub mod expr;
@@ -23,6 +24,7 @@ pub mod time;
 pub mod work;
 
 pub use alerts::{Alert, AlertKind, AlertSeries, AlertStatus, AlertUpdate};
+pub use contention::{Contention, ContentionLimits};
 pub use backend::{Backend, BackendError, SuiteKind};
 pub use benchmark::{
     Annotated, BenchError, Benchmark, BenchmarkId, Ceiling, Conversion, MetricSpec, SamplingHint,

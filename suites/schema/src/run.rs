@@ -183,6 +183,10 @@ pub struct Run {
     /// Set when the run is one side of an interleaved base/head measurement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pair: Option<PairInfo>,
+    /// The machine's contention while it measured (`None`: not sampled, e.g. an imported or
+    /// failed run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contention: Option<crate::contention::Contention>,
     pub results: Vec<BenchmarkResult>,
 }
 

@@ -30,6 +30,7 @@ pub(crate) fn ok_result(name: &str, samples: Vec<f64>) -> BenchmarkResult {
 
 pub(crate) fn run(id: &str, started_at: &str, results: Vec<BenchmarkResult>) -> Run {
     Run {
+        contention: None,
         id: id.into(),
         project: "toy".into(),
         commit: "0123456789abcdef0123456789abcdef01234567".into(),

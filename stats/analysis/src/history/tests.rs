@@ -27,6 +27,7 @@ fn main() -> HistoryFilter {
 
 fn run(i: usize, results: Vec<BenchmarkResult>) -> Run {
     Run {
+        contention: None,
         id: format!("run-{i}"),
         project: "p".into(),
         commit: format!("{i:040x}"),
