@@ -110,6 +110,8 @@ impl Ctx<'_> {
             keep(&mut errors, self.alerts(raw.alerts.unwrap_or_default())).unwrap_or_default();
         let gpu = keep(&mut errors, self.gpu(raw.gpu.unwrap_or_default())).unwrap_or_default();
         let testbed = keep(&mut errors, self.testbed(raw.testbed)).flatten();
+        let contended = keep(&mut errors, self.contended(raw.history.as_ref()))
+            .unwrap_or(crate::defaults::CONTENDED);
         let history_branch = keep(&mut errors, self.history_branch(raw.history))
             .unwrap_or_else(|| crate::defaults::HISTORY_BRANCH.to_string());
         let ci = keep(&mut errors, self.ci(raw.ci.unwrap_or_default())).unwrap_or_default();
@@ -149,6 +151,7 @@ impl Ctx<'_> {
             gpu,
             testbed,
             history_branch,
+            contended,
             backend,
             suites,
         })

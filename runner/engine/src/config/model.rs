@@ -39,6 +39,10 @@ pub struct Config {
     /// `[history] branch`: the branch whose `history` runs are the history. Not in the hash.
     #[serde(skip)]
     pub history_branch: String,
+    /// `[history] contended_*`: when a run is contended (left out of change detection).
+    /// Judges runs, changes no measurement: not in the hash.
+    #[serde(skip)]
+    pub contended: pitwall_schema::ContentionLimits,
     /// `[suites] backend`: which backend runs the built-in suites. Left out of the hash when
     /// `auto`, so configurations written before the key existed keep their hash.
     #[serde(skip_serializing_if = "BackendChoice::is_auto")]
@@ -385,6 +389,7 @@ impl Config {
             gpu: GpuConfig::default(),
             testbed: None,
             history_branch: crate::defaults::HISTORY_BRANCH.to_string(),
+            contended: crate::defaults::CONTENDED,
             backend: crate::defaults::BACKEND,
             suites: SuiteKind::ALL
                 .into_iter()
