@@ -22,8 +22,11 @@ use pitwall_host::gpu::{
     MonitorHealth, Nvml, SelectedGpu, SystemCuda, select_gpu,
 };
 use pitwall_host::machine::{
-    Affinity, PinError, Sysfs, UNKNOWN, apply_pinning, format_cpulist, host_checks, plan_pinning,
+    Affinity, ContentionProbe, ContentionTally, ContentionWatch, DirSysfs, PinError,
+    ProcContention, SAMPLE_PERIOD, Sysfs, UNKNOWN, apply_pinning, format_cpulist, host_checks,
+    plan_pinning,
 };
+use pitwall_schema::{Contention, ContentionLimits};
 
 /// Why the machine could not be put in the requested state.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +51,8 @@ pub struct RunEnvironment {
     gpu_pci_bus_id: Option<String>,
     /// The MIG instance `[gpu] device` names, which the CUDA backend picks by UUID.
     gpu_mig_uuid: Option<String>,
+    /// Reads how contended the benchmark CPUs are; sampled while each side measures.
+    contention: Option<Arc<dyn ContentionProbe>>,
     // Field order matters: the monitor stops before the clocks are restored.
     monitor: Option<ClockMonitor>,
     guard: Option<ClockGuard>,
@@ -127,12 +132,18 @@ impl RunEnvironment {
         record_host_checks(sysfs, &pinned_cpus, &mut fp, &mut warnings);
         record_numa(sysfs, &pinned_cpus, &mut fp);
         let (guard, monitor) = clocks(config, &gpu, mode, &mut fp, &mut warnings)?;
+        let contention: Arc<dyn ContentionProbe> = Arc::new(ProcContention::new(
+            DirSysfs::new(root),
+            std::process::id(),
+            &pinned_cpus,
+        ));
         Ok(RunEnvironment {
             fingerprint: fp,
             warnings,
             isolation: Isolation::InProcess,
             gpu_pci_bus_id: bus_id,
             gpu_mig_uuid: gpu.selected.and_then(|s| s.mig_uuid).or(named_uuid),
+            contention: Some(contention),
             monitor,
             guard,
         })
@@ -193,9 +204,38 @@ impl RunEnvironment {
             isolation: Isolation::InProcess,
             gpu_pci_bus_id: None,
             gpu_mig_uuid: None,
+            contention: None,
             monitor: None,
             guard: None,
         }
+    }
+
+    /// Samples contention with `probe` while measuring (none: not sampled, the runs carry no
+    /// `contention`).
+    pub fn set_contention_probe(&mut self, probe: Option<Arc<dyn ContentionProbe>>) {
+        self.contention = probe;
+    }
+
+    /// Starts sampling contention, when there is a probe; stop it with
+    /// [`ContentionWatch::stop`] and add the window to a [`ContentionTally`].
+    pub fn watch_contention(&self) -> Option<ContentionWatch> {
+        self.contention
+            .as_ref()
+            .map(|p| ContentionWatch::start(Arc::clone(p), SAMPLE_PERIOD))
+    }
+
+    /// How contended the machine is over the next `duration` (`pitwall env`); `None` without
+    /// a probe.
+    pub fn sample_contention(
+        &self,
+        duration: Duration,
+        limits: &ContentionLimits,
+    ) -> Option<Contention> {
+        let watch = self.watch_contention()?;
+        std::thread::sleep(duration);
+        let mut tally = ContentionTally::default();
+        tally.add_window(&watch.stop());
+        tally.summary(limits)
     }
 }
 

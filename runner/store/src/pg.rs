@@ -119,6 +119,7 @@ fn load_run(
         pair_json: r.get(10),
         testbed: r.get(11),
         role: r.get(12),
+        contention_json: r.get(13),
     };
     let result_rows = client
         .query(&POSTGRES.results_of_run, &[&id])
@@ -231,6 +232,7 @@ impl Store for PgStore {
                 &run.pair.as_ref().map(|p| p.id.clone()),
                 &row.testbed,
                 &row.role,
+                &row.contention_json,
             ],
         )
         .map_err(&be)?;

@@ -55,6 +55,7 @@ pub(super) fn pg_query_runs(
                     pair_json: r.get(11),
                     testbed: r.get(12),
                     role: r.get(13),
+                    contention_json: r.get(14),
                 },
             )
         })

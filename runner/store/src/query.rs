@@ -92,6 +92,7 @@ fn sqlite_runs(
                     pair_json: r.get(11)?,
                     testbed: r.get(12)?,
                     role: r.get(13)?,
+                    contention_json: r.get(14)?,
                 },
             ))
         })

@@ -95,6 +95,7 @@ pub(super) struct RunRow {
     pub commit_info_json: Option<String>,
     pub error: Option<String>,
     pub pair_json: Option<String>,
+    pub contention_json: Option<String>,
 }
 
 impl RunRow {
@@ -114,6 +115,7 @@ impl RunRow {
             commit_info_json: run.commit_info.as_ref().map(to_json),
             error: run.error.clone(),
             pair_json: run.pair.as_ref().map(to_json),
+            contention_json: run.contention.as_ref().map(to_json),
         }
     }
 
@@ -131,6 +133,10 @@ impl RunRow {
         let pair = self
             .pair_json
             .map(|text| parse_json(store, || format!("run {id}: pair_json"), &text))
+            .transpose()?;
+        let contention = self
+            .contention_json
+            .map(|text| parse_json(store, || format!("run {id}: contention_json"), &text))
             .transpose()?;
         let status = RunStatus::parse(&self.status).ok_or_else(|| {
             corrupt(
@@ -151,7 +157,7 @@ impl RunRow {
             &self.fingerprint_json,
         )?;
         Ok(Run {
-            contention: None,
+            contention,
             id: id.to_string(),
             project: self.project,
             commit: self.commit,

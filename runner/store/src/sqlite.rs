@@ -304,6 +304,7 @@ impl Store for SqliteStore {
                     run.pair.as_ref().map(|p| p.id.clone()),
                     row.testbed,
                     row.role,
+                    row.contention_json,
                 ])
             })
             .map_err(&be)?;

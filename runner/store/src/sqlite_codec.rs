@@ -44,6 +44,7 @@ pub(super) fn load_run(
                 pair_json: r.get(10)?,
                 testbed: r.get(11)?,
                 role: r.get(12)?,
+                contention_json: r.get(13)?,
             })
         })
         .optional()

@@ -106,14 +106,14 @@ fn refuses_a_newer_schema_and_leaves_it_alone() {
     };
     drop(store);
     admin(&db)
-        .batch_execute("UPDATE pitwall_schema SET version = 9")
+        .batch_execute("UPDATE pitwall_schema SET version = 10")
         .unwrap();
     let err = PgStore::open(&db.url).unwrap_err();
     assert!(
         matches!(
             err,
             StoreError::TooNew {
-                found: 9,
+                found: 10,
                 supported,
                 ..
             } if supported == latest()
@@ -125,7 +125,7 @@ fn refuses_a_newer_schema_and_leaves_it_alone() {
         .query_one("SELECT version FROM pitwall_schema", &[])
         .unwrap()
         .get(0);
-    assert_eq!(v, 9);
+    assert_eq!(v, 10);
 }
 
 #[test]
@@ -316,6 +316,8 @@ fn a_schema_1_database_is_migrated_in_place_and_its_runs_read_back() {
     // Nor testbeds and roles: the migration gives them what the fingerprint and pair imply.
     old.testbed = None;
     old.role = None;
+    // Nor contention: runs stored before it was sampled have none.
+    old.contention = None;
     let mut history = old.clone();
     history.id = "0190f0c0-0000-7000-8000-000000000000".into();
     history.started_at = "2026-12-01T10:00:00Z".into();
@@ -325,7 +327,7 @@ fn a_schema_1_database_is_migrated_in_place_and_its_runs_read_back() {
     write_schema_1_database(&db, &[&history, &old]);
     let mut store = PgStore::open_with(&db.url, OpenMode::Existing).unwrap();
     assert_eq!(store.schema_version().unwrap(), latest());
-    assert_eq!(latest(), 8);
+    assert_eq!(latest(), 9);
     let (old, history) = (
         crate::sqlite::tests::labelled(old),
         crate::sqlite::tests::labelled(history),

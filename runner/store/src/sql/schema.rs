@@ -307,6 +307,14 @@ const STEP_8: &[Op] = &[Op::Table {
 /// `Backfill::RoundOrders` makes the order of the pairs stored before explicit.
 const STEP_9: &[Op] = &[];
 
+/// Step 11 (issue 27; step 10 is another part of the issue): the machine's contention while a
+/// run measured (`pitwall_schema::Contention`) as JSON text, NULL when it was not sampled
+/// (runs stored before, imports without it, failed builds).
+const STEP_11: &[Op] = &[Op::AddColumn {
+    table: "runs",
+    column: Column("contention_json", TEXT),
+}];
+
 /// The schema's history, in order.
 const STEPS: &[Step] = &[
     Step {
@@ -344,6 +352,10 @@ const STEPS: &[Step] = &[
     Step {
         ops: STEP_9,
         backfill: Some(Backfill::RoundOrders),
+    },
+    Step {
+        ops: STEP_11,
+        backfill: None,
     },
 ];
 

@@ -22,12 +22,14 @@ fn old() -> Vec<Old> {
             |q| &q.run_row,
             s(
                 "SELECT project, commit_sha, branch, started_at, finished_at, config_hash, status,
-                    fingerprint_json, commit_info_json, error, pair_json, testbed, role
+                    fingerprint_json, commit_info_json, error, pair_json, testbed, role,
+                    contention_json
              FROM runs WHERE id = ?1",
             ),
             s(
                 "SELECT project, commit_sha, branch, started_at, finished_at, config_hash, status,
-                    fingerprint_json, commit_info_json, error, pair_json, testbed, role
+                    fingerprint_json, commit_info_json, error, pair_json, testbed, role,
+                    contention_json
              FROM runs WHERE id = $1",
             ),
         ),
@@ -92,14 +94,14 @@ fn old() -> Vec<Old> {
             s(
                 "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
                                config_hash, status, fingerprint_json, commit_info_json, error,
-                               pair_json, pair_id, testbed, role)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                               pair_json, pair_id, testbed, role, contention_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             ),
             s(
                 "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
                                config_hash, status, fingerprint_json, commit_info_json, error,
-                               pair_json, pair_id, testbed, role)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+                               pair_json, pair_id, testbed, role, contention_json)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
             ),
         ),
         (

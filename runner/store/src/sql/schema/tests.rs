@@ -6,7 +6,7 @@ use super::super::Dialect;
 use super::*;
 
 /// The SQLite store's migrations 1 to 8 as they were written by hand.
-const SQLITE: [&str; 9] = [
+const SQLITE: [&str; 10] = [
     "
 CREATE TABLE runs (
     id               TEXT PRIMARY KEY NOT NULL,
@@ -103,10 +103,12 @@ CREATE TABLE forge_comments (
 ",
     // Step 9 (round orders) changes no table; its backfill does the work.
     "\n",
+    // Step 11 (contention; step 10 comes before it when merged).
+    "\nALTER TABLE runs ADD COLUMN contention_json TEXT;\n",
 ];
 
 /// The PostgreSQL store's migrations 1 to 7 as they were written by hand.
-const POSTGRES: [&str; 8] = [
+const POSTGRES: [&str; 9] = [
     r#"
 CREATE TABLE runs (
     id               TEXT COLLATE "C" PRIMARY KEY,
@@ -201,6 +203,8 @@ CREATE TABLE forge_comments (
 ",
     // Step 9 (round orders) changes no table; its backfill does the work.
     "\n",
+    // Step 11 (contention; step 10 comes before it when merged).
+    "\nALTER TABLE runs ADD COLUMN contention_json TEXT;\n",
 ];
 
 #[test]
