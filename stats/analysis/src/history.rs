@@ -10,6 +10,9 @@ use pitwall_stats::changepoint::{ChangePoint, DetectConfig, SuspectedChange, det
 use pitwall_stats::{median_ci, quantile_sorted};
 use serde::Serialize;
 
+mod contended;
+pub use contended::ContendedPoint;
+
 /// One commit's view of one benchmark measure: every admitted run of that commit pooled.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
@@ -92,6 +95,9 @@ pub struct Series {
     /// A step at the tip with too few points after it to be a change point
     /// (`changepoint::suspect_tip`): not in `changes`, not an alert.
     pub suspected: Option<SuspectedChange>,
+    /// The points of contended runs (`Run::contention`), pooled per commit like `points` but
+    /// kept apart: shown, never fed to change detection, alerts or write-ups.
+    pub contended: Vec<ContendedPoint>,
 }
 
 impl Series {
@@ -143,6 +149,7 @@ impl Series {
                 testbed: self.testbed.clone(),
             },
             points: self.points.len(),
+            contended: self.contended.len(),
             changes,
             suspected: self.suspected.as_ref().map(|c| DetectedSuspect {
                 change: c.clone(),
@@ -181,7 +188,10 @@ impl Series {
 /// - **duplicate keys**: when a run holds the same key more than once, the first ok result with
 ///   finite samples counts and the others are left out (as a comparison pairs the first result
 ///   of a key first);
-/// - a measure without any point has no series.
+/// - **contended runs are kept apart** (`Run::contention` says `contended`): their points,
+///   pooled per commit the same way, are in `Series::contended`, shown greyed and never fed
+///   to detection, so a loaded machine cannot put a step into a history;
+/// - a measure without any (clean) point has no series.
 pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Vec<Series> {
     let mut by_key: BTreeMap<(String, String), Building> = BTreeMap::new();
     let mut sorted: Vec<f64> = Vec::new();
@@ -209,52 +219,17 @@ pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Ve
             };
             b.last_run = Some(ri);
             let reps = replicate_values(r, &mut sorted, summary.median);
-            let pooled = (!run.commit.is_empty() && run.commit != pitwall_schema::WORKING_TREE)
-                .then(|| b.by_commit.get(&run.commit).copied())
-                .flatten();
-            match pooled {
-                Some(i) => {
-                    let p = &mut b.series.points[i];
-                    p.runs.push(ri);
-                    p.min = p.min.min(summary.min);
-                    p.max = p.max.max(summary.max);
-                    p.n += summary.n;
-                    p.throttled += summary.throttled;
-                    b.values[i].extend(reps);
-                }
-                None => {
-                    b.by_commit
-                        .insert(run.commit.clone(), b.series.points.len());
-                    b.series.points.push(Point {
-                        run: ri,
-                        runs: vec![ri],
-                        median: summary.median,
-                        ci: summary.median_ci.map(|[lo, hi]| (lo, hi)),
-                        min: summary.min,
-                        max: summary.max,
-                        n: summary.n,
-                        replicates: 0,
-                        throttled: summary.throttled,
-                    });
-                    b.values.push(reps);
-                }
+            if contended::is_contended(run) {
+                let after = b.clean.points.len();
+                b.contended.add(ri, run, &summary, reps, after);
+            } else {
+                b.clean.add(ri, run, &summary, reps, 0);
             }
         }
     }
     let mut out: Vec<Series> = by_key
         .into_values()
-        .filter_map(|mut b| {
-            for (p, values) in b.series.points.iter_mut().zip(&b.values) {
-                p.replicates = values.len();
-                if let Some((value, ci)) = pitwall_stats::replicate_mean_ci(values) {
-                    p.median = value;
-                    if values.len() >= 2 {
-                        p.ci = ci;
-                    }
-                }
-            }
-            (!b.series.points.is_empty()).then_some(b.series)
-        })
+        .filter_map(|b| b.finish(runs))
         .collect();
     out.sort_by(|a, b| {
         crate::order::bench_cmp(a.bench_ref(), b.bench_ref())
@@ -268,12 +243,12 @@ pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Ve
     out
 }
 
-/// A series while its points are gathered: each point's replicate values, and where each
-/// commit's point is.
+/// A series while its points are gathered: the points of clean runs and those of contended
+/// runs, each pooled per commit.
 struct Building {
     series: Series,
-    values: Vec<Vec<f64>>,
-    by_commit: BTreeMap<String, usize>,
+    clean: Track,
+    contended: Track,
     /// The run that gave the series its latest point or replicates.
     last_run: Option<usize>,
 }
@@ -295,11 +270,91 @@ impl Building {
                 points: Vec::new(),
                 changes: Vec::new(),
                 suspected: None,
+                contended: Vec::new(),
             },
-            values: Vec::new(),
-            by_commit: BTreeMap::new(),
+            clean: Track::default(),
+            contended: Track::default(),
             last_run: None,
         }
+    }
+
+    /// The series with its points' values made (`None` when it has no clean point).
+    fn finish(mut self, runs: &[Run]) -> Option<Series> {
+        let after = std::mem::take(&mut self.contended.after);
+        self.series.points = self.clean.finish();
+        self.series.contended = self
+            .contended
+            .finish()
+            .into_iter()
+            .zip(after)
+            .map(|(point, after)| ContendedPoint {
+                reasons: contended::reasons(&runs[point.run]),
+                point,
+                after,
+            })
+            .collect();
+        (!self.series.points.is_empty()).then_some(self.series)
+    }
+}
+
+/// Points pooled per commit, with each point's replicate values.
+#[derive(Default)]
+struct Track {
+    points: Vec<Point>,
+    values: Vec<Vec<f64>>,
+    by_commit: BTreeMap<String, usize>,
+    /// Per point, a number kept with it (for contended points: the clean points before it).
+    after: Vec<usize>,
+}
+
+impl Track {
+    /// Run `ri`'s result (its summary and replicate values) joins its commit's point, or makes
+    /// a new one (a working-tree run always does).
+    fn add(&mut self, ri: usize, run: &Run, summary: &SampleSummary, reps: Vec<f64>, after: usize) {
+        let pooled = (!run.commit.is_empty() && run.commit != pitwall_schema::WORKING_TREE)
+            .then(|| self.by_commit.get(&run.commit).copied())
+            .flatten();
+        match pooled {
+            Some(i) => {
+                let p = &mut self.points[i];
+                p.runs.push(ri);
+                p.min = p.min.min(summary.min);
+                p.max = p.max.max(summary.max);
+                p.n += summary.n;
+                p.throttled += summary.throttled;
+                self.values[i].extend(reps);
+            }
+            None => {
+                self.by_commit.insert(run.commit.clone(), self.points.len());
+                self.points.push(Point {
+                    run: ri,
+                    runs: vec![ri],
+                    median: summary.median,
+                    ci: summary.median_ci.map(|[lo, hi]| (lo, hi)),
+                    min: summary.min,
+                    max: summary.max,
+                    n: summary.n,
+                    replicates: 0,
+                    throttled: summary.throttled,
+                });
+                self.values.push(reps);
+                self.after.push(after);
+            }
+        }
+    }
+
+    /// The points, each valued as the geometric mean of its replicates.
+    fn finish(mut self) -> Vec<Point> {
+        for (p, values) in self.points.iter_mut().zip(&self.values) {
+            p.replicates = values.len();
+            if let Some((value, ci)) = pitwall_stats::replicate_mean_ci(values) {
+                p.median = value;
+                if values.len() >= 2 {
+                    p.ci = ci;
+                }
+            }
+        }
+        self.points
     }
 }
 
@@ -413,6 +468,7 @@ pub fn detect_values(file: &str, values: &[f64], config: &DetectConfig) -> Serie
     SeriesDetection {
         source: SeriesSource::File(file.to_string()),
         points: values.len(),
+        contended: 0,
         suspected,
         changes: changes
             .into_iter()
@@ -476,6 +532,8 @@ pub struct SeriesDetection {
     /// A step at the tip with too few points after it to confirm (`pitwall detect` prints it
     /// apart, with the points that would confirm or clear it); never an alert.
     pub suspected: Option<DetectedSuspect>,
+    /// Points of contended runs left out of detection (`Series::contended`).
+    pub contended: usize,
 }
 
 #[cfg(test)]
