@@ -1,10 +1,10 @@
 //! The environment fingerprint for people (`pitwall env`): the facts that decide whether two
 //! runs are comparable, then the host checks, then what should be fixed.
 
-use pitwall_schema::{Contention, Fingerprint};
 use pitwall_schema::sections::{
     Clocks, CudaLibraries, GpuAvailability, HostChecks, NumaNodes, Pinning, Toolchain,
 };
+use pitwall_schema::{Contention, Fingerprint};
 use serde_json::Value;
 
 use crate::table::Table;

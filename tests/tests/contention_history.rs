@@ -81,7 +81,8 @@ fn a_false_step_made_only_of_contended_runs_is_no_change_point() {
         if slow.contains(&run["commit"].as_str().unwrap()) {
             run["contention"] = loaded();
         } else {
-            run["contention"] = json!({"samples": 30, "other_runnable_threads": 0.0, "contended": false});
+            run["contention"] =
+                json!({"samples": 30, "other_runnable_threads": 0.0, "contended": false});
         }
     }
     let sb = Sandbox::new();

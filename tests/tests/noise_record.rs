@@ -38,7 +38,10 @@ fn repo(sb: &Sandbox, config: &str, bodies: &[String]) -> Vec<String> {
     let counter = serde_json::to_string(&dir.join(".git").join("processes")).unwrap();
     let mut shas = Vec::new();
     for (i, body) in bodies.iter().enumerate() {
-        sb.write("levels.json", &format!("{{{body}, \"counter\": {counter}}}"));
+        sb.write(
+            "levels.json",
+            &format!("{{{body}, \"counter\": {counter}}}"),
+        );
         sb.write("NOTES", &format!("change {i}\n"));
         git(dir, &["add", "-A"]);
         git(dir, &["commit", "-q", "-m", &format!("commit {i}")]);

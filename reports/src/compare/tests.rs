@@ -308,11 +308,15 @@ fn contended_sides_are_named_in_every_format() {
     let line = "warning: measured on a contended machine: baseline (a.json): other runnable threads 2.0 ≥ 0.5; the verdicts may be the load's, not the code's";
     assert!(render_table(&r).contains(&format!("{line}\n\n")));
     assert!(
-        render_markdown(&r).contains("> warning: measured on a contended machine: baseline \\(a.json\\)"),
+        render_markdown(&r)
+            .contains("> warning: measured on a contended machine: baseline \\(a.json\\)"),
         "{}",
         render_markdown(&r)
     );
     let json: serde_json::Value = serde_json::from_str(&render_json(&r)).unwrap();
-    assert_eq!(json["contended"][0], "baseline (a.json): other runnable threads 2.0 ≥ 0.5");
+    assert_eq!(
+        json["contended"][0],
+        "baseline (a.json): other runnable threads 2.0 ≥ 0.5"
+    );
     assert!(render_json(&report()).find("contended").is_none());
 }

@@ -360,14 +360,24 @@ mod tests {
         let s = series_of(&runs);
         assert_eq!((s.points.len(), s.contended.len()), (10, 2));
         let svg = history(&s, &runs, &DisplayUnit::for_value(&s.unit, 1.0));
-        assert_eq!(svg.matches(r#"<circle class="pt cont""#).count(), 2, "{svg}");
+        assert_eq!(
+            svg.matches(r#"<circle class="pt cont""#).count(),
+            2,
+            "{svg}"
+        );
         assert!(
-            svg.contains("(contended: other runnable threads 2.0 ≥ 0.5; left out of change detection)"),
+            svg.contains(
+                "(contended: other runnable threads 2.0 ≥ 0.5; left out of change detection)"
+            ),
             "{svg}"
         );
         let line = &svg[svg.find(r#"<polyline class="median""#).unwrap()..];
         let line = &line[..line.find("/>").unwrap()];
-        assert_eq!(line.matches(',').count(), 10, "the median line joins clean points only");
+        assert_eq!(
+            line.matches(',').count(),
+            10,
+            "the median line joins clean points only"
+        );
     }
 
     #[test]

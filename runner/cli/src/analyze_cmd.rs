@@ -189,10 +189,7 @@ pub(super) fn cmd_env(g: &Global, a: &EnvArgs) -> Result<ExitClass, Failure> {
             if let Some(c) = &contention {
                 print!(
                     "\n{}",
-                    pitwall_reports::env::render_contention(
-                        c,
-                        ENV_CONTENTION_SAMPLE.as_secs_f64()
-                    )
+                    pitwall_reports::env::render_contention(c, ENV_CONTENTION_SAMPLE.as_secs_f64())
                 );
             }
         }

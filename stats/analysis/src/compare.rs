@@ -192,7 +192,12 @@ fn contended_sides(baseline: &Side, candidate: &Side) -> Vec<String> {
     [("baseline", baseline), ("candidate", candidate)]
         .into_iter()
         .filter_map(|(name, side)| {
-            let c = side.run.as_ref()?.contention.as_ref().filter(|c| c.contended)?;
+            let c = side
+                .run
+                .as_ref()?
+                .contention
+                .as_ref()
+                .filter(|c| c.contended)?;
             Some(format!("{name} ({}): {}", side.label, c.reasons.join(", ")))
         })
         .collect()

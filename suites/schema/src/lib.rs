@@ -24,11 +24,11 @@ pub mod time;
 pub mod work;
 
 pub use alerts::{Alert, AlertKind, AlertSeries, AlertStatus, AlertUpdate};
-pub use contention::{Contention, ContentionLimits};
 pub use backend::{Backend, BackendError, SuiteKind};
 pub use benchmark::{
     Annotated, BenchError, Benchmark, BenchmarkId, Ceiling, Conversion, MetricSpec, SamplingHint,
 };
+pub use contention::{Contention, ContentionLimits};
 pub use export::{ExportDoc, SchemaError};
 pub use identical::{IdenticalBasis, IdenticalCode};
 pub use labels::{UNKNOWN_TESTBED, default_testbed, sanitize_testbed};

@@ -93,7 +93,11 @@ impl Ctx<'_> {
                 &h.contended_runnable_threads,
                 &mut limits.runnable_threads,
             ),
-            ("contended_steal_pct", &h.contended_steal_pct, &mut limits.steal_pct),
+            (
+                "contended_steal_pct",
+                &h.contended_steal_pct,
+                &mut limits.steal_pct,
+            ),
             (
                 "contended_psi_some_pct",
                 &h.contended_psi_some_pct,

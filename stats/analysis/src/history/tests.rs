@@ -423,5 +423,8 @@ fn a_contended_rerun_of_a_commit_does_not_move_its_point() {
     assert_eq!(s[0].points[1].runs, vec![1]);
     assert_eq!(s[0].contended.len(), 1);
     assert_eq!(s[0].contended[0].point.median, 40.0);
-    assert_eq!(s[0].contended[0].after, 2, "drawn just after its commit's clean point");
+    assert_eq!(
+        s[0].contended[0].after, 2,
+        "drawn just after its commit's clean point"
+    );
 }

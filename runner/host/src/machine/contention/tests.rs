@@ -8,8 +8,8 @@ use pitwall_schema::ContentionLimits;
 use crate::machine::contention::{cpu_ticks, parse_task_stat, psi_some_total};
 use crate::machine::fake_tree::{FakeTree, stat_line};
 use crate::machine::{
-    ContentionProbe, ContentionSample, ContentionTally, ContentionWatch, CpuTicks,
-    FakeContention, ProcContention,
+    ContentionProbe, ContentionSample, ContentionTally, ContentionWatch, CpuTicks, FakeContention,
+    ProcContention,
 };
 
 const LIMITS: ContentionLimits = ContentionLimits {
@@ -103,7 +103,10 @@ fn psi_some_total_and_pitwalls_own_cgroup() {
     let probe = ProcContention::new(t.sysfs(), 9, &[]);
     assert!(probe.has_cgroup_pressure());
     let s = probe.sample();
-    assert_eq!((s.psi_some_us, s.psi_cgroup_some_us), (Some(4_526_669_970), Some(17)));
+    assert_eq!(
+        (s.psi_some_us, s.psi_cgroup_some_us),
+        (Some(4_526_669_970), Some(17))
+    );
     // The root cgroup's pressure is the system's: not read as pitwall's own.
     let root = FakeTree::new();
     root.file("proc/9/cgroup", "0::/")
@@ -166,7 +169,12 @@ fn a_tally_of_unknown_samples_is_unknown_not_zero() {
     let c = tally.summary(&LIMITS).unwrap();
     assert_eq!(c.samples, 2);
     assert_eq!(
-        (c.other_runnable_threads, c.steal_pct, c.psi_some_pct, c.psi_cgroup_some_pct),
+        (
+            c.other_runnable_threads,
+            c.steal_pct,
+            c.psi_some_pct,
+            c.psi_cgroup_some_pct
+        ),
         (None, None, None, None)
     );
     assert!(!c.contended);
