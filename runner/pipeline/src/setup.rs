@@ -22,11 +22,9 @@ use pitwall_host::gpu::{
     MonitorHealth, Nvml, SelectedGpu, SystemCuda, select_gpu,
 };
 use pitwall_host::machine::{
-    Affinity, ContentionProbe, ContentionTally, ContentionWatch, DirSysfs, PinError,
-    ProcContention, SAMPLE_PERIOD, Sysfs, UNKNOWN, apply_pinning, format_cpulist, host_checks,
-    plan_pinning,
+    Affinity, ContentionProbe, DirSysfs, PinError, ProcContention, Sysfs, UNKNOWN, apply_pinning,
+    format_cpulist, host_checks, plan_pinning,
 };
-use pitwall_schema::{Contention, ContentionLimits};
 
 /// Why the machine could not be put in the requested state.
 #[derive(Debug, thiserror::Error)]
@@ -208,34 +206,6 @@ impl RunEnvironment {
             monitor: None,
             guard: None,
         }
-    }
-
-    /// Samples contention with `probe` while measuring (none: not sampled, the runs carry no
-    /// `contention`).
-    pub fn set_contention_probe(&mut self, probe: Option<Arc<dyn ContentionProbe>>) {
-        self.contention = probe;
-    }
-
-    /// Starts sampling contention, when there is a probe; stop it with
-    /// [`ContentionWatch::stop`] and add the window to a [`ContentionTally`].
-    pub fn watch_contention(&self) -> Option<ContentionWatch> {
-        self.contention
-            .as_ref()
-            .map(|p| ContentionWatch::start(Arc::clone(p), SAMPLE_PERIOD))
-    }
-
-    /// How contended the machine is over the next `duration` (`pitwall env`); `None` without
-    /// a probe.
-    pub fn sample_contention(
-        &self,
-        duration: Duration,
-        limits: &ContentionLimits,
-    ) -> Option<Contention> {
-        let watch = self.watch_contention()?;
-        std::thread::sleep(duration);
-        let mut tally = ContentionTally::default();
-        tally.add_window(&watch.stop());
-        tally.summary(limits)
     }
 }
 
@@ -504,5 +474,6 @@ fn gpu_info(d: &GpuDevice) -> GpuInfo {
     info
 }
 
+mod contention;
 #[cfg(test)]
 mod tests;
