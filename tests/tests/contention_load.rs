@@ -6,13 +6,14 @@
 //! One test function in its own binary, so no other test loads the machine while the idle
 //! runs measure. The idle part needs an idle machine: where something else already loads it
 //! (`pitwall env` says contended before or right after the runs), that part says so and is not
-//! judged, since such runs are contended by that load.
+//! judged, since such runs are contended by that load. Every other end-to-end test runs
+//! pitwall with an idle fake (`PITWALL_FAKE_CONTENTION=0`); these runs measure the machine.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use pitwall_e2e::{Sandbox, git};
+use pitwall_e2e::{Out, Sandbox, git};
 use serde_json::Value;
 
 /// Sleeps a little (so contention is sampled a few times) and prints pitwall JSON.
@@ -42,6 +43,15 @@ fn repo(sb: &Sandbox, n: usize) -> Vec<String> {
         .collect()
 }
 
+/// `pitwall ARGS` sampling the machine's real contention (the sandbox fakes an idle one).
+fn real(sb: &Sandbox, args: &[&str]) -> Out {
+    Out(sb
+        .cmd(args)
+        .env_remove("PITWALL_FAKE_CONTENTION")
+        .output()
+        .expect("spawn pitwall"))
+}
+
 /// Every stored run's contention, oldest first.
 fn contentions(sb: &Sandbox) -> Vec<Value> {
     let doc = sb.run(&["export"]).expect(0).json();
@@ -52,7 +62,7 @@ fn contentions(sb: &Sandbox) -> Vec<Value> {
 
 /// What `pitwall env` samples now (one second).
 fn env_contention(sb: &Sandbox) -> Value {
-    sb.run(&["env", "--format", "json"]).expect(0).json()["contention"].clone()
+    real(sb, &["env", "--format", "json"]).expect(0).json()["contention"].clone()
 }
 
 /// `threads` threads spinning until the returned flag is set.
@@ -83,7 +93,7 @@ fn runs_under_a_multithreaded_hog_are_contended_and_idle_runs_are_not() {
     for sha in &shas {
         args.extend(["--commit", sha.as_str()]);
     }
-    sb.run(&args).expect(0);
+    real(&sb, &args).expect(0);
     let idle = contentions(&sb);
     assert_eq!(idle.len(), IDLE_RUNS);
     for c in &idle {
@@ -111,7 +121,7 @@ fn runs_under_a_multithreaded_hog_are_contended_and_idle_runs_are_not() {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let (stop, handles) = hog(cores + 1);
     std::thread::sleep(Duration::from_millis(200));
-    let out = sb.run(&["run", "--commit", &shas[0]]);
+    let out = real(&sb, &["run", "--commit", &shas[0]]);
     let env_now = env_contention(&sb);
     stop.store(true, Ordering::Relaxed);
     for h in handles {

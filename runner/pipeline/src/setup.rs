@@ -22,7 +22,7 @@ use pitwall_host::gpu::{
     MonitorHealth, Nvml, SelectedGpu, SystemCuda, select_gpu,
 };
 use pitwall_host::machine::{
-    Affinity, ContentionProbe, DirSysfs, PinError, ProcContention, Sysfs, UNKNOWN, apply_pinning,
+    Affinity, ContentionProbe, PinError, Sysfs, UNKNOWN, apply_pinning, contention_probe,
     format_cpulist, host_checks, plan_pinning,
 };
 
@@ -130,11 +130,7 @@ impl RunEnvironment {
         record_host_checks(sysfs, &pinned_cpus, &mut fp, &mut warnings);
         record_numa(sysfs, &pinned_cpus, &mut fp);
         let (guard, monitor) = clocks(config, &gpu, mode, &mut fp, &mut warnings)?;
-        let contention: Arc<dyn ContentionProbe> = Arc::new(ProcContention::new(
-            DirSysfs::new(root),
-            std::process::id(),
-            &pinned_cpus,
-        ));
+        let contention = contention_probe(root, std::process::id(), &pinned_cpus);
         Ok(RunEnvironment {
             fingerprint: fp,
             warnings,

@@ -5,6 +5,8 @@
 //! scripted samples; [`super::contention_watch`] samples it on a thread during a run.
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
 
 use super::sysfs::{DirSysfs, Sysfs};
 
@@ -138,6 +140,29 @@ impl ContentionProbe for ProcContention {
                 .and_then(|s| psi_some_total(&s)),
         }
     }
+}
+
+/// The test hook that replaces the machine's contention with a fake one (builds with the
+/// `test-hooks` feature only): the number of other runnable threads every sample reads, steal
+/// and pressure unknown. The end-to-end tests set it to 0 so that the load of the tests running
+/// beside them does not make their runs contended.
+pub const FAKE_CONTENTION_ENV: &str = "PITWALL_FAKE_CONTENTION";
+
+/// The probe of process `own_pid` on the machine under `root`, measuring on `cpus`:
+/// [`ProcContention`], or the fake `PITWALL_FAKE_CONTENTION` asks for in a build with the
+/// `test-hooks` feature.
+pub fn contention_probe(root: &Path, own_pid: u32, cpus: &[usize]) -> Arc<dyn ContentionProbe> {
+    #[cfg(any(test, feature = "test-hooks"))]
+    if let Some(threads) = std::env::var(FAKE_CONTENTION_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+    {
+        return Arc::new(super::FakeContention::new(vec![ContentionSample {
+            other_runnable_threads: Some(threads),
+            ..ContentionSample::default()
+        }]));
+    }
+    Arc::new(ProcContention::new(DirSysfs::new(root), own_pid, cpus))
 }
 
 /// What a `stat` line of a process or thread says of its scheduling.

@@ -19,7 +19,10 @@ mod fake_tree;
 
 pub use affinity::{Affinity, ProcessAffinity};
 pub use apply::{PinOutcome, apply_pinning};
-pub use contention::{ContentionProbe, ContentionSample, CpuTicks, ProcContention};
+pub use contention::{
+    ContentionProbe, ContentionSample, CpuTicks, FAKE_CONTENTION_ENV, ProcContention,
+    contention_probe,
+};
 pub use contention_watch::{ContentionTally, ContentionWatch, SAMPLE_PERIOD, Window};
 #[cfg(any(test, feature = "test-hooks"))]
 pub use fake_affinity::{AffinityCall, FakeAffinity};
