@@ -127,7 +127,11 @@ fn runs_under_a_multithreaded_hog_are_contended_and_idle_runs_are_not() {
     for h in handles {
         h.join().unwrap();
     }
-    out.expect(0);
+    let stderr = out.expect(0).stderr();
+    assert!(
+        stderr.contains("was measured on a contended machine (other runnable threads "),
+        "{stderr}"
+    );
     let loaded = contentions(&sb).pop().unwrap();
     assert_eq!(loaded["contended"], true, "{loaded}");
     assert!(
