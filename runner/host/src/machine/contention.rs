@@ -88,36 +88,37 @@ impl ProcContention {
     }
 
     /// Threads in state `R` on a benchmark CPU of every process but pitwall and its
-    /// descendants; `None` when `proc` lists no process.
+    /// descendants; `None` when `proc` lists no process. One read per thread: a process's
+    /// parent is in the `stat` of its main thread (the task whose id is the process's).
     fn other_runnable_threads(&self) -> Option<u32> {
-        let parents: HashMap<u32, u32> = self
+        let mut parents: HashMap<u32, u32> = HashMap::new();
+        let mut runnable: Vec<u32> = Vec::new();
+        for pid in self
             .fs
             .list("proc")
             .iter()
             .filter_map(|name| name.parse::<u32>().ok())
-            .filter_map(|pid| {
-                let stat = self.fs.read(&format!("proc/{pid}/stat"))?;
-                Some((pid, parse_task_stat(&stat)?.ppid))
-            })
-            .collect();
-        if parents.is_empty() {
-            return None;
-        }
-        let own = descendants(&parents, self.own_pid);
-        let mut runnable = 0;
-        for pid in parents.keys().filter(|p| !own.contains(p)) {
+        {
             for tid in self.fs.list(&format!("proc/{pid}/task")) {
                 let Some(stat) = self.fs.read(&format!("proc/{pid}/task/{tid}/stat")) else {
                     continue; // exited since the listing
                 };
-                if let Some(t) = parse_task_stat(&stat) {
-                    if t.state == 'R' && self.on_benchmark_cpu(t.processor) {
-                        runnable += 1;
-                    }
+                let Some(t) = parse_task_stat(&stat) else {
+                    continue;
+                };
+                if tid.parse() == Ok(pid) {
+                    parents.insert(pid, t.ppid);
+                }
+                if t.state == 'R' && self.on_benchmark_cpu(t.processor) {
+                    runnable.push(pid);
                 }
             }
         }
-        Some(runnable)
+        if parents.is_empty() {
+            return None;
+        }
+        let own = descendants(&parents, self.own_pid);
+        Some(runnable.iter().filter(|p| !own.contains(p)).count() as u32)
     }
 }
 

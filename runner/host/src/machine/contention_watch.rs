@@ -14,6 +14,11 @@ use super::contention::{ContentionProbe, ContentionSample};
 /// How often a run's contention is sampled.
 pub const SAMPLE_PERIOD: Duration = Duration::from_millis(100);
 
+/// The most of one CPU sampling may take: where a sample costs more than this share of the
+/// period (a machine with many thousands of threads to read), the watch waits longer. A sample
+/// of a machine with 150 threads costs about 2 ms in a release build.
+pub const MAX_SAMPLING_SHARE: f64 = 0.05;
+
 /// Samples of one window, each with its time since the window began.
 pub type Window = Vec<(Duration, ContentionSample)>;
 
@@ -134,7 +139,8 @@ pub struct ContentionWatch {
 }
 
 impl ContentionWatch {
-    /// Starts sampling `probe` now and every `period` after.
+    /// Starts sampling `probe` now and every `period` after (longer where a sample costs more
+    /// than [`MAX_SAMPLING_SHARE`] of it).
     pub fn start(probe: Arc<dyn ContentionProbe>, period: Duration) -> ContentionWatch {
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
@@ -143,8 +149,11 @@ impl ContentionWatch {
                 let began = Instant::now();
                 let mut window = Window::new();
                 loop {
-                    window.push((began.elapsed(), probe.sample()));
-                    match stopped.recv_timeout(period) {
+                    let at = began.elapsed();
+                    window.push((at, probe.sample()));
+                    let cost = began.elapsed().saturating_sub(at);
+                    let wait = period.max(cost.div_f64(MAX_SAMPLING_SHARE));
+                    match stopped.recv_timeout(wait) {
                         Err(RecvTimeoutError::Timeout) => {}
                         Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
                     }

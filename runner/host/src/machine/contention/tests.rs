@@ -200,3 +200,26 @@ fn the_real_machine_is_read_without_panicking() {
         assert!(s.other_runnable_threads.is_some());
     }
 }
+
+/// The CPU time this thread has used.
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+#[test]
+#[ignore = "prints what sampling costs on this machine; run with --ignored --nocapture"]
+fn what_a_sample_costs() {
+    let probe = ProcContention::real(&[]);
+    let before = thread_cpu_time();
+    for _ in 0..50 {
+        probe.sample();
+    }
+    let per = (thread_cpu_time() - before) / 50;
+    eprintln!("one sample of this machine costs {per:?} of cpu time");
+}
