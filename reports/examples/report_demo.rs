@@ -115,6 +115,7 @@ fn run(c: usize, nth: usize, pair: Option<PairInfo>) -> Run {
     let minute = 10 + nth * 20 + c;
     Run {
         exclusion: None,
+        contention: None,
         id: format!("0193a1b2-0000-7000-8000-{:012}", nth * 100 + c),
         project: "demo".into(),
         commit: sha(c),

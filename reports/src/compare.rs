@@ -36,7 +36,7 @@ pub fn render_table(r: &ComparisonReport) -> String {
         esc(&r.candidate),
         r.rounds_text()
     );
-    for line in [r.mismatch_line(), r.replication_line()]
+    for line in [r.mismatch_line(), r.contended_line(), r.replication_line()]
         .into_iter()
         .flatten()
     {
@@ -216,6 +216,9 @@ struct JsonDoc<'a> {
     time: Option<&'a PairTime>,
     #[serde(skip_serializing_if = "Option::is_none")]
     time_line: Option<String>,
+    /// The sides measured on a contended machine, with why.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    contended: &'a [String],
 }
 
 /// `{"benchmarks": [{"name": …, "verdict": …, "ratio": …, "ci": [lo, hi], "p_value": …}], …}`.
@@ -248,6 +251,7 @@ pub fn render_json(r: &ComparisonReport) -> String {
         identical: &r.identical,
         time: r.time.as_ref(),
         time_line: r.time.as_ref().map(PairTime::line),
+        contended: &r.contended,
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("comparison serializes");
     s.push('\n');
@@ -261,7 +265,7 @@ pub fn render_markdown(r: &ComparisonReport) -> String {
     if let Some(time) = &r.time {
         out.push_str(&format!("{}\n\n", md::text(&time.line())));
     }
-    for line in [r.mismatch_line(), r.replication_line()]
+    for line in [r.mismatch_line(), r.contended_line(), r.replication_line()]
         .into_iter()
         .flatten()
     {

@@ -25,6 +25,13 @@ struct JsonLine<'a> {
     /// A step at the tip too recent to confirm (only when there is one).
     #[serde(skip_serializing_if = "Option::is_none")]
     suspected: Option<&'a DetectedSuspect>,
+    /// Points of contended runs left out of detection (only when there are some).
+    #[serde(skip_serializing_if = "is_zero")]
+    contended_points: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One JSON object per series, one per line.
@@ -49,6 +56,7 @@ pub fn render_json_lines(series: &[SeriesDetection]) -> String {
             points: s.points,
             change_points: &s.changes,
             suspected: s.suspected.as_ref(),
+            contended_points: s.contended,
         };
         out.push_str(&serde_json::to_string(&line).expect("detection serializes"));
         out.push('\n');
@@ -63,6 +71,7 @@ pub fn render_table(series: &[SeriesDetection]) -> String {
     ]);
     let mut quiet = Vec::new();
     let mut suspected = Vec::new();
+    let mut contended = Vec::new();
     // A series is named by its testbed too when the output holds several.
     let mut testbeds: Vec<&str> = series
         .iter()
@@ -83,6 +92,13 @@ pub fn render_table(series: &[SeriesDetection]) -> String {
         };
         if let Some(sus) = &s.suspected {
             suspected.push(suspect_line(&name, unit, sus));
+        }
+        if s.contended > 0 {
+            contended.push(format!(
+                "contended: {name}: {} {} of contended runs left out of detection\n",
+                s.contended,
+                if s.contended == 1 { "point" } else { "points" }
+            ));
         }
         if s.changes.is_empty() {
             quiet.push(name);
@@ -130,7 +146,7 @@ pub fn render_table(series: &[SeriesDetection]) -> String {
         }
         out.push_str(&format!("no change points: {}\n", quiet.join(", ")));
     }
-    for line in suspected {
+    for line in suspected.into_iter().chain(contended) {
         out.push_str(&line);
     }
     out
@@ -201,6 +217,7 @@ mod tests {
                     run_after: None,
                 }],
                 suspected: None,
+                contended: 0,
             },
             SeriesDetection {
                 source: SeriesSource::Benchmark {
@@ -216,6 +233,7 @@ mod tests {
                     run_after: Some("0190-run".into()),
                 }],
                 suspected: None,
+                contended: 0,
             },
             SeriesDetection {
                 source: SeriesSource::Benchmark {
@@ -231,12 +249,14 @@ mod tests {
                     run_after: Some("0191-run".into()),
                 }],
                 suspected: None,
+                contended: 0,
             },
             SeriesDetection {
                 source: SeriesSource::File("flat.json".into()),
                 points: 50,
                 changes: vec![],
                 suspected: None,
+                contended: 0,
             },
         ]
     }
@@ -265,9 +285,11 @@ mod tests {
             points: 7,
             changes: vec![],
             suspected: Some(sus),
+            contended: 0,
         }];
         let table = render_table(&s);
         assert!(table.contains("no change points: c/sort/time\n"), "{table}");
+        assert!(!table.contains("contended"), "{table}");
         assert!(
             table.contains(&format!(
                 "suspected: c/sort/time: +13% (10.19 ms -> 11.52 ms) from point 5 (commits {}..{}), 2 commits after it; 3 more commits would confirm or clear it\n",
@@ -301,5 +323,20 @@ mod tests {
             serde_json::from_str::<serde_json::Value>(line).unwrap();
         }
         insta::assert_snapshot!(out);
+    }
+
+    #[test]
+    fn contended_points_left_out_are_said() {
+        let mut s = series();
+        s[1].contended = 3;
+        let table = render_table(&s);
+        assert!(
+            table.contains(
+                "contended: kernel/gemm_f32[n=64]/throughput: 3 points of contended runs left out of detection\n"
+            ),
+            "{table}"
+        );
+        let json = render_json_lines(&s);
+        assert_eq!(json.matches("\"contended_points\":3").count(), 1, "{json}");
     }
 }

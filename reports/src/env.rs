@@ -1,10 +1,10 @@
 //! The environment fingerprint for people (`pitwall env`): the facts that decide whether two
 //! runs are comparable, then the host checks, then what should be fixed.
 
-use pitwall_schema::Fingerprint;
 use pitwall_schema::sections::{
     Clocks, CudaLibraries, GpuAvailability, HostChecks, NumaNodes, Pinning, Toolchain,
 };
+use pitwall_schema::{Contention, Fingerprint};
 use serde_json::Value;
 
 use crate::table::Table;
@@ -49,6 +49,32 @@ pub fn render_env(fp: &Fingerprint, warnings: &[String]) -> String {
         }
     }
     out
+}
+
+/// `contention (1 s): not contended (other runnable threads 0.0, steal 0.0%, cpu pressure
+/// 1.2%)`, or `contended: REASONS (…)`: how contended the benchmark CPUs were over a short
+/// sample; `unknown` for a figure the kernel does not give.
+pub fn render_contention(c: &Contention, seconds: f64) -> String {
+    let figure = |v: Option<f64>, suffix: &str| match v {
+        Some(v) => format!("{v:.1}{suffix}"),
+        None => "unknown".to_string(),
+    };
+    let mut figures = vec![
+        format!(
+            "other runnable threads {}",
+            figure(c.other_runnable_threads, "")
+        ),
+        format!("steal {}", figure(c.steal_pct, "%")),
+        format!("cpu pressure {}", figure(c.psi_some_pct, "%")),
+    ];
+    if let Some(own) = c.psi_cgroup_some_pct {
+        figures.push(format!("of it pitwall's own cgroup {own:.1}%"));
+    }
+    format!(
+        "contention ({seconds} s): {} ({})\n",
+        c.verdict(),
+        figures.join(", ")
+    )
 }
 
 fn row(t: &mut Table, k: &str, v: String) {
@@ -213,8 +239,27 @@ fn host_checks(fp: &Fingerprint) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pitwall_schema::GpuInfo;
+    use pitwall_schema::{ContentionLimits, GpuInfo};
     use serde_json::json;
+
+    #[test]
+    fn contention_lines() {
+        let limits = ContentionLimits {
+            runnable_threads: 0.5,
+            steal_pct: 2.0,
+            psi_some_pct: 10.0,
+        };
+        let busy = Contention::classified(11, Some(2.0), Some(0.0), Some(35.0), None, &limits);
+        assert_eq!(
+            render_contention(&busy, 1.0),
+            "contention (1 s): contended: other runnable threads 2.0 ≥ 0.5; cpu pressure 35.0% ≥ 10% (other runnable threads 2.0, steal 0.0%, cpu pressure 35.0%)\n"
+        );
+        let quiet = Contention::classified(11, Some(0.0), None, None, Some(0.5), &limits);
+        assert_eq!(
+            render_contention(&quiet, 1.0),
+            "contention (1 s): not contended (other runnable threads 0.0, steal unknown, cpu pressure unknown, of it pitwall's own cgroup 0.5%)\n"
+        );
+    }
 
     #[test]
     fn env_snapshot() {

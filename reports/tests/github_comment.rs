@@ -62,6 +62,7 @@ fn report(benchmarks: Vec<ComparedBenchmark>) -> ComparisonReport {
         incomparable: false,
         identical: vec![],
         time: None,
+        contended: Vec::new(),
     }
 }
 
@@ -367,4 +368,18 @@ fn a_secret_in_a_subject_is_redacted_in_its_escaped_form() {
         "{redacted}"
     );
     assert!(redacted.contains("\"rotate *** now\""), "{redacted}");
+}
+
+#[test]
+fn contended_sides_are_warned_about_snapshot() {
+    let mut r = typical();
+    r.contended = vec![
+        "candidate (run 0193a1b2-0000-7000-8000-000000000002): other runnable threads 1.8 ≥ 0.5, steal 3.0% ≥ 2%".into(),
+    ];
+    let md = render_pr_comment(&r, &CommentOptions::default());
+    assert!(
+        md.contains("> [!WARNING]\n> Measured on a contended machine: candidate (run 0193a1b2\\-0000\\-7000\\-8000\\-000000000002): other runnable threads 1.8 ≥ 0.5, steal 3.0% ≥ 2%. The verdicts may be the load's, not the code's.\n"),
+        "{md}"
+    );
+    insta::assert_snapshot!(md);
 }

@@ -120,7 +120,11 @@ impl Sandbox {
         c.args(args)
             .current_dir(self.path())
             .env_remove("PITWALL_STORE")
-            .env_remove("PITWALL_FAULT_PAUSE_IN_TXN_MS");
+            .env_remove("PITWALL_FAULT_PAUSE_IN_TXN_MS")
+            // The tests running beside this one load the machine: without the fake every run
+            // would be contended and left out of its history (tests/tests/contention_load.rs
+            // measures the real contention).
+            .env("PITWALL_FAKE_CONTENTION", "0");
         // A test run inside a CI job must not publish to, or read the change from, that job.
         for ci in [
             "GITHUB_ACTIONS",

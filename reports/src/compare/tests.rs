@@ -92,6 +92,7 @@ fn report() -> ComparisonReport {
         incomparable: false,
         identical: vec![],
         time: None,
+        contended: Vec::new(),
     }
 }
 
@@ -294,4 +295,25 @@ fn identical_code_shows_in_every_format() {
         "identical_pr_comment",
         render_pr_comment(&r, &CommentOptions::default())
     );
+}
+
+#[test]
+fn contended_sides_are_named_in_every_format() {
+    let mut r = report();
+    assert!(r.contended_line().is_none());
+    r.contended = vec!["baseline (a.json): other runnable threads 2.0 ≥ 0.5".into()];
+    let line = "warning: measured on a contended machine: baseline (a.json): other runnable threads 2.0 ≥ 0.5; the verdicts may be the load's, not the code's";
+    assert!(render_table(&r).contains(&format!("{line}\n\n")));
+    assert!(
+        render_markdown(&r)
+            .contains("> warning: measured on a contended machine: baseline (a.json)"),
+        "{}",
+        render_markdown(&r)
+    );
+    let json: serde_json::Value = serde_json::from_str(&render_json(&r)).unwrap();
+    assert_eq!(
+        json["contended"][0],
+        "baseline (a.json): other runnable threads 2.0 ≥ 0.5"
+    );
+    assert!(render_json(&report()).find("contended").is_none());
 }

@@ -180,6 +180,12 @@ fn head(r: &ComparisonReport, opts: &CommentOptions) -> String {
             ));
         }
     }
+    if !r.contended.is_empty() {
+        out.push_str(&format!(
+            "> [!WARNING]\n> Measured on a contended machine: {}. The verdicts may be the load's, not the code's.\n\n",
+            crate::markdown::text(&r.contended.join("; "))
+        ));
+    }
     if opts.throttled_samples > 0 {
         let n = opts.throttled_samples;
         out.push_str(&format!(

@@ -101,7 +101,12 @@ pub(crate) fn x_labels(s: &Series, runs: &[Run], x: &dyn Fn(usize) -> f64) -> Ve
 pub(crate) fn history(s: &Series, runs: &[Run], unit: &DisplayUnit) -> String {
     let m = M;
     let n = s.points.len();
-    let (lo, hi) = min_max(s.points.iter().flat_map(|p| [p.min, p.max]));
+    let (lo, hi) = min_max(
+        s.points
+            .iter()
+            .flat_map(|p| [p.min, p.max])
+            .chain(s.contended.iter().map(|c| c.point.median)),
+    );
     let pad = (hi - lo) * 0.05;
     let mut out = format!(
         r#"<svg id="history" class="chart" width="{W}" height="{H}" viewBox="0 0 {W} {H}" role="img" aria-label="history of {}">"#,
@@ -130,6 +135,16 @@ pub(crate) fn history(s: &Series, runs: &[Run], unit: &DisplayUnit) -> String {
     out.push_str(r#""/>"#);
     draw_change_points(&mut out, s, runs, unit, &x);
     draw_points(&mut out, s, runs, unit, &x, &ys);
+    let between = |after: usize| {
+        // Half-way between the clean points around it; beside the only or last one.
+        let half = if n == 1 { 24.0 } else { (x(1) - x(0)) / 2.0 };
+        if after == 0 {
+            x(0) - half.min(10.0)
+        } else {
+            x(after - 1) + half
+        }
+    };
+    draw_contended(&mut out, s, runs, unit, &between, &ys);
     draw_x_labels(&mut out, s, runs, &x);
     out.push_str("</svg>");
     out
@@ -256,6 +271,32 @@ fn draw_points(
     }
 }
 
+/// The points of contended runs, grey, each between the clean points of its commit order, with
+/// why it is contended; never joined to the median line.
+fn draw_contended(
+    out: &mut String,
+    s: &Series,
+    runs: &[Run],
+    unit: &DisplayUnit,
+    x: &dyn Fn(usize) -> f64,
+    ys: &Scale,
+) {
+    for c in &s.contended {
+        let run = &runs[c.point.run];
+        let _ = write!(
+            out,
+            r#"<circle class="pt cont" cx="{:.1}" cy="{:.1}" r="3"><title>{} (contended: {}; left out of change detection)&#10;median {}, n={}&#10;{}</title></circle>"#,
+            x(c.after),
+            ys.at(c.point.median),
+            esc(short_commit(&run.commit)),
+            esc(&c.reasons.join("; ")),
+            esc(&unit.show(c.point.median)),
+            c.point.n,
+            esc(&run.started_at),
+        );
+    }
+}
+
 /// The commit labels of the x axis, anchored at an edge where centring would cut them.
 fn draw_x_labels(out: &mut String, s: &Series, runs: &[Run], x: &dyn Fn(usize) -> f64) {
     let m = M;
@@ -297,6 +338,46 @@ mod tests {
             .skip(1)
             .map(|t| t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()].to_string())
             .collect()
+    }
+
+    #[test]
+    fn contended_runs_are_grey_points_off_the_median_line() {
+        let mut runs = synthetic::runs(1, 12, 5);
+        for r in &mut runs[8..10] {
+            r.contention = Some(pitwall_schema::Contention::classified(
+                10,
+                Some(2.0),
+                None,
+                None,
+                None,
+                &pitwall_schema::ContentionLimits {
+                    runnable_threads: 0.5,
+                    steal_pct: 2.0,
+                    psi_some_pct: 10.0,
+                },
+            ));
+        }
+        let s = series_of(&runs);
+        assert_eq!((s.points.len(), s.contended.len()), (10, 2));
+        let svg = history(&s, &runs, &DisplayUnit::for_value(&s.unit, 1.0));
+        assert_eq!(
+            svg.matches(r#"<circle class="pt cont""#).count(),
+            2,
+            "{svg}"
+        );
+        assert!(
+            svg.contains(
+                "(contended: other runnable threads 2.0 ≥ 0.5; left out of change detection)"
+            ),
+            "{svg}"
+        );
+        let line = &svg[svg.find(r#"<polyline class="median""#).unwrap()..];
+        let line = &line[..line.find("/>").unwrap()];
+        assert_eq!(
+            line.matches(',').count(),
+            10,
+            "the median line joins clean points only"
+        );
     }
 
     #[test]

@@ -240,6 +240,8 @@ pub(crate) struct BenchPage {
     pub recent: Vec<RunRow>,
     pub runs: usize,
     pub throttled_runs: usize,
+    /// Points of contended runs, drawn grey and left out of detection.
+    pub contended_points: usize,
 }
 
 /// Groups series by suite, name and measure (the candidates for parameter sweeps).
@@ -348,6 +350,7 @@ pub(crate) fn bench(s: &Series, series: &[Series], group: &[usize], runs: &[Run]
         recent,
         runs: super::model::history_runs(s),
         throttled_runs: s.points.iter().filter(|p| p.throttled > 0).count(),
+        contended_points: s.contended.len(),
     }
 }
 

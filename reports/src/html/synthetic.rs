@@ -123,6 +123,7 @@ pub fn runs(benchmarks: usize, runs: usize, samples: usize) -> Vec<Run> {
                 .collect();
             let (day, hour) = (r / 24, r % 24);
             Run {
+                contention: None,
                 id: format!("run-{r:06}"),
                 project: "demo".into(),
                 commit: sha(r),

@@ -72,6 +72,7 @@ fn runs() -> Vec<Run> {
             });
             Run {
                 exclusion: None,
+                contention: None,
                 id: format!("run-{i}"),
                 project: "p".into(),
                 commit: format!("{i:02}{}", "c".repeat(38)),

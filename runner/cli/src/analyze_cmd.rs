@@ -145,6 +145,9 @@ pub(super) fn cmd_detect(g: &Global, a: &DetectArgs) -> Result<ExitClass, Failur
     Ok(ExitClass::Ok)
 }
 
+/// How long `pitwall env` samples the machine's contention.
+const ENV_CONTENTION_SAMPLE: std::time::Duration = std::time::Duration::from_secs(1);
+
 pub(super) fn cmd_env(g: &Global, a: &EnvArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
     let nvml = load_nvml().map(Arc::from);
@@ -164,18 +167,32 @@ pub(super) fn cmd_env(g: &Global, a: &EnvArgs) -> Result<ExitClass, Failure> {
         fingerprint.env.clear();
     }
     let warnings: Vec<String> = env.warnings.iter().map(|w| redactor.redact(w)).collect();
+    // Contended now? The benchmark cpus (the pinning plan) sampled as a run samples them.
+    let contention = env.sample_contention(ENV_CONTENTION_SAMPLE, &config.contended);
     match a.format {
         Format::Json => {
-            let doc = serde_json::json!({ "fingerprint": fingerprint, "warnings": warnings });
+            let doc = serde_json::json!({
+                "fingerprint": fingerprint,
+                "warnings": warnings,
+                "contention": contention,
+            });
             println!(
                 "{}",
                 serde_json::to_string_pretty(&doc).expect("fingerprint serializes")
             );
         }
-        Format::Table => print!(
-            "{}",
-            pitwall_reports::env::render_env(&fingerprint, &warnings)
-        ),
+        Format::Table => {
+            print!(
+                "{}",
+                pitwall_reports::env::render_env(&fingerprint, &warnings)
+            );
+            if let Some(c) = &contention {
+                print!(
+                    "\n{}",
+                    pitwall_reports::env::render_contention(c, ENV_CONTENTION_SAMPLE.as_secs_f64())
+                );
+            }
+        }
     }
     Ok(ExitClass::Ok)
 }

@@ -152,6 +152,16 @@ impl MeasureHooks for Console<'_> {
     }
 
     fn run_stored(&self, report: &RunReport, store: &mut dyn Store) {
+        // A warning, shown under `--quiet` too: the run is kept out of change detection.
+        if let Some(c) = report.run.contention.as_ref().filter(|c| c.contended) {
+            self.progress.suspend(|| {
+                eprintln!(
+                    "warning: run {} was measured on a contended machine ({}); it is stored but left out of change detection (hint: `pitwall env` shows what competes for the cpus)",
+                    report.run.id,
+                    c.reasons.join(", ")
+                );
+            });
+        }
         if let Some(f) = self.on_stored {
             self.progress.suspend(|| f(report, store));
         }

@@ -263,6 +263,7 @@ mod tests {
         );
         let mut run = Run {
             exclusion: None,
+            contention: None,
             id: "r1".into(),
             project: "p".into(),
             commit: "working tree".into(),

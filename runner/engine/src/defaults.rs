@@ -62,6 +62,16 @@ pub const RESULTS_FILE_MAX_BYTES: u64 = 2 << 30;
 /// `[history] branch` does not say.
 pub const HISTORY_BRANCH: &str = "main";
 
+/// When a run is contended, where `[history] contended_runnable_threads`,
+/// `contended_steal_pct` and `contended_psi_some_pct` do not say: other processes' runnable
+/// threads on the benchmark CPUs average at least 0.5, steal is at least 2% of their time, or
+/// CPU pressure `some` (not pitwall's own) is at least 10% of the run.
+pub const CONTENDED: pitwall_schema::ContentionLimits = pitwall_schema::ContentionLimits {
+    runnable_threads: 0.5,
+    steal_pct: 2.0,
+    psi_some_pct: 10.0,
+};
+
 /// Bootstrap resamples of an alert's interval (the ratio of the medians of the segments on
 /// either side of the step).
 pub const ALERT_RESAMPLES: usize = 2000;

@@ -78,6 +78,7 @@ fn report(levels: &[(&str, f64, f64)]) -> ComparisonReport {
         incomparable: false,
         identical: vec![],
         time: None,
+        contended: Vec::new(),
     }
 }
 

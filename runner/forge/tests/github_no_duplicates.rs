@@ -112,6 +112,7 @@ fn a_check_run_created_behind_a_502_is_not_created_again() {
         incomparable: false,
         identical: vec![],
         time: None,
+        contended: Vec::new(),
     };
     let run = CheckRun::for_summary(&forge_summary(&report), "body", None);
     publish_check(&gh, SHA, &run).unwrap();

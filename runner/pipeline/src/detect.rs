@@ -219,6 +219,7 @@ pub(crate) fn aligned_with(
         .iter()
         .map(|r| {
             by_id.remove(&r.id).unwrap_or_else(|| pitwall_schema::Run {
+                contention: None,
                 results: Vec::new(),
                 ..r.clone()
             })
@@ -304,6 +305,7 @@ mod tests {
     fn run(id: &str, results: usize) -> Run {
         Run {
             exclusion: None,
+            contention: None,
             id: id.into(),
             project: "p".into(),
             commit: "0".repeat(40),
@@ -388,6 +390,7 @@ mod tests {
     fn report_branches_are_the_history_branch_then_the_newest_others() {
         let run = |branch: &str, role: pitwall_schema::RunRole| pitwall_schema::Run {
             exclusion: None,
+            contention: None,
             id: "r".into(),
             project: "p".into(),
             commit: "c".into(),

@@ -280,6 +280,7 @@ pub(crate) fn record(
         None
     } else {
         let mut probe = Run {
+            contention: None,
             results: Vec::new(),
             ..outcome.head.run.clone()
         };

@@ -259,6 +259,7 @@ fn imported_run(
         .collect();
     let mut run = Run {
         exclusion: None,
+        contention: None,
         id: uuid::Uuid::now_v7().to_string(),
         project: config.project.name.clone(),
         commit: options

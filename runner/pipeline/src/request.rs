@@ -76,6 +76,7 @@ pub(crate) fn new_run(
     ));
     Run {
         exclusion: None,
+        contention: None,
         id: uuid::Uuid::now_v7().to_string(),
         project: config.project.name.clone(),
         commit: target.commit.clone(),

@@ -16,6 +16,7 @@ use crate::request::{RunReport, RunRequest, Target, new_run};
 use crate::setup::RunEnvironment;
 use pitwall_engine::config::Config;
 use pitwall_engine::{RunObserver, Selection, Step, run_suite};
+use pitwall_host::machine::ContentionTally;
 use pitwall_schema::time::now_rfc3339;
 
 /// The rounds measured so far for a set of targets: merged results, replicate numbering and
@@ -32,6 +33,8 @@ pub(crate) struct Rounds {
     /// Per target: the first replicate index of each round.
     round_starts: Vec<Vec<u32>>,
     pair_id: String,
+    /// Per target: the contention sampled while it was measured.
+    contention: Vec<ContentionTally>,
     /// The most rounds planned, and what each target is called, for progress.
     planned: u32,
     sides: Vec<&'static str>,
@@ -47,6 +50,7 @@ impl Rounds {
             next_replicate: vec![0; targets],
             round_starts: vec![Vec::new(); targets],
             pair_id: uuid::Uuid::now_v7().to_string(),
+            contention: vec![ContentionTally::default(); targets],
             planned: 1,
             sides: Vec::new(),
         }
@@ -104,6 +108,7 @@ impl Rounds {
                 side: self.sides.get(t).copied(),
                 target: &target.describe(),
             });
+            let watch = env.watch_contention();
             for suite in &config.suites {
                 if !request.suites.is_empty() && !request.suites.contains(&suite.name) {
                     continue;
@@ -139,6 +144,9 @@ impl Rounds {
                     self.extras[t].0.extend(outcome.context);
                     self.extras[t].1.extend(outcome.notes);
                 }
+            }
+            if let Some(w) = watch {
+                self.contention[t].add_window(&w.stop());
             }
         }
     }
@@ -194,6 +202,7 @@ impl Rounds {
                     self.results[i].results.clone(),
                 );
                 run.pair = pair;
+                run.contention = self.contention[i].summary(&config.contended);
                 RunReport {
                     run,
                     skipped: self.skipped[i].clone(),

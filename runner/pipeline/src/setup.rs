@@ -22,7 +22,8 @@ use pitwall_host::gpu::{
     MonitorHealth, Nvml, SelectedGpu, SystemCuda, select_gpu,
 };
 use pitwall_host::machine::{
-    Affinity, PinError, Sysfs, UNKNOWN, apply_pinning, format_cpulist, host_checks, plan_pinning,
+    Affinity, ContentionProbe, PinError, Sysfs, UNKNOWN, apply_pinning, contention_probe,
+    format_cpulist, host_checks, plan_pinning,
 };
 
 /// Why the machine could not be put in the requested state.
@@ -48,6 +49,8 @@ pub struct RunEnvironment {
     gpu_pci_bus_id: Option<String>,
     /// The MIG instance `[gpu] device` names, which the CUDA backend picks by UUID.
     gpu_mig_uuid: Option<String>,
+    /// Reads how contended the benchmark CPUs are; sampled while each side measures.
+    contention: Option<Arc<dyn ContentionProbe>>,
     // Field order matters: the monitor stops before the clocks are restored.
     monitor: Option<ClockMonitor>,
     guard: Option<ClockGuard>,
@@ -127,12 +130,14 @@ impl RunEnvironment {
         record_host_checks(sysfs, &pinned_cpus, &mut fp, &mut warnings);
         record_numa(sysfs, &pinned_cpus, &mut fp);
         let (guard, monitor) = clocks(config, &gpu, mode, &mut fp, &mut warnings)?;
+        let contention = contention_probe(root, std::process::id(), &pinned_cpus);
         Ok(RunEnvironment {
             fingerprint: fp,
             warnings,
             isolation: Isolation::InProcess,
             gpu_pci_bus_id: bus_id,
             gpu_mig_uuid: gpu.selected.and_then(|s| s.mig_uuid).or(named_uuid),
+            contention: Some(contention),
             monitor,
             guard,
         })
@@ -193,6 +198,7 @@ impl RunEnvironment {
             isolation: Isolation::InProcess,
             gpu_pci_bus_id: None,
             gpu_mig_uuid: None,
+            contention: None,
             monitor: None,
             guard: None,
         }
@@ -464,5 +470,6 @@ fn gpu_info(d: &GpuDevice) -> GpuInfo {
     info
 }
 
+mod contention;
 #[cfg(test)]
 mod tests;

@@ -76,6 +76,7 @@ fn main() {
             .collect();
         let run = Run {
             exclusion: None,
+            contention: None,
             id: format!("01900000-0000-7000-8000-{i:012}"),
             project: "scale".into(),
             commit: format!("{i:012x}{:028x}", 0),

@@ -120,6 +120,7 @@ fn load_run(
         testbed: r.get(11),
         role: r.get(12),
         exclusion_json: r.get(13),
+        contention_json: r.get(14),
     };
     let result_rows = client
         .query(&POSTGRES.results_of_run, &[&id])
@@ -233,6 +234,7 @@ impl Store for PgStore {
                 &row.testbed,
                 &row.role,
                 &row.exclusion_json,
+                &row.contention_json,
             ],
         )
         .map_err(&be)?;

@@ -56,6 +56,7 @@ pub(super) fn pg_query_runs(
                     testbed: r.get(12),
                     role: r.get(13),
                     exclusion_json: r.get(14),
+                    contention_json: r.get(15),
                 },
             )
         })

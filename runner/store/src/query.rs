@@ -93,6 +93,7 @@ fn sqlite_runs(
                     testbed: r.get(12)?,
                     role: r.get(13)?,
                     exclusion_json: r.get(14)?,
+                    contention_json: r.get(15)?,
                 },
             ))
         })

@@ -97,6 +97,7 @@ pub(super) struct RunRow {
     pub pair_json: Option<String>,
     /// `pitwall runs exclude`'s note and time (`Exclusion` JSON); NULL while included.
     pub exclusion_json: Option<String>,
+    pub contention_json: Option<String>,
 }
 
 impl RunRow {
@@ -117,6 +118,7 @@ impl RunRow {
             error: run.error.clone(),
             pair_json: run.pair.as_ref().map(to_json),
             exclusion_json: run.exclusion.as_ref().map(to_json),
+            contention_json: run.contention.as_ref().map(to_json),
         }
     }
 
@@ -139,6 +141,10 @@ impl RunRow {
             .exclusion_json
             .map(|text| parse_json(store, || format!("run {id}: exclusion_json"), &text))
             .transpose()?;
+        let contention = self
+            .contention_json
+            .map(|text| parse_json(store, || format!("run {id}: contention_json"), &text))
+            .transpose()?;
         let status = RunStatus::parse(&self.status).ok_or_else(|| {
             corrupt(
                 store,
@@ -158,6 +164,7 @@ impl RunRow {
             &self.fingerprint_json,
         )?;
         Ok(Run {
+            contention,
             id: id.to_string(),
             project: self.project,
             commit: self.commit,

@@ -305,6 +305,7 @@ impl Store for SqliteStore {
                     row.testbed,
                     row.role,
                     row.exclusion_json,
+                    row.contention_json,
                 ])
             })
             .map_err(&be)?;

@@ -45,6 +45,7 @@ pub(super) fn load_run(
                 testbed: r.get(11)?,
                 role: r.get(12)?,
                 exclusion_json: r.get(13)?,
+                contention_json: r.get(14)?,
             })
         })
         .optional()

@@ -183,7 +183,24 @@ pub fn compare(
         env_mismatch,
         identical: crate::identical::entries(pair.map(|(_, p)| p)),
         time: crate::identical::pair_time(pair.map(|(_, p)| p)),
+        contended: contended_sides(baseline, candidate),
     }
+}
+
+/// `baseline (LABEL): REASONS` for each side whose run was measured on a contended machine.
+fn contended_sides(baseline: &Side, candidate: &Side) -> Vec<String> {
+    [("baseline", baseline), ("candidate", candidate)]
+        .into_iter()
+        .filter_map(|(name, side)| {
+            let c = side
+                .run
+                .as_ref()?
+                .contention
+                .as_ref()
+                .filter(|c| c.contended)?;
+            Some(format!("{name} ({}): {}", side.label, c.reasons.join(", ")))
+        })
+        .collect()
 }
 
 /// Two sides' results sorted into the pairs that are compared and the lines that are only

@@ -130,6 +130,10 @@ pub struct ComparisonReport {
     /// The pair's time measured and the time its identical code saved, when recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<crate::identical::PairTime>,
+    /// Each side whose run was measured on a contended machine, with why (`baseline (run
+    /// 0193…): other runnable threads 1.8 ≥ 0.5`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contended: Vec<String>,
 }
 
 /// Counts per verdict.
@@ -196,6 +200,17 @@ impl ComparisonReport {
         } else {
             None
         }
+    }
+
+    /// One line naming the sides measured on a contended machine and why, when any was: their
+    /// verdicts may be the load's, not the code's.
+    pub fn contended_line(&self) -> Option<String> {
+        (!self.contended.is_empty()).then(|| {
+            format!(
+                "warning: measured on a contended machine: {}; the verdicts may be the load's, not the code's",
+                self.contended.join("; ")
+            )
+        })
     }
 
     /// `3 rounds`, `7 rounds (until decided, at most 15)`, or `measured separately`.

@@ -10,6 +10,11 @@ use pitwall_stats::changepoint::{ChangePoint, DetectConfig, SuspectedChange, det
 use pitwall_stats::{median_ci, quantile_sorted};
 use serde::Serialize;
 
+mod building;
+mod contended;
+use building::Building;
+pub use contended::ContendedPoint;
+
 /// One commit's view of one benchmark measure: every admitted run of that commit pooled.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
@@ -93,6 +98,9 @@ pub struct Series {
     /// A step at the tip with too few points after it to be a change point
     /// (`changepoint::suspect_tip`): not in `changes`, not an alert.
     pub suspected: Option<SuspectedChange>,
+    /// The points of contended runs (`Run::contention`), pooled per commit like `points` but
+    /// kept apart: shown, never fed to change detection, alerts or write-ups.
+    pub contended: Vec<ContendedPoint>,
 }
 
 impl Series {
@@ -144,6 +152,7 @@ impl Series {
                 testbed: self.testbed.clone(),
             },
             points: self.points.len(),
+            contended: self.contended.len(),
             changes,
             suspected: self.suspected.as_ref().map(|c| DetectedSuspect {
                 change: c.clone(),
@@ -182,7 +191,10 @@ impl Series {
 /// - **duplicate keys**: when a run holds the same key more than once, the first ok result with
 ///   finite samples counts and the others are left out (as a comparison pairs the first result
 ///   of a key first);
-/// - a measure without any point has no series.
+/// - **contended runs are kept apart** (`Run::contention` says `contended`): their points,
+///   pooled per commit the same way, are in `Series::contended`, shown greyed and never fed
+///   to detection, so a loaded machine cannot put a step into a history;
+/// - a measure without any (clean) point has no series.
 pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Vec<Series> {
     let mut by_key: BTreeMap<(String, String), Building> = BTreeMap::new();
     let mut sorted: Vec<f64> = Vec::new();
@@ -210,52 +222,17 @@ pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Ve
             };
             b.last_run = Some(ri);
             let reps = replicate_values(r, &mut sorted, summary.median);
-            let pooled = (!run.commit.is_empty() && run.commit != pitwall_schema::WORKING_TREE)
-                .then(|| b.by_commit.get(&run.commit).copied())
-                .flatten();
-            match pooled {
-                Some(i) => {
-                    let p = &mut b.series.points[i];
-                    p.runs.push(ri);
-                    p.min = p.min.min(summary.min);
-                    p.max = p.max.max(summary.max);
-                    p.n += summary.n;
-                    p.throttled += summary.throttled;
-                    b.values[i].extend(reps);
-                }
-                None => {
-                    b.by_commit
-                        .insert(run.commit.clone(), b.series.points.len());
-                    b.series.points.push(Point {
-                        run: ri,
-                        runs: vec![ri],
-                        median: summary.median,
-                        ci: summary.median_ci.map(|[lo, hi]| (lo, hi)),
-                        min: summary.min,
-                        max: summary.max,
-                        n: summary.n,
-                        replicates: 0,
-                        throttled: summary.throttled,
-                    });
-                    b.values.push(reps);
-                }
+            if contended::is_contended(run) {
+                let after = b.clean.points.len();
+                b.contended.add(ri, run, &summary, reps, after);
+            } else {
+                b.clean.add(ri, run, &summary, reps, 0);
             }
         }
     }
     let mut out: Vec<Series> = by_key
         .into_values()
-        .filter_map(|mut b| {
-            for (p, values) in b.series.points.iter_mut().zip(&b.values) {
-                p.replicates = values.len();
-                if let Some((value, ci)) = pitwall_stats::replicate_mean_ci(values) {
-                    p.median = value;
-                    if values.len() >= 2 {
-                        p.ci = ci;
-                    }
-                }
-            }
-            (!b.series.points.is_empty()).then_some(b.series)
-        })
+        .filter_map(|b| b.finish(runs))
         .collect();
     out.sort_by(|a, b| {
         crate::order::bench_cmp(a.bench_ref(), b.bench_ref())
@@ -267,41 +244,6 @@ pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Ve
         s.suspected = suspect_tip(&values, &s.changes, config);
     }
     out
-}
-
-/// A series while its points are gathered: each point's replicate values, and where each
-/// commit's point is.
-struct Building {
-    series: Series,
-    values: Vec<Vec<f64>>,
-    by_commit: BTreeMap<String, usize>,
-    /// The run that gave the series its latest point or replicates.
-    last_run: Option<usize>,
-}
-
-impl Building {
-    /// The empty series of result `r`'s measure on `testbed` and `branch`, known as `key`.
-    fn new(r: &BenchmarkResult, key: String, testbed: &str, branch: &str) -> Building {
-        Building {
-            series: Series {
-                key,
-                testbed: testbed.to_string(),
-                branch: branch.to_string(),
-                suite: r.suite.clone(),
-                name: r.name.clone(),
-                params: r.params.clone(),
-                measure: r.measure.clone(),
-                unit: r.unit.to_string(),
-                direction: r.direction,
-                points: Vec::new(),
-                changes: Vec::new(),
-                suspected: None,
-            },
-            values: Vec::new(),
-            by_commit: BTreeMap::new(),
-            last_run: None,
-        }
-    }
 }
 
 /// The value of each replicate (benchmark process) of `r`: the median of its finite samples.
@@ -414,6 +356,7 @@ pub fn detect_values(file: &str, values: &[f64], config: &DetectConfig) -> Serie
     SeriesDetection {
         source: SeriesSource::File(file.to_string()),
         points: values.len(),
+        contended: 0,
         suspected,
         changes: changes
             .into_iter()
@@ -477,6 +420,8 @@ pub struct SeriesDetection {
     /// A step at the tip with too few points after it to confirm (`pitwall detect` prints it
     /// apart, with the points that would confirm or clear it); never an alert.
     pub suspected: Option<DetectedSuspect>,
+    /// Points of contended runs left out of detection (`Series::contended`).
+    pub contended: usize,
 }
 
 #[cfg(test)]

@@ -81,6 +81,7 @@ mod tests {
         }
         Run {
             exclusion: None,
+            contention: None,
             id: "r".into(),
             project: "p".into(),
             commit: "c".into(),

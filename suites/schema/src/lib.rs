@@ -7,6 +7,7 @@ pub mod backend;
 pub mod benchmark;
 pub mod check;
 pub mod consistency;
+pub mod contention;
 pub mod datasheet;
 pub mod export;
 pub mod expr;
@@ -29,6 +30,7 @@ pub use backend::{Backend, BackendError, SuiteKind};
 pub use benchmark::{
     Annotated, BenchError, Benchmark, BenchmarkId, Ceiling, Conversion, MetricSpec, SamplingHint,
 };
+pub use contention::{Contention, ContentionLimits};
 pub use export::{ExportDoc, SchemaError};
 pub use identical::{IdenticalBasis, IdenticalCode};
 pub use labels::{UNKNOWN_TESTBED, default_testbed, sanitize_testbed};

@@ -194,6 +194,10 @@ pub struct Run {
     /// stored and listed, and no history, alert or write-up reads it. New in `pitwall/v8`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclusion: Option<Exclusion>,
+    /// The machine's contention while it measured (`None`: not sampled, e.g. an imported or
+    /// failed run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contention: Option<crate::contention::Contention>,
     pub results: Vec<BenchmarkResult>,
 }
 

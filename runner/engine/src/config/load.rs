@@ -113,6 +113,8 @@ impl Ctx<'_> {
         let mut history = raw.history.unwrap_or_default();
         let code_paths =
             keep(&mut errors, self.code_paths(history.code_paths.take())).unwrap_or_default();
+        let contended =
+            keep(&mut errors, self.contended(Some(&history))).unwrap_or(crate::defaults::CONTENDED);
         let history_branch = keep(&mut errors, self.history_branch(Some(history)))
             .unwrap_or_else(|| crate::defaults::HISTORY_BRANCH.to_string());
         let ci = keep(&mut errors, self.ci(raw.ci.unwrap_or_default())).unwrap_or_default();
@@ -153,6 +155,7 @@ impl Ctx<'_> {
             testbed,
             history_branch,
             code_paths,
+            contended,
             backend,
             suites,
         })

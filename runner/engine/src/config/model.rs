@@ -43,6 +43,10 @@ pub struct Config {
     /// touches none says so). Changes no measurement: not in the hash.
     #[serde(skip)]
     pub code_paths: super::CodePaths,
+    /// `[history] contended_*`: when a run is contended (left out of change detection).
+    /// Judges runs, changes no measurement: not in the hash.
+    #[serde(skip)]
+    pub contended: pitwall_schema::ContentionLimits,
     /// `[suites] backend`: which backend runs the built-in suites. Left out of the hash when
     /// `auto`, so configurations written before the key existed keep their hash.
     #[serde(skip_serializing_if = "BackendChoice::is_auto")]
@@ -390,6 +394,7 @@ impl Config {
             testbed: None,
             history_branch: crate::defaults::HISTORY_BRANCH.to_string(),
             code_paths: super::CodePaths::default(),
+            contended: crate::defaults::CONTENDED,
             backend: crate::defaults::BACKEND,
             suites: SuiteKind::ALL
                 .into_iter()

@@ -125,12 +125,16 @@ pub struct RawTestbed {
     pub name: Option<Spanned<String>>,
 }
 
-/// `[history]`: which branch is the history, which paths are code.
+/// `[history]`: which branch is the history, which paths are code, and when a run is
+/// contended.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawHistory {
     pub branch: Option<Spanned<String>>,
     pub code_paths: Option<Spanned<Vec<String>>>,
+    pub contended_runnable_threads: Option<Spanned<f64>>,
+    pub contended_steal_pct: Option<Spanned<f64>>,
+    pub contended_psi_some_pct: Option<Spanned<f64>>,
 }
 
 /// `[suites]`: settings of every built-in suite.
@@ -211,7 +215,10 @@ pub fn valid_keys(section: &str) -> &'static str {
         "project" => "name, build, env_pass",
         "store" => "url",
         "testbed" => "name",
-        "history" => "branch, code_paths",
+        "history" => {
+            "branch, code_paths, contended_runnable_threads, contended_steal_pct, \
+             contended_psi_some_pct"
+        }
         "suites" => "backend",
         "sampling" => "warmup_s, min_samples, max_samples, target_ci_pct, max_time_s, timeout_s",
         "thresholds" => "regression_pct, threshold_pct",

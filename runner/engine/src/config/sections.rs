@@ -1,6 +1,7 @@
 //! The small tables of `pitwall.toml` (`[thresholds]`, `[pinning]`, `[gpu]`, `[testbed]`,
 //! `[history]`, `[ci]`), each validated on its own so one mistake does not hide the next.
 
+use pitwall_schema::ContentionLimits;
 use toml::Spanned;
 
 use super::error::{ConfigError, Ctx};
@@ -74,6 +75,47 @@ impl Ctx<'_> {
             Some(b) => Ok(b.into_inner().trim().to_string()),
             None => Ok(crate::defaults::HISTORY_BRANCH.to_string()),
         }
+    }
+
+    /// `[history] contended_*`: when a run is contended; each a number ≥ 0, the default
+    /// (`defaults::CONTENDED`) where not given.
+    pub(super) fn contended(
+        &self,
+        h: Option<&RawHistory>,
+    ) -> Result<ContentionLimits, ConfigError> {
+        let mut limits = crate::defaults::CONTENDED;
+        let Some(h) = h else {
+            return Ok(limits);
+        };
+        for (key, given, into) in [
+            (
+                "contended_runnable_threads",
+                &h.contended_runnable_threads,
+                &mut limits.runnable_threads,
+            ),
+            (
+                "contended_steal_pct",
+                &h.contended_steal_pct,
+                &mut limits.steal_pct,
+            ),
+            (
+                "contended_psi_some_pct",
+                &h.contended_psi_some_pct,
+                &mut limits.psi_some_pct,
+            ),
+        ] {
+            if let Some(v) = given {
+                if !(v.get_ref().is_finite() && *v.get_ref() >= 0.0) {
+                    return Err(self.at(
+                        v.span(),
+                        format!("[history] {key} must be a number ≥ 0"),
+                        None,
+                    ));
+                }
+                *into = *v.get_ref();
+            }
+        }
+        Ok(limits)
     }
 
     pub(super) fn ci(&self, raw: RawCi) -> Result<CiConfig, ConfigError> {

@@ -510,3 +510,41 @@ fn artifacts_and_measure_identical() {
             .contains("key `artifacts` applies only to kind = \"command\""),
     );
 }
+
+#[test]
+fn history_contended_limits() {
+    let c = parse("").unwrap();
+    assert_eq!(c.contended, crate::defaults::CONTENDED);
+    assert_eq!(
+        (
+            c.contended.runnable_threads,
+            c.contended.steal_pct,
+            c.contended.psi_some_pct
+        ),
+        (0.5, 2.0, 10.0)
+    );
+    let c = parse(
+        "[history]\ncontended_runnable_threads = 1.5\ncontended_steal_pct = 5\n\
+         contended_psi_some_pct = 25.0\n",
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            c.contended.runnable_threads,
+            c.contended.steal_pct,
+            c.contended.psi_some_pct
+        ),
+        (1.5, 5.0, 25.0)
+    );
+    // Judging runs changes no measurement.
+    assert_eq!(c.hash(), parse("").unwrap().hash());
+    let e = err("[history]\nbranch = \"main\"\ncontended_steal_pct = -1\n");
+    assert!(
+        e.starts_with("pitwall.toml:3:23: [history] contended_steal_pct must be a number ≥ 0"),
+        "{e}"
+    );
+    let e = err("[history]\ncontended_psi_some_pct = \"high\"\n");
+    assert!(e.contains("pitwall.toml:2:"), "{e}");
+    let e = err("[history]\ncontended = 1\n");
+    assert!(e.contains("contended_runnable_threads"), "{e}");
+}

@@ -79,3 +79,20 @@ pub(crate) fn stat_line(pid: u32, comm: &str, state: char, cpu: usize) -> String
     let tail = vec!["0"; 13].join(" ");
     format!("{pid} ({comm}) {state} {middle} {cpu} {tail}")
 }
+
+impl FakeTree {
+    /// Thread `tid` of process `pid` (whose parent is `ppid`) with the given state and last
+    /// cpu; the thread whose id is the pid also writes the process's own `stat`.
+    pub(crate) fn thread(&self, pid: u32, tid: u32, ppid: u32, state: char, cpu: usize) -> &Self {
+        let line = stat_line(tid, "worker", state, cpu).replacen(
+            &format!(") {state} 0 "),
+            &format!(") {state} {ppid} "),
+            1,
+        );
+        self.file(&format!("proc/{pid}/task/{tid}/stat"), &line);
+        if pid == tid {
+            self.file(&format!("proc/{pid}/stat"), &line);
+        }
+        self
+    }
+}

@@ -213,9 +213,10 @@ fn isolated(sysfs: &dyn Sysfs, cpus: &[usize]) -> HostCheck {
     HostCheck::bad(NAME, value, advice)
 }
 
-/// A snapshot of processes in state R whose last cpu is one of `cpus`, other than this one.
-/// Only each process's main thread (`proc/<pid>/stat`) is looked at, and a process that ran
-/// a moment before the snapshot is not seen: it finds steady competitors, not all of them.
+/// A snapshot of processes with a thread in state R whose last cpu is one of `cpus`, other
+/// than this one. Every thread (`proc/<pid>/task/<tid>/stat`) is looked at, but a thread that
+/// ran a moment before the snapshot is not seen: it finds steady competitors, not all of them
+/// (a run's `contention`, sampled every 100 ms, is the measure).
 fn busy_cpus(sysfs: &dyn Sysfs, cpus: &[usize]) -> HostCheck {
     const NAME: &str = "busy_cpus";
     let pids: Vec<u32> = sysfs
@@ -232,13 +233,27 @@ fn busy_cpus(sysfs: &dyn Sysfs, cpus: &[usize]) -> HostCheck {
         .unwrap_or_else(std::process::id);
     let mut busy = Vec::new();
     for pid in pids.into_iter().filter(|&p| p != own) {
-        let Some(stat) = sysfs.read(&format!("proc/{pid}/stat")) else {
-            continue; // exited since the listing
-        };
-        if let Some((comm, state, cpu)) = parse_stat(&stat) {
-            if state == 'R' && cpus.contains(&cpu) {
-                busy.push(format!("{pid} ({comm}) on cpu {cpu}"));
-            }
+        // Every thread: a compiler's main thread sleeps while its workers run.
+        let mut stats: Vec<String> = sysfs
+            .list(&format!("proc/{pid}/task"))
+            .iter()
+            .filter_map(|tid| sysfs.read(&format!("proc/{pid}/task/{tid}/stat")))
+            .collect();
+        if stats.is_empty() {
+            stats.extend(sysfs.read(&format!("proc/{pid}/stat"))); // no task directory
+        }
+        let running: Vec<(String, usize)> = stats
+            .iter()
+            .filter_map(|s| parse_stat(s))
+            .filter(|(_, state, cpu)| *state == 'R' && cpus.contains(cpu))
+            .map(|(comm, _, cpu)| (comm, cpu))
+            .collect();
+        if let Some((comm, cpu)) = running.first() {
+            let threads = match running.len() {
+                1 => String::new(),
+                n => format!(", {n} threads"),
+            };
+            busy.push(format!("{pid} ({comm}) on cpu {cpu}{threads}"));
         }
     }
     if busy.is_empty() {

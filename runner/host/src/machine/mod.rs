@@ -1,10 +1,15 @@
 //! What pitwall knows about and does to the host machine around a run: NUMA-aware cpu
-//! pinning with memory binding, and host settings that make timings noisy.
+//! pinning with memory binding, host settings that make timings noisy, and how contended
+//! the machine is during a run.
 
 mod affinity;
 mod apply;
+mod contention;
+mod contention_watch;
 #[cfg(any(test, feature = "test-hooks"))]
 mod fake_affinity;
+#[cfg(any(test, feature = "test-hooks"))]
+mod fake_contention;
 mod host_checks;
 mod pinning;
 mod sysfs;
@@ -14,8 +19,15 @@ mod fake_tree;
 
 pub use affinity::{Affinity, ProcessAffinity};
 pub use apply::{PinOutcome, apply_pinning};
+pub use contention::{
+    ContentionProbe, ContentionSample, CpuTicks, FAKE_CONTENTION_ENV, ProcContention,
+    contention_probe,
+};
+pub use contention_watch::{ContentionTally, ContentionWatch, SAMPLE_PERIOD, Window};
 #[cfg(any(test, feature = "test-hooks"))]
 pub use fake_affinity::{AffinityCall, FakeAffinity};
+#[cfg(any(test, feature = "test-hooks"))]
+pub use fake_contention::FakeContention;
 pub use host_checks::{HostCheck, UNKNOWN, host_checks};
 pub use pinning::{PinError, PinPlan, plan_pinning};
 pub use sysfs::{

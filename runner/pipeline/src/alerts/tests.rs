@@ -24,6 +24,7 @@ fn run(i: usize, testbed: &str, level: f64) -> Run {
     let wobble = |k: usize| level * (1.0 + 0.002 * ((i * 7 + k * 3) % 5) as f64);
     Run {
         exclusion: None,
+        contention: None,
         id: format!("{testbed}-{i:03}"),
         project: "p".into(),
         commit: format!("{i:040x}"),

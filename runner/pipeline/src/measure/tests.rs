@@ -62,6 +62,8 @@ struct Recorder {
     events: RefCell<Vec<String>>,
     /// SIGTERM arrives (for this test thread) with the first event starting with this.
     terminate_at: Option<&'static str>,
+    /// The contention the prepared machine reads, when sampled.
+    contention: Option<std::sync::Arc<pitwall_host::machine::FakeContention>>,
 }
 
 impl Recorder {
@@ -70,6 +72,7 @@ impl Recorder {
             shas: shas.to_vec(),
             events: RefCell::new(Vec::new()),
             terminate_at: None,
+            contention: None,
         }
     }
 
@@ -141,7 +144,13 @@ impl MeasureHooks for Recorder {
     }
     fn prepare(&self, _config: &Config) -> Result<RunEnvironment, EnvironmentError> {
         self.push("prepare".into());
-        Ok(RunEnvironment::plain(pitwall_host::fingerprint::current()))
+        let mut env = RunEnvironment::plain(pitwall_host::fingerprint::current());
+        env.set_contention_probe(
+            self.contention
+                .clone()
+                .map(|p| p as std::sync::Arc<dyn pitwall_host::machine::ContentionProbe>),
+        );
+        Ok(env)
     }
     fn build_failed(&self, target: &Target, _run: &Run, _error: &RunError, _store: &str) {
         self.push(format!("build failed {}", target.describe()));
@@ -232,7 +241,17 @@ fn commits_tell_each_checkout_build_and_measurement_in_order() {
 #[test]
 fn a_pair_until_decided_tells_rounds_sides_and_looks() {
     let (dir, shas, config) = setup(&[100, 140], None);
-    let rec = Recorder::new(&shas);
+    // Two other threads run on the benchmark cpus throughout.
+    let probe = std::sync::Arc::new(pitwall_host::machine::FakeContention::new(vec![
+        pitwall_host::machine::ContentionSample {
+            other_runnable_threads: Some(2),
+            ..Default::default()
+        },
+    ]));
+    let rec = Recorder {
+        contention: Some(probe.clone()),
+        ..Recorder::new(&shas)
+    };
     let m = Measurer {
         config: &config,
         backend: &CpuBackend,
@@ -289,6 +308,16 @@ fn a_pair_until_decided_tells_rounds_sides_and_looks() {
     assert_eq!(info.round_orders, [BaseHead, HeadBase, BaseHead]);
     let stored = store.get_run(&pair.outcome.head.run.id).unwrap();
     assert_eq!(stored.pair.unwrap().round_orders, info.round_orders);
+    // Each side sampled contention while it measured (at least at the start and end of each
+    // of its 3 rounds), and the stored runs keep it.
+    for side in [&pair.outcome.base.run, &pair.outcome.head.run] {
+        let c = side.contention.clone().expect("sampled");
+        assert!(c.samples >= 6, "{c:?}");
+        assert_eq!(c.other_runnable_threads, Some(2.0));
+        assert!(c.contended, "{c:?}");
+        assert_eq!(store.get_run(&side.id).unwrap().contention, Some(c));
+    }
+    assert!(probe.reads() >= 12);
 }
 
 #[test]

@@ -41,6 +41,7 @@ fn run(day: u32) -> Run {
     let results = vec![result(if day < 10 { 120.0 } else { 100.0 })];
     Run {
         exclusion: None,
+        contention: None,
         id: format!("01900000-0000-7000-8000-{day:012}"),
         project: "p".into(),
         commit: format!("{day:040x}"),

@@ -31,6 +31,7 @@ pub(crate) fn ok_result(name: &str, samples: Vec<f64>) -> BenchmarkResult {
 pub(crate) fn run(id: &str, started_at: &str, results: Vec<BenchmarkResult>) -> Run {
     Run {
         exclusion: None,
+        contention: None,
         id: id.into(),
         project: "toy".into(),
         commit: "0123456789abcdef0123456789abcdef01234567".into(),
@@ -137,6 +138,18 @@ pub(crate) fn rich_run() -> Run {
     r.testbed = Some("h200-box".into());
     r.role = Some(pitwall_schema::RunRole::PrHead);
     r.pair = Some(rich_pair());
+    r.contention = Some(pitwall_schema::Contention::classified(
+        37,
+        Some(0.75),
+        None,
+        Some(12.5),
+        Some(0.0),
+        &pitwall_schema::ContentionLimits {
+            runnable_threads: 0.5,
+            steal_pct: 2.0,
+            psi_some_pct: 10.0,
+        },
+    ));
     r.fingerprint = Fingerprint {
         hostname: "box".into(),
         os: "linux".into(),

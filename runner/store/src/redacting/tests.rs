@@ -18,6 +18,7 @@ fn run_with(text: &str) -> Run {
     );
     Run {
         exclusion: None,
+        contention: None,
         id: "0193a1b2-0000-7000-8000-000000000001".into(),
         project: "p".into(),
         commit: "working tree".into(),

@@ -19,7 +19,7 @@ use crate::alert_rows::{COLUMNS as ALERT_COLUMNS, ORDER as ALERT_ORDER};
 pub(crate) struct Queries {
     /// Run ?1's row: project, commit_sha, branch, started_at, finished_at, config_hash,
     /// status, fingerprint_json, commit_info_json, error, pair_json, testbed, role,
-    /// exclusion_json.
+    /// exclusion_json, contention_json.
     pub run_row: String,
     /// Run ?1's results in order: id, ord, suite, name, params_json, measure, unit,
     /// direction, status, error, summary_json.
@@ -40,7 +40,7 @@ pub(crate) struct Queries {
     pub run_ids_oldest_first: String,
     /// A run's row: ?1 id, ?2 project, ?3 commit_sha, ?4 branch, ?5 started_at,
     /// ?6 finished_at, ?7 config_hash, ?8 status, ?9 fingerprint_json, ?10 commit_info_json,
-    /// ?11 error, ?12 pair_json, ?13 pair_id, ?14 testbed, ?15 role, ?16 exclusion_json.
+    /// ?11 error, ?12 pair_json, ?13 pair_id, ?14 testbed, ?15 role, ?16 exclusion_json, ?17 contention_json.
     pub insert_run: String,
     /// A run's results: ?1 run_id, then ord, suite, name, params_json, measure, unit,
     /// direction, status, error, summary_json, bench_key, point_json. SQLite: one result
@@ -116,7 +116,7 @@ impl Queries {
             run_row: p(
                 "SELECT project, commit_sha, branch, started_at, finished_at, config_hash, status,
                         fingerprint_json, commit_info_json, error, pair_json, testbed, role,
-                        exclusion_json
+                        exclusion_json, contention_json
                  FROM runs WHERE id = ?1",
             ),
             results_of_run: p(
@@ -132,9 +132,10 @@ impl Queries {
             insert_run: p(
                 "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
                                    config_hash, status, fingerprint_json, commit_info_json, error,
-                                   pair_json, pair_id, testbed, role, exclusion_json)
+                                   pair_json, pair_id, testbed, role, exclusion_json,
+                                   contention_json)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                         ?16)",
+                         ?16, ?17)",
             ),
             insert_results: insert_results(d),
             insert_keys: insert_keys(d),

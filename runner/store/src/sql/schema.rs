@@ -337,6 +337,14 @@ const STEP_11: &[Op] = &[
     },
 ];
 
+/// Step 12 (issue 27): the machine's contention while a
+/// run measured (`pitwall_schema::Contention`) as JSON text, NULL when it was not sampled
+/// (runs stored before, imports without it, failed builds).
+const STEP_12: &[Op] = &[Op::AddColumn {
+    table: "runs",
+    column: Column("contention_json", TEXT),
+}];
+
 /// The schema's history, in order.
 const STEPS: &[Step] = &[
     Step {
@@ -381,6 +389,10 @@ const STEPS: &[Step] = &[
     },
     Step {
         ops: STEP_11,
+        backfill: None,
+    },
+    Step {
+        ops: STEP_12,
         backfill: None,
     },
 ];

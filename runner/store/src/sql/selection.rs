@@ -77,7 +77,7 @@ fn summary_column(q: &RunQuery) -> &'static str {
 
 /// The runs a query selects, oldest first: id, project, commit_sha, branch, started_at,
 /// finished_at, config_hash, status, the fingerprint (NULL when not asked for and the run
-/// records its testbed), commit_info_json, error, pair_json, testbed, role, exclusion_json.
+/// records its testbed), commit_info_json, error, pair_json, testbed, role, exclusion_json, contention_json.
 pub(crate) fn runs(d: Dialect) -> String {
     let (fingerprints, filter, keys_bound) = match d {
         Dialect::Sqlite => ("?4", run_filter(d), ""),
@@ -88,7 +88,7 @@ pub(crate) fn runs(d: Dialect) -> String {
         "SELECT u.id, u.project, u.commit_sha, u.branch, u.started_at, u.finished_at,
                 u.config_hash, u.status,
                 CASE WHEN {fingerprints} OR u.testbed IS NULL THEN u.fingerprint_json ELSE NULL END,
-                u.commit_info_json, u.error, u.pair_json, u.testbed, u.role, u.exclusion_json
+                u.commit_info_json, u.error, u.pair_json, u.testbed, u.role, u.exclusion_json, u.contention_json
          FROM runs u WHERE {filter}{keys_bound}
          ORDER BY u.started_at, u.id"
     )

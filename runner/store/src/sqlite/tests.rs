@@ -317,6 +317,8 @@ fn a_schema_2_store_is_migrated_in_place_and_its_runs_read_back() {
     // Nor testbeds and roles: the migration gives them what the fingerprint and pair imply.
     old.testbed = None;
     old.role = None;
+    // Nor contention: runs stored before it was sampled have none.
+    old.contention = None;
     let mut history = old.clone();
     history.id = "0190f0c0-0000-7000-8000-000000000000".into();
     history.started_at = "2026-12-01T10:00:00Z".into();
@@ -328,7 +330,7 @@ fn a_schema_2_store_is_migrated_in_place_and_its_runs_read_back() {
 
     let mut store = SqliteStore::open_with(&db, OpenMode::Existing).unwrap();
     assert_eq!(store.schema_version().unwrap(), latest_version());
-    assert_eq!(latest_version(), 11);
+    assert_eq!(latest_version(), 12);
     let (old, history) = (labelled(old), labelled(history));
     assert_eq!(store.get_run("latest").unwrap(), old);
     assert_eq!(store.get_run(&history.id).unwrap(), history);

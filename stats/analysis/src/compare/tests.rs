@@ -137,3 +137,57 @@ fn implausible_results_are_listed_with_why_and_never_compared() {
     assert_eq!(one_sided.implausible.len(), 1);
     assert!(one_sided.only_candidate.is_empty());
 }
+
+#[test]
+fn contended_sides_are_named_with_why() {
+    let limits = pitwall_schema::ContentionLimits {
+        runnable_threads: 0.5,
+        steal_pct: 2.0,
+        psi_some_pct: 10.0,
+    };
+    let contended_side = |label: &str, threads: f64| {
+        let mut run: pitwall_schema::Run = serde_json::from_value(serde_json::json!({
+            "id": "0190f0c0-0000-7000-8000-000000000001",
+            "project": "p",
+            "commit": "working tree",
+            "started_at": "2026-12-02T10:00:00Z",
+            "finished_at": "2026-12-02T10:01:00Z",
+            "config_hash": "c",
+            "fingerprint": {"hostname": "h", "os": "linux", "arch": "x86_64"},
+            "status": "complete",
+            "results": []
+        }))
+        .unwrap();
+        run.contention = Some(pitwall_schema::Contention::classified(
+            10,
+            Some(threads),
+            None,
+            None,
+            None,
+            &limits,
+        ));
+        Side {
+            label: label.into(),
+            run: Some(run),
+            results: vec![timed("gemm", 1000.0, None)],
+        }
+    };
+    let r = compare(
+        &contended_side("run 1", 0.0),
+        &contended_side("run 2", 1.75),
+        &|_| ThresholdRule::Fixed(2.0),
+        Vec::new(),
+        &AbConfig::default(),
+        CompareOptions::default(),
+        &NoiseBook::empty(),
+    );
+    assert_eq!(
+        r.contended,
+        vec!["candidate (run 2): other runnable threads 1.8 ≥ 0.5"]
+    );
+    assert!(
+        r.contended_line()
+            .unwrap()
+            .starts_with("warning: measured on a contended machine: candidate (run 2)")
+    );
+}

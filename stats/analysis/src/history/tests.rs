@@ -29,6 +29,7 @@ fn main() -> HistoryFilter {
 fn run(i: usize, results: Vec<BenchmarkResult>) -> Run {
     Run {
         exclusion: None,
+        contention: None,
         id: format!("run-{i}"),
         project: "p".into(),
         commit: format!("{i:040x}"),
@@ -408,4 +409,76 @@ fn runs_of_one_commit_are_one_point_from_their_replicates() {
     assert!(lo < 20.0 && hi > 20.0 && lo > 0.0, "{lo} {hi}");
     assert_eq!((a.min, a.max), (10.0, 40.0));
     assert_eq!((s.points[1].median, s.points[1].replicates), (7.0, 1));
+}
+
+fn contended(mut r: Run, threads: f64) -> Run {
+    r.contention = Some(pitwall_schema::Contention::classified(
+        20,
+        Some(threads),
+        Some(0.0),
+        None,
+        None,
+        &pitwall_schema::ContentionLimits {
+            runnable_threads: 0.5,
+            steal_pct: 2.0,
+            psi_some_pct: 10.0,
+        },
+    ));
+    r
+}
+
+#[test]
+fn a_false_step_made_only_of_contended_runs_is_no_change_point() {
+    // 30 runs at 100; runs 20 to 29 were measured on a loaded machine and read 57 (a false
+    // −43% "improvement"). Runs 0 to 19 also carry a contention that is below the limits.
+    let runs: Vec<Run> = (0..30)
+        .map(|i| {
+            let level = if i < 20 { 100.0 } else { 57.0 };
+            let wobble = |k: usize| level * (1.0 + 0.001 * ((i * 7 + k * 3) % 5) as f64);
+            let r = run(i, vec![result("matmul", (0..5).map(wobble).collect())]);
+            contended(r, if i < 20 { 0.1 } else { 1.8 })
+        })
+        .collect();
+    let s = series(&runs, &main(), &DetectConfig::default());
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0].points.len(), 20, "clean runs only");
+    assert!(s[0].changes.is_empty(), "{:?}", s[0].changes);
+    assert!(s[0].suspected.is_none());
+    assert_eq!(s[0].contended.len(), 10, "kept apart, not dropped");
+    let first = &s[0].contended[0];
+    assert_eq!((first.point.run, first.after), (20, 20));
+    assert_eq!(first.reasons, vec!["other runnable threads 1.8 ≥ 0.5"]);
+    let d = s[0].detection(&runs);
+    assert_eq!((d.points, d.contended, d.changes.len()), (20, 10, 0));
+    // Without the contention the same values are a step.
+    let bare: Vec<Run> = runs
+        .into_iter()
+        .map(|mut r| {
+            r.contention = None;
+            r
+        })
+        .collect();
+    let s = series(&bare, &main(), &DetectConfig::default());
+    assert_eq!(s[0].changes.len(), 1);
+    assert!(s[0].contended.is_empty());
+}
+
+#[test]
+fn a_contended_rerun_of_a_commit_does_not_move_its_point() {
+    let mut runs: Vec<Run> = (0..3)
+        .map(|i| run(i, vec![result("matmul", vec![100.0; 5])]))
+        .collect();
+    let mut again = contended(run(1, vec![result("matmul", vec![40.0; 5])]), 2.0);
+    again.id = "run-1-again".into();
+    runs.push(again);
+    let s = series(&runs, &main(), &DetectConfig::default());
+    assert_eq!(s[0].points.len(), 3);
+    assert_eq!(s[0].points[1].median, 100.0);
+    assert_eq!(s[0].points[1].runs, vec![1]);
+    assert_eq!(s[0].contended.len(), 1);
+    assert_eq!(s[0].contended[0].point.median, 40.0);
+    assert_eq!(
+        s[0].contended[0].after, 2,
+        "drawn just after its commit's clean point"
+    );
 }

@@ -54,6 +54,7 @@ pub(super) fn planted() -> Vec<Run> {
             };
             Run {
                 exclusion: None,
+                contention: None,
                 id: format!("run-{i}"),
                 project: "p".into(),
                 commit: format!("{i:040x}"),
@@ -345,6 +346,7 @@ fn every_followed_part_of_the_environment_is_read_from_the_fingerprint() {
         Some("locked (SM locked at 1755 MHz)")
     );
     let bare = EnvState::of(&Run {
+        contention: None,
         fingerprint: Fingerprint::default(),
         ..run
     });

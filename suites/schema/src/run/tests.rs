@@ -6,6 +6,7 @@ use crate::schema::tests::result;
 pub(crate) fn run(results: Vec<BenchmarkResult>) -> Run {
     Run {
         exclusion: None,
+        contention: None,
         id: "0190f0c0-0000-7000-8000-000000000000".into(),
         project: "toy".into(),
         commit: WORKING_TREE.into(),

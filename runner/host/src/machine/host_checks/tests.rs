@@ -176,3 +176,15 @@ fn checks_run_on_this_machine() {
         assert!(!comm.is_empty());
     }
 }
+
+#[test]
+fn busy_cpus_sees_running_threads_of_a_sleeping_main_thread() {
+    let t = FakeTree::new();
+    t.file("sys/devices/system/cpu/online", "0-1");
+    t.thread(100, 100, 1, 'S', 0)
+        .thread(100, 101, 1, 'R', 0)
+        .thread(100, 102, 1, 'R', 1);
+    let busy = check(&host_checks(&t.sysfs(), &[0, 1]), "busy_cpus");
+    assert!(!busy.ok);
+    assert_eq!(busy.value, "1 running: 100 (worker) on cpu 0, 2 threads");
+}

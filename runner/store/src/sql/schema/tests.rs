@@ -6,7 +6,7 @@ use super::super::Dialect;
 use super::*;
 
 /// The SQLite store's migrations 1 to 8 as they were written by hand.
-const SQLITE: [&str; 11] = [
+const SQLITE: [&str; 12] = [
     "
 CREATE TABLE runs (
     id               TEXT PRIMARY KEY NOT NULL,
@@ -110,10 +110,12 @@ ALTER TABLE runs ADD COLUMN exclusion_json TEXT;
 ALTER TABLE alerts ADD COLUMN more_points INTEGER;
 ALTER TABLE alerts ADD COLUMN label TEXT;
 ",
+    // Step 12 (contention).
+    "\nALTER TABLE runs ADD COLUMN contention_json TEXT;\n",
 ];
 
 /// The PostgreSQL store's migrations 1 to 7 as they were written by hand.
-const POSTGRES: [&str; 10] = [
+const POSTGRES: [&str; 11] = [
     r#"
 CREATE TABLE runs (
     id               TEXT COLLATE "C" PRIMARY KEY,
@@ -215,6 +217,8 @@ ALTER TABLE runs ADD COLUMN exclusion_json TEXT;
 ALTER TABLE alerts ADD COLUMN more_points BIGINT;
 ALTER TABLE alerts ADD COLUMN label TEXT;
 ",
+    // Step 12 (contention).
+    "\nALTER TABLE runs ADD COLUMN contention_json TEXT;\n",
 ];
 
 #[test]

@@ -43,7 +43,7 @@ fn old_sqlite(q: &RunQuery) -> [String; 3] {
         "SELECT u.id, u.project, u.commit_sha, u.branch, u.started_at, u.finished_at,
                     u.config_hash, u.status,
                     CASE WHEN ?4 OR u.testbed IS NULL THEN u.fingerprint_json ELSE NULL END,
-                    u.commit_info_json, u.error, u.pair_json, u.testbed, u.role, u.exclusion_json
+                    u.commit_info_json, u.error, u.pair_json, u.testbed, u.role, u.exclusion_json, u.contention_json
              FROM runs u WHERE {OLD_SQLITE_RUN_FILTER}
              ORDER BY u.started_at, u.id"
     );
@@ -92,7 +92,7 @@ fn old_pg(q: &RunQuery) -> [String; 3] {
         "SELECT u.id, u.project, u.commit_sha, u.branch, u.started_at, u.finished_at,
                         u.config_hash, u.status,
                         CASE WHEN $5 OR u.testbed IS NULL THEN u.fingerprint_json ELSE NULL END,
-                        u.commit_info_json, u.error, u.pair_json, u.testbed, u.role, u.exclusion_json
+                        u.commit_info_json, u.error, u.pair_json, u.testbed, u.role, u.exclusion_json, u.contention_json
                  FROM runs u WHERE {RUN_FILTER} AND ($3::text[] IS NULL OR TRUE)
                  ORDER BY u.started_at, u.id"
     );
