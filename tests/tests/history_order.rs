@@ -256,6 +256,19 @@ fn the_working_tree_is_local_and_excluded_runs_leave_history() {
     assert_eq!(sort.len(), 1, "{alerts}");
     assert_eq!(sort[0]["status"], "dismissed", "{alerts}");
     assert_eq!(sort[0]["note"], "no longer detected", "{alerts}");
+    // The report still draws the excluded runs, greyed, with the note.
+    sb.run(&["report", "--out", "site"]).expect(0);
+    let pages: String = std::fs::read_dir(sb.path().join("site/bench"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .filter(|page| page.contains("sort"))
+        .collect();
+    assert!(
+        pages.contains(
+            "excluded from history: the tests compiled meanwhile; left out of change detection"
+        ),
+        "{pages:.3000}"
+    );
     // Put back, the step is there again.
     for id in &busy {
         sb.run(&["runs", "include", id]).expect(0);

@@ -105,7 +105,8 @@ pub(crate) fn history(s: &Series, runs: &[Run], unit: &DisplayUnit) -> String {
         s.points
             .iter()
             .flat_map(|p| [p.min, p.max])
-            .chain(s.contended.iter().map(|c| c.point.median)),
+            .chain(s.contended.iter().map(|c| c.point.median))
+            .chain(s.excluded.iter().map(|c| c.point.median)),
     );
     let pad = (hi - lo) * 0.05;
     let mut out = format!(
@@ -271,8 +272,8 @@ fn draw_points(
     }
 }
 
-/// The points of contended runs, grey, each between the clean points of its commit order, with
-/// why it is contended; never joined to the median line.
+/// The points of contended runs and of excluded ones, grey, each between the clean points of its
+/// commit order, with why it is set apart; never joined to the median line.
 fn draw_contended(
     out: &mut String,
     s: &Series,
@@ -281,14 +282,16 @@ fn draw_contended(
     x: &dyn Fn(usize) -> f64,
     ys: &Scale,
 ) {
-    for c in &s.contended {
+    let contended = s.contended.iter().map(|c| (c, "contended: "));
+    for (c, why) in contended.chain(s.excluded.iter().map(|c| (c, ""))) {
         let run = &runs[c.point.run];
         let _ = write!(
             out,
-            r#"<circle class="pt cont" cx="{:.1}" cy="{:.1}" r="3"><title>{} (contended: {}; left out of change detection)&#10;median {}, n={}&#10;{}</title></circle>"#,
+            r#"<circle class="pt cont" cx="{:.1}" cy="{:.1}" r="3"><title>{} ({}{}; left out of change detection)&#10;median {}, n={}&#10;{}</title></circle>"#,
             x(c.after),
             ys.at(c.point.median),
             esc(short_commit(&run.commit)),
+            why,
             esc(&c.reasons.join("; ")),
             esc(&unit.show(c.point.median)),
             c.point.n,

@@ -68,7 +68,13 @@ impl HistoryFilter {
 
     /// Whether `run` belongs to this history (an excluded run never does).
     pub fn admits(&self, run: &Run) -> bool {
-        run.counts_in_history()
+        run.exclusion.is_none() && self.holds(run)
+    }
+
+    /// Whether `run` is this history's, or would be but for a person's exclusion: a `history`
+    /// run on this branch and testbed (the report draws the excluded ones greyed).
+    pub fn holds(&self, run: &Run) -> bool {
+        run.role_or_implied() == pitwall_schema::RunRole::History
             && run.branch.as_deref().is_none_or(|b| b == self.branch)
             && self
                 .testbed
@@ -101,6 +107,10 @@ pub struct Series {
     /// The points of contended runs (`Run::contention`), pooled per commit like `points` but
     /// kept apart: shown, never fed to change detection, alerts or write-ups.
     pub contended: Vec<ContendedPoint>,
+    /// The points of runs a person excluded (`pitwall runs exclude`), pooled per commit the
+    /// same way, drawn greyed with the note and never fed to detection; `reasons` holds the
+    /// note.
+    pub excluded: Vec<ContendedPoint>,
 }
 
 impl Series {
@@ -200,9 +210,10 @@ pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Ve
     let mut sorted: Vec<f64> = Vec::new();
     for ri in crate::order::commit_order(runs) {
         let run = &runs[ri];
-        if !filter.admits(run) {
+        if !filter.holds(run) {
             continue;
         }
+        let excluded = run.exclusion.is_some();
         let testbed = run.testbed_or_derived();
         for r in &run.results {
             if r.status != ResultStatus::Ok || (r.samples.is_empty() && r.summary.is_none()) {
@@ -222,7 +233,10 @@ pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Ve
             };
             b.last_run = Some(ri);
             let reps = replicate_values(r, &mut sorted, summary.median);
-            if contended::is_contended(run) {
+            if excluded {
+                let after = b.clean.points.len();
+                b.excluded.add(ri, run, &summary, reps, after);
+            } else if contended::is_contended(run) {
                 let after = b.clean.points.len();
                 b.contended.add(ri, run, &summary, reps, after);
             } else {

@@ -69,12 +69,6 @@ impl Run {
             .unwrap_or_else(|| RunRole::implied(self.pair.as_ref().map(|p| p.role)))
     }
 
-    /// Whether the run is part of its branch's history: role `history` (recorded or implied)
-    /// and not taken out by a person (`pitwall runs exclude`).
-    pub fn counts_in_history(&self) -> bool {
-        self.role_or_implied() == RunRole::History && self.exclusion.is_none()
-    }
-
     /// The run's testbed, or the one its fingerprint implies when none is recorded.
     pub fn testbed_or_derived(&self) -> String {
         self.testbed

@@ -13,6 +13,8 @@ pub(super) struct Building {
     pub(super) series: Series,
     pub(super) clean: Track,
     pub(super) contended: Track,
+    /// Points of runs a person excluded (`Run::exclusion`).
+    pub(super) excluded: Track,
     /// The run that gave the series its latest point or replicates.
     pub(super) last_run: Option<usize>,
 }
@@ -35,9 +37,11 @@ impl Building {
                 changes: Vec::new(),
                 suspected: None,
                 contended: Vec::new(),
+                excluded: Vec::new(),
             },
             clean: Track::default(),
             contended: Track::default(),
+            excluded: Track::default(),
             last_run: None,
         }
     }
@@ -57,8 +61,30 @@ impl Building {
                 after,
             })
             .collect();
+        self.series.excluded = set_apart(self.excluded, |p| {
+            runs[p.run]
+                .exclusion
+                .as_ref()
+                .map(|e| vec![format!("excluded from history: {}", e.note)])
+                .unwrap_or_default()
+        });
         (!self.series.points.is_empty()).then_some(self.series)
     }
+}
+
+/// The points of `track`, each with the clean points before it and its `reasons`.
+fn set_apart(mut track: Track, reasons: impl Fn(&Point) -> Vec<String>) -> Vec<ContendedPoint> {
+    let after = std::mem::take(&mut track.after);
+    track
+        .finish()
+        .into_iter()
+        .zip(after)
+        .map(|(point, after)| ContendedPoint {
+            reasons: reasons(&point),
+            point,
+            after,
+        })
+        .collect()
 }
 
 /// Points pooled per commit, with each point's replicate values.
