@@ -237,7 +237,11 @@ fn entry(
         testbed: a.series.testbed.clone(),
         kind: a.kind,
         direction,
-        standing: StepStanding::Confirmed,
+        // A suspected alert's step has too few runs after it to be a change point yet.
+        standing: match stored.map(|s| s.status) {
+            Some(pitwall_schema::AlertStatus::Suspected) => StepStanding::Suspected,
+            _ => StepStanding::Confirmed,
+        },
         before: a.before,
         after: a.after,
         rel_change: a.rel_change,

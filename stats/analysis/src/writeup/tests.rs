@@ -415,3 +415,46 @@ fn a_throughput_changes_time_per_unit_inversely() {
     assert!((time_change(Direction::HigherIsBetter, 100.0, 125.0) + 0.2).abs() < 1e-12);
     assert!((time_change(Direction::LowerIsBetter, 10.0, 11.0) - 0.1).abs() < 1e-12);
 }
+
+#[test]
+fn a_suspected_alert_is_listed_apart_not_in_the_headline() {
+    let runs = planted();
+    let period = Period::new("2026-01-01", "2026-02-19").unwrap();
+    let series = series(
+        &runs,
+        &HistoryFilter::branch("main"),
+        &DetectConfig::default(),
+    );
+    // A suspected step at the tip of another benchmark: no change point, only the alert.
+    let mut suspected = acked(&runs);
+    suspected.id = "s1".into();
+    suspected.status = AlertStatus::Suspected;
+    suspected.series.key = "kernel/other/time".into();
+    suspected.more_points = Some(3);
+    let alerts = vec![acked(&runs), suspected];
+    let commits = BTreeMap::new();
+    let w = build(&WriteupInput {
+        period: &period,
+        filter: &HistoryFilter::branch("main"),
+        runs: &runs,
+        series: &series,
+        alerts: &alerts,
+        commits: &commits,
+        rules: &rules(),
+        settings: Vec::new(),
+    });
+    let apart = w.listed_apart();
+    assert!(
+        apart
+            .iter()
+            .flat_map(|g| &g.entries)
+            .any(|e| e.key == "kernel/other/time" && e.standing == StepStanding::Suspected),
+        "{apart:?}"
+    );
+    assert!(
+        w.confirmed()
+            .iter()
+            .flat_map(|g| &g.entries)
+            .all(|e| e.key != "kernel/other/time")
+    );
+}
