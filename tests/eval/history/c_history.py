@@ -31,7 +31,10 @@ About 1 minute per trial on a 2-core machine (13 builds and runs of ~0.3 s each)
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
+import statistics
 import sys
 import tempfile
 
@@ -92,19 +95,39 @@ def trial(pitwall: str, sizes: dict, slowdown: float, timeout: float) -> dict:
         det = [json.loads(line) for line in run(["detect", "--benchmark", "sort", "--format", "json"])[1].splitlines() if line.strip()]
         alerts = json.loads(run(["alerts", "--format", "json"])[1])["alerts"]
         writeup = run(["writeup", "--from", "2000-01-01", "--to", "2100-01-01"])[1]
+        export = json.loads(run(["export"])[1])
+    # Each run's median `sort` time (ms) by commit index, in the order stored, and whether the
+    # run was contended; the step over the run-to-run noise (sd of per-run values within the
+    # two segments, pooled), the measure of how clear the step is.
+    per_run = []
+    for r in export["runs"]:
+        for b in r["results"]:
+            if b["name"] == "sort":
+                per_run.append((shas.index(r["commit"]), statistics.median(b["samples"]) / 1e6,
+                                bool((r.get("contention") or {}).get("contended"))))
+    before = [v for i, v, _ in per_run if i < STEP_AT]
+    after = [v for i, v, _ in per_run if i >= STEP_AT]
+    pooled = math.sqrt(((len(before) - 1) * statistics.variance(before) + (len(after) - 1) * statistics.variance(after))
+                       / (len(before) + len(after) - 2))
+    step_over_noise = (statistics.mean(after) - statistics.mean(before)) / pooled
     sort = [d for d in det if d.get("benchmark", "").startswith("bench/sort")]
     cps = sort[0]["change_points"] if sort else []
     ok_cp = len(cps) == 1 and cps[0].get("commit_after") == shas[STEP_AT]
     alert_keys = [(a.get("key"), a.get("first_bad"), a.get("status")) for a in alerts]
     ok_alerts = len(alerts) == 1 and alert_keys[0][0].startswith("bench/sort") and alert_keys[0][1] == shas[STEP_AT]
     lines = [ln for ln in writeup.splitlines() if "sort" in ln and "%" in ln]
-    ok_sign = any("slower" in ln for ln in lines) and not any("faster" in ln for ln in lines)
+    # The step's own words: the first "X% slower|faster" of each line (an interval that
+    # follows it may cross zero).
+    said = [m.group(1) for m in (re.search(r"\d+(?:\.\d+)?% (slower|faster)", ln) for ln in lines) if m]
+    ok_sign = bool(said) and all(w == "slower" for w in said)
     return {
         "change_points": cps,
         "points": sort[0].get("points") if sort else None,
         "alerts": alert_keys,
         "writeup_lines": lines,
         "step_commit": shas[STEP_AT],
+        "per_run_ms": [(i, round(v, 3), cont) for i, v, cont in per_run],
+        "step_over_noise": round(step_over_noise, 2),
         "ok": {"change_point": ok_cp, "alerts": ok_alerts, "sign": ok_sign},
         "pass": ok_cp and ok_alerts and ok_sign,
     }
@@ -123,7 +146,8 @@ def main() -> int:
     for t in range(args.trials):
         r = trial(pitwall, sizes, args.slowdown, args.timeout)
         trials.append(r)
-        print(f"trial {t + 1}: {'pass' if r['pass'] else 'FAIL'} {r['ok']}; change points "
+        print(f"trial {t + 1}: {'pass' if r['pass'] else 'FAIL'} {r['ok']}; step/noise {r['step_over_noise']}; "
+              f"runs {[(i, v) for i, v, _ in r['per_run_ms']]}; contended {sum(c for _, _, c in r['per_run_ms'])}; change points "
               f"{[(cp.get('index'), round(cp.get('rel_change', 0) * 100, 1)) for cp in r['change_points']]}; "
               f"alerts {len(r['alerts'])}; write-up {r['writeup_lines'][:2]}", flush=True)
     passed = sum(r["pass"] for r in trials)

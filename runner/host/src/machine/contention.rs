@@ -88,7 +88,7 @@ impl ProcContention {
     }
 
     /// Threads in state `R` on a benchmark CPU of every process but pitwall and its
-    /// descendants; `None` when `proc` lists no process. One read per thread: a process's
+    /// descendants, kernel threads left out; `None` when `proc` lists no process. One read per thread: a process's
     /// parent is in the `stat` of its main thread (the task whose id is the process's).
     fn other_runnable_threads(&self) -> Option<u32> {
         let mut parents: HashMap<u32, u32> = HashMap::new();
@@ -109,7 +109,11 @@ impl ProcContention {
                 if tid.parse() == Ok(pid) {
                     parents.insert(pid, t.ppid);
                 }
-                if t.state == 'R' && self.on_benchmark_cpu(t.processor) {
+                // Kernel threads (kthreadd, pid 2, and its children) are no other workload:
+                // housekeeping such as kworkers and DAMON wakes for a moment, and one such
+                // wake-up in the 2 or 3 samples of a short run made an idle machine contended.
+                let kernel = pid == KTHREADD_PID || t.ppid == KTHREADD_PID;
+                if !kernel && t.state == 'R' && self.on_benchmark_cpu(t.processor) {
                     runnable.push(pid);
                 }
             }
@@ -121,6 +125,9 @@ impl ProcContention {
         Some(runnable.iter().filter(|p| !own.contains(p)).count() as u32)
     }
 }
+
+/// The kernel's thread daemon: every kernel thread is it or its child.
+const KTHREADD_PID: u32 = 2;
 
 impl ContentionProbe for ProcContention {
     fn sample(&self) -> ContentionSample {

@@ -22,6 +22,10 @@ pub const MAX_SAMPLING_SHARE: f64 = 0.05;
 /// Samples of one window, each with its time since the window began.
 pub type Window = Vec<(Duration, ContentionSample)>;
 
+/// Fewest samples (1 s at the default period) whose mean of other runnable threads judges a
+/// run; a shorter run is judged by the fewest threads one of its samples saw.
+pub const MIN_SAMPLES_FOR_MEAN: u32 = 10;
+
 /// Sums over the sampled windows of a run; counters are differenced within a window, never
 /// across windows (what ran between them was not the run).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -29,6 +33,8 @@ pub struct ContentionTally {
     samples: u32,
     runnable_sum: u64,
     runnable_known: u32,
+    /// The fewest other runnable threads one sample saw.
+    runnable_min: Option<u32>,
     steal_ticks: u64,
     cpu_ticks: u64,
     cpu_known: bool,
@@ -79,6 +85,7 @@ impl ContentionTally {
             if let Some(t) = s.other_runnable_threads {
                 self.runnable_sum += u64::from(t);
                 self.runnable_known += 1;
+                self.runnable_min = Some(self.runnable_min.map_or(t, |m| m.min(t)));
             }
         }
         let cpu: Vec<_> = window.iter().filter_map(|(_, s)| s.cpu).collect();
@@ -98,6 +105,10 @@ impl ContentionTally {
         self.samples += other.samples;
         self.runnable_sum += other.runnable_sum;
         self.runnable_known += other.runnable_known;
+        self.runnable_min = match (self.runnable_min, other.runnable_min) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         self.steal_ticks += other.steal_ticks;
         self.cpu_ticks += other.cpu_ticks;
         self.cpu_known |= other.cpu_known;
@@ -115,8 +126,16 @@ impl ContentionTally {
         if self.samples == 0 {
             return None;
         }
-        let runnable = (self.runnable_known > 0)
-            .then(|| self.runnable_sum as f64 / f64::from(self.runnable_known));
+        // A short run's mean rests on a few samples, and one passing thread in 1 of 2 samples
+        // is a mean of 0.5: below `MIN_SAMPLES_FOR_MEAN` the figure is the fewest threads any
+        // sample saw, so a load counts when every sample saw it, a blip never.
+        let runnable = (self.runnable_known > 0).then(|| {
+            if self.runnable_known < MIN_SAMPLES_FOR_MEAN {
+                f64::from(self.runnable_min.unwrap_or(0))
+            } else {
+                self.runnable_sum as f64 / f64::from(self.runnable_known)
+            }
+        });
         let steal = (self.cpu_known && self.cpu_ticks > 0)
             .then(|| 100.0 * self.steal_ticks as f64 / self.cpu_ticks as f64);
         Some(Contention::classified(

@@ -1,5 +1,6 @@
 //! Tests of the contention probe on fake `/proc` trees, and of the tally of sampled windows.
 
+use crate::machine::Window;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -138,7 +139,7 @@ fn a_tally_differences_counters_within_windows_and_averages_threads() {
     let mut tally = ContentionTally::default();
     assert_eq!(tally.summary(&LIMITS), None, "nothing sampled: no summary");
     tally.add_window(&vec![
-        (ms(0), sample(0, 1000, 10, 5_000, Some(0))),
+        (ms(0), sample(1, 1000, 10, 5_000, Some(0))),
         (ms(100), sample(2, 1100, 13, 55_000, Some(40_000))),
     ]);
     let mut other = ContentionTally::default();
@@ -151,6 +152,7 @@ fn a_tally_differences_counters_within_windows_and_averages_threads() {
     assert_eq!(tally.samples(), 4);
     let c = tally.summary(&LIMITS).unwrap();
     assert_eq!(c.samples, 4);
+    // Four samples: too few for a mean; every one saw at least one other runnable thread.
     assert_eq!(c.other_runnable_threads, Some(1.0));
     assert_eq!(c.steal_pct, Some(1.5), "3 of 200 ticks");
     assert_eq!(c.psi_some_pct, Some(25.0), "50 ms of 200 ms");
@@ -222,4 +224,31 @@ fn what_a_sample_costs() {
     }
     let per = (thread_cpu_time() - before) / 50;
     eprintln!("one sample of this machine costs {per:?} of cpu time");
+}
+
+#[test]
+fn a_blip_in_a_short_run_is_no_contention_and_a_long_run_is_judged_by_its_mean() {
+    let window = |threads: &[u32]| -> Window {
+        threads
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| (ms(100 * i as u64), sample(t, 1000, 0, 0, None)))
+            .collect()
+    };
+    // A short run: one passing thread in 2 of 3 samples is a mean of 0.67, not a load.
+    let mut short = ContentionTally::default();
+    short.add_window(&window(&[1, 0, 1]));
+    let c = short.summary(&LIMITS).unwrap();
+    assert_eq!(c.other_runnable_threads, Some(0.0));
+    assert!(!c.contended, "{c:?}");
+    // A load in every sample of a short run counts.
+    let mut loaded = ContentionTally::default();
+    loaded.add_window(&window(&[2, 1, 2]));
+    assert!(loaded.summary(&LIMITS).unwrap().contended);
+    // A long run is judged by its mean: 6 of 12 samples with a thread is 0.5.
+    let mut long = ContentionTally::default();
+    long.add_window(&window(&[1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0]));
+    let c = long.summary(&LIMITS).unwrap();
+    assert_eq!(c.other_runnable_threads, Some(0.5));
+    assert!(c.contended);
 }
