@@ -292,3 +292,40 @@ fn the_working_tree_is_local_and_excluded_runs_leave_history() {
     let out = sb.run(&["runs", "include", "ffffffff"]).expect(2);
     assert!(out.stderr().contains("ffffffff"), "{}", out.stderr());
 }
+
+#[test]
+fn a_shallow_clone_records_no_position_and_says_so_once() {
+    let origin = Sandbox::new();
+    let shas = repo(&origin, &[100.0; 4]);
+    let sb = Sandbox::new();
+    let url = format!("file://{}", origin.path().display());
+    let clone = sb.path().join("clone");
+    git(
+        sb.path(),
+        &["clone", "-q", "--depth", "2", &url, clone.to_str().unwrap()],
+    );
+    let out = std::process::Command::new(pitwall_e2e::pitwall_bin())
+        .args([
+            "run",
+            "--no-report",
+            "--commit",
+            "HEAD~1",
+            "--commit",
+            "HEAD",
+        ])
+        .current_dir(&clone)
+        .env("PITWALL_FAKE_CONTENTION", "0")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr.matches("shallow clone").count(), 1, "{stderr}");
+    let export = std::process::Command::new(pitwall_e2e::pitwall_bin())
+        .args(["export"])
+        .current_dir(&clone)
+        .output()
+        .unwrap();
+    let doc = String::from_utf8_lossy(&export.stdout);
+    assert!(doc.contains(&shas[3]), "{doc:.400}");
+    assert!(!doc.contains("first_parent_position"), "{doc:.2000}");
+}

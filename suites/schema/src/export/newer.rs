@@ -33,6 +33,12 @@ const NEWER: &[Newer] = &[
     Newer {
         schema: SCHEMA_V8,
         allowed: &[SCHEMA_V8],
+        holds: sampled_contention,
+        what: "a run's `contention` is",
+    },
+    Newer {
+        schema: SCHEMA_V8,
+        allowed: &[SCHEMA_V8],
         holds: positioned,
         what: "a commit's `first_parent_position` is",
     },
@@ -97,6 +103,11 @@ fn local(run: &Run) -> bool {
 /// A run taken out of history (`pitwall/v8`).
 fn excluded(run: &Run) -> bool {
     run.exclusion.is_some()
+}
+
+/// The contention sampled while a run measured (`pitwall/v8`).
+fn sampled_contention(run: &Run) -> bool {
+    run.contention.is_some()
 }
 
 /// A commit's first-parent position (`pitwall/v8`).

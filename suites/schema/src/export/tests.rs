@@ -571,3 +571,73 @@ fn identical_code_is_new_in_v7() {
     assert!(v6.contains("\"schema\": \"pitwall/v6\""), "{v6}");
     assert!(ExportDoc::from_json(&v6).is_ok());
 }
+
+/// Issue 27: the role `local`, an exclusion, a run's contention and a commit's first-parent
+/// position are each new in v8; a document declaring v7 with one of them is refused naming it.
+#[test]
+fn issue_27_content_is_new_in_v8() {
+    use crate::run::{CommitInfo, Exclusion, RunRole};
+    let base = run(vec![result(vec![1.0, 2.0])]);
+    let cases: Vec<(Run, &str)> = vec![
+        (
+            {
+                let mut r = base.clone();
+                r.role = Some(RunRole::Local);
+                r
+            },
+            "the role `local` is new in pitwall/v8",
+        ),
+        (
+            {
+                let mut r = base.clone();
+                r.exclusion = Some(Exclusion {
+                    note: "busy".into(),
+                    at: "2026-12-05T00:00:00Z".into(),
+                });
+                r
+            },
+            "a run's `exclusion` is new in pitwall/v8",
+        ),
+        (
+            {
+                let mut r = base.clone();
+                r.contention = Some(crate::Contention::classified(
+                    3,
+                    Some(0.0),
+                    None,
+                    None,
+                    None,
+                    &crate::ContentionLimits {
+                        runnable_threads: 0.5,
+                        steal_pct: 2.0,
+                        psi_some_pct: 10.0,
+                    },
+                ));
+                r
+            },
+            "a run's `contention` is new in pitwall/v8",
+        ),
+        (
+            {
+                let mut r = base.clone();
+                r.commit_info = Some(CommitInfo {
+                    author: "a".into(),
+                    date: "2026-12-05T00:00:00Z".into(),
+                    subject: "s".into(),
+                    first_parent_position: Some(7),
+                });
+                r
+            },
+            "a commit's `first_parent_position` is new in pitwall/v8",
+        ),
+    ];
+    for (r, what) in cases {
+        let v8 = ExportDoc::new(vec![r]).to_json();
+        assert!(v8.contains("\"schema\": \"pitwall/v8\""), "{v8}");
+        assert_eq!(ExportDoc::from_json(&v8).unwrap().to_json(), v8);
+        let e = ExportDoc::from_json(&v8.replace("pitwall/v8", "pitwall/v7"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(what), "{e}");
+    }
+}

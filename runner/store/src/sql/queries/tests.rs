@@ -96,14 +96,14 @@ fn old() -> Vec<Old> {
                                config_hash, status, fingerprint_json, commit_info_json, error,
                                pair_json, pair_id, testbed, role, exclusion_json,
                                    contention_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
             ),
             s(
                 "INSERT INTO runs (id, project, commit_sha, branch, started_at, finished_at,
                                config_hash, status, fingerprint_json, commit_info_json, error,
                                pair_json, pair_id, testbed, role, exclusion_json,
                                    contention_json)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
             ),
         ),
         (
