@@ -85,6 +85,8 @@ fn a_false_step_made_only_of_contended_runs_is_no_change_point() {
                 json!({"samples": 30, "other_runnable_threads": 0.0, "contended": false});
         }
     }
+    // Contention is pitwall/v8 content: the edited document declares it.
+    doc["schema"] = json!("pitwall/v8");
     let sb = Sandbox::new();
     git(sb.path(), &["init", "-q", "-b", "main"]);
     let file = sb.write("export.json", &doc.to_string());
