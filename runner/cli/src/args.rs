@@ -71,7 +71,7 @@ pub enum Cmd {
     /// Show one stored run
     #[command(after_help = EXIT_CODES)]
     Show(ShowArgs),
-    /// Write stored runs as versioned JSON (schema pitwall/v3; pitwall/v4 with pruned runs)
+    /// Write stored runs as versioned JSON (schema pitwall/v3 to pitwall/v8: the oldest that holds them)
     #[command(after_help = EXIT_CODES)]
     Export(ExportArgs),
     /// Delete old runs, or with --keep-summaries drop only their raw samples

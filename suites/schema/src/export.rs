@@ -37,8 +37,7 @@ pub struct ExportDoc {
 }
 
 /// What a JSON error names as the schema when the document's own tag could not be read.
-const ANY_SCHEMA: &str =
-    "pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4, pitwall/v5, pitwall/v6 or pitwall/v7";
+const ANY_SCHEMA: &str = "pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4, pitwall/v5, pitwall/v6, pitwall/v7 or pitwall/v8";
 
 /// Why a document could not be read as an export document.
 #[derive(Debug, thiserror::Error)]

@@ -245,7 +245,7 @@ fn rejects_other_schema_and_bad_samples() {
         let e = ExportDoc::from_json(broken).unwrap_err().to_string();
         assert!(
             e.starts_with(
-                "not valid JSON for schema pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4, pitwall/v5, pitwall/v6 or pitwall/v7 at line 1,"
+                "not valid JSON for schema pitwall/v1, pitwall/v2, pitwall/v3, pitwall/v4, pitwall/v5, pitwall/v6, pitwall/v7 or pitwall/v8 at line 1,"
             ),
             "{e}"
         );
