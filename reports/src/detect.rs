@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 pub use pitwall_analysis::history::{
-    DetectedChange, DetectedSuspect, SeriesDetection, SeriesSource,
+    DetectedChange, DetectedSuspect, RecordOffered, SeriesDetection, SeriesSource,
 };
 
 use crate::table::Table;
@@ -28,6 +28,9 @@ struct JsonLine<'a> {
     /// Points of contended runs left out of detection (only when there are some).
     #[serde(skip_serializing_if = "is_zero")]
     contended_points: usize,
+    /// The testbed's noise record offered to detection (only when there is one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    noise_record: Option<RecordOffered>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -57,6 +60,7 @@ pub fn render_json_lines(series: &[SeriesDetection]) -> String {
             change_points: &s.changes,
             suspected: s.suspected.as_ref(),
             contended_points: s.contended,
+            noise_record: s.record,
         };
         out.push_str(&serde_json::to_string(&line).expect("detection serializes"));
         out.push('\n');
@@ -149,7 +153,23 @@ pub fn render_table(series: &[SeriesDetection]) -> String {
     for line in suspected.into_iter().chain(contended) {
         out.push_str(&line);
     }
+    out.push_str(&record_line(series));
     out
+}
+
+/// `noise record: 3 of 4 series …`: how many series detection had the testbed's noise record
+/// for (pooled with the points' own variance on short histories where the two agree); empty
+/// when none had.
+fn record_line(series: &[SeriesDetection]) -> String {
+    let with: Vec<&RecordOffered> = series.iter().filter_map(|s| s.record.as_ref()).collect();
+    let Some(most) = with.iter().map(|r| r.pairs).max() else {
+        return String::new();
+    };
+    format!(
+        "noise record: {} of {} series had the testbed's record of earlier pairs (up to {most}) to pool on short histories where the points agree with it\n",
+        with.len(),
+        series.len()
+    )
 }
 
 /// `suspected: SERIES: +13.9% (10.21 → 11.52) from point 5 (commits a..b), 2 points after
@@ -218,6 +238,7 @@ mod tests {
                 }],
                 suspected: None,
                 contended: 0,
+                record: None,
             },
             SeriesDetection {
                 source: SeriesSource::Benchmark {
@@ -234,6 +255,11 @@ mod tests {
                 }],
                 suspected: None,
                 contended: 0,
+                record: Some(RecordOffered {
+                    pairs: 3,
+                    dof: 21.5,
+                    point_cv_pct: 0.8,
+                }),
             },
             SeriesDetection {
                 source: SeriesSource::Benchmark {
@@ -250,6 +276,7 @@ mod tests {
                 }],
                 suspected: None,
                 contended: 0,
+                record: None,
             },
             SeriesDetection {
                 source: SeriesSource::File("flat.json".into()),
@@ -257,6 +284,7 @@ mod tests {
                 changes: vec![],
                 suspected: None,
                 contended: 0,
+                record: None,
             },
         ]
     }
@@ -286,6 +314,7 @@ mod tests {
             changes: vec![],
             suspected: Some(sus),
             contended: 0,
+            record: None,
         }];
         let table = render_table(&s);
         assert!(table.contains("no change points: c/sort/time\n"), "{table}");

@@ -9,10 +9,13 @@
 //! 3%); the step is k·σ upwards or downwards (alternating). A step counts as found when a
 //! change point lies within 1 point of its first point. False alarms: every change point
 //! reported on Gaussian and Student-t(3) no-change series of 10–60 points, per 1000 points.
-//! `--set short_history=0` fits trend and autocorrelation on every series (the behaviour before) (the behaviour before).
+//! `--set short_history=0` fits trend and autocorrelation on every series (the behaviour
+//! before). `--record DOF` gives every series a noise record on DOF degrees of freedom (the
+//! true noise's variance times χ²(DOF)/DOF, drawn per series), as the testbed's record
+//! supplies it (`DetectConfig::known_noise`).
 //! Figures are recorded in docs/STATISTICS.md, "Short histories".
 
-use pitwall_stats::changepoint::{DetectConfig, detect};
+use pitwall_stats::changepoint::{DetectConfig, KnownNoise, detect};
 
 /// SplitMix64 (Steele, Lea & Flood, OOPSLA 2014).
 struct Rng(u64);
@@ -51,18 +54,35 @@ fn main() {
     let mut trials = 2000usize;
     let mut seed = 27u64;
     let mut cfg = DetectConfig::default();
+    let mut record_dof: Option<f64> = None;
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| panic!("{a} needs a value"));
         match a.as_str() {
             "--trials" => trials = value().parse().expect("--trials N"),
             "--seed" => seed = value().parse().expect("--seed N"),
             "--set" => apply_set(&mut cfg, &value()),
+            "--record" => record_dof = Some(value().parse().expect("--record DOF")),
             other => panic!("unknown argument {other}"),
         }
     }
     let mut rng = Rng(seed);
     let sigma = LEVEL * CV;
+    // The testbed's record: a variance estimate on `dof` degrees of freedom of the true
+    // per-run noise (a scaled χ² draw per series, as a record made of A/A pairs has).
+    let record = |rng: &mut Rng| {
+        record_dof.map(|dof: f64| {
+            let k = dof.round().max(1.0) as usize;
+            let chi2: f64 = (0..k).map(|_| rng.normal().powi(2)).sum();
+            KnownNoise {
+                log_var: CV * CV * chi2 / k as f64,
+                dof: k as f64,
+            }
+        })
+    };
     println!("seed {seed}, {trials} trials per cell, noise cv {CV}");
+    if let Some(dof) = record_dof {
+        println!("with a noise record on {dof} degrees of freedom");
+    }
     println!("found (within 1 point) of a k·σ step with n runs either side:");
     for n in [5usize, 6, 8, 10] {
         let mut row = format!("  n = {n:>2}:");
@@ -80,6 +100,7 @@ fn main() {
                         level + sigma * rng.normal()
                     })
                     .collect();
+                cfg.known_noise = record(&mut rng);
                 if detect(&x, &cfg).iter().any(|c| c.index.abs_diff(n) <= 1) {
                     found += 1;
                 }
@@ -109,6 +130,7 @@ fn main() {
                         LEVEL + sigma * e
                     })
                     .collect();
+                cfg.known_noise = record(&mut rng);
                 alarms += detect(&x, &cfg).len();
             }
             all_alarms += alarms;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 pub use pitwall_analysis::alerts::sort_open_first;
 use pitwall_analysis::alerts::{AlertRules, Reach, alert_series, detect_alerts, reconcile, settle};
-use pitwall_analysis::history::{HistoryFilter, series};
+use pitwall_analysis::history::{HistoryFilter, series_with};
 use pitwall_schema::{Alert, AlertStatus, AlertTransition, AlertUpdate, Run, RunRole};
 use pitwall_stats::changepoint::DetectConfig;
 
@@ -189,7 +189,8 @@ fn redetect(
         .filter(|r| filter.admits(r))
         .collect();
     let (mut upserts, mut transitions) = (Vec::new(), Vec::new());
-    for s in series(&runs, &filter, &DetectConfig::default()) {
+    let noise = crate::noise::history_noise(store, &runs)?;
+    for s in series_with(&runs, &filter, &DetectConfig::default(), &noise) {
         let mut found = detect_alerts(&s, &runs, project, branch, &settings.rules, now);
         found.retain(|step| step.index >= reach.first);
         let reconciled = reconcile(&s, &runs, existing, found, &settings.rules);

@@ -8,7 +8,7 @@ use pitwall_analysis::calibration::{Calibration, FalseCalls, benchmark_noise};
 use pitwall_analysis::noise::budget_plan;
 use pitwall_schema::RunRole;
 use pitwall_stats::ab::AbConfig;
-use pitwall_store::Store;
+use pitwall_store::{Store, StoreError};
 
 use crate::compare::{CompareOptions, compare};
 use crate::measure::{MeasureError, MeasuredPair, Measurer, PairRequest, PairResult, measure_pair};
@@ -98,6 +98,14 @@ pub fn calibrate(
         );
         false_calls.add(&report);
     }
+    // The record is new: the testbed's histories are re-detected with it, where a short
+    // history's step may now be found (or a suspected one cleared).
+    redetect_testbed(store, &testbed, &crate::alerts::AlertSettings::of(m.config)).map_err(
+        |source| MeasureError::Alerts {
+            id: run.id.clone(),
+            source,
+        },
+    )?;
     let report = Calibration {
         testbed,
         commit: run.commit.clone(),
@@ -109,4 +117,43 @@ pub fn calibrate(
         false_calls,
     };
     Ok(Some(Calibrated { pair, report }))
+}
+
+/// Re-detects each history on `testbed` (per project and branch) from its newest run, as
+/// storing that run did (`crate::alerts::refresh`), now that the testbed's noise record has
+/// grown. Alerts it raises are stored and listed by `pitwall alerts`; a calibration notifies
+/// nobody.
+fn redetect_testbed(
+    store: &mut dyn Store,
+    testbed: &str,
+    settings: &crate::alerts::AlertSettings,
+) -> Result<(), StoreError> {
+    let mut newest: std::collections::BTreeMap<
+        (String, Option<String>),
+        pitwall_store::RunSummary,
+    > = std::collections::BTreeMap::new();
+    for s in store.list_runs(None)? {
+        let history = s.role.as_deref().is_none_or(|r| r == "history");
+        if s.testbed.as_deref() != Some(testbed) || s.pair_id.is_some() || s.excluded || !history {
+            continue;
+        }
+        let key = (s.project.clone(), s.branch.clone());
+        if newest.get(&key).is_none_or(|n| n.started_at < s.started_at) {
+            newest.insert(key, s);
+        }
+    }
+    let mut touched = Vec::new();
+    for s in newest.values() {
+        let run = store.get_run(&s.id)?;
+        if run.role_or_implied() == RunRole::History {
+            touched.push(run);
+        }
+    }
+    crate::alerts::refresh(
+        store,
+        &touched,
+        settings,
+        &pitwall_schema::time::now_rfc3339(),
+    )?;
+    Ok(())
 }

@@ -141,8 +141,9 @@ pub fn detect_history(
     config: &DetectConfig,
 ) -> Result<Vec<SeriesDetection>, StoreError> {
     let runs = history_runs(store, pattern, filter)?;
+    let noise = crate::noise::history_noise(store, &runs)?;
     Ok(pitwall_analysis::history::detect_history(
-        &runs, pattern, filter, config,
+        &runs, pattern, filter, config, &noise,
     ))
 }
 
@@ -161,6 +162,7 @@ pub fn report_history(
         ..RunQuery::default()
     })?;
     let keys = store.series_keys()?;
+    let noise = crate::noise::history_noise(store, &runs)?;
     let mut histories = Vec::new();
     for branch in report_branches(&runs, &filter.branch) {
         let filter = HistoryFilter {
@@ -178,6 +180,7 @@ pub fn report_history(
             },
             &filter,
             &DetectConfig::default(),
+            &noise,
         )?);
     }
     Ok((runs, histories))

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use pitwall_analysis::HistoryNoise;
 pub use pitwall_analysis::NoiseBook;
 use pitwall_analysis::compare::pair_noise;
 use pitwall_analysis::noise::PairNoise;
@@ -127,4 +128,24 @@ pub fn book_for_sides(
         }
         _ => Ok(NoiseBook::empty()),
     }
+}
+
+/// Each testbed's noise book today, for the histories among `runs` (their `history` runs'
+/// testbeds): what history detection is offered on short histories
+/// (`pitwall_analysis::HistoryNoise`). Unlike a pair's book it reads every pair stored so far,
+/// so a calibration measured later can make a step on a short history detectable.
+pub fn history_noise(
+    store: &dyn Store,
+    runs: &[pitwall_schema::Run],
+) -> Result<HistoryNoise, StoreError> {
+    let testbeds: std::collections::BTreeSet<String> = runs
+        .iter()
+        .filter(|r| r.role_or_implied() == RunRole::History)
+        .map(|r| r.testbed_or_derived())
+        .collect();
+    let mut noise = HistoryNoise::none();
+    for testbed in testbeds {
+        noise.insert(&testbed, book(store, &testbed, None, None)?);
+    }
+    Ok(noise)
 }

@@ -68,6 +68,7 @@ pub fn writeup(
         .into_iter()
         .filter(|k| req.admits_key(k))
         .collect();
+    let noise = crate::noise::history_noise(store, &runs)?;
     let series = pitwall_analysis::history::series_by_key(
         &keys,
         |key| {
@@ -78,6 +79,7 @@ pub fn writeup(
         },
         &filter,
         &DetectConfig::default(),
+        &noise,
     )?;
     let alerts: Vec<_> = store
         .list_alerts()?

@@ -12,8 +12,10 @@ use serde::Serialize;
 
 mod building;
 mod contended;
+mod record;
 use building::Building;
 pub use contended::ContendedPoint;
+pub use record::{HistoryNoise, RecordOffered};
 
 /// One commit's view of one benchmark measure: every admitted run of that commit pooled.
 #[derive(Debug, Clone, PartialEq)]
@@ -111,6 +113,10 @@ pub struct Series {
     /// same way, drawn greyed with the note and never fed to detection; `reasons` holds the
     /// note.
     pub excluded: Vec<ContendedPoint>,
+    /// The testbed's noise record that detection was offered for this series
+    /// (`HistoryNoise`), pooled with the points' own variance where the history is short and
+    /// the two agree.
+    pub record: Option<RecordOffered>,
 }
 
 impl Series {
@@ -163,6 +169,7 @@ impl Series {
             },
             points: self.points.len(),
             contended: self.contended.len(),
+            record: self.record,
             changes,
             suspected: self.suspected.as_ref().map(|c| DetectedSuspect {
                 change: c.clone(),
@@ -204,8 +211,22 @@ impl Series {
 /// - **contended runs are kept apart** (`Run::contention` says `contended`): their points,
 ///   pooled per commit the same way, are in `Series::contended`, shown greyed and never fed
 ///   to detection, so a loaded machine cannot put a step into a history;
-/// - a measure without any (clean) point has no series.
+/// - a measure without any (clean) point has no series;
+/// - **between-process noise only**: detection sees the points' values, and on a short
+///   history the testbed's noise record where [`series_with`] is given one; a run's
+///   within-process interval never enters it.
 pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Vec<Series> {
+    series_with(runs, filter, config, &HistoryNoise::none())
+}
+
+/// [`series`], with each testbed's noise record offered to detection (`HistoryNoise`): what
+/// every command that reads a store uses (`pitwall detect`, alerts, the report, write-ups).
+pub fn series_with(
+    runs: &[Run],
+    filter: &HistoryFilter,
+    config: &DetectConfig,
+    noise: &HistoryNoise,
+) -> Vec<Series> {
     let mut by_key: BTreeMap<(String, String), Building> = BTreeMap::new();
     let mut sorted: Vec<f64> = Vec::new();
     for ri in crate::order::commit_order(runs) {
@@ -254,8 +275,14 @@ pub fn series(runs: &[Run], filter: &HistoryFilter, config: &DetectConfig) -> Ve
     });
     for s in &mut out {
         let values: Vec<f64> = s.points.iter().map(|p| p.median).collect();
-        s.changes = detect(&values, config);
-        s.suspected = suspect_tip(&values, &s.changes, config);
+        let known = noise.known(s);
+        s.record = known.map(|(_, offered)| offered);
+        let config = DetectConfig {
+            known_noise: known.map(|(k, _)| k),
+            ..config.clone()
+        };
+        s.changes = detect(&values, &config);
+        s.suspected = suspect_tip(&values, &s.changes, &config);
     }
     out
 }
@@ -295,11 +322,12 @@ pub fn series_by_key<E>(
     mut load: impl FnMut(&str) -> Result<Vec<Run>, E>,
     filter: &HistoryFilter,
     config: &DetectConfig,
+    noise: &HistoryNoise,
 ) -> Result<Vec<Series>, E> {
     let mut out = Vec::new();
     for key in keys {
         let runs = load(key)?;
-        out.extend(series(&runs, filter, config));
+        out.extend(series_with(&runs, filter, config, noise));
     }
     out.sort_by(|a, b| {
         crate::order::bench_cmp(a.bench_ref(), b.bench_ref())
@@ -351,8 +379,9 @@ pub fn detect_history(
     pattern: &str,
     filter: &HistoryFilter,
     config: &DetectConfig,
+    noise: &HistoryNoise,
 ) -> Vec<SeriesDetection> {
-    series(runs, filter, config)
+    series_with(runs, filter, config, noise)
         .iter()
         .filter(|s| s.key.contains(pattern))
         .map(|s| s.detection(runs))
@@ -371,6 +400,7 @@ pub fn detect_values(file: &str, values: &[f64], config: &DetectConfig) -> Serie
         source: SeriesSource::File(file.to_string()),
         points: values.len(),
         contended: 0,
+        record: None,
         suspected,
         changes: changes
             .into_iter()
@@ -436,6 +466,8 @@ pub struct SeriesDetection {
     pub suspected: Option<DetectedSuspect>,
     /// Points of contended runs left out of detection (`Series::contended`).
     pub contended: usize,
+    /// The testbed's noise record offered to detection (`Series::record`).
+    pub record: Option<RecordOffered>,
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ pub use bisect::{BisectReport, BisectStep, CommitRef};
 pub use compare::{CompareOptions, FILE_SUITE, Side, compare};
 pub use comparison::{ComparedBenchmark, ComparisonReport, VerdictCounts};
 pub use history::{
-    DetectedChange, HistoryFilter, Series, SeriesDetection, SeriesSource, detect_history, series,
+    DetectedChange, HistoryFilter, HistoryNoise, Series, SeriesDetection, SeriesSource,
+    detect_history, series,
 };
 pub use noise::{NoiseBook, ThresholdRule};

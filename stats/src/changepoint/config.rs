@@ -91,6 +91,11 @@ pub struct DetectConfig {
     /// cp_localization.rs`, docs/STATISTICS.md). 0 turns it off. Default 5 (the minimum
     /// segment; not tuned).
     pub refine_radius: usize,
+    /// The testbed's noise record of this series (`known::KnownNoise`), pooled into the
+    /// variance of the plain level-step test on short histories (`short_history`) where the
+    /// data agree with it; long histories estimate their noise well enough alone. Not a
+    /// setting: the history layer fills it per series from the store. Default `None`.
+    pub known_noise: Option<super::known::KnownNoise>,
 }
 
 impl DetectConfig {
@@ -139,6 +144,7 @@ impl Default for DetectConfig {
             robust_start: false,
             slope_change_z: 1.645,
             refine_radius: 5,
+            known_noise: None,
         }
     }
 }

@@ -3,6 +3,7 @@
 mod config;
 mod detect;
 mod edivisive;
+mod known;
 pub mod metrics;
 mod refine;
 mod steptest;
@@ -13,4 +14,5 @@ mod verdict;
 
 pub use config::{ChangePoint, DetectConfig};
 pub use detect::detect;
+pub use known::{KNOWN_NOISE_MIN_P, KnownNoise};
 pub use tip::{MIN_TIP_POINTS, SuspectedChange, suspect_tip};

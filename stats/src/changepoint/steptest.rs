@@ -15,6 +15,7 @@
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
+use super::known::KnownNoise;
 use crate::summary::median;
 
 /// Outcome of the step test.
@@ -127,6 +128,7 @@ fn step_test_k<const K: usize>(
     clip: f64,
     max_rho: f64,
     start: Option<&[f64]>,
+    known: Option<(KnownNoise, f64)>,
 ) -> Option<StepTest> {
     let n = y.len();
     if n <= K {
@@ -182,6 +184,15 @@ fn step_test_k<const K: usize>(
     let inflation = (1.0 + rho) / (1.0 - rho);
     let df = ((n as f64 / inflation) - K as f64).max(1.0);
     let var = rss / (n - K) as f64 * inflation;
+    // The testbed's noise record, at the stretch's level, where the data agree with it
+    // (`known`); its pooled standard deviation is then the scale of the effect floor too.
+    let (var, df, pooled) = match known {
+        Some((k, level)) => super::known::pooled(var, df, level, Some(k)),
+        None => (var, df, false),
+    };
+    if pooled {
+        scale = var.sqrt();
+    }
     let step = beta[K - 1];
     let se = (var * inv_last).sqrt();
     let p_value = if se.is_nan() || se <= 1e-12 * step.abs().max(1e-300) {
@@ -199,8 +210,10 @@ fn step_test_k<const K: usize>(
 }
 
 /// Test for a level step between `left` and `right` (adjacent, in time order). With `detrend`
-/// a common linear trend is fitted too. `clip` is the winsorising constant c (in σ̂). `None`
-/// when either side is empty or the fit is degenerate.
+/// a common linear trend is fitted too. `clip` is the winsorising constant c (in σ̂). `known`:
+/// the testbed's noise record, pooled into the variance where the data agree with it (at the
+/// level of the stretch's median; `known::pooled`). `None` when either side is empty or the
+/// fit is degenerate.
 pub(crate) fn step_test(
     left: &[f64],
     right: &[f64],
@@ -208,6 +221,7 @@ pub(crate) fn step_test(
     clip: f64,
     max_rho: f64,
     robust: bool,
+    known: Option<KnownNoise>,
 ) -> Option<StepTest> {
     if left.is_empty() || right.is_empty() {
         return None;
@@ -215,6 +229,7 @@ pub(crate) fn step_test(
     let y: Vec<f64> = left.iter().chain(right).copied().collect();
     // Centre the series and the time axis so the normal equations stay well conditioned.
     let centre = median(&y)?;
+    let known = known.map(|k| (k, centre.abs()));
     let y: Vec<f64> = y.iter().map(|v| v - centre).collect();
     let n = y.len() as f64;
     let mid = (n - 1.0) / 2.0;
@@ -224,10 +239,10 @@ pub(crate) fn step_test(
         let design: Vec<[f64; 3]> = (0..y.len())
             .map(|i| [1.0, (i as f64 - mid) / n, is_right(i)])
             .collect();
-        step_test_k(&design, &y, clip, max_rho, start.as_deref())
+        step_test_k(&design, &y, clip, max_rho, start.as_deref(), known)
     } else {
         let design: Vec<[f64; 2]> = (0..y.len()).map(|i| [1.0, is_right(i)]).collect();
-        step_test_k(&design, &y, clip, max_rho, start.as_deref())
+        step_test_k(&design, &y, clip, max_rho, start.as_deref(), known)
     }
 }
 
@@ -324,7 +339,7 @@ pub(crate) fn kink_test(
         })
         .collect();
     let start = robust.then(|| robust_start(&y, tau));
-    let mut t = step_test_k(&design, &y, clip, max_rho, start.as_deref())?;
+    let mut t = step_test_k(&design, &y, clip, max_rho, start.as_deref(), None)?;
     t.step /= n;
     Some(t)
 }
@@ -343,7 +358,7 @@ mod tests {
         let left: Vec<f64> = (0..30).map(|i| 10.0 + 0.1 * noise(i)).collect();
         let right: Vec<f64> = (30..60).map(|i| 12.0 + 0.1 * noise(i)).collect();
         for detrend in [false, true] {
-            let t = step_test(&left, &right, detrend, 2.5, 0.0, true).unwrap();
+            let t = step_test(&left, &right, detrend, 2.5, 0.0, true, None).unwrap();
             assert!(t.p_value < 1e-10, "{t:?}");
             assert!((t.step - 2.0).abs() < 0.1);
         }
@@ -352,9 +367,9 @@ mod tests {
     #[test]
     fn a_pure_trend_is_not_a_step_when_detrending() {
         let y: Vec<f64> = (0..60).map(|i| 100.0 + i as f64 + 0.5 * noise(i)).collect();
-        let t = step_test(&y[..30], &y[30..], true, 2.5, 0.0, true).unwrap();
+        let t = step_test(&y[..30], &y[30..], true, 2.5, 0.0, true, None).unwrap();
         assert!(t.p_value > 0.01, "{t:?}");
-        let t = step_test(&y[..30], &y[30..], false, 2.5, 0.0, true).unwrap();
+        let t = step_test(&y[..30], &y[30..], false, 2.5, 0.0, true, None).unwrap();
         assert!(t.p_value < 1e-6);
     }
 
@@ -363,18 +378,18 @@ mod tests {
         let mut y: Vec<f64> = (0..40).map(|i| 10.0 + 0.1 * noise(i)).collect();
         y[25] = 30.0;
         y[27] = 25.0;
-        let t = step_test(&y[..20], &y[20..], true, 2.5, 0.0, true).unwrap();
+        let t = step_test(&y[..20], &y[20..], true, 2.5, 0.0, true, None).unwrap();
         assert!(t.p_value > 0.01, "{t:?}");
     }
 
     #[test]
     fn constant_and_degenerate_input() {
-        let t = step_test(&[1.0; 5], &[1.0; 5], true, 2.5, 0.0, true).unwrap();
+        let t = step_test(&[1.0; 5], &[1.0; 5], true, 2.5, 0.0, true, None).unwrap();
         assert_eq!(t.p_value, 1.0);
-        let t = step_test(&[1.0; 5], &[2.0; 5], false, 2.5, 0.0, true).unwrap();
+        let t = step_test(&[1.0; 5], &[2.0; 5], false, 2.5, 0.0, true, None).unwrap();
         assert_eq!(t.p_value, 0.0);
-        assert!(step_test(&[], &[1.0], true, 2.5, 0.0, true).is_none());
-        assert!(step_test(&[1.0], &[2.0], true, 2.5, 0.0, true).is_none());
+        assert!(step_test(&[], &[1.0], true, 2.5, 0.0, true, None).is_none());
+        assert!(step_test(&[1.0], &[2.0], true, 2.5, 0.0, true, None).is_none());
     }
 
     #[test]

@@ -96,6 +96,7 @@ pub(super) fn evaluate(
         cfg.clip,
         if long { cfg.max_autocorrelation } else { 0.0 },
         cfg.robust_start,
+        if long { None } else { cfg.known_noise },
     );
     let before = median(left);
     let rel_change = match (before, median(right)) {

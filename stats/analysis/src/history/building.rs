@@ -38,6 +38,7 @@ impl Building {
                 suspected: None,
                 contended: Vec::new(),
                 excluded: Vec::new(),
+                record: None,
             },
             clean: Track::default(),
             contended: Track::default(),

@@ -5,7 +5,7 @@ use super::*;
 use pitwall_schema::RunRole;
 use pitwall_schema::{BenchmarkResult, Fingerprint, RunStatus, Unit};
 
-fn result(name: &str, samples: Vec<f64>) -> BenchmarkResult {
+pub(super) fn result(name: &str, samples: Vec<f64>) -> BenchmarkResult {
     BenchmarkResult {
         suite: "kernel".into(),
         name: name.into(),
@@ -22,11 +22,11 @@ fn result(name: &str, samples: Vec<f64>) -> BenchmarkResult {
     }
 }
 
-fn main() -> HistoryFilter {
+pub(super) fn main() -> HistoryFilter {
     HistoryFilter::branch("main")
 }
 
-fn run(i: usize, results: Vec<BenchmarkResult>) -> Run {
+pub(super) fn run(i: usize, results: Vec<BenchmarkResult>) -> Run {
     Run {
         exclusion: None,
         contention: None,
@@ -81,14 +81,29 @@ fn the_first_result_of_a_duplicate_key_counts() {
 #[test]
 fn detection_names_the_commits_around_each_change() {
     let runs = stepped_with_duplicates();
-    let d = detect_history(&runs, "gemm", &main(), &DetectConfig::default());
+    let d = detect_history(
+        &runs,
+        "gemm",
+        &main(),
+        &DetectConfig::default(),
+        &HistoryNoise::none(),
+    );
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].points, 40);
     let c = &d[0].changes[0];
     assert_eq!(c.commit_before.as_deref(), Some(runs[24].commit.as_str()));
     assert_eq!(c.commit_after.as_deref(), Some(runs[25].commit.as_str()));
     assert_eq!(c.run_after.as_deref(), Some("run-25"));
-    assert!(detect_history(&runs, "nothing", &main(), &DetectConfig::default()).is_empty());
+    assert!(
+        detect_history(
+            &runs,
+            "nothing",
+            &main(),
+            &DetectConfig::default(),
+            &HistoryNoise::none()
+        )
+        .is_empty()
+    );
 }
 
 #[test]
@@ -351,6 +366,7 @@ fn series_by_key_is_series_over_all_runs() {
         },
         &main(),
         &config,
+        &HistoryNoise::none(),
     )
     .unwrap();
     assert_eq!(by_key, whole);
