@@ -66,16 +66,29 @@ fn the_testbeds_noise_record_finds_a_three_sigma_step_with_five_runs_either_side
     let sb = Sandbox::new();
     let shas = repo(&sb);
     let range = format!("{}..{}", shas[0], shas[9]);
-    sb.run(&[
-        "run",
-        "-q",
-        "--no-report",
-        "--commit",
-        &shas[0],
-        "--commit",
-        &range,
-    ])
-    .expect(0);
+    let out = sb
+        .run(&["run", "--commit", &shas[0], "--commit", &range])
+        .expect(0);
+    // Ten commits measured, one report written, after the last (issue 27 item 1).
+    let stderr = out.stderr();
+    let reports: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("report: "))
+        .collect();
+    assert_eq!(reports.len(), 1, "{stderr}");
+    let index = std::path::Path::new(reports[0].trim_start_matches("report: "));
+    let index = if index.is_absolute() {
+        index.to_path_buf()
+    } else {
+        sb.path().join(index)
+    };
+    let html = std::fs::read_to_string(&index).unwrap();
+    assert!(html.contains("sort"), "{html}");
+    let last = stderr.rfind("report: ").unwrap();
+    assert!(
+        stderr[..last].contains(&shas[9][..12]),
+        "the report follows the last commit: {stderr}"
+    );
     // The points alone: ten of them, eight degrees of freedom for their noise. Too few.
     let alone = detect(&sb, "sort");
     assert_eq!(alone["points"], 10, "{alone}");

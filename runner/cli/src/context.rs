@@ -116,6 +116,9 @@ pub(super) fn open_store(
     let mut store = store::open(&url, mode).map_err(Failure::of_store)?;
     // A run with a row that cannot be read is left out of what is read, said once here.
     store.on_skipped(Box::new(|line| eprintln!("warning: {line}")));
+    for note in store.migration_notes() {
+        eprintln!("note: {note}");
+    }
     // Runs stored before a secret was known, by an older pitwall or by `import` are
     // redacted as they are read, and whatever is stored from here on is too.
     Ok(RedactingStore::wrap(store, redactor()))

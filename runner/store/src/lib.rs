@@ -219,6 +219,11 @@ pub trait Store {
     /// unsaid.
     fn on_skipped(&mut self, sink: SkipSink);
 
+    /// What the migrations applied when this store was opened have to tell the user, one line
+    /// each (the runs migration 10 relabelled `local`); empty when none applied or none has
+    /// anything to say. The CLI prints them once.
+    fn migration_notes(&self) -> Vec<String>;
+
     /// The id of the forge comment pitwall keeps on `target` (`github:OWNER/NAME#PR`,
     /// `gitlab:PROJECT!IID`), when one was stored: a hint the publisher checks before use.
     fn forge_comment(&self, target: &str) -> Result<Option<u64>, StoreError>;

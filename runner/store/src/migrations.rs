@@ -15,7 +15,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::StoreError;
 use super::sql::Dialect;
 use super::sql::queries::SQLITE;
-use super::sql::schema::{Backfill, Migration, migrations};
+use super::sql::schema::{Backfill, Migration, local_role_note, migrations};
 
 /// Every migration, in order (`sql::schema`). The schema version after applying
 /// `MIGRATIONS[..n]` is `n`.
@@ -159,8 +159,13 @@ pub(super) fn check_not_too_new(found: i64, store: &str) -> Result<(), StoreErro
 }
 
 /// Brings the schema up to `latest_version()`. Returns how many migrations this call applied
-/// (0 when the database was already current, or another process migrated it first).
-pub(super) fn migrate(conn: &mut Connection, store: &str) -> Result<usize, StoreError> {
+/// (0 when the database was already current, or another process migrated it first); what a
+/// migration has to tell the user (the runs it relabelled) goes into `notes`.
+pub(super) fn migrate(
+    conn: &mut Connection,
+    store: &str,
+    notes: &mut Vec<String>,
+) -> Result<usize, StoreError> {
     let backend = |e: rusqlite::Error| StoreError::Backend {
         store: store.to_string(),
         source: Box::new(e),
@@ -192,7 +197,9 @@ pub(super) fn migrate(conn: &mut Connection, store: &str) -> Result<usize, Store
                 Backfill::Keys => backfill_keys(&tx).map_err(fail)?,
                 Backfill::RoundOrders => backfill_round_orders(&tx).map_err(fail)?,
                 Backfill::LocalRole => {
+                    let relabelled = local_runs(&tx).map_err(fail)?;
                     tx.execute(&SQLITE.relabel_local, []).map_err(fail)?;
+                    notes.extend(local_role_note(&relabelled));
                 }
             }
         }
@@ -203,6 +210,12 @@ pub(super) fn migrate(conn: &mut Connection, store: &str) -> Result<usize, Store
     }
     tx.commit().map_err(backend)?;
     Ok(applied)
+}
+
+/// The runs `Backfill::LocalRole` relabels (id, start time), oldest first.
+fn local_runs(tx: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
+    let mut st = tx.prepare(&SQLITE.local_to_relabel)?;
+    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect()
 }
 
 #[cfg(test)]

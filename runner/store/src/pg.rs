@@ -32,6 +32,8 @@ pub struct PgStore {
     described: String,
     client: RefCell<Client>,
     skips: super::shared::Skips,
+    /// What migrating on connect had to say (`Store::migration_notes`).
+    notes: Vec<String>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -80,11 +82,13 @@ impl PgStore {
         }
         config.application_name("pitwall");
         let mut client = config.connect(NoTls).map_err(|e| open_err(Box::new(e)))?;
-        migrate(&mut client, &described, mode)?;
+        let mut notes = Vec::new();
+        migrate(&mut client, &described, mode, &mut notes)?;
         Ok(PgStore {
             described,
             client: RefCell::new(client),
             skips: Default::default(),
+            notes,
         })
     }
 
@@ -425,6 +429,10 @@ impl Store for PgStore {
 
     fn on_skipped(&mut self, sink: super::SkipSink) {
         self.skips.set_sink(sink);
+    }
+
+    fn migration_notes(&self) -> Vec<String> {
+        self.notes.clone()
     }
 
     fn forge_comment(&self, target: &str) -> Result<Option<u64>, StoreError> {

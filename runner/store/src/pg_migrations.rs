@@ -13,7 +13,7 @@ use postgres::{Client, GenericClient};
 use super::pg_conn::{backend, locked_transaction};
 use super::sql::Dialect;
 use super::sql::queries::POSTGRES;
-use super::sql::schema::{Backfill, Migration, migrations};
+use super::sql::schema::{Backfill, Migration, local_role_note, migrations};
 use super::{OpenMode, StoreError};
 
 /// Every migration, in order (`sql::schema`); never edit a released one, append a step.
@@ -105,7 +105,13 @@ pub(super) fn current_version(client: &mut impl GenericClient) -> Result<i64, po
 
 /// Applies the migrations this database lacks, in one transaction under the advisory lock, so
 /// two runners opening a fresh database at once do not both migrate.
-pub(super) fn migrate(client: &mut Client, store: &str, mode: OpenMode) -> Result<(), StoreError> {
+/// What a migration has to tell the user (the runs it relabelled) goes into `notes`.
+pub(super) fn migrate(
+    client: &mut Client,
+    store: &str,
+    mode: OpenMode,
+    notes: &mut Vec<String>,
+) -> Result<(), StoreError> {
     let be = backend(store);
     let mut tx = locked_transaction(client).map_err(&be)?;
     // Refusing drops `tx`: nothing was written.
@@ -136,7 +142,14 @@ pub(super) fn migrate(client: &mut Client, store: &str, mode: OpenMode) -> Resul
                 Backfill::Keys => backfill_keys(&mut tx).map_err(fail)?,
                 Backfill::RoundOrders => backfill_round_orders(&mut tx).map_err(fail)?,
                 Backfill::LocalRole => {
+                    let relabelled: Vec<(String, String)> = tx
+                        .query(&POSTGRES.local_to_relabel, &[])
+                        .map_err(fail)?
+                        .iter()
+                        .map(|r| (r.get(0), r.get(1)))
+                        .collect();
                     tx.execute(&POSTGRES.relabel_local, &[]).map_err(fail)?;
+                    notes.extend(local_role_note(&relabelled));
                 }
             }
         }

@@ -64,6 +64,10 @@ impl Store for RedactingStore {
         self.inner.on_skipped(sink);
     }
 
+    fn migration_notes(&self) -> Vec<String> {
+        self.inner.migration_notes()
+    }
+
     fn forge_comment(&self, target: &str) -> Result<Option<u64>, StoreError> {
         self.inner.forge_comment(target)
     }

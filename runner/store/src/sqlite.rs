@@ -23,6 +23,8 @@ pub struct SqliteStore {
     path: PathBuf,
     conn: Connection,
     skips: Skips,
+    /// What migrating on open had to say (`Store::migration_notes`).
+    notes: Vec<String>,
 }
 
 impl SqliteStore {
@@ -119,11 +121,13 @@ impl SqliteStore {
             .map_err(|e| open_err(Box::new(e)))?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(|e| open_err(Box::new(e)))?;
-        migrations::migrate(&mut conn, &store)?;
+        let mut notes = Vec::new();
+        migrations::migrate(&mut conn, &store, &mut notes)?;
         Ok(SqliteStore {
             path: path.to_path_buf(),
             conn,
             skips: Skips::default(),
+            notes,
         })
     }
 
@@ -179,6 +183,7 @@ impl SqliteStore {
             path: path.to_path_buf(),
             conn,
             skips: Skips::default(),
+            notes: Vec::new(),
         })
     }
 
@@ -473,6 +478,10 @@ impl Store for SqliteStore {
 
     fn on_skipped(&mut self, sink: super::SkipSink) {
         self.skips.set_sink(sink);
+    }
+
+    fn migration_notes(&self) -> Vec<String> {
+        self.notes.clone()
     }
 
     fn forge_comment(&self, target: &str) -> Result<Option<u64>, StoreError> {

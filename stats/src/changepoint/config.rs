@@ -96,6 +96,13 @@ pub struct DetectConfig {
     /// data agree with it; long histories estimate their noise well enough alone. Not a
     /// setting: the history layer fills it per series from the store. Default `None`.
     pub known_noise: Option<super::known::KnownNoise>,
+    /// On short histories (`short_history`), multiply each step test's p-value by the number
+    /// of places the step could have been put between its neighbours (Bonferroni over the
+    /// split positions the E-divisive search chose among): the split tested is the best of
+    /// those, so its plain p-value understates the chance that noise alone gives one as good.
+    /// At 5 + 5 points there is one place and nothing changes. Long histories are tested as
+    /// before. Default true.
+    pub short_multiplicity: bool,
 }
 
 impl DetectConfig {
@@ -119,6 +126,7 @@ impl DetectConfig {
             "kink_min_effect" => self.kink_min_effect = f()?,
             "kink_p_factor" => self.kink_p_factor = f()?,
             "slope_change_z" => self.slope_change_z = f()?,
+            "short_multiplicity" => self.short_multiplicity = u()? != 0,
             _ => return Err(format!("unknown or unsupported DetectConfig field {key}")),
         }
         Ok(())
@@ -145,6 +153,7 @@ impl Default for DetectConfig {
             slope_change_z: 1.645,
             refine_radius: 5,
             known_noise: None,
+            short_multiplicity: true,
         }
     }
 }

@@ -97,7 +97,22 @@ pub(super) fn evaluate(
         if long { cfg.max_autocorrelation } else { 0.0 },
         cfg.robust_start,
         if long { None } else { cfg.known_noise },
-    );
+    )
+    .map(|t| {
+        // Short histories: Bonferroni over the places the step could have been put
+        // (`DetectConfig::short_multiplicity`).
+        let places = (next - prev + 1)
+            .saturating_sub(2 * cfg.min_segment.max(2))
+            .max(1);
+        if long || !cfg.short_multiplicity {
+            t
+        } else {
+            StepTest {
+                p_value: (t.p_value * places as f64).min(1.0),
+                ..t
+            }
+        }
+    });
     let before = median(left);
     let rel_change = match (before, median(right)) {
         (Some(a), Some(b)) => rel(a, b).abs(),

@@ -6,9 +6,12 @@ use super::*;
 fn migrates_a_fresh_database_once() {
     let mut conn = Connection::open_in_memory().unwrap();
     assert_eq!(current_version(&conn).unwrap(), 0);
-    assert_eq!(migrate(&mut conn, "mem").unwrap(), MIGRATIONS.len());
+    assert_eq!(
+        migrate(&mut conn, "mem", &mut Vec::new()).unwrap(),
+        MIGRATIONS.len()
+    );
     assert_eq!(current_version(&conn).unwrap(), latest_version());
-    assert_eq!(migrate(&mut conn, "mem").unwrap(), 0);
+    assert_eq!(migrate(&mut conn, "mem", &mut Vec::new()).unwrap(), 0);
     let tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
         .unwrap()
@@ -34,7 +37,7 @@ fn refuses_newer_versions() {
     let mut conn = Connection::open_in_memory().unwrap();
     conn.pragma_update(None, "user_version", latest_version() + 1)
         .unwrap();
-    let err = migrate(&mut conn, "mem").unwrap_err();
+    let err = migrate(&mut conn, "mem", &mut Vec::new()).unwrap_err();
     assert!(
         matches!(err, StoreError::TooNew { found, supported, .. }
             if found == latest_version() + 1 && supported == latest_version()),

@@ -72,6 +72,9 @@ pub(crate) struct Queries {
     /// `Backfill::LocalRole`: the working tree's measured runs stored as history become
     /// `local` (runs imported from other tools, which carry `imported_from`, stay).
     pub relabel_local: String,
+    /// The ids and start times of the runs `relabel_local` relabels, oldest first, for the
+    /// note the migration leaves (`Store::migration_notes`).
+    pub local_to_relabel: String,
     /// Run ?1's exclusion (?2, `Exclusion` JSON, NULL to include it again).
     pub set_exclusion: String,
     /// `Backfill::RoundOrders`: the runs of a pair.
@@ -157,11 +160,10 @@ impl Queries {
                 "SELECT id, fingerprint_json, pair_json FROM runs WHERE testbed IS NULL OR role IS NULL",
             ),
             set_labels: p("UPDATE runs SET testbed = ?2, role = ?3 WHERE id = ?1"),
-            relabel_local: format!(
-                "UPDATE runs SET role = 'local'
-                 WHERE role = 'history' AND commit_sha = '{}' AND pair_json IS NULL
-                   AND fingerprint_json NOT LIKE '%\"imported_from\"%'",
-                pitwall_schema::WORKING_TREE
+            relabel_local: format!("UPDATE runs SET role = 'local' WHERE {}", local_runs()),
+            local_to_relabel: format!(
+                "SELECT id, started_at FROM runs WHERE {} ORDER BY started_at, id",
+                local_runs()
             ),
             set_exclusion: p("UPDATE runs SET exclusion_json = ?2 WHERE id = ?1"),
             pairs_to_fill: p("SELECT id, pair_json FROM runs WHERE pair_json IS NOT NULL"),
@@ -323,6 +325,16 @@ fn upsert_alert(d: Dialect) -> String {
 pub(crate) static SQLITE: LazyLock<Queries> = LazyLock::new(|| Queries::new(Dialect::Sqlite));
 /// The PostgreSQL store's statements.
 pub(crate) static POSTGRES: LazyLock<Queries> = LazyLock::new(|| Queries::new(Dialect::Postgres));
+
+/// The runs migration 10 relabels `local`: working-tree runs stored as history, neither one
+/// side of a pair nor imported.
+fn local_runs() -> String {
+    format!(
+        "role = 'history' AND commit_sha = '{}' AND pair_json IS NULL
+           AND fingerprint_json NOT LIKE '%\"imported_from\"%'",
+        pitwall_schema::WORKING_TREE
+    )
+}
 
 #[cfg(test)]
 mod tests;

@@ -467,4 +467,17 @@ fn migration_10_makes_the_measured_working_tree_runs_local_and_leaves_imports() 
     assert_eq!(role(&measured.id), pitwall_schema::RunRole::Local);
     assert_eq!(role(&imported.id), pitwall_schema::RunRole::History);
     assert_eq!(role(&commit.id), pitwall_schema::RunRole::History);
+    // The migration says which runs it relabelled, once: reopening has nothing to say.
+    let notes = store.migration_notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0]
+            .starts_with("store migrated: 1 working-tree run stored as history is now role local"),
+        "{notes:?}"
+    );
+    assert!(notes[0].contains(&measured.id), "{notes:?}");
+    assert!(!notes[0].contains(&imported.id), "{notes:?}");
+    drop(store);
+    let again = SqliteStore::open_with(&db, OpenMode::Existing).unwrap();
+    assert!(again.migration_notes().is_empty());
 }
