@@ -19,6 +19,7 @@ use crate::alerts::AlertRules;
 use crate::history::{HistoryFilter, Series};
 use crate::order::rfc3339_seconds;
 
+mod contended;
 mod env;
 mod ledger;
 mod suite;

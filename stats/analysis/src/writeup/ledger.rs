@@ -129,6 +129,15 @@ pub(super) fn ledger(
             ));
         }
     }
+    entries.extend(super::contended::contended_steps(
+        input,
+        &all,
+        in_period,
+        &|a, s| {
+            let beyond = a.rel_change.abs() * 100.0 > input.rules.threshold_for(&s.suite);
+            entry(a, s.direction, None, beyond)
+        },
+    ));
     let run_time_of = |id: &str| {
         input
             .runs
