@@ -98,21 +98,7 @@ pub(super) fn evaluate(
         cfg.robust_start,
         if long { None } else { cfg.known_noise },
     )
-    .map(|t| {
-        // Short histories: Bonferroni over the places the step could have been put
-        // (`DetectConfig::short_multiplicity`).
-        let places = (next - prev + 1)
-            .saturating_sub(2 * cfg.min_segment.max(2))
-            .max(1);
-        if long || !cfg.short_multiplicity {
-            t
-        } else {
-            StepTest {
-                p_value: (t.p_value * places as f64).min(1.0),
-                ..t
-            }
-        }
-    });
+    .map(|t| multiplicity(t, prev, next, long, cfg));
     let before = median(left);
     let rel_change = match (before, median(right)) {
         (Some(a), Some(b)) => rel(a, b).abs(),
@@ -152,6 +138,22 @@ pub(super) fn evaluate(
         kink,
         kink_rel_change,
         kink_arm,
+    }
+}
+
+/// Short histories: Bonferroni over the places the step could have been put between `prev`
+/// and `next` (`DetectConfig::short_multiplicity`).
+fn multiplicity(t: StepTest, prev: usize, next: usize, long: bool, cfg: &DetectConfig) -> StepTest {
+    let places = (next - prev + 1)
+        .saturating_sub(2 * cfg.min_segment.max(2))
+        .max(1);
+    if long || !cfg.short_multiplicity {
+        t
+    } else {
+        StepTest {
+            p_value: (t.p_value * places as f64).min(1.0),
+            ..t
+        }
     }
 }
 

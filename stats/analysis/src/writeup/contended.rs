@@ -10,7 +10,6 @@
 use pitwall_stats::changepoint::{DetectConfig, detect};
 
 use super::WriteupInput;
-use super::ledger::{LedgerEntry, StepStanding};
 use crate::alerts::{AlertRules, detect_alerts};
 use crate::history::Series;
 
@@ -54,8 +53,8 @@ pub(super) fn contended_steps(
     input: &WriteupInput<'_>,
     all: &AlertRules,
     in_period: &dyn Fn(usize) -> bool,
-    entry: &dyn Fn(&pitwall_schema::Alert, &Series) -> LedgerEntry,
-) -> Vec<(String, String, LedgerEntry)> {
+    entry: &dyn Fn(&pitwall_schema::Alert, &Series) -> crate::writeup::LedgerEntry,
+) -> Vec<(String, String, crate::writeup::LedgerEntry)> {
     let mut out = Vec::new();
     for s in input.series {
         let Some((mixed, clean_before)) = with_contended(s, &DetectConfig::default()) else {
@@ -76,7 +75,7 @@ pub(super) fn contended_steps(
             }
             let a = &step.alert;
             let mut e = entry(a, s);
-            e.standing = StepStanding::Contended;
+            e.standing = crate::writeup::StepStanding::Contended;
             e.alert = None;
             out.push((a.last_good.clone(), a.first_bad.clone(), e));
         }
@@ -90,6 +89,7 @@ mod tests {
 
     use super::super::tests::{planted, writeup_of};
     use super::*;
+    use crate::writeup::{LedgerEntry, StepStanding};
 
     fn contended() -> Contention {
         Contention {
