@@ -44,6 +44,21 @@ pub fn pitwall_bin() -> PathBuf {
 
 /// Runs `git ARGS` in `dir` as a fixed author; its trimmed stdout. Panics (naming the
 /// command and git's stderr) when git fails.
+/// `pitwall detect --benchmark PATTERN --format json` in `sb`, which must print one series:
+/// its JSON line.
+pub fn detect_one(sb: &Sandbox, pattern: &str) -> serde_json::Value {
+    let out = sb
+        .run(&["detect", "--benchmark", pattern, "--format", "json"])
+        .expect(0)
+        .stdout();
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{out}");
+    lines.into_iter().next().unwrap()
+}
+
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)

@@ -49,16 +49,7 @@ fn repo(sb: &Sandbox) -> Vec<String> {
 }
 
 fn detect(sb: &Sandbox, pattern: &str) -> Value {
-    let out = sb
-        .run(&["detect", "--benchmark", pattern, "--format", "json"])
-        .expect(0)
-        .stdout();
-    let lines: Vec<Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len(), 1, "{out}");
-    lines.into_iter().next().unwrap()
+    pitwall_e2e::detect_one(sb, pattern)
 }
 
 #[test]
