@@ -88,7 +88,6 @@ mod tests {
     use pitwall_schema::Contention;
 
     use super::super::tests::{planted, writeup_of};
-    use super::*;
     use crate::writeup::{LedgerEntry, StepStanding};
 
     fn contended() -> Contention {
