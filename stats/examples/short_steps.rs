@@ -84,7 +84,7 @@ fn main() {
         println!("with a noise record on {dof} degrees of freedom");
     }
     println!("found (within 1 point) of a k·σ step with n runs either side:");
-    for n in [5usize, 6, 8, 10] {
+    for n in [5usize, 6, 8, 10, 15] {
         let mut row = format!("  n = {n:>2}:");
         for k in [3.0, 4.0, 5.0, 6.0] {
             let mut found = 0;

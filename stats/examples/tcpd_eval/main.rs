@@ -96,26 +96,10 @@ fn placement(truth: &[usize], predicted: &[usize]) -> (usize, usize) {
 
 fn apply_set(cfg: &mut DetectConfig, kv: &str) {
     let (k, v) = kv.split_once('=').expect("--set key=value");
-    let f = |v: &str| v.parse::<f64>().expect("number");
-    let u = |v: &str| v.parse::<usize>().expect("integer");
     match k {
-        "window" => cfg.window = u(v),
-        "min_segment" => cfg.min_segment = u(v),
-        "test_window" => cfg.test_window = u(v),
-        "max_p_value" => cfg.max_p_value = f(v),
-        "weak_p_value" => cfg.weak_p_value = f(v),
-        "min_effect" => cfg.min_effect = f(v),
-        "min_rel_change" => cfg.min_rel_change = f(v),
         "detrend" => cfg.detrend = v == "true",
-        "clip" => cfg.clip = f(v),
-        "max_autocorrelation" => cfg.max_autocorrelation = f(v),
-        "kink_min_effect" => cfg.kink_min_effect = f(v),
-        "kink_p_factor" => cfg.kink_p_factor = f(v),
         "robust_start" => cfg.robust_start = v == "true",
-        "slope_change_z" => cfg.slope_change_z = f(v),
-        "refine_radius" => cfg.refine_radius = u(v),
-        "short_history" => cfg.short_history = u(v),
-        _ => panic!("unknown DetectConfig field {k}"),
+        _ => cfg.set(k, v).unwrap_or_else(|e| panic!("--set {kv}: {e}")),
     }
 }
 

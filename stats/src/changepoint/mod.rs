@@ -6,6 +6,7 @@ mod edivisive;
 mod known;
 pub mod metrics;
 mod refine;
+mod scan;
 mod steptest;
 #[cfg(test)]
 mod tests;

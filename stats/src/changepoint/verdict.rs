@@ -7,6 +7,7 @@
 //! 1981); the floors and the order of failures are pitwall's (docs/STATISTICS.md, "Algorithm").
 
 use super::config::DetectConfig;
+use super::scan::scan_p_value;
 use super::steptest::{StepTest, kink_test, step_test};
 use crate::summary::median;
 
@@ -98,7 +99,7 @@ pub(super) fn evaluate(
         cfg.robust_start,
         if long { None } else { cfg.known_noise },
     )
-    .map(|t| multiplicity(t, prev, next, long, cfg));
+    .map(|t| multiplicity(t, prev, next, x.len(), cfg));
     let before = median(left);
     let rel_change = match (before, median(right)) {
         (Some(a), Some(b)) => rel(a, b).abs(),
@@ -141,19 +142,21 @@ pub(super) fn evaluate(
     }
 }
 
-/// Short histories: Bonferroni over the places the step could have been put between `prev`
-/// and `next` (`DetectConfig::short_multiplicity`).
-fn multiplicity(t: StepTest, prev: usize, next: usize, long: bool, cfg: &DetectConfig) -> StepTest {
-    let places = (next - prev + 1)
-        .saturating_sub(2 * cfg.min_segment.max(2))
-        .max(1);
-    if long || !cfg.short_multiplicity {
-        t
-    } else {
-        StepTest {
-            p_value: (t.p_value * places as f64).min(1.0),
-            ..t
-        }
+/// Histories under `DetectConfig::scan_below` points: the step test's p-value corrected for
+/// the scan over the places the step could have been put between `prev` and `next`
+/// (`scan.rs`; `DetectConfig::short_multiplicity`).
+fn multiplicity(t: StepTest, prev: usize, next: usize, n: usize, cfg: &DetectConfig) -> StepTest {
+    if n >= cfg.scan_below.max(cfg.short_history) || !cfg.short_multiplicity {
+        return t;
+    }
+    let m = cfg.min_segment.max(2);
+    let len = next - prev;
+    if len < 2 * m {
+        return t;
+    }
+    StepTest {
+        p_value: scan_p_value(t.p_value, len, m, len - m),
+        ..t
     }
 }
 
