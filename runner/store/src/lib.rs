@@ -21,12 +21,14 @@ mod sqlite;
 mod sqlite_alerts;
 mod sqlite_codec;
 mod sqlite_files;
+mod tokens;
 mod url;
 
 pub use pg::PgStore;
 pub use redacting::{RedactingStore, redact_run};
 pub use rows::point_of;
 pub use sqlite::SqliteStore;
+pub use tokens::{StoredToken, TokenRole};
 pub use url::StoreUrl;
 
 use pitwall_schema::{
@@ -134,6 +136,10 @@ pub enum StoreError {
     },
     #[error("store {store}: run {id} is already stored with different content")]
     Conflict { store: String, id: String },
+    #[error(
+        "store {store}: a token named `{name}` exists (hint: `pitwall token revoke {name}` first, or choose another name)"
+    )]
+    TokenExists { store: String, name: String },
     #[error("store {store}: stored data is corrupt: {what}")]
     Corrupt { store: String, what: String },
     #[error("store {store}: {source}")]
@@ -230,6 +236,17 @@ pub trait Store {
 
     /// Keeps `id` as `target`'s forge comment, replacing an earlier one.
     fn set_forge_comment(&mut self, target: &str, id: u64) -> Result<(), StoreError>;
+
+    /// Stores a new API token (`pitwall token create`); `TokenExists` when an unrevoked token
+    /// has its name (a revoked one is replaced).
+    fn create_token(&mut self, token: &StoredToken) -> Result<(), StoreError>;
+
+    /// Every API token, revoked and expired ones too, by name.
+    fn list_tokens(&self) -> Result<Vec<StoredToken>, StoreError>;
+
+    /// Revokes token `name` at `at` (RFC 3339); false when there is no unrevoked token of
+    /// that name.
+    fn revoke_token(&mut self, name: &str, at: &str) -> Result<bool, StoreError>;
 }
 
 /// Whether opening a store may create it.

@@ -444,6 +444,21 @@ impl Store for PgStore {
         let store = self.describe();
         super::forge_comments::pg_set(&mut self.client.borrow_mut(), &store, target, id)
     }
+
+    fn create_token(&mut self, token: &super::StoredToken) -> Result<(), StoreError> {
+        let store = self.describe();
+        super::tokens::pg_create(&mut self.client.borrow_mut(), &store, token)
+    }
+
+    fn list_tokens(&self) -> Result<Vec<super::StoredToken>, StoreError> {
+        let store = self.describe();
+        super::tokens::pg_list(&mut self.client.borrow_mut(), &store)
+    }
+
+    fn revoke_token(&mut self, name: &str, at: &str) -> Result<bool, StoreError> {
+        let store = self.describe();
+        super::tokens::pg_revoke(&mut self.client.borrow_mut(), &store, name, at)
+    }
 }
 
 #[cfg(test)]

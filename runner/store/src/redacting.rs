@@ -76,6 +76,18 @@ impl Store for RedactingStore {
         self.inner.set_forge_comment(target, id)
     }
 
+    fn create_token(&mut self, token: &super::StoredToken) -> Result<(), StoreError> {
+        self.inner.create_token(token)
+    }
+
+    fn list_tokens(&self) -> Result<Vec<super::StoredToken>, StoreError> {
+        self.inner.list_tokens()
+    }
+
+    fn revoke_token(&mut self, name: &str, at: &str) -> Result<bool, StoreError> {
+        self.inner.revoke_token(name, at)
+    }
+
     fn insert_run(&mut self, run: &Run) -> Result<InsertOutcome, StoreError> {
         let clean = self.run(run.clone());
         self.inner.insert_run(&clean)

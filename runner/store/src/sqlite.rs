@@ -491,6 +491,18 @@ impl Store for SqliteStore {
     fn set_forge_comment(&mut self, target: &str, id: u64) -> Result<(), StoreError> {
         super::forge_comments::sqlite_set(&self.conn, &self.describe(), target, id)
     }
+
+    fn create_token(&mut self, token: &super::StoredToken) -> Result<(), StoreError> {
+        super::tokens::sqlite_create(&self.conn, &self.describe(), token)
+    }
+
+    fn list_tokens(&self) -> Result<Vec<super::StoredToken>, StoreError> {
+        super::tokens::sqlite_list(&self.conn, &self.describe())
+    }
+
+    fn revoke_token(&mut self, name: &str, at: &str) -> Result<bool, StoreError> {
+        super::tokens::sqlite_revoke(&self.conn, &self.describe(), name, at)
+    }
 }
 
 #[cfg(test)]

@@ -27,7 +27,8 @@ fn migrates_a_fresh_database_once() {
             "results",
             "runs",
             "samples",
-            "series_keys"
+            "series_keys",
+            "tokens"
         ]
     );
 }

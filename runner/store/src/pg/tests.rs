@@ -65,6 +65,14 @@ fn forge_comment_ids_are_kept_per_target() {
 }
 
 #[test]
+fn tokens_are_kept_by_name_and_revoked() {
+    let Some((_db, mut store)) = fresh() else {
+        return;
+    };
+    crate::tokens::conformance(&mut store);
+}
+
+#[test]
 fn unreadable_runs_are_named_once_and_skipped() {
     let Some((db, mut store)) = fresh() else {
         return;
@@ -330,7 +338,7 @@ fn a_schema_1_database_is_migrated_in_place_and_its_runs_read_back() {
     write_schema_1_database(&db, &[&history, &old]);
     let mut store = PgStore::open_with(&db.url, OpenMode::Existing).unwrap();
     assert_eq!(store.schema_version().unwrap(), latest());
-    assert_eq!(latest(), 11);
+    assert_eq!(latest(), 12);
     let (old, history) = (
         crate::sqlite::tests::labelled(old),
         crate::sqlite::tests::labelled(history),
@@ -355,4 +363,53 @@ fn a_schema_1_database_is_migrated_in_place_and_its_runs_read_back() {
     drop(store);
     let store = PgStore::open(&db.url).unwrap();
     assert_eq!(store.all_runs().unwrap(), vec![history, old, new]);
+}
+
+#[test]
+fn migration_10_makes_the_measured_working_tree_runs_local_and_says_which() {
+    // The PostgreSQL side of the SQLite test of the same name: the relabelled runs are named
+    // once, in the note the migration leaves.
+    let Some(server) = pg_server() else {
+        return;
+    };
+    let db = server.database();
+    let base = |id: &str, commit: &str| {
+        let mut r = rich_run();
+        for x in &mut r.results {
+            x.replicates.clear();
+        }
+        r.id = id.into();
+        r.commit = commit.into();
+        r.commit_info = None;
+        r.pair = None;
+        r.testbed = None;
+        r.role = None;
+        r.contention = None;
+        r
+    };
+    let measured = base("0190f0c0-0000-7000-8000-00000000000a", "working tree");
+    let mut imported = base("0190f0c0-0000-7000-8000-00000000000b", "working tree");
+    imported.fingerprint.extra.insert(
+        "imported_from".into(),
+        serde_json::json!({"file": "bench.json", "format": "pitwall"}),
+    );
+    let commit = base("0190f0c0-0000-7000-8000-00000000000c", &"a".repeat(40));
+    write_schema_1_database(&db, &[&measured, &imported, &commit]);
+    let store = PgStore::open_with(&db.url, OpenMode::Existing).unwrap();
+    let role = |id: &str| store.get_run(id).unwrap().role.unwrap();
+    assert_eq!(role(&measured.id), pitwall_schema::RunRole::Local);
+    assert_eq!(role(&imported.id), pitwall_schema::RunRole::History);
+    assert_eq!(role(&commit.id), pitwall_schema::RunRole::History);
+    let notes = store.migration_notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0]
+            .starts_with("store migrated: 1 working-tree run stored as history is now role local"),
+        "{notes:?}"
+    );
+    assert!(notes[0].contains(&measured.id), "{notes:?}");
+    assert!(!notes[0].contains(&imported.id), "{notes:?}");
+    drop(store);
+    let again = PgStore::open_with(&db.url, OpenMode::Existing).unwrap();
+    assert!(again.migration_notes().is_empty());
 }

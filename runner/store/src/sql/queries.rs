@@ -109,6 +109,14 @@ pub(crate) struct Queries {
     pub forge_comment: String,
     /// Keeps comment id ?2 for target ?1, replacing an earlier one.
     pub set_forge_comment: String,
+    /// A new API token: name ?1, role ?2, secret hash ?3, created ?4, expiry ?5 (NULL:
+    /// never). Replaces a revoked token of that name; changes no row when an unrevoked one
+    /// holds it.
+    pub insert_token: String,
+    /// Every token, by name.
+    pub list_tokens: String,
+    /// Token ?1 revoked at ?2, unless it already is.
+    pub revoke_token: String,
 }
 
 impl Queries {
@@ -188,6 +196,22 @@ impl Queries {
                 "INSERT INTO forge_comments (target, comment_id) VALUES (?1, ?2)
                  ON CONFLICT (target) DO UPDATE SET comment_id = {excluded}.comment_id"
             )),
+            insert_token: p(&format!(
+                "INSERT INTO tokens (name, role, secret_sha256, created_at, expires_at, revoked_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, NULL)
+                 ON CONFLICT (name) DO UPDATE SET role = {excluded}.role,
+                     secret_sha256 = {excluded}.secret_sha256,
+                     created_at = {excluded}.created_at, expires_at = {excluded}.expires_at,
+                     revoked_at = NULL
+                 WHERE tokens.revoked_at IS NOT NULL"
+            )),
+            list_tokens: p(
+                "SELECT name, role, secret_sha256, created_at, expires_at, revoked_at FROM tokens
+                 ORDER BY name",
+            ),
+            revoke_token: p(
+                "UPDATE tokens SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL",
+            ),
         }
     }
 }

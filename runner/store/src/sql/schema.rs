@@ -345,6 +345,23 @@ const STEP_12: &[Op] = &[Op::AddColumn {
     column: Column("contention_json", TEXT),
 }];
 
+/// Step 13 (issue 29): the API tokens of `pitwall serve`, by name: the role, the SHA-256 of
+/// the secret (the secret itself is shown once and never stored), when it was made, when it
+/// expires (NULL: never) and when it was revoked (NULL while it counts).
+const STEP_13: &[Op] = &[Op::Table {
+    name: "tokens",
+    columns: &[
+        Column("name", Same("TEXT PRIMARY KEY NOT NULL")),
+        Column("role", TEXT_NOT_NULL),
+        Column("secret_sha256", TEXT_NOT_NULL),
+        Column("created_at", TEXT_NOT_NULL),
+        Column("expires_at", TEXT),
+        Column("revoked_at", TEXT),
+    ],
+    constraints: &[],
+    without_rowid: false,
+}];
+
 /// The schema's history, in order.
 const STEPS: &[Step] = &[
     Step {
@@ -393,6 +410,10 @@ const STEPS: &[Step] = &[
     },
     Step {
         ops: STEP_12,
+        backfill: None,
+    },
+    Step {
+        ops: STEP_13,
         backfill: None,
     },
 ];

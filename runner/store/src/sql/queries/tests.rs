@@ -230,6 +230,16 @@ fn old() -> Vec<Old> {
                  AND fingerprint_json NOT LIKE '%\"imported_from\"%'"),
         ),
         (
+            "local_to_relabel",
+            |q| &q.local_to_relabel,
+            s("SELECT id, started_at FROM runs
+               WHERE role = 'history' AND commit_sha = 'working tree' AND pair_json IS NULL
+                 AND fingerprint_json NOT LIKE '%\"imported_from\"%' ORDER BY started_at, id"),
+            s("SELECT id, started_at FROM runs
+               WHERE role = 'history' AND commit_sha = 'working tree' AND pair_json IS NULL
+                 AND fingerprint_json NOT LIKE '%\"imported_from\"%' ORDER BY started_at, id"),
+        ),
+        (
             "set_exclusion",
             |q| &q.set_exclusion,
             s("UPDATE runs SET exclusion_json = ?2 WHERE id = ?1"),
@@ -378,6 +388,46 @@ fn old() -> Vec<Old> {
                 "INSERT INTO forge_comments (target, comment_id) VALUES ($1, $2)
              ON CONFLICT (target) DO UPDATE SET comment_id = EXCLUDED.comment_id",
             ),
+        ),
+        (
+            "insert_token",
+            |q| &q.insert_token,
+            s(
+                "INSERT INTO tokens (name, role, secret_sha256, created_at, expires_at, revoked_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, NULL)
+                 ON CONFLICT (name) DO UPDATE SET role = excluded.role,
+                     secret_sha256 = excluded.secret_sha256,
+                     created_at = excluded.created_at, expires_at = excluded.expires_at,
+                     revoked_at = NULL
+                 WHERE tokens.revoked_at IS NOT NULL",
+            ),
+            s(
+                "INSERT INTO tokens (name, role, secret_sha256, created_at, expires_at, revoked_at)
+                 VALUES ($1, $2, $3, $4, $5, NULL)
+                 ON CONFLICT (name) DO UPDATE SET role = EXCLUDED.role,
+                     secret_sha256 = EXCLUDED.secret_sha256,
+                     created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at,
+                     revoked_at = NULL
+                 WHERE tokens.revoked_at IS NOT NULL",
+            ),
+        ),
+        (
+            "list_tokens",
+            |q| &q.list_tokens,
+            s(
+                "SELECT name, role, secret_sha256, created_at, expires_at, revoked_at FROM tokens
+               ORDER BY name",
+            ),
+            s(
+                "SELECT name, role, secret_sha256, created_at, expires_at, revoked_at FROM tokens
+               ORDER BY name",
+            ),
+        ),
+        (
+            "revoke_token",
+            |q| &q.revoke_token,
+            s("UPDATE tokens SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL"),
+            s("UPDATE tokens SET revoked_at = $2 WHERE name = $1 AND revoked_at IS NULL"),
         ),
     ]
 }

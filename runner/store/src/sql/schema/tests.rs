@@ -6,7 +6,7 @@ use super::super::Dialect;
 use super::*;
 
 /// The SQLite store's migrations 1 to 8 as they were written by hand.
-const SQLITE: [&str; 12] = [
+const SQLITE: [&str; 13] = [
     "
 CREATE TABLE runs (
     id               TEXT PRIMARY KEY NOT NULL,
@@ -112,10 +112,21 @@ ALTER TABLE alerts ADD COLUMN label TEXT;
 ",
     // Step 12 (contention).
     "\nALTER TABLE runs ADD COLUMN contention_json TEXT;\n",
+    // Step 13 (tokens of `pitwall serve`).
+    "
+CREATE TABLE tokens (
+    name          TEXT PRIMARY KEY NOT NULL,
+    role          TEXT NOT NULL,
+    secret_sha256 TEXT NOT NULL,
+    created_at    TEXT NOT NULL,
+    expires_at    TEXT,
+    revoked_at    TEXT
+);
+",
 ];
 
 /// The PostgreSQL store's migrations 1 to 7 as they were written by hand.
-const POSTGRES: [&str; 11] = [
+const POSTGRES: [&str; 12] = [
     r#"
 CREATE TABLE runs (
     id               TEXT COLLATE "C" PRIMARY KEY,
@@ -219,6 +230,17 @@ ALTER TABLE alerts ADD COLUMN label TEXT;
 ",
     // Step 12 (contention).
     "\nALTER TABLE runs ADD COLUMN contention_json TEXT;\n",
+    // Step 13 (tokens of `pitwall serve`).
+    "
+CREATE TABLE tokens (
+    name          TEXT PRIMARY KEY NOT NULL,
+    role          TEXT NOT NULL,
+    secret_sha256 TEXT NOT NULL,
+    created_at    TEXT NOT NULL,
+    expires_at    TEXT,
+    revoked_at    TEXT
+);
+",
 ];
 
 #[test]
