@@ -25,4 +25,5 @@ pub mod rounds;
 pub mod run;
 pub mod setup;
 pub mod source;
+pub mod tokens;
 pub mod writeup;

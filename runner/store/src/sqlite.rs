@@ -113,7 +113,8 @@ impl SqliteStore {
         // WAL: readers never block the writer and vice versa, so `pitwall runs` works while a
         // run is being stored. (On filesystems without shared memory SQLite keeps its rollback
         // journal; the busy timeout and BEGIN IMMEDIATE keep writes correct either way.)
-        switch_to_wal(&conn).map_err(|e| open_err(Box::new(e)))?;
+        super::sqlite_files::switch_to_wal(&conn, BUSY_TIMEOUT)
+            .map_err(|e| open_err(Box::new(e)))?;
         // FULL rather than NORMAL: a run takes minutes of machine time to produce and is stored
         // in one transaction, so one extra fsync per commit costs nothing, and a run reported
         // as stored survives a power loss (NORMAL in WAL mode may drop the last commits).
@@ -241,26 +242,6 @@ impl SqliteStore {
             .collect::<Result<Vec<String>, _>>()
             .map_err(&be)?;
         super::shared::pick_one(store, id, matches)
-    }
-}
-
-/// Puts the file in WAL mode. The switch needs the file to itself, and SQLite answers "database
-/// is locked" at once instead of calling the busy handler when another process holds it (two
-/// runs creating one new store together), so the busy timeout is applied here by hand.
-fn switch_to_wal(conn: &Connection) -> rusqlite::Result<()> {
-    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
-    let mut pause = Duration::from_millis(2);
-    loop {
-        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
-            Err(e)
-                if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
-                    && std::time::Instant::now() < deadline =>
-            {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(100));
-            }
-            other => return other.map(drop),
-        }
     }
 }
 

@@ -1,7 +1,9 @@
 //! The files of a SQLite store on disk: whether this process may write them, the path as a
-//! `file:` URI, and the removal of a new store that could not be set up (a full disk).
+//! `file:` URI, the switch to WAL mode, and the removal of a new store that could not be set up
+//! (a full disk).
 
 use std::path::Path;
+use std::time::Duration;
 
 /// Whether this process may write `path` and create files beside it (a read-only mount, or a
 /// file or directory without write permission, says no; root is refused only by the mount).
@@ -47,6 +49,29 @@ pub(super) fn remove_new_store_files(path: &Path) {
         let p = std::path::PathBuf::from(p);
         if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file()) {
             let _ = std::fs::remove_file(&p);
+        }
+    }
+}
+
+/// Puts the file in WAL mode. The switch needs the file to itself, and SQLite answers "database
+/// is locked" at once instead of calling the busy handler when another process holds it (two
+/// runs creating one new store together), so the busy timeout is applied here by hand.
+pub(super) fn switch_to_wal(
+    conn: &rusqlite::Connection,
+    busy_timeout: Duration,
+) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + busy_timeout;
+    let mut pause = Duration::from_millis(2);
+    loop {
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
+            Err(e)
+                if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            other => return other.map(drop),
         }
     }
 }
