@@ -15,6 +15,8 @@ mod compare;
 pub use compare::*;
 mod kernels;
 pub use kernels::*;
+mod serve;
+pub use serve::*;
 mod writeup;
 pub use writeup::*;
 
@@ -119,6 +121,13 @@ pub enum Cmd {
     /// kernel cannot run)
     #[command(after_help = EXIT_CODES)]
     Kernels(KernelsArgs),
+    /// Serve the store over HTTP: the versioned JSON API runners upload to and people read
+    /// (docs/SERVE.md)
+    #[command(after_help = EXIT_CODES)]
+    Serve(ServeArgs),
+    /// Make, list or revoke the API tokens of `pitwall serve` (run against the server's store)
+    #[command(after_help = EXIT_CODES)]
+    Token(TokenArgs),
     /// Internal: run one round of a built-in suite for a parent pitwall (request on stdin,
     /// JSON lines on stdout)
     #[command(name = "__worker", hide = true)]

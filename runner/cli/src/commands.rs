@@ -10,7 +10,7 @@ use super::args::{Cli, Cmd};
 use super::exit::{self, ExitClass};
 use super::{
     alerts_cmd, analyze_cmd, bisect_cmd, calibrate_cmd, kernels_cmd, publish_cmd, push_cmd,
-    run_cmd, store_cmd, writeup_cmd,
+    run_cmd, serve_cmd, store_cmd, writeup_cmd,
 };
 
 /// Entry point of the binary.
@@ -55,6 +55,8 @@ pub fn main() -> ExitCode {
         Cmd::Alert(a) => alerts_cmd::cmd_alert(g, a),
         Cmd::Writeup(a) => writeup_cmd::cmd_writeup(g, a),
         Cmd::Kernels(a) => kernels_cmd::cmd_kernels(g, a),
+        Cmd::Serve(a) => serve_cmd::cmd_serve(g, a),
+        Cmd::Token(a) => serve_cmd::cmd_token(g, a),
         Cmd::Worker => run_cmd::cmd_worker(),
     };
     match result {

@@ -85,10 +85,16 @@ pub(super) fn open_store(
     config: &Config,
     mode: OpenMode,
 ) -> Result<Box<dyn Store>, Failure> {
+    open_url(&store_url(g, config, mode)?, mode)
+}
+
+/// Which store `open_store` opens (creating pitwall's own directory for the default one when
+/// `mode` may create it).
+pub(super) fn store_url(g: &Global, config: &Config, mode: OpenMode) -> Result<StoreUrl, Failure> {
     let env = std::env::var("PITWALL_STORE")
         .ok()
         .filter(|v| !v.trim().is_empty());
-    let url = match (&g.store, env, &config.store_url) {
+    Ok(match (&g.store, env, &config.store_url) {
         (Some(s), _, _) => StoreUrl::parse(s).map_err(|e| Failure::of_store_url("--store", e))?,
         (None, Some(s), _) => {
             StoreUrl::parse(&s).map_err(|e| Failure::of_store_url("PITWALL_STORE", e))?
@@ -112,8 +118,13 @@ pub(super) fn open_store(
             }
             StoreUrl::default_sqlite()
         }
-    };
-    let mut store = store::open(&url, mode).map_err(Failure::of_store)?;
+    })
+}
+
+/// Opens the store at `url`: what it skips is warned about, what migrating it said is noted,
+/// and everything read and stored through it is redacted.
+pub(super) fn open_url(url: &StoreUrl, mode: OpenMode) -> Result<Box<dyn Store>, Failure> {
+    let mut store = store::open(url, mode).map_err(Failure::of_store)?;
     // A run with a row that cannot be read is left out of what is read, said once here.
     store.on_skipped(Box::new(|line| eprintln!("warning: {line}")));
     for note in store.migration_notes() {

@@ -81,6 +81,7 @@ impl ExitClass {
                             | StoreError::Ambiguous { .. }
                             | StoreError::Invalid { .. }
                             | StoreError::Conflict { .. }
+                            | StoreError::TokenExists { .. }
                     )
                 )
         });
@@ -186,6 +187,31 @@ impl Failure {
             ExclusionError::Write { .. } | ExclusionError::Alerts { .. } => {
                 Failure::infra(e.into())
             }
+        }
+    }
+
+    /// `pitwall token` that failed: a bad name or expiry, or no such token, is usage; the
+    /// store's errors are classified as `of_store` does; no random source is infrastructure.
+    pub fn of_token(e: pitwall_pipeline::tokens::TokenError) -> Failure {
+        use pitwall_pipeline::tokens::TokenError;
+        match e {
+            TokenError::Store(e) => Failure::of_store(e),
+            TokenError::Random(_) => Failure::infra(e.into()),
+            TokenError::BadName(_) | TokenError::BadExpiry(_) | TokenError::NotFound(_) => {
+                Failure::usage(e.into())
+            }
+        }
+    }
+
+    /// `pitwall serve` that could not serve (`message`: the error, redacted): a port it
+    /// cannot listen on or a store it cannot open is usage; anything else infrastructure.
+    pub fn of_serve(message: String, e: pitwall_server::ServeError) -> Failure {
+        let error = anyhow::Error::msg(message);
+        match e {
+            pitwall_server::ServeError::Listen { .. } | pitwall_server::ServeError::Store(_) => {
+                Failure::usage(error)
+            }
+            pitwall_server::ServeError::Io(_) => Failure::infra(error),
         }
     }
 

@@ -10,6 +10,7 @@ mod kernels_cmd;
 mod publish_cmd;
 mod push_cmd;
 mod run_cmd;
+mod serve_cmd;
 mod store_cmd;
 mod writeup_cmd;
 

@@ -62,6 +62,19 @@ pub const RESULTS_FILE_MAX_BYTES: u64 = 2 << 30;
 /// `[history] branch` does not say.
 pub const HISTORY_BRANCH: &str = "main";
 
+/// `[serve] public_read`: reads of `pitwall serve` need a token unless the file says so.
+pub const SERVE_PUBLIC_READ: bool = false;
+
+/// Largest request body `pitwall serve` reads (64 MiB; 413 above): a run of 10⁵ results with
+/// their samples fits.
+pub const SERVE_MAX_BODY_BYTES: usize = 64 << 20;
+
+/// Uploads one token may make a minute (429 above).
+pub const SERVE_UPLOADS_PER_MINUTE: usize = 60;
+
+/// Longest a request of `pitwall serve` may take, reading its body included (408 after).
+pub const SERVE_REQUEST_TIMEOUT_S: u64 = 60;
+
 /// When a run is contended, where `[history] contended_runnable_threads`,
 /// `contended_steal_pct` and `contended_psi_some_pct` do not say: other processes' runnable
 /// threads on the benchmark CPUs average at least 0.5, steal is at least 2% of their time, or

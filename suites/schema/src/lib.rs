@@ -21,6 +21,7 @@ pub mod schema;
 pub mod secrets;
 pub mod sections;
 pub mod time;
+pub mod upload;
 pub mod work;
 
 pub use alerts::{
@@ -46,3 +47,4 @@ pub use schema::{
 pub use secrets::Redactor;
 pub use sections::Section;
 pub use time::UnixTime;
+pub use upload::{API_VERSION, Upload, UploadAlertRules};

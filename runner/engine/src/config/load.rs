@@ -156,6 +156,12 @@ impl Ctx<'_> {
             history_branch,
             code_paths,
             contended,
+            serve: super::model::ServeConfig {
+                public_read: raw
+                    .serve
+                    .and_then(|s| s.public_read)
+                    .unwrap_or(crate::defaults::SERVE_PUBLIC_READ),
+            },
             backend,
             suites,
         })

@@ -19,7 +19,7 @@ pub use forge_model::{AlertsConfig, GithubConfig, GitlabConfig, Publish};
 pub use load::{DEFAULT_FILE, find_default, load_file, parse_str};
 pub use model::{
     BackendChoice, CiConfig, CommandSuite, Config, GpuConfig, MAX_SECONDS, OutputFormat, PinPolicy,
-    PinningConfig, Project, Sampling, SuiteConfig, SuiteSpec, Thresholds,
+    PinningConfig, Project, Sampling, ServeConfig, SuiteConfig, SuiteSpec, Thresholds,
 };
 
 #[cfg(test)]

@@ -47,11 +47,22 @@ pub struct Config {
     /// Judges runs, changes no measurement: not in the hash.
     #[serde(skip)]
     pub contended: pitwall_schema::ContentionLimits,
+    /// `[serve]`: how `pitwall serve` answers. Changes no measurement: not in the hash.
+    #[serde(skip)]
+    pub serve: ServeConfig,
     /// `[suites] backend`: which backend runs the built-in suites. Left out of the hash when
     /// `auto`, so configurations written before the key existed keep their hash.
     #[serde(skip_serializing_if = "BackendChoice::is_auto")]
     pub backend: BackendChoice,
     pub suites: Vec<SuiteConfig>,
+}
+
+/// `[serve]`: the settings of `pitwall serve` (docs/SERVE.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServeConfig {
+    /// `public_read`: reads need no token (default false, on every listener: a TLS proxy on
+    /// the same host connects over loopback, so loopback is no proof of a local reader).
+    pub public_read: bool,
 }
 
 /// `[suites] backend`: which backend provides the built-in suites.
@@ -390,6 +401,7 @@ impl Config {
             alerts: AlertsConfig::default(),
             ci: CiConfig::default(),
             report_dir: None,
+            serve: ServeConfig::default(),
             gpu: GpuConfig::default(),
             testbed: None,
             history_branch: crate::defaults::HISTORY_BRANCH.to_string(),

@@ -21,6 +21,7 @@ pub struct RawConfig {
     pub gpu: Option<RawGpu>,
     pub testbed: Option<RawTestbed>,
     pub history: Option<RawHistory>,
+    pub serve: Option<RawServe>,
     pub suites: Option<RawSuites>,
     #[serde(default)]
     pub suite: Vec<Spanned<RawSuite>>,
@@ -91,6 +92,13 @@ pub enum RawThreshold {
 pub struct RawPinning {
     pub policy: Option<Spanned<String>>,
     pub cpus: Option<Spanned<Vec<u32>>>,
+}
+
+/// `[serve]`: the settings of `pitwall serve`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawServe {
+    pub public_read: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -207,10 +215,11 @@ impl RawSuite {
 pub fn valid_keys(section: &str) -> &'static str {
     match section {
         "" => {
-            "project, store, sampling, thresholds, pinning, github, gitlab, alerts, ci, report, gpu, testbed, history, suites, suite"
+            "project, store, sampling, thresholds, pinning, github, gitlab, alerts, ci, report, gpu, testbed, history, serve, suites, suite"
         }
         "alerts" => "webhook_env",
         "report" => "dir",
+        "serve" => "public_read",
         "gpu" => "device, clocks, monitor_period_ms",
         "project" => "name, build, env_pass",
         "store" => "url",

@@ -1,0 +1,127 @@
+//! Who is asking: the bearer token of a request, checked against the store's tokens
+//! (`pitwall_pipeline::tokens`). A missing, unknown, revoked or expired token is 401, a token
+//! whose role may not do the thing 403; reads need no token when `[serve] public_read` is set.
+//! A presented token is always checked, public or not. No token secret is ever logged.
+
+use axum::http::{HeaderMap, StatusCode, header};
+
+use pitwall_pipeline::tokens::{self, Refusal, TokenRole};
+use pitwall_schema::UnixTime;
+
+use crate::State;
+use crate::api::ApiError;
+
+/// The caller of a request that was let through: the token's name (none for a public read).
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub token: Option<String>,
+}
+
+/// A refusal, with the token's name when the token was good but its role was not.
+pub struct Denied {
+    pub error: ApiError,
+    pub token: Option<String>,
+}
+
+/// The secret of `Authorization: Bearer <secret>`; `Err` for an Authorization header of
+/// another scheme or not text.
+fn bearer(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Ok(None);
+    };
+    let text = value
+        .to_str()
+        .map_err(|_| unauthorized("the Authorization header is not text"))?;
+    let (scheme, secret) = text.split_once(' ').unwrap_or((text, ""));
+    if !scheme.eq_ignore_ascii_case("bearer") || secret.trim().is_empty() {
+        return Err(unauthorized(
+            "expected `Authorization: Bearer <token>` (hint: `pitwall token create` makes one)",
+        ));
+    }
+    Ok(Some(secret.trim()))
+}
+
+fn unauthorized(message: &str) -> ApiError {
+    ApiError::new(StatusCode::UNAUTHORIZED, message)
+}
+
+/// Lets the request through when its token may do `needed`.
+pub async fn authorize(
+    state: &State,
+    headers: &HeaderMap,
+    needed: TokenRole,
+) -> Result<Caller, Denied> {
+    let deny = |error, token| Denied { error, token };
+    let secret = bearer(headers).map_err(|e| deny(e, None))?;
+    let Some(secret) = secret else {
+        if needed == TokenRole::Read && state.options.public_read {
+            return Ok(Caller { token: None });
+        }
+        return Err(deny(
+            unauthorized("a token is needed (hint: send `Authorization: Bearer <token>`)"),
+            None,
+        ));
+    };
+    let stored = state
+        .store
+        .call(|s| s.list_tokens())
+        .await
+        .map_err(|g| deny(g.into(), None))?
+        .map_err(|e| deny(ApiError::of_store(e), None))?;
+    let token = match tokens::authenticate(&stored, secret, UnixTime::now()) {
+        Ok(t) => t,
+        Err(Refusal::Unknown) => {
+            return Err(deny(unauthorized("unknown or revoked token"), None));
+        }
+        Err(Refusal::Expired) => {
+            return Err(deny(
+                unauthorized("the token has expired (hint: `pitwall token create` a new one)"),
+                None,
+            ));
+        }
+    };
+    if !tokens::allows(token.role, needed) {
+        return Err(deny(
+            ApiError::new(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "token `{}` has role {}, and this needs role {}",
+                    token.name,
+                    token.role.as_str(),
+                    needed.as_str()
+                ),
+            ),
+            Some(token.name.clone()),
+        ));
+    }
+    Ok(Caller {
+        token: Some(token.name.clone()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn with(value: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(header::AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+        h
+    }
+
+    #[test]
+    fn only_bearer_tokens_are_read() {
+        assert_eq!(bearer(&HeaderMap::new()).unwrap(), None);
+        assert_eq!(bearer(&with("Bearer pw_abc")).unwrap(), Some("pw_abc"));
+        assert_eq!(bearer(&with("bearer  pw_abc ")).unwrap(), Some("pw_abc"));
+        for bad in ["Basic dXNlcjpwdw==", "Bearer", "Bearer   ", "pw_abc"] {
+            let e = bearer(&with(bad)).unwrap_err();
+            assert_eq!(e.status, StatusCode::UNAUTHORIZED, "{bad}");
+            assert!(
+                !e.message.contains("dXNlcjpwdw"),
+                "the credential is never echoed"
+            );
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! `pitwall serve` (issue 29): the team's HTTP server over one store. Runners upload runs with
+//! a token instead of holding database credentials; the server stores each upload in one
+//! transaction, answers, and then re-detects the alerts of the series it touched in the
+//! background, coalesced per series. People and programs read runs, series, alerts and pairs
+//! through the versioned JSON API under `/api/v1/p/<project>/` (docs/SERVE.md).
+//!
+//! The only crate with axum and tokio's server side: the other commands do not pay for them.
+
+mod access_log;
+mod actor;
+mod api;
+mod auth;
+mod routes;
+mod upload;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use tower_http::timeout::TimeoutLayer;
+
+pub use actor::Opener;
+use actor::StoreActor;
+use pitwall_engine::defaults;
+
+/// How the server listens and what it allows.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub listen: SocketAddr,
+    /// `[serve] public_read`: reads need no token.
+    pub public_read: bool,
+    /// Largest request body (413 above).
+    pub max_body_bytes: usize,
+    /// Uploads one token may make a minute (429 above).
+    pub uploads_per_minute: usize,
+    /// Longest a request may take (408 after).
+    pub request_timeout: Duration,
+    /// The project whose `[history] branch` and thresholds the server was started with: the
+    /// defaults of an upload that names none.
+    pub history_branch: String,
+    pub threshold_pct: f64,
+}
+
+impl ServeOptions {
+    /// The defaults of `pitwall_engine::defaults` on `listen`.
+    pub fn new(listen: SocketAddr) -> ServeOptions {
+        ServeOptions {
+            listen,
+            public_read: defaults::SERVE_PUBLIC_READ,
+            max_body_bytes: defaults::SERVE_MAX_BODY_BYTES,
+            uploads_per_minute: defaults::SERVE_UPLOADS_PER_MINUTE,
+            request_timeout: Duration::from_secs(defaults::SERVE_REQUEST_TIMEOUT_S),
+            history_branch: defaults::HISTORY_BRANCH.to_string(),
+            threshold_pct: defaults::REGRESSION_PCT,
+        }
+    }
+}
+
+/// Why the server could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Store(#[from] pitwall_store::StoreError),
+    #[error(
+        "cannot listen on {addr}: {source} (hint: another process may hold the port; choose one with --listen)"
+    )]
+    Listen {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("the server failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What every handler shares.
+pub(crate) struct StateInner {
+    pub store: StoreActor,
+    pub options: ServeOptions,
+    pub uploads: upload::RateLimiter,
+    pub refresher: upload::Refresher,
+}
+
+pub(crate) type State = Arc<StateInner>;
+
+fn router(state: State) -> Router {
+    let api = Router::new()
+        .route("/runs", get(routes::list_runs).post(upload::upload_run))
+        .route("/runs/{id}", get(routes::get_run))
+        .route("/series", get(routes::series))
+        .route("/alerts", get(routes::list_alerts))
+        .route("/alerts/{id}", post(routes::triage_alert))
+        .route("/pairs/{id}", get(routes::get_pair));
+    let limit = state.options.max_body_bytes;
+    let timeout = state.options.request_timeout;
+    Router::new()
+        .route("/healthz", get(routes::healthz))
+        .nest("/api/v1/p/{project}", api)
+        .fallback(routes::not_found)
+        .with_state(state)
+        .layer(DefaultBodyLimit::max(limit))
+        .layer(TimeoutLayer::with_status_code(
+            axum::http::StatusCode::REQUEST_TIMEOUT,
+            timeout,
+        ))
+        .layer(axum::middleware::from_fn(access_log::log))
+}
+
+/// Serves the store `open` opens until SIGTERM or SIGINT, then finishes the requests in flight
+/// and the queued alert detection before returning. `listening` is told the bound address
+/// once the port is open (`--listen 127.0.0.1:0` picks a free one).
+pub fn serve(
+    open: Opener,
+    options: ServeOptions,
+    listening: impl FnOnce(SocketAddr),
+) -> Result<(), ServeError> {
+    let (store, store_thread) = StoreActor::start(open)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("pitwall-serve")
+        .build()?;
+    let result = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(options.listen)
+            .await
+            .map_err(|source| ServeError::Listen {
+                addr: options.listen,
+                source,
+            })?;
+        listening(listener.local_addr()?);
+        let state = Arc::new(StateInner {
+            refresher: upload::Refresher::new(store.clone()),
+            uploads: upload::RateLimiter::new(options.uploads_per_minute),
+            store,
+            options,
+        });
+        axum::serve(listener, router(state))
+            .with_graceful_shutdown(shutdown_signal())
+            .await?;
+        Ok::<(), ServeError>(())
+    });
+    // The router and its state are gone: the store thread ends after its queued jobs.
+    drop(runtime);
+    let _ = store_thread.join();
+    result
+}
+
+/// SIGTERM (systemd, a container runtime) or SIGINT (Ctrl-C).
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let term = async {
+        match term.as_mut() {
+            Some(t) => {
+                t.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = term => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    eprintln!(
+        "{}",
+        serde_json::json!({"event": "shutdown", "reason": "signal"})
+    );
+}

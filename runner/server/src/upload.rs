@@ -1,0 +1,250 @@
+//! Uploads (`POST /api/v1/p/<project>/runs`, runner tokens only): the run is checked, stored in
+//! one transaction on the store thread, and answered; the alerts of the series it touched are
+//! then re-detected in the background with the thresholds the upload carried, coalesced per
+//! (project, branch, testbed): uploads queued behind one detection join it. Runners never write
+//! alerts. Each token may upload `uploads_per_minute` times a minute.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::{Path, State as Extract};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+
+use pitwall_analysis::AlertRules;
+use pitwall_engine::config::CodePaths;
+use pitwall_engine::defaults;
+use pitwall_pipeline::alerts::AlertSettings;
+use pitwall_pipeline::tokens::TokenRole;
+use pitwall_schema::{Run, RunRole, UnixTime, Upload};
+use pitwall_store::InsertOutcome;
+
+use crate::State;
+use crate::actor::StoreActor;
+use crate::api::{ApiError, answer, refused};
+use crate::auth::authorize;
+
+/// Uploads per token in the last minute.
+pub struct RateLimiter {
+    per_minute: usize,
+    seen: Mutex<HashMap<String, VecDeque<Instant>>>,
+}
+
+impl RateLimiter {
+    pub fn new(per_minute: usize) -> RateLimiter {
+        RateLimiter {
+            per_minute,
+            seen: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Counts an upload by `token` now; false when it would be more than the limit.
+    pub fn admit(&self, token: &str, now: Instant) -> bool {
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let times = seen.entry(token.to_string()).or_default();
+        while times
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(60))
+        {
+            times.pop_front();
+        }
+        if times.len() >= self.per_minute {
+            return false;
+        }
+        times.push_back(now);
+        true
+    }
+}
+
+type Group = (String, String, String);
+
+/// Alert detection waiting for the store thread, per series group.
+struct Pending {
+    runs: Vec<Run>,
+    settings: AlertSettings,
+}
+
+/// Queues alert detection after uploads, one job per group at a time.
+#[derive(Clone)]
+pub struct Refresher {
+    store: StoreActor,
+    pending: Arc<Mutex<BTreeMap<Group, Pending>>>,
+}
+
+impl Refresher {
+    pub fn new(store: StoreActor) -> Refresher {
+        Refresher {
+            store,
+            pending: Arc::new(Mutex::new(BTreeMap::new())),
+        }
+    }
+
+    /// Queues re-detection for the series `run` touched; joins a detection of its group that
+    /// has not started yet.
+    pub fn enqueue(&self, run: &Run, settings: AlertSettings) {
+        if run.role_or_implied() != RunRole::History || run.results.is_empty() {
+            return;
+        }
+        let branch = run
+            .branch
+            .clone()
+            .unwrap_or_else(|| settings.history_branch.clone());
+        let group = (run.project.clone(), branch, run.testbed_or_derived());
+        // Detection needs the run's labels and result keys, not its samples.
+        let mut light = run.clone();
+        for r in &mut light.results {
+            r.samples.clear();
+        }
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = pending.get_mut(&group) {
+            p.runs.push(light);
+            p.settings = settings;
+            return;
+        }
+        pending.insert(
+            group.clone(),
+            Pending {
+                runs: vec![light],
+                settings,
+            },
+        );
+        drop(pending);
+        let queue = Arc::clone(&self.pending);
+        let _ = self.store.submit(move |store| {
+            let taken = queue
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&group);
+            let Some(p) = taken else { return };
+            let now = UnixTime::now().to_rfc3339(6).unwrap_or_default();
+            let line = match pitwall_pipeline::alerts::refresh(store, &p.runs, &p.settings, &now) {
+                Ok(r) => serde_json::json!({
+                    "event": "alerts",
+                    "project": group.0, "branch": group.1, "testbed": group.2,
+                    "runs": p.runs.len(), "new": r.new.len(), "suspected": r.suspected.len(),
+                    "updated": r.updated, "settled": r.settled,
+                }),
+                Err(e) => serde_json::json!({
+                    "event": "alerts", "project": group.0, "error": e.to_string(),
+                }),
+            };
+            eprintln!("{line}");
+        });
+    }
+}
+
+/// The alert settings of an upload: its thresholds, else the server's.
+fn settings_of(state: &State, upload: &Upload) -> AlertSettings {
+    let a = &upload.alerts;
+    AlertSettings {
+        rules: AlertRules {
+            threshold_pct: a.threshold_pct.unwrap_or(state.options.threshold_pct),
+            suite_threshold_pct: a.suite_threshold_pct.clone(),
+            resamples: defaults::ALERT_RESAMPLES,
+            level: defaults::ALERT_CI_LEVEL,
+            seed: defaults::ALERT_SEED,
+            match_window: defaults::ALERT_MATCH_WINDOW,
+        },
+        history_branch: a
+            .history_branch
+            .clone()
+            .unwrap_or_else(|| state.options.history_branch.clone()),
+        // The server has no checkout: steps are not labelled by the paths a commit touched.
+        code_paths: CodePaths::default(),
+        repo: None,
+    }
+}
+
+pub async fn upload_run(
+    Extract(state): Extract<State>,
+    Path(project): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let caller = match authorize(&state, &headers, TokenRole::Runner).await {
+        Ok(c) => c,
+        Err(d) => return refused(d.error, d.token.as_deref()),
+    };
+    let name = caller.token.clone().unwrap_or_default();
+    let token = Some(name.as_str());
+    if !state.uploads.admit(&name, Instant::now()) {
+        let e = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "token `{name}` made {} uploads in the last minute (hint: upload a run's results together)",
+                state.options.uploads_per_minute
+            ),
+        );
+        return refused(e, token);
+    }
+    let upload: Upload = match serde_json::from_slice(&body) {
+        Ok(u) => u,
+        Err(e) => {
+            let e = ApiError::bad_request(format!(
+                "upload body: {e} (hint: {{\"run\": <one of the `runs` `pitwall export` writes>, \"alerts\": {{…}}}})"
+            ));
+            return refused(e, token);
+        }
+    };
+    if upload.run.project != project {
+        let e = ApiError::bad_request(format!(
+            "run {} is of project `{}`, uploaded to `{project}`",
+            upload.run.id, upload.run.project
+        ));
+        return refused(e, token);
+    }
+    if let Err(e) = upload.run.validate() {
+        return refused(ApiError::bad_request(e.to_string()), token);
+    }
+    if let Some(problem) = upload.alerts.problem() {
+        return refused(ApiError::bad_request(problem), token);
+    }
+    let settings = settings_of(&state, &upload);
+    let run = upload.run;
+    let stored = state
+        .store
+        .call({
+            let run = run.clone();
+            move |s| s.insert_run(&run)
+        })
+        .await;
+    let outcome = match stored {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => return refused(ApiError::of_store(e), token),
+        Err(g) => return refused(g.into(), token),
+    };
+    let status = match outcome {
+        InsertOutcome::Inserted => {
+            state.refresher.enqueue(&run, settings);
+            StatusCode::CREATED
+        }
+        InsertOutcome::AlreadyStored => StatusCode::OK,
+    };
+    answer(
+        status,
+        &serde_json::json!({
+            "id": run.id,
+            "stored": outcome == InsertOutcome::Inserted,
+        }),
+        token,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limit_is_per_token_over_a_sliding_minute() {
+        let limiter = RateLimiter::new(3);
+        let t0 = Instant::now();
+        for _ in 0..3 {
+            assert!(limiter.admit("a", t0));
+        }
+        assert!(!limiter.admit("a", t0 + Duration::from_secs(30)));
+        assert!(limiter.admit("b", t0), "another token has its own budget");
+        assert!(limiter.admit("a", t0 + Duration::from_secs(60)));
+    }
+}
