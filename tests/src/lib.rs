@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 pub mod github;
 pub mod http;
 mod pg;
+pub mod serve;
 pub mod source_scan;
 pub use pg::{PgServer, TestDb, pg_server};
 

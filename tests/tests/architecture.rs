@@ -108,6 +108,17 @@ fn crates_depend_only_on_the_crates_below_them() {
                 "pitwall-schema",
             ][..],
         ),
+        (
+            "runner/server",
+            &[
+                "pitwall-pipeline",
+                "pitwall-engine",
+                "pitwall-store",
+                "pitwall-analysis",
+                "pitwall-stats",
+                "pitwall-schema",
+            ][..],
+        ),
         ("runner/store", &["pitwall-schema", "pitwall-stats"][..]),
         ("runner/host", &["pitwall-schema"][..]),
         ("runner/forge", &["pitwall-store", "pitwall-schema"][..]),

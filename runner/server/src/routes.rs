@@ -347,13 +347,17 @@ pub async fn triage_alert(
     Extract(state): Extract<State>,
     Path((project, id)): Path<(String, String)>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    body: axum::body::Body,
 ) -> Response {
     let caller = match authorize(&state, &headers, TokenRole::Triage).await {
         Ok(c) => c,
         Err(d) => return refused(d.error, d.token.as_deref()),
     };
     let token = caller.token.as_deref();
+    let body = match crate::upload::read_body(body, state.options.max_body_bytes).await {
+        Ok(b) => b,
+        Err(e) => return refused(e, token),
+    };
     let parsed: TriageBody = match serde_json::from_slice(&body) {
         Ok(b) => b,
         Err(e) => return refused(ApiError::bad_request(format!("triage body: {e}")), token),

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, State as Extract};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -157,11 +157,28 @@ fn settings_of(state: &State, upload: &Upload) -> AlertSettings {
     }
 }
 
+/// A request body read only once its token was let through: at most `limit` bytes (413
+/// above), so a caller without a token cannot make the server read 64 MiB.
+pub async fn read_body(body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    axum::body::to_bytes(body, limit).await.map_err(|e| {
+        let too_long = std::error::Error::source(&e)
+            .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+        if too_long {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the body is over {limit} bytes (hint: upload fewer results at once)"),
+            )
+        } else {
+            ApiError::bad_request(format!("cannot read the body: {e}"))
+        }
+    })
+}
+
 pub async fn upload_run(
     Extract(state): Extract<State>,
     Path(project): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Response {
     let caller = match authorize(&state, &headers, TokenRole::Runner).await {
         Ok(c) => c,
@@ -179,6 +196,10 @@ pub async fn upload_run(
         );
         return refused(e, token);
     }
+    let body = match read_body(body, state.options.max_body_bytes).await {
+        Ok(b) => b,
+        Err(e) => return refused(e, token),
+    };
     let upload: Upload = match serde_json::from_slice(&body) {
         Ok(u) => u,
         Err(e) => {

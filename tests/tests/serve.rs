@@ -1,0 +1,348 @@
+//! `pitwall serve` end to end (issue 29): the real binary serving a real store, runners
+//! uploading history runs with a token, alerts detected by the server in the background,
+//! reads and triage through the API, tokens made, refused and revoked with `pitwall token`,
+//! the limits (413, 429), `[serve] public_read`, the access log (no secret in it) and a
+//! graceful SIGTERM. On SQLite, and on PostgreSQL where a server is available.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use pitwall_e2e::serve::Server;
+use pitwall_e2e::{Sandbox, git, pg_server};
+use serde_json::{Value, json};
+
+/// Deterministic noise in [-1, 1).
+fn noise(i: usize, salt: usize) -> f64 {
+    let x = ((i * 7919 + salt * 104_729) % 1000) as f64 / 500.0;
+    x - 1.0
+}
+
+fn result_file(sb: &Sandbox, name: &str, level: f64, salt: usize) -> String {
+    let samples: Vec<f64> = (0..15)
+        .map(|i| level * (1.0 + 0.01 * noise(i, salt)))
+        .collect();
+    let doc =
+        json!({"schema": "pitwall/v1", "benchmarks": [{"name": "parse", "samples": samples}]});
+    sb.write(name, &doc.to_string())
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+fn commit(dir: &Path, n: usize) -> String {
+    std::fs::write(dir.join("src.txt"), format!("change {n}\n")).unwrap();
+    git(dir, &["add", "src.txt"]);
+    git(dir, &["commit", "-q", "-m", &format!("change {n}")]);
+    git(dir, &["rev-parse", "HEAD"])
+}
+
+/// `pitwall token create` against `store`: the secret.
+fn token(sb: &Sandbox, store: &str, role: &str, name: &str) -> String {
+    let out = sb
+        .run(&[
+            "--store", store, "token", "create", "--role", role, "--name", name,
+        ])
+        .expect(0)
+        .stdout();
+    let secret = out.trim().to_string();
+    assert!(secret.starts_with("pw_") && secret.len() == 67, "{out}");
+    secret
+}
+
+/// Twelve history runs of `parse` on main, a +8% step at the seventh commit, measured into
+/// the runner's own store and exported: what a runner uploads. The commits, and the runs.
+fn runner_history(sb: &Sandbox) -> (Vec<String>, Vec<Value>) {
+    let dir = sb.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    let shas: Vec<String> = (0..12).map(|n| commit(dir, n)).collect();
+    let local = "sqlite:runner.db";
+    for (i, sha) in shas.iter().enumerate() {
+        let level = if i < 6 { 1000.0 } else { 1080.0 };
+        let f = result_file(sb, &format!("r{i}.json"), level, i);
+        sb.run(&[
+            "--store",
+            local,
+            "import",
+            "--quiet",
+            &f,
+            "--commit",
+            sha,
+            "--branch",
+            "main",
+            "--testbed",
+            "h200-a",
+        ])
+        .expect(0);
+    }
+    let out = sb.run(&["--store", local, "export"]).expect(0).stdout();
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    (shas, doc["runs"].as_array().unwrap().clone())
+}
+
+fn upload(run: &Value) -> String {
+    json!({"run": run, "alerts": {"threshold_pct": 2.0, "history_branch": "main"}}).to_string()
+}
+
+/// Polls the alerts until `pred` holds (detection runs in the background), at most 60 s.
+fn alerts_until(s: &Server, token: &str, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let r = s.get("/api/v1/p/shop/alerts", Some(token));
+        assert_eq!(r.status, 200, "{}", r.body);
+        let all = r.json().as_array().unwrap().clone();
+        if pred(&all) || Instant::now() > until {
+            return all;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Uploads, reads, detection and triage against the store `store` names.
+fn scenario(sb: &Sandbox, store: &str) {
+    // The runner's project is named after its directory; the server serves it as `shop`.
+    let (shas, runs) = runner_history(sb);
+    let runs: Vec<Value> = runs
+        .into_iter()
+        .map(|mut r| {
+            r["project"] = json!("shop");
+            r
+        })
+        .collect();
+    let runner = token(sb, store, "runner", "gpu-runner-07");
+    let reader = token(sb, store, "read", "dashboard");
+    let triager = token(sb, store, "triage", "alice");
+    let s = Server::start(sb, &["--store", store]);
+
+    // Uploads: 201 stored, 200 for the same run again (idempotent), 400 for the wrong
+    // project, 403 for a reader.
+    for run in &runs {
+        let r = s.post("/api/v1/p/shop/runs", Some(&runner), &upload(run));
+        assert_eq!(r.status, 201, "{}", r.body);
+        assert_eq!(r.json()["stored"], true);
+    }
+    let again = s.post("/api/v1/p/shop/runs", Some(&runner), &upload(&runs[0]));
+    assert_eq!(
+        (again.status, again.json()["stored"].clone()),
+        (200, json!(false))
+    );
+    let elsewhere = s.post("/api/v1/p/other/runs", Some(&runner), &upload(&runs[0]));
+    assert_eq!(elsewhere.status, 400, "{}", elsewhere.body);
+    assert!(
+        elsewhere.body.contains("is of project `shop`"),
+        "{}",
+        elsewhere.body
+    );
+    let by_reader = s.post("/api/v1/p/shop/runs", Some(&reader), &upload(&runs[0]));
+    assert_eq!(by_reader.status, 403, "{}", by_reader.body);
+    let mut changed = runs[1].clone();
+    changed["results"][0]["samples"][0] = json!(1.0);
+    let conflict = s.post("/api/v1/p/shop/runs", Some(&runner), &upload(&changed));
+    assert_eq!(conflict.status, 409, "{}", conflict.body);
+
+    // Reads.
+    let listed = s.get("/api/v1/p/shop/runs?limit=5", Some(&reader));
+    assert_eq!(listed.status, 200);
+    assert_eq!(listed.json().as_array().unwrap().len(), 5);
+    let all = s.get("/api/v1/p/shop/runs", Some(&reader)).json();
+    assert_eq!(all.as_array().unwrap().len(), 12);
+    assert_eq!(
+        s.get("/api/v1/p/other/runs", Some(&reader)).json(),
+        json!([])
+    );
+    let id = runs[3]["id"].as_str().unwrap();
+    let one = s.get(&format!("/api/v1/p/shop/runs/{id}"), Some(&reader));
+    assert_eq!(one.status, 200, "{}", one.body);
+    assert_eq!(one.json()["results"], runs[3]["results"]);
+    assert_eq!(
+        s.get(&format!("/api/v1/p/other/runs/{id}"), Some(&reader))
+            .status,
+        404
+    );
+    assert_eq!(
+        s.get("/api/v1/p/shop/runs/latest", Some(&reader)).status,
+        404
+    );
+
+    // The series: one point per commit in commit order, the step at the seventh commit.
+    let key = runs[0]["results"][0]["suite"].as_str().unwrap().to_string() + "/parse";
+    let series = s.get(
+        &format!("/api/v1/p/shop/series?key={key}/time"),
+        Some(&reader),
+    );
+    assert_eq!(series.status, 200, "{}", series.body);
+    let series = series.json();
+    let one = &series.as_array().unwrap()[0];
+    let commits: Vec<&str> = one["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["commit"].as_str().unwrap())
+        .collect();
+    assert_eq!(commits, shas.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(one["changes"][0]["commit"], shas[6].as_str(), "{one}");
+
+    // Detection ran on the server: exactly one alert, at the step.
+    let alerts = alerts_until(&s, &reader, |a| !a.is_empty());
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    let a = &alerts[0];
+    assert_eq!(
+        (a["first_bad"].as_str(), a["status"].as_str()),
+        (Some(shas[6].as_str()), Some("active")),
+        "{a}"
+    );
+    let alert = format!("/api/v1/p/shop/alerts/{}", a["id"].as_str().unwrap());
+
+    // Triage: a triager may, a runner may not; a bad status is 400.
+    let ack = json!({"status": "acknowledged", "note": "known: bigger input"}).to_string();
+    assert_eq!(s.post(&alert, Some(&runner), &ack).status, 403);
+    let bad = s.post(&alert, Some(&triager), r#"{"status": "gone"}"#);
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    let done = s.post(&alert, Some(&triager), &ack);
+    assert_eq!(done.status, 200, "{}", done.body);
+    assert_eq!(done.json()["status"], "acknowledged");
+    let kept = s.get("/api/v1/p/shop/alerts?status=acknowledged", Some(&reader));
+    assert_eq!(kept.json()[0]["note"], "known: bigger input");
+
+    // The access log: one JSON line per request, named by token, never a secret.
+    let lines = s.lines();
+    let requests: Vec<Value> = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["event"] == "request")
+        .collect();
+    assert!(requests.len() >= 20, "{lines:?}");
+    assert!(
+        requests
+            .iter()
+            .any(|v| v["token"] == "gpu-runner-07" && v["status"] == 201)
+    );
+    assert!(
+        requests
+            .iter()
+            .any(|v| v["token"] == "dashboard" && v["status"] == 403)
+    );
+    for secret in [&runner, &reader, &triager] {
+        assert!(
+            lines.iter().all(|l| !l.contains(secret.as_str())),
+            "a secret was logged"
+        );
+    }
+}
+
+#[test]
+fn runners_upload_the_server_detects_and_people_read_and_triage() {
+    let sb = Sandbox::new();
+    let store = format!("sqlite:{}", sb.path().join("server.db").display());
+    scenario(&sb, &store);
+}
+
+#[test]
+fn the_same_on_postgresql() {
+    let Some(server) = pg_server() else {
+        return;
+    };
+    let db = server.database();
+    let sb = Sandbox::new();
+    scenario(&sb, &db.url);
+}
+
+#[test]
+fn tokens_are_refused_when_missing_unknown_or_revoked_and_reads_can_be_public() {
+    let sb = Sandbox::new();
+    let store = format!("sqlite:{}", sb.path().join("server.db").display());
+    let reader = token(&sb, &store, "read", "dashboard");
+    let s = Server::start(&sb, &["--store", &store]);
+    assert_eq!(s.get("/healthz", None).status, 200);
+    let none = s.get("/api/v1/p/shop/runs", None);
+    assert_eq!(none.status, 401, "{}", none.body);
+    assert!(none.json()["error"].as_str().unwrap().contains("token"));
+    assert_eq!(
+        s.get("/api/v1/p/shop/runs", Some("pw_nonsense")).status,
+        401
+    );
+    assert_eq!(s.get("/api/v1/p/shop/runs", Some(&reader)).status, 200);
+    assert_eq!(s.get("/api/v1/p/shop/nothing", Some(&reader)).status, 404);
+    // Revoked: refused from the next request on.
+    sb.run(&["--store", &store, "token", "revoke", "dashboard"])
+        .expect(0);
+    assert_eq!(s.get("/api/v1/p/shop/runs", Some(&reader)).status, 401);
+    let listed = sb
+        .run(&["--store", &store, "token", "list", "--format", "json"])
+        .expect(0)
+        .stdout();
+    assert!(
+        !listed.contains(&reader) && !listed.contains("secret"),
+        "{listed}"
+    );
+    let listed: Value = serde_json::from_str(&listed).unwrap();
+    assert_eq!(listed[0]["state"], "revoked");
+    drop(s);
+
+    // `[serve] public_read`: reads need no token, but a bad token is still refused and
+    // uploads still need a runner's.
+    sb.write("pitwall.toml", "[serve]\npublic_read = true\n");
+    let s = Server::start(&sb, &["--store", &store]);
+    assert_eq!(s.get("/api/v1/p/shop/runs", None).status, 200);
+    assert_eq!(
+        s.get("/api/v1/p/shop/runs", Some("pw_nonsense")).status,
+        401
+    );
+    assert_eq!(s.post("/api/v1/p/shop/runs", None, "{}").status, 401);
+}
+
+#[test]
+fn bodies_over_the_limit_are_413_and_a_token_uploading_too_often_429() {
+    let sb = Sandbox::new();
+    let store = format!("sqlite:{}", sb.path().join("server.db").display());
+    let runner = token(&sb, &store, "runner", "busy");
+    let s = Server::start(&sb, &["--store", &store]);
+    let huge = vec![b' '; (64 << 20) + 1];
+    // Without a token the body is not read: 401. With one, 413.
+    let r = s.request("POST", "/api/v1/p/shop/runs", None, &huge);
+    assert_eq!(r.status, 401, "{}", r.body);
+    let r = s.request("POST", "/api/v1/p/shop/runs", Some(&runner), &huge);
+    assert_eq!(r.status, 413, "{}", r.body);
+    // 60 uploads a minute per token (the one above counted): bad bodies count too.
+    let mut statuses = Vec::new();
+    for _ in 0..60 {
+        statuses.push(s.post("/api/v1/p/shop/runs", Some(&runner), "{}").status);
+    }
+    assert!(statuses[..59].iter().all(|&c| c == 400), "{statuses:?}");
+    assert_eq!(statuses[59], 429, "{statuses:?}");
+    assert!(
+        s.post("/api/v1/p/shop/runs", Some(&runner), "{}")
+            .body
+            .contains("last minute")
+    );
+}
+
+#[test]
+fn sigterm_stops_the_server_cleanly() {
+    let sb = Sandbox::new();
+    let store = format!("sqlite:{}", sb.path().join("server.db").display());
+    let mut s = Server::start(&sb, &["--store", &store]);
+    assert_eq!(s.get("/healthz", None).status, 200);
+    let status = s
+        .terminate(Duration::from_secs(20))
+        .expect("exits after SIGTERM");
+    assert!(status.success(), "{status:?}");
+    assert!(
+        s.lines()
+            .iter()
+            .any(|l| l.contains(r#""event":"shutdown""#)),
+        "{:?}",
+        s.lines()
+    );
+}
+
+#[test]
+fn a_port_in_use_is_a_usage_error_naming_it() {
+    let sb = Sandbox::new();
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = held.local_addr().unwrap().to_string();
+    let out = sb
+        .run(&["--store", "sqlite:s.db", "serve", "--listen", &addr])
+        .expect(2);
+    let err = out.stderr();
+    assert!(err.contains(&format!("cannot listen on {addr}")), "{err}");
+}
