@@ -346,3 +346,88 @@ fn a_port_in_use_is_a_usage_error_naming_it() {
     let err = out.stderr();
     assert!(err.contains(&format!("cannot listen on {addr}")), "{err}");
 }
+
+#[test]
+fn run_and_import_upload_through_the_server_with_the_token_kept_from_everything() {
+    let sb = Sandbox::new();
+    let dir = sb.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    let server_db = format!("sqlite:{}", dir.join("server.db").display());
+    let secret = token(&sb, &server_db, "runner", "gpu-runner-07");
+    let s = Server::start(&sb, &["--store", &server_db]);
+    // The benchmark writes its environment: the token must not be in it.
+    sb.write(
+        "pitwall.toml",
+        "[project]\nname = \"shop\"\n\n[[suite]]\nname = \"sh\"\nkind = \"command\"\ncommand = \"env > bench-env.txt\"\nformat = \"wall-time\"\nmax_samples = 10\n",
+    );
+    let sha = commit(dir, 1);
+    let with_token = |args: &[&str]| {
+        let mut c = sb.cmd(args);
+        c.env("PITWALL_TOKEN", &secret);
+        c.output().unwrap()
+    };
+    let out = with_token(&["--store", &s.base, "run", "--commit", &sha, "--no-report"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains(&format!("in {}", s.base)), "{stderr}");
+    let f = result_file(&sb, "r.json", 1000.0, 1);
+    let out = with_token(&["--store", &s.base, "import", &f, "--commit", &sha]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let runs = s.get("/api/v1/p/shop/runs", Some(&secret)).json();
+    assert_eq!(runs.as_array().unwrap().len(), 2, "{runs}");
+    let out = with_token(&["--store", &s.base, "runs", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    // The token reached neither the benchmark nor any output.
+    let mut seen = format!("{stdout}{stderr}{}", String::from_utf8_lossy(&out.stdout));
+    for entry in walk(dir) {
+        if entry.file_name().is_some_and(|n| n == "bench-env.txt") {
+            seen.push_str(&std::fs::read_to_string(&entry).unwrap());
+        }
+    }
+    assert!(
+        seen.contains("PATH="),
+        "the benchmark's environment was read"
+    );
+    assert!(!seen.contains(&secret), "the token leaked");
+    assert!(s.lines().iter().all(|l| !l.contains(&secret)));
+
+    // What needs the database, a missing token, a repository that names the server, and
+    // plain http off loopback: each a usage error naming the cause.
+    let prune = with_token(&["--store", &s.base, "prune", "--older-than", "1"]);
+    assert_eq!(prune.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&prune.stderr).contains("needs the store's database"));
+    let none = sb.run(&["--store", &s.base, "runs"]).expect(2).stderr();
+    assert!(none.contains("PITWALL_TOKEN"), "{none}");
+    sb.write(
+        "pitwall.toml",
+        "[store]\nurl = \"https://pitwall.example\"\n",
+    );
+    let named = with_token(&["runs"]);
+    assert_eq!(named.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&named.stderr).contains("never from pitwall.toml"));
+    let clear = with_token(&["--store", "http://pitwall.example:8080", "runs"]);
+    assert_eq!(clear.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&clear.stderr).contains("in clear"));
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

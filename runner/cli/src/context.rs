@@ -70,6 +70,12 @@ pub(super) fn remember_store_secrets(g: &Global) {
             secrets::remember_store_credential(&p);
         }
     }
+    // A server store's token: redacted from everything, whatever command runs.
+    if let Ok(token) = std::env::var(TOKEN_ENV) {
+        if !token.trim().is_empty() {
+            secrets::remember(token.trim());
+        }
+    }
 }
 
 /// Every secret the process knows, for what it prints, stores and publishes.
@@ -85,7 +91,55 @@ pub(super) fn open_store(
     config: &Config,
     mode: OpenMode,
 ) -> Result<Box<dyn Store>, Failure> {
-    open_url(&store_url(g, config, mode)?, mode)
+    match store_url(g, config, mode)? {
+        StoreUrl::Http(base) => open_server(&base, config),
+        url => open_url(&url, mode),
+    }
+}
+
+/// Refuses `what` (`pitwall prune`, `pitwall token`, …) when the store is a server: it needs
+/// the database itself.
+pub(super) fn database_only(g: &Global, config: &Config, what: &str) -> Result<(), Failure> {
+    match store_url(g, config, OpenMode::Existing)? {
+        StoreUrl::Http(base) => Err(Failure::rejected(format!(
+            "--store {base}: {what} needs the store's database, not a server (hint: run it on the server's host with --store naming its database)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The variable a server store's token is read from.
+pub(super) const TOKEN_ENV: &str = "PITWALL_TOKEN";
+
+/// A `pitwall serve` as the store (`--store https://…`): its API with the token in
+/// `PITWALL_TOKEN`, for the configuration's project; uploads carry its alert thresholds.
+fn open_server(base: &str, config: &Config) -> Result<Box<dyn Store>, Failure> {
+    let token = std::env::var(TOKEN_ENV)
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+        .ok_or_else(|| {
+            Failure::rejected(format!(
+                "--store {base}: a server store needs its token in {TOKEN_ENV} (hint: `pitwall token create --role runner` on the server's store makes one)"
+            ))
+        })?;
+    secrets::remember(&token);
+    let rules = pitwall_schema::UploadAlertRules {
+        threshold_pct: Some(config.thresholds.regression_pct),
+        suite_threshold_pct: config
+            .suites
+            .iter()
+            .filter_map(|s| s.threshold_pct.map(|t| (s.name.clone(), t)))
+            .collect(),
+        history_branch: Some(config.history_branch.clone()),
+    };
+    let store = pitwall_forge::store_client::HttpStore::connect(
+        base,
+        &config.project.name,
+        token.trim(),
+        rules,
+    )
+    .map_err(Failure::of_store)?;
+    Ok(RedactingStore::wrap(Box::new(store), redactor()))
 }
 
 /// Which store `open_store` opens (creating pitwall's own directory for the default one when
@@ -104,8 +158,15 @@ pub(super) fn store_url(g: &Global, config: &Config, mode: OpenMode) -> Result<S
                 .source
                 .as_deref()
                 .map_or("config".into(), |p: &Path| p.display().to_string());
-            StoreUrl::parse(s)
-                .map_err(|e| Failure::of_store_url(format!("{file}: [store] url"), e))?
+            let url = StoreUrl::parse(s)
+                .map_err(|e| Failure::of_store_url(format!("{file}: [store] url"), e))?;
+            if url.is_http() {
+                // The repository's own file never picks where the token goes.
+                return Err(Failure::rejected(format!(
+                    "{file}: [store] url: a server URL receives {TOKEN_ENV}, so it is taken only from --store or PITWALL_STORE, never from pitwall.toml"
+                )));
+            }
+            url
         }
         (None, None, None) => {
             // pitwall's own directory ignores itself, so it never shows in `git status`.

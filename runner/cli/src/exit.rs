@@ -82,10 +82,19 @@ impl ExitClass {
                             | StoreError::Invalid { .. }
                             | StoreError::Conflict { .. }
                             | StoreError::TokenExists { .. }
+                            | StoreError::NotOverHttp { .. }
                     )
                 )
         });
-        if usage {
+        // A server that refused the request as given (a bad token, a wrong role, a bad run) is
+        // the user's to fix; one that is overloaded or failing is infrastructure.
+        let refused = error.chain().any(|e| {
+            matches!(
+                e.downcast_ref::<StoreError>(),
+                Some(StoreError::Refused { status, .. }) if (400..500).contains(status) && *status != 408 && *status != 429
+            )
+        });
+        if usage || refused {
             ExitClass::Usage
         } else {
             ExitClass::Infra

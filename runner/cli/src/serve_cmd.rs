@@ -14,6 +14,12 @@ use super::exit::{ExitClass, Failure};
 pub(super) fn cmd_serve(g: &Global, a: &ServeArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
     let url = store_url(g, &config, OpenMode::Create)?;
+    if url.is_http() {
+        return Err(Failure::rejected(format!(
+            "--store {}: `pitwall serve` serves a database, not another server (hint: sqlite:PATH or postgres://…)",
+            url.describe()
+        )));
+    }
     let mut options = ServeOptions::new(a.listen);
     options.public_read = config.serve.public_read;
     options.history_branch = config.history_branch.clone();
@@ -50,6 +56,7 @@ fn role(r: RoleArg) -> TokenRole {
 
 pub(super) fn cmd_token(g: &Global, a: &TokenArgs) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
+    super::context::database_only(g, &config, "`pitwall token`")?;
     match &a.action {
         TokenAction::Create {
             role: r,

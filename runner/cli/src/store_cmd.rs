@@ -73,6 +73,7 @@ pub(super) fn cmd_runs(g: &Global, a: &RunsArgs) -> Result<ExitClass, Failure> {
 /// `pitwall runs exclude ID --note TEXT` / `runs include ID`.
 fn cmd_exclusion(g: &Global, action: &RunsAction) -> Result<ExitClass, Failure> {
     let config = load_config(g)?;
+    super::context::database_only(g, &config, "`pitwall runs exclude`/`include`")?;
     let mut store = open_store(g, &config, OpenMode::Existing)?;
     let (id, note) = match action {
         RunsAction::Exclude { run, note } => (run, Some(note.as_str())),
@@ -168,6 +169,7 @@ pub(super) fn cmd_import(g: &Global, a: &ImportArgs) -> Result<ExitClass, Failur
 pub(super) fn cmd_prune(g: &Global, a: &PruneArgs) -> Result<ExitClass, Failure> {
     use pitwall_pipeline::prune::{PruneRequest, prune};
     let config = load_config(g)?;
+    super::context::database_only(g, &config, "`pitwall prune`")?;
     let mut store = open_store(g, &config, OpenMode::Existing)?;
     let request = PruneRequest {
         older_than_days: a.older_than,

@@ -96,6 +96,10 @@ pub fn refresh(
     settings: &AlertSettings,
     now: &str,
 ) -> Result<AlertRefresh, StoreError> {
+    // A server detects the alerts of what is uploaded to it (`pitwall serve`).
+    if store.detects_alerts() {
+        return Ok(AlertRefresh::default());
+    }
     // (project, branch, testbed) → benchmark keys the stored runs hold, and how many runs.
     let mut groups: BTreeMap<(String, String, String), (BTreeSet<String>, usize)> = BTreeMap::new();
     for run in touched

@@ -95,9 +95,12 @@ async fn run_of(state: &State, project: String, id: String) -> Result<Run, ApiEr
     let got = state.store.call(move |s| s.get_run(&wanted)).await?;
     match got {
         Ok(run) if run.id == id && run.project == project => Ok(run),
-        Ok(_) | Err(pitwall_store::StoreError::NotFound { .. }) => Err(ApiError::not_found(
-            format!("no run `{id}` in project `{project}`"),
-        )),
+        // The API knows exact ids only: a prefix matching several runs is not one of them.
+        Ok(_)
+        | Err(pitwall_store::StoreError::NotFound { .. })
+        | Err(pitwall_store::StoreError::Ambiguous { .. }) => Err(ApiError::not_found(format!(
+            "no run `{id}` in project `{project}`"
+        ))),
         Err(e) => Err(ApiError::of_store(e)),
     }
 }

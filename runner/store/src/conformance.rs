@@ -6,13 +6,13 @@ use pitwall_schema::{ExportDoc, ResultStatus, RunStatus, SampleMeta};
 
 use super::{InsertOutcome, Store, StoreError};
 
-pub(super) mod alerts;
+pub mod alerts;
 mod fixtures;
-pub(super) mod skips;
+pub mod skips;
 
-pub(super) use fixtures::{ok_result, rich_run, run};
+pub use fixtures::{ok_result, rich_run, run};
 
-pub(super) fn round_trips_a_run_exactly(store: &mut dyn Store) {
+pub fn round_trips_a_run_exactly(store: &mut dyn Store) {
     let mut original = rich_run();
     // Faster than the hardware can be: its samples kept, its reason in `error` (no migration:
     // the stores check status values on read).
@@ -43,7 +43,7 @@ pub(super) fn round_trips_a_run_exactly(store: &mut dyn Store) {
 /// Replicates come back exactly, including the extremes of `u32`, beside metadata or without
 /// it; a result without them comes back without them (not with zeros); and they are part of
 /// what makes a run identical on re-insert.
-pub(super) fn round_trips_replicates(store: &mut dyn Store) {
+pub fn round_trips_replicates(store: &mut dyn Store) {
     let mut per_process = ok_result("per_process", vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
     per_process.replicates = vec![0, 0, 1, 1, 2, u32::MAX];
     let mut with_meta = ok_result("with_meta", vec![7.0, 8.0]);
@@ -98,7 +98,7 @@ pub(super) fn round_trips_replicates(store: &mut dyn Store) {
     assert_eq!(store.list_runs(None).unwrap().len(), 1);
 }
 
-pub(super) fn result_with_all_empty_metadata_keeps_it(store: &mut dyn Store) {
+pub fn result_with_all_empty_metadata_keeps_it(store: &mut dyn Store) {
     let mut r = ok_result("x", vec![1.0, 2.0]);
     r.sample_meta = vec![SampleMeta::default(); 2];
     let original = run("aaaa-1", "2026-01-01T10:00:00Z", vec![r]);
@@ -106,7 +106,7 @@ pub(super) fn result_with_all_empty_metadata_keeps_it(store: &mut dyn Store) {
     assert_eq!(store.get_run("aaaa-1").unwrap(), original);
 }
 
-pub(super) fn finds_runs_by_prefix_and_latest(store: &mut dyn Store) {
+pub fn finds_runs_by_prefix_and_latest(store: &mut dyn Store) {
     for (id, at) in [
         ("abcd1111", "2026-01-01T10:00:00Z"),
         ("abcd2222", "2026-01-03T10:00:00Z"),
@@ -140,7 +140,7 @@ pub(super) fn finds_runs_by_prefix_and_latest(store: &mut dyn Store) {
     assert!(err.to_string().contains("`ffff`"), "{err}");
 }
 
-pub(super) fn ambiguity_lists_at_most_five_candidates(store: &mut dyn Store) {
+pub fn ambiguity_lists_at_most_five_candidates(store: &mut dyn Store) {
     for i in 0..7 {
         let r = run(&format!("beef{i}"), "2026-01-01T10:00:00Z", vec![]);
         store.insert_run(&r).unwrap();
@@ -153,7 +153,7 @@ pub(super) fn ambiguity_lists_at_most_five_candidates(store: &mut dyn Store) {
     }
 }
 
-pub(super) fn latest_on_an_empty_store_is_not_found(store: &mut dyn Store) {
+pub fn latest_on_an_empty_store_is_not_found(store: &mut dyn Store) {
     assert!(matches!(
         store.get_run("latest"),
         Err(StoreError::NotFound { id, .. }) if id == "latest"
@@ -162,7 +162,7 @@ pub(super) fn latest_on_an_empty_store_is_not_found(store: &mut dyn Store) {
     assert!(store.all_runs().unwrap().is_empty());
 }
 
-pub(super) fn duplicate_inserts_are_idempotent_and_conflicts_change_nothing(store: &mut dyn Store) {
+pub fn duplicate_inserts_are_idempotent_and_conflicts_change_nothing(store: &mut dyn Store) {
     let original = rich_run();
     assert_eq!(
         store.insert_run(&original).unwrap(),
@@ -182,7 +182,7 @@ pub(super) fn duplicate_inserts_are_idempotent_and_conflicts_change_nothing(stor
     assert_eq!(store.all_runs().unwrap(), vec![original]);
 }
 
-pub(super) fn lists_newest_first_with_counts(store: &mut dyn Store) {
+pub fn lists_newest_first_with_counts(store: &mut dyn Store) {
     let old = run(
         "run-old",
         "2026-01-01T10:00:00Z",
@@ -214,7 +214,7 @@ pub(super) fn lists_newest_first_with_counts(store: &mut dyn Store) {
     assert_eq!(all, ["run-old", "run-mid", rich.id.as_str()]);
 }
 
-pub(super) fn exclusions_keep_the_run_and_round_trip(store: &mut dyn Store) {
+pub fn exclusions_keep_the_run_and_round_trip(store: &mut dyn Store) {
     let r = run(
         "run-excluded",
         "2026-01-01T10:00:00Z",
@@ -241,7 +241,7 @@ pub(super) fn exclusions_keep_the_run_and_round_trip(store: &mut dyn Store) {
     assert!(!store.set_exclusion("no-such-run", Some(&why)).unwrap());
 }
 
-pub(super) fn invalid_runs_are_refused_before_writing(store: &mut dyn Store) {
+pub fn invalid_runs_are_refused_before_writing(store: &mut dyn Store) {
     let bad = run(
         "nan-run",
         "2026-01-01T10:00:00Z",
@@ -256,7 +256,7 @@ pub(super) fn invalid_runs_are_refused_before_writing(store: &mut dyn Store) {
     assert!(store.list_runs(None).unwrap().is_empty());
 }
 
-pub(super) fn stores_a_hundred_thousand_samples_in_one_run(store: &mut dyn Store) {
+pub fn stores_a_hundred_thousand_samples_in_one_run(store: &mut dyn Store) {
     let samples: Vec<f64> = (0..100_000)
         .map(|i| f64::from(i) * 1.000_001 + 0.1)
         .collect();
@@ -280,7 +280,7 @@ pub(super) fn stores_a_hundred_thousand_samples_in_one_run(store: &mut dyn Store
 
 /// Two writers, each with its own connection (opened, and racing to migrate, in its thread),
 /// insert 20 runs each; every run lands whole.
-pub(super) fn concurrent_writers_all_succeed(open: &(dyn Fn() -> Box<dyn Store> + Sync)) {
+pub fn concurrent_writers_all_succeed(open: &(dyn Fn() -> Box<dyn Store> + Sync)) {
     std::thread::scope(|scope| {
         for t in 0..2 {
             scope.spawn(move || {
@@ -311,6 +311,7 @@ pub(super) fn concurrent_writers_all_succeed(open: &(dyn Fn() -> Box<dyn Store> 
 /// `(guard, Box<dyn Store>)` for a fresh, empty store (the guard keeps it alive), or returning
 /// from the test when the backend is unavailable. `$opener` gives a closure that opens the
 /// same store again (for the concurrency check).
+#[cfg(test)]
 macro_rules! store_conformance_tests {
     ($open:expr, $opener:expr) => {
         #[test]
@@ -399,4 +400,5 @@ macro_rules! store_conformance_tests {
         }
     };
 }
-pub(super) use store_conformance_tests;
+#[cfg(test)]
+pub(crate) use store_conformance_tests;

@@ -2,8 +2,8 @@
 //! backends sit behind one interface; `open` picks one from a store URL.
 
 mod alert_rows;
-#[cfg(test)]
-mod conformance;
+#[cfg(any(test, feature = "conformance"))]
+pub mod conformance;
 mod forge_comments;
 mod migrations;
 mod pg;
@@ -27,6 +27,7 @@ mod url;
 pub use pg::PgStore;
 pub use redacting::{RedactingStore, redact_run};
 pub use rows::point_of;
+pub use shared::{MAX_CANDIDATES, MIN_PREFIX, pick_one};
 pub use sqlite::SqliteStore;
 pub use tokens::{StoredToken, TokenRole};
 pub use url::StoreUrl;
@@ -140,6 +141,16 @@ pub enum StoreError {
         "store {store}: a token named `{name}` exists (hint: `pitwall token revoke {name}` first, or choose another name)"
     )]
     TokenExists { store: String, name: String },
+    #[error(
+        "store {store}: {what} cannot be done through a server (hint: run it on the server's host, against its database)"
+    )]
+    NotOverHttp { store: String, what: String },
+    #[error("store {store}: the server refused: {status} {message}")]
+    Refused {
+        store: String,
+        status: u16,
+        message: String,
+    },
     #[error("store {store}: stored data is corrupt: {what}")]
     Corrupt { store: String, what: String },
     #[error("store {store}: {source}")]
@@ -237,6 +248,12 @@ pub trait Store {
     /// Keeps `id` as `target`'s forge comment, replacing an earlier one.
     fn set_forge_comment(&mut self, target: &str, id: u64) -> Result<(), StoreError>;
 
+    /// Whether the store detects alerts itself when a run is stored (`pitwall serve` does, for
+    /// what is uploaded to it): then the caller does not.
+    fn detects_alerts(&self) -> bool {
+        false
+    }
+
     /// Stores a new API token (`pitwall token create`); `TokenExists` when an unrevoked token
     /// has its name (a revoked one is replaced).
     fn create_token(&mut self, token: &StoredToken) -> Result<(), StoreError>;
@@ -267,5 +284,10 @@ pub fn open(url: &StoreUrl, mode: OpenMode) -> Result<Box<dyn Store>, StoreError
     match url {
         StoreUrl::Sqlite(path) => Ok(Box::new(SqliteStore::open_with(path, mode)?)),
         StoreUrl::Postgres(u) => Ok(Box::new(PgStore::open_with(u, mode)?)),
+        StoreUrl::Http(u) => Err(StoreError::BadUrl {
+            url: u.clone(),
+            reason: "a server's store is opened by the pitwall binary (pitwall-forge's client)"
+                .into(),
+        }),
     }
 }

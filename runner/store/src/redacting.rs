@@ -76,6 +76,10 @@ impl Store for RedactingStore {
         self.inner.set_forge_comment(target, id)
     }
 
+    fn detects_alerts(&self) -> bool {
+        self.inner.detects_alerts()
+    }
+
     fn create_token(&mut self, token: &super::StoredToken) -> Result<(), StoreError> {
         self.inner.create_token(token)
     }

@@ -4,14 +4,14 @@
 use super::StoreError;
 
 /// Shortest id prefix `get_run` resolves (shorter strings only match a full id).
-pub(super) const MIN_PREFIX: usize = 4;
+pub const MIN_PREFIX: usize = 4;
 
 /// At most this many candidates are named when a prefix is ambiguous.
-pub(super) const MAX_CANDIDATES: usize = 5;
+pub const MAX_CANDIDATES: usize = 5;
 
 /// The one id among the runs whose id starts with `id` (`matches`, sorted, at most
 /// `MAX_CANDIDATES + 1`), or why there is not exactly one.
-pub(super) fn pick_one(store: &str, id: &str, matches: Vec<String>) -> Result<String, StoreError> {
+pub fn pick_one(store: &str, id: &str, matches: Vec<String>) -> Result<String, StoreError> {
     match matches.as_slice() {
         [] => Err(StoreError::NotFound {
             store: store.to_string(),

@@ -1,4 +1,5 @@
-//! Store URLs: `sqlite:PATH`, `sqlite://PATH`, a bare path, or `postgres://…`.
+//! Store URLs: `sqlite:PATH`, `sqlite://PATH`, a bare path, `postgres://…`, or the
+//! `https://…` of a `pitwall serve` (plain `http://` on loopback only).
 
 use std::path::PathBuf;
 
@@ -12,6 +13,42 @@ pub const DEFAULT_SQLITE_PATH: &str = ".pitwall/pitwall.db";
 pub enum StoreUrl {
     Sqlite(PathBuf),
     Postgres(String),
+    /// A `pitwall serve`'s base URL, without a trailing slash; runs go through its API with
+    /// the token in `PITWALL_TOKEN` (the binary opens it: the client is in pitwall-forge).
+    Http(String),
+}
+
+/// A server's URL (`whole`, `rest` after the scheme) checked: a host, no user or password
+/// (the token comes from `PITWALL_TOKEN` only), no query or fragment, and plain http only to
+/// a loopback address, since the token would otherwise cross the network in clear.
+fn http_url(whole: &str, rest: &str) -> Result<StoreUrl, String> {
+    let authority = rest.split('/').next().unwrap_or("");
+    if authority.is_empty() {
+        return Err("no host".into());
+    }
+    if authority.contains('@') {
+        return Err(
+            "a server URL carries no user or password (hint: the token goes in PITWALL_TOKEN)"
+                .into(),
+        );
+    }
+    if rest.contains('?') || rest.contains('#') {
+        return Err("a server URL has no query or fragment".into());
+    }
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    let loopback = host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if whole.starts_with("http://") && !loopback {
+        return Err(format!(
+            "plain http to `{host}` would send the token in clear (hint: use https://, or http:// on loopback only)"
+        ));
+    }
+    Ok(StoreUrl::Http(whole.trim_end_matches('/').to_string()))
 }
 
 /// Linux's PATH_MAX and NAME_MAX: longer paths cannot be opened, whatever the store.
@@ -31,6 +68,12 @@ impl StoreUrl {
         }
         if s.starts_with("postgres://") || s.starts_with("postgresql://") {
             return Ok(StoreUrl::Postgres(s.to_string()));
+        }
+        if let Some(rest) = s
+            .strip_prefix("https://")
+            .or_else(|| s.strip_prefix("http://"))
+        {
+            return http_url(s, rest).map_err(|r| bad(&r));
         }
         let path = if let Some(rest) = s.strip_prefix("sqlite://") {
             rest
@@ -65,6 +108,11 @@ impl StoreUrl {
             return Err(bad("path too long for the file system"));
         }
         Ok(StoreUrl::Sqlite(path))
+    }
+
+    /// Whether this is a server's URL (`https://`, or `http://` on loopback).
+    pub fn is_http(&self) -> bool {
+        matches!(self, StoreUrl::Http(_))
     }
 
     /// The built-in default, `sqlite:.pitwall/pitwall.db`.
@@ -131,6 +179,7 @@ impl StoreUrl {
         match self {
             StoreUrl::Sqlite(p) => format!("sqlite:{}", p.display()),
             StoreUrl::Postgres(u) => StoreUrl::redact(u),
+            StoreUrl::Http(u) => u.clone(),
         }
     }
 }

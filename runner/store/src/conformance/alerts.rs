@@ -8,7 +8,7 @@ use pitwall_schema::{
 
 use crate::{Store, StoreError};
 
-pub(crate) fn alert(id: &str, created_at: &str) -> Alert {
+pub fn alert(id: &str, created_at: &str) -> Alert {
     Alert {
         id: id.into(),
         status: AlertStatus::Active,
@@ -37,7 +37,7 @@ pub(crate) fn alert(id: &str, created_at: &str) -> Alert {
 }
 
 /// Alerts come back exactly as stored (an interval or none, notes with any text), oldest first.
-pub(crate) fn round_trips_alerts(store: &mut dyn Store) {
+pub fn round_trips_alerts(store: &mut dyn Store) {
     assert!(store.list_alerts().unwrap().is_empty());
     let mut improvement = alert("bbbb", "2026-12-01T10:00:00Z");
     improvement.kind = AlertKind::Improvement;
@@ -56,7 +56,7 @@ pub(crate) fn round_trips_alerts(store: &mut dyn Store) {
 /// Re-running detection (an upsert of the same id with other numbers) updates only the numbers
 /// and commits: status, note, culprit and `created_at` stay; an identical upsert changes
 /// nothing, not even `updated_at`; nothing is ever duplicated.
-pub(crate) fn upserts_keep_status_and_note(store: &mut dyn Store) {
+pub fn upserts_keep_status_and_note(store: &mut dyn Store) {
     let a = alert("aaaa", "2026-12-01T10:00:00Z");
     store.upsert_alerts(std::slice::from_ref(&a)).unwrap();
     let acked = store
@@ -119,7 +119,7 @@ pub(crate) fn upserts_keep_status_and_note(store: &mut dyn Store) {
 /// runs and label round-trips and follows detection's numbers; it is promoted or deleted only
 /// while it is still suspected; an untriaged alert is dismissed with a note, a triaged one is
 /// never touched; the upsert never writes the status of a known id.
-pub(crate) fn transitions_yield_to_triage(store: &mut dyn Store) {
+pub fn transitions_yield_to_triage(store: &mut dyn Store) {
     let change = |id: &str, from, to, note: Option<&str>| AlertTransition {
         id: id.into(),
         from,
@@ -217,7 +217,7 @@ pub(crate) fn transitions_yield_to_triage(store: &mut dyn Store) {
 }
 
 /// An update of an id no alert has is `NoAlert` naming the id, and changes nothing.
-pub(crate) fn unknown_alert_ids_are_refused(store: &mut dyn Store) {
+pub fn unknown_alert_ids_are_refused(store: &mut dyn Store) {
     store
         .upsert_alerts(&[alert("aaaa", "2026-12-01T10:00:00Z")])
         .unwrap();

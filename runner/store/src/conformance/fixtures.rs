@@ -8,7 +8,7 @@ use pitwall_schema::{
     Unit,
 };
 
-pub(crate) fn ok_result(name: &str, samples: Vec<f64>) -> BenchmarkResult {
+pub fn ok_result(name: &str, samples: Vec<f64>) -> BenchmarkResult {
     BenchmarkResult {
         suite: "kernel".into(),
         name: name.into(),
@@ -28,7 +28,7 @@ pub(crate) fn ok_result(name: &str, samples: Vec<f64>) -> BenchmarkResult {
     }
 }
 
-pub(crate) fn run(id: &str, started_at: &str, results: Vec<BenchmarkResult>) -> Run {
+pub fn run(id: &str, started_at: &str, results: Vec<BenchmarkResult>) -> Run {
     Run {
         exclusion: None,
         contention: None,
@@ -77,7 +77,7 @@ fn rich_pair() -> pitwall_schema::PairInfo {
 }
 
 /// A run using every corner of the schema.
-pub(crate) fn rich_run() -> Run {
+pub fn rich_run() -> Run {
     let mut with_meta = ok_result(
         "gemm_f32",
         vec![

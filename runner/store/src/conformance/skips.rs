@@ -17,7 +17,7 @@ fn huge_samples() -> Vec<f64> {
         .collect()
 }
 
-pub(crate) fn unsummarisable_results_are_stored_only_as_failed(store: &mut dyn Store) {
+pub fn unsummarisable_results_are_stored_only_as_failed(store: &mut dyn Store) {
     let huge = || ok_result("huge", huge_samples());
     let refused = run(
         "run-huge-ok",
@@ -50,10 +50,7 @@ pub(crate) fn unsummarisable_results_are_stored_only_as_failed(store: &mut dyn S
 
 /// `corrupt(id)` breaks run `id`'s first result with the backend's own SQL (an unknown
 /// status).
-pub(crate) fn unreadable_runs_are_named_once_and_skipped(
-    store: &mut dyn Store,
-    corrupt: &dyn Fn(&str),
-) {
+pub fn unreadable_runs_are_named_once_and_skipped(store: &mut dyn Store, corrupt: &dyn Fn(&str)) {
     let said = Arc::new(Mutex::new(Vec::<String>::new()));
     let sink = Arc::clone(&said);
     store.on_skipped(Box::new(move |line| {

@@ -84,3 +84,29 @@ fn finds_and_hides_a_password_anywhere_in_the_url() {
         assert_eq!(StoreUrl::password(none), None, "{none}");
     }
 }
+
+#[test]
+fn server_urls_are_https_or_loopback_http_without_credentials() {
+    for ok in [
+        "https://pitwall.example",
+        "https://pitwall.example:8443/",
+        "http://127.0.0.1:8080",
+        "http://localhost:8080/",
+        "http://[::1]:8080",
+    ] {
+        let u = StoreUrl::parse(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        assert!(u.is_http(), "{ok}");
+        assert!(!u.describe().ends_with('/'), "{ok}");
+    }
+    for (bad, says) in [
+        ("http://pitwall.example", "in clear"),
+        ("http://10.0.0.5:8080", "in clear"),
+        ("https://user:pw@pitwall.example", "no user or password"),
+        ("https://pitwall.example/?token=x", "no query"),
+        ("https://", "no host"),
+    ] {
+        let e = StoreUrl::parse(bad).unwrap_err().to_string();
+        assert!(e.contains(says), "{bad}: {e}");
+        assert!(!e.contains(":pw@"), "{e}");
+    }
+}
