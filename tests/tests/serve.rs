@@ -381,8 +381,18 @@ fn run_and_import_upload_through_the_server_with_the_token_kept_from_everything(
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The push job: the pushed commit as history, no local report (the server has the
+    // history).
+    let push = with_token(&["--store", &s.base, "ci", "--push", "--head", &sha]);
+    assert_eq!(
+        push.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&push.stderr)
+    );
     let runs = s.get("/api/v1/p/shop/runs", Some(&secret)).json();
-    assert_eq!(runs.as_array().unwrap().len(), 2, "{runs}");
+    assert_eq!(runs.as_array().unwrap().len(), 3, "{runs}");
+    assert!(!dir.join(".pitwall/report").exists());
     let out = with_token(&["--store", &s.base, "runs", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0));
     // The token reached neither the benchmark nor any output.

@@ -16,13 +16,20 @@ use super::site::{REPORT_DIR, write_report};
 /// Where `run` and `ci` write the HTML report: `--report-dir`, else `[report] dir`, else
 /// beside a SQLite store (`.pitwall/report` for the default `.pitwall/pitwall.db`,
 /// `DIR/report` for another `pitwall.db`, `DIR/NAME-report` for `DIR/NAME.db`). A PostgreSQL
-/// store has no directory of its own, so one must be named: decided before measuring.
+/// store has no directory of its own, so one must be named: decided before measuring. A
+/// server store (`--store https://…`) writes none: `None`.
 pub(super) fn report_dir(
     flag: Option<&Path>,
     config: &Config,
     store: &dyn Store,
-) -> Result<PathBuf, Failure> {
+) -> Result<Option<PathBuf>, Failure> {
+    // A server's store is read through its API: the history the report needs is the
+    // server's to show (docs/SERVE.md), not a runner's to render.
+    if store.detects_alerts() {
+        return Ok(None);
+    }
     report_dir_for(flag.or(config.report_dir.as_deref()), &store.describe())
+        .map(Some)
         .map_err(Failure::rejected)
 }
 

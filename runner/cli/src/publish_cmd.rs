@@ -22,9 +22,11 @@ pub(super) fn cmd_report(g: &Global, a: &ReportArgs) -> Result<ExitClass, Failur
         )));
     }
     let config = load_config(g)?;
+    super::context::database_only(g, &config, "`pitwall report`")?;
     let store = open_store(g, &config, OpenMode::Existing)?;
     // As after `run` and `ci`: --out, else [report] dir, else beside the store.
-    let out = report_dir(a.out.as_deref(), &config, store.as_ref())?;
+    let out = report_dir(a.out.as_deref(), &config, store.as_ref())?
+        .expect("a database store has a report directory or an error");
     let summary = write_report(&config, store.as_ref(), &out)?;
     println!("{}", out.join("index.html").display());
     if !g.quiet {
@@ -109,7 +111,7 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
         PairResult::Measured(pair) => pair,
     };
     announce_alerts(g, &config, &pair.new_alerts);
-    if print_pair(g, &config, store.as_mut(), &pair, Some(&report)) == ExitClass::Infra {
+    if print_pair(g, &config, store.as_mut(), &pair, report.as_deref()) == ExitClass::Infra {
         return Ok(ExitClass::Infra);
     }
     // What is published is the comparison printed above: the pair's own.

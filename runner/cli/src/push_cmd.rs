@@ -60,7 +60,9 @@ pub(super) fn cmd_ci_push(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> 
     })?;
     let outcome = outcome.map_err(Failure::of_measure)?;
     announce_alerts(g, &config, &outcome.new_alerts);
-    report_after(g, &config, store.as_ref(), &report);
+    if let Some(report) = &report {
+        report_after(g, &config, store.as_ref(), report);
+    }
     let raised = outcome
         .new_alerts
         .iter()

@@ -65,11 +65,7 @@ fn run_rank0(g: &Global, a: &RunArgs) -> Result<ExitClass, Failure> {
     let report = if a.no_report {
         None
     } else {
-        Some(report_dir(
-            a.report_dir.as_deref(),
-            &config,
-            store.as_ref(),
-        )?)
+        report_dir(a.report_dir.as_deref(), &config, store.as_ref())?
     };
     let cwd = current_dir()?;
     let select = RunRequest {
