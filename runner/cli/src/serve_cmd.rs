@@ -25,7 +25,7 @@ pub(super) fn cmd_serve(g: &Global, a: &ServeArgs) -> Result<ExitClass, Failure>
     options.history_branch = config.history_branch.clone();
     options.threshold_pct = config.thresholds.regression_pct;
     let public_read = options.public_read;
-    let opener: pitwall_server::Opener = Box::new(move || {
+    let opener: pitwall_server::Opener = std::sync::Arc::new(move || {
         open_url(&url, OpenMode::Create).map_err(|f| pitwall_store::StoreError::Corrupt {
             store: "store".into(),
             what: f.one_line(),

@@ -72,6 +72,10 @@ pub const SERVE_MAX_BODY_BYTES: usize = 64 << 20;
 /// Uploads one token may make a minute (429 above).
 pub const SERVE_UPLOADS_PER_MINUTE: usize = 60;
 
+/// Store connections of `pitwall serve` that serve reads beside its one writer (SQLite in WAL
+/// mode and PostgreSQL both read concurrently with a writer).
+pub const SERVE_READERS: usize = 4;
+
 /// Longest a request of `pitwall serve` may take, reading its body included (408 after).
 pub const SERVE_REQUEST_TIMEOUT_S: u64 = 60;
 

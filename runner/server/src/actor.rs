@@ -11,8 +11,8 @@ use pitwall_store::{Store, StoreError};
 
 type Job = Box<dyn FnOnce(&mut dyn Store) + Send>;
 
-/// Opens the store, on the store's own thread.
-pub type Opener = Box<dyn FnOnce() -> Result<Box<dyn Store>, StoreError> + Send>;
+/// Opens the store, on the thread that will use it: once for the writer, once per reader.
+pub type Opener = std::sync::Arc<dyn Fn() -> Result<Box<dyn Store>, StoreError> + Send + Sync>;
 
 /// The store thread has stopped (shutting down); the request gets 503.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,12 +25,13 @@ pub struct StoreActor {
 }
 
 impl StoreActor {
-    /// Starts the store thread and opens the store there; the error when it cannot be opened.
-    pub fn start(open: Opener) -> Result<(StoreActor, JoinHandle<()>), StoreError> {
+    /// Starts a store thread named `name` and opens the store there; the error when it
+    /// cannot be opened.
+    pub fn start(open: Opener, name: &str) -> Result<(StoreActor, JoinHandle<()>), StoreError> {
         let (tx, rx) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), StoreError>>();
         let handle = std::thread::Builder::new()
-            .name("pitwall-store".into())
+            .name(name.into())
             .spawn(move || {
                 let mut store = match open() {
                     Ok(s) => {
@@ -85,13 +86,52 @@ impl StoreActor {
     }
 }
 
+/// The store threads of a server: one writer (uploads, triage, alert detection: one at a
+/// time, as SQLite wants) and readers with their own connections, taken in turn, so that
+/// reads neither wait for a long write nor for each other.
+pub struct StorePool {
+    pub writer: StoreActor,
+    readers: Vec<StoreActor>,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+impl StorePool {
+    /// Opens the writer first (it migrates the store), then `readers` readers; with the
+    /// threads, which end once every handle to them is dropped and their queues are done.
+    pub fn start(
+        open: Opener,
+        readers: usize,
+    ) -> Result<(StorePool, Vec<JoinHandle<()>>), StoreError> {
+        let (writer, w) = StoreActor::start(open.clone(), "pitwall-store-w")?;
+        let mut threads = vec![w];
+        let mut pool = Vec::new();
+        for i in 0..readers.max(1) {
+            let (r, t) = StoreActor::start(open.clone(), &format!("pitwall-store-r{i}"))?;
+            pool.push(r);
+            threads.push(t);
+        }
+        let pool = StorePool {
+            writer,
+            readers: pool,
+            next: std::sync::atomic::AtomicUsize::new(0),
+        };
+        Ok((pool, threads))
+    }
+
+    /// The next reader.
+    pub fn reader(&self) -> &StoreActor {
+        let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        &self.readers[i % self.readers.len()]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn sqlite(dir: &std::path::Path) -> Opener {
         let path = dir.join("s.db");
-        Box::new(move || {
+        std::sync::Arc::new(move || {
             pitwall_store::SqliteStore::open(&path).map(|s| Box::new(s) as Box<dyn Store>)
         })
     }
@@ -99,7 +139,7 @@ mod tests {
     #[test]
     fn jobs_run_in_order_and_a_panicking_job_leaves_the_thread_running() {
         let dir = tempfile::tempdir().unwrap();
-        let (actor, handle) = StoreActor::start(sqlite(dir.path())).unwrap();
+        let (actor, handle) = StoreActor::start(sqlite(dir.path()), "t").unwrap();
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
@@ -115,12 +155,12 @@ mod tests {
 
     #[test]
     fn a_store_that_cannot_open_is_the_error() {
-        let opener: Opener = Box::new(|| {
+        let opener: Opener = std::sync::Arc::new(|| {
             Err(StoreError::Missing {
                 store: "sqlite:/nowhere".into(),
                 what: "no such store".into(),
             })
         });
-        assert!(StoreActor::start(opener).is_err());
+        assert!(StoreActor::start(opener, "t").is_err());
     }
 }

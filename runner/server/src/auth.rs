@@ -64,6 +64,7 @@ pub async fn authorize(
     };
     let stored = state
         .store
+        .reader()
         .call(|s| s.list_tokens())
         .await
         .map_err(|g| deny(g.into(), None))?

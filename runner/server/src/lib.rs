@@ -23,7 +23,7 @@ use axum::routing::{get, post};
 use tower_http::timeout::TimeoutLayer;
 
 pub use actor::Opener;
-use actor::StoreActor;
+use actor::StorePool;
 use pitwall_engine::defaults;
 
 /// How the server listens and what it allows.
@@ -38,6 +38,8 @@ pub struct ServeOptions {
     pub uploads_per_minute: usize,
     /// Longest a request may take (408 after).
     pub request_timeout: Duration,
+    /// Store threads that serve reads, each with its own connection.
+    pub readers: usize,
     /// The project whose `[history] branch` and thresholds the server was started with: the
     /// defaults of an upload that names none.
     pub history_branch: String,
@@ -53,6 +55,7 @@ impl ServeOptions {
             max_body_bytes: defaults::SERVE_MAX_BODY_BYTES,
             uploads_per_minute: defaults::SERVE_UPLOADS_PER_MINUTE,
             request_timeout: Duration::from_secs(defaults::SERVE_REQUEST_TIMEOUT_S),
+            readers: defaults::SERVE_READERS,
             history_branch: defaults::HISTORY_BRANCH.to_string(),
             threshold_pct: defaults::REGRESSION_PCT,
         }
@@ -77,7 +80,7 @@ pub enum ServeError {
 
 /// What every handler shares.
 pub(crate) struct StateInner {
-    pub store: StoreActor,
+    pub store: StorePool,
     pub options: ServeOptions,
     pub uploads: upload::RateLimiter,
     pub refresher: upload::Refresher,
@@ -116,7 +119,7 @@ pub fn serve(
     options: ServeOptions,
     listening: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
-    let (store, store_thread) = StoreActor::start(open)?;
+    let (store, store_threads) = StorePool::start(open, options.readers)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("pitwall-serve")
@@ -130,7 +133,7 @@ pub fn serve(
             })?;
         listening(listener.local_addr()?);
         let state = Arc::new(StateInner {
-            refresher: upload::Refresher::new(store.clone()),
+            refresher: upload::Refresher::new(store.writer.clone()),
             uploads: upload::RateLimiter::new(options.uploads_per_minute),
             store,
             options,
@@ -140,9 +143,12 @@ pub fn serve(
             .await?;
         Ok::<(), ServeError>(())
     });
-    // The router and its state are gone: the store thread ends after its queued jobs.
+    // The router and its state are gone: the store threads end after their queued jobs
+    // (the writer's alert detection included).
     drop(runtime);
-    let _ = store_thread.join();
+    for t in store_threads {
+        let _ = t.join();
+    }
     result
 }
 

@@ -33,7 +33,12 @@ async fn reader(state: &State, headers: &HeaderMap) -> Result<Caller, Response> 
 
 pub async fn healthz(Extract(state): Extract<State>) -> Response {
     // A read of the smallest table: the store answers.
-    match state.store.call(|s| s.list_tokens().map(|_| ())).await {
+    match state
+        .store
+        .reader()
+        .call(|s| s.list_tokens().map(|_| ()))
+        .await
+    {
         Ok(Ok(())) => answer(StatusCode::OK, &serde_json::json!({"status": "ok"}), None),
         Ok(Err(e)) => refused(ApiError::of_store(e), None),
         Err(g) => refused(g.into(), None),
@@ -65,6 +70,7 @@ pub async fn list_runs(
     let limit = q.limit.unwrap_or(DEFAULT_LIST).clamp(1, MAX_LIST);
     let listed = state
         .store
+        .reader()
         .call(move |s| {
             s.list_runs(None).map(|all| {
                 all.into_iter()
@@ -92,7 +98,11 @@ fn reply<T: Serialize>(
 /// Run `id` of `project`, exactly (no prefixes, no `latest`: API paths stay put).
 async fn run_of(state: &State, project: String, id: String) -> Result<Run, ApiError> {
     let wanted = id.clone();
-    let got = state.store.call(move |s| s.get_run(&wanted)).await?;
+    let got = state
+        .store
+        .reader()
+        .call(move |s| s.get_run(&wanted))
+        .await?;
     match got {
         Ok(run) if run.id == id && run.project == project => Ok(run),
         // The API knows exact ids only: a prefix matching several runs is not one of them.
@@ -133,6 +143,7 @@ pub async fn get_pair(
     let pair = id.clone();
     let ids = state
         .store
+        .reader()
         .call(move |s| {
             s.list_runs(None).map(|all| {
                 all.into_iter()
@@ -275,6 +286,7 @@ pub async fn series(
     let key = q.key.clone();
     let got = state
         .store
+        .reader()
         .call(move |s| {
             let mut runs = pitwall_pipeline::detect::history_runs(s, &key, &filter)?;
             runs.retain(|r| r.project == project);
@@ -328,6 +340,7 @@ pub async fn list_alerts(
     };
     let got = state
         .store
+        .reader()
         .call(move |s| {
             pitwall_pipeline::alerts::list(s, &query).map(|all| {
                 all.into_iter()
@@ -378,6 +391,7 @@ pub async fn triage_alert(
     use pitwall_store::StoreError;
     let got = state
         .store
+        .writer
         .call(move |s| -> Result<_, TriageError> {
             let alert = pitwall_pipeline::alerts::find(s, &id)?;
             if alert.series.project != project {

@@ -226,6 +226,7 @@ pub async fn upload_run(
     let run = upload.run;
     let stored = state
         .store
+        .writer
         .call({
             let run = run.clone();
             move |s| s.insert_run(&run)
