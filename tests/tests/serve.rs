@@ -262,9 +262,10 @@ fn tokens_are_refused_when_missing_unknown_or_revoked_and_reads_can_be_public() 
     );
     assert_eq!(s.get("/api/v1/p/shop/runs", Some(&reader)).status, 200);
     assert_eq!(s.get("/api/v1/p/shop/nothing", Some(&reader)).status, 404);
-    // Revoked: refused from the next request on.
+    // Revoked: refused once the server's token cache (one second) has expired.
     sb.run(&["--store", &store, "token", "revoke", "dashboard"])
         .expect(0);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
     assert_eq!(s.get("/api/v1/p/shop/runs", Some(&reader)).status, 401);
     let listed = sb
         .run(&["--store", &store, "token", "list", "--format", "json"])

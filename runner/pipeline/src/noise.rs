@@ -39,11 +39,11 @@ pub fn stored_pairs(
     limit: usize,
 ) -> Result<Vec<StoredPair>, StoreError> {
     let mut by_pair: BTreeMap<String, Vec<RunSummary>> = BTreeMap::new();
-    for s in store.list_runs(None)? {
+    for s in store.list_pair_runs(testbed)? {
         let Some(pair) = s.pair_id.clone() else {
             continue;
         };
-        if s.testbed.as_deref() == Some(testbed) && exclude != Some(pair.as_str()) {
+        if exclude != Some(pair.as_str()) {
             by_pair.entry(pair).or_default().push(s);
         }
     }

@@ -87,10 +87,12 @@ impl StoreActor {
 }
 
 /// The store threads of a server: one writer (uploads, triage, alert detection: one at a
-/// time, as SQLite wants) and readers with their own connections, taken in turn, so that
-/// reads neither wait for a long write nor for each other.
+/// time, as SQLite wants), one that reads the tokens, and readers with their own
+/// connections, taken in turn, so that reads neither wait for a long write nor for each other.
 pub struct StorePool {
     pub writer: StoreActor,
+    /// Reads the tokens only, so a request's check never waits behind other reads.
+    pub auth: StoreActor,
     readers: Vec<StoreActor>,
     next: std::sync::atomic::AtomicUsize,
 }
@@ -103,7 +105,8 @@ impl StorePool {
         readers: usize,
     ) -> Result<(StorePool, Vec<JoinHandle<()>>), StoreError> {
         let (writer, w) = StoreActor::start(open.clone(), "pitwall-store-w")?;
-        let mut threads = vec![w];
+        let (auth, a) = StoreActor::start(open.clone(), "pitwall-store-auth")?;
+        let mut threads = vec![w, a];
         let mut pool = Vec::new();
         for i in 0..readers.max(1) {
             let (r, t) = StoreActor::start(open.clone(), &format!("pitwall-store-r{i}"))?;
@@ -112,6 +115,7 @@ impl StorePool {
         }
         let pool = StorePool {
             writer,
+            auth,
             readers: pool,
             next: std::sync::atomic::AtomicUsize::new(0),
         };

@@ -3,13 +3,59 @@
 //! whose role may not do the thing 403; reads need no token when `[serve] public_read` is set.
 //! A presented token is always checked, public or not. No token secret is ever logged.
 
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
 use axum::http::{HeaderMap, StatusCode, header};
 
-use pitwall_pipeline::tokens::{self, Refusal, TokenRole};
+use pitwall_pipeline::tokens::{self, Refusal, StoredToken, TokenRole};
 use pitwall_schema::UnixTime;
 
 use crate::State;
 use crate::api::ApiError;
+
+/// How long the tokens read from the store are used before they are read again: a revoked
+/// token is refused within this time. A secret not among them is always checked against a
+/// fresh read, so a token made a moment ago works at once.
+pub const TOKEN_CACHE: Duration = Duration::from_secs(1);
+
+/// The tokens last read, and when.
+#[derive(Default)]
+pub struct TokenCache {
+    last: Mutex<Option<(Instant, Arc<Vec<StoredToken>>)>>,
+}
+
+impl TokenCache {
+    fn cached(&self) -> Option<Arc<Vec<StoredToken>>> {
+        let last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        last.as_ref()
+            .filter(|(at, _)| at.elapsed() < TOKEN_CACHE)
+            .map(|(_, t)| Arc::clone(t))
+    }
+
+    fn keep(&self, tokens: Vec<StoredToken>) -> Arc<Vec<StoredToken>> {
+        let tokens = Arc::new(tokens);
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((Instant::now(), Arc::clone(&tokens)));
+        tokens
+    }
+}
+
+/// The tokens, from the cache unless `fresh` or stale.
+async fn stored_tokens(state: &State, fresh: bool) -> Result<Arc<Vec<StoredToken>>, ApiError> {
+    if !fresh {
+        if let Some(t) = state.tokens.cached() {
+            return Ok(t);
+        }
+    }
+    let read = state
+        .store
+        .auth
+        .call(|s| s.list_tokens())
+        .await?
+        .map_err(ApiError::of_store)?;
+    Ok(state.tokens.keep(read))
+}
 
 /// The caller of a request that was let through: the token's name (none for a public read).
 #[derive(Debug, Clone)]
@@ -62,13 +108,14 @@ pub async fn authorize(
             None,
         ));
     };
-    let stored = state
-        .store
-        .reader()
-        .call(|s| s.list_tokens())
+    let mut stored = stored_tokens(state, false)
         .await
-        .map_err(|g| deny(g.into(), None))?
-        .map_err(|e| deny(ApiError::of_store(e), None))?;
+        .map_err(|e| deny(e, None))?;
+    if tokens::authenticate(&stored, secret, UnixTime::now()) == Err(Refusal::Unknown) {
+        stored = stored_tokens(state, true)
+            .await
+            .map_err(|e| deny(e, None))?;
+    }
     let token = match tokens::authenticate(&stored, secret, UnixTime::now()) {
         Ok(t) => t,
         Err(Refusal::Unknown) => {

@@ -83,6 +83,7 @@ pub(crate) struct StateInner {
     pub store: StorePool,
     pub options: ServeOptions,
     pub uploads: upload::RateLimiter,
+    pub tokens: auth::TokenCache,
     pub refresher: upload::Refresher,
 }
 
@@ -135,6 +136,7 @@ pub fn serve(
         let state = Arc::new(StateInner {
             refresher: upload::Refresher::new(store.writer.clone()),
             uploads: upload::RateLimiter::new(options.uploads_per_minute),
+            tokens: auth::TokenCache::default(),
             store,
             options,
         });

@@ -72,12 +72,19 @@ pub async fn list_runs(
         .store
         .reader()
         .call(move |s| {
-            s.list_runs(None).map(|all| {
-                all.into_iter()
-                    .filter(|r| r.project == project)
-                    .take(limit)
-                    .collect::<Vec<_>>()
-            })
+            // The newest `limit` runs of the store first (cheap); the whole list only when
+            // other projects' runs are among them.
+            let newest = s.list_runs(Some(limit))?;
+            let all = if newest.len() == limit && newest.iter().any(|r| r.project != project) {
+                s.list_runs(None)?
+            } else {
+                newest
+            };
+            Ok(all
+                .into_iter()
+                .filter(|r| r.project == project)
+                .take(limit)
+                .collect::<Vec<_>>())
         })
         .await;
     reply(listed, caller.token.as_deref())

@@ -241,6 +241,24 @@ pub fn exclusions_keep_the_run_and_round_trip(store: &mut dyn Store) {
     assert!(!store.set_exclusion("no-such-run", Some(&why)).unwrap());
 }
 
+/// Pair runs are listed by testbed, and only they (the noise book's read).
+pub fn lists_pair_runs_by_testbed(store: &mut dyn Store) {
+    let paired = rich_run(); // on testbed h200-box, one side of a pair
+    let mut alone = run(
+        "run-alone",
+        "2026-06-01T10:00:00Z",
+        vec![ok_result("x", vec![1.0])],
+    );
+    alone.testbed = Some("h200-box".into());
+    for r in [&paired, &alone] {
+        store.insert_run(r).unwrap();
+    }
+    let listed = store.list_pair_runs("h200-box").unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0], store.list_runs(None).unwrap()[0]);
+    assert!(store.list_pair_runs("other-box").unwrap().is_empty());
+}
+
 pub fn invalid_runs_are_refused_before_writing(store: &mut dyn Store) {
     let bad = run(
         "nan-run",
@@ -318,6 +336,11 @@ macro_rules! store_conformance_tests {
         fn conformance_round_trips_a_run_exactly() {
             let (_guard, mut store) = $open;
             crate::conformance::round_trips_a_run_exactly(&mut *store);
+        }
+        #[test]
+        fn conformance_lists_pair_runs_by_testbed() {
+            let (_guard, mut store) = $open;
+            crate::conformance::lists_pair_runs_by_testbed(&mut *store);
         }
         #[test]
         fn conformance_round_trips_replicates() {

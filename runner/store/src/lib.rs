@@ -6,6 +6,7 @@ mod alert_rows;
 pub mod conformance;
 mod forge_comments;
 mod migrations;
+mod pair_runs;
 mod pg;
 mod pg_alerts;
 mod pg_conn;
@@ -247,6 +248,16 @@ pub trait Store {
 
     /// Keeps `id` as `target`'s forge comment, replacing an earlier one.
     fn set_forge_comment(&mut self, target: &str, id: u64) -> Result<(), StoreError>;
+
+    /// The runs of interleaved pairs measured on `testbed`, newest first, as `list_runs`
+    /// lists them: what the testbed's noise book is read from.
+    fn list_pair_runs(&self, testbed: &str) -> Result<Vec<RunSummary>, StoreError> {
+        Ok(self
+            .list_runs(None)?
+            .into_iter()
+            .filter(|r| r.pair_id.is_some() && r.testbed.as_deref() == Some(testbed))
+            .collect())
+    }
 
     /// Whether the store detects alerts itself when a run is stored (`pitwall serve` does, for
     /// what is uploaded to it): then the caller does not.

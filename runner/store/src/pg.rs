@@ -297,6 +297,11 @@ impl Store for PgStore {
         Ok(InsertOutcome::Inserted)
     }
 
+    fn list_pair_runs(&self, testbed: &str) -> Result<Vec<RunSummary>, StoreError> {
+        let store = self.describe();
+        super::pair_runs::pg(&mut self.client.borrow_mut(), &store, &self.skips, testbed)
+    }
+
     fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>, StoreError> {
         let store = self.describe();
         let be = backend(&store);

@@ -35,6 +35,18 @@ impl RedactingStore {
         alert
     }
 
+    /// Run summaries with their texts redacted.
+    fn summaries(&self, runs: &mut [RunSummary]) {
+        for r in runs {
+            for s in [&mut r.project, &mut r.commit, &mut r.started_at] {
+                *s = self.text(std::mem::take(s));
+            }
+            for s in [&mut r.branch, &mut r.testbed, &mut r.role, &mut r.pair_id] {
+                *s = s.take().map(|t| self.text(t));
+            }
+        }
+    }
+
     fn text(&self, text: String) -> String {
         self.redactor.redact(&text)
     }
@@ -76,6 +88,12 @@ impl Store for RedactingStore {
         self.inner.set_forge_comment(target, id)
     }
 
+    fn list_pair_runs(&self, testbed: &str) -> Result<Vec<RunSummary>, StoreError> {
+        let mut runs = self.inner.list_pair_runs(testbed)?;
+        self.summaries(&mut runs);
+        Ok(runs)
+    }
+
     fn detects_alerts(&self) -> bool {
         self.inner.detects_alerts()
     }
@@ -99,14 +117,7 @@ impl Store for RedactingStore {
 
     fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>, StoreError> {
         let mut runs = self.inner.list_runs(limit)?;
-        for r in &mut runs {
-            for s in [&mut r.project, &mut r.commit, &mut r.started_at] {
-                *s = self.text(std::mem::take(s));
-            }
-            for s in [&mut r.branch, &mut r.testbed, &mut r.role, &mut r.pair_id] {
-                *s = s.take().map(|t| self.text(t));
-            }
-        }
+        self.summaries(&mut runs);
         Ok(runs)
     }
 

@@ -368,6 +368,10 @@ impl Store for SqliteStore {
         Ok(runs)
     }
 
+    fn list_pair_runs(&self, testbed: &str) -> Result<Vec<RunSummary>, StoreError> {
+        super::pair_runs::sqlite(&self.conn, &self.describe(), &self.skips, testbed)
+    }
+
     fn get_run(&self, id: &str) -> Result<Run, StoreError> {
         let store = self.describe();
         // One read transaction: resolving and loading see the same snapshot.

@@ -34,7 +34,8 @@ fn fresh(store_url: Option<&str>) -> (Sandbox, Server, Box<dyn Store>) {
 }
 
 fn every_check_on_sqlite() {
-    let checks: [Check; 9] = [
+    let checks: [Check; 10] = [
+        ("pair runs", check::lists_pair_runs_by_testbed),
         ("prefix and latest", check::finds_runs_by_prefix_and_latest),
         ("ambiguity", check::ambiguity_lists_at_most_five_candidates),
         (
@@ -81,9 +82,10 @@ fn the_http_store_passes_the_conformance_checks_on_postgresql() {
     };
     // One database per check: each server starts from an empty store.
     let check_db = || pg.database();
-    let dbs: Vec<_> = (0..10).map(|_| check_db()).collect();
+    let dbs: Vec<_> = (0..11).map(|_| check_db()).collect();
     let mut urls = dbs.iter().map(|d| d.url.clone());
-    let checks: [fn(&mut dyn Store); 10] = [
+    let checks: [fn(&mut dyn Store); 11] = [
+        check::lists_pair_runs_by_testbed,
         check::finds_runs_by_prefix_and_latest,
         check::ambiguity_lists_at_most_five_candidates,
         check::round_trips_a_run_exactly,

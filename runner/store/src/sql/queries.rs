@@ -55,6 +55,8 @@ pub(crate) struct Queries {
     /// At most ?1 runs, newest first, with their result counts and whether each is excluded
     /// (SQLite: all for -1, PostgreSQL: all for NULL).
     pub list_runs: String,
+    /// The runs of pairs on testbed ?1, newest first, as `list_runs` lists them.
+    pub list_pair_runs: String,
     /// The ids of run ?1's results, in order.
     pub result_ids_of_run: String,
     /// Drops result ?1's samples.
@@ -158,6 +160,15 @@ impl Queries {
                           WHERE x.run_id = r.id AND x.status = 'failed'),
                         r.pair_id, r.testbed, r.role, r.exclusion_json IS NOT NULL
                  FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?1",
+            ),
+            list_pair_runs: p(
+                "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
+                        (SELECT count(*) FROM results x WHERE x.run_id = r.id),
+                        (SELECT count(*) FROM results x
+                          WHERE x.run_id = r.id AND x.status = 'failed'),
+                        r.pair_id, r.testbed, r.role, r.exclusion_json IS NOT NULL
+                 FROM runs r WHERE r.pair_id IS NOT NULL AND r.testbed = ?1
+                 ORDER BY r.started_at DESC, r.id DESC",
             ),
             result_ids_of_run: p("SELECT id FROM results WHERE run_id = ?1 ORDER BY ord"),
             delete_samples: p("DELETE FROM samples WHERE result_id = ?1"),

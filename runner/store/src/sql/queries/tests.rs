@@ -240,6 +240,28 @@ fn old() -> Vec<Old> {
                  AND fingerprint_json NOT LIKE '%\"imported_from\"%' ORDER BY started_at, id"),
         ),
         (
+            "list_pair_runs",
+            |q| &q.list_pair_runs,
+            s(
+                "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
+                    (SELECT count(*) FROM results x WHERE x.run_id = r.id),
+                    (SELECT count(*) FROM results x
+                      WHERE x.run_id = r.id AND x.status = 'failed'),
+                    r.pair_id, r.testbed, r.role, r.exclusion_json IS NOT NULL
+               FROM runs r WHERE r.pair_id IS NOT NULL AND r.testbed = ?1
+               ORDER BY r.started_at DESC, r.id DESC",
+            ),
+            s(
+                "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
+                    (SELECT count(*) FROM results x WHERE x.run_id = r.id),
+                    (SELECT count(*) FROM results x
+                      WHERE x.run_id = r.id AND x.status = 'failed'),
+                    r.pair_id, r.testbed, r.role, r.exclusion_json IS NOT NULL
+               FROM runs r WHERE r.pair_id IS NOT NULL AND r.testbed = $1
+               ORDER BY r.started_at DESC, r.id DESC",
+            ),
+        ),
+        (
             "set_exclusion",
             |q| &q.set_exclusion,
             s("UPDATE runs SET exclusion_json = ?2 WHERE id = ?1"),
