@@ -161,15 +161,7 @@ impl Queries {
                         r.pair_id, r.testbed, r.role, r.exclusion_json IS NOT NULL
                  FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?1",
             ),
-            list_pair_runs: p(
-                "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
-                        (SELECT count(*) FROM results x WHERE x.run_id = r.id),
-                        (SELECT count(*) FROM results x
-                          WHERE x.run_id = r.id AND x.status = 'failed'),
-                        r.pair_id, r.testbed, r.role, r.exclusion_json IS NOT NULL
-                 FROM runs r WHERE r.pair_id IS NOT NULL AND r.testbed = ?1
-                 ORDER BY r.started_at DESC, r.id DESC",
-            ),
+            list_pair_runs: list_pair_runs(d),
             result_ids_of_run: p("SELECT id FROM results WHERE run_id = ?1 ORDER BY ord"),
             delete_samples: p("DELETE FROM samples WHERE result_id = ?1"),
             set_summary: p("UPDATE results SET summary_json = ?2 WHERE id = ?1"),
@@ -207,15 +199,7 @@ impl Queries {
                 "INSERT INTO forge_comments (target, comment_id) VALUES (?1, ?2)
                  ON CONFLICT (target) DO UPDATE SET comment_id = {excluded}.comment_id"
             )),
-            insert_token: p(&format!(
-                "INSERT INTO tokens (name, role, secret_sha256, created_at, expires_at, revoked_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, NULL)
-                 ON CONFLICT (name) DO UPDATE SET role = {excluded}.role,
-                     secret_sha256 = {excluded}.secret_sha256,
-                     created_at = {excluded}.created_at, expires_at = {excluded}.expires_at,
-                     revoked_at = NULL
-                 WHERE tokens.revoked_at IS NOT NULL"
-            )),
+            insert_token: insert_token(d),
             list_tokens: p(
                 "SELECT name, role, secret_sha256, created_at, expires_at, revoked_at FROM tokens
                  ORDER BY name",
@@ -228,6 +212,33 @@ impl Queries {
 }
 
 /// [`Queries::samples_to_load`].
+/// The runs of pairs on testbed ?1 (`Queries::list_pair_runs`).
+fn list_pair_runs(d: Dialect) -> String {
+    d.placeholders(
+        "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
+                        (SELECT count(*) FROM results x WHERE x.run_id = r.id),
+                        (SELECT count(*) FROM results x
+                          WHERE x.run_id = r.id AND x.status = 'failed'),
+                        r.pair_id, r.testbed, r.role, r.exclusion_json IS NOT NULL
+                 FROM runs r WHERE r.pair_id IS NOT NULL AND r.testbed = ?1
+                 ORDER BY r.started_at DESC, r.id DESC",
+    )
+}
+
+/// A new API token (`Queries::insert_token`).
+fn insert_token(d: Dialect) -> String {
+    let excluded = d.excluded();
+    d.placeholders(&format!(
+        "INSERT INTO tokens (name, role, secret_sha256, created_at, expires_at, revoked_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, NULL)
+                 ON CONFLICT (name) DO UPDATE SET role = {excluded}.role,
+                     secret_sha256 = {excluded}.secret_sha256,
+                     created_at = {excluded}.created_at, expires_at = {excluded}.expires_at,
+                     revoked_at = NULL
+                 WHERE tokens.revoked_at IS NOT NULL"
+    ))
+}
+
 fn samples_to_load(d: Dialect) -> String {
     match d {
         Dialect::Sqlite => {
