@@ -114,6 +114,7 @@ fn crates_depend_only_on_the_crates_below_them() {
                 "pitwall-pipeline",
                 "pitwall-engine",
                 "pitwall-store",
+                "pitwall-host",
                 "pitwall-analysis",
                 "pitwall-stats",
                 "pitwall-schema",

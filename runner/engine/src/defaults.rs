@@ -76,6 +76,16 @@ pub const SERVE_UPLOADS_PER_MINUTE: usize = 60;
 /// mode and PostgreSQL both read concurrently with a writer).
 pub const SERVE_READERS: usize = 4;
 
+/// The nice value of `pitwall serve`'s reader threads (Linux): the writer and the request
+/// threads keep the process's, so on a machine busy with readers an upload still gets the cpu
+/// (docs/PERFORMANCE.md, "`pitwall serve` at scale").
+pub const SERVE_READER_NICE: i32 = 19;
+
+/// Most results `pitwall serve` stores in one transaction when uploads queue up (group
+/// commit): uploads waiting for the writer are stored together up to this many results, which
+/// bounds how long the first of them waits for the others (docs/PERFORMANCE.md).
+pub const SERVE_GROUP_COMMIT_MAX_RESULTS: usize = 20_000;
+
 /// Longest a request of `pitwall serve` may take, reading its body included (408 after).
 pub const SERVE_REQUEST_TIMEOUT_S: u64 = 60;
 

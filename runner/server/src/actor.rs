@@ -1,8 +1,10 @@
 //! The store behind the server: one thread owns it and runs the jobs request handlers send
 //! it, one at a time. A `Store` is used from one thread (a SQLite connection, the PostgreSQL
 //! client), and one writer at a time is what both databases want; an upload is one job, so it
-//! is stored whole or not at all.
+//! is stored whole or not at all. Jobs someone waits for (uploads, triage) go before
+//! background jobs (alert detection), so a detection never holds an upload's answer.
 
+use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -10,6 +12,15 @@ use std::thread::JoinHandle;
 use pitwall_store::{Store, StoreError};
 
 type Job = Box<dyn FnOnce(&mut dyn Store) + Send>;
+
+/// Which queue of the store thread a job joins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lane {
+    /// A request waits for it.
+    Now,
+    /// Nobody waits (alert detection): run when no `Now` job is queued.
+    Background,
+}
 
 /// Opens the store, on the thread that will use it: once for the writer, once per reader.
 pub type Opener = std::sync::Arc<dyn Fn() -> Result<Box<dyn Store>, StoreError> + Send + Sync>;
@@ -21,18 +32,37 @@ pub struct Gone;
 /// A handle to the store thread; cheap to clone.
 #[derive(Clone)]
 pub struct StoreActor {
-    tx: mpsc::Sender<Job>,
+    tx: mpsc::Sender<(Lane, Job)>,
 }
 
 impl StoreActor {
     /// Starts a store thread named `name` and opens the store there; the error when it
     /// cannot be opened.
     pub fn start(open: Opener, name: &str) -> Result<(StoreActor, JoinHandle<()>), StoreError> {
-        let (tx, rx) = mpsc::channel::<Job>();
+        StoreActor::start_niced(open, name, None)
+    }
+
+    /// `start`, with the thread's nice value raised to `nice` when given (readers: an upload
+    /// waits for the writer, a reader's answer can wait for the upload).
+    pub fn start_niced(
+        open: Opener,
+        name: &str,
+        nice: Option<i32>,
+    ) -> Result<(StoreActor, JoinHandle<()>), StoreError> {
+        let (tx, rx) = mpsc::channel::<(Lane, Job)>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), StoreError>>();
+        let thread = name.to_string();
         let handle = std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
+                if let Some(nice) = nice
+                    && let Err(e) = pitwall_host::machine::lower_thread_priority(nice)
+                {
+                    let line = serde_json::json!({
+                        "event": "priority", "thread": thread, "error": e.to_string(),
+                    });
+                    eprintln!("{line}");
+                }
                 let mut store = match open() {
                     Ok(s) => {
                         let _ = ready_tx.send(Ok(()));
@@ -43,9 +73,10 @@ impl StoreActor {
                         return;
                     }
                 };
-                // Every job until the last handle is dropped; a job that panics fails its
-                // request (its reply is dropped: 500), not the server.
-                while let Ok(job) = rx.recv() {
+                // Every job until the last handle is dropped and the queues are empty; a job
+                // that panics fails its request (its reply is dropped: 500), not the server.
+                let mut queues = Queues::default();
+                while let Some(job) = queues.next(&rx) {
                     let _ = catch_unwind(AssertUnwindSafe(|| job(store.as_mut())));
                 }
             })
@@ -72,17 +103,56 @@ impl StoreActor {
         f: impl FnOnce(&mut dyn Store) -> T + Send + 'static,
     ) -> Result<T, Gone> {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.tx
-            .send(Box::new(move |s| {
-                let _ = tx.send(f(s));
-            }))
-            .map_err(|_| Gone)?;
+        self.now(move |s| {
+            let _ = tx.send(f(s));
+        })?;
         rx.await.map_err(|_| Gone)
     }
 
-    /// Queues `f` on the store without waiting (background work: alert detection).
+    /// Queues `f` ahead of background work, without waiting; `f` answers its caller itself
+    /// (the group commit of uploads).
+    pub fn now(&self, f: impl FnOnce(&mut dyn Store) + Send + 'static) -> Result<(), Gone> {
+        self.tx.send((Lane::Now, Box::new(f))).map_err(|_| Gone)
+    }
+
+    /// Queues `f` on the store without waiting, behind every job a request waits for
+    /// (background work: alert detection).
     pub fn submit(&self, f: impl FnOnce(&mut dyn Store) + Send + 'static) -> Result<(), Gone> {
-        self.tx.send(Box::new(f)).map_err(|_| Gone)
+        self.tx
+            .send((Lane::Background, Box::new(f)))
+            .map_err(|_| Gone)
+    }
+}
+
+/// The jobs a store thread has received and not run yet, per lane.
+#[derive(Default)]
+struct Queues {
+    now: VecDeque<Job>,
+    background: VecDeque<Job>,
+}
+
+impl Queues {
+    /// The next job: every job sent so far is taken in first, then the oldest `Now` job runs
+    /// before any background job; blocks while there is none. `None` once every sender is
+    /// gone and nothing is left.
+    fn next(&mut self, rx: &mpsc::Receiver<(Lane, Job)>) -> Option<Job> {
+        loop {
+            while let Ok((lane, job)) = rx.try_recv() {
+                self.push(lane, job);
+            }
+            if let Some(job) = self.now.pop_front().or_else(|| self.background.pop_front()) {
+                return Some(job);
+            }
+            let (lane, job) = rx.recv().ok()?;
+            self.push(lane, job);
+        }
+    }
+
+    fn push(&mut self, lane: Lane, job: Job) {
+        match lane {
+            Lane::Now => self.now.push_back(job),
+            Lane::Background => self.background.push_back(job),
+        }
     }
 }
 
@@ -98,18 +168,21 @@ pub struct StorePool {
 }
 
 impl StorePool {
-    /// Opens the writer first (it migrates the store), then `readers` readers; with the
-    /// threads, which end once every handle to them is dropped and their queues are done.
+    /// Opens the writer first (it migrates the store), then `readers` readers at nice value
+    /// `reader_nice`; with the threads, which end once every handle to them is dropped and
+    /// their queues are done.
     pub fn start(
         open: Opener,
         readers: usize,
+        reader_nice: Option<i32>,
     ) -> Result<(StorePool, Vec<JoinHandle<()>>), StoreError> {
         let (writer, w) = StoreActor::start(open.clone(), "pitwall-store-w")?;
         let (auth, a) = StoreActor::start(open.clone(), "pitwall-store-auth")?;
         let mut threads = vec![w, a];
         let mut pool = Vec::new();
         for i in 0..readers.max(1) {
-            let (r, t) = StoreActor::start(open.clone(), &format!("pitwall-store-r{i}"))?;
+            let name = format!("pitwall-store-r{i}");
+            let (r, t) = StoreActor::start_niced(open.clone(), &name, reader_nice)?;
             pool.push(r);
             threads.push(t);
         }
@@ -155,6 +228,33 @@ mod tests {
         });
         drop(actor);
         handle.join().unwrap();
+    }
+
+    #[test]
+    fn jobs_a_request_waits_for_run_before_background_jobs() {
+        let (tx, rx) = mpsc::channel::<(Lane, Job)>();
+        let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        for (lane, name) in [
+            (Lane::Background, "detect 1"),
+            (Lane::Now, "upload 1"),
+            (Lane::Background, "detect 2"),
+            (Lane::Now, "upload 2"),
+        ] {
+            let order = order.clone();
+            let job: Job = Box::new(move |_| order.lock().unwrap().push(name));
+            tx.send((lane, job)).unwrap();
+        }
+        drop(tx);
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = pitwall_store::SqliteStore::open(&dir.path().join("s.db")).unwrap();
+        let mut queues = Queues::default();
+        while let Some(job) = queues.next(&rx) {
+            job(&mut store);
+        }
+        assert_eq!(
+            *order.lock().unwrap(),
+            ["upload 1", "upload 2", "detect 1", "detect 2"]
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod access_log;
 mod actor;
 mod api;
 mod auth;
+mod commit;
 mod routes;
 mod upload;
 
@@ -40,6 +41,10 @@ pub struct ServeOptions {
     pub request_timeout: Duration,
     /// Store threads that serve reads, each with its own connection.
     pub readers: usize,
+    /// The nice value of the reader threads (`None`: left as the process's).
+    pub reader_nice: Option<i32>,
+    /// Most results stored in one transaction when uploads queue up (group commit).
+    pub group_commit_max_results: usize,
     /// The project whose `[history] branch` and thresholds the server was started with: the
     /// defaults of an upload that names none.
     pub history_branch: String,
@@ -56,6 +61,8 @@ impl ServeOptions {
             uploads_per_minute: defaults::SERVE_UPLOADS_PER_MINUTE,
             request_timeout: Duration::from_secs(defaults::SERVE_REQUEST_TIMEOUT_S),
             readers: defaults::SERVE_READERS,
+            reader_nice: Some(defaults::SERVE_READER_NICE),
+            group_commit_max_results: defaults::SERVE_GROUP_COMMIT_MAX_RESULTS,
             history_branch: defaults::HISTORY_BRANCH.to_string(),
             threshold_pct: defaults::REGRESSION_PCT,
         }
@@ -85,6 +92,7 @@ pub(crate) struct StateInner {
     pub uploads: upload::RateLimiter,
     pub tokens: auth::TokenCache,
     pub refresher: upload::Refresher,
+    pub commit: commit::GroupCommit,
 }
 
 pub(crate) type State = Arc<StateInner>;
@@ -120,7 +128,7 @@ pub fn serve(
     options: ServeOptions,
     listening: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
-    let (store, store_threads) = StorePool::start(open, options.readers)?;
+    let (store, store_threads) = StorePool::start(open, options.readers, options.reader_nice)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("pitwall-serve")
@@ -135,6 +143,10 @@ pub fn serve(
         listening(listener.local_addr()?);
         let state = Arc::new(StateInner {
             refresher: upload::Refresher::new(store.writer.clone()),
+            commit: commit::GroupCommit::new(
+                store.writer.clone(),
+                options.group_commit_max_results,
+            ),
             uploads: upload::RateLimiter::new(options.uploads_per_minute),
             tokens: auth::TokenCache::default(),
             store,

@@ -1,5 +1,6 @@
 //! Uploads (`POST /api/v1/p/<project>/runs`, runner tokens only): the run is checked, stored in
-//! one transaction on the store thread, and answered; the alerts of the series it touched are
+//! one transaction on the store thread (with the other uploads queued by then: commit.rs), and
+//! answered; the alerts of the series it touched are
 //! then re-detected in the background with the thresholds the upload carried, coalesced per
 //! (project, branch, testbed): uploads queued behind one detection join it. Runners never write
 //! alerts. Each token may upload `uploads_per_minute` times a minute.
@@ -224,14 +225,7 @@ pub async fn upload_run(
     }
     let settings = settings_of(&state, &upload);
     let run = upload.run;
-    let stored = state
-        .store
-        .writer
-        .call({
-            let run = run.clone();
-            move |s| s.insert_run(&run)
-        })
-        .await;
+    let stored = state.commit.insert(run.clone()).await;
     let outcome = match stored {
         Ok(Ok(o)) => o,
         Ok(Err(e)) => return refused(ApiError::of_store(e), token),

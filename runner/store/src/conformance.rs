@@ -98,6 +98,43 @@ pub fn round_trips_replicates(store: &mut dyn Store) {
     assert_eq!(store.list_runs(None).unwrap().len(), 1);
 }
 
+/// A batch (`insert_runs`, a server's group commit) is stored whole or not at all: a
+/// conflicting or invalid run in it leaves every other run of it unstored.
+pub fn a_batch_is_stored_whole_or_not_at_all(store: &mut dyn Store) {
+    let one = |id: &str, at: &str| run(id, at, vec![ok_result("x", vec![1.0, 2.0])]);
+    let (a, b) = (
+        one("batch-a", "2026-04-01T10:00:00Z"),
+        one("batch-b", "2026-04-02T10:00:00Z"),
+    );
+    assert_eq!(
+        store.insert_runs(&[a.clone(), b]).unwrap(),
+        [InsertOutcome::Inserted, InsertOutcome::Inserted]
+    );
+    let c = one("batch-c", "2026-04-03T10:00:00Z");
+    assert_eq!(
+        store.insert_runs(&[a.clone(), c]).unwrap(),
+        [InsertOutcome::AlreadyStored, InsertOutcome::Inserted]
+    );
+    let mut changed = a.clone();
+    changed.commit = "f".repeat(40);
+    let d = one("batch-d", "2026-04-04T10:00:00Z");
+    let err = store.insert_runs(&[d.clone(), changed]).unwrap_err();
+    assert!(matches!(err, StoreError::Conflict { .. }), "{err:?}");
+    let mut bad = one("batch-e", "2026-04-05T10:00:00Z");
+    bad.results[0].replicates = vec![0];
+    let err = store.insert_runs(&[d, bad]).unwrap_err();
+    assert!(matches!(err, StoreError::Invalid { .. }), "{err:?}");
+    let mut ids: Vec<String> = store
+        .list_runs(None)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["batch-a", "batch-b", "batch-c"]);
+    assert_eq!(store.get_run("batch-a").unwrap(), a);
+}
+
 pub fn result_with_all_empty_metadata_keeps_it(store: &mut dyn Store) {
     let mut r = ok_result("x", vec![1.0, 2.0]);
     r.sample_meta = vec![SampleMeta::default(); 2];
@@ -346,6 +383,11 @@ macro_rules! store_conformance_tests {
         fn conformance_round_trips_replicates() {
             let (_guard, mut store) = $open;
             crate::conformance::round_trips_replicates(&mut *store);
+        }
+        #[test]
+        fn conformance_a_batch_is_stored_whole_or_not_at_all() {
+            let (_guard, mut store) = $open;
+            crate::conformance::a_batch_is_stored_whole_or_not_at_all(&mut *store);
         }
         #[test]
         fn conformance_result_with_all_empty_metadata_keeps_it() {

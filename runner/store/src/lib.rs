@@ -9,7 +9,9 @@ mod migrations;
 mod pair_runs;
 mod pg;
 mod pg_alerts;
+mod pg_codec;
 mod pg_conn;
+mod pg_insert;
 mod pg_migrations;
 mod pg_query;
 mod prune;
@@ -22,6 +24,7 @@ mod sqlite;
 mod sqlite_alerts;
 mod sqlite_codec;
 mod sqlite_files;
+mod sqlite_insert;
 mod tokens;
 mod url;
 
@@ -170,6 +173,13 @@ pub trait Store {
 
     /// Stores a run and all its results and samples in one transaction.
     fn insert_run(&mut self, run: &Run) -> Result<InsertOutcome, StoreError>;
+
+    /// Stores several runs in one transaction (a server's group commit): every run is stored
+    /// or none is, and the outcomes are in the order of `runs`. The database stores override
+    /// this; the default stores them one by one, which is not all-or-nothing.
+    fn insert_runs(&mut self, runs: &[Run]) -> Result<Vec<InsertOutcome>, StoreError> {
+        runs.iter().map(|r| self.insert_run(r)).collect()
+    }
 
     /// Runs, newest first (by `started_at`, then id), at most `limit`.
     fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>, StoreError>;

@@ -7,20 +7,17 @@
 //! refused with a hint), so use it on a trusted network, a local socket or an SSH tunnel.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::time::Duration;
 
-use pitwall_schema::{Alert, AlertUpdate, BenchmarkResult, Run};
+use pitwall_schema::{Alert, AlertUpdate, Run};
 use postgres::config::SslMode;
 use postgres::{Client, Config, GenericClient, NoTls};
 
-use super::pg_conn::{backend, locked_transaction, snapshot};
+use super::pg_codec::load_run;
+use super::pg_conn::{backend, snapshot};
 use super::pg_migrations::{current_version, migrate};
-use super::rows::{
-    ResultRow, RunRow, SampleRow, SummaryRow, already_stored, corrupt, meta_json, replicate,
-    to_json,
-};
-use super::shared::{MAX_CANDIDATES, MIN_PREFIX, fault_pause_in_txn};
+use super::rows::{SummaryRow, corrupt};
+use super::shared::{MAX_CANDIDATES, MIN_PREFIX};
 use super::sql::queries::POSTGRES;
 use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, StoreUrl, pg_alerts};
 
@@ -99,70 +96,6 @@ impl PgStore {
     }
 }
 
-/// Run `id` with all its results and samples; `None` when no such run is stored.
-fn load_run(
-    client: &mut impl GenericClient,
-    store: &str,
-    id: &str,
-) -> Result<Option<Run>, StoreError> {
-    let be = backend(store);
-    let Some(r) = client.query_opt(&POSTGRES.run_row, &[&id]).map_err(&be)? else {
-        return Ok(None);
-    };
-    let row = RunRow {
-        project: r.get(0),
-        commit: r.get(1),
-        branch: r.get(2),
-        started_at: r.get(3),
-        finished_at: r.get(4),
-        config_hash: r.get(5),
-        status: r.get(6),
-        fingerprint_json: r.get(7),
-        commit_info_json: r.get(8),
-        error: r.get(9),
-        pair_json: r.get(10),
-        testbed: r.get(11),
-        role: r.get(12),
-        exclusion_json: r.get(13),
-        contention_json: r.get(14),
-    };
-    let result_rows = client
-        .query(&POSTGRES.results_of_run, &[&id])
-        .map_err(&be)?;
-    // Every sample of the run in one query, grouped by result.
-    let mut samples: HashMap<i64, Vec<SampleRow>> = HashMap::new();
-    for s in client
-        .query(&POSTGRES.samples_to_load, &[&id])
-        .map_err(&be)?
-    {
-        samples.entry(s.get(0)).or_default().push(SampleRow {
-            idx: i64::from(s.get::<_, i32>(1)),
-            value: s.get(2),
-            meta_json: s.get(3),
-            replicate: s.get(4),
-        });
-    }
-    let mut results: Vec<BenchmarkResult> = Vec::with_capacity(result_rows.len());
-    for (expected, r) in result_rows.iter().enumerate() {
-        let row = ResultRow {
-            id: r.get(0),
-            ord: i64::from(r.get::<_, i32>(1)),
-            suite: r.get(2),
-            name: r.get(3),
-            params_json: r.get(4),
-            measure: r.get(5),
-            unit: r.get(6),
-            direction: r.get(7),
-            status: r.get(8),
-            error: r.get(9),
-            summary_json: r.get(10),
-        };
-        let own = samples.remove(&row.id).unwrap_or_default();
-        results.push(row.decode(store, id, expected, own)?);
-    }
-    row.decode(store, id, results).map(Some)
-}
-
 /// Resolves `latest`, a full id or a unique prefix to a full id.
 fn resolve_id(
     client: &mut impl GenericClient,
@@ -206,95 +139,13 @@ impl Store for PgStore {
     }
 
     fn insert_run(&mut self, run: &Run) -> Result<InsertOutcome, StoreError> {
+        let mut outcomes = self.insert_runs(std::slice::from_ref(run))?;
+        Ok(outcomes.remove(0))
+    }
+
+    fn insert_runs(&mut self, runs: &[Run]) -> Result<Vec<InsertOutcome>, StoreError> {
         let store = self.describe();
-        run.validate().map_err(|source| StoreError::Invalid {
-            store: store.clone(),
-            source,
-        })?;
-        let be = backend(&store);
-        let mut client = self.client.borrow_mut();
-        let mut tx = locked_transaction(&mut client).map_err(&be)?;
-        if let Some(stored) = load_run(&mut tx, &store, &run.id)? {
-            // Dropping `tx` rolls back.
-            return already_stored(&store, &stored, run);
-        }
-        let row = RunRow::of(run);
-        tx.execute(
-            &POSTGRES.insert_run,
-            &[
-                &run.id,
-                &row.project,
-                &row.commit,
-                &row.branch,
-                &row.started_at,
-                &row.finished_at,
-                &row.config_hash,
-                &row.status,
-                &row.fingerprint_json,
-                &row.commit_info_json,
-                &row.error,
-                &row.pair_json,
-                &run.pair.as_ref().map(|p| p.id.clone()),
-                &row.testbed,
-                &row.role,
-                &row.exclusion_json,
-                &row.contention_json,
-            ],
-        )
-        .map_err(&be)?;
-        // All results in one statement, all samples in another (arrays unnested server-side).
-        let r = &run.results;
-        let ords: Vec<i32> = (0..r.len() as i32).collect();
-        let col = |f: fn(&BenchmarkResult) -> String| r.iter().map(f).collect::<Vec<String>>();
-        let ids = tx
-            .query(
-                &POSTGRES.insert_results,
-                &[
-                    &run.id,
-                    &ords,
-                    &col(|x| x.suite.clone()),
-                    &col(|x| x.name.clone()),
-                    &col(|x| to_json(&x.params)),
-                    &col(|x| x.measure.clone()),
-                    &col(|x| x.unit.as_str().to_string()),
-                    &col(|x| x.direction.as_str().to_string()),
-                    &col(|x| x.status.as_str().to_string()),
-                    &r.iter().map(|x| x.error.clone()).collect::<Vec<_>>(),
-                    &r.iter()
-                        .map(|x| x.summary.as_ref().map(to_json))
-                        .collect::<Vec<_>>(),
-                    &col(BenchmarkResult::key),
-                    &r.iter()
-                        .map(|x| super::rows::point_of(x).as_ref().map(to_json))
-                        .collect::<Vec<_>>(),
-                ],
-            )
-            .map_err(&be)?;
-        tx.execute(&POSTGRES.insert_keys, &[&col(BenchmarkResult::key)])
-            .map_err(&be)?;
-        let mut id_of = vec![0i64; r.len()];
-        for row in &ids {
-            id_of[row.get::<_, i32>(0) as usize] = row.get(1);
-        }
-        let (mut result_ids, mut idxs, mut values) = (vec![], vec![], vec![]);
-        let (mut metas, mut replicates) = (vec![], vec![]);
-        for (ord, result) in r.iter().enumerate() {
-            for (idx, value) in result.samples.iter().enumerate() {
-                result_ids.push(id_of[ord]);
-                idxs.push(idx as i32);
-                values.push(*value);
-                metas.push(meta_json(result, idx));
-                replicates.push(replicate(result, idx));
-            }
-        }
-        tx.execute(
-            &POSTGRES.insert_samples,
-            &[&result_ids, &idxs, &values, &metas, &replicates],
-        )
-        .map_err(&be)?;
-        fault_pause_in_txn();
-        tx.commit().map_err(&be)?;
-        Ok(InsertOutcome::Inserted)
+        super::pg_insert::insert_runs(&mut self.client.borrow_mut(), &store, runs)
     }
 
     fn list_pair_runs(&self, testbed: &str) -> Result<Vec<RunSummary>, StoreError> {

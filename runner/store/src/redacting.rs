@@ -115,6 +115,11 @@ impl Store for RedactingStore {
         self.inner.insert_run(&clean)
     }
 
+    fn insert_runs(&mut self, runs: &[Run]) -> Result<Vec<InsertOutcome>, StoreError> {
+        let clean: Vec<Run> = runs.iter().map(|r| self.run(r.clone())).collect();
+        self.inner.insert_runs(&clean)
+    }
+
     fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>, StoreError> {
         let mut runs = self.inner.list_runs(limit)?;
         self.summaries(&mut runs);

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use pitwall_schema::{Alert, AlertUpdate, Run};
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-use super::rows::{RunRow, SummaryRow, already_stored, meta_json, replicate, to_json};
-use super::shared::{MAX_CANDIDATES, MIN_PREFIX, Skips, fault_pause_in_txn};
+use super::rows::SummaryRow;
+use super::shared::{MAX_CANDIDATES, MIN_PREFIX, Skips};
 use super::sql::queries::SQLITE;
 use super::sqlite_codec::{backend, load_run};
 use super::sqlite_files::{percent_encode_path, remove_new_store_files, writable};
@@ -255,86 +255,13 @@ impl Store for SqliteStore {
     }
 
     fn insert_run(&mut self, run: &Run) -> Result<InsertOutcome, StoreError> {
+        let mut outcomes = self.insert_runs(std::slice::from_ref(run))?;
+        Ok(outcomes.remove(0))
+    }
+
+    fn insert_runs(&mut self, runs: &[Run]) -> Result<Vec<InsertOutcome>, StoreError> {
         let store = self.describe();
-        run.validate().map_err(|source| StoreError::Invalid {
-            store: store.clone(),
-            source,
-        })?;
-        let be = backend(&store);
-        // IMMEDIATE takes the write lock up front (waiting up to the busy timeout), so the
-        // duplicate check below and the inserts see the same database state.
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(&be)?;
-        if let Some(stored) = load_run(&tx, &store, &run.id)? {
-            // Returning drops `tx`, rolling back the (read-only) transaction.
-            return already_stored(&store, &stored, run);
-        }
-        let row = RunRow::of(run);
-        tx.prepare_cached(&SQLITE.insert_run)
-            .and_then(|mut s| {
-                s.execute(params![
-                    run.id,
-                    row.project,
-                    row.commit,
-                    row.branch,
-                    row.started_at,
-                    row.finished_at,
-                    row.config_hash,
-                    row.status,
-                    row.fingerprint_json,
-                    row.commit_info_json,
-                    row.error,
-                    row.pair_json,
-                    run.pair.as_ref().map(|p| p.id.clone()),
-                    row.testbed,
-                    row.role,
-                    row.exclusion_json,
-                    row.contention_json,
-                ])
-            })
-            .map_err(&be)?;
-        {
-            let mut ins_result = tx.prepare_cached(&SQLITE.insert_results).map_err(&be)?;
-            let mut ins_key = tx.prepare_cached(&SQLITE.insert_keys).map_err(&be)?;
-            let mut ins_sample = tx.prepare_cached(&SQLITE.insert_samples).map_err(&be)?;
-            for (ord, r) in run.results.iter().enumerate() {
-                ins_result
-                    .execute(params![
-                        run.id,
-                        ord as i64,
-                        r.suite,
-                        r.name,
-                        to_json(&r.params),
-                        r.measure,
-                        r.unit.as_str(),
-                        r.direction.as_str(),
-                        r.status.as_str(),
-                        r.error,
-                        r.summary.as_ref().map(to_json),
-                        r.key(),
-                        super::rows::point_of(r).as_ref().map(to_json),
-                    ])
-                    .map_err(&be)?;
-                ins_key.execute([r.key()]).map_err(&be)?;
-                let result_id = tx.last_insert_rowid();
-                for (idx, value) in r.samples.iter().enumerate() {
-                    ins_sample
-                        .execute(params![
-                            result_id,
-                            idx as i64,
-                            value,
-                            meta_json(r, idx),
-                            replicate(r, idx)
-                        ])
-                        .map_err(&be)?;
-                }
-            }
-        }
-        fault_pause_in_txn();
-        tx.commit().map_err(&be)?;
-        Ok(InsertOutcome::Inserted)
+        super::sqlite_insert::insert_runs(&mut self.conn, &store, runs)
     }
 
     fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>, StoreError> {

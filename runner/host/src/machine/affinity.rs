@@ -1,5 +1,6 @@
 //! Where the process runs and where its memory comes from: cpu affinity and NUMA memory
-//! policy behind a trait, with the real system calls (the recording fake is in `fake_affinity`).
+//! policy behind a trait, with the real system calls (the recording fake is in `fake_affinity`);
+//! and how much of the cpu a thread of pitwall's own gets (`lower_thread_priority`).
 
 use std::io;
 
@@ -131,6 +132,27 @@ impl Affinity for ProcessAffinity {
     }
 }
 
+/// Lowers the calling thread's scheduling priority to `nice` (0 to 19; higher gets less of a
+/// busy cpu): the server's reader threads, so that 200 readers do not slow an upload down.
+/// Only that thread changes (Linux gives each thread its own nice value); raising a nice value
+/// needs no privilege. Elsewhere than Linux it does nothing.
+pub fn lower_thread_priority(nice: i32) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid has no arguments; setpriority takes plain integers.
+        let rc = unsafe {
+            let tid = libc::gettid() as libc::id_t;
+            libc::setpriority(libc::PRIO_PROCESS, tid, nice)
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
+    Ok(())
+}
+
 fn to_mask<const W: usize>(bits: &[usize]) -> io::Result<[u64; W]> {
     let mut mask = [0u64; W];
     for &b in bits {
@@ -149,4 +171,26 @@ fn from_mask(mask: &[u64]) -> Vec<usize> {
     (0..mask.len() * 64)
         .filter(|b| mask[b / 64] & (1 << (b % 64)) != 0)
         .collect()
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    /// The nice value of the calling thread.
+    fn nice() -> i32 {
+        // SAFETY: as in `lower_thread_priority`.
+        unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
+    }
+
+    #[test]
+    fn only_the_calling_thread_is_lowered() {
+        let before = nice();
+        let inside = std::thread::spawn(move || {
+            super::lower_thread_priority(before.max(0) + 5).unwrap();
+            nice()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(inside, before.max(0) + 5);
+        assert_eq!(nice(), before, "other threads keep theirs");
+    }
 }

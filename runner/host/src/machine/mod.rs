@@ -17,7 +17,7 @@ mod sysfs;
 #[cfg(test)]
 mod fake_tree;
 
-pub use affinity::{Affinity, ProcessAffinity};
+pub use affinity::{Affinity, ProcessAffinity, lower_thread_priority};
 pub use apply::{PinOutcome, apply_pinning};
 pub use contention::{
     ContentionProbe, ContentionSample, CpuTicks, FAKE_CONTENTION_ENV, ProcContention,

@@ -1,0 +1,128 @@
+//! Storing runs in PostgreSQL: one transaction under pitwall's advisory lock for a run, or for
+//! a batch of runs (the server's group commit), so a batch is stored whole or not at all; each
+//! run's results and samples go in one statement each (arrays unnested server-side).
+
+use pitwall_schema::{BenchmarkResult, Run};
+use postgres::{Client, Transaction};
+
+use super::pg_codec::load_run;
+use super::pg_conn::{backend, locked_transaction};
+use super::rows::{RunRow, already_stored, meta_json, replicate, to_json};
+use super::shared::fault_pause_in_txn;
+use super::sql::queries::POSTGRES;
+use super::{InsertOutcome, StoreError};
+
+/// Stores `runs` in one transaction: every run is checked first, then each is inserted or
+/// found already stored; any error rolls every one of them back.
+pub(super) fn insert_runs(
+    client: &mut Client,
+    store: &str,
+    runs: &[Run],
+) -> Result<Vec<InsertOutcome>, StoreError> {
+    for run in runs {
+        run.validate().map_err(|source| StoreError::Invalid {
+            store: store.to_string(),
+            source,
+        })?;
+    }
+    let be = backend(store);
+    let mut tx = locked_transaction(client).map_err(&be)?;
+    let mut outcomes = Vec::with_capacity(runs.len());
+    for run in runs {
+        outcomes.push(insert_one(&mut tx, store, run)?);
+    }
+    if outcomes.contains(&InsertOutcome::Inserted) {
+        fault_pause_in_txn();
+        tx.commit().map_err(&be)?;
+    }
+    // Else dropping `tx` rolls back.
+    Ok(outcomes)
+}
+
+/// One run inside `tx`: `AlreadyStored` when an identical run has its id, a conflict when a
+/// different one has.
+fn insert_one(
+    tx: &mut Transaction<'_>,
+    store: &str,
+    run: &Run,
+) -> Result<InsertOutcome, StoreError> {
+    let be = backend(store);
+    if let Some(stored) = load_run(tx, store, &run.id)? {
+        return already_stored(store, &stored, run);
+    }
+    let row = RunRow::of(run);
+    tx.execute(
+        &POSTGRES.insert_run,
+        &[
+            &run.id,
+            &row.project,
+            &row.commit,
+            &row.branch,
+            &row.started_at,
+            &row.finished_at,
+            &row.config_hash,
+            &row.status,
+            &row.fingerprint_json,
+            &row.commit_info_json,
+            &row.error,
+            &row.pair_json,
+            &run.pair.as_ref().map(|p| p.id.clone()),
+            &row.testbed,
+            &row.role,
+            &row.exclusion_json,
+            &row.contention_json,
+        ],
+    )
+    .map_err(&be)?;
+    // All results in one statement, all samples in another (arrays unnested server-side).
+    let r = &run.results;
+    let ords: Vec<i32> = (0..r.len() as i32).collect();
+    let col = |f: fn(&BenchmarkResult) -> String| r.iter().map(f).collect::<Vec<String>>();
+    let ids = tx
+        .query(
+            &POSTGRES.insert_results,
+            &[
+                &run.id,
+                &ords,
+                &col(|x| x.suite.clone()),
+                &col(|x| x.name.clone()),
+                &col(|x| to_json(&x.params)),
+                &col(|x| x.measure.clone()),
+                &col(|x| x.unit.as_str().to_string()),
+                &col(|x| x.direction.as_str().to_string()),
+                &col(|x| x.status.as_str().to_string()),
+                &r.iter().map(|x| x.error.clone()).collect::<Vec<_>>(),
+                &r.iter()
+                    .map(|x| x.summary.as_ref().map(to_json))
+                    .collect::<Vec<_>>(),
+                &col(BenchmarkResult::key),
+                &r.iter()
+                    .map(|x| super::rows::point_of(x).as_ref().map(to_json))
+                    .collect::<Vec<_>>(),
+            ],
+        )
+        .map_err(&be)?;
+    tx.execute(&POSTGRES.insert_keys, &[&col(BenchmarkResult::key)])
+        .map_err(&be)?;
+    let mut id_of = vec![0i64; r.len()];
+    for row in &ids {
+        id_of[row.get::<_, i32>(0) as usize] = row.get(1);
+    }
+    let (mut result_ids, mut idxs, mut values) = (vec![], vec![], vec![]);
+    let (mut metas, mut replicates) = (vec![], vec![]);
+    for (ord, result) in r.iter().enumerate() {
+        for (idx, value) in result.samples.iter().enumerate() {
+            result_ids.push(id_of[ord]);
+            idxs.push(idx as i32);
+            values.push(*value);
+            metas.push(meta_json(result, idx));
+            replicates.push(replicate(result, idx));
+        }
+    }
+    tx.execute(
+        &POSTGRES.insert_samples,
+        &[&result_ids, &idxs, &values, &metas, &replicates],
+    )
+    .map_err(&be)?;
+    Ok(InsertOutcome::Inserted)
+}
