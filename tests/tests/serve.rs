@@ -442,3 +442,78 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// An import of more runs than the rate limit allows a minute goes up in batch uploads: one
+/// request and one transaction per batch, all or none; importing it again stores nothing, and
+/// a batch with a conflicting run is refused whole.
+#[test]
+fn an_import_of_many_runs_goes_up_in_batches_all_or_none() {
+    let sb = Sandbox::new();
+    let (_, runs) = runner_history(&sb);
+    let server_db = format!("sqlite:{}", sb.path().join("server.db").display());
+    let secret = token(&sb, &server_db, "runner", "importer");
+    let s = Server::start(&sb, &["--store", &server_db]);
+    // 72 runs: the 12 of the history six times, each copy with ids of its own.
+    let many: Vec<Value> = (0..6)
+        .flat_map(|copy| {
+            runs.iter().map(move |r| {
+                let mut r = r.clone();
+                let id = r["id"].as_str().unwrap().to_string();
+                r["id"] = json!(format!("{}{copy:x}", &id[..id.len() - 1]));
+                r["project"] = json!("shop");
+                r
+            })
+        })
+        .collect();
+    let doc = json!({"schema": "pitwall/v8", "runs": many});
+    let f = sb.write("many.json", &doc.to_string());
+    let import = |file: &Path| {
+        let mut c = sb.cmd(&["--store", &s.base, "import", file.to_str().unwrap()]);
+        c.env("PITWALL_TOKEN", &secret);
+        c.output().unwrap()
+    };
+    let out = import(&f);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let listed = s.get("/api/v1/p/shop/runs", Some(&secret)).json();
+    assert_eq!(listed.as_array().unwrap().len(), 72, "{err}");
+    let posts = |path: &str| {
+        s.lines()
+            .iter()
+            .filter(|l| l.contains(r#""method":"POST""#) && l.contains(path))
+            .count()
+    };
+    assert_eq!(posts(r#"/runs/batch""#), 1, "{:?}", s.lines());
+    assert_eq!(posts(r#"/runs""#), 0);
+    assert!(
+        s.lines()
+            .iter()
+            .any(|l| l.contains(r#""event":"stored""#) && l.contains(r#""runs":72"#)),
+        "one transaction: {:?}",
+        s.lines()
+    );
+    // Again: nothing new.
+    let again = import(&f);
+    assert_eq!(again.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("72 already")
+            || String::from_utf8_lossy(&again.stderr).contains("72 already"),
+        "{}{}",
+        String::from_utf8_lossy(&again.stdout),
+        String::from_utf8_lossy(&again.stderr)
+    );
+    // A batch holding a new run and one that conflicts with a stored run: refused whole.
+    let mut fresh = many[0].clone();
+    fresh["id"] = json!("0190000a-0000-7000-8000-00000000beef");
+    let mut clash = many[3].clone();
+    clash["commit"] = json!("f".repeat(40));
+    let body = json!({"runs": [fresh, clash]}).to_string();
+    let r = s.post("/api/v1/p/shop/runs/batch", Some(&secret), &body);
+    assert_eq!(r.status, 409, "{}", r.body);
+    let listed = s.get("/api/v1/p/shop/runs", Some(&secret)).json();
+    assert_eq!(
+        listed.as_array().unwrap().len(),
+        72,
+        "the new run was not stored"
+    );
+}

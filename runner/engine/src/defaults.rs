@@ -76,6 +76,10 @@ pub const SERVE_UPLOADS_PER_MINUTE: usize = 60;
 /// mode and PostgreSQL both read concurrently with a writer).
 pub const SERVE_READERS: usize = 4;
 
+/// Runs `pitwall import` stores per transaction (per request to a `pitwall serve`: a batch
+/// upload, one of the server's rate limit).
+pub const IMPORT_BATCH_RUNS: usize = 100;
+
 /// The nice value of `pitwall serve`'s reader threads (Linux): the writer and the request
 /// threads keep the process's, so on a machine busy with readers an upload still gets the cpu
 /// (docs/PERFORMANCE.md, "`pitwall serve` at scale").

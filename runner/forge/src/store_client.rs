@@ -10,7 +10,8 @@
 use std::time::Duration;
 
 use pitwall_schema::{
-    Alert, AlertTransition, AlertUpdate, Exclusion, Run, SampleSummary, Upload, UploadAlertRules,
+    Alert, AlertTransition, AlertUpdate, Exclusion, MAX_BATCH_RUNS, Run, SampleSummary, Upload,
+    UploadAlertRules,
 };
 use pitwall_store::{
     InsertOutcome, RunQuery, RunSummary, SkipSink, Store, StoreError, StoredToken,
@@ -18,6 +19,21 @@ use pitwall_store::{
 use serde::de::DeserializeOwned;
 
 use crate::http::{HttpClient, HttpResponse, Method};
+
+/// Most JSON a batch upload carries: a quarter of the server's default body limit.
+const BATCH_BYTES: usize = 16 << 20;
+
+/// The server's answer to a batch upload.
+#[derive(serde::Deserialize)]
+struct BatchAnswer {
+    runs: Vec<BatchRun>,
+}
+
+#[derive(serde::Deserialize)]
+struct BatchRun {
+    id: String,
+    stored: bool,
+}
 
 /// Most runs the server lists at once (its `MAX_LIST`).
 const MAX_LIST: usize = 1000;
@@ -98,6 +114,40 @@ impl HttpStore {
     }
 
     /// The server's error as a `StoreError`: its one-line message, never the request.
+    /// The batch upload that starts at `runs[start]`: the runs of its project that follow it,
+    /// as many as fit in `MAX_BATCH_RUNS` and `BATCH_BYTES` (at least one); where it ends,
+    /// and its body.
+    fn batch_from(
+        &self,
+        runs: &[Run],
+        start: usize,
+    ) -> Result<(usize, serde_json::Value), StoreError> {
+        let mut bytes = 0;
+        let mut batch = Vec::new();
+        for run in &runs[start..] {
+            if run.project != runs[start].project || batch.len() == MAX_BATCH_RUNS {
+                break;
+            }
+            run.validate().map_err(|source| StoreError::Invalid {
+                store: self.base.clone(),
+                source,
+            })?;
+            let json = serde_json::to_value(run).map_err(|e| StoreError::Corrupt {
+                store: self.base.clone(),
+                what: format!("run {} cannot be written as JSON: {e}", run.id),
+            })?;
+            let size = json.to_string().len();
+            if !batch.is_empty() && bytes + size > BATCH_BYTES {
+                break;
+            }
+            bytes += size;
+            batch.push(json);
+        }
+        let end = start + batch.len();
+        let alerts = serde_json::to_value(&self.rules).unwrap_or_default();
+        Ok((end, serde_json::json!({"runs": batch, "alerts": alerts})))
+    }
+
     fn refused(&self, r: &HttpResponse) -> StoreError {
         let message = serde_json::from_str::<serde_json::Value>(&r.body)
             .ok()
@@ -208,6 +258,43 @@ impl Store for HttpStore {
             }),
             _ => Err(self.refused(&r)),
         }
+    }
+
+    /// Many runs (an import) go to `runs/batch`, up to `MAX_BATCH_RUNS` runs and
+    /// `BATCH_BYTES` of JSON of one project a request: each request is stored all or none
+    /// and counts as one upload for the server's rate limit; the requests are not one
+    /// transaction together.
+    fn insert_runs(&mut self, runs: &[Run]) -> Result<Vec<InsertOutcome>, StoreError> {
+        if let [one] = runs {
+            return Ok(vec![self.insert_run(one)?]);
+        }
+        let mut outcomes = Vec::with_capacity(runs.len());
+        let mut start = 0;
+        while start < runs.len() {
+            let (end, body) = self.batch_from(runs, start)?;
+            let part = &runs[start..end];
+            let url = self.url(&part[0].project, "runs/batch");
+            let r = self.send(Method::Post, &url, Some(&body))?;
+            if !matches!(r.status, 200 | 201) {
+                return Err(self.refused(&r));
+            }
+            let answer: BatchAnswer = self.decode(&r)?;
+            for (run, got) in part.iter().zip(&answer.runs) {
+                if got.id != run.id || answer.runs.len() != part.len() {
+                    return Err(StoreError::Corrupt {
+                        store: self.base.clone(),
+                        what: format!("the answer to a batch upload does not list run {}", run.id),
+                    });
+                }
+                outcomes.push(if got.stored {
+                    InsertOutcome::Inserted
+                } else {
+                    InsertOutcome::AlreadyStored
+                });
+            }
+            start = end;
+        }
+        Ok(outcomes)
     }
 
     fn list_runs(&self, limit: Option<usize>) -> Result<Vec<RunSummary>, StoreError> {

@@ -13,6 +13,7 @@ use crate::alerts::AlertSettings;
 use crate::labels::Labels;
 use crate::source::{self, FileResults, SourceError};
 use pitwall_engine::config::Config;
+use pitwall_engine::defaults;
 use pitwall_store::{InsertOutcome, Store, StoreError};
 
 /// Why an import failed; nothing was stored unless the variant is `Store`.
@@ -119,18 +120,26 @@ pub fn import(req: &ImportRequest, store: &mut dyn Store) -> Result<ImportOutcom
     let mut outcome = ImportOutcome::default();
     let mut stored: Vec<Run> = Vec::new();
     for (path, runs) in &req.files {
-        for run in runs {
-            match store.insert_run(run) {
-                Ok(InsertOutcome::Inserted) => {
-                    outcome.inserted += 1;
-                    stored.push(run.clone());
-                }
-                Ok(InsertOutcome::AlreadyStored) => outcome.already += 1,
+        for chunk in runs.chunks(defaults::IMPORT_BATCH_RUNS) {
+            // One transaction per chunk (one request over a server); when it fails, run by
+            // run, so the error names the run.
+            let outcomes = match store.insert_runs(chunk) {
+                Ok(o) => o,
+                Err(_) if chunk.len() > 1 => one_by_one(store, path, chunk)?,
                 Err(source) => {
                     return Err(ImportError::Store {
-                        run: format!("{}: cannot import run {}", path.display(), run.id),
+                        run: format!("{}: cannot import run {}", path.display(), chunk[0].id),
                         source,
                     });
+                }
+            };
+            for (run, o) in chunk.iter().zip(outcomes) {
+                match o {
+                    InsertOutcome::Inserted => {
+                        outcome.inserted += 1;
+                        stored.push(run.clone());
+                    }
+                    InsertOutcome::AlreadyStored => outcome.already += 1,
                 }
             }
         }
@@ -147,6 +156,22 @@ pub fn import(req: &ImportRequest, store: &mut dyn Store) -> Result<ImportOutcom
     })?;
     outcome.new_alerts = refreshed.new;
     Ok(outcome)
+}
+
+/// `runs` stored one at a time: their outcomes, or the first error, naming its run.
+fn one_by_one(
+    store: &mut dyn Store,
+    path: &std::path::Path,
+    runs: &[Run],
+) -> Result<Vec<InsertOutcome>, ImportError> {
+    runs.iter()
+        .map(|run| {
+            store.insert_run(run).map_err(|source| ImportError::Store {
+                run: format!("{}: cannot import run {}", path.display(), run.id),
+                source,
+            })
+        })
+        .collect()
 }
 
 /// Everything that would make an import fail part-way, checked before anything is stored: an

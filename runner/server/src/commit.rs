@@ -3,8 +3,9 @@
 //! `SERVE_GROUP_COMMIT_MAX_RESULTS` results), then answers each. On SQLite most of a run's cost
 //! is writing the index pages it touches to the log, and runs uploaded together touch the same
 //! pages, so fifty 1,000-result runs take 2.2 s in one transaction and 5.1 s in fifty
-//! (docs/PERFORMANCE.md, "`pitwall serve` at scale"). A batch that fails (a conflicting or
-//! invalid run in it) is stored again run by run, so one bad upload fails only itself.
+//! (docs/PERFORMANCE.md, "`pitwall serve` at scale"). An upload is one run or a batch of runs
+//! (an import), stored whole or not at all; a transaction that fails (a conflicting or
+//! invalid run in it) is done again upload by upload, so one bad upload fails only itself.
 
 use std::sync::{Arc, Mutex};
 
@@ -13,13 +14,16 @@ use pitwall_store::{InsertOutcome, Store, StoreError};
 
 use crate::actor::{Gone, StoreActor};
 
-type Reply = tokio::sync::oneshot::Sender<Result<InsertOutcome, StoreError>>;
+type Outcomes = Result<Vec<InsertOutcome>, StoreError>;
+type Reply = tokio::sync::oneshot::Sender<Outcomes>;
+/// One upload's runs and where its answer goes.
+type Queued = (Vec<Run>, Reply);
 
-/// Runs waiting for the writer.
+/// Uploads (their runs) waiting for the writer.
 #[derive(Clone)]
 pub struct GroupCommit {
     writer: StoreActor,
-    queue: Arc<Mutex<Vec<(Run, Reply)>>>,
+    queue: Arc<Mutex<Vec<Queued>>>,
     max_results: usize,
 }
 
@@ -32,12 +36,13 @@ impl GroupCommit {
         }
     }
 
-    /// Stores `run` with whatever else is queued when the writer gets to it; its outcome.
-    pub async fn insert(&self, run: Run) -> Result<Result<InsertOutcome, StoreError>, Gone> {
+    /// Stores `runs` (one upload: all or none) with whatever else is queued when the writer
+    /// gets to it; their outcomes, in order.
+    pub async fn insert(&self, runs: Vec<Run>) -> Result<Outcomes, Gone> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let first = {
             let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-            queue.push((run, tx));
+            queue.push((runs, tx));
             queue.len() == 1
         };
         // The first run queued asks the writer for a flush; the others join it.
@@ -52,13 +57,14 @@ impl GroupCommit {
         self.writer.now(move |store| this.flush(store))
     }
 
-    /// On the writer: stores the queued runs, at most `max_results` results (but at least one
-    /// run) in one transaction, and asks for another flush when runs are left.
+    /// On the writer: stores the queued uploads, at most `max_results` results (but at least
+    /// one upload) in one transaction, and asks for another flush when uploads are left.
     fn flush(&self, store: &mut dyn Store) {
         let batch = {
             let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-            let take = batch_len(queue.iter().map(|(r, _)| r.results.len()), self.max_results);
-            let batch: Vec<(Run, Reply)> = queue.drain(..take).collect();
+            let sizes = queue.iter().map(|(runs, _)| results_of(runs));
+            let take = batch_len(sizes, self.max_results);
+            let batch: Vec<Queued> = queue.drain(..take).collect();
             if !queue.is_empty() && self.flush_later().is_err() {
                 // Shutting down: whoever is left gets 503 (their replies are dropped).
                 queue.clear();
@@ -68,38 +74,45 @@ impl GroupCommit {
         if batch.is_empty() {
             return;
         }
-        let (runs, replies): (Vec<Run>, Vec<Reply>) = batch.into_iter().unzip();
+        let (uploads, replies): (Vec<Vec<Run>>, Vec<Reply>) = batch.into_iter().unzip();
+        let runs: Vec<Run> = uploads.iter().flatten().cloned().collect();
         let started = std::time::Instant::now();
         let stored = store.insert_runs(&runs);
         let line = serde_json::json!({
             "event": "stored",
+            "uploads": uploads.len(),
             "runs": runs.len(),
-            "results": runs.iter().map(|r| r.results.len()).sum::<usize>(),
+            "results": results_of(&runs),
             "duration_ms": started.elapsed().as_secs_f64() * 1e3,
             "ok": stored.is_ok(),
         });
         eprintln!("{line}");
         match stored {
-            Ok(outcomes) => {
-                for (reply, outcome) in replies.into_iter().zip(outcomes) {
-                    let _ = reply.send(Ok(outcome));
+            Ok(mut outcomes) => {
+                for (upload, reply) in uploads.iter().zip(replies) {
+                    let rest = outcomes.split_off(upload.len());
+                    let _ = reply.send(Ok(std::mem::replace(&mut outcomes, rest)));
                 }
             }
-            Err(e) if runs.len() == 1 => {
+            Err(e) if uploads.len() == 1 => {
                 let _ = replies.into_iter().next().map(|r| r.send(Err(e)));
             }
-            // One run spoiled the batch: each is stored on its own, so only it fails.
+            // One upload spoiled the transaction: each is stored on its own, so only it fails.
             Err(_) => {
-                for (run, reply) in runs.iter().zip(replies) {
-                    let _ = reply.send(store.insert_run(run));
+                for (upload, reply) in uploads.iter().zip(replies) {
+                    let _ = reply.send(store.insert_runs(upload));
                 }
             }
         }
     }
 }
 
-/// How many of the queued runs (their result counts, oldest first) go in one transaction: as
-/// many as fit in `max_results` results, and at least one.
+fn results_of(runs: &[Run]) -> usize {
+    runs.iter().map(|r| r.results.len()).sum()
+}
+
+/// How many of the queued uploads (their result counts, oldest first) go in one transaction:
+/// as many as fit in `max_results` results, and at least one.
 fn batch_len(results: impl Iterator<Item = usize>, max_results: usize) -> usize {
     let mut total = 0usize;
     let mut n = 0;
@@ -167,7 +180,7 @@ mod tests {
                 .into_iter()
                 .map(|r| {
                     let c = commit.clone();
-                    tokio::spawn(async move { c.insert(r).await })
+                    tokio::spawn(async move { c.insert(vec![r]).await })
                 })
                 .collect();
             // Every upload has queued before the writer is let go.
@@ -182,7 +195,7 @@ mod tests {
             answers
         });
         for a in &answers[..4] {
-            assert_eq!(*a.as_ref().unwrap(), InsertOutcome::Inserted);
+            assert_eq!(*a.as_ref().unwrap(), [InsertOutcome::Inserted]);
         }
         assert!(matches!(answers[4], Err(StoreError::Invalid { .. })));
         let stored = rt.block_on(writer.call(|s| s.list_runs(None).unwrap().len()));

@@ -100,6 +100,7 @@ pub(crate) type State = Arc<StateInner>;
 fn router(state: State) -> Router {
     let api = Router::new()
         .route("/runs", get(routes::list_runs).post(upload::upload_run))
+        .route("/runs/batch", post(upload::upload_batch))
         .route("/runs/{id}", get(routes::get_run))
         .route("/series", get(routes::series))
         .route("/alerts", get(routes::list_alerts))

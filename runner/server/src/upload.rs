@@ -19,7 +19,9 @@ use pitwall_engine::config::CodePaths;
 use pitwall_engine::defaults;
 use pitwall_pipeline::alerts::AlertSettings;
 use pitwall_pipeline::tokens::TokenRole;
-use pitwall_schema::{Run, RunRole, UnixTime, Upload};
+use pitwall_schema::{
+    MAX_BATCH_RUNS, Run, RunRole, UnixTime, Upload, UploadAlertRules, UploadBatch,
+};
 use pitwall_store::InsertOutcome;
 
 use crate::State;
@@ -137,8 +139,7 @@ impl Refresher {
 }
 
 /// The alert settings of an upload: its thresholds, else the server's.
-fn settings_of(state: &State, upload: &Upload) -> AlertSettings {
-    let a = &upload.alerts;
+fn settings_of(state: &State, a: &UploadAlertRules) -> AlertSettings {
     AlertSettings {
         rules: AlertRules {
             threshold_pct: a.threshold_pct.unwrap_or(state.options.threshold_pct),
@@ -175,32 +176,98 @@ pub async fn read_body(body: Body, limit: usize) -> Result<Bytes, ApiError> {
     })
 }
 
+/// The checks every upload passes before its body is parsed: a runner token, the rate limit,
+/// the body limit. The body and the token's name, or the refusal.
+async fn admit(
+    state: &State,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(Bytes, String), Response> {
+    let caller = match authorize(state, headers, TokenRole::Runner).await {
+        Ok(c) => c,
+        Err(d) => return Err(refused(d.error, d.token.as_deref())),
+    };
+    let name = caller.token.clone().unwrap_or_default();
+    if !state.uploads.admit(&name, Instant::now()) {
+        let e = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "token `{name}` made {} uploads in the last minute (hint: upload many runs at once through runs/batch)",
+                state.options.uploads_per_minute
+            ),
+        );
+        return Err(refused(e, Some(&name)));
+    }
+    match read_body(body, state.options.max_body_bytes).await {
+        Ok(b) => Ok((b, name)),
+        Err(e) => Err(refused(e, Some(&name))),
+    }
+}
+
+/// Why `run` may not be uploaded to `project`.
+fn check_run(run: &Run, project: &str) -> Option<ApiError> {
+    if run.project != project {
+        return Some(ApiError::bad_request(format!(
+            "run {} is of project `{}`, uploaded to `{project}`",
+            run.id, run.project
+        )));
+    }
+    run.validate()
+        .err()
+        .map(|e| ApiError::bad_request(e.to_string()))
+}
+
+/// Stores one upload's runs (all or none), queues their alert detection, and answers: 201
+/// when a run was new, 200 when every one was already stored; `{"id", "stored"}` for one run,
+/// `{"runs": [{"id", "stored"}, …]}` for a batch.
+async fn store(
+    state: &State,
+    runs: Vec<Run>,
+    batch: bool,
+    settings: AlertSettings,
+    token: &str,
+) -> Response {
+    let token = Some(token);
+    let outcomes = match state.commit.insert(runs.clone()).await {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => return refused(ApiError::of_store(e), token),
+        Err(g) => return refused(g.into(), token),
+    };
+    for (run, outcome) in runs.iter().zip(&outcomes) {
+        if *outcome == InsertOutcome::Inserted {
+            state.refresher.enqueue(run, settings.clone());
+        }
+    }
+    let status = if outcomes.contains(&InsertOutcome::Inserted) {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    let answers: Vec<serde_json::Value> = runs
+        .iter()
+        .zip(&outcomes)
+        .map(|(run, o)| serde_json::json!({"id": run.id, "stored": *o == InsertOutcome::Inserted}))
+        .collect();
+    let body = match <[_; 1]>::try_from(answers) {
+        Ok([one]) if !batch => one,
+        Ok(one) => serde_json::json!({ "runs": one }),
+        Err(many) => serde_json::json!({ "runs": many }),
+    };
+    answer(status, &body, token)
+}
+
+/// `POST …/runs`: one run.
 pub async fn upload_run(
     Extract(state): Extract<State>,
     Path(project): Path<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let caller = match authorize(&state, &headers, TokenRole::Runner).await {
-        Ok(c) => c,
-        Err(d) => return refused(d.error, d.token.as_deref()),
-    };
-    let name = caller.token.clone().unwrap_or_default();
-    let token = Some(name.as_str());
-    if !state.uploads.admit(&name, Instant::now()) {
-        let e = ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            format!(
-                "token `{name}` made {} uploads in the last minute (hint: upload a run's results together)",
-                state.options.uploads_per_minute
-            ),
-        );
-        return refused(e, token);
-    }
-    let body = match read_body(body, state.options.max_body_bytes).await {
+    let (body, name) = match admit(&state, &headers, body).await {
         Ok(b) => b,
-        Err(e) => return refused(e, token),
+        Err(r) => return r,
     };
+    let token = Some(name.as_str());
     let upload: Upload = match serde_json::from_slice(&body) {
         Ok(u) => u,
         Err(e) => {
@@ -210,42 +277,53 @@ pub async fn upload_run(
             return refused(e, token);
         }
     };
-    if upload.run.project != project {
-        let e = ApiError::bad_request(format!(
-            "run {} is of project `{}`, uploaded to `{project}`",
-            upload.run.id, upload.run.project
-        ));
+    if let Some(e) = check_run(&upload.run, &project) {
         return refused(e, token);
-    }
-    if let Err(e) = upload.run.validate() {
-        return refused(ApiError::bad_request(e.to_string()), token);
     }
     if let Some(problem) = upload.alerts.problem() {
         return refused(ApiError::bad_request(problem), token);
     }
-    let settings = settings_of(&state, &upload);
-    let run = upload.run;
-    let stored = state.commit.insert(run.clone()).await;
-    let outcome = match stored {
-        Ok(Ok(o)) => o,
-        Ok(Err(e)) => return refused(ApiError::of_store(e), token),
-        Err(g) => return refused(g.into(), token),
+    let settings = settings_of(&state, &upload.alerts);
+    store(&state, vec![upload.run], false, settings, &name).await
+}
+
+/// `POST …/runs/batch`: many runs of the project (an import), all or none, one upload for the
+/// rate limit.
+pub async fn upload_batch(
+    Extract(state): Extract<State>,
+    Path(project): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let (body, name) = match admit(&state, &headers, body).await {
+        Ok(b) => b,
+        Err(r) => return r,
     };
-    let status = match outcome {
-        InsertOutcome::Inserted => {
-            state.refresher.enqueue(&run, settings);
-            StatusCode::CREATED
+    let token = Some(name.as_str());
+    let batch: UploadBatch = match serde_json::from_slice(&body) {
+        Ok(u) => u,
+        Err(e) => {
+            let e = ApiError::bad_request(format!(
+                "batch upload body: {e} (hint: {{\"runs\": [<the `runs` `pitwall export` writes>], \"alerts\": {{…}}}})"
+            ));
+            return refused(e, token);
         }
-        InsertOutcome::AlreadyStored => StatusCode::OK,
     };
-    answer(
-        status,
-        &serde_json::json!({
-            "id": run.id,
-            "stored": outcome == InsertOutcome::Inserted,
-        }),
-        token,
-    )
+    if batch.runs.is_empty() || batch.runs.len() > MAX_BATCH_RUNS {
+        let e = ApiError::bad_request(format!(
+            "a batch upload holds 1 to {MAX_BATCH_RUNS} runs, not {}",
+            batch.runs.len()
+        ));
+        return refused(e, token);
+    }
+    if let Some(e) = batch.runs.iter().find_map(|r| check_run(r, &project)) {
+        return refused(e, token);
+    }
+    if let Some(problem) = batch.alerts.problem() {
+        return refused(ApiError::bad_request(problem), token);
+    }
+    let settings = settings_of(&state, &batch.alerts);
+    store(&state, batch.runs, true, settings, &name).await
 }
 
 #[cfg(test)]

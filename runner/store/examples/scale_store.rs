@@ -2,8 +2,12 @@
 //! timed on it: RUNS history runs on main, one testbed, each with MEASURES benchmark measures
 //! of SAMPLES samples, commits one per run, a +8% step in one benchmark from run 5,000 on.
 //!
+//! STORE is a SQLite path or any store URL (`postgres://…`); runs are stored 100 to a
+//! transaction (`Store::insert_runs`).
+//!
 //! ```sh
 //! cargo run --release -p pitwall-store --example scale_store -- /tmp/scale.db 10000 200 10
+//! cargo run --release -p pitwall-store --example scale_store -- postgres://pitwall@127.0.0.1:5544/scale 10000 200 10
 //! # one more run, the 10,001st (FIRST = 10000), into a store of its own, to import:
 //! cargo run --release -p pitwall-store --example scale_store -- /tmp/next.db 1 200 10 10000
 //! ```
@@ -14,7 +18,10 @@ use std::collections::BTreeMap;
 use pitwall_schema::{
     BenchmarkResult, Direction, Fingerprint, ResultStatus, Run, RunStatus, Unit, UnixTime,
 };
-use pitwall_store::{SqliteStore, Store};
+use pitwall_store::{OpenMode, StoreUrl};
+
+/// Runs stored per transaction.
+const BATCH: usize = 100;
 
 /// Deterministic noise in [-1, 1) (a multiplicative hash; no dependency needed).
 fn noise(a: u64, b: u64) -> f64 {
@@ -50,7 +57,7 @@ fn main() {
         [p, r, m, s] => (p, r, m, s, "0"),
         [p, r, m, s, f] => (p, r, m, s, f.as_str()),
         _ => {
-            eprintln!("usage: scale_store PATH RUNS MEASURES SAMPLES [FIRST]");
+            eprintln!("usage: scale_store STORE RUNS MEASURES SAMPLES [FIRST]");
             std::process::exit(2);
         }
     };
@@ -60,8 +67,10 @@ fn main() {
         measures.parse().expect("MEASURES"),
         samples.parse().expect("SAMPLES"),
     );
-    let mut store = SqliteStore::open(std::path::Path::new(path)).expect("open store");
+    let url = StoreUrl::parse(path).expect("a store path or URL");
+    let mut store = pitwall_store::open(&url, OpenMode::Create).expect("open store");
     let started = std::time::Instant::now();
+    let mut batch = Vec::with_capacity(BATCH);
     for i in first..first + runs {
         let secs = 1_700_000_000 + i * 3_600;
         // One run an hour.
@@ -93,7 +102,11 @@ fn main() {
             pair: None,
             results,
         };
-        store.insert_run(&run).expect("insert");
+        batch.push(run);
+        if batch.len() == BATCH || i + 1 == first + runs {
+            store.insert_runs(&batch).expect("insert");
+            batch.clear();
+        }
         if (i + 1) % 1000 == 0 {
             eprintln!("{} runs in {:.0?}", i + 1, started.elapsed());
         }

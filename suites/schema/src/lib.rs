@@ -47,4 +47,4 @@ pub use schema::{
 pub use secrets::Redactor;
 pub use sections::Section;
 pub use time::UnixTime;
-pub use upload::{API_VERSION, Upload, UploadAlertRules};
+pub use upload::{API_VERSION, MAX_BATCH_RUNS, Upload, UploadAlertRules, UploadBatch};

@@ -1,6 +1,7 @@
 //! What a runner sends `pitwall serve` to store a run (`POST /api/v1/p/<project>/runs`): the
 //! run, and the alert thresholds of the configuration it was measured under, since the server
-//! detects alerts for it without that configuration. Shared by the server and its client.
+//! detects alerts for it without that configuration; or many runs at once (`POST …/runs/batch`,
+//! an import), stored together. Shared by the server and its client.
 
 use std::collections::BTreeMap;
 
@@ -19,6 +20,19 @@ pub struct Upload {
     #[serde(default)]
     pub alerts: UploadAlertRules,
 }
+
+/// Many runs of one project in one upload (`POST /api/v1/p/<project>/runs/batch`): stored in
+/// one transaction, all or none, and counted as one upload by the rate limit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UploadBatch {
+    pub runs: Vec<Run>,
+    #[serde(default)]
+    pub alerts: UploadAlertRules,
+}
+
+/// Most runs in one batch upload.
+pub const MAX_BATCH_RUNS: usize = 500;
 
 /// The thresholds alert detection uses for the run's series (the server's defaults where
 /// absent): `[thresholds] regression_pct`, each suite's `threshold_pct`, and `[history]

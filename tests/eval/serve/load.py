@@ -15,6 +15,8 @@ On the 10,000-run x 200-measure store of docs/PERFORMANCE.md ("History at scale"
 
 Run from the repository root after `cargo build --release`:
     python3 tests/eval/serve/load.py --pitwall target/release/pitwall --store sqlite:/tmp/scale.db
+    python3 tests/eval/serve/load.py --pitwall target/release/pitwall \
+        --store postgres://postgres@127.0.0.1:5544/scale --psql /usr/lib/postgresql/15/bin/psql
 
 The store is changed (50 runs added); use a copy to keep the original.
 """
@@ -122,6 +124,7 @@ def main() -> int:
     ap.add_argument("--results", type=int, default=1000)
     ap.add_argument("--readers", type=int, default=200)
     ap.add_argument("--series", type=int, default=40)
+    ap.add_argument("--psql", default="psql", help="psql, to count what a PostgreSQL store holds")
     a = ap.parse_args()
 
     suffix = uuid.uuid4().hex[:6]
@@ -217,13 +220,24 @@ def main() -> int:
           f"p95 {pct(read_s, 95) * 1e3:.0f} ms, p99 {pct(read_s, 99) * 1e3:.0f} ms")
     print(f"server peak memory (VmHWM): {s.peak_mb():.0f} MB")
     s.stop()
+    ids = [json.loads(b)["run"]["id"] for b in bodies]
     if a.store.startswith("sqlite:"):
         db = sqlite3.connect(a.store[len("sqlite:"):])
-        ids = [json.loads(b)["run"]["id"] for b in bodies]
         q = ",".join("?" * len(ids))
         n = db.execute(f"SELECT count(*) FROM runs WHERE id IN ({q})", ids).fetchone()[0]
         dup = db.execute(f"SELECT count(*) FROM results WHERE run_id IN ({q})", ids).fetchone()[0]
-        print(f"stored: {n} of {len(ids)} runs, {dup} results (expected {len(ids) * a.results})")
+    else:
+        # PostgreSQL, through psql (ids are UUIDs this script made: safe to inline).
+        q = ",".join(f"'{i}'" for i in ids)
+
+        def count(sql):
+            out = subprocess.run([a.psql, a.store, "-Atc", sql], check=True,
+                                 capture_output=True, text=True)
+            return int(out.stdout.strip())
+
+        n = count(f"SELECT count(*) FROM runs WHERE id IN ({q})")
+        dup = count(f"SELECT count(*) FROM results WHERE run_id IN ({q})")
+    print(f"stored: {n} of {len(ids)} runs, {dup} results (expected {len(ids) * a.results})")
     return 0
 
 
