@@ -34,10 +34,17 @@ impl Reply {
 impl Server {
     /// `pitwall serve --listen 127.0.0.1:0 ARGS` in `sb`, once it listens.
     pub fn start(sb: &Sandbox, args: &[&str]) -> Server {
+        Server::start_with_env(sb, args, &[])
+    }
+
+    /// `start`, with `env` set for the server (test hooks such as
+    /// `PITWALL_FAULT_PAUSE_IN_TXN_MS`).
+    pub fn start_with_env(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut all = vec!["serve", "--listen", "127.0.0.1:0"];
         all.extend_from_slice(args);
-        let mut child = sb
-            .cmd(&all)
+        let mut cmd = sb.cmd(&all);
+        cmd.envs(env.iter().copied());
+        let mut child = cmd
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

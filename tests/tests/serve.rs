@@ -1,8 +1,9 @@
 //! `pitwall serve` end to end (issue 29): the real binary serving a real store, runners
 //! uploading history runs with a token, alerts detected by the server in the background,
 //! reads and triage through the API, tokens made, refused and revoked with `pitwall token`,
-//! the limits (413, 429), `[serve] public_read`, the access log (no secret in it) and a
-//! graceful SIGTERM. On SQLite, and on PostgreSQL where a server is available.
+//! the limits (413, 429), `[serve] public_read`, the access log (no secret in it), a
+//! graceful SIGTERM (also while an upload is being stored), and imports that go up in batch
+//! uploads. On SQLite, and on PostgreSQL where a server is available.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -333,6 +334,54 @@ fn sigterm_stops_the_server_cleanly() {
             .any(|l| l.contains(r#""event":"shutdown""#)),
         "{:?}",
         s.lines()
+    );
+}
+
+/// SIGTERM while an upload is in its transaction: the upload finishes and is answered, the
+/// run is stored whole, and the server exits 0 without taking new requests.
+#[test]
+fn sigterm_during_an_upload_lets_it_finish_whole() {
+    let sb = Sandbox::new();
+    let (_, runs) = runner_history(&sb);
+    let db = sb.path().join("server.db");
+    let store = format!("sqlite:{}", db.display());
+    let secret = token(&sb, &store, "runner", "late");
+    let mut s = Server::start_with_env(
+        &sb,
+        &["--store", &store],
+        &[("PITWALL_FAULT_PAUSE_IN_TXN_MS", "1500")],
+    );
+    let mut run = runs[0].clone();
+    run["project"] = json!("shop");
+    let body = upload(&run);
+    let answer = std::thread::scope(|scope| {
+        let sent = scope.spawn(|| s.post("/api/v1/p/shop/runs", Some(&secret), &body));
+        // The upload is inside its transaction (paused 1.5 s) when the signal comes.
+        std::thread::sleep(Duration::from_millis(600));
+        // SAFETY: kill(2) on the server child this test started and has not reaped.
+        unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
+        sent.join().unwrap()
+    });
+    assert_eq!(answer.status, 201, "{}", answer.body);
+    let status = s.terminate(Duration::from_secs(30)).expect("exits");
+    assert!(status.success(), "{status:?}");
+    let id = run["id"].as_str().unwrap();
+    let shown = sb
+        .run(&["--store", &store, "export", id])
+        .expect(0)
+        .stdout();
+    let doc: Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(
+        doc["runs"][0]["results"], run["results"],
+        "stored whole: {shown}"
+    );
+    // The signal came while the run was being stored, not after.
+    let lines = s.lines();
+    let at = |event: &str| lines.iter().position(|l| l.contains(event));
+    let (shutdown, stored) = (at(r#""event":"shutdown""#), at(r#""event":"stored""#));
+    assert!(
+        shutdown.is_some() && stored.is_some() && shutdown < stored,
+        "{lines:?}"
     );
 }
 
