@@ -203,6 +203,43 @@ fn scenario(sb: &Sandbox, store: &str) {
     assert_eq!(done.json()["status"], "acknowledged");
     let kept = s.get("/api/v1/p/shop/alerts?status=acknowledged", Some(&reader));
     assert_eq!(kept.json()[0]["note"], "known: bigger input");
+    // The change is recorded with the token's name, whatever the body claims.
+    let claim = json!({"status": "fixed", "by": "mallory"}).to_string();
+    assert_eq!(
+        s.post(&alert, Some(&triager), &claim).status,
+        400,
+        "unknown field"
+    );
+    let one = s.get(&alert, Some(&reader)).json();
+    assert_eq!(one["alert"]["status"], "acknowledged", "{one}");
+    let changes = one["changes"].as_array().unwrap();
+    // Detection promoted it from suspected as runs arrived; then alice acknowledged it.
+    let person = changes.last().unwrap();
+    assert_eq!(
+        (
+            &person["by"],
+            &person["from"],
+            &person["to"],
+            &person["note"]
+        ),
+        (
+            &json!("alice"),
+            &json!("active"),
+            &json!("acknowledged"),
+            &json!("known: bigger input")
+        ),
+        "{one}"
+    );
+    assert!(
+        changes[..changes.len() - 1]
+            .iter()
+            .all(|c| c["by"] == "detection"),
+        "{one}"
+    );
+    assert_eq!(
+        s.get("/api/v1/p/shop/alerts/nope", Some(&reader)).status,
+        404
+    );
 
     // The access log: one JSON line per request, named by token, never a secret.
     let lines = s.lines();

@@ -62,6 +62,7 @@ pub(super) fn cmd_alert(g: &Global, a: &AlertArgs) -> Result<ExitClass, Failure>
         id: args.id.clone(),
         status,
         note: args.note.clone(),
+        by: Some(local_user()),
     };
     let alert = alerts::triage(store.as_mut(), &request, &now_rfc3339()).map_err(|e| match e {
         TriageError::Store(e) => Failure::of_store(e),
@@ -104,6 +105,7 @@ fn cmd_alert_bisect(g: &Global, a: &AlertBisectArgs) -> Result<ExitClass, Failur
         &alert.id,
         &report.first_bad.sha,
         &now_rfc3339(),
+        &local_user(),
     )
     .map_err(Failure::of_store)?;
     print!(
@@ -122,4 +124,12 @@ fn cmd_alert_bisect(g: &Global, a: &AlertBisectArgs) -> Result<ExitClass, Failur
         );
     }
     Ok(ExitClass::Ok)
+}
+
+/// This command line's user, as an alert's changes record them (`local:USER`).
+fn local_user() -> String {
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .ok();
+    alerts::local_actor(user.as_deref())
 }

@@ -10,8 +10,8 @@
 use std::time::Duration;
 
 use pitwall_schema::{
-    Alert, AlertTransition, AlertUpdate, Exclusion, MAX_BATCH_RUNS, Run, SampleSummary, Upload,
-    UploadAlertRules,
+    Alert, AlertChange, AlertTransition, AlertUpdate, Exclusion, MAX_BATCH_RUNS, Run,
+    SampleSummary, Upload, UploadAlertRules,
 };
 use pitwall_store::{
     InsertOutcome, RunQuery, RunSummary, SkipSink, Store, StoreError, StoredToken,
@@ -374,6 +374,20 @@ impl Store for HttpStore {
                 store: self.base.clone(),
                 id: id.to_string(),
             }),
+            _ => Err(self.refused(&r)),
+        }
+    }
+
+    fn alert_changes(&self, id: &str) -> Result<Vec<AlertChange>, StoreError> {
+        #[derive(serde::Deserialize)]
+        struct WithChanges {
+            changes: Vec<AlertChange>,
+        }
+        let url = self.url(&self.project, &format!("alerts/{}", segment(id)));
+        let r = self.send(Method::Get, &url, None)?;
+        match r.status {
+            200 => Ok(self.decode::<WithChanges>(&r)?.changes),
+            404 => Ok(Vec::new()),
             _ => Err(self.refused(&r)),
         }
     }

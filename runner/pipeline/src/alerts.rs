@@ -243,6 +243,18 @@ pub struct TriageRequest {
     pub status: AlertStatus,
     /// Replaces the stored note when given.
     pub note: Option<String>,
+    /// Who, as the alert's changes record it: a token's name over `pitwall serve`,
+    /// `local:USER` from the command line ([`local_actor`]).
+    pub by: Option<String>,
+}
+
+/// Who changes an alert from this machine's command line: `local:` and the user's name
+/// (`$USER`, else `$LOGNAME`), as the alert's changes record it.
+pub fn local_actor(user: Option<&str>) -> String {
+    format!(
+        "local:{}",
+        user.filter(|u| !u.is_empty()).unwrap_or("unknown")
+    )
 }
 
 /// Why a triage failed.
@@ -278,6 +290,7 @@ pub fn triage(store: &mut dyn Store, req: &TriageRequest, now: &str) -> Result<A
             note: req.note.clone(),
             culprit: None,
             updated_at: now.to_string(),
+            by: req.by.clone(),
         },
     )?)
 }
@@ -365,12 +378,14 @@ pub fn record_culprit(
     id: &str,
     culprit: &str,
     now: &str,
+    by: &str,
 ) -> Result<Alert, StoreError> {
     store.update_alert(
         id,
         &AlertUpdate {
             culprit: Some(culprit.to_string()),
             updated_at: now.to_string(),
+            by: Some(by.to_string()),
             ..AlertUpdate::default()
         },
     )

@@ -104,7 +104,10 @@ fn router(state: State) -> Router {
         .route("/runs/{id}", get(routes::get_run))
         .route("/series", get(routes::series))
         .route("/alerts", get(routes::list_alerts))
-        .route("/alerts/{id}", post(routes::triage_alert))
+        .route(
+            "/alerts/{id}",
+            get(routes::get_alert).post(routes::triage_alert),
+        )
         .route("/pairs/{id}", get(routes::get_pair));
     let limit = state.options.max_body_bytes;
     let timeout = state.options.request_timeout;

@@ -393,6 +393,9 @@ pub async fn triage_alert(
         id: id.clone(),
         status,
         note: parsed.note,
+        // The token's name, whatever the body says: who changed an alert is not the
+        // caller's to claim.
+        by: caller.token.clone(),
     };
     use pitwall_pipeline::alerts::TriageError;
     use pitwall_store::StoreError;
@@ -418,6 +421,44 @@ pub async fn triage_alert(
         }
         Ok(Err(TriageError::Store(e))) => refused(ApiError::of_store(e), token),
         Ok(Err(e)) => refused(ApiError::bad_request(e.to_string()), token),
+        Err(g) => refused(g.into(), token),
+    }
+}
+
+/// `GET …/alerts/<id>`: the alert and its recorded changes, oldest first.
+pub async fn get_alert(
+    Extract(state): Extract<State>,
+    Path((project, id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let caller = match reader(&state, &headers).await {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let got = state
+        .store
+        .reader()
+        .call(
+            move |s| -> Result<Option<serde_json::Value>, pitwall_store::StoreError> {
+                let Some(alert) = s
+                    .list_alerts()?
+                    .into_iter()
+                    .find(|a| a.id == id && a.series.project == project)
+                else {
+                    return Ok(None);
+                };
+                let changes = s.alert_changes(&alert.id)?;
+                Ok(Some(
+                    serde_json::json!({"alert": alert, "changes": changes}),
+                ))
+            },
+        )
+        .await;
+    let token = caller.token.as_deref();
+    match got {
+        Ok(Ok(Some(v))) => answer(StatusCode::OK, &v, token),
+        Ok(Ok(None)) => refused(ApiError::not_found("no such alert here"), token),
+        Ok(Err(e)) => refused(ApiError::of_store(e), token),
         Err(g) => refused(g.into(), token),
     }
 }

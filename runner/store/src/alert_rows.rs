@@ -2,7 +2,7 @@
 //! and PostgreSQL stores so both keep the same columns, order the same way and report stored
 //! garbage (an unknown status or kind) as `StoreError::Corrupt`.
 
-use pitwall_schema::{Alert, AlertKind, AlertLabel, AlertSeries, AlertStatus};
+use pitwall_schema::{Alert, AlertChange, AlertKind, AlertLabel, AlertSeries, AlertStatus};
 
 use super::StoreError;
 use super::rows::corrupt;
@@ -14,6 +14,44 @@ pub(super) const COLUMNS: &str = "id, project, testbed, branch, bench_key, measu
 
 /// How lists are ordered: oldest first, then by id, so every store lists alike.
 pub(super) const ORDER: &str = "ORDER BY created_at, id";
+
+/// One recorded change of an alert as the backends read it: at, by, from, to, note, culprit.
+pub(super) type ChangeRow = (
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+/// The schema change of alert `id`; an unknown status is corruption.
+pub(super) fn decode_change(
+    store: &str,
+    id: &str,
+    row: ChangeRow,
+) -> Result<AlertChange, StoreError> {
+    let (at, by, from, to, note, culprit) = row;
+    let status = |s: Option<String>| -> Result<Option<AlertStatus>, StoreError> {
+        s.map(|s| {
+            AlertStatus::parse(&s).ok_or_else(|| {
+                corrupt(
+                    store,
+                    format!("a change of alert {id}: unknown status `{s}`"),
+                )
+            })
+        })
+        .transpose()
+    };
+    Ok(AlertChange {
+        at,
+        by,
+        from: status(from)?,
+        to: status(to)?,
+        note,
+        culprit,
+    })
+}
 
 /// One stored alert as the backends read it.
 #[derive(Debug, Clone)]

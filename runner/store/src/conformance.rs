@@ -452,6 +452,11 @@ macro_rules! store_conformance_tests {
             crate::conformance::alerts::transitions_yield_to_triage(&mut *store);
         }
         #[test]
+        fn conformance_alert_changes_are_recorded_with_who_and_when() {
+            let (_guard, mut store) = $open;
+            crate::conformance::alerts::changes_are_recorded_with_who_and_when(&mut *store);
+        }
+        #[test]
         fn conformance_unknown_alert_ids_are_refused() {
             let (_guard, mut store) = $open;
             crate::conformance::alerts::unknown_alert_ids_are_refused(&mut *store);

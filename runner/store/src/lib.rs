@@ -37,7 +37,7 @@ pub use tokens::{StoredToken, TokenRole};
 pub use url::StoreUrl;
 
 use pitwall_schema::{
-    Alert, AlertTransition, AlertUpdate, Exclusion, Run, RunStatus, SampleSummary,
+    Alert, AlertChange, AlertTransition, AlertUpdate, Exclusion, Run, RunStatus, SampleSummary,
 };
 
 /// One line of `pitwall runs`.
@@ -202,6 +202,11 @@ pub trait Store {
     /// A person's change to alert `id` (exact id); `StoreError::NoAlert` when none has it.
     /// Returns the alert as stored after the change.
     fn update_alert(&mut self, id: &str, change: &AlertUpdate) -> Result<Alert, StoreError>;
+
+    /// The recorded changes of alert `id` (exact id), oldest first: every `update_alert` and
+    /// every `transition_alerts` that changed it, with when, by whom and what. Empty for an
+    /// unknown id.
+    fn alert_changes(&self, id: &str) -> Result<Vec<AlertChange>, StoreError>;
 
     /// Detection's own changes of status, in one transaction: each alert whose stored status
     /// is still the change's `from` gets its `to` (and note, when given, and `updated_at`), or

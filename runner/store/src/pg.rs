@@ -231,6 +231,11 @@ impl Store for PgStore {
         pg_alerts::list(&mut *client, &self.described)
     }
 
+    fn alert_changes(&self, id: &str) -> Result<Vec<pitwall_schema::AlertChange>, StoreError> {
+        let store = self.describe();
+        pg_alerts::changes(&mut self.client.borrow_mut(), &store, id)
+    }
+
     fn update_alert(&mut self, id: &str, change: &AlertUpdate) -> Result<Alert, StoreError> {
         let store = self.describe();
         pg_alerts::update(self.client.get_mut(), &store, id, change)

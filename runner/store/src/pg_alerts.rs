@@ -1,11 +1,11 @@
 //! The PostgreSQL store's alerts, as `sqlite_alerts` does them: upserting what detection found
 //! without touching what people decided, listing, and a person's update of one alert.
 
-use pitwall_schema::{Alert, AlertTransition, AlertUpdate};
+use pitwall_schema::{Alert, AlertChange, AlertTransition, AlertUpdate, DETECTION};
 use postgres::{Client, GenericClient, Row};
 
 use super::StoreError;
-use super::alert_rows::{AlertRow, more_points, no_alert};
+use super::alert_rows::{AlertRow, decode_change, more_points, no_alert};
 use super::pg_conn::backend;
 use super::sql::queries::POSTGRES;
 
@@ -98,6 +98,12 @@ pub(super) fn update(
     let be = backend(store);
     let mut tx = client.transaction().map_err(&be)?;
     let status = change.status.map(|s| s.as_str());
+    // Locked until the change is recorded, so the status it records as before is the one
+    // it replaced.
+    let before: Option<String> = tx
+        .query_opt(&format!("{} FOR UPDATE", POSTGRES.alert_status), &[&id])
+        .map_err(&be)?
+        .map(|r| r.get(0));
     let updated = tx
         .query_opt(
             &POSTGRES.update_alert,
@@ -112,6 +118,19 @@ pub(super) fn update(
         .map_err(&be)?
         .ok_or_else(|| no_alert(store, id))?;
     let alert = row(&updated).decode(store)?;
+    tx.execute(
+        &POSTGRES.insert_alert_change,
+        &[
+            &id,
+            &change.updated_at,
+            &change.by,
+            &change.status.and(before),
+            &status,
+            &change.note,
+            &change.culprit,
+        ],
+    )
+    .map_err(&be)?;
     tx.commit().map_err(&be)?;
     Ok(alert)
 }
@@ -128,15 +147,51 @@ pub(super) fn transition(
     let mut n = 0;
     for c in changes {
         let from = c.from.as_str();
-        n += match c.to {
+        let changed = match c.to {
             Some(to) => tx.execute(
                 &POSTGRES.transition_alert,
                 &[&c.id, &from, &to.as_str(), &c.note, &c.updated_at],
             ),
+            // The alert's changes go with it.
             None => tx.execute(&POSTGRES.delete_alert_in_status, &[&c.id, &from]),
         }
         .map_err(&be)?;
+        if let (1, Some(to)) = (changed, c.to) {
+            tx.execute(
+                &POSTGRES.insert_alert_change,
+                &[
+                    &c.id,
+                    &c.updated_at,
+                    &DETECTION,
+                    &from,
+                    &to.as_str(),
+                    &c.note,
+                    &None::<String>,
+                ],
+            )
+            .map_err(&be)?;
+        }
+        n += changed;
     }
     tx.commit().map_err(&be)?;
     Ok(usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// The recorded changes of alert `id`, oldest first (none for an unknown id).
+pub(super) fn changes(
+    client: &mut Client,
+    store: &str,
+    id: &str,
+) -> Result<Vec<AlertChange>, StoreError> {
+    let be = backend(store);
+    let rows = client.query(&POSTGRES.alert_changes, &[&id]).map_err(&be)?;
+    rows.iter()
+        .map(|r| {
+            decode_change(
+                store,
+                id,
+                (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5)),
+            )
+        })
+        .collect()
 }

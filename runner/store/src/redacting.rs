@@ -157,6 +157,19 @@ impl Store for RedactingStore {
         self.inner.update_alert(id, change).map(|a| self.alert(a))
     }
 
+    fn alert_changes(&self, id: &str) -> Result<Vec<pitwall_schema::AlertChange>, StoreError> {
+        let changes = self.inner.alert_changes(id)?;
+        Ok(changes
+            .into_iter()
+            .map(|c| pitwall_schema::AlertChange {
+                by: c.by.map(|b| self.text(b)),
+                note: c.note.map(|n| self.text(n)),
+                culprit: c.culprit.map(|n| self.text(n)),
+                ..c
+            })
+            .collect())
+    }
+
     fn transition_alerts(
         &mut self,
         changes: &[pitwall_schema::AlertTransition],

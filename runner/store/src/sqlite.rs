@@ -343,6 +343,10 @@ impl Store for SqliteStore {
         sqlite_alerts::update(&mut self.conn, &store, id, change)
     }
 
+    fn alert_changes(&self, id: &str) -> Result<Vec<pitwall_schema::AlertChange>, StoreError> {
+        sqlite_alerts::changes(&self.conn, &self.describe(), id)
+    }
+
     fn transition_alerts(
         &mut self,
         changes: &[pitwall_schema::AlertTransition],

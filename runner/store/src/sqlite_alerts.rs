@@ -2,11 +2,11 @@
 //! decided, listing, and a person's update of one alert. Kept apart from `sqlite.rs`, which
 //! holds the runs.
 
-use pitwall_schema::{Alert, AlertTransition, AlertUpdate};
+use pitwall_schema::{Alert, AlertChange, AlertTransition, AlertUpdate, DETECTION};
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
 use super::StoreError;
-use super::alert_rows::{AlertRow, more_points, no_alert};
+use super::alert_rows::{AlertRow, decode_change, more_points, no_alert};
 use super::sql::queries::SQLITE;
 use super::sqlite_codec::backend;
 
@@ -101,6 +101,10 @@ pub(super) fn update(
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(&be)?;
+    let before: Option<String> = tx
+        .query_row(&SQLITE.alert_status, [id], |r| r.get(0))
+        .optional()
+        .map_err(&be)?;
     let n = tx
         .execute(
             &SQLITE.update_alert,
@@ -116,6 +120,19 @@ pub(super) fn update(
     if n == 0 {
         return Err(no_alert(store, id));
     }
+    tx.execute(
+        &SQLITE.insert_alert_change,
+        params![
+            id,
+            change.updated_at,
+            change.by,
+            change.status.and(before),
+            change.status.map(|s| s.as_str()),
+            change.note,
+            change.culprit
+        ],
+    )
+    .map_err(&be)?;
     let stored = tx
         .query_row(&SQLITE.alert_by_id, [id], row)
         .optional()
@@ -139,18 +156,62 @@ pub(super) fn transition(
         .map_err(&be)?;
     let mut n = 0;
     for c in changes {
-        n += match c.to {
+        let changed = match c.to {
             Some(to) => tx.execute(
                 &SQLITE.transition_alert,
                 params![c.id, c.from.as_str(), to.as_str(), c.note, c.updated_at],
             ),
+            // The alert's changes go with it.
             None => tx.execute(
                 &SQLITE.delete_alert_in_status,
                 params![c.id, c.from.as_str()],
             ),
         }
         .map_err(&be)?;
+        if let (1, Some(to)) = (changed, c.to) {
+            tx.execute(
+                &SQLITE.insert_alert_change,
+                params![
+                    c.id,
+                    c.updated_at,
+                    DETECTION,
+                    c.from.as_str(),
+                    to.as_str(),
+                    c.note,
+                    None::<String>
+                ],
+            )
+            .map_err(&be)?;
+        }
+        n += changed;
     }
     tx.commit().map_err(&be)?;
     Ok(n)
+}
+
+/// The recorded changes of alert `id`, oldest first (none for an unknown id).
+pub(super) fn changes(
+    conn: &Connection,
+    store: &str,
+    id: &str,
+) -> Result<Vec<AlertChange>, StoreError> {
+    let be = backend(store);
+    let mut stmt = conn.prepare_cached(&SQLITE.alert_changes).map_err(&be)?;
+    let rows = stmt
+        .query_map([id], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
+        .map_err(&be)?;
+    let mut out = Vec::new();
+    for row in rows {
+        out.push(decode_change(store, id, row.map_err(&be)?)?);
+    }
+    Ok(out)
 }

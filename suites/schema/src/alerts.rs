@@ -255,6 +255,30 @@ pub struct AlertUpdate {
     pub culprit: Option<String>,
     /// RFC 3339 time of the change.
     pub updated_at: String,
+    /// Who made it, as recorded in the alert's changes: a token's name over `pitwall serve`,
+    /// `local:USER` from the command line.
+    pub by: Option<String>,
+}
+
+/// Who changes an alert when detection does (`AlertTransition`), in the alert's changes.
+pub const DETECTION: &str = "detection";
+
+/// One recorded change of an alert (`Store::alert_changes`), oldest first: a person's
+/// (`AlertUpdate`) or detection's (`AlertTransition`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlertChange {
+    /// RFC 3339.
+    pub at: String,
+    /// A token's name, `local:USER`, or [`DETECTION`]; `None` when not known.
+    pub by: Option<String>,
+    /// The status before, when the change set one.
+    pub from: Option<AlertStatus>,
+    /// The status set, if any.
+    pub to: Option<AlertStatus>,
+    /// The note set, if any.
+    pub note: Option<String>,
+    /// The culprit commit set, if any (`pitwall alert bisect`).
+    pub culprit: Option<String>,
 }
 
 #[cfg(test)]

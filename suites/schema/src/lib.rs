@@ -25,7 +25,8 @@ pub mod upload;
 pub mod work;
 
 pub use alerts::{
-    Alert, AlertKind, AlertLabel, AlertSeries, AlertStatus, AlertTransition, AlertUpdate,
+    Alert, AlertChange, AlertKind, AlertLabel, AlertSeries, AlertStatus, AlertTransition,
+    AlertUpdate, DETECTION,
 };
 pub use backend::{Backend, BackendError, SuiteKind};
 pub use benchmark::{

@@ -94,6 +94,7 @@ fn each_stored_history_run_refreshes_its_series_without_duplicates() {
             id: a.id.clone(),
             status: AlertStatus::Acknowledged,
             note: Some("allocator change".into()),
+            by: Some("local:tester".into()),
         },
         "later",
     )
@@ -123,6 +124,7 @@ fn each_stored_history_run_refreshes_its_series_without_duplicates() {
             id: "nope".into(),
             status: AlertStatus::Fixed,
             note: None,
+            by: Some("local:tester".into()),
         },
         "t",
     )
@@ -134,6 +136,7 @@ fn each_stored_history_run_refreshes_its_series_without_duplicates() {
             id: a.id.clone(),
             status: AlertStatus::Active,
             note: None,
+            by: Some("local:tester".into()),
         },
         "t",
     )
@@ -205,7 +208,7 @@ fn a_bisect_request_follows_the_alert_on_its_testbed_only() {
     assert_eq!(req.select.filter.as_deref(), Some("gemm"));
     let err = bisect_request(&a, "cpu-b", 3, 15, false).unwrap_err();
     assert!(err.to_string().contains("testbed `h200-a`"), "{err}");
-    let with = record_culprit(&mut store, &a.id, &a.first_bad, "t2").unwrap();
+    let with = record_culprit(&mut store, &a.id, &a.first_bad, "t2", "local:tester").unwrap();
     assert_eq!(with.culprit.as_deref(), Some(a.first_bad.as_str()));
     assert_eq!(with.status, AlertStatus::Active);
 }
@@ -237,6 +240,7 @@ fn a_long_history_keeps_old_alerts_and_finds_new_steps() {
                     note: Some("known".into()),
                     culprit: None,
                     updated_at: "t80".into(),
+                    by: None,
                 };
                 store.update_alert(&alert_ids[0], &ack).unwrap();
             }
@@ -316,6 +320,7 @@ fn an_untriaged_alert_whose_step_went_away_is_dismissed() {
         note: Some("known".into()),
         culprit: None,
         updated_at: "t1".into(),
+        by: None,
     };
     store.update_alert(&acked.id, &ack).unwrap();
     for bed in ["h200-a", "cpu-b"] {

@@ -3,7 +3,8 @@
 //! updates of unknown ids refused by name.
 
 use pitwall_schema::{
-    Alert, AlertKind, AlertLabel, AlertSeries, AlertStatus, AlertTransition, AlertUpdate,
+    Alert, AlertChange, AlertKind, AlertLabel, AlertSeries, AlertStatus, AlertTransition,
+    AlertUpdate, DETECTION,
 };
 
 use crate::{Store, StoreError};
@@ -67,6 +68,7 @@ pub fn upserts_keep_status_and_note(store: &mut dyn Store) {
                 note: Some("known: new allocator".into()),
                 culprit: None,
                 updated_at: "2026-12-01T11:00:00Z".into(),
+                by: None,
             },
         )
         .unwrap();
@@ -189,6 +191,7 @@ pub fn transitions_yield_to_triage(store: &mut dyn Store) {
                 note: Some("known".into()),
                 culprit: None,
                 updated_at: "2026-12-01T12:00:00Z".into(),
+                by: None,
             },
         )
         .unwrap();
@@ -237,4 +240,87 @@ pub fn unknown_alert_ids_are_refused(store: &mut dyn Store) {
     }
     assert!(err.to_string().contains("no alert `aaa`"), "{err}");
     assert_eq!(store.list_alerts().unwrap(), before);
+}
+
+/// Every change of an alert is recorded, oldest first: a person's with who and the status it
+/// replaced, detection's as `detection`; an alert's changes go with it when detection deletes
+/// it, and an unknown id has none.
+pub fn changes_are_recorded_with_who_and_when(store: &mut dyn Store) {
+    let a = alert("chg1", "2026-12-01T10:00:00Z");
+    let mut s = alert("chg2", "2026-12-01T10:00:00Z");
+    s.status = AlertStatus::Suspected;
+    store.upsert_alerts(&[a, s]).unwrap();
+    assert!(store.alert_changes("chg1").unwrap().is_empty());
+    store
+        .update_alert(
+            "chg1",
+            &AlertUpdate {
+                status: Some(AlertStatus::Acknowledged),
+                note: Some("on it".into()),
+                updated_at: "2026-12-01T11:00:00Z".into(),
+                by: Some("alice-laptop".into()),
+                ..AlertUpdate::default()
+            },
+        )
+        .unwrap();
+    store
+        .update_alert(
+            "chg1",
+            &AlertUpdate {
+                culprit: Some("c".repeat(40)),
+                updated_at: "2026-12-01T12:00:00Z".into(),
+                by: Some("local:bob".into()),
+                ..AlertUpdate::default()
+            },
+        )
+        .unwrap();
+    let changes = store.alert_changes("chg1").unwrap();
+    assert_eq!(
+        changes,
+        vec![
+            AlertChange {
+                at: "2026-12-01T11:00:00Z".into(),
+                by: Some("alice-laptop".into()),
+                from: Some(AlertStatus::Active),
+                to: Some(AlertStatus::Acknowledged),
+                note: Some("on it".into()),
+                culprit: None,
+            },
+            AlertChange {
+                at: "2026-12-01T12:00:00Z".into(),
+                by: Some("local:bob".into()),
+                from: None,
+                to: None,
+                note: None,
+                culprit: Some("c".repeat(40)),
+            },
+        ]
+    );
+    // Detection's promotion of the suspected one is recorded as detection's.
+    let promote = AlertTransition {
+        id: "chg2".into(),
+        from: AlertStatus::Suspected,
+        to: Some(AlertStatus::Active),
+        note: None,
+        updated_at: "2026-12-01T13:00:00Z".into(),
+    };
+    assert_eq!(store.transition_alerts(&[promote]).unwrap(), 1);
+    let got = store.alert_changes("chg2").unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].by.as_deref(), Some(DETECTION));
+    assert_eq!(
+        (got[0].from, got[0].to),
+        (Some(AlertStatus::Suspected), Some(AlertStatus::Active))
+    );
+    // A transition that no longer applies records nothing.
+    let stale = AlertTransition {
+        id: "chg1".into(),
+        from: AlertStatus::Active,
+        to: Some(AlertStatus::Dismissed),
+        note: Some("no longer detected".into()),
+        updated_at: "2026-12-01T14:00:00Z".into(),
+    };
+    assert_eq!(store.transition_alerts(&[stale]).unwrap(), 0);
+    assert_eq!(store.alert_changes("chg1").unwrap().len(), 2);
+    assert!(store.alert_changes("nope").unwrap().is_empty());
 }

@@ -22,6 +22,7 @@ fn migrates_a_fresh_database_once() {
     assert_eq!(
         tables,
         [
+            "alert_changes",
             "alerts",
             "forge_comments",
             "results",

@@ -107,6 +107,12 @@ pub(crate) struct Queries {
     /// updated_at ?5. PostgreSQL returns the alert as stored after it; SQLite reads it back
     /// with `alert_by_id`.
     pub update_alert: String,
+    /// The status of alert ?1.
+    pub alert_status: String,
+    /// A change of alert ?1 recorded: at ?2, by ?3, status ?4 to ?5, note ?6, culprit ?7.
+    pub insert_alert_change: String,
+    /// The changes of alert ?1, oldest first: at, by, from, to, note, culprit.
+    pub alert_changes: String,
     /// The forge comment id kept for target ?1.
     pub forge_comment: String,
     /// Keeps comment id ?2 for target ?1, replacing an earlier one.
@@ -194,6 +200,9 @@ impl Queries {
                                         updated_at = ?5
                                  WHERE id = ?1 AND status = ?2"),
             delete_alert_in_status: p("DELETE FROM alerts WHERE id = ?1 AND status = ?2"),
+            alert_status: p("SELECT status FROM alerts WHERE id = ?1"),
+            insert_alert_change: alert_change_queries(d).0,
+            alert_changes: alert_change_queries(d).1,
             forge_comment: p("SELECT comment_id FROM forge_comments WHERE target = ?1"),
             set_forge_comment: p(&format!(
                 "INSERT INTO forge_comments (target, comment_id) VALUES (?1, ?2)
@@ -209,6 +218,20 @@ impl Queries {
             ),
         }
     }
+}
+
+/// [`Queries::insert_alert_change`] and [`Queries::alert_changes`].
+fn alert_change_queries(d: Dialect) -> (String, String) {
+    (
+        d.placeholders(
+            "INSERT INTO alert_changes (alert_id, at, by_name, from_status, to_status, note, culprit)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        ),
+        d.placeholders(
+            "SELECT at, by_name, from_status, to_status, note, culprit FROM alert_changes
+             WHERE alert_id = ?1 ORDER BY id",
+        ),
+    )
 }
 
 /// [`Queries::samples_to_load`].

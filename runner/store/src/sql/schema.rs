@@ -362,6 +362,35 @@ const STEP_13: &[Op] = &[Op::Table {
     without_rowid: false,
 }];
 
+/// Step 14 (issue 30): every change made to an alert, in order: when, by whom (a token's
+/// name over `pitwall serve`, `local:USER` from the command line, `detection`), its status
+/// before and after, the note and culprit it set. Deleted with its alert.
+const STEP_14: &[Op] = &[
+    Op::Table {
+        name: "alert_changes",
+        columns: &[
+            Column("id", RowId),
+            Column(
+                "alert_id",
+                Same("TEXT NOT NULL REFERENCES alerts (id) ON DELETE CASCADE"),
+            ),
+            Column("at", TEXT_NOT_NULL),
+            Column("by_name", TEXT),
+            Column("from_status", TEXT),
+            Column("to_status", TEXT),
+            Column("note", TEXT),
+            Column("culprit", TEXT),
+        ],
+        constraints: &[],
+        without_rowid: false,
+    },
+    Op::Index {
+        name: "alert_changes_by_alert",
+        table: "alert_changes",
+        on: "alert_id, id",
+    },
+];
+
 /// The schema's history, in order.
 const STEPS: &[Step] = &[
     Step {
@@ -416,6 +445,10 @@ const STEPS: &[Step] = &[
         ops: STEP_13,
         backfill: None,
     },
+    Step {
+        ops: STEP_14,
+        backfill: None,
+    },
 ];
 
 /// One numbered migration of one backend: its script, then its backfills.
@@ -447,38 +480,9 @@ pub(crate) fn migrations(d: Dialect) -> Vec<Migration> {
         .collect()
 }
 
+mod notes;
 mod render;
-/// Most run ids `local_role_note` names; the rest are counted.
-const NOTE_MAX_IDS: usize = 10;
 
-/// What `Backfill::LocalRole` says it did, given the runs it relabelled (id, start time),
-/// oldest first: `None` when there were none.
-pub(crate) fn local_role_note(runs: &[(String, String)]) -> Option<String> {
-    if runs.is_empty() {
-        return None;
-    }
-    let named: Vec<String> = runs
-        .iter()
-        .take(NOTE_MAX_IDS)
-        .map(|(id, at)| format!("{id} ({at})"))
-        .collect();
-    let more = runs.len().saturating_sub(NOTE_MAX_IDS);
-    let (what, are) = if runs.len() == 1 {
-        ("working-tree run", "is")
-    } else {
-        ("working-tree runs", "are")
-    };
-    Some(format!(
-        "store migrated: {} {what} stored as history {are} now role local (listed and comparable, never history): {}{} (hint: `pitwall run --commit SHA` measures a commit as history)",
-        runs.len(),
-        named.join(", "),
-        if more > 0 {
-            format!(" and {more} more")
-        } else {
-            String::new()
-        }
-    ))
-}
-
+pub(crate) use notes::local_role_note;
 #[cfg(test)]
 mod tests;

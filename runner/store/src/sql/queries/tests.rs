@@ -451,6 +451,28 @@ fn old() -> Vec<Old> {
             s("UPDATE tokens SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL"),
             s("UPDATE tokens SET revoked_at = $2 WHERE name = $1 AND revoked_at IS NULL"),
         ),
+        (
+            "alert_status",
+            |q| &q.alert_status,
+            s("SELECT status FROM alerts WHERE id = ?1"),
+            s("SELECT status FROM alerts WHERE id = $1"),
+        ),
+        (
+            "insert_alert_change",
+            |q| &q.insert_alert_change,
+            s("INSERT INTO alert_changes (alert_id, at, by_name, from_status, to_status, note, culprit)
+               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
+            s("INSERT INTO alert_changes (alert_id, at, by_name, from_status, to_status, note, culprit)
+               VALUES ($1, $2, $3, $4, $5, $6, $7)"),
+        ),
+        (
+            "alert_changes",
+            |q| &q.alert_changes,
+            s("SELECT at, by_name, from_status, to_status, note, culprit FROM alert_changes
+               WHERE alert_id = ?1 ORDER BY id"),
+            s("SELECT at, by_name, from_status, to_status, note, culprit FROM alert_changes
+               WHERE alert_id = $1 ORDER BY id"),
+        ),
     ]
 }
 

@@ -6,7 +6,7 @@ use super::super::Dialect;
 use super::*;
 
 /// The SQLite store's migrations 1 to 8 as they were written by hand.
-const SQLITE: [&str; 13] = [
+const SQLITE: [&str; 14] = [
     "
 CREATE TABLE runs (
     id               TEXT PRIMARY KEY NOT NULL,
@@ -123,10 +123,24 @@ CREATE TABLE tokens (
     revoked_at    TEXT
 );
 ",
+    // Step 14 (alert changes).
+    "
+CREATE TABLE alert_changes (
+    id          INTEGER PRIMARY KEY,
+    alert_id    TEXT NOT NULL REFERENCES alerts (id) ON DELETE CASCADE,
+    at          TEXT NOT NULL,
+    by_name     TEXT,
+    from_status TEXT,
+    to_status   TEXT,
+    note        TEXT,
+    culprit     TEXT
+);
+CREATE INDEX alert_changes_by_alert ON alert_changes (alert_id, id);
+",
 ];
 
 /// The PostgreSQL store's migrations 1 to 7 as they were written by hand.
-const POSTGRES: [&str; 12] = [
+const POSTGRES: [&str; 13] = [
     r#"
 CREATE TABLE runs (
     id               TEXT COLLATE "C" PRIMARY KEY,
@@ -240,6 +254,20 @@ CREATE TABLE tokens (
     expires_at    TEXT,
     revoked_at    TEXT
 );
+",
+    // Step 14 (alert changes).
+    "
+CREATE TABLE alert_changes (
+    id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    alert_id    TEXT NOT NULL REFERENCES alerts (id) ON DELETE CASCADE,
+    at          TEXT NOT NULL,
+    by_name     TEXT,
+    from_status TEXT,
+    to_status   TEXT,
+    note        TEXT,
+    culprit     TEXT
+);
+CREATE INDEX alert_changes_by_alert ON alert_changes (alert_id, id);
 ",
 ];
 
