@@ -1,8 +1,9 @@
 //! Rendering of alerts (`pitwall alerts`, `pitwall alert …`): an aligned table for people,
 //! whose cells escape control characters (benchmark names and notes are untrusted text), and
-//! one JSON document `{"alerts": [...]}` for programs.
+//! one JSON document `{"alerts": [...]}` for programs; one alert with its recorded changes
+//! (`pitwall alert show`).
 
-use pitwall_schema::{Alert, AlertStatus};
+use pitwall_schema::{Alert, AlertChange, AlertStatus};
 use serde::Serialize;
 
 use crate::table::{Table, escape_controls};
@@ -182,6 +183,53 @@ pub fn render_triaged(a: &Alert) -> String {
     )
 }
 
+/// `pitwall alert show`: the alert's row and notes, then its changes oldest first (when, who,
+/// the status before and after, what note or culprit it set).
+pub fn render_show_table(a: &Alert, changes: &[AlertChange]) -> String {
+    let mut out = render_table(std::slice::from_ref(a));
+    out.push('\n');
+    if changes.is_empty() {
+        out.push_str("no recorded changes\n");
+        return out;
+    }
+    let mut t = Table::new(&["AT", "BY", "STATUS", "SET"]);
+    for c in changes {
+        let status = match (c.from, c.to) {
+            (Some(f), Some(t)) => format!("{f} -> {t}"),
+            (None, Some(t)) => format!("-> {t}"),
+            _ => "-".to_string(),
+        };
+        let mut set = Vec::new();
+        if let Some(n) = &c.note {
+            set.push(format!("note: {n}"));
+        }
+        if let Some(k) = &c.culprit {
+            set.push(format!("culprit {}", short(k)));
+        }
+        t.row(vec![
+            c.at.clone(),
+            c.by.clone().unwrap_or_else(|| "-".into()),
+            status,
+            if set.is_empty() {
+                "-".into()
+            } else {
+                set.join("; ")
+            },
+        ]);
+    }
+    out.push_str(&t.render());
+    out
+}
+
+/// `pitwall alert show --format json`: `{"alert": {...}, "changes": [...]}`, pretty-printed,
+/// with a final newline.
+pub fn render_show_json(a: &Alert, changes: &[AlertChange]) -> String {
+    let doc = serde_json::json!({"alert": JsonAlert::of(a), "changes": changes});
+    let mut out = serde_json::to_string_pretty(&doc).expect("alert serializes");
+    out.push('\n');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,6 +273,44 @@ mod tests {
     #[test]
     fn triaged_line_snapshot() {
         insta::assert_snapshot!(render_triaged(&alerts()[1]));
+    }
+
+    fn changes() -> Vec<AlertChange> {
+        vec![
+            AlertChange {
+                at: "2026-12-01T10:05:00Z".into(),
+                by: Some(pitwall_schema::DETECTION.into()),
+                from: Some(AlertStatus::Suspected),
+                to: Some(AlertStatus::Active),
+                note: None,
+                culprit: None,
+            },
+            AlertChange {
+                at: "2026-12-01T11:00:00Z".into(),
+                by: Some("alice\u{1b}[31m".into()),
+                from: Some(AlertStatus::Active),
+                to: Some(AlertStatus::Acknowledged),
+                note: Some("on it\nsee #42".into()),
+                culprit: None,
+            },
+            AlertChange {
+                at: "2026-12-01T12:00:00Z".into(),
+                by: Some("local:bob".into()),
+                from: None,
+                to: None,
+                note: None,
+                culprit: Some("c".repeat(40)),
+            },
+        ]
+    }
+
+    #[test]
+    fn show_snapshots() {
+        let a = &alerts()[1];
+        insta::assert_snapshot!("show_table", render_show_table(a, &changes()));
+        insta::assert_snapshot!("show_json", render_show_json(a, &changes()));
+        insta::assert_snapshot!("show_table_no_changes", render_show_table(a, &[]));
+        assert!(!render_show_table(a, &changes()).contains('\u{1b}'));
     }
 
     #[test]

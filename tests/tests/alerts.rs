@@ -151,6 +151,26 @@ fn scenario(sb: &Sandbox, store: &[&str]) {
         0,
     );
     assert!(out.contains("acknowledged"), "{out}");
+    // The change is recorded: by this command line's user, from active to acknowledged.
+    let shown = pw(sb, store, &["alert", "show", &id, "--format", "json"], 0);
+    let shown: Value = serde_json::from_str(&shown).unwrap();
+    let last = shown["changes"].as_array().unwrap().last().unwrap().clone();
+    assert!(
+        last["by"].as_str().unwrap().starts_with("local:"),
+        "{shown}"
+    );
+    assert_eq!(
+        (&last["from"], &last["to"], &last["note"]),
+        (
+            &Value::from("active"),
+            &Value::from("acknowledged"),
+            &Value::from("new allocator, tracked in #42")
+        ),
+        "{shown}"
+    );
+    let table = pw(sb, store, &["alert", "show", &id], 0);
+    assert!(table.contains("active -> acknowledged"), "{table}");
+    pw(sb, store, &["alert", "show", "nope"], 2);
 
     // More history: the step moves nowhere, the alert keeps its triage and stays alone.
     git(dir, &["checkout", "-q", "main"]);

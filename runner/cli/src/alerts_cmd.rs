@@ -9,7 +9,8 @@ use pitwall_schema::time::now_rfc3339;
 use pitwall_store::OpenMode;
 
 use super::args::{
-    AlertAction, AlertArgs, AlertBisectArgs, AlertStatusArg, AlertsArgs, Format, Global,
+    AlertAction, AlertArgs, AlertBisectArgs, AlertShowArgs, AlertStatusArg, AlertsArgs, Format,
+    Global,
 };
 use super::context::{current_dir, load_config, open_store};
 use super::exit::{ExitClass, Failure};
@@ -51,6 +52,7 @@ pub(super) fn cmd_alerts(g: &Global, a: &AlertsArgs) -> Result<ExitClass, Failur
 pub(super) fn cmd_alert(g: &Global, a: &AlertArgs) -> Result<ExitClass, Failure> {
     let (status, args) = match &a.action {
         AlertAction::Bisect(b) => return cmd_alert_bisect(g, b),
+        AlertAction::Show(a) => return cmd_alert_show(g, a),
         AlertAction::Ack(t) => (AlertStatus::Acknowledged, t),
         AlertAction::Dismiss(t) => (AlertStatus::Dismissed, t),
         AlertAction::Fix(t) => (AlertStatus::Fixed, t),
@@ -132,4 +134,18 @@ fn local_user() -> String {
         .or_else(|_| std::env::var("LOGNAME"))
         .ok();
     alerts::local_actor(user.as_deref())
+}
+
+/// `pitwall alert show ID [--format json]`.
+fn cmd_alert_show(g: &Global, a: &AlertShowArgs) -> Result<ExitClass, Failure> {
+    let config = load_config(g)?;
+    let store = open_store(g, &config, OpenMode::Existing)?;
+    let alert = alerts::find(store.as_ref(), &a.id).map_err(Failure::of_store)?;
+    let changes = store.alert_changes(&alert.id).map_err(Failure::of_store)?;
+    let out = match a.format {
+        Format::Table => pitwall_reports::alerts::render_show_table(&alert, &changes),
+        Format::Json => pitwall_reports::alerts::render_show_json(&alert, &changes),
+    };
+    print!("{out}");
+    Ok(ExitClass::Ok)
 }

@@ -52,6 +52,18 @@ pub enum AlertAction {
     /// Bisect the alert's range (last good..first bad) for its benchmark on this testbed and
     /// keep the culprit on the alert
     Bisect(AlertBisectArgs),
+    /// Show the alert and every recorded change of it: when, by whom, what
+    Show(AlertShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AlertShowArgs {
+    /// The alert's id (`pitwall alerts` lists them)
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// Output: an aligned table for people, or JSON for programs
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]

@@ -345,3 +345,10 @@ fn an_untriaged_alert_whose_step_went_away_is_dismissed() {
         (AlertStatus::Acknowledged, Some("known"))
     );
 }
+
+#[test]
+fn the_local_actor_names_the_user_or_says_unknown() {
+    assert_eq!(local_actor(Some("bob")), "local:bob");
+    assert_eq!(local_actor(Some("")), "local:unknown");
+    assert_eq!(local_actor(None), "local:unknown");
+}
