@@ -22,6 +22,8 @@ pub struct Server {
 #[derive(Debug)]
 pub struct Reply {
     pub status: u16,
+    /// The status line and headers, as sent.
+    pub headers: String,
     pub body: String,
 }
 
@@ -112,7 +114,11 @@ impl Server {
         } else {
             body.to_string()
         };
-        Reply { status, body }
+        Reply {
+            status,
+            headers: head.to_string(),
+            body,
+        }
     }
 
     pub fn get(&self, path: &str, token: Option<&str>) -> Reply {

@@ -112,6 +112,7 @@ fn crates_depend_only_on_the_crates_below_them() {
             "runner/server",
             &[
                 "pitwall-pipeline",
+                "pitwall-reports",
                 "pitwall-engine",
                 "pitwall-store",
                 "pitwall-host",

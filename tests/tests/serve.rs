@@ -603,3 +603,93 @@ fn an_import_of_many_runs_goes_up_in_batches_all_or_none() {
         "the new run was not stored"
     );
 }
+
+/// A pair measured on a runner and uploaded has a comparison page at a stable address on the
+/// server, rendered with the report's template (escaped, self-contained, under a policy that
+/// allows no script or remote load); the pull request's comment links to it when `[serve] url`
+/// is set.
+#[test]
+fn a_pair_has_a_comparison_page_that_the_comment_links_to() {
+    let sb = Sandbox::new();
+    let dir = sb.path();
+    sb.write("level.txt", "100\n");
+    sb.write(
+        "bench.sh",
+        "l=$(cat level.txt)\nprintf '{\"schema\":\"pitwall/v1\",\"benchmarks\":[{\"name\":\"<img src=x onerror=alert(1)>\",\"samples\":[%s.1,%s.2,%s.3,%s.4,%s.5,%s.6]}]}' $l $l $l $l $l $l\n",
+    );
+    sb.write(
+        "pitwall.toml",
+        "[project]\nname = \"shop\"\n\n[serve]\npublic_read = true\nurl = \"https://pitwall.example/\"\n\n[[suite]]\nname = \"toy\"\nkind = \"command\"\ncommand = \"sh bench.sh\"\n",
+    );
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    let base = git(dir, &["rev-parse", "HEAD"]);
+    sb.write("level.txt", "140\n");
+    git(dir, &["commit", "-q", "-am", "slower"]);
+    let head = git(dir, &["rev-parse", "HEAD"]);
+    let local = "sqlite:runner.db";
+    sb.run(&[
+        "--store",
+        local,
+        "run",
+        "--base",
+        &base,
+        "--head",
+        &head,
+        "--rounds",
+        "2",
+        "--no-report",
+    ])
+    .expect(1);
+    // The comment links to the pair's page on the team's server.
+    let comment = sb
+        .run(&["--store", local, "comment", "--pr", "1", "--dry-run"])
+        .expect(1)
+        .stdout();
+    let doc: Value =
+        serde_json::from_str(&sb.run(&["--store", local, "export"]).expect(0).stdout()).unwrap();
+    let runs = doc["runs"].as_array().unwrap();
+    let pair = runs[0]["pair"]["id"].as_str().unwrap().to_string();
+    let link = format!("https://pitwall.example/p/shop/compare/{pair}");
+    assert!(
+        comment.contains(&format!("[Full report]({link})")),
+        "{comment}"
+    );
+
+    // Uploaded to the server, the page is there, readable without a token (public_read).
+    let server_db = format!("sqlite:{}", dir.join("server.db").display());
+    let secret = token(&sb, &server_db, "runner", "ci");
+    let s = Server::start(&sb, &["--store", &server_db]);
+    let mut up = sb.cmd(&["--store", &s.base, "import", "--quiet", "export.json"]);
+    std::fs::write(dir.join("export.json"), doc.to_string()).unwrap();
+    up.env("PITWALL_TOKEN", &secret);
+    assert_eq!(up.output().unwrap().status.code(), Some(0));
+    let page = s.get(&format!("/p/shop/compare/{pair}"), None);
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("<!DOCTYPE html>"), "{}", page.body);
+    assert!(page.body.contains("regression"), "{}", page.body);
+    assert!(!page.body.contains("<img src=x"), "escaped: {}", page.body);
+    assert!(page.body.contains("&lt;img src=x"), "{}", page.body);
+    assert!(!page.body.contains("<script"), "{}", page.body);
+    let head_of = |path: &str| {
+        let r = s.request("GET", path, None, b"");
+        (r.status, r.headers.to_ascii_lowercase())
+    };
+    let (_, headers) = head_of(&format!("/p/shop/compare/{pair}"));
+    assert!(headers.contains("content-type: text/html"), "{headers}");
+    assert!(
+        headers.contains("content-security-policy: default-src 'none'"),
+        "{headers}"
+    );
+    let (status, headers) = head_of("/p/shop/assets/style.css");
+    assert_eq!(status, 200);
+    assert!(headers.contains("content-type: text/css"), "{headers}");
+    // Only the exact id, only in its project.
+    assert_eq!(
+        s.get(&format!("/p/shop/compare/{}", &pair[..8]), None)
+            .status,
+        404
+    );
+    assert_eq!(s.get(&format!("/p/other/compare/{pair}"), None).status, 404);
+}

@@ -5,6 +5,7 @@
 mod alert_list;
 mod compare_page;
 mod history_chart;
+pub mod live;
 mod local_run;
 mod model;
 mod pages;

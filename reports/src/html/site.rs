@@ -91,7 +91,7 @@ const TEMPLATES: [(&str, &str); 6] = [
 /// and nothing else.
 pub const MANIFEST: &str = ".pitwall-manifest";
 
-const STYLE_CSS: &str = include_str!("../../../templates/assets/style.css");
+pub(crate) const STYLE_CSS: &str = include_str!("../../../templates/assets/style.css");
 const FILTER_JS: &str = include_str!("../../../templates/assets/filter.js");
 
 /// `text` with control characters other than line breaks and tabs written as `\xNN`, as the

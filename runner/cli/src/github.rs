@@ -69,25 +69,29 @@ pub(super) fn throttled_samples((baseline, candidate): (&source::Side, &source::
 /// Renders the comment of `report` (the comparison already made: `ci` passes the pair's own,
 /// the one it printed) and publishes it where the job runs: GitHub (comment, check run,
 /// status as `[github] publish` says) or GitLab (the merge-request note), through `checked`
-/// (the client `ci` built when it checked, before measuring) or a client built now.
+/// (the client `ci` built when it checked, before measuring) or a client built now. `pair_id`
+/// names the interleaved pair compared, for the link to its page on the team's server.
 pub(super) fn publish(
     g: &Global,
     config: &Config,
     gh: &GithubArgs,
     (report, throttled): (&ComparisonReport, usize),
     print_summary: bool,
-    (commit, store): (Option<&str>, Option<&mut dyn Store>),
+    (commit, pair_id, store): (Option<&str>, Option<&str>, Option<&mut dyn Store>),
     checked: Option<Publisher>,
 ) -> Result<ExitClass, Failure> {
     use pitwall_reports::github::{CommentOptions, render_pr_comment};
-    let req = request(g, gh);
+    let mut req = request(g, gh);
+    // The link of the comment and the check: the flag, the file's, else the pair's page on
+    // the team's server (`[serve] url`).
+    req.report_url = req.report_url(config, pair_id);
     // Redacted here too, for the sinks below that are not the forge's (the job summary,
     // `--dry-run`'s stdout); the forge redacts what it sends again.
     let redactor = pitwall_engine::process_redactor(&config.token_vars());
     let body = render_pr_comment(
         report,
         &CommentOptions {
-            report_url: req.report_url(config),
+            report_url: req.report_url.clone(),
             throttled_samples: throttled,
             ..CommentOptions::default()
         },

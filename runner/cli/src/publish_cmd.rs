@@ -66,6 +66,11 @@ pub(super) fn cmd_comment(g: &Global, a: &CommentArgs) -> Result<ExitClass, Fail
     let noise = noise_book(store.as_deref(), (&baseline, &candidate))?;
     let (report, throttled) = compare_sides(&config, (&baseline, &candidate), &noise);
     let commit = candidate.run.as_ref().map(|r| r.commit.as_str());
+    let pair_id = candidate
+        .run
+        .as_ref()
+        .and_then(|r| r.pair.as_ref())
+        .map(|p| p.id.clone());
     publish(
         g,
         &config,
@@ -74,6 +79,7 @@ pub(super) fn cmd_comment(g: &Global, a: &CommentArgs) -> Result<ExitClass, Fail
         true,
         (
             commit,
+            pair_id.as_deref(),
             store
                 .as_mut()
                 .map(|s| s.as_mut() as &mut dyn pitwall_store::Store),
@@ -117,13 +123,19 @@ pub(super) fn cmd_ci(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> {
     // What is published is the comparison printed above: the pair's own.
     let throttled = throttled_samples((&pair.base, &pair.head));
     let commit = pair.head.run.as_ref().map(|r| r.commit.clone());
+    let pair_id = pair
+        .head
+        .run
+        .as_ref()
+        .and_then(|r| r.pair.as_ref())
+        .map(|p| p.id.clone());
     publish(
         g,
         &config,
         &a.github,
         (&pair.outcome.comparison, throttled),
         false,
-        (commit.as_deref(), Some(store.as_mut())),
+        (commit.as_deref(), pair_id.as_deref(), Some(store.as_mut())),
         publisher,
     )
 }

@@ -24,6 +24,7 @@ pub(super) fn cmd_serve(g: &Global, a: &ServeArgs) -> Result<ExitClass, Failure>
     options.public_read = config.serve.public_read;
     options.history_branch = config.history_branch.clone();
     options.threshold_pct = config.thresholds.regression_pct;
+    options.config = std::sync::Arc::new(config.clone());
     let public_read = options.public_read;
     let opener: pitwall_server::Opener = std::sync::Arc::new(move || {
         open_url(&url, OpenMode::Create).map_err(|f| pitwall_store::StoreError::Corrupt {

@@ -35,12 +35,39 @@ pub struct PublishRequest {
 }
 
 impl PublishRequest {
-    /// The link to the full report: `--report-url`, else `[github] report_url`.
-    pub fn report_url(&self, config: &Config) -> Option<String> {
+    /// The link to the full report: `--report-url`, else `[github] report_url`, else, for an
+    /// interleaved pair (`pair_id`) when `[serve] url` is set, its comparison page on the
+    /// team's server ([`compare_link`]).
+    pub fn report_url(&self, config: &Config, pair_id: Option<&str>) -> Option<String> {
         self.report_url
             .clone()
             .or_else(|| config.github.report_url.clone())
+            .or_else(|| {
+                let url = config.serve.url.as_deref()?;
+                Some(compare_link(url, &config.project.name, pair_id?))
+            })
     }
+}
+
+/// The comparison page of pair `pair_id` on the `pitwall serve` at `serve_url`:
+/// `<url>/p/<project>/compare/<pair-id>`, each segment percent-encoded.
+pub fn compare_link(serve_url: &str, project: &str, pair_id: &str) -> String {
+    let seg = |s: &str| -> String {
+        s.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    format!(
+        "{}/p/{}/compare/{}",
+        serve_url.trim_end_matches('/'),
+        seg(project),
+        seg(pair_id)
+    )
 }
 
 /// What was published: one part per thing done (`pull request 7: comment 12 created`,
@@ -221,7 +248,7 @@ impl Publisher {
                         warn,
                     )?);
                 }
-                let report_url = req.report_url(config);
+                let report_url = req.report_url(config, None);
                 publish_on_commit(config, api, (report, body), sha, report_url, &mut done)?;
                 Ok(Published {
                     forge: Forge::Github,

@@ -11,6 +11,7 @@ mod actor;
 mod api;
 mod auth;
 mod commit;
+mod pages;
 mod routes;
 mod upload;
 
@@ -43,6 +44,9 @@ pub struct ServeOptions {
     pub readers: usize,
     /// The nice value of the reader threads (`None`: left as the process's).
     pub reader_nice: Option<i32>,
+    /// The configuration the server was started with: the thresholds of its comparison
+    /// pages.
+    pub config: std::sync::Arc<pitwall_engine::config::Config>,
     /// Most results stored in one transaction when uploads queue up (group commit).
     pub group_commit_max_results: usize,
     /// The project whose `[history] branch` and thresholds the server was started with: the
@@ -62,6 +66,7 @@ impl ServeOptions {
             request_timeout: Duration::from_secs(defaults::SERVE_REQUEST_TIMEOUT_S),
             readers: defaults::SERVE_READERS,
             reader_nice: Some(defaults::SERVE_READER_NICE),
+            config: std::sync::Arc::new(pitwall_engine::config::Config::builtin_default("pitwall")),
             group_commit_max_results: defaults::SERVE_GROUP_COMMIT_MAX_RESULTS,
             history_branch: defaults::HISTORY_BRANCH.to_string(),
             threshold_pct: defaults::REGRESSION_PCT,
@@ -113,6 +118,8 @@ fn router(state: State) -> Router {
     let timeout = state.options.request_timeout;
     Router::new()
         .route("/healthz", get(routes::healthz))
+        .route("/p/{project}/assets/style.css", get(pages::style))
+        .route("/p/{project}/compare/{id}", get(pages::compare_pair))
         .nest("/api/v1/p/{project}", api)
         .fallback(routes::not_found)
         .with_state(state)

@@ -25,7 +25,7 @@ const MAX_LIST: usize = 1000;
 const DEFAULT_LIST: usize = 100;
 
 /// Lets a read through, or the refusal as the response.
-async fn reader(state: &State, headers: &HeaderMap) -> Result<Caller, Response> {
+pub(crate) async fn reader(state: &State, headers: &HeaderMap) -> Result<Caller, Response> {
     authorize(state, headers, TokenRole::Read)
         .await
         .map_err(|d| refused(d.error, d.token.as_deref()))

@@ -120,6 +120,8 @@ impl Ctx<'_> {
         let ci = keep(&mut errors, self.ci(raw.ci.unwrap_or_default())).unwrap_or_default();
         let backend = keep(&mut errors, self.backend(raw.suites.unwrap_or_default()))
             .unwrap_or(crate::defaults::BACKEND);
+        let raw_serve = raw.serve.unwrap_or_default();
+        let serve_url = keep(&mut errors, self.serve_url(raw_serve.url)).flatten();
         let mut suites = self.suites(raw.suite, &file_sampling, sampling_span, &mut errors);
         if !errors.is_empty() {
             return Err(combine(errors));
@@ -157,14 +159,42 @@ impl Ctx<'_> {
             code_paths,
             contended,
             serve: super::model::ServeConfig {
-                public_read: raw
-                    .serve
-                    .and_then(|s| s.public_read)
+                public_read: raw_serve
+                    .public_read
                     .unwrap_or(crate::defaults::SERVE_PUBLIC_READ),
+                url: serve_url,
             },
             backend,
             suites,
         })
+    }
+
+    /// `[serve] url`: an http(s) address with a host and nothing a link should not carry (a
+    /// user, a query, a fragment, spaces); kept without its trailing `/`.
+    fn serve_url(&self, url: Option<Spanned<String>>) -> Result<Option<String>, ConfigError> {
+        let Some(url) = url else { return Ok(None) };
+        let text = url.get_ref().trim();
+        let rest = text
+            .strip_prefix("https://")
+            .or_else(|| text.strip_prefix("http://"));
+        let host = rest.map(|r| r.split('/').next().unwrap_or(""));
+        let bad = match host {
+            None => Some("is not an http(s) address"),
+            Some("") => Some("has no host"),
+            Some(h) if h.contains('@') => Some("carries a user"),
+            Some(_) if text.contains(['?', '#']) || text.chars().any(char::is_whitespace) => {
+                Some("carries a query, a fragment or a space")
+            }
+            Some(_) => None,
+        };
+        match bad {
+            Some(why) => Err(self.at(
+                url.span(),
+                format!("[serve] url `{text}` {why}"),
+                Some("the address people open, e.g. https://pitwall.example".into()),
+            )),
+            None => Ok(Some(text.trim_end_matches('/').to_string())),
+        }
     }
 
     /// `[project]`: its name (the directory's when not given) and build command, neither

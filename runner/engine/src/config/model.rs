@@ -63,6 +63,9 @@ pub struct ServeConfig {
     /// `public_read`: reads need no token (default false, on every listener: a TLS proxy on
     /// the same host connects over loopback, so loopback is no proof of a local reader).
     pub public_read: bool,
+    /// `url`: where people reach the team's `pitwall serve` (`https://pitwall.example`), so
+    /// `pitwall ci` can link a pull request's comment to its comparison page there.
+    pub url: Option<String>,
 }
 
 /// `[suites] backend`: which backend provides the built-in suites.

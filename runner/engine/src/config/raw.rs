@@ -99,6 +99,7 @@ pub struct RawPinning {
 #[serde(deny_unknown_fields)]
 pub struct RawServe {
     pub public_read: Option<bool>,
+    pub url: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -219,7 +220,7 @@ pub fn valid_keys(section: &str) -> &'static str {
         }
         "alerts" => "webhook_env",
         "report" => "dir",
-        "serve" => "public_read",
+        "serve" => "public_read, url",
         "gpu" => "device, clocks, monitor_period_ms",
         "project" => "name, build, env_pass",
         "store" => "url",

@@ -548,3 +548,22 @@ fn history_contended_limits() {
     let e = err("[history]\ncontended = 1\n");
     assert!(e.contains("contended_runnable_threads"), "{e}");
 }
+
+#[test]
+fn the_serve_url_is_an_http_address_without_user_query_or_fragment() {
+    let c = parse("[serve]\nurl = \"https://pitwall.example/team/\"\n").unwrap();
+    assert_eq!(c.serve.url.as_deref(), Some("https://pitwall.example/team"));
+    assert_eq!(parse("").unwrap().serve.url, None);
+    for (url, why) in [
+        ("ftp://pitwall.example", "is not an http(s) address"),
+        ("https://", "has no host"),
+        ("https://me:pw@pitwall.example", "carries a user"),
+        ("https://pitwall.example/?a=1", "carries a query"),
+    ] {
+        let e = parse(&format!("[serve]\nurl = \"{url}\"\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("pitwall.toml:2:7: [serve] url"), "{e}");
+        assert!(e.contains(why), "{e}");
+    }
+}

@@ -65,17 +65,25 @@ fn a_host_only_pitwall_toml_names_never_gets_the_token() {
 }
 
 #[test]
-fn the_report_link_flag_wins_over_pitwall_toml() {
+fn the_report_link_flag_wins_over_pitwall_toml_which_wins_over_the_servers_page() {
     let mut c = config();
-    c.github.report_url = Some("https://ci.example/from-config".into());
+    c.project.name = "shop floor".into();
+    c.serve.url = Some("https://pitwall.example/team".into());
     let mut req = PublishRequest::default();
     assert_eq!(
-        req.report_url(&c).as_deref(),
+        req.report_url(&c, Some("01a2/b")).as_deref(),
+        Some("https://pitwall.example/team/p/shop%20floor/compare/01a2%2Fb"),
+        "the pair's page on the team's server"
+    );
+    assert_eq!(req.report_url(&c, None), None, "no pair, no page");
+    c.github.report_url = Some("https://ci.example/from-config".into());
+    assert_eq!(
+        req.report_url(&c, Some("p")).as_deref(),
         Some("https://ci.example/from-config")
     );
     req.report_url = Some("https://ci.example/flag".into());
     assert_eq!(
-        req.report_url(&c).as_deref(),
+        req.report_url(&c, Some("p")).as_deref(),
         Some("https://ci.example/flag")
     );
 }
