@@ -267,24 +267,15 @@ pub async fn upload_run(
         Ok(b) => b,
         Err(r) => return r,
     };
-    let token = Some(name.as_str());
-    let upload: Upload = match serde_json::from_slice(&body) {
-        Ok(u) => u,
-        Err(e) => {
-            let e = ApiError::bad_request(format!(
+    match serde_json::from_slice::<Upload>(&body) {
+        Ok(u) => accept(&state, &project, &name, vec![u.run], u.alerts, false).await,
+        Err(e) => refused(
+            ApiError::bad_request(format!(
                 "upload body: {e} (hint: {{\"run\": <one of the `runs` `pitwall export` writes>, \"alerts\": {{…}}}})"
-            ));
-            return refused(e, token);
-        }
-    };
-    if let Some(e) = check_run(&upload.run, &project) {
-        return refused(e, token);
+            )),
+            Some(&name),
+        ),
     }
-    if let Some(problem) = upload.alerts.problem() {
-        return refused(ApiError::bad_request(problem), token);
-    }
-    let settings = settings_of(&state, &upload.alerts);
-    store(&state, vec![upload.run], false, settings, &name).await
 }
 
 /// `POST …/runs/batch`: many runs of the project (an import), all or none, one upload for the
@@ -299,31 +290,41 @@ pub async fn upload_batch(
         Ok(b) => b,
         Err(r) => return r,
     };
-    let token = Some(name.as_str());
-    let batch: UploadBatch = match serde_json::from_slice(&body) {
-        Ok(u) => u,
-        Err(e) => {
-            let e = ApiError::bad_request(format!(
+    match serde_json::from_slice::<UploadBatch>(&body) {
+        Ok(b) if b.runs.is_empty() || b.runs.len() > MAX_BATCH_RUNS => refused(
+            ApiError::bad_request(format!(
+                "a batch upload holds 1 to {MAX_BATCH_RUNS} runs, not {}",
+                b.runs.len()
+            )),
+            Some(&name),
+        ),
+        Ok(b) => accept(&state, &project, &name, b.runs, b.alerts, true).await,
+        Err(e) => refused(
+            ApiError::bad_request(format!(
                 "batch upload body: {e} (hint: {{\"runs\": [<the `runs` `pitwall export` writes>], \"alerts\": {{…}}}})"
-            ));
-            return refused(e, token);
-        }
-    };
-    if batch.runs.is_empty() || batch.runs.len() > MAX_BATCH_RUNS {
-        let e = ApiError::bad_request(format!(
-            "a batch upload holds 1 to {MAX_BATCH_RUNS} runs, not {}",
-            batch.runs.len()
-        ));
-        return refused(e, token);
+            )),
+            Some(&name),
+        ),
     }
-    if let Some(e) = batch.runs.iter().find_map(|r| check_run(r, &project)) {
-        return refused(e, token);
+}
+
+/// An upload's runs and thresholds, parsed: checked, then stored.
+async fn accept(
+    state: &State,
+    project: &str,
+    name: &str,
+    runs: Vec<Run>,
+    alerts: UploadAlertRules,
+    batch: bool,
+) -> Response {
+    if let Some(e) = runs.iter().find_map(|r| check_run(r, project)) {
+        return refused(e, Some(name));
     }
-    if let Some(problem) = batch.alerts.problem() {
-        return refused(ApiError::bad_request(problem), token);
+    if let Some(problem) = alerts.problem() {
+        return refused(ApiError::bad_request(problem), Some(name));
     }
-    let settings = settings_of(&state, &batch.alerts);
-    store(&state, batch.runs, true, settings, &name).await
+    let settings = settings_of(state, &alerts);
+    store(state, runs, batch, settings, name).await
 }
 
 #[cfg(test)]

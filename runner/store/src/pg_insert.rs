@@ -19,12 +19,7 @@ pub(super) fn insert_runs(
     store: &str,
     runs: &[Run],
 ) -> Result<Vec<InsertOutcome>, StoreError> {
-    for run in runs {
-        run.validate().map_err(|source| StoreError::Invalid {
-            store: store.to_string(),
-            source,
-        })?;
-    }
+    super::rows::validate_all(store, runs)?;
     let be = backend(store);
     let mut tx = locked_transaction(client).map_err(&be)?;
     let mut outcomes = Vec::with_capacity(runs.len());

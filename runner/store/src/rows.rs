@@ -185,6 +185,17 @@ impl RunRow {
     }
 }
 
+/// Every run of a batch passes `Run::validate`, checked before anything is written.
+pub(super) fn validate_all(store: &str, runs: &[Run]) -> Result<(), StoreError> {
+    for run in runs {
+        run.validate().map_err(|source| StoreError::Invalid {
+            store: store.to_string(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
 /// What inserting `run` means when `stored` already has its id: nothing to do when identical
 /// (byte-identical export is what "identical" means; imports are idempotent), else a conflict.
 pub(super) fn already_stored(

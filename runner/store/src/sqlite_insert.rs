@@ -20,12 +20,7 @@ pub(super) fn insert_runs(
     store: &str,
     runs: &[Run],
 ) -> Result<Vec<InsertOutcome>, StoreError> {
-    for run in runs {
-        run.validate().map_err(|source| StoreError::Invalid {
-            store: store.to_string(),
-            source,
-        })?;
-    }
+    super::rows::validate_all(store, runs)?;
     let be = backend(store);
     // A big transaction dirties more pages than SQLite's default 2 MiB cache holds, and a full
     // cache spills them to the log mid-transaction, over and over; a larger cache while

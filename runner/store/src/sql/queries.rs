@@ -130,6 +130,7 @@ pub(crate) struct Queries {
 impl Queries {
     fn new(d: Dialect) -> Queries {
         let p = |sql: &str| d.placeholders(sql);
+        let (insert_alert_change, alert_changes) = alert_change_queries(d);
         let excluded = d.excluded();
         Queries {
             run_row: p(
@@ -201,8 +202,8 @@ impl Queries {
                                  WHERE id = ?1 AND status = ?2"),
             delete_alert_in_status: p("DELETE FROM alerts WHERE id = ?1 AND status = ?2"),
             alert_status: p("SELECT status FROM alerts WHERE id = ?1"),
-            insert_alert_change: alert_change_queries(d).0,
-            alert_changes: alert_change_queries(d).1,
+            insert_alert_change,
+            alert_changes,
             forge_comment: p("SELECT comment_id FROM forge_comments WHERE target = ?1"),
             set_forge_comment: p(&format!(
                 "INSERT INTO forge_comments (target, comment_id) VALUES (?1, ?2)
