@@ -12,6 +12,15 @@
   var tip = document.getElementById("history-tip");
   if (!dataEl || !live || !plot || typeof uPlot === "undefined") { return; }
   var d = JSON.parse(dataEl.textContent);
+  // The points come a column per field; one object per point from here on.
+  var P = d.points;
+  d.points = P.median.map(function (median, i) {
+    return {
+      commit: P.commit[i], subject: P.subject[i], run: P.run[i], median: median,
+      ci: P.ci_lo[i] == null ? null : [P.ci_lo[i], P.ci_hi[i]], min: P.min[i], max: P.max[i],
+      median_text: P.median_text[i], ci_text: P.ci_text[i], n: P.n[i], throttled: P.throttled[i]
+    };
+  });
   if (!d.points.length) { return; }
 
   // One row per clean point (x: its index in commit order) and per contended or excluded
@@ -70,7 +79,7 @@
     var p = r.p || r.a;
     lines.push(p.commit + (p.subject ? " " + p.subject : ""));
     lines.push("run " + p.run);
-    lines.push("median " + p.median_text);
+    lines.push("median " + p.median_text + " " + d.unit);
     if (r.p) {
       lines.push("95% CI " + r.p.ci_text + " " + d.unit);
       lines.push("n=" + r.p.n + (r.p.throttled ? ", " + r.p.throttled + " throttled" : ""));

@@ -121,11 +121,11 @@ fn the_report_draws_zoomable_charts_and_hostile_names_stay_text() {
     assert!(!script[..script.find("</script>").unwrap()].contains('\u{2028}'));
     let data = chart_data(&html);
     assert!(data["key"].as_str().unwrap().contains(NAME), "{data}");
-    let subjects: Vec<&str> = data["points"]
+    let subjects: Vec<&str> = data["points"]["subject"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| p["subject"].as_str().unwrap())
+        .map(|p| p.as_str().unwrap())
         .collect();
     assert_eq!(subjects.len(), 12, "{data}");
     assert_eq!(subjects[6], SUBJECT);
