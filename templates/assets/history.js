@@ -182,7 +182,9 @@
   });
   plot.addEventListener("mouseleave", function () { tip.hidden = true; });
   live.hidden = false;
-  u.setSize({ width: Math.min(live.clientWidth || 960, 1000), height: 360 });
+  function fit() { u.setSize({ width: Math.min(live.clientWidth || 960, 1000), height: 360 }); }
+  fit();
+  window.addEventListener("resize", fit);
   document.getElementById("history-static").hidden = true;
   window.pitwallCharts = [u];
   live.setAttribute("data-ready", "1");
