@@ -103,3 +103,117 @@ fn report_renders_in_headless_chromium() {
         "{text}"
     );
 }
+
+/// A history with a hostile benchmark name and commit subject, a change point, an alert, one
+/// excluded and one contended run: the page `tests/browser/drag_chart.py` drives.
+fn hostile_history() -> (Vec<pitwall_schema::Run>, pitwall_schema::Alert) {
+    use pitwall_schema::{
+        Alert, AlertKind, AlertSeries, AlertStatus, Contention, ContentionLimits, Exclusion,
+    };
+    let hostile = "</script><img src=x onerror=alert(1)>";
+    let mut runs = synthetic::runs(1, 30, 10);
+    for r in &mut runs {
+        r.results[0].name = format!("gemm{hostile}");
+    }
+    runs[29].commit_info.as_mut().unwrap().subject = format!("{hostile} \u{2028}<!--");
+    runs[5].exclusion = Some(Exclusion {
+        note: format!("rebooted {hostile}"),
+        at: "2026-12-01T00:00:00Z".into(),
+    });
+    runs[9].contention = Some(Contention::classified(
+        10,
+        Some(2.0),
+        None,
+        None,
+        None,
+        &ContentionLimits {
+            runnable_threads: 0.5,
+            steal_pct: 2.0,
+            psi_some_pct: 10.0,
+        },
+    ));
+    let key = runs[0].results[0].key();
+    let alert = Alert {
+        id: "a1b2c3d4e5f6".into(),
+        status: AlertStatus::Active,
+        kind: AlertKind::Regression,
+        series: AlertSeries {
+            project: "demo".into(),
+            testbed: runs[20].testbed.clone().unwrap_or_default(),
+            branch: "main".into(),
+            key,
+            measure: "time".into(),
+        },
+        last_good: runs[19].commit.clone(),
+        first_bad: runs[20].commit.clone(),
+        first_bad_run: runs[20].id.clone(),
+        before: 100.0,
+        after: 110.0,
+        rel_change: 0.1,
+        ci: None,
+        note: Some(hostile.into()),
+        culprit: None,
+        more_points: None,
+        label: None,
+        created_at: "2026-12-01T00:00:00Z".into(),
+        updated_at: "2026-12-01T00:00:00Z".into(),
+    };
+    (runs, alert)
+}
+
+#[test]
+fn history_chart_zooms_pans_and_resets_in_headless_chromium() {
+    if chromium().is_none() {
+        eprintln!(
+            "SKIPPED history_chart_zooms_pans_and_resets_in_headless_chromium: chromium is not installed (apt-get install -y chromium)"
+        );
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let (runs, alert) = hostile_history();
+    let dir = tempfile::tempdir().unwrap();
+    let input = ReportInput {
+        project: "chart-test",
+        runs: &runs,
+        comparisons: &[],
+        generated_at: "now",
+        history_branch: "main",
+        alerts: std::slice::from_ref(&alert),
+        histories: None,
+        local: None,
+    };
+    write_site(&input, dir.path()).unwrap();
+    let pages: Vec<_> = std::fs::read_dir(dir.path().join("bench"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(pages.len(), 1, "{pages:?}");
+    let html = std::fs::read_to_string(&pages[0]).unwrap();
+    assert!(!html.contains("<img"), "a hostile name became markup");
+    assert!(
+        html.contains(r#""class":"active""#),
+        "the alert is marked on the chart"
+    );
+    let shots = root.join("target").join("browser");
+    std::fs::create_dir_all(&shots).unwrap();
+    let out = Command::new("python3")
+        .arg(root.join("tests/browser/drag_chart.py"))
+        .arg(&pages[0])
+        .arg(shots.join("history.png"))
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "chart check failed:\n{text}");
+    for expected in [
+        "ok: dragging zoomed the x range",
+        "ok: shift-drag panned",
+        "ok: reset zoom restored the whole range",
+        "ok: hovering shows ",
+    ] {
+        assert!(text.contains(expected), "{expected}\n{text}");
+    }
+}

@@ -5,7 +5,8 @@
 #
 # For index.html and the first benchmark page (bench/*.html): dumps the DOM after load and
 # checks that the chart has rendered points (sparklines on the index, and the index filter
-# script ran: it sets data-ready on <body>; circle markers in #history on the benchmark page),
+# script ran: it sets data-ready on <body>; circle markers in #history on the benchmark page,
+# and the interactive uPlot chart drawn in #history-live),
 # scans Chromium's log for console errors and uncaught exceptions, and saves a screenshot of
 # each page under SCREENSHOT_DIR (default target/browser). Nothing is downloaded.
 # Exit status: 0 ok, 1 check failed, 2 usage error, 3 Chromium not found.
@@ -50,6 +51,10 @@ if [[ -z "$bench" ]]; then
 else
     check "$bench" bench 1 '<circle class="pt'
     grep -q 'id="history"' "$profile/bench.dom" || fail "bench: no #history chart"
+    # The interactive chart (assets/history.js with the vendored uPlot) replaced the SVG.
+    grep -q '<div id="history-live" data-ready="1">' "$profile/bench.dom" \
+        && grep -q 'class="uplot' "$profile/bench.dom" \
+        || fail "bench: the interactive history chart was not drawn"
 fi
 
 if (( failures > 0 )); then

@@ -1,8 +1,10 @@
 //! Static HTML site for runs and comparisons: an index of every benchmark measure with trend
 //! sparklines and change points, one page per benchmark, one per comparison and one for the
-//! environments. Self-contained: inline SVG, one CSS file, no CDN, works from `file://`.
+//! environments. Self-contained: inline SVG, one CSS file, the vendored uPlot for the interactive
+//! history charts, no CDN, works from `file://`.
 
 mod alert_list;
+mod chart_data;
 mod compare_page;
 mod history_chart;
 pub mod live;

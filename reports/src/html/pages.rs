@@ -230,6 +230,9 @@ pub(crate) struct BenchPage {
     pub unit: String,
     pub better: &'static str,
     pub chart: String,
+    /// The interactive chart's data (`chart_data::history_json`), JSON escaped for a
+    /// `<script>` element.
+    pub chart_data: String,
     /// The same key and branch on every testbed, when it has a history on two or more.
     pub testbeds: Option<String>,
     /// The branch whose history this is.
@@ -296,7 +299,13 @@ fn sweeps(s: &Series, series: &[Series], group: &[usize]) -> Vec<SweepView> {
     out
 }
 
-pub(crate) fn bench(s: &Series, series: &[Series], group: &[usize], runs: &[Run]) -> BenchPage {
+pub(crate) fn bench(
+    s: &Series,
+    series: &[Series],
+    group: &[usize],
+    runs: &[Run],
+    alerts: &[pitwall_schema::Alert],
+) -> BenchPage {
     let unit = display_unit(s);
     let recent = s
         .points
@@ -337,6 +346,7 @@ pub(crate) fn bench(s: &Series, series: &[Series], group: &[usize], runs: &[Run]
             Direction::HigherIsBetter => "higher is better",
         },
         chart: history_chart::history(s, runs, &unit),
+        chart_data: super::chart_data::history_json(s, runs, alerts, &unit),
         testbeds: super::testbeds_chart::testbeds(s, series, runs, &unit),
         branch: s.branch.clone(),
         testbed: s.testbed.clone(),

@@ -94,6 +94,28 @@ pub const MANIFEST: &str = ".pitwall-manifest";
 pub(crate) const STYLE_CSS: &str = include_str!("../../../templates/assets/style.css");
 const FILTER_JS: &str = include_str!("../../../templates/assets/filter.js");
 
+/// The files under `assets/` besides the stylesheet: the benchmark pages' chart script and the
+/// vendored uPlot (docs/REPORTS.md), its licence with it. Written with every report, so a page
+/// opened from `file://` loads them from beside it and nothing from the network.
+const ASSETS: [(&str, &str); 4] = [
+    (
+        "history.js",
+        include_str!("../../../templates/assets/history.js"),
+    ),
+    (
+        "vendor/uplot/uPlot.iife.min.js",
+        include_str!("../../../templates/assets/vendor/uplot/uPlot.iife.min.js"),
+    ),
+    (
+        "vendor/uplot/uPlot.min.css",
+        include_str!("../../../templates/assets/vendor/uplot/uPlot.min.css"),
+    ),
+    (
+        "vendor/uplot/LICENSE",
+        include_str!("../../../templates/assets/vendor/uplot/LICENSE"),
+    ),
+];
+
 /// `text` with control characters other than line breaks and tabs written as `\xNN`, as the
 /// terminal and Markdown show them: HTML escaping leaves them alone, and a raw ESC in a page
 /// is at best invisible.
@@ -163,12 +185,12 @@ fn mkdir(path: PathBuf) -> Result<(), HtmlError> {
 }
 
 /// Writes `index.html`, `bench/<slug>.html` per benchmark measure, `compare/<id>.html` per
-/// comparison, `env.html` and `assets/style.css` under `out_dir` (created when missing), and
+/// comparison, `env.html`, `assets/style.css` and the chart assets ([`ASSETS`]) under `out_dir` (created when missing), and
 /// the [`MANIFEST`] of them; files an earlier report's manifest lists that this one does not
 /// write are removed (only regular files inside `out_dir`), and nothing else. Comparison pages
 /// are not listed: each keeps its path for links to it.
 pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary, HtmlError> {
-    for sub in ["", "bench", "compare", "assets"] {
+    for sub in ["", "bench", "compare", "assets", "assets/vendor/uplot"] {
         mkdir(out_dir.join(sub))?;
     }
     let env = environment()?;
@@ -207,7 +229,7 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
     let groups = pages::sweep_groups(&series);
     for s in &series {
         let group = &groups[&(s.suite.as_str(), s.name.as_str(), s.measure.as_str())];
-        let bench = pages::bench(s, &series, group, input.runs);
+        let bench = pages::bench(s, &series, group, input.runs, input.alerts);
         let html = render(
             &env,
             "bench.html",
@@ -246,6 +268,11 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
     pages_written += 1;
     write(out_dir.join("assets").join("style.css"), STYLE_CSS)?;
     written.push(out_dir.join("assets").join("style.css"));
+    for (name, text) in ASSETS {
+        let path = out_dir.join("assets").join(name);
+        write(path.clone(), text)?;
+        written.push(path);
+    }
 
     let stale_removed = remove_stale(out_dir, &written)?;
     Ok(SiteSummary {

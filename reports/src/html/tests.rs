@@ -62,6 +62,10 @@ fn writes_every_page() {
         "env.html",
         "compare/0123abcd.html",
         "assets/style.css",
+        "assets/history.js",
+        "assets/vendor/uplot/uPlot.iife.min.js",
+        "assets/vendor/uplot/uPlot.min.css",
+        "assets/vendor/uplot/LICENSE",
     ] {
         assert!(dir.path().join(f).is_file(), "{f} missing");
     }
@@ -144,6 +148,40 @@ fn untrusted_text_is_escaped() {
     assert!(!all.contains("demo <p>"), "project name must be text");
     // The only script is the index filter.
     assert_eq!(all.matches("<script>").count(), 1);
+}
+
+/// The interactive chart's data sits in a `<script type="application/json">` element: a
+/// hostile name or subject (`</script>`, `<!--`, U+2028) stays inside it as JSON text.
+#[test]
+fn chart_data_cannot_leave_its_script_element() {
+    let mut runs = input_runs();
+    runs[28].commit_info.as_mut().unwrap().subject =
+        "</script><img src=x onerror=alert(1)> <!-- \u{2028}".into();
+    let (dir, _) = render(&runs);
+    let mut hostile_keys = 0;
+    for p in bench_pages(&dir) {
+        let html = read(&dir, &format!("bench/{p}"));
+        // Two scripts loaded from assets/, and the data: nothing closes a script early.
+        assert_eq!(html.matches("</script>").count(), 3, "{p}");
+        assert!(!html.contains("<img") && !html.contains("<!--"), "{p}");
+        let open = r#"<script type="application/json" id="history-data">"#;
+        let data = &html[html.find(open).unwrap() + open.len()..];
+        let data = &data[..data.find("</script>").unwrap()];
+        assert!(!data.contains('<') && !data.contains('\u{2028}'), "{p}");
+        let v: serde_json::Value = serde_json::from_str(data).unwrap();
+        let subjects: Vec<&str> = v["points"]["subject"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap())
+            .collect();
+        assert!(subjects.contains(&"</script><img src=x onerror=alert(1)> <!-- \u{2028}"));
+        hostile_keys += usize::from(v["key"].as_str().unwrap().contains("<script>alert(1)"));
+    }
+    assert_eq!(
+        hostile_keys, 1,
+        "the hostile name's page holds its name as data"
+    );
 }
 
 #[test]

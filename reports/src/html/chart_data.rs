@@ -1,0 +1,255 @@
+//! The data of a benchmark page's interactive history chart (`assets/history.js`, drawn with
+//! the vendored uPlot): the points, change points, alerts and set-apart runs of one series as
+//! JSON for a `<script type="application/json">` element. Only rendering: every number comes
+//! from the analysis' series; this module lays it out and escapes it for that sink.
+
+use pitwall_schema::{Alert, Run};
+use serde::Serialize;
+
+use super::model::{Series, run_label, short_commit};
+use pitwall_analysis::number::DisplayUnit;
+
+/// The clean points of the history, a column per field (x is a point's index in commit
+/// order): a thousand runs make a page of about 150 KB rather than twice that.
+#[derive(Debug, Default, Serialize)]
+struct Points {
+    commit: Vec<String>,
+    subject: Vec<String>,
+    run: Vec<String>,
+    /// Values in the page's unit, as numbers for the axes.
+    median: Vec<f64>,
+    ci_lo: Vec<Option<f64>>,
+    ci_hi: Vec<Option<f64>>,
+    min: Vec<f64>,
+    max: Vec<f64>,
+    /// As the tooltip shows them, without the unit (`149.7`, `148.1–151.2`).
+    median_text: Vec<String>,
+    ci_text: Vec<String>,
+    n: Vec<usize>,
+    throttled: Vec<usize>,
+}
+
+impl Points {
+    fn push(&mut self, p: &pitwall_analysis::history::Point, run: &Run, unit: &DisplayUnit) {
+        let scaled = |v: f64| round6(unit.scale(v));
+        self.commit.push(short_commit(&run.commit).to_string());
+        self.subject.push(subject(run));
+        self.run.push(run.id.clone());
+        self.median.push(scaled(p.median));
+        self.ci_lo.push(p.ci.map(|c| scaled(c.0)));
+        self.ci_hi.push(p.ci.map(|c| scaled(c.1)));
+        self.min.push(scaled(p.min));
+        self.max.push(scaled(p.max));
+        self.median_text.push(unit.num(p.median));
+        self.ci_text.push(
+            p.ci.map(|(a, b)| format!("{}–{}", unit.num(a), unit.num(b)))
+                .unwrap_or_else(|| "n < 6".into()),
+        );
+        self.n.push(p.n);
+        self.throttled.push(p.throttled);
+    }
+}
+
+/// A contended or excluded point, drawn grey at `x` (between the clean points around it).
+#[derive(Debug, Serialize)]
+struct ApartView {
+    x: f64,
+    commit: String,
+    subject: String,
+    run: String,
+    median: f64,
+    median_text: String,
+    why: String,
+}
+
+/// A vertical mark between two points (`x` half-way) or at one: a change point or an alert.
+#[derive(Debug, Serialize)]
+struct MarkView {
+    x: f64,
+    /// `worse` or `better` for a change point; the alert's status for an alert.
+    class: String,
+    /// Drawn beside the line (`+10.0%`, `alert`).
+    short: String,
+    /// The tooltip's line for it.
+    label: String,
+}
+
+/// Everything `history.js` draws.
+#[derive(Debug, Serialize)]
+struct ChartData {
+    key: String,
+    unit: String,
+    points: Points,
+    apart: Vec<ApartView>,
+    changes: Vec<MarkView>,
+    alerts: Vec<MarkView>,
+}
+
+/// `v` to 6 significant digits: more than a chart can show, and a shorter page.
+fn round6(v: f64) -> f64 {
+    if v == 0.0 || !v.is_finite() {
+        return v;
+    }
+    let m = 10f64.powi(5 - v.abs().log10().floor() as i32);
+    (v * m).round() / m
+}
+
+fn subject(run: &Run) -> String {
+    run.commit_info
+        .as_ref()
+        .map(|c| c.subject.clone())
+        .unwrap_or_default()
+}
+
+/// The alerts of this series (same testbed, branch and key), each at the point of its first
+/// bad run (else of its first bad commit); an alert whose point is not in the history is left
+/// out.
+fn alert_marks(s: &Series, runs: &[Run], alerts: &[Alert]) -> Vec<MarkView> {
+    alerts
+        .iter()
+        .filter(|a| {
+            a.series.testbed == s.testbed && a.series.branch == s.branch && a.series.key == s.key
+        })
+        .filter_map(|a| {
+            let at = s
+                .points
+                .iter()
+                .position(|p| p.runs.iter().any(|&r| runs[r].id == a.first_bad_run))
+                .or_else(|| {
+                    s.points
+                        .iter()
+                        .position(|p| runs[p.run].commit == a.first_bad)
+                })?;
+            // At the first bad point itself: a change point's line lies half-way before it.
+            Some(MarkView {
+                x: at as f64,
+                class: format!("{:?}", a.status).to_lowercase(),
+                short: "alert".into(),
+                label: format!(
+                    "alert {} ({:?}, {:?}): {}",
+                    a.id,
+                    a.kind,
+                    a.status,
+                    super::model::signed_pct(a.rel_change)
+                ),
+            })
+        })
+        .collect()
+}
+
+/// The chart's data as JSON, safe inside a `<script type="application/json">` element: see
+/// [`script_json`].
+pub(crate) fn history_json(
+    s: &Series,
+    runs: &[Run],
+    alerts: &[Alert],
+    unit: &DisplayUnit,
+) -> String {
+    let mut points = Points::default();
+    for p in &s.points {
+        points.push(p, &runs[p.run], unit);
+    }
+    let contended = s.contended.iter().map(|c| (c, "contended: "));
+    let apart = contended
+        .chain(s.excluded.iter().map(|c| (c, "")))
+        .map(|(c, why)| {
+            let run = &runs[c.point.run];
+            ApartView {
+                x: c.after as f64 - 0.5,
+                commit: short_commit(&run.commit).to_string(),
+                subject: subject(run),
+                run: run.id.clone(),
+                median: round6(unit.scale(c.point.median)),
+                median_text: unit.num(c.point.median),
+                why: format!("{why}{}", c.reasons.join("; ")),
+            }
+        })
+        .collect();
+    let changes = s
+        .changes
+        .iter()
+        .map(|cp| MarkView {
+            x: cp.index as f64 - 0.5,
+            short: super::model::signed_pct(cp.rel_change),
+            class: if s.is_worse(cp.rel_change) {
+                "worse"
+            } else {
+                "better"
+            }
+            .into(),
+            label: format!(
+                "change between {} and {}: {}",
+                run_label(&runs[s.points[cp.index - 1].run]),
+                run_label(&runs[s.points[cp.index].run]),
+                super::model::signed_pct(cp.rel_change)
+            ),
+        })
+        .collect();
+    let data = ChartData {
+        key: s.key.clone(),
+        unit: unit.name().to_string(),
+        points,
+        apart,
+        changes,
+        alerts: alert_marks(s, runs, alerts),
+    };
+    script_json(&serde_json::to_string(&data).expect("chart data serializes"))
+}
+
+/// JSON text made safe to place inside an HTML `<script>` element: `<`, `>` and `&` are written
+/// `\u003c`, `\u003e`, `\u0026` (so no `</script>` or `<!--` can appear), and U+2028 and
+/// U+2029 as `\u2028`, `\u2029`. Every one of them can only occur inside a JSON string, where
+/// the escape means the same character.
+pub(crate) fn script_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::html::{model, synthetic};
+
+    #[test]
+    fn script_json_cannot_close_its_element() {
+        let hostile = "</script><img src=x onerror=alert(1)><!-- & \u{2028}\u{2029}";
+        let text = script_json(&serde_json::to_string(&hostile).unwrap());
+        assert!(!text.contains('<') && !text.contains('>') && !text.contains('&'));
+        assert!(!text.contains('\u{2028}') && !text.contains('\u{2029}'));
+        let back: String = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, hostile);
+    }
+
+    #[test]
+    fn the_data_holds_points_marks_and_set_apart_runs() {
+        let mut runs = synthetic::runs(1, 12, 5);
+        runs[11].commit_info.as_mut().unwrap().subject = "</script><b>x</b>".into();
+        runs[5].exclusion = Some(pitwall_schema::Exclusion {
+            note: "rebooted <mid-run>".into(),
+            at: "2026-12-01T00:00:00Z".into(),
+        });
+        let s = model::collect(&runs, "main").remove(0);
+        let unit = model::display_unit(&s);
+        let text = history_json(&s, &runs, &[], &unit);
+        assert!(!text.contains("</script>"), "{text}");
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["points"]["median"].as_array().unwrap().len(), 11);
+        assert_eq!(v["points"]["subject"][10], "</script><b>x</b>");
+        assert_eq!(v["apart"][0]["x"], 4.5);
+        assert_eq!(
+            v["apart"][0]["why"],
+            "excluded from history: rebooted <mid-run>"
+        );
+        assert_eq!(v["unit"], unit.name());
+    }
+}
