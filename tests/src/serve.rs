@@ -31,6 +31,52 @@ impl Reply {
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
     }
+
+    /// The value of header `name` (case-insensitive), the first if several.
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers.lines().skip(1).find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_string())
+        })
+    }
+
+    /// The whole `Set-Cookie` line that sets cookie `name`.
+    pub fn set_cookie(&self, name: &str) -> Option<String> {
+        self.headers.lines().skip(1).find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            let v = v.trim();
+            (k.trim().eq_ignore_ascii_case("set-cookie") && v.starts_with(&format!("{name}=")))
+                .then(|| v.to_string())
+        })
+    }
+
+    /// `name=value` of the cookie the answer sets, for a later request's `Cookie` header.
+    pub fn cookie(&self, name: &str) -> Option<String> {
+        self.set_cookie(name)
+            .map(|l| l.split(';').next().unwrap_or_default().to_string())
+    }
+
+    /// The `value` of the first `<input name="NAME" value="…">` of an HTML body.
+    pub fn input_value(&self, name: &str) -> Option<String> {
+        let at = self.body.find(&format!("name=\"{name}\" value=\""))?;
+        let rest = &self.body[at + name.len() + 15..];
+        rest.split('"').next().map(str::to_string)
+    }
+}
+
+/// `application/x-www-form-urlencoded` of one key or value.
+fn urlencode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
+                (b as char).to_string()
+            }
+            b' ' => "+".to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 impl Server {
@@ -79,6 +125,46 @@ impl Server {
 
     /// `METHOD PATH` with an optional bearer token and body.
     pub fn request(&self, method: &str, path: &str, token: Option<&str>, body: &[u8]) -> Reply {
+        let mut headers = Vec::new();
+        if !body.is_empty() {
+            headers.push(("Content-Type".to_string(), "application/json".to_string()));
+        }
+        if let Some(t) = token {
+            headers.push(("Authorization".to_string(), format!("Bearer {t}")));
+        }
+        let headers: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        self.send(method, path, &headers, body)
+    }
+
+    /// A browser's form post: `fields` urlencoded, with a `Cookie` header when `cookies` is
+    /// not empty.
+    pub fn form(&self, path: &str, cookies: &str, fields: &[(&str, &str)]) -> Reply {
+        let body: Vec<String> = fields
+            .iter()
+            .map(|(k, v)| format!("{}={}", urlencode(k), urlencode(v)))
+            .collect();
+        let mut headers = vec![("Content-Type", "application/x-www-form-urlencoded")];
+        if !cookies.is_empty() {
+            headers.push(("Cookie", cookies));
+        }
+        self.send("POST", path, &headers, body.join("&").as_bytes())
+    }
+
+    /// A browser's `GET`, with a `Cookie` header when `cookies` is not empty.
+    pub fn browse(&self, path: &str, cookies: &str) -> Reply {
+        let headers: Vec<(&str, &str)> = if cookies.is_empty() {
+            Vec::new()
+        } else {
+            vec![("Cookie", cookies)]
+        };
+        self.send("GET", path, &headers, b"")
+    }
+
+    /// `METHOD PATH` with `headers` and `body`.
+    pub fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
         let addr = self.base.trim_start_matches("http://");
         let mut s = TcpStream::connect(addr).expect("connect");
         s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
@@ -86,11 +172,8 @@ impl Server {
             "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
             body.len()
         );
-        if !body.is_empty() {
-            head.push_str("Content-Type: application/json\r\n");
-        }
-        if let Some(t) = token {
-            head.push_str(&format!("Authorization: Bearer {t}\r\n"));
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
         }
         head.push_str("\r\n");
         s.write_all(head.as_bytes()).unwrap();

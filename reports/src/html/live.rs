@@ -1,11 +1,14 @@
 //! Pages `pitwall serve` renders one at a time, live from the store (issue 30), from the same
 //! templates and with the same escaping as the static report: the comparison page of a pair at
 //! a stable address (`/p/<project>/compare/<pair-id>`, which a pull request's comment links
-//! to), and the stylesheet every page links to (`/p/<project>/assets/style.css`).
+//! to), the stylesheet every page links to (`/p/<project>/assets/style.css`), and the pages
+//! people work in: the alerts with their triage forms (the index's alerts table, from the same
+//! template), one alert with its recorded changes, and signing in.
 
 use minijinja::context;
 use minijinja::value::Serde;
-use pitwall_schema::Run;
+use pitwall_schema::{Alert, AlertChange, Run};
+use serde::Serialize;
 
 use super::model::PageComparison;
 use super::site::{HtmlError, STYLE_CSS, render_template};
@@ -32,6 +35,127 @@ pub fn compare_page(
             generated_at => generated_at,
             root => "../",
             title => &c.title,
+        },
+    )
+}
+
+/// Who is looking at a live page: the signed-in token's name and role and the session's CSRF
+/// token for its forms, or nobody (a public read, or a bearer token, which has no session).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Viewer {
+    pub name: Option<String>,
+    pub role: Option<&'static str>,
+    /// Set only for a session: forms are offered only then.
+    pub csrf: Option<String>,
+    /// Whether the viewer may triage (a session of a token of role triage).
+    pub can_triage: bool,
+    /// The longest note the triage forms accept (`pitwall alert`'s limit).
+    pub note_max_chars: usize,
+}
+
+/// `/p/<project>/alerts`: every alert of the project, open ones first (the index's table),
+/// each linked to its page, with triage forms when the viewer may triage. Links are relative
+/// to `/p/<project>/`.
+pub fn alerts_page(
+    project: &str,
+    alerts: &[Alert],
+    viewer: &Viewer,
+    generated_at: &str,
+) -> Result<String, HtmlError> {
+    render_template(
+        "alerts.html",
+        context! {
+            project => project,
+            generated_at => generated_at,
+            root => "",
+            title => "alerts",
+            live => true,
+            alerts => Serde(super::alert_list::rows(alerts)),
+            triage => viewer.can_triage,
+            csrf => viewer.csrf.as_deref().unwrap_or(""),
+            note_max => viewer.note_max_chars,
+            viewer => Serde(viewer),
+        },
+    )
+}
+
+/// What one alert's page shows besides its table row.
+#[derive(Debug, Serialize)]
+pub struct AlertDetail {
+    pub first_bad: String,
+    pub last_good: String,
+    pub culprit: Option<String>,
+    pub first_bad_run: String,
+}
+
+/// Where one alert's page links to: the forge's pages of its commits (`[serve] commit_url`)
+/// and the first bad run.
+#[derive(Debug, Default)]
+pub struct AlertLinks {
+    pub first_bad: Option<String>,
+    pub culprit: Option<String>,
+    pub run: String,
+}
+
+/// `/p/<project>/alerts/<id>`: the alert, links to its commits, its first bad run and the
+/// `pitwall alert bisect` command, its triage form, and every recorded change, oldest first.
+pub fn alert_page(
+    project: &str,
+    alert: &Alert,
+    changes: &[AlertChange],
+    links: &AlertLinks,
+    viewer: &Viewer,
+    generated_at: &str,
+) -> Result<String, HtmlError> {
+    let row = super::alert_list::rows(std::slice::from_ref(alert));
+    let detail = AlertDetail {
+        first_bad: alert.first_bad.clone(),
+        last_good: alert.last_good.clone(),
+        culprit: alert.culprit.clone(),
+        first_bad_run: alert.first_bad_run.clone(),
+    };
+    render_template(
+        "alert.html",
+        context! {
+            project => project,
+            generated_at => generated_at,
+            root => "../",
+            title => format!("alert {}", alert.id),
+            live => true,
+            alert => Serde(&row[0]),
+            detail => Serde(&detail),
+            changes => Serde(changes),
+            commit_url => links.first_bad.as_deref(),
+            culprit_url => links.culprit.as_deref(),
+            run_url => &links.run,
+            triage => viewer.can_triage,
+            csrf => viewer.csrf.as_deref().unwrap_or(""),
+            note_max => viewer.note_max_chars,
+            viewer => Serde(viewer),
+        },
+    )
+}
+
+/// `/p/<project>/signin`: the form that trades a token for a session, with the sign-in CSRF
+/// token (`csrf`) and the refusal of the last try, if any.
+pub fn signin_page(
+    project: &str,
+    csrf: &str,
+    error: Option<&str>,
+    session_hours: i64,
+    generated_at: &str,
+) -> Result<String, HtmlError> {
+    render_template(
+        "signin.html",
+        context! {
+            project => project,
+            generated_at => generated_at,
+            root => "",
+            title => "sign in",
+            csrf => csrf,
+            error => error,
+            hours => session_hours,
+            viewer => Serde(Viewer::default()),
         },
     )
 }
@@ -64,5 +188,110 @@ mod tests {
             "{html}"
         );
         assert!(STYLE.contains('{'));
+    }
+
+    fn hostile_alert() -> Alert {
+        use pitwall_schema::{AlertKind, AlertSeries, AlertStatus};
+        Alert {
+            id: "a1b2c3d4e5f6".into(),
+            status: AlertStatus::Active,
+            kind: AlertKind::Regression,
+            series: AlertSeries {
+                project: "demo".into(),
+                testbed: "<b>bed</b>".into(),
+                branch: "main".into(),
+                key: "kernel/<script>alert(1)</script>/time".into(),
+                measure: "time".into(),
+            },
+            last_good: "a".repeat(40),
+            first_bad: "b".repeat(40),
+            first_bad_run: "run\"><img src=x>".into(),
+            before: 100.0,
+            after: 110.0,
+            rel_change: 0.1,
+            ci: Some((0.08, 0.12)),
+            note: Some("see <a href=//evil>#4</a>".into()),
+            culprit: None,
+            more_points: None,
+            label: None,
+            created_at: "2026-12-06T00:00:00Z".into(),
+            updated_at: "2026-12-06T00:00:00Z".into(),
+        }
+    }
+
+    fn triager() -> Viewer {
+        Viewer {
+            name: Some("alice<i>".into()),
+            role: Some("triage"),
+            csrf: Some("c5rf".into()),
+            can_triage: true,
+            note_max_chars: 1000,
+        }
+    }
+
+    /// The alerts page is the index's table with a link and a form per alert, every form
+    /// with the session's CSRF token; hostile names stay text.
+    #[test]
+    fn the_alerts_page_offers_a_form_per_alert_with_its_csrf_token() {
+        let html = alerts_page("p<x>", &[hostile_alert()], &triager(), "now").unwrap();
+        for bad in ["<script>alert(1)", "<b>bed", "<a href=//evil>", "<i>", "<x>"] {
+            assert!(!html.contains(bad), "{bad}: {html}");
+        }
+        assert!(html.contains(r#"<a href="alerts/a1b2c3d4e5f6">"#), "{html}");
+        assert!(
+            html.contains(r#"<form class="triage" method="post" action="alerts/a1b2c3d4e5f6"><input type="hidden" name="csrf" value="c5rf">"#),
+            "{html}"
+        );
+        assert!(html.contains(r#"<form class="signout" method="post""#), "{html}");
+        assert_eq!(html.matches(r#"name="csrf" value="c5rf""#).count(), 2);
+        assert!(!html.contains("http://") && !html.contains("https://"));
+        // A reader without a session gets no form, and is told why.
+        let reader = Viewer {
+            note_max_chars: 1000,
+            ..Viewer::default()
+        };
+        let html = alerts_page("p", &[hostile_alert()], &reader, "now").unwrap();
+        assert!(!html.contains("<form"), "{html}");
+        assert!(html.contains(r#"<a href="signin">Sign in</a>"#), "{html}");
+    }
+
+    /// The alert's page links its commit, its run and the bisect command, and lists its
+    /// changes with who made them.
+    #[test]
+    fn the_alert_page_links_and_lists_changes() {
+        use pitwall_schema::AlertStatus;
+        let change = AlertChange {
+            at: "2026-12-06T01:00:00Z".into(),
+            by: Some("bob<script>".into()),
+            from: Some(AlertStatus::Active),
+            to: Some(AlertStatus::Acknowledged),
+            note: Some("on it <img>".into()),
+            culprit: None,
+        };
+        let links = AlertLinks {
+            first_bad: Some(format!("https://forge.example/c/{}", "b".repeat(40))),
+            culprit: None,
+            run: "/api/v1/p/demo/runs/run%22%3E".into(),
+        };
+        let a = hostile_alert();
+        let html = alert_page("demo", &a, &[change], &links, &triager(), "now").unwrap();
+        assert!(html.contains("pitwall alert bisect a1b2c3d4e5f6"), "{html}");
+        assert!(html.contains("https:&#x2f;&#x2f;forge.example&#x2f;c&#x2f;bbbb"), "{html}");
+        assert!(html.contains("&#x2f;api&#x2f;v1&#x2f;p&#x2f;demo&#x2f;runs&#x2f;run%22%3E"), "{html}");
+        assert!(html.contains("active → acknowledged"), "{html}");
+        for bad in ["bob<script>", "<img>", "<img src=x>", "<script>alert(1)"] {
+            assert!(!html.contains(bad), "{bad}: {html}");
+        }
+        assert!(html.contains(r#"action="..&#x2f;alerts/a1b2c3d4e5f6""#), "{html}");
+    }
+
+    #[test]
+    fn the_signin_page_is_a_form_with_its_csrf_token() {
+        let html = signin_page("p", "tok3n", Some("bad <token>"), 12, "now").unwrap();
+        assert!(html.contains(r#"<form class="signin" method="post" action="signin">"#), "{html}");
+        assert!(html.contains(r#"name="csrf" value="tok3n""#), "{html}");
+        assert!(html.contains(r#"type="password" name="token""#), "{html}");
+        assert!(html.contains("bad &lt;token&gt;"), "{html}");
+        assert!(html.contains("12 hours"), "{html}");
     }
 }

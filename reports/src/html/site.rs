@@ -70,9 +70,25 @@ pub enum HtmlError {
     },
 }
 
-const TEMPLATES: [(&str, &str); 6] = [
+const TEMPLATES: [(&str, &str); 12] = [
     ("base.html", include_str!("../../../templates/base.html")),
     ("index.html", include_str!("../../../templates/index.html")),
+    (
+        "alerts_table.html",
+        include_str!("../../../templates/alerts_table.html"),
+    ),
+    // The pages only `pitwall serve` renders (`live`).
+    (
+        "triage_form.html",
+        include_str!("../../../templates/triage_form.html"),
+    ),
+    (
+        "live_nav.html",
+        include_str!("../../../templates/live_nav.html"),
+    ),
+    ("alerts.html", include_str!("../../../templates/alerts.html")),
+    ("alert.html", include_str!("../../../templates/alert.html")),
+    ("signin.html", include_str!("../../../templates/signin.html")),
     ("bench.html", include_str!("../../../templates/bench.html")),
     (
         "compare.html",

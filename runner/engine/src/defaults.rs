@@ -93,6 +93,9 @@ pub const SERVE_GROUP_COMMIT_MAX_RESULTS: usize = 20_000;
 /// Longest a request of `pitwall serve` may take, reading its body included (408 after).
 pub const SERVE_REQUEST_TIMEOUT_S: u64 = 60;
 
+/// How long a browser session of `pitwall serve` lasts after signing in (issue 30: 12 h).
+pub const SERVE_SESSION_HOURS: i64 = 12;
+
 /// When a run is contended, where `[history] contended_runnable_threads`,
 /// `contended_steal_pct` and `contended_psi_some_pct` do not say: other processes' runnable
 /// threads on the benchmark CPUs average at least 0.5, steal is at least 2% of their time, or

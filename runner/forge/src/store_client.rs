@@ -14,7 +14,7 @@ use pitwall_schema::{
     SampleSummary, Upload, UploadAlertRules,
 };
 use pitwall_store::{
-    InsertOutcome, RunQuery, RunSummary, SkipSink, Store, StoreError, StoredToken,
+    InsertOutcome, RunQuery, RunSummary, SkipSink, Store, StoreError, StoredSession, StoredToken,
 };
 use serde::de::DeserializeOwned;
 
@@ -455,6 +455,18 @@ impl Store for HttpStore {
 
     fn revoke_token(&mut self, _name: &str, _at: &str) -> Result<bool, StoreError> {
         Err(self.not_here("`pitwall token`"))
+    }
+
+    fn create_session(&mut self, _session: &StoredSession) -> Result<(), StoreError> {
+        Err(self.not_here("a browser session"))
+    }
+
+    fn session(&self, _id_sha256: &str) -> Result<Option<StoredSession>, StoreError> {
+        Err(self.not_here("a browser session"))
+    }
+
+    fn delete_session(&mut self, _id_sha256: &str) -> Result<bool, StoreError> {
+        Err(self.not_here("a browser session"))
     }
 }
 

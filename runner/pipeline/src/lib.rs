@@ -23,6 +23,7 @@ pub mod publish;
 pub mod request;
 pub mod rounds;
 pub mod run;
+pub mod sessions;
 pub mod setup;
 pub mod source;
 pub mod tokens;

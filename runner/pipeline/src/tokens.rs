@@ -82,12 +82,17 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
-/// A new random secret.
-fn new_secret() -> Result<String, TokenError> {
+/// `prefix` and 256 random bits in hex.
+pub(crate) fn random_secret(prefix: &str) -> Result<String, TokenError> {
     let mut bytes = [0u8; SECRET_BYTES];
     getrandom::fill(&mut bytes).map_err(|e| TokenError::Random(e.to_string()))?;
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    Ok(format!("{SECRET_PREFIX}{hex}"))
+    Ok(format!("{prefix}{hex}"))
+}
+
+/// A new random secret.
+fn new_secret() -> Result<String, TokenError> {
+    random_secret(SECRET_PREFIX)
 }
 
 /// Makes and stores token `name` with `role`, valid from `now` for `expiry`.
@@ -152,7 +157,7 @@ pub fn state(token: &StoredToken, now: UnixTime) -> &'static str {
     }
 }
 
-fn expired(token: &StoredToken, now: UnixTime) -> bool {
+pub(crate) fn expired(token: &StoredToken, now: UnixTime) -> bool {
     match token.expires_at.as_deref() {
         None => false,
         // An expiry that cannot be read counts as passed: fail closed.
@@ -162,7 +167,7 @@ fn expired(token: &StoredToken, now: UnixTime) -> bool {
 
 /// Equal without an early exit: how long the comparison takes says nothing of where two
 /// hashes differ.
-fn same(a: &str, b: &str) -> bool {
+pub(crate) fn same(a: &str, b: &str) -> bool {
     a.len() == b.len()
         && a.bytes()
             .zip(b.bytes())

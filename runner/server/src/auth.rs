@@ -1,7 +1,8 @@
 //! Who is asking: the bearer token of a request, checked against the store's tokens
 //! (`pitwall_pipeline::tokens`). A missing, unknown, revoked or expired token is 401, a token
 //! whose role may not do the thing 403; reads need no token when `[serve] public_read` is set.
-//! A presented token is always checked, public or not. No token secret is ever logged.
+//! A presented token is always checked, public or not. No token secret is ever logged. A
+//! browser without a token may read with its session cookie (`crate::session`).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -42,7 +43,7 @@ impl TokenCache {
 }
 
 /// The tokens, from the cache unless `fresh` or stale.
-async fn stored_tokens(state: &State, fresh: bool) -> Result<Arc<Vec<StoredToken>>, ApiError> {
+pub(crate) async fn stored_tokens(state: &State, fresh: bool) -> Result<Arc<Vec<StoredToken>>, ApiError> {
     if !fresh {
         if let Some(t) = state.tokens.cached() {
             return Ok(t);
@@ -100,6 +101,18 @@ pub async fn authorize(
     let deny = |error, token| Denied { error, token };
     let secret = bearer(headers).map_err(|e| deny(e, None))?;
     let Some(secret) = secret else {
+        // A browser's session reads what its token may read; it writes only through the
+        // forms, which check its CSRF token (`session::form_session`).
+        if needed == TokenRole::Read {
+            let session = crate::session::signed_in(state, headers)
+                .await
+                .map_err(|e| deny(e, None))?;
+            if let Some(s) = session {
+                return Ok(Caller {
+                    token: Some(s.token.name),
+                });
+            }
+        }
         if needed == TokenRole::Read && state.options.public_read {
             return Ok(Caller { token: None });
         }

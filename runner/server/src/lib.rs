@@ -2,17 +2,20 @@
 //! a token instead of holding database credentials; the server stores each upload in one
 //! transaction, answers, and then re-detects the alerts of the series it touched in the
 //! background, coalesced per series. People and programs read runs, series, alerts and pairs
-//! through the versioned JSON API under `/api/v1/p/<project>/` (docs/SERVE.md).
+//! through the versioned JSON API under `/api/v1/p/<project>/` (docs/SERVE.md). People sign
+//! in from a browser and triage alerts on its pages (issue 30).
 //!
 //! The only crate with axum and tokio's server side: the other commands do not pay for them.
 
 mod access_log;
 mod actor;
+mod alert_pages;
 mod api;
 mod auth;
 mod commit;
 mod pages;
 mod routes;
+mod session;
 mod upload;
 
 use std::net::SocketAddr;
@@ -118,8 +121,23 @@ fn router(state: State) -> Router {
     let timeout = state.options.request_timeout;
     Router::new()
         .route("/healthz", get(routes::healthz))
+        // Browsers ask for it on every page: no icon, and no 404 in their console.
+        .route(
+            "/favicon.ico",
+            get(|| async { axum::http::StatusCode::NO_CONTENT }),
+        )
         .route("/p/{project}/assets/style.css", get(pages::style))
         .route("/p/{project}/compare/{id}", get(pages::compare_pair))
+        .route("/p/{project}/alerts", get(alert_pages::alerts))
+        .route(
+            "/p/{project}/alerts/{id}",
+            get(alert_pages::alert).post(alert_pages::triage),
+        )
+        .route(
+            "/p/{project}/signin",
+            get(session::signin_page).post(session::signin),
+        )
+        .route("/p/{project}/signout", post(session::signout))
         .nest("/api/v1/p/{project}", api)
         .fallback(routes::not_found)
         .with_state(state)

@@ -26,7 +26,7 @@ const PAGE_POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self' 
      base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /// An HTML answer under [`PAGE_POLICY`].
-fn html(body: String) -> Response {
+pub(crate) fn html(body: String) -> Response {
     let mut r = (StatusCode::OK, body).into_response();
     let h = r.headers_mut();
     h.insert(

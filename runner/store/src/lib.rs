@@ -25,6 +25,7 @@ mod sqlite_alerts;
 mod sqlite_codec;
 mod sqlite_files;
 mod sqlite_insert;
+mod sessions;
 mod tokens;
 mod url;
 
@@ -33,6 +34,7 @@ pub use redacting::{RedactingStore, redact_run};
 pub use rows::point_of;
 pub use shared::{MAX_CANDIDATES, MIN_PREFIX, pick_one};
 pub use sqlite::SqliteStore;
+pub use sessions::StoredSession;
 pub use tokens::{StoredToken, TokenRole};
 pub use url::StoreUrl;
 
@@ -290,6 +292,16 @@ pub trait Store {
     /// Revokes token `name` at `at` (RFC 3339); false when there is no unrevoked token of
     /// that name.
     fn revoke_token(&mut self, name: &str, at: &str) -> Result<bool, StoreError>;
+
+    /// Stores a new browser session of `pitwall serve`, first deleting the sessions that
+    /// ended by its `created_at`.
+    fn create_session(&mut self, session: &StoredSession) -> Result<(), StoreError>;
+
+    /// The session whose id has SHA-256 `id_sha256`, ended or not.
+    fn session(&self, id_sha256: &str) -> Result<Option<StoredSession>, StoreError>;
+
+    /// Deletes a session (signing out); false when there was none.
+    fn delete_session(&mut self, id_sha256: &str) -> Result<bool, StoreError>;
 }
 
 /// Whether opening a store may create it.

@@ -320,6 +320,21 @@ impl Store for PgStore {
         let store = self.describe();
         super::tokens::pg_revoke(&mut self.client.borrow_mut(), &store, name, at)
     }
+
+    fn create_session(&mut self, session: &super::StoredSession) -> Result<(), StoreError> {
+        let store = self.describe();
+        super::sessions::pg_create(&mut self.client.borrow_mut(), &store, session)
+    }
+
+    fn session(&self, id_sha256: &str) -> Result<Option<super::StoredSession>, StoreError> {
+        let store = self.describe();
+        super::sessions::pg_get(&mut self.client.borrow_mut(), &store, id_sha256)
+    }
+
+    fn delete_session(&mut self, id_sha256: &str) -> Result<bool, StoreError> {
+        let store = self.describe();
+        super::sessions::pg_delete(&mut self.client.borrow_mut(), &store, id_sha256)
+    }
 }
 
 #[cfg(test)]

@@ -110,6 +110,18 @@ impl Store for RedactingStore {
         self.inner.revoke_token(name, at)
     }
 
+    fn create_session(&mut self, session: &super::StoredSession) -> Result<(), StoreError> {
+        self.inner.create_session(session)
+    }
+
+    fn session(&self, id_sha256: &str) -> Result<Option<super::StoredSession>, StoreError> {
+        self.inner.session(id_sha256)
+    }
+
+    fn delete_session(&mut self, id_sha256: &str) -> Result<bool, StoreError> {
+        self.inner.delete_session(id_sha256)
+    }
+
     fn insert_run(&mut self, run: &Run) -> Result<InsertOutcome, StoreError> {
         let clean = self.run(run.clone());
         self.inner.insert_run(&clean)

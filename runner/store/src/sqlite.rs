@@ -419,6 +419,18 @@ impl Store for SqliteStore {
     fn revoke_token(&mut self, name: &str, at: &str) -> Result<bool, StoreError> {
         super::tokens::sqlite_revoke(&self.conn, &self.describe(), name, at)
     }
+
+    fn create_session(&mut self, session: &super::StoredSession) -> Result<(), StoreError> {
+        super::sessions::sqlite_create(&self.conn, &self.describe(), session)
+    }
+
+    fn session(&self, id_sha256: &str) -> Result<Option<super::StoredSession>, StoreError> {
+        super::sessions::sqlite_get(&self.conn, &self.describe(), id_sha256)
+    }
+
+    fn delete_session(&mut self, id_sha256: &str) -> Result<bool, StoreError> {
+        super::sessions::sqlite_delete(&self.conn, &self.describe(), id_sha256)
+    }
 }
 
 #[cfg(test)]

@@ -122,6 +122,7 @@ impl Ctx<'_> {
             .unwrap_or(crate::defaults::BACKEND);
         let raw_serve = raw.serve.unwrap_or_default();
         let serve_url = keep(&mut errors, self.serve_url(raw_serve.url)).flatten();
+        let commit_url = keep(&mut errors, self.commit_url(raw_serve.commit_url)).flatten();
         let mut suites = self.suites(raw.suite, &file_sampling, sampling_span, &mut errors);
         if !errors.is_empty() {
             return Err(combine(errors));
@@ -163,6 +164,7 @@ impl Ctx<'_> {
                     .public_read
                     .unwrap_or(crate::defaults::SERVE_PUBLIC_READ),
                 url: serve_url,
+                commit_url,
             },
             backend,
             suites,
@@ -194,6 +196,32 @@ impl Ctx<'_> {
                 Some("the address people open, e.g. https://pitwall.example".into()),
             )),
             None => Ok(Some(text.trim_end_matches('/').to_string())),
+        }
+    }
+
+    /// `[serve] commit_url`: an http(s) address holding `{commit}`, with no user and no space.
+    fn commit_url(&self, url: Option<Spanned<String>>) -> Result<Option<String>, ConfigError> {
+        let Some(url) = url else { return Ok(None) };
+        let text = url.get_ref().trim();
+        let rest = text
+            .strip_prefix("https://")
+            .or_else(|| text.strip_prefix("http://"));
+        let host = rest.map(|r| r.split('/').next().unwrap_or(""));
+        let bad = match host {
+            None => Some("is not an http(s) address"),
+            Some("") => Some("has no host"),
+            Some(h) if h.contains('@') => Some("carries a user"),
+            Some(_) if text.chars().any(char::is_whitespace) => Some("carries a space"),
+            Some(_) if !text.contains("{commit}") => Some("has no `{commit}`"),
+            Some(_) => None,
+        };
+        match bad {
+            Some(why) => Err(self.at(
+                url.span(),
+                format!("[serve] commit_url `{text}` {why}"),
+                Some("e.g. https://github.com/org/repo/commit/{commit}".into()),
+            )),
+            None => Ok(Some(text.to_string())),
         }
     }
 

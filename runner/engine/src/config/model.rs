@@ -66,6 +66,20 @@ pub struct ServeConfig {
     /// `url`: where people reach the team's `pitwall serve` (`https://pitwall.example`), so
     /// `pitwall ci` can link a pull request's comment to its comparison page there.
     pub url: Option<String>,
+    /// `commit_url`: a commit's page on the forge, `{commit}` standing for its full id
+    /// (`https://github.com/org/repo/commit/{commit}`): the alert pages link commits to it.
+    pub commit_url: Option<String>,
+}
+
+impl ServeConfig {
+    /// The address of `commit`'s page, when `commit_url` is set and `commit` is a hex id.
+    pub fn commit_link(&self, commit: &str) -> Option<String> {
+        let hex = !commit.is_empty() && commit.chars().all(|c| c.is_ascii_hexdigit());
+        self.commit_url
+            .as_ref()
+            .filter(|_| hex)
+            .map(|u| u.replace("{commit}", commit))
+    }
 }
 
 /// `[suites] backend`: which backend provides the built-in suites.

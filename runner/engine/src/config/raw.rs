@@ -100,6 +100,7 @@ pub struct RawPinning {
 pub struct RawServe {
     pub public_read: Option<bool>,
     pub url: Option<Spanned<String>>,
+    pub commit_url: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -220,7 +221,7 @@ pub fn valid_keys(section: &str) -> &'static str {
         }
         "alerts" => "webhook_env",
         "report" => "dir",
-        "serve" => "public_read, url",
+        "serve" => "commit_url, public_read, url",
         "gpu" => "device, clocks, monitor_period_ms",
         "project" => "name, build, env_pass",
         "store" => "url",

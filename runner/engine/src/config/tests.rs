@@ -567,3 +567,26 @@ fn the_serve_url_is_an_http_address_without_user_query_or_fragment() {
         assert!(e.contains(why), "{e}");
     }
 }
+
+#[test]
+fn the_commit_url_holds_the_commit_and_links_hex_ids_only() {
+    let c = parse("[serve]\ncommit_url = \"https://github.com/o/r/commit/{commit}\"\n").unwrap();
+    assert_eq!(
+        c.serve.commit_link("0a1b2c").as_deref(),
+        Some("https://github.com/o/r/commit/0a1b2c")
+    );
+    assert_eq!(c.serve.commit_link("main\"><script>"), None);
+    assert_eq!(c.serve.commit_link(""), None);
+    assert_eq!(parse("").unwrap().serve.commit_link("0a1b"), None);
+    for (url, why) in [
+        ("https://github.com/o/r/commit/", "has no `{commit}`"),
+        ("javascript:alert(1)//{commit}", "is not an http(s) address"),
+        ("https://me:pw@forge.example/{commit}", "carries a user"),
+    ] {
+        let e = parse(&format!("[serve]\ncommit_url = \"{url}\"\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("pitwall.toml:2:14: [serve] commit_url"), "{e}");
+        assert!(e.contains(why), "{e}");
+    }
+}

@@ -125,6 +125,14 @@ pub(crate) struct Queries {
     pub list_tokens: String,
     /// Token ?1 revoked at ?2, unless it already is.
     pub revoke_token: String,
+    /// A new session: id hash ?1, token secret hash ?2, token name ?3, created ?4, ends ?5.
+    pub insert_session: String,
+    /// The session whose id hash is ?1: token secret hash, token name, created, ends.
+    pub session: String,
+    /// Session ?1 deleted (signed out).
+    pub delete_session: String,
+    /// The sessions that ended at or before ?1 deleted.
+    pub delete_ended_sessions: String,
 }
 
 impl Queries {
@@ -217,6 +225,16 @@ impl Queries {
             revoke_token: p(
                 "UPDATE tokens SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL",
             ),
+            insert_session: p(
+                "INSERT INTO sessions (id_sha256, token_sha256, token_name, created_at, expires_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            ),
+            session: p(
+                "SELECT token_sha256, token_name, created_at, expires_at FROM sessions
+                 WHERE id_sha256 = ?1",
+            ),
+            delete_session: p("DELETE FROM sessions WHERE id_sha256 = ?1"),
+            delete_ended_sessions: p("DELETE FROM sessions WHERE expires_at <= ?1"),
         }
     }
 }

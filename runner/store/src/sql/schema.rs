@@ -391,6 +391,23 @@ const STEP_14: &[Op] = &[
     },
 ];
 
+/// Step 15 (issue 30): the browser sessions of `pitwall serve`. A session is made by signing
+/// in with a token; its random id is kept only as its SHA-256, beside the SHA-256 of the
+/// token's secret it was made with (so revoking the token, or replacing a revoked token of
+/// that name with a new secret, ends it), the token's name, and when it was made and ends.
+const STEP_15: &[Op] = &[Op::Table {
+    name: "sessions",
+    columns: &[
+        Column("id_sha256", Same("TEXT PRIMARY KEY NOT NULL")),
+        Column("token_sha256", TEXT_NOT_NULL),
+        Column("token_name", TEXT_NOT_NULL),
+        Column("created_at", TEXT_NOT_NULL),
+        Column("expires_at", TEXT_NOT_NULL),
+    ],
+    constraints: &[],
+    without_rowid: false,
+}];
+
 /// The schema's history, in order.
 const STEPS: &[Step] = &[
     Step {
@@ -447,6 +464,10 @@ const STEPS: &[Step] = &[
     },
     Step {
         ops: STEP_14,
+        backfill: None,
+    },
+    Step {
+        ops: STEP_15,
         backfill: None,
     },
 ];

@@ -452,6 +452,34 @@ fn old() -> Vec<Old> {
             s("UPDATE tokens SET revoked_at = $2 WHERE name = $1 AND revoked_at IS NULL"),
         ),
         (
+            "insert_session",
+            |q| &q.insert_session,
+            s("INSERT INTO sessions (id_sha256, token_sha256, token_name, created_at, expires_at)
+               VALUES (?1, ?2, ?3, ?4, ?5)"),
+            s("INSERT INTO sessions (id_sha256, token_sha256, token_name, created_at, expires_at)
+               VALUES ($1, $2, $3, $4, $5)"),
+        ),
+        (
+            "session",
+            |q| &q.session,
+            s("SELECT token_sha256, token_name, created_at, expires_at FROM sessions
+               WHERE id_sha256 = ?1"),
+            s("SELECT token_sha256, token_name, created_at, expires_at FROM sessions
+               WHERE id_sha256 = $1"),
+        ),
+        (
+            "delete_session",
+            |q| &q.delete_session,
+            s("DELETE FROM sessions WHERE id_sha256 = ?1"),
+            s("DELETE FROM sessions WHERE id_sha256 = $1"),
+        ),
+        (
+            "delete_ended_sessions",
+            |q| &q.delete_ended_sessions,
+            s("DELETE FROM sessions WHERE expires_at <= ?1"),
+            s("DELETE FROM sessions WHERE expires_at <= $1"),
+        ),
+        (
             "alert_status",
             |q| &q.alert_status,
             s("SELECT status FROM alerts WHERE id = ?1"),

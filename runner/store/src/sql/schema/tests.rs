@@ -6,7 +6,7 @@ use super::super::Dialect;
 use super::*;
 
 /// The SQLite store's migrations 1 to 8 as they were written by hand.
-const SQLITE: [&str; 14] = [
+const SQLITE: [&str; 15] = [
     "
 CREATE TABLE runs (
     id               TEXT PRIMARY KEY NOT NULL,
@@ -137,10 +137,20 @@ CREATE TABLE alert_changes (
 );
 CREATE INDEX alert_changes_by_alert ON alert_changes (alert_id, id);
 ",
+    // Step 15 (browser sessions of `pitwall serve`).
+    "
+CREATE TABLE sessions (
+    id_sha256    TEXT PRIMARY KEY NOT NULL,
+    token_sha256 TEXT NOT NULL,
+    token_name   TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    expires_at   TEXT NOT NULL
+);
+",
 ];
 
 /// The PostgreSQL store's migrations 1 to 7 as they were written by hand.
-const POSTGRES: [&str; 13] = [
+const POSTGRES: [&str; 14] = [
     r#"
 CREATE TABLE runs (
     id               TEXT COLLATE "C" PRIMARY KEY,
@@ -268,6 +278,16 @@ CREATE TABLE alert_changes (
     culprit     TEXT
 );
 CREATE INDEX alert_changes_by_alert ON alert_changes (alert_id, id);
+",
+    // Step 15 (browser sessions of `pitwall serve`).
+    "
+CREATE TABLE sessions (
+    id_sha256    TEXT PRIMARY KEY NOT NULL,
+    token_sha256 TEXT NOT NULL,
+    token_name   TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    expires_at   TEXT NOT NULL
+);
 ",
 ];
 
