@@ -32,7 +32,8 @@ fn store_with_an_alert(sb: &Sandbox) -> String {
         let samples: Vec<f64> = (0..15)
             .map(|k| level * (1.0 + 0.002 * (((i * 7 + k * 3) % 11) as f64 - 5.0) / 5.0))
             .collect();
-        let doc = json!({"schema": "pitwall/v1", "benchmarks": [{"name": HOSTILE, "samples": samples}]});
+        let doc =
+            json!({"schema": "pitwall/v1", "benchmarks": [{"name": HOSTILE, "samples": samples}]});
         let f = sb.write(&format!("r{i}.json"), &doc.to_string());
         sb.run(&[
             "--store",
@@ -66,8 +67,12 @@ fn token(sb: &Sandbox, store: &str, role: &str, name: &str) -> String {
 fn sign_in(s: &Server, secret: &str) -> (Option<String>, Reply) {
     let form = s.browse("/p/shop/signin", "");
     assert_eq!(form.status, 200, "{}", form.body);
-    let nonce = form.cookie("pitwall_signin").expect("the sign-in form's cookie");
-    let csrf = form.input_value("csrf").expect("the sign-in form's CSRF token");
+    let nonce = form
+        .cookie("pitwall_signin")
+        .expect("the sign-in form's cookie");
+    let csrf = form
+        .input_value("csrf")
+        .expect("the sign-in form's CSRF token");
     let r = s.form(
         "/p/shop/signin",
         &nonce,
@@ -103,14 +108,25 @@ fn people_sign_in_and_triage_alerts_in_the_browser() {
     // The sign-in form wants its own cookie and CSRF token, and a good token.
     let form = s.browse("/p/shop/signin", "");
     let signin_cookie = form.set_cookie("pitwall_signin").unwrap();
-    assert!(signin_cookie.contains("HttpOnly; SameSite=Strict"), "{signin_cookie}");
+    assert!(
+        signin_cookie.contains("HttpOnly; SameSite=Strict"),
+        "{signin_cookie}"
+    );
     let csrf = form.input_value("csrf").unwrap();
     let no_cookie = s.form("/p/shop/signin", "", &[("csrf", &csrf), ("token", &alice)]);
-    assert_eq!(no_cookie.status, 403, "another site's form: {}", no_cookie.body);
+    assert_eq!(
+        no_cookie.status, 403,
+        "another site's form: {}",
+        no_cookie.body
+    );
     assert!(no_cookie.cookie("pitwall_session").is_none());
     let (none, wrong) = sign_in(&s, "pw_0000");
     assert_eq!((wrong.status, none), (401, None));
-    assert!(wrong.body.contains("unknown or revoked token"), "{}", wrong.body);
+    assert!(
+        wrong.body.contains("unknown or revoked token"),
+        "{}",
+        wrong.body
+    );
 
     // Alice signs in: an HttpOnly, SameSite=Strict session cookie for 12 h, then the alerts.
     let (cookie, r) = sign_in(&s, &alice);
@@ -122,13 +138,24 @@ fn people_sign_in_and_triage_alerts_in_the_browser() {
         "{line}"
     );
     let alice_cookie = cookie.unwrap();
-    assert!(!alice_cookie.contains(&alice), "the cookie is not the token");
+    assert!(
+        !alice_cookie.contains(&alice),
+        "the cookie is not the token"
+    );
     let page = s.browse("/p/shop/alerts", &alice_cookie);
     assert_eq!(page.status, 200, "{}", page.body);
-    assert!(page.body.contains("signed in as <strong>alice</strong>"), "{}", page.body);
+    assert!(
+        page.body.contains("signed in as <strong>alice</strong>"),
+        "{}",
+        page.body
+    );
     assert!(!page.body.contains("<img src=x"), "escaped: {}", page.body);
     assert!(page.body.contains("&lt;img src=x"), "{}", page.body);
-    assert!(page.body.contains(r#"<form class="triage""#), "{}", page.body);
+    assert!(
+        page.body.contains(r#"<form class="triage""#),
+        "{}",
+        page.body
+    );
     let csrf = page.input_value("csrf").unwrap();
     let policy = page.header("content-security-policy").unwrap();
     assert!(policy.contains("form-action 'self'"), "{policy}");
@@ -137,7 +164,10 @@ fn people_sign_in_and_triage_alerts_in_the_browser() {
     let api_write = s.send(
         "POST",
         &format!("/api/v1/p/shop/alerts/{id}"),
-        &[("Cookie", &alice_cookie), ("Content-Type", "application/json")],
+        &[
+            ("Cookie", &alice_cookie),
+            ("Content-Type", "application/json"),
+        ],
         br#"{"status": "dismissed"}"#,
     );
     assert_eq!(api_write.status, 401, "{}", api_write.body);
@@ -162,9 +192,17 @@ fn people_sign_in_and_triage_alerts_in_the_browser() {
     let bob_cookie = bob_cookie.unwrap();
     let page = s.browse("/p/shop/alerts", &bob_cookie);
     assert_eq!(page.status, 200);
-    assert!(!page.body.contains(r#"<form class="triage""#), "{}", page.body);
+    assert!(
+        !page.body.contains(r#"<form class="triage""#),
+        "{}",
+        page.body
+    );
     let bob_csrf = page.input_value("csrf").unwrap();
-    let r = s.form(&path, &bob_cookie, &[("csrf", &bob_csrf), ("status", "dismissed")]);
+    let r = s.form(
+        &path,
+        &bob_cookie,
+        &[("csrf", &bob_csrf), ("status", "dismissed")],
+    );
     assert_eq!(r.status, 403, "{}", r.body);
     assert!(r.body.contains("needs role triage"), "{}", r.body);
 
@@ -172,23 +210,45 @@ fn people_sign_in_and_triage_alerts_in_the_browser() {
     let r = s.form(
         &path,
         &alice_cookie,
-        &[("csrf", &csrf), ("status", "acknowledged"), ("note", "on it <b>")],
+        &[
+            ("csrf", &csrf),
+            ("status", "acknowledged"),
+            ("note", "on it <b>"),
+        ],
     );
     assert_eq!(r.status, 303, "{}", r.body);
     assert_eq!(r.header("location").as_deref(), Some(path.as_str()));
-    let stored = s.get(&format!("/api/v1/p/shop/alerts/{id}"), Some(&bob)).json();
+    let stored = s
+        .get(&format!("/api/v1/p/shop/alerts/{id}"), Some(&bob))
+        .json();
     assert_eq!(stored["alert"]["status"], "acknowledged");
     assert_eq!(stored["alert"]["note"], "on it <b>");
-    let change = stored["changes"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!((change["by"].clone(), change["to"].clone()), (json!("alice"), json!("acknowledged")));
+    let change = stored["changes"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (change["by"].clone(), change["to"].clone()),
+        (json!("alice"), json!("acknowledged"))
+    );
     let page = s.browse(&path, &alice_cookie);
     assert_eq!(page.status, 200);
     assert!(page.body.contains("active → acknowledged"), "{}", page.body);
     assert!(page.body.contains("on it &lt;b&gt;"), "{}", page.body);
-    assert!(page.body.contains(&format!("pitwall alert bisect {id}")), "{}", page.body);
+    assert!(
+        page.body.contains(&format!("pitwall alert bisect {id}")),
+        "{}",
+        page.body
+    );
     assert!(!page.body.contains("<img src=x"), "{}", page.body);
     // `pitwall alert fix` rules hold in the form too: an unknown status is refused.
-    let r = s.form(&path, &alice_cookie, &[("csrf", &csrf), ("status", "active")]);
+    let r = s.form(
+        &path,
+        &alice_cookie,
+        &[("csrf", &csrf), ("status", "active")],
+    );
     assert_eq!(r.status, 400, "{}", r.body);
 
     // Signing out needs the CSRF token, ends the session and clears the cookie.
@@ -196,14 +256,23 @@ fn people_sign_in_and_triage_alerts_in_the_browser() {
     assert_eq!(r.status, 403, "{}", r.body);
     let r = s.form("/p/shop/signout", &bob_cookie, &[("csrf", &bob_csrf)]);
     assert_eq!(r.status, 303, "{}", r.body);
-    assert!(r.set_cookie("pitwall_session").unwrap().contains("Max-Age=0"));
+    assert!(
+        r.set_cookie("pitwall_session")
+            .unwrap()
+            .contains("Max-Age=0")
+    );
     assert_eq!(s.browse("/p/shop/alerts", &bob_cookie).status, 303);
 
     // Revoking alice's token ends her session (within the token cache's second).
-    sb.run(&["--store", &store, "token", "revoke", "alice"]).expect(0);
+    sb.run(&["--store", &store, "token", "revoke", "alice"])
+        .expect(0);
     std::thread::sleep(Duration::from_millis(1200));
     assert_eq!(s.browse("/p/shop/alerts", &alice_cookie).status, 303);
-    let r = s.form(&path, &alice_cookie, &[("csrf", &csrf), ("status", "dismissed")]);
+    let r = s.form(
+        &path,
+        &alice_cookie,
+        &[("csrf", &csrf), ("status", "dismissed")],
+    );
     assert_eq!(r.status, 401, "{}", r.body);
     // The access log names tokens, never a secret or a session id.
     let log = s.lines().join("\n");
@@ -247,8 +316,13 @@ fn headless_chromium_signs_in_and_acks_an_alert_through_the_form() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "triage in Chromium failed:\n{text}");
-    let stored = s.get(&format!("/api/v1/p/shop/alerts/{id}"), Some(&alice)).json();
+    let stored = s
+        .get(&format!("/api/v1/p/shop/alerts/{id}"), Some(&alice))
+        .json();
     assert_eq!(stored["alert"]["status"], "acknowledged", "{stored}");
     assert_eq!(stored["alert"]["note"], "looking into it <b>now</b>");
-    assert_eq!(stored["changes"].as_array().unwrap().last().unwrap()["by"], "alice");
+    assert_eq!(
+        stored["changes"].as_array().unwrap().last().unwrap()["by"],
+        "alice"
+    );
 }

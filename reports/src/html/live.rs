@@ -234,7 +234,13 @@ mod tests {
     #[test]
     fn the_alerts_page_offers_a_form_per_alert_with_its_csrf_token() {
         let html = alerts_page("p<x>", &[hostile_alert()], &triager(), "now").unwrap();
-        for bad in ["<script>alert(1)", "<b>bed", "<a href=//evil>", "<i>", "<x>"] {
+        for bad in [
+            "<script>alert(1)",
+            "<b>bed",
+            "<a href=//evil>",
+            "<i>",
+            "<x>",
+        ] {
             assert!(!html.contains(bad), "{bad}: {html}");
         }
         assert!(html.contains(r#"<a href="alerts/a1b2c3d4e5f6">"#), "{html}");
@@ -242,7 +248,10 @@ mod tests {
             html.contains(r#"<form class="triage" method="post" action="alerts/a1b2c3d4e5f6"><input type="hidden" name="csrf" value="c5rf">"#),
             "{html}"
         );
-        assert!(html.contains(r#"<form class="signout" method="post""#), "{html}");
+        assert!(
+            html.contains(r#"<form class="signout" method="post""#),
+            "{html}"
+        );
         assert_eq!(html.matches(r#"name="csrf" value="c5rf""#).count(), 2);
         assert!(!html.contains("http://") && !html.contains("https://"));
         // A reader without a session gets no form, and is told why.
@@ -276,19 +285,31 @@ mod tests {
         let a = hostile_alert();
         let html = alert_page("demo", &a, &[change], &links, &triager(), "now").unwrap();
         assert!(html.contains("pitwall alert bisect a1b2c3d4e5f6"), "{html}");
-        assert!(html.contains("https:&#x2f;&#x2f;forge.example&#x2f;c&#x2f;bbbb"), "{html}");
-        assert!(html.contains("&#x2f;api&#x2f;v1&#x2f;p&#x2f;demo&#x2f;runs&#x2f;run%22%3E"), "{html}");
+        assert!(
+            html.contains("https:&#x2f;&#x2f;forge.example&#x2f;c&#x2f;bbbb"),
+            "{html}"
+        );
+        assert!(
+            html.contains("&#x2f;api&#x2f;v1&#x2f;p&#x2f;demo&#x2f;runs&#x2f;run%22%3E"),
+            "{html}"
+        );
         assert!(html.contains("active → acknowledged"), "{html}");
         for bad in ["bob<script>", "<img>", "<img src=x>", "<script>alert(1)"] {
             assert!(!html.contains(bad), "{bad}: {html}");
         }
-        assert!(html.contains(r#"action="..&#x2f;alerts/a1b2c3d4e5f6""#), "{html}");
+        assert!(
+            html.contains(r#"action="..&#x2f;alerts/a1b2c3d4e5f6""#),
+            "{html}"
+        );
     }
 
     #[test]
     fn the_signin_page_is_a_form_with_its_csrf_token() {
         let html = signin_page("p", "tok3n", Some("bad <token>"), 12, "now").unwrap();
-        assert!(html.contains(r#"<form class="signin" method="post" action="signin">"#), "{html}");
+        assert!(
+            html.contains(r#"<form class="signin" method="post" action="signin">"#),
+            "{html}"
+        );
         assert!(html.contains(r#"name="csrf" value="tok3n""#), "{html}");
         assert!(html.contains(r#"type="password" name="token""#), "{html}");
         assert!(html.contains("bad &lt;token&gt;"), "{html}");

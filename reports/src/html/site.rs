@@ -86,9 +86,15 @@ const TEMPLATES: [(&str, &str); 12] = [
         "live_nav.html",
         include_str!("../../../templates/live_nav.html"),
     ),
-    ("alerts.html", include_str!("../../../templates/alerts.html")),
+    (
+        "alerts.html",
+        include_str!("../../../templates/alerts.html"),
+    ),
     ("alert.html", include_str!("../../../templates/alert.html")),
-    ("signin.html", include_str!("../../../templates/signin.html")),
+    (
+        "signin.html",
+        include_str!("../../../templates/signin.html"),
+    ),
     ("bench.html", include_str!("../../../templates/bench.html")),
     (
         "compare.html",

@@ -148,7 +148,9 @@ mod tests {
         let now = at("2026-12-06T08:00:00Z");
         let list = store.list_tokens().unwrap();
         assert_eq!(
-            sign_in(&mut store, &list, "pw_wrong", now).unwrap().unwrap_err(),
+            sign_in(&mut store, &list, "pw_wrong", now)
+                .unwrap()
+                .unwrap_err(),
             Refusal::Unknown
         );
         let s = sign_in(&mut store, &list, &secret, now).unwrap().unwrap();
@@ -177,6 +179,10 @@ mod tests {
         assert!(session_of(&store, &list, &s.id, now).unwrap().is_some());
         assert!(sign_out(&mut store, &s.id).unwrap());
         assert!(session_of(&store, &list, &s.id, now).unwrap().is_none());
-        assert!(session_of(&store, &list, "not-a-session", now).unwrap().is_none());
+        assert!(
+            session_of(&store, &list, "not-a-session", now)
+                .unwrap()
+                .is_none()
+        );
     }
 }

@@ -20,8 +20,8 @@ use pitwall_store::StoreError;
 
 use crate::State;
 use crate::api::{ApiError, refused};
-use crate::auth::authorize;
-use crate::session::{form_session, path_segment, see_other, signed_in};
+use crate::auth::{authorize, form_session, signed_in};
+use crate::session::{path_segment, see_other};
 
 /// Who looks at a page, or the answer instead of it: a browser that is not signed in (and no
 /// public reads) is sent to the sign-in form.
@@ -57,7 +57,7 @@ fn rendered(
     who: Option<&str>,
 ) -> Response {
     match got {
-        Ok(Ok(Some(body))) => crate::pages::html(body),
+        Ok(Ok(Some(body))) => crate::api::html(body),
         Ok(Ok(None)) => refused(ApiError::not_found("no such alert in this project"), who),
         Ok(Err(e)) => refused(e, who),
         Err(g) => refused(g.into(), who),

@@ -1,6 +1,7 @@
 //! How the API answers: JSON bodies, and one JSON error shape (`{"error": "…"}`) with the
 //! status that says what went wrong. The token a request was made with is recorded on the
-//! response for the access log (its name, never its secret).
+//! response for the access log (its name, never its secret). Pages are HTML under one
+//! content policy ([`html`]).
 
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -97,5 +98,28 @@ pub fn refused(e: ApiError, token: Option<&str>) -> Response {
     if let Some(name) = token {
         r.extensions_mut().insert(TokenName(name.to_string()));
     }
+    r
+}
+
+/// What a page may load: only the server's own stylesheet; no script, no remote request.
+const PAGE_POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; \
+     base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// An HTML answer under [`PAGE_POLICY`].
+pub fn html(body: String) -> Response {
+    let mut r = (StatusCode::OK, body).into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(PAGE_POLICY),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
     r
 }

@@ -2,13 +2,15 @@
 //! (`pitwall_pipeline::tokens`). A missing, unknown, revoked or expired token is 401, a token
 //! whose role may not do the thing 403; reads need no token when `[serve] public_read` is set.
 //! A presented token is always checked, public or not. No token secret is ever logged. A
-//! browser without a token may read with its session cookie (`crate::session`).
+//! browser without a token may read with its session cookie (`crate::session` signs in), and
+//! write only through forms whose CSRF token matches its session (`form_session`).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, StatusCode, header};
 
+use pitwall_pipeline::sessions::{self, SignedIn};
 use pitwall_pipeline::tokens::{self, Refusal, StoredToken, TokenRole};
 use pitwall_schema::UnixTime;
 
@@ -43,7 +45,10 @@ impl TokenCache {
 }
 
 /// The tokens, from the cache unless `fresh` or stale.
-pub(crate) async fn stored_tokens(state: &State, fresh: bool) -> Result<Arc<Vec<StoredToken>>, ApiError> {
+pub(crate) async fn stored_tokens(
+    state: &State,
+    fresh: bool,
+) -> Result<Arc<Vec<StoredToken>>, ApiError> {
     if !fresh {
         if let Some(t) = state.tokens.cached() {
             return Ok(t);
@@ -56,6 +61,71 @@ pub(crate) async fn stored_tokens(state: &State, fresh: bool) -> Result<Arc<Vec<
         .await?
         .map_err(ApiError::of_store)?;
     Ok(state.tokens.keep(read))
+}
+
+/// The cookie that holds a browser session's id (`crate::session` sets it).
+pub const SESSION_COOKIE: &str = "pitwall_session";
+
+/// The value of cookie `name` in the request, if sent.
+pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim())
+        .filter(|v| !v.is_empty())
+}
+
+/// The session a request's cookie names, if it counts now.
+pub async fn signed_in(state: &State, headers: &HeaderMap) -> Result<Option<SignedIn>, ApiError> {
+    let Some(id) = cookie(headers, SESSION_COOKIE).map(str::to_string) else {
+        return Ok(None);
+    };
+    let tokens = stored_tokens(state, false).await?;
+    state
+        .store
+        .auth
+        .call(move |s| sessions::session_of(s, &tokens, &id, UnixTime::now()))
+        .await?
+        .map_err(ApiError::of_store)
+}
+
+/// The session of a form's request, if its CSRF token is the session's: 401 without a
+/// session, 403 with a wrong or missing CSRF token or a token whose role may not do `needed`.
+pub async fn form_session(
+    state: &State,
+    headers: &HeaderMap,
+    csrf: &str,
+    needed: TokenRole,
+) -> Result<SignedIn, ApiError> {
+    let Some(session) = signed_in(state, headers).await? else {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "not signed in, or the session ended (hint: sign in again at /p/<project>/signin)",
+        ));
+    };
+    let id = cookie(headers, SESSION_COOKIE).unwrap_or_default();
+    if !sessions::csrf_ok(id, csrf) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "the form's CSRF token is missing or wrong (hint: reload the page and send it again)",
+        ));
+    }
+    if !pitwall_pipeline::tokens::allows(session.token.role, needed) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!(
+                "token `{}` has role {}, and this needs role {}",
+                session.token.name,
+                session.token.role.as_str(),
+                needed.as_str()
+            ),
+        ));
+    }
+    Ok(session)
 }
 
 /// The caller of a request that was let through: the token's name (none for a public read).
@@ -104,9 +174,7 @@ pub async fn authorize(
         // A browser's session reads what its token may read; it writes only through the
         // forms, which check its CSRF token (`session::form_session`).
         if needed == TokenRole::Read {
-            let session = crate::session::signed_in(state, headers)
-                .await
-                .map_err(|e| deny(e, None))?;
+            let session = signed_in(state, headers).await.map_err(|e| deny(e, None))?;
             if let Some(s) = session {
                 return Ok(Caller {
                     token: Some(s.token.name),

@@ -18,31 +18,8 @@ use pitwall_reports::html::{PageComparison, live};
 use pitwall_stats::ab::AbConfig;
 
 use crate::State;
-use crate::api::{ApiError, refused};
+use crate::api::{ApiError, html, refused};
 use crate::routes::reader;
-
-/// What a page may load: only the server's own stylesheet; no script, no remote request.
-const PAGE_POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; \
-     base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
-
-/// An HTML answer under [`PAGE_POLICY`].
-pub(crate) fn html(body: String) -> Response {
-    let mut r = (StatusCode::OK, body).into_response();
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(PAGE_POLICY),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    r
-}
 
 /// `GET /p/<project>/assets/style.css`.
 pub async fn style() -> Response {

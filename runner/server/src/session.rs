@@ -12,33 +12,19 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use pitwall_engine::defaults::SERVE_SESSION_HOURS;
-use pitwall_pipeline::sessions::{self, SignedIn};
+use pitwall_pipeline::sessions;
 use pitwall_pipeline::tokens::{Refusal, TokenRole};
 use pitwall_reports::html::live;
 use pitwall_schema::UnixTime;
 
 use crate::State;
 use crate::api::{ApiError, refused};
+use crate::auth::{SESSION_COOKIE, cookie, form_session};
 
-/// The cookie that holds a session's id.
-pub const SESSION_COOKIE: &str = "pitwall_session";
 /// The cookie that ties a sign-in form to the browser it was given to.
 const SIGNIN_COOKIE: &str = "pitwall_signin";
 /// How long a sign-in form may wait to be sent.
 const SIGNIN_FORM_S: i64 = 600;
-
-/// The value of cookie `name` in the request, if sent.
-pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.trim())
-        .filter(|v| !v.is_empty())
-}
 
 /// Whether cookies must be `Secure`: the server is reached over https (`[serve] url`, or a TLS
 /// proxy's `X-Forwarded-Proto`). A plain-http listener for a local try keeps working.
@@ -60,9 +46,8 @@ fn secure(state: &State, headers: &HeaderMap) -> bool {
 /// A `Set-Cookie` value: HttpOnly, SameSite=Strict, the whole site, `max_age_s` (0 deletes).
 fn set_cookie(name: &str, value: &str, max_age_s: i64, secure: bool) -> HeaderValue {
     let secure = if secure { "; Secure" } else { "" };
-    let text = format!(
-        "{name}={value}; HttpOnly; SameSite=Strict; Path=/; Max-Age={max_age_s}{secure}"
-    );
+    let text =
+        format!("{name}={value}; HttpOnly; SameSite=Strict; Path=/; Max-Age={max_age_s}{secure}");
     HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
@@ -92,59 +77,10 @@ pub fn see_other(project: &str, rest: &str, cookies: &[HeaderValue]) -> Response
     r
 }
 
-/// The session a request's cookie names, if it counts now.
-pub async fn signed_in(state: &State, headers: &HeaderMap) -> Result<Option<SignedIn>, ApiError> {
-    let Some(id) = cookie(headers, SESSION_COOKIE).map(str::to_string) else {
-        return Ok(None);
-    };
-    let tokens = crate::auth::stored_tokens(state, false).await?;
-    state
-        .store
-        .auth
-        .call(move |s| sessions::session_of(s, &tokens, &id, UnixTime::now()))
-        .await?
-        .map_err(ApiError::of_store)
-}
-
-/// The session of a form's request, if its CSRF token is the session's: 401 without a
-/// session, 403 with a wrong or missing CSRF token or a token whose role may not do `needed`.
-pub async fn form_session(
-    state: &State,
-    headers: &HeaderMap,
-    csrf: &str,
-    needed: TokenRole,
-) -> Result<SignedIn, ApiError> {
-    let Some(session) = signed_in(state, headers).await? else {
-        return Err(ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "not signed in, or the session ended (hint: sign in again at /p/<project>/signin)",
-        ));
-    };
-    let id = cookie(headers, SESSION_COOKIE).unwrap_or_default();
-    if !sessions::csrf_ok(id, csrf) {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "the form's CSRF token is missing or wrong (hint: reload the page and send it again)",
-        ));
-    }
-    if !pitwall_pipeline::tokens::allows(session.token.role, needed) {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            format!(
-                "token `{}` has role {}, and this needs role {}",
-                session.token.name,
-                session.token.role.as_str(),
-                needed.as_str()
-            ),
-        ));
-    }
-    Ok(session)
-}
-
 /// An HTML page of the live server, or the store's failure.
 fn page(rendered: Result<String, pitwall_reports::html::HtmlError>) -> Response {
     match rendered {
-        Ok(body) => crate::pages::html(body),
+        Ok(body) => crate::api::html(body),
         Err(e) => refused(
             ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
             None,
@@ -174,7 +110,12 @@ pub async fn signin_page(
         Err(e) => return refused(ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e), None),
     };
     let mut r = signin_form(&project, &nonce, None);
-    let c = set_cookie(SIGNIN_COOKIE, &nonce, SIGNIN_FORM_S, secure(&state, &headers));
+    let c = set_cookie(
+        SIGNIN_COOKIE,
+        &nonce,
+        SIGNIN_FORM_S,
+        secure(&state, &headers),
+    );
     r.headers_mut().append(header::SET_COOKIE, c);
     r
 }
@@ -198,7 +139,9 @@ pub async fn signin(
     let Ok(Form(form)) = form else {
         return refused(ApiError::bad_request("expected the sign-in form"), None);
     };
-    let nonce = cookie(&headers, SIGNIN_COOKIE).unwrap_or_default().to_string();
+    let nonce = cookie(&headers, SIGNIN_COOKIE)
+        .unwrap_or_default()
+        .to_string();
     if nonce.is_empty() || !sessions::csrf_ok(&nonce, &form.csrf) {
         let mut r = signin_form(
             &project,

@@ -18,6 +18,7 @@ mod prune;
 mod query;
 mod redacting;
 mod rows;
+mod sessions;
 mod shared;
 mod sql;
 mod sqlite;
@@ -25,16 +26,15 @@ mod sqlite_alerts;
 mod sqlite_codec;
 mod sqlite_files;
 mod sqlite_insert;
-mod sessions;
 mod tokens;
 mod url;
 
 pub use pg::PgStore;
 pub use redacting::{RedactingStore, redact_run};
 pub use rows::point_of;
+pub use sessions::StoredSession;
 pub use shared::{MAX_CANDIDATES, MIN_PREFIX, pick_one};
 pub use sqlite::SqliteStore;
-pub use sessions::StoredSession;
 pub use tokens::{StoredToken, TokenRole};
 pub use url::StoreUrl;
 

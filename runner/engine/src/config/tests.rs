@@ -586,7 +586,10 @@ fn the_commit_url_holds_the_commit_and_links_hex_ids_only() {
         let e = parse(&format!("[serve]\ncommit_url = \"{url}\"\n"))
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("pitwall.toml:2:14: [serve] commit_url"), "{e}");
+        assert!(
+            e.starts_with("pitwall.toml:2:14: [serve] commit_url"),
+            "{e}"
+        );
         assert!(e.contains(why), "{e}");
     }
 }

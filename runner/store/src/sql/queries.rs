@@ -139,6 +139,13 @@ impl Queries {
     fn new(d: Dialect) -> Queries {
         let p = |sql: &str| d.placeholders(sql);
         let (insert_alert_change, alert_changes) = alert_change_queries(d);
+        let [
+            insert_session,
+            session,
+            delete_session,
+            delete_ended_sessions,
+        ] = session_queries(d);
+        let [list_tokens, revoke_token] = token_queries(d);
         let excluded = d.excluded();
         Queries {
             run_row: p(
@@ -218,25 +225,38 @@ impl Queries {
                  ON CONFLICT (target) DO UPDATE SET comment_id = {excluded}.comment_id"
             )),
             insert_token: insert_token(d),
-            list_tokens: p(
-                "SELECT name, role, secret_sha256, created_at, expires_at, revoked_at FROM tokens
-                 ORDER BY name",
-            ),
-            revoke_token: p(
-                "UPDATE tokens SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL",
-            ),
-            insert_session: p(
-                "INSERT INTO sessions (id_sha256, token_sha256, token_name, created_at, expires_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            ),
-            session: p(
-                "SELECT token_sha256, token_name, created_at, expires_at FROM sessions
-                 WHERE id_sha256 = ?1",
-            ),
-            delete_session: p("DELETE FROM sessions WHERE id_sha256 = ?1"),
-            delete_ended_sessions: p("DELETE FROM sessions WHERE expires_at <= ?1"),
+            list_tokens,
+            revoke_token,
+            insert_session,
+            session,
+            delete_session,
+            delete_ended_sessions,
         }
     }
+}
+
+/// [`Queries::list_tokens`] and [`Queries::revoke_token`].
+fn token_queries(d: Dialect) -> [String; 2] {
+    [
+        "SELECT name, role, secret_sha256, created_at, expires_at, revoked_at FROM tokens
+         ORDER BY name",
+        "UPDATE tokens SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL",
+    ]
+    .map(|sql| d.placeholders(sql))
+}
+
+/// [`Queries::insert_session`], [`Queries::session`], [`Queries::delete_session`] and
+/// [`Queries::delete_ended_sessions`].
+fn session_queries(d: Dialect) -> [String; 4] {
+    [
+        "INSERT INTO sessions (id_sha256, token_sha256, token_name, created_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        "SELECT token_sha256, token_name, created_at, expires_at FROM sessions
+         WHERE id_sha256 = ?1",
+        "DELETE FROM sessions WHERE id_sha256 = ?1",
+        "DELETE FROM sessions WHERE expires_at <= ?1",
+    ]
+    .map(|sql| d.placeholders(sql))
 }
 
 /// [`Queries::insert_alert_change`] and [`Queries::alert_changes`].

@@ -1,0 +1,69 @@
+//! The steps of the schema that `pitwall serve` brought (issues 29 and 30): its API tokens,
+//! the record of every change to an alert, and its browser sessions. Kept apart from the
+//! older steps in `schema.rs` only for size; [`super::STEPS`] lists them in order.
+
+use super::Ty::{RowId, Same};
+use super::{Column, Op, TEXT, TEXT_NOT_NULL};
+
+/// Step 13 (issue 29): the API tokens of `pitwall serve`, by name: the role, the SHA-256 of
+/// the secret (the secret itself is shown once and never stored), when it was made, when it
+/// expires (NULL: never) and when it was revoked (NULL while it counts).
+pub(super) const STEP_13: &[Op] = &[Op::Table {
+    name: "tokens",
+    columns: &[
+        Column("name", Same("TEXT PRIMARY KEY NOT NULL")),
+        Column("role", TEXT_NOT_NULL),
+        Column("secret_sha256", TEXT_NOT_NULL),
+        Column("created_at", TEXT_NOT_NULL),
+        Column("expires_at", TEXT),
+        Column("revoked_at", TEXT),
+    ],
+    constraints: &[],
+    without_rowid: false,
+}];
+
+/// Step 14 (issue 30): every change made to an alert, in order: when, by whom (a token's
+/// name over `pitwall serve`, `local:USER` from the command line, `detection`), its status
+/// before and after, the note and culprit it set. Deleted with its alert.
+pub(super) const STEP_14: &[Op] = &[
+    Op::Table {
+        name: "alert_changes",
+        columns: &[
+            Column("id", RowId),
+            Column(
+                "alert_id",
+                Same("TEXT NOT NULL REFERENCES alerts (id) ON DELETE CASCADE"),
+            ),
+            Column("at", TEXT_NOT_NULL),
+            Column("by_name", TEXT),
+            Column("from_status", TEXT),
+            Column("to_status", TEXT),
+            Column("note", TEXT),
+            Column("culprit", TEXT),
+        ],
+        constraints: &[],
+        without_rowid: false,
+    },
+    Op::Index {
+        name: "alert_changes_by_alert",
+        table: "alert_changes",
+        on: "alert_id, id",
+    },
+];
+
+/// Step 15 (issue 30): the browser sessions of `pitwall serve`. A session is made by signing
+/// in with a token; its random id is kept only as its SHA-256, beside the SHA-256 of the
+/// token's secret it was made with (so revoking the token, or replacing a revoked token of
+/// that name with a new secret, ends it), the token's name, and when it was made and ends.
+pub(super) const STEP_15: &[Op] = &[Op::Table {
+    name: "sessions",
+    columns: &[
+        Column("id_sha256", Same("TEXT PRIMARY KEY NOT NULL")),
+        Column("token_sha256", TEXT_NOT_NULL),
+        Column("token_name", TEXT_NOT_NULL),
+        Column("created_at", TEXT_NOT_NULL),
+        Column("expires_at", TEXT_NOT_NULL),
+    ],
+    constraints: &[],
+    without_rowid: false,
+}];
