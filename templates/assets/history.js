@@ -2,7 +2,8 @@
 // (assets/vendor/uplot, MIT, see its LICENSE) from the JSON in #history-data
 // (reports/src/html/chart_data.rs). It replaces the static SVG, which stays the chart without
 // JavaScript. Drag to zoom, shift-drag to pan, double-click or "reset zoom" to see every run;
-// hovering a point shows its commit, run, median and interval. Text from the data is only ever
+// hovering a point shows its commit, run, median and interval; other testbeds' or branches'
+// series of the benchmark can be overlaid with a checkbox each. Text from the data is only ever
 // set with textContent. Loads nothing: runs from file://.
 (function () {
   "use strict";
@@ -23,14 +24,26 @@
   });
   if (!d.points.length) { return; }
 
-  // One row per clean point (x: its index in commit order) and per contended or excluded
-  // point (x: between the clean points around it); x strictly increasing, as uPlot needs.
-  var rows = d.points.map(function (p, i) { return { x: i, p: p }; });
-  d.apart.forEach(function (a) { rows.push({ x: a.x, a: a }); });
-  rows.sort(function (a, b) { return a.x - b.x; });
-  for (var i = 1; i < rows.length; i++) {
-    if (rows[i].x <= rows[i - 1].x) { rows[i].x = rows[i - 1].x + 0.01; }
+  // One row per x: a clean point (x: its index in commit order), a contended or excluded
+  // point (x: between the clean points around it), and the overlays' points at that x (at the
+  // same commit's x, or between). x strictly increasing, as uPlot needs.
+  var overlays = d.overlays || [];
+  var byX = new Map();
+  function rowAt(x) {
+    var r = byX.get(x);
+    if (!r) { r = { x: x, o: {} }; byX.set(x, r); }
+    return r;
   }
+  d.points.forEach(function (p, i) { rowAt(i).p = p; });
+  d.apart.forEach(function (a) {
+    var x = a.x;
+    while (byX.has(x) && byX.get(x).a) { x += 0.01; }
+    rowAt(x).a = a;
+  });
+  overlays.forEach(function (o, k) {
+    o.x.forEach(function (x, j) { rowAt(x).o[k] = j; });
+  });
+  var rows = Array.from(byX.values()).sort(function (a, b) { return a.x - b.x; });
   function col(f) { return rows.map(function (r) { return r.p ? f(r.p) : null; }); }
   var data = [
     rows.map(function (r) { return r.x; }),
@@ -42,6 +55,10 @@
     rows.map(function (r) { return r.a ? r.a.median : null; }),
     col(function (p) { return p.throttled ? p.median : null; })
   ];
+  var FIRST_OVERLAY = data.length;
+  overlays.forEach(function (o, k) {
+    data.push(rows.map(function (r) { return r.o[k] == null ? null : o.median[r.o[k]]; }));
+  });
   var full = { min: data[0][0] - 0.5, max: data[0][data[0].length - 1] + 0.5 };
 
   function record(u) {
@@ -77,15 +94,23 @@
   function describe(r) {
     var lines = [];
     var p = r.p || r.a;
-    lines.push(p.commit + (p.subject ? " " + p.subject : ""));
-    lines.push("run " + p.run);
-    lines.push("median " + p.median_text + " " + d.unit);
+    if (p) {
+      lines.push(p.commit + (p.subject ? " " + p.subject : ""));
+      lines.push("run " + p.run);
+      lines.push("median " + p.median_text + " " + d.unit);
+    }
     if (r.p) {
       lines.push("95% CI " + r.p.ci_text + " " + d.unit);
       lines.push("n=" + r.p.n + (r.p.throttled ? ", " + r.p.throttled + " throttled" : ""));
-    } else {
+    } else if (r.a) {
       lines.push(r.a.why + " (left out of change detection)");
     }
+    overlays.forEach(function (o, k) {
+      var j = r.o[k];
+      if (j == null || !u.series[FIRST_OVERLAY + k].show) { return; }
+      lines.push(o.label + ": " + o.commit[j] + ", run " + o.run[j] + ", median " +
+        o.median_text[j] + " " + d.unit);
+    });
     d.changes.concat(d.alerts).forEach(function (m) {
       if (Math.abs(m.x - r.x) <= 0.5) { lines.push(m.label); }
     });
@@ -95,7 +120,9 @@
   function showTip(u) {
     var idx = u.cursor.idx;
     if (idx == null || u.cursor.left < 0) { tip.hidden = true; return; }
-    tip.textContent = describe(rows[idx]);
+    var text = describe(rows[idx]);
+    if (!text) { tip.hidden = true; return; }
+    tip.textContent = text;
     tip.hidden = false;
     var left = u.over.offsetLeft + u.valToPos(data[0][idx], "x") + 12;
     if (left + tip.offsetWidth > live.clientWidth) { left -= tip.offsetWidth + 24; }
@@ -120,6 +147,7 @@
   }
 
   var grey = "#6b7280";
+  var OVERLAY_COLORS = ["#d97706", "#059669", "#db2777", "#4b5563", "#0891b2", "#65a30d"];
   var opts = {
     width: Math.min(live.clientWidth || 960, 1000),
     height: 360,
@@ -163,7 +191,11 @@
         points: { show: true, size: 9, width: 1.5, fill: "#d1d5db", stroke: grey } },
       { label: "throttled", stroke: "#7c4a00", paths: function () { return null; },
         points: { show: true, size: 8, fill: "#f59e0b", stroke: "#7c4a00" } }
-    ],
+    ].concat(overlays.map(function (o, k) {
+      var color = OVERLAY_COLORS[k % OVERLAY_COLORS.length];
+      return { label: o.label, stroke: color, width: 1.5, spanGaps: true, show: false,
+        points: { show: true, size: 5, fill: color } };
+    })),
     bands: [
       { series: [1, 2], fill: "rgba(219,234,254,0.6)" },
       { series: [3, 4], fill: "rgba(147,197,253,0.6)" }
@@ -176,6 +208,31 @@
     }
   };
   var u = new uPlot(opts, data, plot);
+  // A checkbox per overlay: another testbed's or branch's series of this benchmark.
+  var picker = document.getElementById("history-overlays");
+  if (picker && overlays.length) {
+    picker.appendChild(document.createTextNode("Overlay: "));
+    overlays.forEach(function (o, k) {
+      var label = document.createElement("label");
+      var box = document.createElement("input");
+      box.type = "checkbox";
+      box.setAttribute("data-overlay", String(k));
+      box.addEventListener("change", function () {
+        u.setSeries(FIRST_OVERLAY + k, { show: box.checked });
+        plot.setAttribute("data-overlays-shown", String(overlays.filter(function (_, i) {
+          return u.series[FIRST_OVERLAY + i].show;
+        }).length));
+      });
+      var swatch = document.createElement("span");
+      swatch.className = "swatch";
+      swatch.style.background = OVERLAY_COLORS[k % OVERLAY_COLORS.length];
+      label.appendChild(box);
+      label.appendChild(swatch);
+      label.appendChild(document.createTextNode(o.label));
+      picker.appendChild(label);
+    });
+    picker.hidden = false;
+  }
   u.setScale("x", full);
   document.getElementById("history-reset").addEventListener("click", function () {
     u.setScale("x", full);

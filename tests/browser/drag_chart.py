@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Drives a benchmark page's interactive history chart in headless Chromium, as a person would.
 
-    tests/browser/drag_chart.py PAGE_HTML [SCREENSHOT_PNG]
+    tests/browser/drag_chart.py PAGE_HTML|URL [SCREENSHOT_PNG]
 
 SCREENSHOT_PNG (ending .png) is the page as loaded; beside it, `*-zoomed.png` after the drag.
 
@@ -11,7 +11,9 @@ then with real mouse events: drags across the chart and checks that the visible 
 (`data-x-min`/`data-x-max`, which history.js sets from uPlot's x scale) narrowed; hovers a point
 and checks the tooltip names its commit, run, median and interval; shift-drags and checks the
 range moved without changing width; clicks "reset zoom" and checks the whole range is back.
-Throughout it fails on a console error or warning, an uncaught exception, a JavaScript dialog
+Where the chart offers overlays (another testbed's or branch's series), it ticks the first
+and checks that the chart shows it. A URL (a page of `pitwall serve`) is loaded as is, and
+then only requests to its own origin are allowed. Throughout it fails on a console error or warning, an uncaught exception, a JavaScript dialog
 (an injected alert()), an <img> or <script> the data smuggled in, or any request that is not
 file:// (the page must load nothing remote).
 Exit status: 0 ok, 1 check failed, 2 usage error, 3 Chromium not found.
@@ -32,7 +34,7 @@ def x_range(page):
     return float(r[0]), float(r[1])
 
 
-def drive(page, url, shot):
+def drive(page, url, shot, allowed):
     for domain in ("Page", "Runtime", "Log", "Network"):
         page.call(f"{domain}.enable")
     page.call("Page.navigate", url=url)
@@ -87,25 +89,46 @@ def drive(page, url, shot):
         fail(f"reset zoom did not restore {full}: {x_range(page)}")
     else:
         print("ok: reset zoom restored the whole range")
+    overlays = page.eval("document.querySelectorAll('#history-overlays input').length")
+    if overlays:
+        b = page.eval("(function(){var r=document.querySelector('#history-overlays input')"
+                      ".getBoundingClientRect();return [r.left+r.width/2,r.top+r.height/2];})()")
+        page.mouse("mouseMoved", b[0], b[1])
+        page.mouse("mousePressed", b[0], b[1], buttons=1)
+        page.mouse("mouseReleased", b[0], b[1])
+        shown = page.eval("document.getElementById('history-plot')"
+                          ".getAttribute('data-overlays-shown')")
+        label = page.eval("document.querySelector('#history-overlays label').textContent")
+        if shown != "1":
+            fail(f"ticking the overlay {label!r} did not show it (data-overlays-shown={shown!r})")
+        else:
+            print(f"ok: overlaid {label}")
     page.eval("1")  # collect the events of the last actions
-    check_events(page)
+    check_events(page, allowed)
 
 
 def main():
-    if len(sys.argv) < 2 or not os.path.isfile(sys.argv[1]):
+    remote = len(sys.argv) > 1 and sys.argv[1].startswith(("http://", "https://"))
+    if len(sys.argv) < 2 or not (remote or os.path.isfile(sys.argv[1])):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     chrome = chromium()
     if not chrome:
         print("chromium not found (install it with: apt-get install -y chromium)", file=sys.stderr)
         return 3
-    url = "file://" + os.path.abspath(sys.argv[1])
+    if remote:
+        url = sys.argv[1]
+        origin = "/".join(url.split("/")[:3])
+        allowed = (origin + "/", "data:")
+    else:
+        url = "file://" + os.path.abspath(sys.argv[1])
+        allowed = ("file://", "data:")
     shot = sys.argv[2] if len(sys.argv) > 2 else None
     profile = tempfile.mkdtemp()
     proc = None
     try:
         proc, page = start(chrome, profile)
-        drive(page, url, shot)
+        drive(page, url, shot, allowed)
     finally:
         if proc:
             proc.kill()

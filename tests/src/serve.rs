@@ -66,8 +66,8 @@ impl Reply {
     }
 }
 
-/// `application/x-www-form-urlencoded` of one key or value.
-fn urlencode(text: &str) -> String {
+/// `application/x-www-form-urlencoded` of one key or value (also right in a query string).
+pub fn urlencode(text: &str) -> String {
     text.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {

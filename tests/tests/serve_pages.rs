@@ -19,10 +19,15 @@ const HOSTILE: &str = "<img src=x onerror=alert(1)>";
 /// Twelve history runs of a benchmark with a hostile name in `server.db`, +20% from the
 /// seventh commit: one alert. The store.
 fn store_with_an_alert(sb: &Sandbox) -> String {
+    store_with_history(sb, "[project]\nname = \"shop\"\n", &[("h200-a", 12)])
+}
+
+/// `store_with_an_alert` under `toml`, the first `n` commits measured on each testbed.
+fn store_with_history(sb: &Sandbox, toml: &str, testbeds: &[(&str, usize)]) -> String {
     let dir = sb.path();
     git(dir, &["init", "-q", "-b", "main"]);
     let store = format!("sqlite:{}", dir.join("server.db").display());
-    sb.write("pitwall.toml", "[project]\nname = \"shop\"\n");
+    sb.write("pitwall.toml", toml);
     for i in 0..12 {
         std::fs::write(dir.join("src.txt"), format!("change {i}\n")).unwrap();
         git(dir, &["add", "-A"]);
@@ -35,20 +40,25 @@ fn store_with_an_alert(sb: &Sandbox) -> String {
         let doc =
             json!({"schema": "pitwall/v1", "benchmarks": [{"name": HOSTILE, "samples": samples}]});
         let f = sb.write(&format!("r{i}.json"), &doc.to_string());
-        sb.run(&[
-            "--store",
-            &store,
-            "import",
-            "--quiet",
-            f.to_str().unwrap(),
-            "--commit",
-            &sha,
-            "--branch",
-            "main",
-            "--testbed",
-            "h200-a",
-        ])
-        .expect(0);
+        for (testbed, n) in testbeds {
+            if i >= *n {
+                continue;
+            }
+            sb.run(&[
+                "--store",
+                &store,
+                "import",
+                "--quiet",
+                f.to_str().unwrap(),
+                "--commit",
+                &sha,
+                "--branch",
+                "main",
+                "--testbed",
+                testbed,
+            ])
+            .expect(0);
+        }
     }
     store
 }
@@ -325,4 +335,90 @@ fn headless_chromium_signs_in_and_acks_an_alert_through_the_form() {
         stored["changes"].as_array().unwrap().last().unwrap()["by"],
         "alice"
     );
+}
+
+/// The history page of a benchmark, live: the report's template with its interactive chart,
+/// the other testbed's series to overlay, the chart's script and uPlot from the server under a
+/// policy that lets only the server's own scripts run; the hostile name stays text; headless
+/// Chromium zooms, pans, resets and overlays the other testbed.
+#[test]
+fn a_benchmark_has_a_live_history_page_with_the_interactive_chart() {
+    let sb = Sandbox::new();
+    let toml = "[project]\nname = \"shop\"\n\n[serve]\npublic_read = true\n";
+    let store = store_with_history(&sb, toml, &[("h200-a", 12), ("h100-b", 8)]);
+    let s = Server::start(&sb, &["--store", &store]);
+    let found = s.get("/api/v1/p/shop/alerts", None).json();
+    let key = found[0]["key"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{found}"))
+        .to_string();
+    let path = format!(
+        "/p/shop/bench?key={}&testbed=h200-a",
+        pitwall_e2e::serve::urlencode(&key)
+    );
+    let page = s.browse(&path, "");
+    assert_eq!(page.status, 200, "{}", page.body);
+    let policy = page.header("content-security-policy").unwrap();
+    assert!(
+        policy.starts_with("default-src 'none'; script-src 'self';"),
+        "{policy}"
+    );
+    assert!(!page.body.contains("<img src=x"), "escaped: {}", page.body);
+    assert!(
+        page.body
+            .contains(r#"<script src="assets/history.js" defer></script>"#)
+    );
+    assert!(
+        page.body
+            .contains(r#""overlays":[{"label":"testbed h100-b""#),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("Testbed <strong>h200-a</strong>"),
+        "{}",
+        page.body
+    );
+    for (asset, kind) in [
+        ("history.js", "text/javascript"),
+        ("vendor/uplot/uPlot.iife.min.js", "text/javascript"),
+        ("vendor/uplot/uPlot.min.css", "text/css"),
+        ("style.css", "text/css"),
+    ] {
+        let r = s.browse(&format!("/p/shop/assets/{asset}"), "");
+        assert_eq!(r.status, 200, "{asset}");
+        assert!(
+            r.header("content-type").unwrap().starts_with(kind),
+            "{asset}"
+        );
+    }
+    for missing in ["/p/shop/assets/../../etc/passwd", "/p/shop/assets/nope.js"] {
+        assert_eq!(s.browse(missing, "").status, 404, "{missing}");
+    }
+    assert_eq!(s.browse("/p/shop/bench?key=nope", "").status, 404);
+    let elsewhere = format!("/p/other/bench?key={}", pitwall_e2e::serve::urlencode(&key));
+    assert_eq!(
+        s.browse(&elsewhere, "").status,
+        404,
+        "another project's page"
+    );
+
+    if !chromium() {
+        eprintln!("SKIPPED the chart in headless Chromium: chromium is not installed");
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let out = Command::new("python3")
+        .arg(root.join("tests/browser/drag_chart.py"))
+        .arg(format!("{}{path}", s.base))
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "chart check failed:\n{text}");
+    assert!(text.contains("ok: dragging zoomed the x range"), "{text}");
+    assert!(text.contains("ok: overlaid testbed h100-b"), "{text}");
 }

@@ -74,6 +74,20 @@ struct MarkView {
     label: String,
 }
 
+/// Another testbed's or branch's series of the same benchmark measure, which the reader can
+/// overlay on the chart: each point at the x of the same commit in this series, else between
+/// the points of this series measured before and after it.
+#[derive(Debug, Serialize)]
+struct Overlay {
+    /// `testbed h100-b`, `branch release`, or both.
+    label: String,
+    x: Vec<f64>,
+    commit: Vec<String>,
+    run: Vec<String>,
+    median: Vec<f64>,
+    median_text: Vec<String>,
+}
+
 /// Everything `history.js` draws.
 #[derive(Debug, Serialize)]
 struct ChartData {
@@ -83,6 +97,57 @@ struct ChartData {
     apart: Vec<ApartView>,
     changes: Vec<MarkView>,
     alerts: Vec<MarkView>,
+    overlays: Vec<Overlay>,
+}
+
+/// Steps between two overlay points that would share an x.
+const OVERLAY_NUDGE: f64 = 0.01;
+
+/// `other` laid over `s`'s x axis (see [`Overlay`]); its x strictly increasing.
+fn overlay(s: &Series, other: &Series, runs: &[Run], unit: &DisplayUnit) -> Overlay {
+    let mut label = Vec::new();
+    if other.testbed != s.testbed {
+        label.push(format!("testbed {}", other.testbed));
+    }
+    if other.branch != s.branch {
+        label.push(format!("branch {}", other.branch));
+    }
+    let mut o = Overlay {
+        label: label.join(", "),
+        x: Vec::new(),
+        commit: Vec::new(),
+        run: Vec::new(),
+        median: Vec::new(),
+        median_text: Vec::new(),
+    };
+    for p in &other.points {
+        let run = &runs[p.run];
+        let same_commit = s
+            .points
+            .iter()
+            .position(|q| runs[q.run].commit == run.commit);
+        let x = same_commit.map_or_else(
+            || {
+                let before = s
+                    .points
+                    .iter()
+                    .filter(|q| runs[q.run].started_at <= run.started_at)
+                    .count();
+                before as f64 - 0.5
+            },
+            |i| i as f64,
+        );
+        let x = match o.x.last() {
+            Some(&prev) if x <= prev => prev + OVERLAY_NUDGE,
+            _ => x,
+        };
+        o.x.push(x);
+        o.commit.push(short_commit(&run.commit).to_string());
+        o.run.push(run.id.clone());
+        o.median.push(round6(unit.scale(p.median)));
+        o.median_text.push(unit.num(p.median));
+    }
+    o
 }
 
 /// `v` to 6 significant digits: more than a chart can show, and a shorter page.
@@ -139,8 +204,11 @@ fn alert_marks(s: &Series, runs: &[Run], alerts: &[Alert]) -> Vec<MarkView> {
 
 /// The chart's data as JSON, safe inside a `<script type="application/json">` element: see
 /// [`script_json`].
+/// `others`: the series of the same benchmark measure on other testbeds or branches, which
+/// the reader may overlay.
 pub(crate) fn history_json(
     s: &Series,
+    others: &[&Series],
     runs: &[Run],
     alerts: &[Alert],
     unit: &DisplayUnit,
@@ -192,6 +260,7 @@ pub(crate) fn history_json(
         apart,
         changes,
         alerts: alert_marks(s, runs, alerts),
+        overlays: others.iter().map(|o| overlay(s, o, runs, unit)).collect(),
     };
     script_json(&serde_json::to_string(&data).expect("chart data serializes"))
 }
@@ -240,7 +309,7 @@ mod tests {
         });
         let s = model::collect(&runs, "main").remove(0);
         let unit = model::display_unit(&s);
-        let text = history_json(&s, &runs, &[], &unit);
+        let text = history_json(&s, &[], &runs, &[], &unit);
         assert!(!text.contains("</script>"), "{text}");
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["points"]["median"].as_array().unwrap().len(), 11);
@@ -251,5 +320,30 @@ mod tests {
             "excluded from history: rebooted <mid-run>"
         );
         assert_eq!(v["unit"], unit.name());
+    }
+
+    /// Another testbed's series lies over this one: at the same commit's x where it has one,
+    /// between the points measured around it otherwise, never two points at one x.
+    #[test]
+    fn an_overlay_shares_the_commits_x_and_fits_between_the_others() {
+        let mut runs = synthetic::runs(1, 6, 5);
+        let mut other: Vec<Run> = runs.iter().take(3).cloned().collect();
+        for (i, r) in other.iter_mut().enumerate() {
+            r.id = format!("other-{i}");
+            r.testbed = Some("h100-b".into());
+        }
+        // The third run of the other testbed measured a commit this one never did, last.
+        other[2].commit = "f".repeat(40);
+        other[2].started_at = "2099-01-01T00:00:00Z".into();
+        runs.extend(other);
+        let all = model::collect(&runs, "main");
+        let (main, b): (Vec<_>, Vec<_>) = all.iter().partition(|s| s.testbed != "h100-b");
+        let unit = model::display_unit(main[0]);
+        let text = history_json(main[0], &b, &runs, &[], &unit);
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let o = &v["overlays"][0];
+        assert_eq!(o["label"], "testbed h100-b");
+        assert_eq!(o["x"], serde_json::json!([0.0, 1.0, 5.5]));
+        assert_eq!(o["run"][2], "other-2");
     }
 }

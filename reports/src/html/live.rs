@@ -16,6 +16,66 @@ use super::site::{HtmlError, STYLE_CSS, render_template};
 /// The stylesheet of every page, as `pitwall report` writes it to `assets/style.css`.
 pub const STYLE: &str = STYLE_CSS;
 
+/// A file under `assets/` besides the stylesheet (the chart script, the vendored uPlot and its
+/// licence), as `pitwall report` writes it: its text and content type.
+pub fn asset(path: &str) -> Option<(&'static str, &'static str)> {
+    let text = super::site::asset(path)?;
+    let kind = match path.rsplit('.').next() {
+        Some("js") => "text/javascript; charset=utf-8",
+        Some("css") => "text/css; charset=utf-8",
+        _ => "text/plain; charset=utf-8",
+    };
+    Some((text, kind))
+}
+
+/// Which series a live benchmark page shows.
+#[derive(Debug, Clone)]
+pub struct SeriesWanted<'a> {
+    pub key: &'a str,
+    pub testbed: Option<&'a str>,
+    pub branch: &'a str,
+}
+
+/// `/p/<project>/bench?key=…`: a benchmark page as `pitwall report` writes it, from
+/// `histories` (the key's series on every testbed, and on other branches to overlay) over
+/// `runs`: the interactive chart, its change points and alerts, the other testbeds' and
+/// branches' series to overlay. `None` when no series is the one wanted (the testbed defaults
+/// to the first with that key on the branch).
+pub fn bench_page(
+    project: &str,
+    histories: Vec<pitwall_analysis::Series>,
+    runs: &[Run],
+    alerts: &[Alert],
+    wanted: &SeriesWanted<'_>,
+    viewer: &Viewer,
+    generated_at: &str,
+) -> Result<Option<String>, HtmlError> {
+    let series = super::model::with_slugs(histories, wanted.branch);
+    let Some(s) = series.iter().find(|s| {
+        s.key == wanted.key
+            && s.branch == wanted.branch
+            && wanted.testbed.is_none_or(|t| s.testbed == t)
+    }) else {
+        return Ok(None);
+    };
+    let groups = super::pages::sweep_groups(&series);
+    let group = &groups[&(s.suite.as_str(), s.name.as_str(), s.measure.as_str())];
+    let bench = super::pages::bench(s, &series, group, runs, alerts);
+    render_template(
+        "bench.html",
+        context! {
+            page => Serde(&bench),
+            project => project,
+            generated_at => generated_at,
+            root => "",
+            title => &s.key,
+            live => true,
+            viewer => Serde(viewer),
+        },
+    )
+    .map(Some)
+}
+
 /// The comparison page of `c`, as `pitwall report` writes it at `compare/<id>.html`: the
 /// verdict table, box plots of the samples of `runs` (the pair's two runs) and the
 /// environment differences. Its links are relative, as the report's are: the stylesheet at
@@ -35,6 +95,8 @@ pub fn compare_page(
             generated_at => generated_at,
             root => "../",
             title => &c.title,
+            live => true,
+            viewer => Serde(Viewer::default()),
         },
     )
 }
@@ -152,6 +214,7 @@ pub fn signin_page(
             generated_at => generated_at,
             root => "",
             title => "sign in",
+            live => true,
             csrf => csrf,
             error => error,
             hours => session_hours,

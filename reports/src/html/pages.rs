@@ -346,7 +346,16 @@ pub(crate) fn bench(
             Direction::HigherIsBetter => "higher is better",
         },
         chart: history_chart::history(s, runs, &unit),
-        chart_data: super::chart_data::history_json(s, runs, alerts, &unit),
+        chart_data: super::chart_data::history_json(
+            s,
+            &series
+                .iter()
+                .filter(|o| o.key == s.key && (o.testbed != s.testbed || o.branch != s.branch))
+                .collect::<Vec<_>>(),
+            runs,
+            alerts,
+            &unit,
+        ),
         testbeds: super::testbeds_chart::testbeds(s, series, runs, &unit),
         branch: s.branch.clone(),
         testbed: s.testbed.clone(),

@@ -138,6 +138,11 @@ const ASSETS: [(&str, &str); 4] = [
     ),
 ];
 
+/// The text of asset `path` (relative to `assets/`), if it is one.
+pub(crate) fn asset(path: &str) -> Option<&'static str> {
+    ASSETS.iter().find(|(p, _)| *p == path).map(|(_, t)| *t)
+}
+
 /// `text` with control characters other than line breaks and tabs written as `\xNN`, as the
 /// terminal and Markdown show them: HTML escaping leaves them alone, and a raw ESC in a page
 /// is at best invisible.

@@ -25,7 +25,11 @@ use crate::session::{path_segment, see_other};
 
 /// Who looks at a page, or the answer instead of it: a browser that is not signed in (and no
 /// public reads) is sent to the sign-in form.
-async fn viewer(state: &State, headers: &HeaderMap, project: &str) -> Result<Viewer, Response> {
+pub(crate) async fn viewer(
+    state: &State,
+    headers: &HeaderMap,
+    project: &str,
+) -> Result<Viewer, Response> {
     match signed_in(state, headers).await {
         Ok(Some(s)) => {
             return Ok(Viewer {

@@ -123,3 +123,18 @@ pub fn html(body: String) -> Response {
     );
     r
 }
+
+/// What a page with the history chart may load: [`PAGE_POLICY`], and scripts from the server
+/// itself (the chart script and the vendored uPlot); still nothing remote, nothing inline.
+const CHART_PAGE_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// An HTML answer under [`CHART_PAGE_POLICY`].
+pub fn chart_html(body: String) -> Response {
+    let mut r = html(body);
+    r.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CHART_PAGE_POLICY),
+    );
+    r
+}

@@ -13,6 +13,7 @@ mod alert_pages;
 mod api;
 mod auth;
 mod commit;
+mod history_pages;
 mod pages;
 mod routes;
 mod session;
@@ -126,7 +127,8 @@ fn router(state: State) -> Router {
             "/favicon.ico",
             get(|| async { axum::http::StatusCode::NO_CONTENT }),
         )
-        .route("/p/{project}/assets/style.css", get(pages::style))
+        .route("/p/{project}/assets/{*path}", get(history_pages::asset))
+        .route("/p/{project}/bench", get(history_pages::bench))
         .route("/p/{project}/compare/{id}", get(pages::compare_pair))
         .route("/p/{project}/alerts", get(alert_pages::alerts))
         .route(

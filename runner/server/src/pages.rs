@@ -9,8 +9,8 @@
 //! started with.
 
 use axum::extract::{Path, State as Extract};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
 
 use pitwall_pipeline::source::{self, SourceError};
 use pitwall_pipeline::{compare, noise};
@@ -20,16 +20,6 @@ use pitwall_stats::ab::AbConfig;
 use crate::State;
 use crate::api::{ApiError, html, refused};
 use crate::routes::reader;
-
-/// `GET /p/<project>/assets/style.css`.
-pub async fn style() -> Response {
-    let mut r = (StatusCode::OK, live::STYLE).into_response();
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/css; charset=utf-8"),
-    );
-    r
-}
 
 /// `GET /p/<project>/compare/<pair-id>`: the pair's comparison page; 404 when no pair of
 /// the project has exactly that id.
