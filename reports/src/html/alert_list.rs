@@ -27,6 +27,8 @@ pub(crate) struct AlertRow {
     pub more_points: Option<u32>,
     /// What detection noticed (`no code changed: …`).
     pub label: Option<&'static str>,
+    /// The address of the series' page, relative to the page's root (`pitwall serve` only).
+    pub bench: Option<String>,
 }
 
 fn signed(v: f64) -> String {
@@ -63,6 +65,7 @@ pub(crate) fn rows(alerts: &[Alert]) -> Vec<AlertRow> {
             note: a.note,
             more_points: a.more_points,
             label: a.label.map(|l| l.message()),
+            bench: None,
             id: a.id,
         })
         .collect()

@@ -60,7 +60,7 @@ pub fn bench_page(
     };
     let groups = super::pages::sweep_groups(&series);
     let group = &groups[&(s.suite.as_str(), s.name.as_str(), s.measure.as_str())];
-    let bench = super::pages::bench(s, &series, group, runs, alerts);
+    let bench = super::pages::bench(s, &series, group, runs, alerts, false);
     render_template(
         "bench.html",
         context! {
@@ -115,6 +115,33 @@ pub struct Viewer {
     pub note_max_chars: usize,
 }
 
+/// `text` as one component of a query string (RFC 3986 unreserved characters kept).
+fn query_component(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// The table's rows, each linked to its series' page (`bench?key=…&testbed=…&branch=…`).
+fn linked_rows(alerts: &[Alert]) -> Vec<super::alert_list::AlertRow> {
+    let mut rows = super::alert_list::rows(alerts);
+    for r in &mut rows {
+        r.bench = Some(format!(
+            "bench?key={}&testbed={}&branch={}",
+            query_component(&r.key),
+            query_component(&r.testbed),
+            query_component(&r.branch)
+        ));
+    }
+    rows
+}
+
 /// `/p/<project>/alerts`: every alert of the project, open ones first (the index's table),
 /// each linked to its page, with triage forms when the viewer may triage. Links are relative
 /// to `/p/<project>/`.
@@ -132,7 +159,7 @@ pub fn alerts_page(
             root => "",
             title => "alerts",
             live => true,
-            alerts => Serde(super::alert_list::rows(alerts)),
+            alerts => Serde(linked_rows(alerts)),
             triage => viewer.can_triage,
             csrf => viewer.csrf.as_deref().unwrap_or(""),
             note_max => viewer.note_max_chars,
@@ -169,7 +196,7 @@ pub fn alert_page(
     viewer: &Viewer,
     generated_at: &str,
 ) -> Result<String, HtmlError> {
-    let row = super::alert_list::rows(std::slice::from_ref(alert));
+    let row = linked_rows(std::slice::from_ref(alert));
     let detail = AlertDetail {
         first_bad: alert.first_bad.clone(),
         last_good: alert.last_good.clone(),
@@ -307,6 +334,10 @@ mod tests {
             assert!(!html.contains(bad), "{bad}: {html}");
         }
         assert!(html.contains(r#"<a href="alerts/a1b2c3d4e5f6">"#), "{html}");
+        assert!(
+            html.contains(r#"<a href="bench?key=kernel%2F%3Cscript%3Ealert%281%29%3C%2Fscript%3E%2Ftime&amp;testbed=%3Cb%3Ebed%3C%2Fb%3E&amp;branch=main">"#),
+            "{html}"
+        );
         assert!(
             html.contains(r#"<form class="triage" method="post" action="alerts/a1b2c3d4e5f6"><input type="hidden" name="csrf" value="c5rf">"#),
             "{html}"

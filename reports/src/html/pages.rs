@@ -299,12 +299,16 @@ fn sweeps(s: &Series, series: &[Series], group: &[usize]) -> Vec<SweepView> {
     out
 }
 
+/// A benchmark page. `static_chart`: with the SVG history chart, which the page shows without
+/// JavaScript (the static report's pages, opened from anywhere); the live server's pages, whose
+/// chart script is always there, leave it out (at 10,000 runs it is half the page).
 pub(crate) fn bench(
     s: &Series,
     series: &[Series],
     group: &[usize],
     runs: &[Run],
     alerts: &[pitwall_schema::Alert],
+    static_chart: bool,
 ) -> BenchPage {
     let unit = display_unit(s);
     let recent = s
@@ -345,7 +349,11 @@ pub(crate) fn bench(
             Direction::LowerIsBetter => "lower is better",
             Direction::HigherIsBetter => "higher is better",
         },
-        chart: history_chart::history(s, runs, &unit),
+        chart: if static_chart {
+            history_chart::history(s, runs, &unit)
+        } else {
+            String::new()
+        },
         chart_data: super::chart_data::history_json(
             s,
             &series

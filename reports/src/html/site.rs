@@ -256,7 +256,7 @@ pub fn write_site(input: &ReportInput<'_>, out_dir: &Path) -> Result<SiteSummary
     let groups = pages::sweep_groups(&series);
     for s in &series {
         let group = &groups[&(s.suite.as_str(), s.name.as_str(), s.measure.as_str())];
-        let bench = pages::bench(s, &series, group, input.runs, input.alerts);
+        let bench = pages::bench(s, &series, group, input.runs, input.alerts, true);
         let html = render(
             &env,
             "bench.html",
