@@ -396,6 +396,35 @@ fn a_benchmark_has_a_live_history_page_with_the_interactive_chart() {
         assert_eq!(s.browse(missing, "").status, 404, "{missing}");
     }
     assert_eq!(s.browse("/p/shop/bench?key=nope", "").status, 404);
+    // The index, from the series' summaries: a row per testbed, each linked to its page.
+    let r = s.browse("/p/shop", "");
+    assert_eq!(
+        (r.status, r.header("location").as_deref()),
+        (303, Some("/p/shop/"))
+    );
+    let index = s.browse("/p/shop/", "");
+    assert_eq!(index.status, 200, "{}", index.body);
+    assert!(
+        !index.body.contains("<img src=x"),
+        "escaped: {}",
+        index.body
+    );
+    for testbed in ["h200-a", "h100-b"] {
+        assert!(
+            index
+                .body
+                .contains(&format!("&amp;testbed={testbed}&amp;branch=main")),
+            "{testbed}: {}",
+            index.body
+        );
+    }
+    assert!(
+        index
+            .body
+            .contains(r#"<script src="assets/filter.js" defer></script>"#)
+    );
+    assert!(index.body.contains("+20% worse"), "{}", index.body);
+    assert_eq!(s.browse("/p/shop/assets/filter.js", "").status, 200);
     let elsewhere = format!("/p/other/bench?key={}", pitwall_e2e::serve::urlencode(&key));
     assert_eq!(
         s.browse(&elsewhere, "").status,

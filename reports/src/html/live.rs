@@ -19,7 +19,11 @@ pub const STYLE: &str = STYLE_CSS;
 /// A file under `assets/` besides the stylesheet (the chart script, the vendored uPlot and its
 /// licence), as `pitwall report` writes it: its text and content type.
 pub fn asset(path: &str) -> Option<(&'static str, &'static str)> {
-    let text = super::site::asset(path)?;
+    let text = if path == "filter.js" {
+        super::site::FILTER_JS
+    } else {
+        super::site::asset(path)?
+    };
     let kind = match path.rsplit('.').next() {
         Some("js") => "text/javascript; charset=utf-8",
         Some("css") => "text/css; charset=utf-8",
@@ -116,7 +120,7 @@ pub struct Viewer {
 }
 
 /// `text` as one component of a query string (RFC 3986 unreserved characters kept).
-fn query_component(text: &str) -> String {
+pub(crate) fn query_component(text: &str) -> String {
     text.bytes()
         .map(|b| {
             if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
@@ -131,7 +135,13 @@ fn query_component(text: &str) -> String {
 /// The table's rows, each linked to its series' page (`bench?key=…&testbed=…&branch=…`).
 fn linked_rows(alerts: &[Alert]) -> Vec<super::alert_list::AlertRow> {
     let mut rows = super::alert_list::rows(alerts);
-    for r in &mut rows {
+    link_alert_rows(&mut rows);
+    rows
+}
+
+/// Links each alert row to its series' page.
+pub(crate) fn link_alert_rows(rows: &mut [super::alert_list::AlertRow]) {
+    for r in rows {
         r.bench = Some(format!(
             "bench?key={}&testbed={}&branch={}",
             query_component(&r.key),
@@ -139,7 +149,6 @@ fn linked_rows(alerts: &[Alert]) -> Vec<super::alert_list::AlertRow> {
             query_component(&r.branch)
         ));
     }
-    rows
 }
 
 /// `/p/<project>/alerts`: every alert of the project, open ones first (the index's table),

@@ -8,6 +8,7 @@ mod chart_data;
 mod compare_page;
 mod history_chart;
 pub mod live;
+pub mod live_index;
 mod local_run;
 mod model;
 mod pages;

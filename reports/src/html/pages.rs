@@ -38,7 +38,7 @@ pub(crate) struct ChangeView {
     pub p_value: String,
 }
 
-fn change_view(
+pub(crate) fn change_view(
     s: &Series,
     cp: &pitwall_stats::changepoint::ChangePoint,
     runs: &[Run],
@@ -66,6 +66,8 @@ fn change_view(
 #[derive(Debug, Serialize)]
 pub(crate) struct IndexRow {
     pub slug: String,
+    /// The row's link when it is not `bench/<slug>.html` (`pitwall serve`'s live pages).
+    pub href: Option<String>,
     pub suite: String,
     pub testbed: String,
     pub branch: String,
@@ -102,7 +104,9 @@ pub(crate) struct IndexPage {
     /// Rows of the history branch (what the verdict box counts).
     pub history_rows: usize,
     pub comparisons: Vec<CompareLink>,
-    pub runs: usize,
+    /// The history runs the rows are over; `None` where the page does not count them (the
+    /// live index, made from the series' summaries).
+    pub runs: Option<usize>,
     pub latest_worse: usize,
     pub latest_better: usize,
     /// The one banner's class: `worse` when a comparison found a regression or a measure's
@@ -126,6 +130,7 @@ pub(crate) fn index(
             let unit = display_unit(s);
             IndexRow {
                 slug: s.slug.clone(),
+                href: None,
                 suite: s.suite.clone(),
                 testbed: s.testbed.clone(),
                 branch: s.branch.clone(),
@@ -143,6 +148,19 @@ pub(crate) fn index(
             }
         })
         .collect();
+    let runs = Some(super::model::history_runs_of(series, history_branch));
+    assemble_index(rows, runs, comparisons, alerts, history_branch)
+}
+
+/// The index of `rows` (one per series, in the order listed): the verdict box for the history
+/// branch, the selectors, the alerts and the comparisons' links.
+pub(crate) fn assemble_index(
+    rows: Vec<IndexRow>,
+    runs: Option<usize>,
+    comparisons: &[PageComparison],
+    alerts: &[pitwall_schema::Alert],
+    history_branch: &str,
+) -> IndexPage {
     // The verdict box speaks for the history branch; other branches' rows are shown on request.
     let main_rows = || rows.iter().filter(|r| r.branch == history_branch);
     let worse = main_rows()
@@ -160,9 +178,9 @@ pub(crate) fn index(
     IndexPage {
         alerts: super::alert_list::rows(alerts),
         status,
-        suites: series
+        suites: rows
             .iter()
-            .map(|s| s.suite.clone())
+            .map(|r| r.suite.clone())
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect(),
@@ -192,7 +210,7 @@ pub(crate) fn index(
             .collect(),
         history_branch: history_branch.to_string(),
         history_rows: main_count,
-        runs: super::model::history_runs_of(series, history_branch),
+        runs,
         latest_worse: worse,
         latest_better: changed - worse,
         rows,

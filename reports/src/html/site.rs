@@ -114,7 +114,7 @@ const TEMPLATES: [(&str, &str); 12] = [
 pub const MANIFEST: &str = ".pitwall-manifest";
 
 pub(crate) const STYLE_CSS: &str = include_str!("../../../templates/assets/style.css");
-const FILTER_JS: &str = include_str!("../../../templates/assets/filter.js");
+pub(crate) const FILTER_JS: &str = include_str!("../../../templates/assets/filter.js");
 
 /// The files under `assets/` besides the stylesheet: the benchmark pages' chart script and the
 /// vendored uPlot (docs/REPORTS.md), its licence with it. Written with every report, so a page

@@ -107,8 +107,6 @@ fn bucket_median(v: &[f64]) -> f64 {
 
 /// Trend sparkline of the per-run medians, with the last change point marked.
 pub(crate) fn sparkline(s: &Series) -> String {
-    const W: f64 = 120.0;
-    const H: f64 = 28.0;
     let medians: Vec<f64> = s.points.iter().map(|p| p.median).collect();
     let n = medians.len();
     if n == 0 {
@@ -122,6 +120,26 @@ pub(crate) fn sparkline(s: &Series) -> String {
             bucket_median(&medians[lo..hi])
         })
         .collect();
+    let mark = s.changes.last().map(|cp| {
+        let class = if s.is_worse(cp.rel_change) {
+            "worse"
+        } else {
+            "better"
+        };
+        (cp.index as f64 * buckets as f64 / n as f64, class)
+    });
+    spark_svg(&values, mark)
+}
+
+/// A sparkline of `values` (at most [`SPARK_POINTS`] of them), with a change point's line at
+/// `mark`: its x in points and its class (`worse`, `better`).
+pub(crate) fn spark_svg(values: &[f64], mark: Option<(f64, &str)>) -> String {
+    const W: f64 = 120.0;
+    const H: f64 = 28.0;
+    if values.is_empty() {
+        return String::new();
+    }
+    let buckets = values.len();
     let (lo, hi) = min_max(values.iter().copied());
     let xs = Scale::new(0.0, (buckets.max(2) - 1) as f64, 2.0, W - 2.0, false);
     let ys = Scale::new(lo, hi, H - 3.0, 3.0, false);
@@ -132,13 +150,8 @@ pub(crate) fn sparkline(s: &Series) -> String {
         let _ = write!(out, "{:.1},{:.1} ", xs.at(i as f64), ys.at(*v));
     }
     out.push_str(r#""/>"#);
-    if let Some(cp) = s.changes.last() {
-        let x = xs.at(cp.index as f64 * buckets as f64 / n as f64);
-        let class = if s.is_worse(cp.rel_change) {
-            "worse"
-        } else {
-            "better"
-        };
+    if let Some((at, class)) = mark {
+        let x = xs.at(at);
         let _ = write!(
             out,
             r#"<line class="{class}" x1="{x:.1}" x2="{x:.1}" y1="0" y2="{H}"/>"#

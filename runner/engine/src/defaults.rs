@@ -119,6 +119,9 @@ pub const ALERT_SEED: u64 = 0x7069_7477_616c_6c21;
 /// earlier refreshes already turned into alerts. Keeps the refresh after one run fast however
 /// long the history (docs/PERFORMANCE.md, "History at scale").
 pub const ALERT_WINDOW_RUNS: usize = 500;
+/// Points of a series' newest history its summary keeps for the trend line of
+/// `pitwall serve`'s index (`pitwall_analysis::summary`).
+pub const SUMMARY_RECENT_POINTS: usize = 60;
 /// In a history read only in part (`ALERT_WINDOW_RUNS`), steps within this many points of its
 /// first point are left alone: they lack the points before them that their test and interval
 /// use, and were judged with those points when they were near the end.

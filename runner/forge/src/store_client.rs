@@ -14,7 +14,8 @@ use pitwall_schema::{
     SampleSummary, Upload, UploadAlertRules,
 };
 use pitwall_store::{
-    InsertOutcome, RunQuery, RunSummary, SkipSink, Store, StoreError, StoredSession, StoredToken,
+    InsertOutcome, RunQuery, RunSummary, SkipSink, Store, StoreError, StoredSession, StoredSummary,
+    StoredToken,
 };
 use serde::de::DeserializeOwned;
 
@@ -467,6 +468,15 @@ impl Store for HttpStore {
 
     fn delete_session(&mut self, _id_sha256: &str) -> Result<bool, StoreError> {
         Err(self.not_here("a browser session"))
+    }
+
+    fn upsert_series_summaries(&mut self, _rows: &[StoredSummary]) -> Result<(), StoreError> {
+        // The server keeps its own, when it detects the alerts of an upload.
+        Err(self.not_here("keeping the index's series summaries"))
+    }
+
+    fn series_summaries(&self, _project: &str) -> Result<Vec<StoredSummary>, StoreError> {
+        Err(self.not_here("the index's series summaries"))
     }
 }
 

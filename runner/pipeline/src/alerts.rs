@@ -122,11 +122,14 @@ pub fn refresh(
     let existing = store.list_alerts()?;
     let mut upserts = Vec::new();
     let mut transitions = Vec::new();
+    let mut summaries = Vec::new();
     for (group, (keys, stored)) in groups {
-        let (u, t) = redetect(store, &group, keys, stored, &existing, settings, now)?;
+        let (u, t, s) = redetect(store, &group, keys, stored, &existing, settings, now)?;
         upserts.extend(u);
         transitions.extend(t);
+        summaries.extend(s);
     }
+    crate::summaries::keep(store, summaries)?;
     code_change::label(&mut upserts, &existing, settings);
     let mut out = AlertRefresh::default();
     for a in &upserts {
@@ -149,8 +152,8 @@ pub fn refresh(
     Ok(out)
 }
 
-/// One (project, branch, testbed) history re-detected for `keys`: the alerts to upsert and
-/// detection's own status changes.
+/// One (project, branch, testbed) history re-detected for `keys`: the alerts to upsert,
+/// detection's own status changes, and the series' summaries for the server's index.
 fn redetect(
     store: &mut dyn Store,
     (project, branch, testbed): &(String, String, String),
@@ -159,7 +162,7 @@ fn redetect(
     existing: &[Alert],
     settings: &AlertSettings,
     now: &str,
-) -> Result<(Vec<Alert>, Vec<AlertTransition>), StoreError> {
+) -> Result<Redetected, StoreError> {
     let filter = HistoryFilter {
         branch: branch.clone(),
         testbed: Some(testbed.clone()),
@@ -192,9 +195,10 @@ fn redetect(
         .filter(|r| r.branch.is_some() || *branch == settings.history_branch)
         .filter(|r| filter.admits(r))
         .collect();
-    let (mut upserts, mut transitions) = (Vec::new(), Vec::new());
+    let (mut upserts, mut transitions, mut summaries) = (Vec::new(), Vec::new(), Vec::new());
     let noise = crate::noise::history_noise(store, &runs)?;
     for s in series_with(&runs, &filter, &DetectConfig::default(), &noise) {
+        summaries.extend(crate::summaries::of_series(&s, &runs, project, now));
         let mut found = detect_alerts(&s, &runs, project, branch, &settings.rules, now);
         found.retain(|step| step.index >= reach.first);
         let reconciled = reconcile(&s, &runs, existing, found, &settings.rules);
@@ -202,8 +206,15 @@ fn redetect(
         transitions.extend(settle(&s, &runs, &named, existing, &reconciled, reach, now));
         upserts.extend(reconciled);
     }
-    Ok((upserts, transitions))
+    Ok((upserts, transitions, summaries))
 }
+
+/// What [`redetect`] found.
+type Redetected = (
+    Vec<Alert>,
+    Vec<AlertTransition>,
+    Vec<pitwall_analysis::summary::SeriesSummary>,
+);
 
 /// Which alerts `pitwall alerts` lists.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

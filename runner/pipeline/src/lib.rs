@@ -26,5 +26,6 @@ pub mod run;
 pub mod sessions;
 pub mod setup;
 pub mod source;
+pub mod summaries;
 pub mod tokens;
 pub mod writeup;

@@ -3,7 +3,8 @@
 //! store: its interactive chart (zoom, pan, reset, tooltips; change points, alerts, excluded
 //! and contended runs marked), with the other testbeds' series of the key, and the branches
 //! `with=` names, to overlay. Also the chart's script and the vendored uPlot it loads, from
-//! `/p/<project>/assets/`. Only the key's stored history points are read, not every run.
+//! `/p/<project>/assets/`. Only the key's stored history points are read, not every run. And
+//! the index, `/p/<project>/`, from the series' summaries the store keeps.
 
 use axum::extract::{Path, Query, State as Extract};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -109,6 +110,49 @@ pub async fn bench(
         Ok(Err(e)) => refused(e, who.as_deref()),
         Err(g) => refused(g.into(), who.as_deref()),
     }
+}
+
+/// `GET /p/<project>/`: the index, from the series' summaries the store keeps, and the
+/// project's alerts.
+pub async fn index(
+    Extract(state): Extract<State>,
+    Path(project): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let viewer = match viewer(&state, &headers, &project).await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let who = viewer.name.clone();
+    let branch = state.options.history_branch.clone();
+    let got = state
+        .store
+        .reader()
+        .call(move |s| -> Result<String, ApiError> {
+            let of_store = ApiError::of_store;
+            let summaries = pitwall_pipeline::summaries::list(s, &project).map_err(of_store)?;
+            let alerts = pitwall_pipeline::alerts::list(s, &Default::default())
+                .map_err(of_store)?
+                .into_iter()
+                .filter(|a| a.series.project == project)
+                .collect::<Vec<_>>();
+            let now = pitwall_schema::time::now_rfc3339();
+            pitwall_reports::html::live_index::index_page(
+                &project, summaries, &alerts, &branch, &viewer, &now,
+            )
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
+        })
+        .await;
+    match got {
+        Ok(Ok(body)) => chart_html(body),
+        Ok(Err(e)) => refused(e, who.as_deref()),
+        Err(g) => refused(g.into(), who.as_deref()),
+    }
+}
+
+/// `GET /p/<project>`: to `/p/<project>/`, where the index's relative links work.
+pub async fn to_index(Path(project): Path<String>) -> Response {
+    crate::session::see_other(&project, "", &[])
 }
 
 /// `GET /p/<project>/assets/<path>`: the stylesheet, the chart script, the vendored uPlot and

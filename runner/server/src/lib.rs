@@ -129,6 +129,8 @@ fn router(state: State) -> Router {
         )
         .route("/p/{project}/assets/{*path}", get(history_pages::asset))
         .route("/p/{project}/bench", get(history_pages::bench))
+        .route("/p/{project}/", get(history_pages::index))
+        .route("/p/{project}", get(history_pages::to_index))
         .route("/p/{project}/compare/{id}", get(pages::compare_pair))
         .route("/p/{project}/alerts", get(alert_pages::alerts))
         .route(
@@ -160,6 +162,17 @@ pub fn serve(
     listening: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
     let (store, store_threads) = StorePool::start(open, options.readers, options.reader_nice)?;
+    // The index's series summaries of the newest history, in the background: a store from
+    // before they were kept gets its index, and one changed from the command line is current.
+    let branch = options.history_branch.clone();
+    let _ = store.writer.submit(move |s| {
+        let now = pitwall_schema::time::now_rfc3339();
+        let line = match pitwall_pipeline::summaries::backfill(s, &branch, &now) {
+            Ok(n) => serde_json::json!({"event": "summaries", "series": n}),
+            Err(e) => serde_json::json!({"event": "summaries", "error": e.to_string()}),
+        };
+        eprintln!("{line}");
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("pitwall-serve")

@@ -26,6 +26,7 @@ mod sqlite_alerts;
 mod sqlite_codec;
 mod sqlite_files;
 mod sqlite_insert;
+mod summaries;
 mod tokens;
 mod url;
 
@@ -35,6 +36,7 @@ pub use rows::point_of;
 pub use sessions::StoredSession;
 pub use shared::{MAX_CANDIDATES, MIN_PREFIX, pick_one};
 pub use sqlite::SqliteStore;
+pub use summaries::StoredSummary;
 pub use tokens::{StoredToken, TokenRole};
 pub use url::StoreUrl;
 
@@ -302,6 +304,13 @@ pub trait Store {
 
     /// Deletes a session (signing out); false when there was none.
     fn delete_session(&mut self, id_sha256: &str) -> Result<bool, StoreError>;
+
+    /// Stores series summaries for `pitwall serve`'s index, each replacing the one of its
+    /// (project, testbed, branch, key), in one transaction.
+    fn upsert_series_summaries(&mut self, rows: &[StoredSummary]) -> Result<(), StoreError>;
+
+    /// The series summaries of `project`, by testbed, branch and key.
+    fn series_summaries(&self, project: &str) -> Result<Vec<StoredSummary>, StoreError>;
 }
 
 /// Whether opening a store may create it.

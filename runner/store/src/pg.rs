@@ -335,6 +335,16 @@ impl Store for PgStore {
         let store = self.describe();
         super::sessions::pg_delete(&mut self.client.borrow_mut(), &store, id_sha256)
     }
+
+    fn upsert_series_summaries(&mut self, rows: &[super::StoredSummary]) -> Result<(), StoreError> {
+        let store = self.describe();
+        super::summaries::pg_upsert(&mut self.client.borrow_mut(), &store, rows)
+    }
+
+    fn series_summaries(&self, project: &str) -> Result<Vec<super::StoredSummary>, StoreError> {
+        let store = self.describe();
+        super::summaries::pg_list(&mut self.client.borrow_mut(), &store, project)
+    }
 }
 
 #[cfg(test)]

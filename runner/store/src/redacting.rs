@@ -122,6 +122,29 @@ impl Store for RedactingStore {
         self.inner.delete_session(id_sha256)
     }
 
+    fn upsert_series_summaries(&mut self, rows: &[super::StoredSummary]) -> Result<(), StoreError> {
+        let clean: Vec<super::StoredSummary> = rows
+            .iter()
+            .map(|r| super::StoredSummary {
+                json: self.text(r.json.clone()),
+                ..r.clone()
+            })
+            .collect();
+        self.inner.upsert_series_summaries(&clean)
+    }
+
+    fn series_summaries(&self, project: &str) -> Result<Vec<super::StoredSummary>, StoreError> {
+        Ok(self
+            .inner
+            .series_summaries(project)?
+            .into_iter()
+            .map(|r| super::StoredSummary {
+                json: self.text(r.json.clone()),
+                ..r
+            })
+            .collect())
+    }
+
     fn insert_run(&mut self, run: &Run) -> Result<InsertOutcome, StoreError> {
         let clean = self.run(run.clone());
         self.inner.insert_run(&clean)

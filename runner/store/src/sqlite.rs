@@ -431,6 +431,14 @@ impl Store for SqliteStore {
     fn delete_session(&mut self, id_sha256: &str) -> Result<bool, StoreError> {
         super::sessions::sqlite_delete(&self.conn, &self.describe(), id_sha256)
     }
+
+    fn upsert_series_summaries(&mut self, rows: &[super::StoredSummary]) -> Result<(), StoreError> {
+        super::summaries::sqlite_upsert(&self.conn, &self.describe(), rows)
+    }
+
+    fn series_summaries(&self, project: &str) -> Result<Vec<super::StoredSummary>, StoreError> {
+        super::summaries::sqlite_list(&self.conn, &self.describe(), project)
+    }
 }
 
 #[cfg(test)]

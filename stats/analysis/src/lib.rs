@@ -16,6 +16,7 @@ pub mod number;
 pub mod order;
 pub mod precision;
 pub mod sequential;
+pub mod summary;
 pub mod writeup;
 
 pub use alerts::{AlertRules, DetectedStep, detect_alerts, reconcile, sort_open_first};

@@ -352,3 +352,46 @@ fn the_local_actor_names_the_user_or_says_unknown() {
     assert_eq!(local_actor(Some("")), "local:unknown");
     assert_eq!(local_actor(None), "local:unknown");
 }
+
+/// Each refresh keeps the touched series' summaries for the server's index: the latest
+/// median, the newest points, and the last change, kept when a later window no longer holds
+/// it; the server's start makes them for a store that has none.
+#[test]
+fn a_refresh_keeps_the_series_summaries_current() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("s.db")).unwrap();
+    for i in 0..30 {
+        let level = if i < 18 { 100.0 } else { 108.0 };
+        store_one(&mut store, run(i, "h200-a", level), "t");
+    }
+    let summaries = crate::summaries::list(&store, "p").unwrap();
+    assert_eq!(summaries.len(), 1);
+    let s = &summaries[0];
+    assert_eq!((s.testbed.as_str(), s.branch.as_str()), ("h200-a", "main"));
+    assert!((s.latest_median - 108.0).abs() < 1.0, "{s:?}");
+    assert_eq!(s.recent_medians.len(), 30);
+    let c = s.last_change.as_ref().unwrap();
+    assert!(c.worse && (c.rel_change - 0.08).abs() < 0.01, "{c:?}");
+    assert_eq!(c.recent_after, Some(12));
+    store_one(&mut store, run(30, "h200-a", 109.0), "t2");
+    let s = &crate::summaries::list(&store, "p").unwrap()[0];
+    assert!(
+        (s.latest_median - 109.0).abs() < 1.0,
+        "the newest run is the latest"
+    );
+    assert_eq!(s.updated_at, "t2");
+
+    // A store with runs and no summaries gets them at the server's start.
+    let dir2 = tempfile::tempdir().unwrap();
+    let mut bare = SqliteStore::open(&dir2.path().join("s.db")).unwrap();
+    for i in 0..10 {
+        bare.insert_run(&run(i, "cpu-b", 300.0)).unwrap();
+    }
+    assert!(crate::summaries::list(&bare, "p").unwrap().is_empty());
+    assert_eq!(
+        crate::summaries::backfill(&mut bare, "main", "t").unwrap(),
+        1
+    );
+    let s = &crate::summaries::list(&bare, "p").unwrap()[0];
+    assert_eq!((s.testbed.as_str(), s.recent_medians.len()), ("cpu-b", 10));
+}

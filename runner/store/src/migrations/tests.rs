@@ -29,6 +29,7 @@ fn migrates_a_fresh_database_once() {
             "runs",
             "samples",
             "series_keys",
+            "series_summaries",
             "sessions",
             "tokens"
         ]

@@ -81,6 +81,14 @@ fn sessions_are_kept_by_id_hash_and_end() {
 }
 
 #[test]
+fn series_summaries_are_kept_per_series_and_replaced() {
+    let Some((_db, mut store)) = fresh() else {
+        return;
+    };
+    crate::summaries::conformance(&mut store);
+}
+
+#[test]
 fn unreadable_runs_are_named_once_and_skipped() {
     let Some((db, mut store)) = fresh() else {
         return;
@@ -346,7 +354,7 @@ fn a_schema_1_database_is_migrated_in_place_and_its_runs_read_back() {
     write_schema_1_database(&db, &[&history, &old]);
     let mut store = PgStore::open_with(&db.url, OpenMode::Existing).unwrap();
     assert_eq!(store.schema_version().unwrap(), latest());
-    assert_eq!(latest(), 14);
+    assert_eq!(latest(), 15);
     let (old, history) = (
         crate::sqlite::tests::labelled(old),
         crate::sqlite::tests::labelled(history),

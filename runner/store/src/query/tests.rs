@@ -167,7 +167,7 @@ fn sqlite_keys_are_backfilled_by_migration_6() {
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
         conn.execute_batch(
-            "DROP TABLE sessions; DROP TABLE alert_changes; DROP TABLE tokens; DROP TABLE forge_comments; DROP TABLE alerts; DROP INDEX results_by_key; DROP TABLE series_keys;
+            "DROP TABLE series_summaries; DROP TABLE sessions; DROP TABLE alert_changes; DROP TABLE tokens; DROP TABLE forge_comments; DROP TABLE alerts; DROP INDEX results_by_key; DROP TABLE series_keys;
              ALTER TABLE results DROP COLUMN bench_key; ALTER TABLE results DROP COLUMN point_json;
              ALTER TABLE runs DROP COLUMN exclusion_json;
              ALTER TABLE runs DROP COLUMN contention_json;
@@ -176,7 +176,7 @@ fn sqlite_keys_are_backfilled_by_migration_6() {
         .unwrap();
     }
     let store = SqliteStore::open(&db).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 15);
+    assert_eq!(store.schema_version().unwrap(), 16);
     let keys: Vec<String> = original.results.iter().map(|r| r.key()).collect();
     let mut sorted = keys.clone();
     sorted.sort();

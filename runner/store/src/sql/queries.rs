@@ -133,6 +133,11 @@ pub(crate) struct Queries {
     pub delete_session: String,
     /// The sessions that ended at or before ?1 deleted.
     pub delete_ended_sessions: String,
+    /// A series summary: project ?1, testbed ?2, branch ?3, key ?4, JSON ?5, made ?6,
+    /// replacing the series' earlier one.
+    pub upsert_summary: String,
+    /// The summaries of project ?1: project, testbed, branch, key, JSON, made.
+    pub list_summaries: String,
 }
 
 impl Queries {
@@ -146,6 +151,7 @@ impl Queries {
             delete_ended_sessions,
         ] = session_queries(d);
         let [list_tokens, revoke_token] = token_queries(d);
+        let [upsert_summary, list_summaries] = summary_queries(d);
         let excluded = d.excluded();
         Queries {
             run_row: p(
@@ -231,8 +237,28 @@ impl Queries {
             session,
             delete_session,
             delete_ended_sessions,
+            upsert_summary,
+            list_summaries,
         }
     }
+}
+
+/// [`Queries::upsert_summary`] and [`Queries::list_summaries`].
+fn summary_queries(d: Dialect) -> [String; 2] {
+    let excluded = d.excluded();
+    [
+        format!(
+            "INSERT INTO series_summaries
+                 (project, testbed, branch, bench_key, summary_json, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (project, testbed, branch, bench_key) DO UPDATE
+                 SET summary_json = {excluded}.summary_json, updated_at = {excluded}.updated_at"
+        ),
+        "SELECT project, testbed, branch, bench_key, summary_json, updated_at
+         FROM series_summaries WHERE project = ?1 ORDER BY testbed, branch, bench_key"
+            .to_string(),
+    ]
+    .map(|sql| d.placeholders(&sql))
 }
 
 /// [`Queries::list_tokens`] and [`Queries::revoke_token`].

@@ -407,6 +407,10 @@ const STEPS: &[Step] = &[
         ops: STEP_15,
         backfill: None,
     },
+    Step {
+        ops: STEP_16,
+        backfill: None,
+    },
 ];
 
 /// One numbered migration of one backend: its script, then its backfills.
@@ -442,7 +446,7 @@ mod notes;
 mod render;
 mod serve_steps;
 
-use serve_steps::{STEP_13, STEP_14, STEP_15};
+use serve_steps::{STEP_13, STEP_14, STEP_15, STEP_16};
 
 pub(crate) use notes::local_role_note;
 #[cfg(test)]

@@ -62,6 +62,12 @@ fn sessions_are_kept_by_id_hash_and_end() {
 }
 
 #[test]
+fn series_summaries_are_kept_per_series_and_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::summaries::conformance(&mut open(dir.path()));
+}
+
+#[test]
 fn unreadable_runs_are_named_once_and_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = open(dir.path());
@@ -342,7 +348,7 @@ fn a_schema_2_store_is_migrated_in_place_and_its_runs_read_back() {
 
     let mut store = SqliteStore::open_with(&db, OpenMode::Existing).unwrap();
     assert_eq!(store.schema_version().unwrap(), latest_version());
-    assert_eq!(latest_version(), 15);
+    assert_eq!(latest_version(), 16);
     let (old, history) = (labelled(old), labelled(history));
     assert_eq!(store.get_run("latest").unwrap(), old);
     assert_eq!(store.get_run(&history.id).unwrap(), history);

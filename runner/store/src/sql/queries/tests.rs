@@ -480,6 +480,28 @@ fn old() -> Vec<Old> {
             s("DELETE FROM sessions WHERE expires_at <= $1"),
         ),
         (
+            "upsert_summary",
+            |q| &q.upsert_summary,
+            s("INSERT INTO series_summaries
+                   (project, testbed, branch, bench_key, summary_json, updated_at)
+               VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+               ON CONFLICT (project, testbed, branch, bench_key) DO UPDATE
+                   SET summary_json = excluded.summary_json, updated_at = excluded.updated_at"),
+            s("INSERT INTO series_summaries
+                   (project, testbed, branch, bench_key, summary_json, updated_at)
+               VALUES ($1, $2, $3, $4, $5, $6)
+               ON CONFLICT (project, testbed, branch, bench_key) DO UPDATE
+                   SET summary_json = EXCLUDED.summary_json, updated_at = EXCLUDED.updated_at"),
+        ),
+        (
+            "list_summaries",
+            |q| &q.list_summaries,
+            s("SELECT project, testbed, branch, bench_key, summary_json, updated_at
+               FROM series_summaries WHERE project = ?1 ORDER BY testbed, branch, bench_key"),
+            s("SELECT project, testbed, branch, bench_key, summary_json, updated_at
+               FROM series_summaries WHERE project = $1 ORDER BY testbed, branch, bench_key"),
+        ),
+        (
             "alert_status",
             |q| &q.alert_status,
             s("SELECT status FROM alerts WHERE id = ?1"),

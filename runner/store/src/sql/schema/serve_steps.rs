@@ -67,3 +67,22 @@ pub(super) const STEP_15: &[Op] = &[Op::Table {
     constraints: &[],
     without_rowid: false,
 }];
+
+/// Step 16 (issue 30): a summary per series for the index of `pitwall serve`, kept when the
+/// series is re-detected after runs are stored: the analysis' summary as JSON
+/// (`pitwall_analysis::summary::SeriesSummary`) and when it was made, by (project, testbed,
+/// branch, benchmark key). Empty for the series stored before until they are re-detected
+/// (`pitwall serve` fills it at start when it is empty).
+pub(super) const STEP_16: &[Op] = &[Op::Table {
+    name: "series_summaries",
+    columns: &[
+        Column("project", TEXT_NOT_NULL),
+        Column("testbed", TEXT_NOT_NULL),
+        Column("branch", TEXT_NOT_NULL),
+        Column("bench_key", TEXT_NOT_NULL),
+        Column("summary_json", TEXT_NOT_NULL),
+        Column("updated_at", TEXT_NOT_NULL),
+    ],
+    constraints: &["PRIMARY KEY (project, testbed, branch, bench_key)"],
+    without_rowid: false,
+}];

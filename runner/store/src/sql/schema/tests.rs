@@ -6,7 +6,7 @@ use super::super::Dialect;
 use super::*;
 
 /// The SQLite store's migrations 1 to 8 as they were written by hand.
-const SQLITE: [&str; 15] = [
+const SQLITE: [&str; 16] = [
     "
 CREATE TABLE runs (
     id               TEXT PRIMARY KEY NOT NULL,
@@ -147,10 +147,22 @@ CREATE TABLE sessions (
     expires_at   TEXT NOT NULL
 );
 ",
+    // Step 16 (series summaries of `pitwall serve`'s index).
+    "
+CREATE TABLE series_summaries (
+    project      TEXT NOT NULL,
+    testbed      TEXT NOT NULL,
+    branch       TEXT NOT NULL,
+    bench_key    TEXT NOT NULL,
+    summary_json TEXT NOT NULL,
+    updated_at   TEXT NOT NULL,
+    PRIMARY KEY (project, testbed, branch, bench_key)
+);
+",
 ];
 
 /// The PostgreSQL store's migrations 1 to 7 as they were written by hand.
-const POSTGRES: [&str; 14] = [
+const POSTGRES: [&str; 15] = [
     r#"
 CREATE TABLE runs (
     id               TEXT COLLATE "C" PRIMARY KEY,
@@ -287,6 +299,18 @@ CREATE TABLE sessions (
     token_name   TEXT NOT NULL,
     created_at   TEXT NOT NULL,
     expires_at   TEXT NOT NULL
+);
+",
+    // Step 16 (series summaries of `pitwall serve`'s index).
+    "
+CREATE TABLE series_summaries (
+    project      TEXT NOT NULL,
+    testbed      TEXT NOT NULL,
+    branch       TEXT NOT NULL,
+    bench_key    TEXT NOT NULL,
+    summary_json TEXT NOT NULL,
+    updated_at   TEXT NOT NULL,
+    PRIMARY KEY (project, testbed, branch, bench_key)
 );
 ",
 ];
