@@ -109,6 +109,19 @@ fn people_sign_in_and_triage_alerts_in_the_browser() {
     let id = found[0]["id"].as_str().unwrap().to_string();
     assert_eq!(found[0]["status"], "active");
 
+    // A hostile project name in the address is text on the page.
+    let hostile = s.browse("/p/%3Cscript%3Ealert(1)%3C%2Fscript%3E/signin", "");
+    assert_eq!(hostile.status, 200);
+    assert!(
+        !hostile.body.contains("<script>alert(1)"),
+        "{}",
+        hostile.body
+    );
+    assert!(
+        hostile.body.contains("&lt;script&gt;alert(1)"),
+        "{}",
+        hostile.body
+    );
     // Not signed in: the pages send the browser to the sign-in form; the API says 401.
     let r = s.browse("/p/shop/alerts", "");
     assert_eq!(r.status, 303);
@@ -346,6 +359,24 @@ fn a_benchmark_has_a_live_history_page_with_the_interactive_chart() {
     let sb = Sandbox::new();
     let toml = "[project]\nname = \"shop\"\n\n[serve]\npublic_read = true\n";
     let store = store_with_history(&sb, toml, &[("h200-a", 12), ("h100-b", 8)]);
+    // Three runs of a release branch on the same testbed.
+    for i in 0..3 {
+        let sha = git(sb.path(), &["rev-parse", &format!("HEAD~{i}")]);
+        sb.run(&[
+            "--store",
+            &store,
+            "import",
+            "--quiet",
+            "r11.json",
+            "--commit",
+            &sha,
+            "--branch",
+            "release",
+            "--testbed",
+            "h200-a",
+        ])
+        .expect(0);
+    }
     let s = Server::start(&sb, &["--store", &store]);
     let found = s.get("/api/v1/p/shop/alerts", None).json();
     let key = found[0]["key"]
@@ -396,6 +427,23 @@ fn a_benchmark_has_a_live_history_page_with_the_interactive_chart() {
         assert_eq!(s.browse(missing, "").status, 404, "{missing}");
     }
     assert_eq!(s.browse("/p/shop/bench?key=nope", "").status, 404);
+    // Another branch's history, overlaid when asked for.
+    let with = s.browse(&format!("{path}&with=release"), "");
+    assert_eq!(with.status, 200);
+    assert!(
+        with.body.contains(r#"{"label":"branch release""#),
+        "{}",
+        with.body
+    );
+    assert!(
+        !page.body.contains(r#""label":"branch release""#),
+        "only when asked"
+    );
+    let many = (0..9)
+        .map(|i| format!("b{i}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    assert_eq!(s.browse(&format!("{path}&with={many}"), "").status, 400);
     // The index, from the series' summaries: a row per testbed, each linked to its page.
     let r = s.browse("/p/shop", "");
     assert_eq!(
