@@ -190,3 +190,28 @@ def screenshot(page, path):
             f.write(base64.b64decode(png))
 
 
+
+
+def run_with_page(drive):
+    """Starts Chromium, calls drive(page), stops it; the exit status: 0 when no check failed,
+    1 when one did, 3 when there is no Chromium."""
+    import tempfile
+
+    chrome = chromium()
+    if not chrome:
+        print("chromium not found (install it with: apt-get install -y chromium)", file=sys.stderr)
+        return 3
+    profile = tempfile.mkdtemp()
+    proc = None
+    try:
+        proc, page = start(chrome, profile)
+        drive(page)
+    finally:
+        if proc:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(profile, ignore_errors=True)
+    if failures:
+        print(f"{len(failures)} check(s) failed", file=sys.stderr)
+        return 1
+    return 0

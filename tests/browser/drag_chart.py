@@ -20,12 +20,10 @@ Exit status: 0 ok, 1 check failed, 2 usage error, 3 Chromium not found.
 """
 
 import os
-import shutil
 import sys
-import tempfile
 import time
 
-from cdp import check_events, chromium, fail, failures, screenshot, start
+from cdp import check_events, fail, run_with_page, screenshot
 
 
 def x_range(page):
@@ -112,10 +110,6 @@ def main():
     if len(sys.argv) < 2 or not (remote or os.path.isfile(sys.argv[1])):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
-    chrome = chromium()
-    if not chrome:
-        print("chromium not found (install it with: apt-get install -y chromium)", file=sys.stderr)
-        return 3
     if remote:
         url = sys.argv[1]
         origin = "/".join(url.split("/")[:3])
@@ -124,19 +118,9 @@ def main():
         url = "file://" + os.path.abspath(sys.argv[1])
         allowed = ("file://", "data:")
     shot = sys.argv[2] if len(sys.argv) > 2 else None
-    profile = tempfile.mkdtemp()
-    proc = None
-    try:
-        proc, page = start(chrome, profile)
-        drive(page, url, shot, allowed)
-    finally:
-        if proc:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(profile, ignore_errors=True)
-    if failures:
-        print(f"{len(failures)} check(s) failed", file=sys.stderr)
-        return 1
+    code = run_with_page(lambda page: drive(page, url, shot, allowed))
+    if code:
+        return code
     print("the history chart zooms, pans and resets")
     return 0
 

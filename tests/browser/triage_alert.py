@@ -15,12 +15,10 @@ Exit status: 0 ok, 1 check failed, 2 usage error, 3 Chromium not found.
 
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 
-from cdp import check_events, chromium, fail, failures, screenshot, start
+from cdp import check_events, fail, run_with_page, screenshot
 
 NOTE = "looking into it <b>now</b>"
 
@@ -92,25 +90,12 @@ def main():
     if len(sys.argv) < 5 or not os.environ.get("PITWALL_TOKEN"):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
-    chrome = chromium()
-    if not chrome:
-        print("chromium not found (install it with: apt-get install -y chromium)", file=sys.stderr)
-        return 3
     base, project, alert, name = sys.argv[1].rstrip("/"), sys.argv[2], sys.argv[3], sys.argv[4]
     shot = sys.argv[5] if len(sys.argv) > 5 else None
-    profile = tempfile.mkdtemp()
-    proc = None
-    try:
-        proc, page = start(chrome, profile)
-        drive(page, base, project, alert, os.environ["PITWALL_TOKEN"], name, shot)
-    finally:
-        if proc:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(profile, ignore_errors=True)
-    if failures:
-        print(f"{len(failures)} check(s) failed", file=sys.stderr)
-        return 1
+    token = os.environ["PITWALL_TOKEN"]
+    code = run_with_page(lambda page: drive(page, base, project, alert, token, name, shot))
+    if code:
+        return code
     print("the alert was acked through the form")
     return 0
 

@@ -315,3 +315,35 @@ pub fn assert_samples_at_locked_clock(run: &serde_json::Value) {
         "{meta:?}"
     );
 }
+
+/// Whether a headless Chromium is there for the browser checks (`$CHROMIUM`, else one on
+/// `PATH`); a test without one says it skipped that part.
+pub fn chromium_installed() -> bool {
+    std::env::var_os("CHROMIUM").is_some()
+        || ["chromium", "chromium-browser", "google-chrome-stable"]
+            .iter()
+            .any(|c| {
+                Command::new("sh")
+                    .args(["-c", &format!("command -v {c} >/dev/null 2>&1")])
+                    .status()
+                    .is_ok_and(|s| s.success())
+            })
+}
+
+/// Runs the browser check `tests/browser/<script>` with `args` and `env`: whether it passed,
+/// and everything it printed.
+pub fn browser_check(script: &str, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let out = Command::new("python3")
+        .arg(root.join("tests/browser").join(script))
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("python3 runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}

@@ -7,7 +7,6 @@
 //! and checks that the visible range changed, with no console error and no remote request.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use pitwall_e2e::Sandbox;
 use serde_json::{Value, json};
@@ -66,18 +65,6 @@ fn chart_data(html: &str) -> Value {
     let data = &html[html.find(open).expect("chart data") + open.len()..];
     let data = &data[..data.find("</script>").unwrap()];
     serde_json::from_str(data).expect("chart data is JSON")
-}
-
-fn chromium() -> bool {
-    std::env::var_os("CHROMIUM").is_some()
-        || ["chromium", "chromium-browser", "google-chrome-stable"]
-            .iter()
-            .any(|c| {
-                Command::new("sh")
-                    .args(["-c", &format!("command -v {c} >/dev/null 2>&1")])
-                    .status()
-                    .is_ok_and(|s| s.success())
-            })
 }
 
 #[test]
@@ -145,21 +132,12 @@ fn the_report_draws_zoomable_charts_and_hostile_names_stay_text() {
         assert!(site.join(asset).is_file(), "{asset} missing");
     }
 
-    if !chromium() {
+    if !pitwall_e2e::chromium_installed() {
         eprintln!("SKIPPED the drag in headless Chromium: chromium is not installed");
         return;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let out = Command::new("python3")
-        .arg(root.join("tests/browser/drag_chart.py"))
-        .arg(bench[0])
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "chart check failed:\n{text}");
+    let (ok, text) =
+        pitwall_e2e::browser_check("drag_chart.py", &[bench[0].to_str().unwrap()], &[]);
+    assert!(ok, "chart check failed:\n{text}");
     assert!(text.contains("ok: dragging zoomed the x range"), "{text}");
 }

@@ -6,8 +6,6 @@
 //! revoked token ending its sessions, hostile names escaped, and headless Chromium signing in
 //! and acking an alert through the form (`tests/browser/triage_alert.py`).
 
-use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use pitwall_e2e::serve::{Reply, Server};
@@ -303,21 +301,9 @@ fn people_sign_in_and_triage_alerts_in_the_browser() {
     assert!(!log.contains(&alice) && !log.contains(session_id), "{log}");
 }
 
-fn chromium() -> bool {
-    std::env::var_os("CHROMIUM").is_some()
-        || ["chromium", "chromium-browser", "google-chrome-stable"]
-            .iter()
-            .any(|c| {
-                Command::new("sh")
-                    .args(["-c", &format!("command -v {c} >/dev/null 2>&1")])
-                    .status()
-                    .is_ok_and(|s| s.success())
-            })
-}
-
 #[test]
 fn headless_chromium_signs_in_and_acks_an_alert_through_the_form() {
-    if !chromium() {
+    if !pitwall_e2e::chromium_installed() {
         eprintln!("SKIPPED the triage in headless Chromium: chromium is not installed");
         return;
     }
@@ -326,19 +312,12 @@ fn headless_chromium_signs_in_and_acks_an_alert_through_the_form() {
     let alice = token(&sb, &store, "triage", "alice");
     let s = Server::start(&sb, &["--store", &store]);
     let id = alerts(&s, &alice)[0]["id"].as_str().unwrap().to_string();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let out = Command::new("python3")
-        .arg(root.join("tests/browser/triage_alert.py"))
-        .args([&s.base, "shop", &id, "alice"])
-        .env("PITWALL_TOKEN", &alice)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let (ok, text) = pitwall_e2e::browser_check(
+        "triage_alert.py",
+        &[&s.base, "shop", &id, "alice"],
+        &[("PITWALL_TOKEN", &alice)],
     );
-    assert!(out.status.success(), "triage in Chromium failed:\n{text}");
+    assert!(ok, "triage in Chromium failed:\n{text}");
     let stored = s
         .get(&format!("/api/v1/p/shop/alerts/{id}"), Some(&alice))
         .json();
@@ -480,22 +459,13 @@ fn a_benchmark_has_a_live_history_page_with_the_interactive_chart() {
         "another project's page"
     );
 
-    if !chromium() {
+    if !pitwall_e2e::chromium_installed() {
         eprintln!("SKIPPED the chart in headless Chromium: chromium is not installed");
         return;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let out = Command::new("python3")
-        .arg(root.join("tests/browser/drag_chart.py"))
-        .arg(format!("{}{path}", s.base))
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "chart check failed:\n{text}");
+    let url = format!("{}{path}", s.base);
+    let (ok, text) = pitwall_e2e::browser_check("drag_chart.py", &[&url], &[]);
+    assert!(ok, "chart check failed:\n{text}");
     assert!(text.contains("ok: dragging zoomed the x range"), "{text}");
     assert!(text.contains("ok: overlaid testbed h100-b"), "{text}");
 }

@@ -119,8 +119,9 @@ pub struct Viewer {
     pub note_max_chars: usize,
 }
 
-/// `text` as one component of a query string (RFC 3986 unreserved characters kept).
-pub(crate) fn query_component(text: &str) -> String {
+/// `text` as one component of a URL's path or query string: RFC 3986's unreserved characters
+/// kept, every other byte percent-encoded.
+pub fn url_component(text: &str) -> String {
     text.bytes()
         .map(|b| {
             if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
@@ -144,9 +145,9 @@ pub(crate) fn link_alert_rows(rows: &mut [super::alert_list::AlertRow]) {
     for r in rows {
         r.bench = Some(format!(
             "bench?key={}&testbed={}&branch={}",
-            query_component(&r.key),
-            query_component(&r.testbed),
-            query_component(&r.branch)
+            url_component(&r.key),
+            url_component(&r.testbed),
+            url_component(&r.branch)
         ));
     }
 }

@@ -10,7 +10,7 @@ use pitwall_analysis::order::{bench_cmp, natural_cmp};
 use pitwall_analysis::summary::SeriesSummary;
 use pitwall_schema::Alert;
 
-use super::live::{Viewer, query_component};
+use super::live::{Viewer, url_component};
 use super::model::signed_pct;
 use super::pages::{ChangeView, IndexRow, assemble_index};
 use super::site::{HtmlError, render_template};
@@ -27,9 +27,9 @@ fn row(s: &SeriesSummary) -> IndexRow {
         slug: String::new(),
         href: Some(format!(
             "bench?key={}&testbed={}&branch={}",
-            query_component(&s.key),
-            query_component(&s.testbed),
-            query_component(&s.branch)
+            url_component(&s.key),
+            url_component(&s.testbed),
+            url_component(&s.branch)
         )),
         suite: s.suite.clone(),
         testbed: s.testbed.clone(),

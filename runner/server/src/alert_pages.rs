@@ -56,19 +56,43 @@ pub(crate) async fn viewer(
     }
 }
 
-fn rendered(
-    got: Result<Result<Option<String>, ApiError>, crate::actor::Gone>,
-    who: Option<&str>,
+/// Which content policy a live page is sent under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Policy {
+    /// No script runs ([`crate::api::html`]).
+    NoScript,
+    /// The server's own scripts run ([`crate::api::chart_html`]).
+    OwnScripts,
+}
+
+/// A live page: who looks (or the sign-in redirect), then `render` on a reader with the
+/// viewer, its page sent under `policy`, or 404 with `missing` when it renders nothing.
+pub(crate) async fn live_page(
+    state: &State,
+    headers: &HeaderMap,
+    project: &str,
+    policy: Policy,
+    missing: &'static str,
+    render: impl FnOnce(&mut dyn pitwall_store::Store, Viewer) -> Result<Option<String>, ApiError>
+    + Send
+    + 'static,
 ) -> Response {
+    let viewer = match viewer(state, headers, project).await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let who = viewer.name.clone();
+    let got = state.store.reader().call(move |s| render(s, viewer)).await;
     match got {
+        Ok(Ok(Some(body))) if policy == Policy::OwnScripts => crate::api::chart_html(body),
         Ok(Ok(Some(body))) => crate::api::html(body),
-        Ok(Ok(None)) => refused(ApiError::not_found("no such alert in this project"), who),
-        Ok(Err(e)) => refused(e, who),
-        Err(g) => refused(g.into(), who),
+        Ok(Ok(None)) => refused(ApiError::not_found(missing), who.as_deref()),
+        Ok(Err(e)) => refused(e, who.as_deref()),
+        Err(g) => refused(g.into(), who.as_deref()),
     }
 }
 
-fn render_error(e: pitwall_reports::html::HtmlError) -> ApiError {
+pub(crate) fn render_error(e: pitwall_reports::html::HtmlError) -> ApiError {
     ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
 }
 
@@ -78,15 +102,14 @@ pub async fn alerts(
     Path(project): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let viewer = match viewer(&state, &headers, &project).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    let who = viewer.name.clone();
-    let got = state
-        .store
-        .reader()
-        .call(move |s| -> Result<Option<String>, ApiError> {
+    let p = project.clone();
+    live_page(
+        &state,
+        &headers,
+        &p,
+        Policy::NoScript,
+        "",
+        move |s, viewer| {
             let all = pitwall_pipeline::alerts::list(s, &AlertQuery::default())
                 .map_err(ApiError::of_store)?;
             let mine: Vec<_> = all
@@ -97,9 +120,9 @@ pub async fn alerts(
             live::alerts_page(&project, &mine, &viewer, &now)
                 .map(Some)
                 .map_err(render_error)
-        })
-        .await;
-    rendered(got, who.as_deref())
+        },
+    )
+    .await
 }
 
 /// `GET /p/<project>/alerts/<id>`.
@@ -108,16 +131,16 @@ pub async fn alert(
     Path((project, id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    let viewer = match viewer(&state, &headers, &project).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    let who = viewer.name.clone();
     let serve = state.options.config.serve.clone();
-    let got = state
-        .store
-        .reader()
-        .call(move |s| -> Result<Option<String>, ApiError> {
+    let p = project.clone();
+    let missing = "no such alert in this project";
+    live_page(
+        &state,
+        &headers,
+        &p,
+        Policy::NoScript,
+        missing,
+        move |s, viewer| {
             let found = s.list_alerts().map_err(ApiError::of_store)?;
             let Some(alert) = found
                 .into_iter()
@@ -139,9 +162,9 @@ pub async fn alert(
             live::alert_page(&project, &alert, &changes, &links, &viewer, &now)
                 .map(Some)
                 .map_err(render_error)
-        })
-        .await;
-    rendered(got, who.as_deref())
+        },
+    )
+    .await
 }
 
 #[derive(Debug, Deserialize)]

@@ -16,8 +16,8 @@ use pitwall_reports::html::live::{self, SeriesWanted};
 use pitwall_stats::changepoint::DetectConfig;
 
 use crate::State;
-use crate::alert_pages::viewer;
-use crate::api::{ApiError, chart_html, refused};
+use crate::alert_pages::{Policy, live_page, render_error};
+use crate::api::{ApiError, refused};
 
 /// Most branches one page overlays (`with=a,b,…`).
 const MAX_OVERLAY_BRANCHES: usize = 8;
@@ -38,11 +38,6 @@ pub async fn bench(
     Query(q): Query<BenchQuery>,
     headers: HeaderMap,
 ) -> Response {
-    let viewer = match viewer(&state, &headers, &project).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    let who = viewer.name.clone();
     let branch = q
         .branch
         .clone()
@@ -57,12 +52,17 @@ pub async fn bench(
         let e = ApiError::bad_request(format!(
             "with: at most {MAX_OVERLAY_BRANCHES} branches to overlay"
         ));
-        return refused(e, who.as_deref());
+        return refused(e, None);
     }
-    let got = state
-        .store
-        .reader()
-        .call(move |s| -> Result<Option<String>, ApiError> {
+    let p = project.clone();
+    let missing = "no history of that benchmark key here (hint: `pitwall detect` lists the keys)";
+    live_page(
+        &state,
+        &headers,
+        &p,
+        Policy::OwnScripts,
+        missing,
+        move |s, viewer| {
             let of_store = ApiError::of_store;
             let mut runs = Vec::new();
             for b in &branches {
@@ -96,20 +96,10 @@ pub async fn bench(
             };
             let now = pitwall_schema::time::now_rfc3339();
             live::bench_page(&project, histories, &runs, &alerts, &wanted, &viewer, &now)
-                .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
-        })
-        .await;
-    match got {
-        Ok(Ok(Some(body))) => chart_html(body),
-        Ok(Ok(None)) => refused(
-            ApiError::not_found(
-                "no history of that benchmark key here (hint: `pitwall detect` lists the keys)",
-            ),
-            who.as_deref(),
-        ),
-        Ok(Err(e)) => refused(e, who.as_deref()),
-        Err(g) => refused(g.into(), who.as_deref()),
-    }
+                .map_err(render_error)
+        },
+    )
+    .await
 }
 
 /// `GET /p/<project>/`: the index, from the series' summaries the store keeps, and the
@@ -119,16 +109,15 @@ pub async fn index(
     Path(project): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let viewer = match viewer(&state, &headers, &project).await {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    let who = viewer.name.clone();
     let branch = state.options.history_branch.clone();
-    let got = state
-        .store
-        .reader()
-        .call(move |s| -> Result<String, ApiError> {
+    let p = project.clone();
+    live_page(
+        &state,
+        &headers,
+        &p,
+        Policy::OwnScripts,
+        "",
+        move |s, viewer| {
             let of_store = ApiError::of_store;
             let summaries = pitwall_pipeline::summaries::list(s, &project).map_err(of_store)?;
             let alerts = pitwall_pipeline::alerts::list(s, &Default::default())
@@ -140,14 +129,11 @@ pub async fn index(
             pitwall_reports::html::live_index::index_page(
                 &project, summaries, &alerts, &branch, &viewer, &now,
             )
-            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
-        })
-        .await;
-    match got {
-        Ok(Ok(body)) => chart_html(body),
-        Ok(Err(e)) => refused(e, who.as_deref()),
-        Err(g) => refused(g.into(), who.as_deref()),
-    }
+            .map(Some)
+            .map_err(render_error)
+        },
+    )
+    .await
 }
 
 /// `GET /p/<project>`: to `/p/<project>/`, where the index's relative links work.

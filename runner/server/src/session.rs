@@ -51,17 +51,9 @@ fn set_cookie(name: &str, value: &str, max_age_s: i64, secure: bool) -> HeaderVa
     HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
-/// `text` as one segment of a URL path (RFC 3986 unreserved characters kept).
+/// `text` as one segment of a URL path.
 pub fn path_segment(text: &str) -> String {
-    text.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
+    live::url_component(text)
 }
 
 /// A 303 to `/p/<project>/<rest>`, with `cookies` set.

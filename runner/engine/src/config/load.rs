@@ -176,19 +176,10 @@ impl Ctx<'_> {
     fn serve_url(&self, url: Option<Spanned<String>>) -> Result<Option<String>, ConfigError> {
         let Some(url) = url else { return Ok(None) };
         let text = url.get_ref().trim();
-        let rest = text
-            .strip_prefix("https://")
-            .or_else(|| text.strip_prefix("http://"));
-        let host = rest.map(|r| r.split('/').next().unwrap_or(""));
-        let bad = match host {
-            None => Some("is not an http(s) address"),
-            Some("") => Some("has no host"),
-            Some(h) if h.contains('@') => Some("carries a user"),
-            Some(_) if text.contains(['?', '#']) || text.chars().any(char::is_whitespace) => {
-                Some("carries a query, a fragment or a space")
-            }
-            Some(_) => None,
-        };
+        let bad = address_problem(text).or_else(|| {
+            (text.contains(['?', '#']) || text.chars().any(char::is_whitespace))
+                .then_some("carries a query, a fragment or a space")
+        });
         match bad {
             Some(why) => Err(self.at(
                 url.span(),
@@ -203,18 +194,15 @@ impl Ctx<'_> {
     fn commit_url(&self, url: Option<Spanned<String>>) -> Result<Option<String>, ConfigError> {
         let Some(url) = url else { return Ok(None) };
         let text = url.get_ref().trim();
-        let rest = text
-            .strip_prefix("https://")
-            .or_else(|| text.strip_prefix("http://"));
-        let host = rest.map(|r| r.split('/').next().unwrap_or(""));
-        let bad = match host {
-            None => Some("is not an http(s) address"),
-            Some("") => Some("has no host"),
-            Some(h) if h.contains('@') => Some("carries a user"),
-            Some(_) if text.chars().any(char::is_whitespace) => Some("carries a space"),
-            Some(_) if !text.contains("{commit}") => Some("has no `{commit}`"),
-            Some(_) => None,
-        };
+        let bad = address_problem(text).or_else(|| {
+            if text.chars().any(char::is_whitespace) {
+                Some("carries a space")
+            } else if !text.contains("{commit}") {
+                Some("has no `{commit}`")
+            } else {
+                None
+            }
+        });
         match bad {
             Some(why) => Err(self.at(
                 url.span(),
@@ -420,5 +408,18 @@ impl Ctx<'_> {
             );
         }
         Ok(s)
+    }
+}
+
+/// What is wrong with `text` as an http(s) address with a host and no user, if anything.
+fn address_problem(text: &str) -> Option<&'static str> {
+    let rest = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"));
+    match rest.map(|r| r.split('/').next().unwrap_or("")) {
+        None => Some("is not an http(s) address"),
+        Some("") => Some("has no host"),
+        Some(h) if h.contains('@') => Some("carries a user"),
+        Some(_) => None,
     }
 }

@@ -170,49 +170,46 @@ impl<'a> ser::Serializer for Scan<'a> {
     }
 }
 
-impl ser::SerializeSeq for Scan<'_> {
-    type Ok = ();
-    type Error = Stop;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
-        value.serialize(*self)
-    }
-    fn end(self) -> Result<(), Stop> {
-        Ok(())
-    }
+/// The compound parts of a value: each element, field or entry is walked in turn; a field's
+/// name is looked at too, as a JSON text holds it.
+macro_rules! compound {
+    ($trait:ident, $method:ident) => {
+        impl ser::$trait for Scan<'_> {
+            type Ok = ();
+            type Error = Stop;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
+                value.serialize(*self)
+            }
+            fn end(self) -> Result<(), Stop> {
+                Ok(())
+            }
+        }
+    };
+    ($trait:ident, named $method:ident) => {
+        impl ser::$trait for Scan<'_> {
+            type Ok = ();
+            type Error = Stop;
+            fn $method<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), Stop> {
+                self.text(key)?;
+                value.serialize(*self)
+            }
+            fn end(self) -> Result<(), Stop> {
+                Ok(())
+            }
+        }
+    };
 }
 
-impl ser::SerializeTuple for Scan<'_> {
-    type Ok = ();
-    type Error = Stop;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
-        value.serialize(*self)
-    }
-    fn end(self) -> Result<(), Stop> {
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleStruct for Scan<'_> {
-    type Ok = ();
-    type Error = Stop;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
-        value.serialize(*self)
-    }
-    fn end(self) -> Result<(), Stop> {
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleVariant for Scan<'_> {
-    type Ok = ();
-    type Error = Stop;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
-        value.serialize(*self)
-    }
-    fn end(self) -> Result<(), Stop> {
-        Ok(())
-    }
-}
+compound!(SerializeSeq, serialize_element);
+compound!(SerializeTuple, serialize_element);
+compound!(SerializeTupleStruct, serialize_field);
+compound!(SerializeTupleVariant, serialize_field);
+compound!(SerializeStruct, named serialize_field);
+compound!(SerializeStructVariant, named serialize_field);
 
 impl ser::SerializeMap for Scan<'_> {
     type Ok = ();
@@ -221,38 +218,6 @@ impl ser::SerializeMap for Scan<'_> {
         key.serialize(*self)
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
-        value.serialize(*self)
-    }
-    fn end(self) -> Result<(), Stop> {
-        Ok(())
-    }
-}
-
-impl ser::SerializeStruct for Scan<'_> {
-    type Ok = ();
-    type Error = Stop;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Stop> {
-        self.text(key)?;
-        value.serialize(*self)
-    }
-    fn end(self) -> Result<(), Stop> {
-        Ok(())
-    }
-}
-
-impl ser::SerializeStructVariant for Scan<'_> {
-    type Ok = ();
-    type Error = Stop;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Stop> {
-        self.text(key)?;
         value.serialize(*self)
     }
     fn end(self) -> Result<(), Stop> {
