@@ -10,6 +10,10 @@
   var worse = document.getElementById("f-worse");
   var count = document.getElementById("f-count");
   var rows = Array.prototype.slice.call(document.querySelectorAll("#benchmarks tbody tr"));
+  // The form only filters; Enter in the search box sends nothing.
+  document.getElementById("filter").addEventListener("submit", function (e) {
+    e.preventDefault();
+  });
   function apply() {
     var s = suite.value;
     var words = text.value.toLowerCase().split(/\s+/).filter(Boolean);

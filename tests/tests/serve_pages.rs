@@ -463,6 +463,10 @@ fn a_benchmark_has_a_live_history_page_with_the_interactive_chart() {
         eprintln!("SKIPPED the chart in headless Chromium: chromium is not installed");
         return;
     }
+    let index_url = format!("{}/p/shop/", s.base);
+    let (ok, text) = pitwall_e2e::browser_check("index_filters.py", &[&index_url], &[]);
+    assert!(ok, "index check failed:\n{text}");
+    assert!(text.contains("ok: testbed "), "{text}");
     let url = format!("{}{path}", s.base);
     let (ok, text) = pitwall_e2e::browser_check("drag_chart.py", &[&url], &[]);
     assert!(ok, "chart check failed:\n{text}");
