@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use pitwall_schema::{BenchmarkResult, Fingerprint, Run};
+use pitwall_schema::{BenchmarkResult, Run};
 use rusqlite::{Connection, params};
 
 use super::rows::{ResultRow, RunRow, SampleRow, to_json};
@@ -27,7 +27,7 @@ pub(super) struct Rows {
 
 /// What a run row's fingerprint column is read as when fingerprints were not asked for.
 pub(super) fn default_fingerprint_json() -> String {
-    to_json(&Fingerprint::default())
+    super::rows::DEFAULT_FINGERPRINT_JSON.clone()
 }
 
 /// Decodes the rows into runs, oldest first; each run holds its selected results in order. A

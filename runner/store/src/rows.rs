@@ -100,6 +100,10 @@ pub(super) struct RunRow {
     pub contention_json: Option<String>,
 }
 
+/// The JSON text of the default fingerprint, which a read without fingerprints gives each run.
+pub(super) static DEFAULT_FINGERPRINT_JSON: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| to_json(&Fingerprint::default()));
+
 impl RunRow {
     /// The row a run is stored as (without its results).
     pub fn of(run: &Run) -> RunRow {
@@ -158,11 +162,17 @@ impl RunRow {
                     .ok_or_else(|| corrupt(store, format!("run {id}: unknown run role `{r}`")))
             })
             .transpose()?;
-        let fingerprint: Fingerprint = parse_json(
-            store,
-            || format!("run {id}: fingerprint_json"),
-            &self.fingerprint_json,
-        )?;
+        // Reads that skip fingerprints (a history's) give every run the default's text: it
+        // decodes to the default without being parsed again per run.
+        let fingerprint: Fingerprint = if self.fingerprint_json == *DEFAULT_FINGERPRINT_JSON {
+            Fingerprint::default()
+        } else {
+            parse_json(
+                store,
+                || format!("run {id}: fingerprint_json"),
+                &self.fingerprint_json,
+            )?
+        };
         Ok(Run {
             contention,
             id: id.to_string(),
