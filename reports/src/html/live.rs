@@ -88,6 +88,7 @@ pub fn compare_page(
     project: &str,
     c: &PageComparison,
     runs: &[Run],
+    viewer: &Viewer,
     generated_at: &str,
 ) -> Result<String, HtmlError> {
     let page = super::compare_page::compare(&c.title, &c.report, &[], runs);
@@ -100,7 +101,7 @@ pub fn compare_page(
             root => "../",
             title => &c.title,
             live => true,
-            viewer => Serde(Viewer::default()),
+            viewer => Serde(viewer),
         },
     )
 }
@@ -273,7 +274,14 @@ mod tests {
         runs[1].results[0].name = "<img src=x onerror=alert(2)>".into();
         let report = synthetic::comparison(&runs[0], &runs[1]);
         let c = PageComparison::new("pair-1", "pair <script>alert(1)</script>", report);
-        let html = compare_page("shop\"><img src=x>", &c, &runs, "2026-12-05T10:00:00Z").unwrap();
+        let html = compare_page(
+            "shop\"><img src=x>",
+            &c,
+            &runs,
+            &Viewer::default(),
+            "2026-12-05T10:00:00Z",
+        )
+        .unwrap();
         assert!(!html.contains("<img src=x onerror"), "{html}");
         assert!(html.contains("<svg"), "box plots drawn: {html}");
         assert!(!html.contains("<script>alert(1)"), "{html}");

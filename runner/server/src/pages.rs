@@ -1,8 +1,8 @@
-//! The pages of `pitwall serve` (issue 30), rendered live from the store with the static
-//! report's templates (`pitwall_reports::html::live`): a pair's comparison at a stable address,
+//! A pair's comparison page on `pitwall serve` (issue 30), rendered live from the store with
+//! the static report's template (`pitwall_reports::html::live`) at a stable address,
 //! `/p/<project>/compare/<pair-id>`, which `pitwall ci` links a pull request's comment to when
-//! `[serve] url` is set, and the stylesheet the pages link to. Reads need a token unless
-//! `[serve] public_read` (browsers cannot send one yet: signing in is a later step).
+//! `[serve] url` is set. Like every page it needs a token or a signed-in browser unless
+//! `[serve] public_read`; a browser that is neither is sent to the sign-in form.
 //!
 //! The comparison is `pitwall compare --pair ID` under the server's configuration: the same
 //! analysis as the pull request's, with the thresholds of the `pitwall.toml` the server was
@@ -18,8 +18,8 @@ use pitwall_reports::html::{PageComparison, live};
 use pitwall_stats::ab::AbConfig;
 
 use crate::State;
-use crate::api::{ApiError, html, refused};
-use crate::routes::reader;
+use crate::alert_pages::{Policy, live_page, render_error};
+use crate::api::ApiError;
 
 /// `GET /p/<project>/compare/<pair-id>`: the pair's comparison page; 404 when no pair of
 /// the project has exactly that id.
@@ -28,20 +28,24 @@ pub async fn compare_pair(
     Path((project, id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    let caller = match reader(&state, &headers).await {
-        Ok(c) => c,
-        Err(r) => return r,
-    };
-    let token = caller.token.as_deref();
     let config = state.options.config.clone();
-    let got = state
-        .store
-        .reader()
-        .call(move |s| -> Result<Option<String>, SourceError> {
+    let p = project.clone();
+    let missing = "no such pair in this project";
+    live_page(
+        &state,
+        &headers,
+        &p,
+        Policy::NoScript,
+        missing,
+        move |s, viewer| {
+            let of_source = |e: SourceError| match e {
+                SourceError::Store(e) => ApiError::of_store(e),
+                e => ApiError::bad_request(e.to_string()),
+            };
             let (base, head) = match source::resolve_pair(&id, s) {
                 Ok(sides) => sides,
                 Err(SourceError::NoPair { .. }) => return Ok(None),
-                Err(e) => return Err(e),
+                Err(e) => return Err(of_source(e)),
             };
             let runs: Vec<pitwall_schema::Run> = [&base.run, &head.run]
                 .into_iter()
@@ -55,7 +59,7 @@ pub async fn compare_pair(
             if !exact || runs.is_empty() {
                 return Ok(None);
             }
-            let book = noise::book_for_sides(s, &base, &head)?;
+            let book = noise::book_for_sides(s, &base, &head).map_err(ApiError::of_store)?;
             let report = compare::compare(
                 &base,
                 &head,
@@ -70,21 +74,10 @@ pub async fn compare_pair(
             );
             let c = PageComparison::new(id.clone(), format!("pair {id}"), report);
             let now = pitwall_schema::time::now_rfc3339();
-            live::compare_page(&project, &c, &runs, &now)
+            live::compare_page(&project, &c, &runs, &viewer, &now)
                 .map(Some)
-                .map_err(|e| {
-                    SourceError::Store(pitwall_store::StoreError::Corrupt {
-                        store: s.describe(),
-                        what: format!("the comparison page cannot be rendered: {e}"),
-                    })
-                })
-        })
-        .await;
-    match got {
-        Ok(Ok(Some(page))) => html(page),
-        Ok(Ok(None)) => refused(ApiError::not_found("no such pair in this project"), token),
-        Ok(Err(SourceError::Store(e))) => refused(ApiError::of_store(e), token),
-        Ok(Err(e)) => refused(ApiError::bad_request(e.to_string()), token),
-        Err(g) => refused(g.into(), token),
-    }
+                .map_err(render_error)
+        },
+    )
+    .await
 }
