@@ -12,11 +12,10 @@ use axum::response::Response;
 use serde::Deserialize;
 
 use pitwall_engine::defaults::ALERT_NOTE_MAX_CHARS;
-use pitwall_pipeline::alerts::{AlertQuery, TriageError, TriageRequest};
+use pitwall_pipeline::alerts::{AlertQuery, TriageRequest};
 use pitwall_pipeline::tokens::TokenRole;
 use pitwall_reports::html::live::{self, AlertLinks, Viewer};
-use pitwall_schema::{AlertStatus, UnixTime};
-use pitwall_store::StoreError;
+use pitwall_schema::AlertStatus;
 
 use crate::State;
 use crate::api::{ApiError, refused};
@@ -204,34 +203,12 @@ pub async fn triage(
         note,
         by: Some(who.clone()),
     };
-    let wanted = (project.clone(), id.clone());
-    let got = state
-        .store
-        .writer
-        .call(move |s| -> Result<_, TriageError> {
-            let alert = pitwall_pipeline::alerts::find(s, &wanted.1)?;
-            if alert.series.project != wanted.0 {
-                return Err(TriageError::Store(StoreError::NoAlert {
-                    store: String::new(),
-                    id: wanted.1,
-                }));
-            }
-            let now = UnixTime::now().to_rfc3339(6).unwrap_or_default();
-            pitwall_pipeline::alerts::triage(s, &req, &now)
-        })
-        .await;
-    match got {
-        Ok(Ok(_)) => {
+    match crate::routes::triage_in_project(&state, project.clone(), req).await {
+        Ok(_) => {
             let mut r = see_other(&project, &format!("alerts/{}", path_segment(&id)), &[]);
             r.extensions_mut().insert(crate::api::TokenName(who));
             r
         }
-        Ok(Err(TriageError::Store(StoreError::NoAlert { id, .. }))) => refused(
-            ApiError::not_found(format!("no alert `{id}` here")),
-            Some(&who),
-        ),
-        Ok(Err(TriageError::Store(e))) => refused(ApiError::of_store(e), Some(&who)),
-        Ok(Err(e)) => refused(ApiError::bad_request(e.to_string()), Some(&who)),
-        Err(g) => refused(g.into(), Some(&who)),
+        Err(e) => refused(e, Some(&who)),
     }
 }

@@ -397,31 +397,45 @@ pub async fn triage_alert(
         // caller's to claim.
         by: caller.token.clone(),
     };
+    match triage_in_project(&state, project, req).await {
+        Ok(alert) => answer(StatusCode::OK, &alert, token),
+        Err(e) => refused(e, token),
+    }
+}
+
+/// Makes the triage `req` of an alert of `project` on the writer, under the rules of
+/// `pitwall alert`: the alert as stored after, or why not (404 for an alert of another
+/// project or none, 400 for a change the rules refuse). The JSON API and the pages' forms
+/// both triage through here.
+pub(crate) async fn triage_in_project(
+    state: &State,
+    project: String,
+    req: TriageRequest,
+) -> Result<pitwall_schema::Alert, ApiError> {
     use pitwall_pipeline::alerts::TriageError;
     use pitwall_store::StoreError;
     let got = state
         .store
         .writer
         .call(move |s| -> Result<_, TriageError> {
-            let alert = pitwall_pipeline::alerts::find(s, &id)?;
+            let alert = pitwall_pipeline::alerts::find(s, &req.id)?;
             if alert.series.project != project {
                 return Err(TriageError::Store(StoreError::NoAlert {
                     store: String::new(),
-                    id,
+                    id: req.id,
                 }));
             }
             let now = UnixTime::now().to_rfc3339(6).unwrap_or_default();
             pitwall_pipeline::alerts::triage(s, &req, &now)
         })
-        .await;
+        .await?;
     match got {
-        Ok(Ok(alert)) => answer(StatusCode::OK, &alert, token),
-        Ok(Err(TriageError::Store(StoreError::NoAlert { id, .. }))) => {
-            refused(ApiError::not_found(format!("no alert `{id}` here")), token)
+        Ok(alert) => Ok(alert),
+        Err(TriageError::Store(StoreError::NoAlert { id, .. })) => {
+            Err(ApiError::not_found(format!("no alert `{id}` here")))
         }
-        Ok(Err(TriageError::Store(e))) => refused(ApiError::of_store(e), token),
-        Ok(Err(e)) => refused(ApiError::bad_request(e.to_string()), token),
-        Err(g) => refused(g.into(), token),
+        Err(TriageError::Store(e)) => Err(ApiError::of_store(e)),
+        Err(e) => Err(ApiError::bad_request(e.to_string())),
     }
 }
 
