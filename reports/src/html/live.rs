@@ -11,19 +11,12 @@ use pitwall_schema::{Alert, AlertChange, Run};
 use serde::Serialize;
 
 use super::model::PageComparison;
-use super::site::{HtmlError, STYLE_CSS, render_template};
+use super::site::{HtmlError, render_template};
 
-/// The stylesheet of every page, as `pitwall report` writes it to `assets/style.css`.
-pub const STYLE: &str = STYLE_CSS;
-
-/// A file under `assets/` besides the stylesheet (the chart script, the vendored uPlot and its
-/// licence), as `pitwall report` writes it: its text and content type.
+/// A file the pages load from `assets/` (the stylesheet, the index's filters, the chart script,
+/// the vendored uPlot and its licence): its text and content type.
 pub fn asset(path: &str) -> Option<(&'static str, &'static str)> {
-    let text = if path == "filter.js" {
-        super::site::FILTER_JS
-    } else {
-        super::site::asset(path)?
-    };
+    let text = super::site::asset(path)?;
     let kind = match path.rsplit('.').next() {
         Some("js") => "text/javascript; charset=utf-8",
         Some("css") => "text/css; charset=utf-8",
@@ -295,7 +288,7 @@ mod tests {
             !html.contains("http://") && !html.contains("https://"),
             "{html}"
         );
-        assert!(STYLE.contains('{'));
+        assert!(asset("style.css").unwrap().0.contains('{'));
     }
 
     fn hostile_alert() -> Alert {

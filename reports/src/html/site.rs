@@ -114,7 +114,7 @@ const TEMPLATES: [(&str, &str); 12] = [
 pub const MANIFEST: &str = ".pitwall-manifest";
 
 pub(crate) const STYLE_CSS: &str = include_str!("../../../templates/assets/style.css");
-pub(crate) const FILTER_JS: &str = include_str!("../../../templates/assets/filter.js");
+const FILTER_JS: &str = include_str!("../../../templates/assets/filter.js");
 
 /// The files under `assets/` besides the stylesheet: the benchmark pages' chart script and the
 /// vendored uPlot (docs/REPORTS.md), its licence with it. Written with every report, so a page
@@ -138,9 +138,14 @@ const ASSETS: [(&str, &str); 4] = [
     ),
 ];
 
-/// The text of asset `path` (relative to `assets/`), if it is one.
+/// The text of asset `path` (relative to `assets/`), if it is one: the stylesheet, the
+/// index's filter script (inlined in the static index, a file on the server's) and [`ASSETS`].
 pub(crate) fn asset(path: &str) -> Option<&'static str> {
-    ASSETS.iter().find(|(p, _)| *p == path).map(|(_, t)| *t)
+    match path {
+        "style.css" => Some(STYLE_CSS),
+        "filter.js" => Some(FILTER_JS),
+        _ => ASSETS.iter().find(|(p, _)| *p == path).map(|(_, t)| *t),
+    }
 }
 
 /// `text` with control characters other than line breaks and tabs written as `\xNN`, as the

@@ -144,12 +144,7 @@ pub async fn to_index(Path(project): Path<String>) -> Response {
 /// `GET /p/<project>/assets/<path>`: the stylesheet, the chart script, the vendored uPlot and
 /// its licence, as `pitwall report` writes them under `assets/`.
 pub async fn asset(Path((_project, path)): Path<(String, String)>) -> Response {
-    let found = if path == "style.css" {
-        Some((live::STYLE, "text/css; charset=utf-8"))
-    } else {
-        live::asset(&path)
-    };
-    let Some((text, kind)) = found else {
+    let Some((text, kind)) = live::asset(&path) else {
         return refused(ApiError::not_found(format!("no asset `{path}`")), None);
     };
     let mut r = (StatusCode::OK, text).into_response();
