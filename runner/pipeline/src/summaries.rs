@@ -29,8 +29,13 @@ pub(crate) fn keep(store: &mut dyn Store, made: Vec<SeriesSummary>) -> Result<()
         return Ok(());
     }
     let mut stored: BTreeMap<(String, String, String, String), SeriesSummary> = BTreeMap::new();
-    let projects: std::collections::BTreeSet<String> =
-        made.iter().map(|s| s.project.clone()).collect();
+    // Only a summary without a change point of its own takes one from the stored summary: the
+    // stored ones are read only for those summaries' projects.
+    let projects: std::collections::BTreeSet<String> = made
+        .iter()
+        .filter(|s| s.last_change.is_none())
+        .map(|s| s.project.clone())
+        .collect();
     for p in projects {
         for row in store.series_summaries(&p)? {
             // A row that no longer reads (written by another version) is replaced.
