@@ -38,25 +38,35 @@ pub(super) fn assemble(store: &str, rows: Rows, skips: &Skips) -> Result<Vec<Run
         results,
         mut samples,
     } = rows;
-    let mut by_run: HashMap<String, Result<Vec<BenchmarkResult>, StoreError>> = HashMap::new();
-    for (run_id, row) in results {
-        let own = samples.remove(&row.id).unwrap_or_default();
-        let ord = usize::try_from(row.ord).unwrap_or(usize::MAX);
-        let decoded = row.decode(store, &run_id, ord, own);
-        let entry = by_run.entry(run_id).or_insert_with(|| Ok(Vec::new()));
-        if let Ok(list) = entry {
-            match decoded {
-                Ok(result) => list.push(result),
-                Err(e) => *entry = Err(e),
+    // Each run's results by its position among the runs read; a result of a run not read
+    // (another branch's, in a statement that does not join the runs) is left alone.
+    let mut by_run: Vec<Result<Vec<BenchmarkResult>, StoreError>> =
+        runs.iter().map(|_| Ok(Vec::new())).collect();
+    {
+        let index: HashMap<&str, usize> = runs
+            .iter()
+            .enumerate()
+            .map(|(i, (id, _))| (id.as_str(), i))
+            .collect();
+        for (run_id, row) in results {
+            let Some(&i) = index.get(run_id.as_str()) else {
+                continue;
+            };
+            let own = samples.remove(&row.id).unwrap_or_default();
+            let ord = usize::try_from(row.ord).unwrap_or(usize::MAX);
+            let decoded = row.decode(store, &run_id, ord, own);
+            let entry = &mut by_run[i];
+            if let Ok(list) = entry {
+                match decoded {
+                    Ok(result) => list.push(result),
+                    Err(e) => *entry = Err(e),
+                }
             }
         }
     }
     let mut out = Vec::with_capacity(runs.len());
-    for (id, row) in runs {
-        let run = by_run
-            .remove(&id)
-            .unwrap_or_else(|| Ok(Vec::new()))
-            .and_then(|results| row.decode(store, &id, results));
+    for ((id, row), results) in runs.into_iter().zip(by_run) {
+        let run = results.and_then(|results| row.decode(store, &id, results));
         out.extend(skips.skip(run)?);
     }
     Ok(out)
@@ -121,30 +131,38 @@ pub(super) fn sqlite_query_runs(
     let mut results = Vec::new();
     let mut samples: HashMap<i64, Vec<SampleRow>> = HashMap::new();
     let none_asked = q.keys.as_ref().is_some_and(Vec::is_empty);
-    if !none_asked {
+    let result_row = |r: &rusqlite::Row<'_>| {
+        Ok((
+            r.get::<_, String>(0)?,
+            ResultRow {
+                id: r.get(1)?,
+                ord: r.get(2)?,
+                suite: r.get(3)?,
+                name: r.get(4)?,
+                params_json: r.get(5)?,
+                measure: r.get(6)?,
+                unit: r.get(7)?,
+                direction: r.get(8)?,
+                status: r.get(9)?,
+                error: r.get(10)?,
+                summary_json: r.get(11)?,
+            },
+        ))
+    };
+    if !none_asked && q.newest.is_none() && keys.is_some() {
+        // A series' every run: the keys' results alone, then those of the runs read.
+        let sql = selection::sqlite_key_results(q);
+        let mut stmt = tx.prepare_cached(&sql).map_err(&be)?;
+        for row in stmt.query_map([&keys], result_row).map_err(&be)? {
+            results.push(row.map_err(&be)?);
+        }
+        // Each run's results in their order (`assemble` groups them by run and leaves out
+        // those of runs not read).
+        results.sort_by_key(|(_, r)| r.ord);
+    } else if !none_asked {
         let sql = selection::results(Dialect::Sqlite, q);
         let mut stmt = tx.prepare_cached(&sql).map_err(&be)?;
-        let rows = stmt
-            .query_map(filter, |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    ResultRow {
-                        id: r.get(1)?,
-                        ord: r.get(2)?,
-                        suite: r.get(3)?,
-                        name: r.get(4)?,
-                        params_json: r.get(5)?,
-                        measure: r.get(6)?,
-                        unit: r.get(7)?,
-                        direction: r.get(8)?,
-                        status: r.get(9)?,
-                        error: r.get(10)?,
-                        summary_json: r.get(11)?,
-                    },
-                ))
-            })
-            .map_err(&be)?;
-        for row in rows {
+        for row in stmt.query_map(filter, result_row).map_err(&be)? {
             results.push(row.map_err(&be)?);
         }
     }

@@ -365,7 +365,10 @@ impl ResultRow {
         expected: usize,
         samples: Vec<SampleRow>,
     ) -> Result<BenchmarkResult, StoreError> {
-        let at = format!("run {run_id} result {}", self.ord);
+        let at = At {
+            run_id,
+            ord: self.ord,
+        };
         if self.ord != expected as i64 {
             return Err(corrupt(
                 store,
@@ -386,7 +389,7 @@ impl ResultRow {
             samples,
             sample_meta,
             replicates,
-        } = decode_samples(store, &at, samples)?;
+        } = decode_samples(store, at, samples)?;
         let summary = match &self.summary_json {
             Some(text) => Some(parse_json(store, || format!("{at}: summary_json"), text)?),
             None => None,
@@ -408,6 +411,20 @@ impl ResultRow {
     }
 }
 
+/// Where a result row is, for its errors (`run ID result N`): written only when one is said,
+/// not for every row read.
+#[derive(Clone, Copy)]
+struct At<'a> {
+    run_id: &'a str,
+    ord: i64,
+}
+
+impl std::fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "run {} result {}", self.run_id, self.ord)
+    }
+}
+
 /// A result's sample columns, decoded.
 struct Samples {
     samples: Vec<f64>,
@@ -417,7 +434,7 @@ struct Samples {
 
 /// Checks that the sample rows are numbered 0, 1, … and that metadata and replicates are each
 /// either stored for every sample or for none.
-fn decode_samples(store: &str, at: &str, rows: Vec<SampleRow>) -> Result<Samples, StoreError> {
+fn decode_samples(store: &str, at: At<'_>, rows: Vec<SampleRow>) -> Result<Samples, StoreError> {
     let mut samples = Vec::with_capacity(rows.len());
     let mut metas = Vec::new();
     let mut replicates = Vec::new();

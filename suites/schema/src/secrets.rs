@@ -60,6 +60,8 @@ pub fn is_secret_name(name: &str) -> bool {
 pub struct Redactor {
     /// Every form of every secret, longest first so a longer form is replaced whole.
     needles: Vec<String>,
+    /// The same forms, ready to search for.
+    search: scan::Needles,
 }
 
 impl std::fmt::Debug for Redactor {
@@ -130,6 +132,7 @@ impl Redactor {
             }
         }
         self.needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        self.search = scan::Needles::new(&self.needles);
     }
 
     /// Whether no secret is known.
@@ -150,7 +153,7 @@ impl Redactor {
 
     /// Redacts `text` in place, allocating only when something is found.
     pub fn redact_in_place(&self, text: &mut String) {
-        if self.needles.iter().any(|n| text.contains(n.as_str())) {
+        if self.search.in_text(text) {
             *text = self.redact(text);
         }
     }
@@ -241,7 +244,7 @@ impl Redactor {
             return Ok(());
         }
         // Most values hold no secret: their strings are looked at without writing them out.
-        if !scan::holds_any(&*value, &self.needles) {
+        if !scan::holds_any(&*value, &self.search) {
             return Ok(());
         }
         let json = serde_json::to_string(&*value)?;
