@@ -276,17 +276,35 @@ pub(crate) fn history_json(
 /// U+2029 as `\u2028`, `\u2029`. Every one of them can only occur inside a JSON string, where
 /// the escape means the same character.
 pub(crate) fn script_json(json: &str) -> String {
-    let mut out = String::with_capacity(json.len());
-    for c in json.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
+    // Byte by byte, copying the text between escapes whole: a 10,000-point chart is a
+    // megabyte of JSON. Every escaped character is ASCII or starts with the byte 0xE2, so the
+    // text is only ever cut at a character's start.
+    let bytes = json.as_bytes();
+    let mut out = String::with_capacity(json.len() + json.len() / 32);
+    let (mut start, mut i) = (0, 0);
+    while i < bytes.len() {
+        let escape = match bytes[i] {
+            b'<' => Some(("\\u003c", 1)),
+            b'>' => Some(("\\u003e", 1)),
+            b'&' => Some(("\\u0026", 1)),
+            0xE2 if bytes.get(i + 1) == Some(&0x80) => match bytes.get(i + 2) {
+                Some(0xA8) => Some(("\\u2028", 3)),
+                Some(0xA9) => Some(("\\u2029", 3)),
+                _ => None,
+            },
+            _ => None,
+        };
+        match escape {
+            Some((text, len)) => {
+                out.push_str(&json[start..i]);
+                out.push_str(text);
+                i += len;
+                start = i;
+            }
+            None => i += 1,
         }
     }
+    out.push_str(&json[start..]);
     out
 }
 
@@ -297,12 +315,13 @@ mod tests {
 
     #[test]
     fn script_json_cannot_close_its_element() {
-        let hostile = "</script><img src=x onerror=alert(1)><!-- & \u{2028}\u{2029}";
+        let hostile = "</script><img src=x onerror=alert(1)><!-- & \u{2028}\u{2029} 1–2 € é";
         let text = script_json(&serde_json::to_string(&hostile).unwrap());
         assert!(!text.contains('<') && !text.contains('>') && !text.contains('&'));
         assert!(!text.contains('\u{2028}') && !text.contains('\u{2029}'));
         let back: String = serde_json::from_str(&text).unwrap();
         assert_eq!(back, hostile);
+        assert!(text.contains("1–2 € é"), "other characters are kept as they are: {text}");
     }
 
     #[test]

@@ -17,19 +17,6 @@ use super::{InsertOutcome, OpenMode, RunSummary, Store, StoreError, migrations, 
 /// How long a connection waits for another process's write lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How much of the file SQLite reads through a memory map rather than `read` calls (its
-/// `PRAGMA mmap_size`; SQLite's own ceiling, 2 GiB less 64 KiB, applies). A series read touches
-/// one page per run, 10,000 pages for a long history; mapped, a page already in the OS's cache
-/// costs no system call and no copy. Writes still go through SQLite's journal as before.
-/// docs/PERFORMANCE.md, "`pitwall serve`'s pages at scale".
-const MMAP_BYTES: i64 = 0x7fff_0000;
-
-/// Maps the store's file for reading ([`MMAP_BYTES`]). SQLite falls back to reads where the
-/// platform or file system cannot map it.
-fn map_pages(conn: &Connection) -> rusqlite::Result<()> {
-    conn.pragma_update(None, "mmap_size", MMAP_BYTES)
-}
-
 /// The embedded SQLite store.
 #[derive(Debug)]
 pub struct SqliteStore {
@@ -135,7 +122,6 @@ impl SqliteStore {
             .map_err(|e| open_err(Box::new(e)))?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(|e| open_err(Box::new(e)))?;
-        map_pages(&conn).map_err(|e| open_err(Box::new(e)))?;
         let mut notes = Vec::new();
         migrations::migrate(&mut conn, &store, &mut notes)?;
         Ok(SqliteStore {
@@ -169,7 +155,6 @@ impl SqliteStore {
                 _ => open_err(Box::new(e)),
             })?;
         migrations::check_not_too_new(version, store)?;
-        map_pages(&conn).map_err(|e| open_err(Box::new(e)))?;
         match owner {
             migrations::Ownership::Pitwall => {}
             migrations::Ownership::Empty => {
