@@ -12,12 +12,13 @@ use super::model::{Series, run_label, short_commit};
 use pitwall_analysis::number::DisplayUnit;
 
 /// The clean points of the history, a column per field (x is a point's index in commit
-/// order): a thousand runs make a page of about 150 KB rather than twice that.
-#[derive(Debug, Default, Serialize)]
-struct Points {
-    commit: Vec<String>,
-    subject: Vec<String>,
-    run: Vec<String>,
+/// order): a thousand runs make a page of about 150 KB rather than twice that. Texts of the
+/// runs are borrowed, not copied: a page has 10,000 points.
+#[derive(Debug, Serialize)]
+struct Points<'a> {
+    commit: Vec<&'a str>,
+    subject: Vec<&'a str>,
+    run: Vec<&'a str>,
     /// Values in the page's unit, as numbers for the axes.
     median: Vec<f64>,
     ci_lo: Vec<Option<f64>>,
@@ -31,22 +32,44 @@ struct Points {
     throttled: Vec<usize>,
 }
 
-impl Points {
-    fn push(&mut self, p: &pitwall_analysis::history::Point, run: &Run, unit: &DisplayUnit) {
+impl<'a> Points<'a> {
+    fn with_capacity(n: usize) -> Self {
+        Points {
+            commit: Vec::with_capacity(n),
+            subject: Vec::with_capacity(n),
+            run: Vec::with_capacity(n),
+            median: Vec::with_capacity(n),
+            ci_lo: Vec::with_capacity(n),
+            ci_hi: Vec::with_capacity(n),
+            min: Vec::with_capacity(n),
+            max: Vec::with_capacity(n),
+            median_text: Vec::with_capacity(n),
+            ci_text: Vec::with_capacity(n),
+            n: Vec::with_capacity(n),
+            throttled: Vec::with_capacity(n),
+        }
+    }
+
+    fn push(&mut self, p: &pitwall_analysis::history::Point, run: &'a Run, unit: &DisplayUnit) {
         let scaled = |v: f64| round6(unit.scale(v));
-        self.commit.push(short_commit(&run.commit).to_string());
-        self.subject.push(subject(run));
-        self.run.push(run.id.clone());
+        self.commit.push(short_commit(&run.commit));
+        self.subject.push(subject_of(run));
+        self.run.push(&run.id);
         self.median.push(scaled(p.median));
         self.ci_lo.push(p.ci.map(|c| scaled(c.0)));
         self.ci_hi.push(p.ci.map(|c| scaled(c.1)));
         self.min.push(scaled(p.min));
         self.max.push(scaled(p.max));
         self.median_text.push(unit.num(p.median));
-        self.ci_text.push(
-            p.ci.map(|(a, b)| format!("{}–{}", unit.num(a), unit.num(b)))
-                .unwrap_or_else(|| "n < 6".into()),
-        );
+        self.ci_text.push(p.ci.map_or_else(
+            || "n < 6".into(),
+            |(a, b)| {
+                let mut text = unit.num(a);
+                text.push('–');
+                text.push_str(&unit.num(b));
+                text
+            },
+        ));
         self.n.push(p.n);
         self.throttled.push(p.throttled);
     }
@@ -92,10 +115,10 @@ struct Overlay {
 
 /// Everything `history.js` draws.
 #[derive(Debug, Serialize)]
-struct ChartData {
+struct ChartData<'a> {
     key: String,
     unit: String,
-    points: Points,
+    points: Points<'a>,
     apart: Vec<ApartView>,
     changes: Vec<MarkView>,
     alerts: Vec<MarkView>,
@@ -166,10 +189,12 @@ fn round6(v: f64) -> f64 {
 }
 
 fn subject(run: &Run) -> String {
-    run.commit_info
-        .as_ref()
-        .map(|c| c.subject.clone())
-        .unwrap_or_default()
+    subject_of(run).to_string()
+}
+
+/// The subject of the run's commit, or nothing.
+fn subject_of(run: &Run) -> &str {
+    run.commit_info.as_ref().map_or("", |c| c.subject.as_str())
 }
 
 /// The alerts of this series (same testbed, branch and key), each at the point of its first
@@ -219,7 +244,7 @@ pub(crate) fn history_json(
     alerts: &[Alert],
     unit: &DisplayUnit,
 ) -> String {
-    let mut points = Points::default();
+    let mut points = Points::with_capacity(s.points.len());
     for p in &s.points {
         points.push(p, &runs[p.run], unit);
     }
