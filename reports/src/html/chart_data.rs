@@ -346,7 +346,10 @@ mod tests {
         assert!(!text.contains('\u{2028}') && !text.contains('\u{2029}'));
         let back: String = serde_json::from_str(&text).unwrap();
         assert_eq!(back, hostile);
-        assert!(text.contains("1–2 € é"), "other characters are kept as they are: {text}");
+        assert!(
+            text.contains("1–2 € é"),
+            "other characters are kept as they are: {text}"
+        );
     }
 
     #[test]
