@@ -66,10 +66,14 @@ pub(super) fn pg_query_runs(
     if !q.keys.as_ref().is_some_and(Vec::is_empty) {
         let params: [&(dyn postgres::types::ToSql + Sync); 4] =
             [&q.history_branch, &q.testbed, &q.keys, &newest];
-        for r in tx
-            .query(&selection::results(Dialect::Postgres, q), &params)
-            .map_err(&be)?
-        {
+        // A series' every point: from the covering index, then those of the runs read.
+        let points = q.keys.is_some() && q.newest.is_none() && !q.samples;
+        let rows = if points {
+            tx.query(&selection::pg_point_results(), &[&q.keys])
+        } else {
+            tx.query(&selection::results(Dialect::Postgres, q), &params)
+        };
+        for r in rows.map_err(&be)? {
             results.push((
                 r.get::<_, String>(0),
                 ResultRow {
@@ -86,6 +90,11 @@ pub(super) fn pg_query_runs(
                     summary_json: r.get(11),
                 },
             ));
+        }
+        if points {
+            // Each run's results in their order (`assemble` groups them by run and leaves
+            // out those of runs not read).
+            results.sort_by_key(|(_, r)| r.ord);
         }
         let sample_rows = if q.samples {
             tx.query(&selection::samples(Dialect::Postgres, q), &params)

@@ -123,7 +123,8 @@ pub(super) fn pg_prune_samples(
     Ok(dropped as usize)
 }
 
-/// PostgreSQL: deletes a run with its results and samples (the foreign keys cascade).
+/// PostgreSQL: deletes a run with its results and samples: the samples first (they have no
+/// foreign key since schema step 17), then the run (its results cascade).
 pub(super) fn pg_delete_run(
     client: &mut postgres::Client,
     store: &str,
@@ -131,6 +132,8 @@ pub(super) fn pg_delete_run(
 ) -> Result<bool, StoreError> {
     let be = super::pg_conn::backend(store);
     let mut tx = super::pg_conn::locked_transaction(client).map_err(&be)?;
+    tx.execute(&POSTGRES.delete_samples_of_run, &[&id])
+        .map_err(&be)?;
     let deleted = tx.execute(&POSTGRES.delete_run, &[&id]).map_err(&be)?;
     tx.commit().map_err(&be)?;
     Ok(deleted > 0)

@@ -354,7 +354,7 @@ fn a_schema_1_database_is_migrated_in_place_and_its_runs_read_back() {
     write_schema_1_database(&db, &[&history, &old]);
     let mut store = PgStore::open_with(&db.url, OpenMode::Existing).unwrap();
     assert_eq!(store.schema_version().unwrap(), latest());
-    assert_eq!(latest(), 15);
+    assert_eq!(latest(), 16);
     let (old, history) = (
         crate::sqlite::tests::labelled(old),
         crate::sqlite::tests::labelled(history),

@@ -17,6 +17,8 @@ fn runs() -> Vec<Run> {
             vec![
                 ok_result("a", vec![f64::from(i)]),
                 ok_result("b", vec![1.0, 2.0]),
+                long_parameter(f64::from(i)),
+                failed(),
             ],
         );
         r.branch = branch.map(str::to_string);
@@ -33,6 +35,22 @@ fn runs() -> Vec<Run> {
         mk(5, None, Some("tb-a"), RunRole::History),
         rich_run(),
     ]
+}
+
+/// A result whose parameter is too long for PostgreSQL's covering index of history points
+/// (schema step 17): read from the other index.
+fn long_parameter(v: f64) -> pitwall_schema::BenchmarkResult {
+    let mut r = ok_result("c", vec![v, v + 1.0]);
+    r.params.insert("shape".into(), "x".repeat(2100));
+    r
+}
+
+/// A failed result with a long error: never in the covering index.
+fn failed() -> pitwall_schema::BenchmarkResult {
+    let mut r = ok_result("d", Vec::new());
+    r.status = pitwall_schema::ResultStatus::Failed;
+    r.error = Some("e".repeat(3000));
+    r
 }
 
 /// What `query_runs` must return, from `all_runs`.
@@ -176,7 +194,7 @@ fn sqlite_keys_are_backfilled_by_migration_6() {
         .unwrap();
     }
     let store = SqliteStore::open(&db).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 16);
+    assert_eq!(store.schema_version().unwrap(), 17);
     let keys: Vec<String> = original.results.iter().map(|r| r.key()).collect();
     let mut sorted = keys.clone();
     sorted.sort();

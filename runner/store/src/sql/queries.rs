@@ -61,6 +61,8 @@ pub(crate) struct Queries {
     pub result_ids_of_run: String,
     /// Drops result ?1's samples.
     pub delete_samples: String,
+    /// Every sample of a run's results (PostgreSQL deletes them itself: schema step 17).
+    pub delete_samples_of_run: String,
     /// Result ?1's summary (?2) in place of its samples.
     pub set_summary: String,
     /// Deletes run ?1 (its results and samples cascade).
@@ -192,6 +194,9 @@ impl Queries {
             list_pair_runs: list_pair_runs(d),
             result_ids_of_run: p("SELECT id FROM results WHERE run_id = ?1 ORDER BY ord"),
             delete_samples: p("DELETE FROM samples WHERE result_id = ?1"),
+            delete_samples_of_run: p(
+                "DELETE FROM samples WHERE result_id IN (SELECT id FROM results WHERE run_id = ?1)",
+            ),
             set_summary: p("UPDATE results SET summary_json = ?2 WHERE id = ?1"),
             delete_run: p("DELETE FROM runs WHERE id = ?1"),
             series_keys: p("SELECT bench_key FROM series_keys ORDER BY bench_key"),

@@ -54,6 +54,9 @@ pub(super) enum Op {
     },
     /// `ALTER TABLE table ADD COLUMN`.
     AddColumn { table: &'static str, column: Column },
+    /// Statements for PostgreSQL alone (an index SQLite has no form of, a constraint only
+    /// PostgreSQL checks per row); SQLite's migration of the step is then empty.
+    Postgres(&'static str),
 }
 
 /// What a migration does besides its script, in the same transaction: filling new columns
@@ -411,6 +414,10 @@ const STEPS: &[Step] = &[
         ops: STEP_16,
         backfill: None,
     },
+    Step {
+        ops: STEP_17,
+        backfill: None,
+    },
 ];
 
 /// One numbered migration of one backend: its script, then its backfills.
@@ -446,7 +453,7 @@ mod notes;
 mod render;
 mod serve_steps;
 
-use serve_steps::{STEP_13, STEP_14, STEP_15, STEP_16};
+use serve_steps::{STEP_13, STEP_14, STEP_15, STEP_16, STEP_17};
 
 pub(crate) use notes::local_role_note;
 #[cfg(test)]

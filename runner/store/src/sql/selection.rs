@@ -126,6 +126,30 @@ pub(crate) fn sqlite_key_results(q: &RunQuery) -> String {
     )
 }
 
+/// The condition that puts a result in PostgreSQL's covering index `results_points` (schema
+/// step 17), written as the index's predicate is, so that the planner sees it implied.
+const PG_IN_POINTS_INDEX: &str = "r.error IS NULL
+      AND octet_length(r.bench_key) + octet_length(r.params_json) + octet_length(coalesce(r.point_json, '')) < 2000";
+
+/// PostgreSQL, when keys are asked for, every run (no newest N) and no samples: the keys'
+/// history points (`$1`: the keys), from the covering index `results_points` alone (an
+/// index-only scan in key order) and, for the results it leaves out (an error, or texts too
+/// long for an index entry), from `results_points_rest`. No join to the runs and no sort, as
+/// [`sqlite_key_results`]: the caller keeps the results of the runs read, in order.
+pub(crate) fn pg_point_results() -> String {
+    let columns = "r.run_id, r.id, r.ord, r.suite, r.name, r.params_json, r.measure, r.unit,
+                r.direction, r.status";
+    format!(
+        "SELECT {columns}, NULL::text, r.point_json
+         FROM results r
+         WHERE r.bench_key = ANY($1::text[]) AND {PG_IN_POINTS_INDEX}
+         UNION ALL
+         SELECT {columns}, r.error, r.point_json
+         FROM results r
+         WHERE r.bench_key = ANY($1::text[]) AND NOT ({PG_IN_POINTS_INDEX})"
+    )
+}
+
 /// The samples of the results a query selects, by result then index: result_id, idx, value,
 /// meta_json, replicate.
 pub(crate) fn samples(d: Dialect, q: &RunQuery) -> String {

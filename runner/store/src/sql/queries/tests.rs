@@ -180,6 +180,12 @@ fn old() -> Vec<Old> {
             s("DELETE FROM samples WHERE result_id = $1"),
         ),
         (
+            "delete_samples_of_run",
+            |q| &q.delete_samples_of_run,
+            s("DELETE FROM samples WHERE result_id IN (SELECT id FROM results WHERE run_id = ?1)"),
+            s("DELETE FROM samples WHERE result_id IN (SELECT id FROM results WHERE run_id = $1)"),
+        ),
+        (
             "set_summary",
             |q| &q.set_summary,
             s("UPDATE results SET summary_json = ?2 WHERE id = ?1"),

@@ -56,6 +56,11 @@ pub(super) fn script(d: Dialect, steps: &[Step]) -> String {
                     None => statements.push(Statement::Line(line)),
                 }
             }
+            Op::Postgres(sql) => {
+                if d == Dialect::Postgres {
+                    statements.push(Statement::Line(sql.to_string()));
+                }
+            }
             Op::AddColumn { table, column } => match created_here(&mut statements, table) {
                 Some(i) => match &mut statements[i] {
                     Statement::Table(t) => t.columns.push(column),

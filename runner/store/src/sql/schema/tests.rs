@@ -6,7 +6,7 @@ use super::super::Dialect;
 use super::*;
 
 /// The SQLite store's migrations 1 to 8 as they were written by hand.
-const SQLITE: [&str; 16] = [
+const SQLITE: [&str; 17] = [
     "
 CREATE TABLE runs (
     id               TEXT PRIMARY KEY NOT NULL,
@@ -159,10 +159,12 @@ CREATE TABLE series_summaries (
     PRIMARY KEY (project, testbed, branch, bench_key)
 );
 ",
+    // Step 17 (PostgreSQL only: the covering index of history points, no samples foreign key).
+    "\n",
 ];
 
 /// The PostgreSQL store's migrations 1 to 7 as they were written by hand.
-const POSTGRES: [&str; 15] = [
+const POSTGRES: [&str; 16] = [
     r#"
 CREATE TABLE runs (
     id               TEXT COLLATE "C" PRIMARY KEY,
@@ -312,6 +314,17 @@ CREATE TABLE series_summaries (
     updated_at   TEXT NOT NULL,
     PRIMARY KEY (project, testbed, branch, bench_key)
 );
+",
+    // Step 17: history points read from a covering index; samples without a foreign key.
+    "
+CREATE INDEX results_points ON results (bench_key, run_id, ord)
+    INCLUDE (id, suite, name, params_json, measure, unit, direction, status, point_json)
+    WHERE error IS NULL
+      AND octet_length(bench_key) + octet_length(params_json) + octet_length(coalesce(point_json, '')) < 2000;
+CREATE INDEX results_points_rest ON results (bench_key)
+    WHERE NOT (error IS NULL
+      AND octet_length(bench_key) + octet_length(params_json) + octet_length(coalesce(point_json, '')) < 2000);
+ALTER TABLE samples DROP CONSTRAINT samples_result_id_fkey;
 ",
 ];
 
