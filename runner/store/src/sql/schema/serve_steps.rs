@@ -113,4 +113,3 @@ CREATE INDEX results_points_rest ON results (bench_key)
       AND octet_length(bench_key) + octet_length(params_json) + octet_length(coalesce(point_json, '')) < 2000);
 ALTER TABLE samples DROP CONSTRAINT samples_result_id_fkey;",
 )];
-
