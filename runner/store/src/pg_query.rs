@@ -21,46 +21,8 @@ pub(super) fn pg_query_runs(
 ) -> Result<Vec<Run>, StoreError> {
     let be = super::pg_conn::backend(store);
     let mut tx = super::pg_conn::snapshot(client).map_err(&be)?;
-    let default_fp = default_fingerprint_json();
     let newest: Option<i64> = q.newest.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
-    let runs = tx
-        .query(
-            &selection::runs(Dialect::Postgres),
-            &[
-                &q.history_branch,
-                &q.testbed,
-                &None::<Vec<String>>,
-                &newest,
-                &q.fingerprints,
-            ],
-        )
-        .map_err(&be)?
-        .iter()
-        .map(|r| {
-            (
-                r.get::<_, String>(0),
-                RunRow {
-                    project: r.get(1),
-                    commit: r.get(2),
-                    branch: r.get(3),
-                    started_at: r.get(4),
-                    finished_at: r.get(5),
-                    config_hash: r.get(6),
-                    status: r.get(7),
-                    fingerprint_json: r
-                        .get::<_, Option<String>>(8)
-                        .unwrap_or_else(|| default_fp.clone()),
-                    commit_info_json: r.get(9),
-                    error: r.get(10),
-                    pair_json: r.get(11),
-                    testbed: r.get(12),
-                    role: r.get(13),
-                    exclusion_json: r.get(14),
-                    contention_json: r.get(15),
-                },
-            )
-        })
-        .collect();
+    let runs = pg_runs(&mut tx, q, newest).map_err(&be)?;
     let mut results = Vec::new();
     let mut samples: HashMap<i64, Vec<SampleRow>> = HashMap::new();
     if !q.keys.as_ref().is_some_and(Vec::is_empty) {
@@ -130,5 +92,52 @@ pub(super) fn pg_series_keys(client: &mut Client, store: &str) -> Result<Vec<Str
         .map_err(&be)?
         .iter()
         .map(|r| r.get(0))
+        .collect())
+}
+
+/// The rows of the runs a query selects (`newest`: its N as PostgreSQL's bigint), oldest
+/// first.
+fn pg_runs(
+    tx: &mut postgres::Transaction<'_>,
+    q: &RunQuery,
+    newest: Option<i64>,
+) -> Result<Vec<(String, RunRow)>, postgres::Error> {
+    let default_fp = default_fingerprint_json();
+    Ok(tx
+        .query(
+            &selection::runs(Dialect::Postgres),
+            &[
+                &q.history_branch,
+                &q.testbed,
+                &None::<Vec<String>>,
+                &newest,
+                &q.fingerprints,
+            ],
+        )?
+        .iter()
+        .map(|r| {
+            (
+                r.get::<_, String>(0),
+                RunRow {
+                    project: r.get(1),
+                    commit: r.get(2),
+                    branch: r.get(3),
+                    started_at: r.get(4),
+                    finished_at: r.get(5),
+                    config_hash: r.get(6),
+                    status: r.get(7),
+                    fingerprint_json: r
+                        .get::<_, Option<String>>(8)
+                        .unwrap_or_else(|| default_fp.clone()),
+                    commit_info_json: r.get(9),
+                    error: r.get(10),
+                    pair_json: r.get(11),
+                    testbed: r.get(12),
+                    role: r.get(13),
+                    exclusion_json: r.get(14),
+                    contention_json: r.get(15),
+                },
+            )
+        })
         .collect())
 }

@@ -183,14 +183,7 @@ impl Queries {
             insert_results: insert_results(d),
             insert_keys: insert_keys(d),
             insert_samples: insert_samples(d),
-            list_runs: p(
-                "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
-                        (SELECT count(*) FROM results x WHERE x.run_id = r.id),
-                        (SELECT count(*) FROM results x
-                          WHERE x.run_id = r.id AND x.status = 'failed'),
-                        r.pair_id, r.testbed, r.role, r.exclusion_json IS NOT NULL
-                 FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?1",
-            ),
+            list_runs: list_runs(d),
             list_pair_runs: list_pair_runs(d),
             result_ids_of_run: p("SELECT id FROM results WHERE run_id = ?1 ORDER BY ord"),
             delete_samples: p("DELETE FROM samples WHERE result_id = ?1"),
@@ -304,7 +297,18 @@ fn alert_change_queries(d: Dialect) -> (String, String) {
     )
 }
 
-/// [`Queries::samples_to_load`].
+/// [`Queries::list_runs`].
+fn list_runs(d: Dialect) -> String {
+    d.placeholders(
+        "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
+                (SELECT count(*) FROM results x WHERE x.run_id = r.id),
+                (SELECT count(*) FROM results x
+                  WHERE x.run_id = r.id AND x.status = 'failed'),
+                r.pair_id, r.testbed, r.role, r.exclusion_json IS NOT NULL
+         FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?1",
+    )
+}
+
 /// The runs of pairs on testbed ?1 (`Queries::list_pair_runs`).
 fn list_pair_runs(d: Dialect) -> String {
     d.placeholders(
@@ -332,6 +336,7 @@ fn insert_token(d: Dialect) -> String {
     ))
 }
 
+/// [`Queries::samples_to_load`].
 fn samples_to_load(d: Dialect) -> String {
     match d {
         Dialect::Sqlite => {
