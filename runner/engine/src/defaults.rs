@@ -73,8 +73,23 @@ pub const SERVE_MAX_BODY_BYTES: usize = 64 << 20;
 pub const SERVE_UPLOADS_PER_MINUTE: usize = 60;
 
 /// Store connections of `pitwall serve` that serve reads beside its one writer (SQLite in WAL
-/// mode and PostgreSQL both read concurrently with a writer).
-pub const SERVE_READERS: usize = 4;
+/// mode and PostgreSQL both read concurrently with a writer), per cpu the server may use,
+/// within [`SERVE_READERS_MIN`] and [`SERVE_READERS_MAX`] ([`serve_readers`]). A series read
+/// is mostly cpu (decoding 10,000 runs, the analysis) and holds its runs while it works: more
+/// readers than cores add memory, not answers.
+pub const SERVE_READERS_PER_CPU: usize = 1;
+
+/// Fewest readers of `pitwall serve`: a slow read never stops every other.
+pub const SERVE_READERS_MIN: usize = 2;
+
+/// Most readers of `pitwall serve`, however many cpus.
+pub const SERVE_READERS_MAX: usize = 8;
+
+/// How many readers `pitwall serve` starts on this machine ([`SERVE_READERS_PER_CPU`]).
+pub fn serve_readers() -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    (cpus * SERVE_READERS_PER_CPU).clamp(SERVE_READERS_MIN, SERVE_READERS_MAX)
+}
 
 /// Runs `pitwall import` stores per transaction (per request to a `pitwall serve`: a batch
 /// upload, one of the server's rate limit).
@@ -155,3 +170,17 @@ pub const CODE_PATHS_EXCLUDE: &[&str] = &[
     "CHANGELOG*",
     "AUTHORS*",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One reader per cpu the process may use, never fewer than two or more than eight.
+    #[test]
+    fn serve_readers_follow_the_cpus_within_bounds() {
+        let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        let n = serve_readers();
+        assert!((SERVE_READERS_MIN..=SERVE_READERS_MAX).contains(&n), "{n}");
+        assert_eq!(n, cpus.clamp(SERVE_READERS_MIN, SERVE_READERS_MAX));
+    }
+}

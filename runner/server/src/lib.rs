@@ -68,7 +68,7 @@ impl ServeOptions {
             max_body_bytes: defaults::SERVE_MAX_BODY_BYTES,
             uploads_per_minute: defaults::SERVE_UPLOADS_PER_MINUTE,
             request_timeout: Duration::from_secs(defaults::SERVE_REQUEST_TIMEOUT_S),
-            readers: defaults::SERVE_READERS,
+            readers: defaults::serve_readers(),
             reader_nice: Some(defaults::SERVE_READER_NICE),
             config: std::sync::Arc::new(pitwall_engine::config::Config::builtin_default("pitwall")),
             group_commit_max_results: defaults::SERVE_GROUP_COMMIT_MAX_RESULTS,
