@@ -297,29 +297,28 @@ fn alert_change_queries(d: Dialect) -> (String, String) {
     )
 }
 
+/// The columns of a listed run ([`Queries::list_runs`], [`Queries::list_pair_runs`]): its
+/// labels, its result and failed result counts, whether it is excluded.
+const RUN_LIST_COLUMNS: &str = "r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
+        (SELECT count(*) FROM results x WHERE x.run_id = r.id),
+        (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.status = 'failed'),
+        r.pair_id, r.testbed, r.role, r.exclusion_json IS NOT NULL";
+
 /// [`Queries::list_runs`].
 fn list_runs(d: Dialect) -> String {
-    d.placeholders(
-        "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
-                (SELECT count(*) FROM results x WHERE x.run_id = r.id),
-                (SELECT count(*) FROM results x
-                  WHERE x.run_id = r.id AND x.status = 'failed'),
-                r.pair_id, r.testbed, r.role, r.exclusion_json IS NOT NULL
-         FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?1",
-    )
+    d.placeholders(&format!(
+        "SELECT {RUN_LIST_COLUMNS}
+         FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?1"
+    ))
 }
 
 /// The runs of pairs on testbed ?1 (`Queries::list_pair_runs`).
 fn list_pair_runs(d: Dialect) -> String {
-    d.placeholders(
-        "SELECT r.id, r.project, r.commit_sha, r.branch, r.started_at, r.status,
-                        (SELECT count(*) FROM results x WHERE x.run_id = r.id),
-                        (SELECT count(*) FROM results x
-                          WHERE x.run_id = r.id AND x.status = 'failed'),
-                        r.pair_id, r.testbed, r.role, r.exclusion_json IS NOT NULL
-                 FROM runs r WHERE r.pair_id IS NOT NULL AND r.testbed = ?1
-                 ORDER BY r.started_at DESC, r.id DESC",
-    )
+    d.placeholders(&format!(
+        "SELECT {RUN_LIST_COLUMNS}
+         FROM runs r WHERE r.pair_id IS NOT NULL AND r.testbed = ?1
+         ORDER BY r.started_at DESC, r.id DESC"
+    ))
 }
 
 /// A new API token (`Queries::insert_token`).
