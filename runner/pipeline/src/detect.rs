@@ -270,6 +270,27 @@ pub fn history_runs(
                 .collect(),
         )
     };
+    runs_with_keys(store, keys, filter)
+}
+
+/// One series' runs, as [`history_runs`] reads them, with the results of exactly `key`: what
+/// a series page or the API's series reads, without listing every key first or reading the
+/// keys that merely contain it.
+pub fn series_runs(
+    store: &dyn Store,
+    key: &str,
+    filter: &HistoryFilter,
+) -> Result<Vec<pitwall_schema::Run>, StoreError> {
+    runs_with_keys(store, Some(vec![key.to_string()]), filter)
+}
+
+/// The stored runs `filter`'s history can hold, with the results of `keys` (all: `None`) as
+/// their history points.
+fn runs_with_keys(
+    store: &dyn Store,
+    keys: Option<Vec<String>>,
+    filter: &HistoryFilter,
+) -> Result<Vec<pitwall_schema::Run>, StoreError> {
     store.query_runs(&RunQuery {
         history_branch: Some(filter.branch.clone()),
         testbed: filter.testbed.clone(),

@@ -68,7 +68,7 @@ pub async fn bench(
             for b in &branches {
                 let filter = HistoryFilter::branch(b);
                 let mut more =
-                    pitwall_pipeline::detect::history_runs(s, &q.key, &filter).map_err(of_store)?;
+                    pitwall_pipeline::detect::series_runs(s, &q.key, &filter).map_err(of_store)?;
                 more.retain(|r| r.project == project);
                 runs.extend(more);
             }

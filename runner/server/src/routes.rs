@@ -295,7 +295,7 @@ pub async fn series(
         .store
         .reader()
         .call(move |s| {
-            let mut runs = pitwall_pipeline::detect::history_runs(s, &key, &filter)?;
+            let mut runs = pitwall_pipeline::detect::series_runs(s, &key, &filter)?;
             runs.retain(|r| r.project == project);
             let noise = pitwall_pipeline::noise::history_noise(s, &runs)?;
             let series = pitwall_analysis::history::series_with(
