@@ -25,6 +25,11 @@ pub(super) fn cmd_serve(g: &Global, a: &ServeArgs) -> Result<ExitClass, Failure>
     options.history_branch = config.history_branch.clone();
     options.threshold_pct = config.thresholds.regression_pct;
     options.config = std::sync::Arc::new(config.clone());
+    if matches!(url, pitwall_store::StoreUrl::Postgres(_)) {
+        options.writers = pitwall_engine::defaults::SERVE_POSTGRES_WRITERS;
+        options.group_commit_max_results =
+            pitwall_engine::defaults::SERVE_POSTGRES_GROUP_COMMIT_MAX_RESULTS;
+    }
     let public_read = options.public_read;
     let opener: pitwall_server::Opener = std::sync::Arc::new(move || {
         open_url(&url, OpenMode::Create).map_err(|f| pitwall_store::StoreError::Corrupt {

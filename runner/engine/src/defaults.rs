@@ -105,6 +105,21 @@ pub const SERVE_READER_NICE: i32 = 19;
 /// bounds how long the first of them waits for the others (docs/PERFORMANCE.md).
 pub const SERVE_GROUP_COMMIT_MAX_RESULTS: usize = 20_000;
 
+/// Most results `pitwall serve` stores in one transaction on PostgreSQL, where a transaction
+/// costs little more than its rows: smaller batches spread a burst of uploads over the writers
+/// evenly, so the last upload does not wait for one long batch (docs/PERFORMANCE.md).
+pub const SERVE_POSTGRES_GROUP_COMMIT_MAX_RESULTS: usize = 5_000;
+
+/// Writers `pitwall serve` stores uploads with on PostgreSQL, each with its own connection and
+/// backend: one backend storing a 1,000-result run is cpu-bound, so one writer leaves the other
+/// cores idle (docs/PERFORMANCE.md, "`pitwall serve` at scale"). SQLite has one writer.
+pub const SERVE_POSTGRES_WRITERS: usize = 2;
+
+/// The longest a reader thread of `pitwall serve` waits before a read while uploads are being
+/// stored: uploads (a CI job waiting for its check) go first, and a read is never held longer
+/// than this (docs/PERFORMANCE.md, "`pitwall serve` at scale").
+pub const SERVE_READ_YIELD_MAX_MS: u64 = 2_000;
+
 /// Longest a request of `pitwall serve` may take, reading its body included (408 after).
 pub const SERVE_REQUEST_TIMEOUT_S: u64 = 60;
 

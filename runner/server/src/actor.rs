@@ -25,6 +25,56 @@ enum Lane {
 /// Opens the store, on the thread that will use it: once for the writer, once per reader.
 pub type Opener = std::sync::Arc<dyn Fn() -> Result<Box<dyn Store>, StoreError> + Send + Sync>;
 
+/// The uploads being stored or waiting for a writer, which the readers let go first: a reader
+/// waits before its next job while there are any, for at most its limit. Nice values order the
+/// server's own threads, but not the database's backends (PostgreSQL's are other processes,
+/// in another scheduling group), so a machine busy with readers would otherwise leave an upload
+/// half the cpu (docs/PERFORMANCE.md, "`pitwall serve` at scale").
+#[derive(Debug, Default)]
+pub struct UploadsFirst {
+    pending: std::sync::atomic::AtomicUsize,
+}
+
+/// One upload counted by [`UploadsFirst`] until it is dropped (answered, or its request gone).
+pub struct Pending(std::sync::Arc<UploadsFirst>);
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.0
+            .pending
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl UploadsFirst {
+    /// Counts one upload until the guard is dropped.
+    pub fn begin(self: &std::sync::Arc<Self>) -> Pending {
+        self.pending
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Pending(self.clone())
+    }
+
+    /// Blocks the calling (reader) thread while uploads are pending, for at most `max`.
+    fn wait(&self, max: std::time::Duration) {
+        let started = std::time::Instant::now();
+        while self.pending.load(std::sync::atomic::Ordering::SeqCst) > 0 && started.elapsed() < max
+        {
+            std::thread::sleep(READ_YIELD_POLL);
+        }
+    }
+}
+
+/// How often a reader waiting for uploads looks again.
+const READ_YIELD_POLL: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// How a reader thread gives way: its nice value, and the uploads it waits for (with the
+/// longest it waits before each job).
+#[derive(Clone, Default)]
+pub struct Giving {
+    pub nice: Option<i32>,
+    pub uploads: Option<(std::sync::Arc<UploadsFirst>, std::time::Duration)>,
+}
+
 /// The store thread has stopped (shutting down); the request gets 503.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Gone;
@@ -39,16 +89,17 @@ impl StoreActor {
     /// Starts a store thread named `name` and opens the store there; the error when it
     /// cannot be opened.
     pub fn start(open: Opener, name: &str) -> Result<(StoreActor, JoinHandle<()>), StoreError> {
-        StoreActor::start_niced(open, name, None)
+        StoreActor::start_giving(open, name, Giving::default())
     }
 
-    /// `start`, with the thread's nice value raised to `nice` when given (readers: an upload
+    /// `start`, for a thread that gives way to uploads as `giving` says (readers: an upload
     /// waits for the writer, a reader's answer can wait for the upload).
-    pub fn start_niced(
+    pub fn start_giving(
         open: Opener,
         name: &str,
-        nice: Option<i32>,
+        giving: Giving,
     ) -> Result<(StoreActor, JoinHandle<()>), StoreError> {
+        let Giving { nice, uploads } = giving;
         let (tx, rx) = mpsc::channel::<(Lane, Job)>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), StoreError>>();
         let thread = name.to_string();
@@ -77,6 +128,9 @@ impl StoreActor {
                 // that panics fails its request (its reply is dropped: 500), not the server.
                 let mut queues = Queues::default();
                 while let Some(job) = queues.next(&rx) {
+                    if let Some((uploads, max)) = &uploads {
+                        uploads.wait(*max);
+                    }
                     let _ = catch_unwind(AssertUnwindSafe(|| job(store.as_mut())));
                 }
             })
@@ -161,6 +215,9 @@ impl Queues {
 /// connections, taken in turn, so that reads neither wait for a long write nor for each other.
 pub struct StorePool {
     pub writer: StoreActor,
+    /// Writers that store uploads beside `writer` (PostgreSQL; none on SQLite), each with its
+    /// own connection.
+    pub uploaders: Vec<StoreActor>,
     /// Reads the tokens only, so a request's check never waits behind other reads.
     pub auth: StoreActor,
     readers: Vec<StoreActor>,
@@ -168,31 +225,47 @@ pub struct StorePool {
 }
 
 impl StorePool {
-    /// Opens the writer first (it migrates the store), then `readers` readers at nice value
-    /// `reader_nice`; with the threads, which end once every handle to them is dropped and
-    /// their queues are done.
+    /// Opens the writer first (it migrates the store), then `writers - 1` more writers for
+    /// uploads, then `readers` readers that give way as `giving` says; with the threads, which end
+    /// once every handle to them is dropped and their queues are done.
     pub fn start(
         open: Opener,
+        writers: usize,
         readers: usize,
-        reader_nice: Option<i32>,
+        giving: Giving,
     ) -> Result<(StorePool, Vec<JoinHandle<()>>), StoreError> {
         let (writer, w) = StoreActor::start(open.clone(), "pitwall-store-w")?;
         let (auth, a) = StoreActor::start(open.clone(), "pitwall-store-auth")?;
         let mut threads = vec![w, a];
+        let mut uploaders = Vec::new();
+        for i in 1..writers.max(1) {
+            let (u, t) = StoreActor::start(open.clone(), &format!("pitwall-store-w{i}"))?;
+            uploaders.push(u);
+            threads.push(t);
+        }
         let mut pool = Vec::new();
         for i in 0..readers.max(1) {
             let name = format!("pitwall-store-r{i}");
-            let (r, t) = StoreActor::start_niced(open.clone(), &name, reader_nice)?;
+            let (r, t) = StoreActor::start_giving(open.clone(), &name, giving.clone())?;
             pool.push(r);
             threads.push(t);
         }
         let pool = StorePool {
             writer,
+            uploaders,
             auth,
             readers: pool,
             next: std::sync::atomic::AtomicUsize::new(0),
         };
         Ok((pool, threads))
+    }
+
+    /// Every writer that stores uploads: `writer` first.
+    pub fn upload_writers(&self) -> Vec<StoreActor> {
+        std::iter::once(&self.writer)
+            .chain(&self.uploaders)
+            .cloned()
+            .collect()
     }
 
     /// The next reader.
@@ -266,5 +339,46 @@ mod tests {
             })
         });
         assert!(StoreActor::start(opener, "t").is_err());
+    }
+
+    /// A reader that gives way starts its next job only once the pending uploads are answered,
+    /// or after its limit; with none pending it does not wait.
+    #[test]
+    fn readers_wait_for_pending_uploads_up_to_their_limit() {
+        use std::time::{Duration, Instant};
+        let dir = tempfile::tempdir().unwrap();
+        let uploads = std::sync::Arc::new(UploadsFirst::default());
+        let giving = |max_ms| Giving {
+            nice: None,
+            uploads: Some((uploads.clone(), Duration::from_millis(max_ms))),
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let (reader, _t) =
+            StoreActor::start_giving(sqlite(dir.path()), "r", giving(5_000)).unwrap();
+        let read = |r: &StoreActor| {
+            let t = Instant::now();
+            rt.block_on(r.call(|_| ())).unwrap();
+            t.elapsed()
+        };
+        assert!(read(&reader) < Duration::from_millis(1_000));
+        // An upload pending for 300 ms holds the read that long.
+        let pending = uploads.begin();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(pending);
+        });
+        let held = read(&reader);
+        release.join().unwrap();
+        assert!(held >= Duration::from_millis(250), "{held:?}");
+        assert!(held < Duration::from_millis(4_000), "{held:?}");
+        // An upload that never ends holds a read only up to the limit.
+        let (short, _t2) = StoreActor::start_giving(sqlite(dir.path()), "r2", giving(200)).unwrap();
+        let _forever = uploads.begin();
+        let held = read(&short);
+        assert!(held >= Duration::from_millis(190), "{held:?}");
+        assert!(held < Duration::from_millis(3_000), "{held:?}");
     }
 }

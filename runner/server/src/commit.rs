@@ -1,79 +1,117 @@
-//! Group commit of uploads: an upload joins the queue of runs waiting for the store's writer,
-//! and the writer stores every run queued by then in one transaction (up to
+//! Group commit of uploads: an upload joins the queue of runs waiting for the store's writers,
+//! and a writer stores every run queued by then in one transaction (up to
 //! `SERVE_GROUP_COMMIT_MAX_RESULTS` results), then answers each. On SQLite most of a run's cost
 //! is writing the index pages it touches to the log, and runs uploaded together touch the same
 //! pages, so fifty 1,000-result runs take 2.2 s in one transaction and 5.1 s in fifty
-//! (docs/PERFORMANCE.md, "`pitwall serve` at scale"). An upload is one run or a batch of runs
-//! (an import), stored whole or not at all; a transaction that fails (a conflicting or
-//! invalid run in it) is done again upload by upload, so one bad upload fails only itself.
+//! (docs/PERFORMANCE.md, "`pitwall serve` at scale"). SQLite has one writer; PostgreSQL, whose
+//! backend is the bottleneck of an upload, has several (`SERVE_POSTGRES_WRITERS`), each with its
+//! own connection, storing batches side by side. An upload is one run or a batch of runs (an
+//! import), stored whole or not at all; a transaction that fails (a conflicting or invalid run
+//! in it) is done again upload by upload, so one bad upload fails only itself.
 
 use std::sync::{Arc, Mutex};
 
 use pitwall_schema::Run;
 use pitwall_store::{InsertOutcome, Store, StoreError};
 
-use crate::actor::{Gone, StoreActor};
+use crate::actor::{Gone, StoreActor, UploadsFirst};
 
 type Outcomes = Result<Vec<InsertOutcome>, StoreError>;
 type Reply = tokio::sync::oneshot::Sender<Outcomes>;
 /// One upload's runs and where its answer goes.
 type Queued = (Vec<Run>, Reply);
 
-/// Uploads (their runs) waiting for the writer.
+/// The uploads waiting for a writer, and the writers waiting for uploads.
+#[derive(Default)]
+struct Waiting {
+    uploads: Vec<Queued>,
+    /// The writers (their index) with no batch to store and no flush asked of them.
+    idle: Vec<usize>,
+}
+
+/// Uploads (their runs) waiting for the writers.
 #[derive(Clone)]
 pub struct GroupCommit {
-    writer: StoreActor,
-    queue: Arc<Mutex<Vec<Queued>>>,
+    writers: Arc<Vec<StoreActor>>,
+    queue: Arc<Mutex<Waiting>>,
     max_results: usize,
+    /// Counts the uploads in flight, for the readers that give way to them.
+    pending: Arc<UploadsFirst>,
 }
 
 impl GroupCommit {
-    pub fn new(writer: StoreActor, max_results: usize) -> GroupCommit {
+    /// Group commit over `writers` (at least one), each storing at most `max_results` results
+    /// (but at least one upload) a transaction.
+    pub fn new(writers: Vec<StoreActor>, max_results: usize) -> GroupCommit {
+        assert!(!writers.is_empty(), "group commit needs a writer");
+        let idle = (0..writers.len()).collect();
         GroupCommit {
-            writer,
-            queue: Arc::new(Mutex::new(Vec::new())),
+            writers: Arc::new(writers),
+            queue: Arc::new(Mutex::new(Waiting {
+                uploads: Vec::new(),
+                idle,
+            })),
             max_results,
+            pending: Arc::new(UploadsFirst::default()),
         }
     }
 
-    /// Stores `runs` (one upload: all or none) with whatever else is queued when the writer
+    /// The same, counting its uploads in flight in `pending`.
+    pub fn counting(mut self, pending: Arc<UploadsFirst>) -> GroupCommit {
+        self.pending = pending;
+        self
+    }
+
+    fn waiting(&self) -> std::sync::MutexGuard<'_, Waiting> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Stores `runs` (one upload: all or none) with whatever else is queued when a writer
     /// gets to it; their outcomes, in order.
     pub async fn insert(&self, runs: Vec<Run>) -> Result<Outcomes, Gone> {
+        let _pending = self.pending.begin();
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let first = {
-            let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-            queue.push((runs, tx));
-            queue.len() == 1
+        let woken = {
+            let mut waiting = self.waiting();
+            waiting.uploads.push((runs, tx));
+            waiting.idle.pop()
         };
-        // The first run queued asks the writer for a flush; the others join it.
-        if first {
-            self.flush_later()?;
+        // An idle writer is asked for a flush; busy ones take the queue when they are done.
+        if let Some(w) = woken {
+            self.flush_later(w)?;
         }
         rx.await.map_err(|_| Gone)
     }
 
-    fn flush_later(&self) -> Result<(), Gone> {
+    fn flush_later(&self, w: usize) -> Result<(), Gone> {
         let this = self.clone();
-        self.writer.now(move |store| this.flush(store))
+        self.writers[w].now(move |store| this.flush(w, store))
     }
 
-    /// On the writer: stores the queued uploads, at most `max_results` results (but at least
-    /// one upload) in one transaction, and asks for another flush when uploads are left.
-    fn flush(&self, store: &mut dyn Store) {
+    /// On writer `w`: stores the oldest queued uploads, at most `max_results` results (but at
+    /// least one upload) in one transaction, then asks itself for another flush; with nothing
+    /// queued it becomes idle. Another flush rather than a loop, so that the writer's other
+    /// jobs (triage) are not held behind a long queue.
+    fn flush(&self, w: usize, store: &mut dyn Store) {
         let batch = {
-            let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
-            let sizes = queue.iter().map(|(runs, _)| results_of(runs));
+            let mut waiting = self.waiting();
+            let sizes = waiting.uploads.iter().map(|(runs, _)| results_of(runs));
             let take = batch_len(sizes, self.max_results);
-            let batch: Vec<Queued> = queue.drain(..take).collect();
-            if !queue.is_empty() && self.flush_later().is_err() {
-                // Shutting down: whoever is left gets 503 (their replies are dropped).
-                queue.clear();
+            if take == 0 {
+                waiting.idle.push(w);
+                return;
             }
-            batch
+            waiting.uploads.drain(..take).collect::<Vec<Queued>>()
         };
-        if batch.is_empty() {
-            return;
+        self.store_batch(batch, store);
+        if self.flush_later(w).is_err() {
+            // Shutting down: whoever is left gets 503 (their replies are dropped).
+            self.waiting().uploads.clear();
         }
+    }
+
+    /// Stores one batch of uploads in one transaction, and answers each.
+    fn store_batch(&self, batch: Vec<Queued>, store: &mut dyn Store) {
         let (uploads, replies): (Vec<Vec<Run>>, Vec<Reply>) = batch.into_iter().unzip();
         let runs: Vec<Run> = uploads.iter().flatten().cloned().collect();
         let started = std::time::Instant::now();
@@ -149,7 +187,7 @@ mod tests {
             pitwall_store::SqliteStore::open(&path).map(|s| Box::new(s) as Box<dyn Store>)
         });
         let (writer, handle) = StoreActor::start(opener, "w").unwrap();
-        let commit = GroupCommit::new(writer.clone(), 1000);
+        let commit = GroupCommit::new(vec![writer.clone()], 1000);
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_time()
@@ -184,7 +222,7 @@ mod tests {
                 })
                 .collect();
             // Every upload has queued before the writer is let go.
-            while commit.queue.lock().unwrap().len() < 5 {
+            while commit.waiting().uploads.len() < 5 {
                 tokio::time::sleep(std::time::Duration::from_millis(5)).await;
             }
             hold_tx.send(()).unwrap();
@@ -203,5 +241,60 @@ mod tests {
         drop((writer, commit));
         drop(rt);
         handle.join().unwrap();
+    }
+
+    /// With two writers, uploads are stored while one writer is busy: the idle one takes
+    /// every upload queued by then, the one that woke the busy writer too.
+    #[test]
+    fn a_second_writer_stores_an_upload_while_the_first_is_busy() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let opener: crate::actor::Opener = Arc::new(move || {
+            pitwall_store::SqliteStore::open(&path).map(|s| Box::new(s) as Box<dyn Store>)
+        });
+        let (w0, h0) = StoreActor::start(opener.clone(), "w0").unwrap();
+        let (w1, h1) = StoreActor::start(opener, "w1").unwrap();
+        let commit = GroupCommit::new(vec![w0.clone(), w1.clone()], 1000);
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_time()
+            .build()
+            .unwrap();
+        // Writer 1 (the first one asked) is held: the first upload's flush waits behind it.
+        let (hold_tx, hold_rx) = std::sync::mpsc::channel::<()>();
+        w1.now(move |_| {
+            let _ = hold_rx.recv();
+        })
+        .unwrap();
+        let upload = |id: &str, day: u32| {
+            let at = format!("2026-05-0{day}T10:00:00Z");
+            vec![run(id, &at, vec![ok_result("x", vec![1.0])])]
+        };
+        let (first, second) = rt.block_on(async {
+            let c = commit.clone();
+            let held = upload("held", 1);
+            let first = tokio::spawn(async move { c.insert(held).await });
+            while commit.waiting().idle.len() > 1 {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            let second = tokio::time::timeout(
+                std::time::Duration::from_secs(20),
+                commit.insert(upload("free", 2)),
+            )
+            .await;
+            // The idle writer took every queued upload, the first one too.
+            let first = tokio::time::timeout(std::time::Duration::from_secs(20), first)
+                .await
+                .expect("the first upload waited for the busy writer");
+            hold_tx.send(()).unwrap();
+            (first.unwrap(), second)
+        });
+        let second = second.expect("the second upload waited for the busy writer");
+        assert_eq!(second.unwrap().unwrap(), [InsertOutcome::Inserted]);
+        assert_eq!(first.unwrap().unwrap(), [InsertOutcome::Inserted]);
+        drop((w0, w1, commit));
+        drop(rt);
+        h0.join().unwrap();
+        h1.join().unwrap();
     }
 }

@@ -48,11 +48,17 @@ pub struct ServeOptions {
     pub readers: usize,
     /// The nice value of the reader threads (`None`: left as the process's).
     pub reader_nice: Option<i32>,
+    /// The longest a reader waits before a read while uploads are being stored (zero: reads
+    /// do not wait).
+    pub read_yield: Duration,
     /// The configuration the server was started with: the thresholds of its comparison
     /// pages.
     pub config: std::sync::Arc<pitwall_engine::config::Config>,
     /// Most results stored in one transaction when uploads queue up (group commit).
     pub group_commit_max_results: usize,
+    /// Store threads that store uploads side by side, each with its own connection: one on
+    /// SQLite (one writer at a time), `SERVE_POSTGRES_WRITERS` on PostgreSQL.
+    pub writers: usize,
     /// The project whose `[history] branch` and thresholds the server was started with: the
     /// defaults of an upload that names none.
     pub history_branch: String,
@@ -70,8 +76,10 @@ impl ServeOptions {
             request_timeout: Duration::from_secs(defaults::SERVE_REQUEST_TIMEOUT_S),
             readers: defaults::serve_readers(),
             reader_nice: Some(defaults::SERVE_READER_NICE),
+            read_yield: Duration::from_millis(defaults::SERVE_READ_YIELD_MAX_MS),
             config: std::sync::Arc::new(pitwall_engine::config::Config::builtin_default("pitwall")),
             group_commit_max_results: defaults::SERVE_GROUP_COMMIT_MAX_RESULTS,
+            writers: 1,
             history_branch: defaults::HISTORY_BRANCH.to_string(),
             threshold_pct: defaults::REGRESSION_PCT,
         }
@@ -161,7 +169,13 @@ pub fn serve(
     options: ServeOptions,
     listening: impl FnOnce(SocketAddr),
 ) -> Result<(), ServeError> {
-    let (store, store_threads) = StorePool::start(open, options.readers, options.reader_nice)?;
+    let uploads_first = Arc::new(actor::UploadsFirst::default());
+    let giving = actor::Giving {
+        nice: options.reader_nice,
+        uploads: (!options.read_yield.is_zero())
+            .then(|| (uploads_first.clone(), options.read_yield)),
+    };
+    let (store, store_threads) = StorePool::start(open, options.writers, options.readers, giving)?;
     // The index's series summaries of the newest history, in the background: a store from
     // before they were kept gets its index, and one changed from the command line is current.
     let branch = options.history_branch.clone();
@@ -188,9 +202,10 @@ pub fn serve(
         let state = Arc::new(StateInner {
             refresher: upload::Refresher::new(store.writer.clone()),
             commit: commit::GroupCommit::new(
-                store.writer.clone(),
+                store.upload_writers(),
                 options.group_commit_max_results,
-            ),
+            )
+            .counting(uploads_first),
             uploads: upload::RateLimiter::new(options.uploads_per_minute),
             tokens: auth::TokenCache::default(),
             store,

@@ -9,8 +9,10 @@ use super::{InsertOutcome, Store, StoreError};
 pub mod alerts;
 mod fixtures;
 pub mod skips;
+mod writers;
 
 pub use fixtures::{ok_result, rich_run, run};
+pub use writers::{concurrent_writers_all_succeed, concurrent_writers_store_one_run_once};
 
 pub fn round_trips_a_run_exactly(store: &mut dyn Store) {
     let mut original = rich_run();
@@ -333,35 +335,6 @@ pub fn stores_a_hundred_thousand_samples_in_one_run(store: &mut dyn Store) {
     );
 }
 
-/// Two writers, each with its own connection (opened, and racing to migrate, in its thread),
-/// insert 20 runs each; every run lands whole.
-pub fn concurrent_writers_all_succeed(open: &(dyn Fn() -> Box<dyn Store> + Sync)) {
-    std::thread::scope(|scope| {
-        for t in 0..2 {
-            scope.spawn(move || {
-                let mut store = open();
-                for i in 0..20 {
-                    let samples = (0..500).map(|k| (t * 1000 + i * 10 + k) as f64).collect();
-                    let r = run(
-                        &format!("t{t}-run{i:02}"),
-                        &format!("2026-01-01T10:{i:02}:{t:02}Z"),
-                        vec![ok_result("x", samples)],
-                    );
-                    assert_eq!(store.insert_run(&r).unwrap(), InsertOutcome::Inserted);
-                }
-            });
-        }
-    });
-    let store = open();
-    let runs = store.all_runs().unwrap();
-    assert_eq!(runs.len(), 40);
-    assert!(runs.iter().all(|r| r.results[0].samples.len() == 500));
-    assert_eq!(
-        store.get_run("t1-run19").unwrap().results[0].samples[0],
-        1190.0
-    );
-}
-
 /// One `#[test]` per check above, for the store `$open` makes: an expression giving
 /// `(guard, Box<dyn Store>)` for a fresh, empty store (the guard keeps it alive), or returning
 /// from the test when the backend is unavailable. `$opener` gives a closure that opens the
@@ -467,6 +440,13 @@ macro_rules! store_conformance_tests {
             drop(store);
             let open = $opener(&guard);
             crate::conformance::concurrent_writers_all_succeed(&open);
+        }
+        #[test]
+        fn conformance_concurrent_writers_store_one_run_once() {
+            let (guard, store) = $open;
+            drop(store);
+            let open = $opener(&guard);
+            crate::conformance::concurrent_writers_store_one_run_once(&open);
         }
     };
 }

@@ -1,7 +1,8 @@
 //! The PostgreSQL store, for a history shared by several runners (`--store postgres://…`): the
-//! same tables as the SQLite store, written one run per transaction, with numbered migrations
-//! and run inserts serialised by an advisory lock so that runners writing at once never
-//! interleave, and lookups read one consistent snapshot.
+//! same tables as the SQLite store, written one run (or one batch) per transaction, with
+//! numbered migrations, advisory locks under which runners writing at once store different
+//! runs side by side and the same run once (`pg_conn`), and lookups that read one consistent
+//! snapshot.
 //!
 //! Connections are plain TCP or Unix sockets: TLS is not built in (`sslmode=require` is
 //! refused with a hint), so use it on a trusted network, a local socket or an SSH tunnel.

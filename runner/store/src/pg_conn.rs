@@ -10,13 +10,38 @@ use super::StoreError;
 /// inserting a run: the duplicate check and the insert then see the same state everywhere.
 const LOCK_KEY: i64 = 0x0070_6974_7761_6c6c;
 
-/// A write transaction holding pitwall's advisory lock until it ends: migrating, inserting
-/// and deleting runs are serialized across every process sharing the database.
+/// The first key of the advisory lock each run id gets while it is inserted ("pitw"; the
+/// second is the id's `hashtext`). PostgreSQL keeps two-key locks apart from one-key ones.
+pub(crate) const RUN_LOCK_KEY: i32 = 0x7069_7477;
+
+/// A write transaction holding pitwall's advisory lock alone until it ends: migrating and
+/// deleting runs are serialized with each other and with every insert, across every process
+/// sharing the database.
 pub(super) fn locked_transaction(
     client: &mut Client,
 ) -> Result<postgres::Transaction<'_>, postgres::Error> {
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_KEY])?;
+    Ok(tx)
+}
+
+/// A transaction that inserts the runs `ids`: pitwall's advisory lock shared, so inserts of
+/// different runs go on at once (the server's writers, runners uploading together) while a
+/// migration or a deletion waits for them; then each run id's own lock, so the check whether a
+/// run is already stored and its insert see the same state everywhere. The id locks are taken
+/// in order of their hash, so two transactions never wait for each other (a hash shared by two
+/// ids only makes their inserts wait in turn).
+pub(super) fn insert_transaction<'a>(
+    client: &'a mut Client,
+    ids: &[&str],
+) -> Result<postgres::Transaction<'a>, postgres::Error> {
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock_shared($1)", &[&LOCK_KEY])?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1, h)
+         FROM (SELECT DISTINCT hashtext(id) AS h FROM unnest($2::text[]) AS id ORDER BY h) AS l",
+        &[&RUN_LOCK_KEY, &ids],
+    )?;
     Ok(tx)
 }
 

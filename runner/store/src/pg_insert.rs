@@ -1,12 +1,13 @@
-//! Storing runs in PostgreSQL: one transaction under pitwall's advisory lock for a run, or for
-//! a batch of runs (the server's group commit), so a batch is stored whole or not at all; each
-//! run's results and samples go in one statement each (arrays unnested server-side).
+//! Storing runs in PostgreSQL: one transaction for a run, or for a batch of runs (the server's
+//! group commit), so a batch is stored whole or not at all, under the locks of
+//! `pg_conn::insert_transaction` (batches of different runs are stored at once); each run's
+//! results and samples go in one statement each (arrays unnested server-side).
 
 use pitwall_schema::{BenchmarkResult, Run};
 use postgres::{Client, Transaction};
 
 use super::pg_codec::load_run;
-use super::pg_conn::{backend, locked_transaction};
+use super::pg_conn::{backend, insert_transaction};
 use super::rows::{RunRow, already_stored, meta_json, replicate, to_json};
 use super::shared::fault_pause_in_txn;
 use super::sql::queries::POSTGRES;
@@ -21,12 +22,22 @@ pub(super) fn insert_runs(
 ) -> Result<Vec<InsertOutcome>, StoreError> {
     super::rows::validate_all(store, runs)?;
     let be = backend(store);
-    let mut tx = locked_transaction(client).map_err(&be)?;
+    let ids: Vec<&str> = runs.iter().map(|r| r.id.as_str()).collect();
+    let mut tx = insert_transaction(client, &ids).map_err(&be)?;
+    // The batch's keys are recorded last, in one statement and one order: two transactions
+    // adding the same new keys then never wait for each other's, and wait only briefly.
+    let mut keys: Vec<String> = runs
+        .iter()
+        .flat_map(|r| r.results.iter().map(BenchmarkResult::key))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
     let mut outcomes = Vec::with_capacity(runs.len());
     for run in runs {
         outcomes.push(insert_one(&mut tx, store, run)?);
     }
     if outcomes.contains(&InsertOutcome::Inserted) {
+        tx.execute(&POSTGRES.insert_keys, &[&keys]).map_err(&be)?;
         fault_pause_in_txn();
         tx.commit().map_err(&be)?;
     }
@@ -96,8 +107,6 @@ fn insert_one(
                     .collect::<Vec<_>>(),
             ],
         )
-        .map_err(&be)?;
-    tx.execute(&POSTGRES.insert_keys, &[&col(BenchmarkResult::key)])
         .map_err(&be)?;
     let mut id_of = vec![0i64; r.len()];
     for row in &ids {

@@ -125,6 +125,7 @@ def main() -> int:
     ap.add_argument("--readers", type=int, default=200)
     ap.add_argument("--series", type=int, default=40)
     ap.add_argument("--psql", default="psql", help="psql, to count what a PostgreSQL store holds")
+    ap.add_argument("--log", help="write the server's log lines (stderr) to this file")
     a = ap.parse_args()
 
     suffix = uuid.uuid4().hex[:6]
@@ -219,7 +220,15 @@ def main() -> int:
           f"{sorted(set(read_err))[:5]}, p50 {pct(read_s, 50) * 1e3:.0f} ms, "
           f"p95 {pct(read_s, 95) * 1e3:.0f} ms, p99 {pct(read_s, 99) * 1e3:.0f} ms")
     print(f"server peak memory (VmHWM): {s.peak_mb():.0f} MB")
+    stored = [json.loads(line) for line in list(s.lines) if '"event":"stored"' in line]
+    if stored:
+        print(f"writer: {len(stored)} transactions, runs each {[e['runs'] for e in stored]}, "
+              f"{sum(e['duration_ms'] for e in stored) / 1e3:.2f} s in all, "
+              f"{sum(e['duration_ms'] for e in stored) / max(1, sum(e['runs'] for e in stored)):.0f} ms a run")
     s.stop()
+    if a.log:
+        with open(a.log, "w") as f:
+            f.write("\n".join(s.lines) + "\n")
     ids = [json.loads(b)["run"]["id"] for b in bodies]
     if a.store.startswith("sqlite:"):
         db = sqlite3.connect(a.store[len("sqlite:"):])

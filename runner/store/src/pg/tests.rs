@@ -6,7 +6,7 @@
 
 use pitwall_e2e::{TestDb, pg_server};
 
-use crate::conformance::{rich_run, store_conformance_tests};
+use crate::conformance::{ok_result, rich_run, store_conformance_tests};
 use crate::pg_migrations::MIGRATIONS;
 use crate::rows::{RunRow, meta_json, to_json};
 use crate::{InsertOutcome, OpenMode, PgStore, Store, StoreError};
@@ -153,6 +153,44 @@ fn refuses_a_newer_schema_and_leaves_it_alone() {
         .unwrap()
         .get(0);
     assert_eq!(i64::from(v), latest() + 1);
+}
+
+#[test]
+fn a_run_waits_only_for_inserts_of_its_own_id() {
+    let Some((db, mut store)) = fresh() else {
+        return;
+    };
+    let run_of = |id: &str| {
+        crate::conformance::run(id, "2026-01-01T10:00:00Z", vec![ok_result("x", vec![1.0])])
+    };
+    // An admin session holds run `held`'s own lock, as a writer storing it would.
+    let lock = format!(
+        "pg_advisory_lock({}, hashtext('held'))",
+        crate::pg_conn::RUN_LOCK_KEY
+    );
+    let mut holder = admin(&db);
+    holder.execute(&format!("SELECT {lock}"), &[]).unwrap();
+    let url = db.url.clone();
+    let held = run_of("held");
+    let waiting = std::thread::spawn(move || PgStore::open(&url).unwrap().insert_run(&held));
+    // Another run is stored meanwhile, while `held` waits.
+    assert_eq!(
+        store.insert_run(&run_of("free")).unwrap(),
+        InsertOutcome::Inserted
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        !waiting.is_finished(),
+        "`held` was stored under another writer's lock"
+    );
+    holder
+        .execute(
+            &format!("SELECT {}", lock.replace("_lock(", "_unlock(")),
+            &[],
+        )
+        .unwrap();
+    assert_eq!(waiting.join().unwrap().unwrap(), InsertOutcome::Inserted);
+    assert_eq!(count(&db, "runs"), 2);
 }
 
 #[test]
@@ -354,7 +392,7 @@ fn a_schema_1_database_is_migrated_in_place_and_its_runs_read_back() {
     write_schema_1_database(&db, &[&history, &old]);
     let mut store = PgStore::open_with(&db.url, OpenMode::Existing).unwrap();
     assert_eq!(store.schema_version().unwrap(), latest());
-    assert_eq!(latest(), 16);
+    assert_eq!(latest(), 17);
     let (old, history) = (
         crate::sqlite::tests::labelled(old),
         crate::sqlite::tests::labelled(history),

@@ -194,7 +194,7 @@ fn sqlite_keys_are_backfilled_by_migration_6() {
         .unwrap();
     }
     let store = SqliteStore::open(&db).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 17);
+    assert_eq!(store.schema_version().unwrap(), 18);
     let keys: Vec<String> = original.results.iter().map(|r| r.key()).collect();
     let mut sorted = keys.clone();
     sorted.sort();

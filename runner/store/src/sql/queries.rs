@@ -47,7 +47,7 @@ pub(crate) struct Queries {
     /// (?2 to ?13); PostgreSQL: arrays of them, returning each result's ord and id.
     pub insert_results: String,
     /// The keys of a run's results, each unless recorded already. SQLite: one key (?1);
-    /// PostgreSQL: an array of them.
+    /// PostgreSQL: an array of them, recorded in byte order (`pg_insert`).
     pub insert_keys: String,
     /// Samples: result_id, idx, value, meta_json, replicate. SQLite: one sample (?1 to ?5);
     /// PostgreSQL: arrays of them.
@@ -387,11 +387,10 @@ fn insert_results(d: Dialect) -> String {
 fn insert_keys(d: Dialect) -> String {
     match d {
         Dialect::Sqlite => d.insert_unless_present("series_keys (bench_key)", "?1"),
-        Dialect::Postgres => {
-            "INSERT INTO series_keys (bench_key) SELECT DISTINCT unnest($1::text[])
+        Dialect::Postgres => "INSERT INTO series_keys (bench_key)
+         SELECT k FROM unnest($1::text[]) AS k ORDER BY k COLLATE \"C\"
          ON CONFLICT DO NOTHING"
-                .into()
-        }
+            .into(),
     }
 }
 

@@ -54,6 +54,8 @@ pub(super) enum Op {
     },
     /// `ALTER TABLE table ADD COLUMN`.
     AddColumn { table: &'static str, column: Column },
+    /// `DROP INDEX IF EXISTS name` (a store made at a later step and set back by a test has none).
+    DropIndex(&'static str),
     /// Statements for PostgreSQL alone (an index SQLite has no form of, a constraint only
     /// PostgreSQL checks per row); SQLite's migration of the step is then empty.
     Postgres(&'static str),
@@ -418,6 +420,10 @@ const STEPS: &[Step] = &[
         ops: STEP_17,
         backfill: None,
     },
+    Step {
+        ops: STEP_18,
+        backfill: None,
+    },
 ];
 
 /// One numbered migration of one backend: its script, then its backfills.
@@ -453,7 +459,7 @@ mod notes;
 mod render;
 mod serve_steps;
 
-use serve_steps::{STEP_13, STEP_14, STEP_15, STEP_16, STEP_17};
+use serve_steps::{STEP_13, STEP_14, STEP_15, STEP_16, STEP_17, STEP_18};
 
 pub(crate) use notes::local_role_note;
 #[cfg(test)]

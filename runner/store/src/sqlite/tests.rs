@@ -348,7 +348,7 @@ fn a_schema_2_store_is_migrated_in_place_and_its_runs_read_back() {
 
     let mut store = SqliteStore::open_with(&db, OpenMode::Existing).unwrap();
     assert_eq!(store.schema_version().unwrap(), latest_version());
-    assert_eq!(latest_version(), 17);
+    assert_eq!(latest_version(), 18);
     let (old, history) = (labelled(old), labelled(history));
     assert_eq!(store.get_run("latest").unwrap(), old);
     assert_eq!(store.get_run(&history.id).unwrap(), history);

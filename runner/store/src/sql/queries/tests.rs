@@ -130,7 +130,8 @@ fn old() -> Vec<Old> {
             |q| &q.insert_keys,
             s("INSERT OR IGNORE INTO series_keys (bench_key) VALUES (?1)"),
             s(
-                "INSERT INTO series_keys (bench_key) SELECT DISTINCT unnest($1::text[])
+                "INSERT INTO series_keys (bench_key)
+             SELECT k FROM unnest($1::text[]) AS k ORDER BY k COLLATE \"C\"
              ON CONFLICT DO NOTHING",
             ),
         ),

@@ -56,6 +56,9 @@ pub(super) fn script(d: Dialect, steps: &[Step]) -> String {
                     None => statements.push(Statement::Line(line)),
                 }
             }
+            Op::DropIndex(name) => {
+                statements.push(Statement::Line(format!("DROP INDEX IF EXISTS {name};")))
+            }
             Op::Postgres(sql) => {
                 if d == Dialect::Postgres {
                     statements.push(Statement::Line(sql.to_string()));

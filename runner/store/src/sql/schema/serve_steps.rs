@@ -113,3 +113,8 @@ CREATE INDEX results_points_rest ON results (bench_key)
       AND octet_length(bench_key) + octet_length(params_json) + octet_length(coalesce(point_json, '')) < 2000);
 ALTER TABLE samples DROP CONSTRAINT samples_result_id_fkey;",
 )];
+
+/// Step 18 (issue 29): `results_by_benchmark` (suite, name) goes. No statement has read by it
+/// since results were keyed (step 6), and keeping it up cost a sixth of the time of storing a
+/// run's results on PostgreSQL (docs/PERFORMANCE.md, "`pitwall serve` at scale").
+pub(super) const STEP_18: &[Op] = &[Op::DropIndex("results_by_benchmark")];

@@ -6,7 +6,7 @@ use super::super::Dialect;
 use super::*;
 
 /// The SQLite store's migrations 1 to 8 as they were written by hand.
-const SQLITE: [&str; 17] = [
+const SQLITE: [&str; 18] = [
     "
 CREATE TABLE runs (
     id               TEXT PRIMARY KEY NOT NULL,
@@ -161,10 +161,12 @@ CREATE TABLE series_summaries (
 ",
     // Step 17 (PostgreSQL only: the covering index of history points, no samples foreign key).
     "\n",
+    // Step 18 (the unused index of results by suite and name goes).
+    "\nDROP INDEX IF EXISTS results_by_benchmark;\n",
 ];
 
 /// The PostgreSQL store's migrations 1 to 7 as they were written by hand.
-const POSTGRES: [&str; 16] = [
+const POSTGRES: [&str; 17] = [
     r#"
 CREATE TABLE runs (
     id               TEXT COLLATE "C" PRIMARY KEY,
@@ -326,6 +328,8 @@ CREATE INDEX results_points_rest ON results (bench_key)
       AND octet_length(bench_key) + octet_length(params_json) + octet_length(coalesce(point_json, '')) < 2000);
 ALTER TABLE samples DROP CONSTRAINT samples_result_id_fkey;
 ",
+    // Step 18.
+    "\nDROP INDEX IF EXISTS results_by_benchmark;\n",
 ];
 
 #[test]
