@@ -154,7 +154,11 @@ fn sigkill_mid_write_leaves_no_half_run_in_postgres() {
     // The backend notices the dead client shortly after; until then its rows are invisible.
     loop {
         let n: i64 = c
-            .query_one("SELECT count(*) FROM samples", &[])
+            .query_one(
+                "SELECT (SELECT count(*) FROM samples)
+                      + (SELECT coalesce(sum(cardinality(vals)), 0)::bigint FROM sample_sets)",
+                &[],
+            )
             .unwrap()
             .get(0);
         let runs: i64 = c
@@ -183,7 +187,11 @@ fn sigkill_mid_write_leaves_no_half_run_in_postgres() {
     ])
     .expect(0);
     let n: i64 = c
-        .query_one("SELECT count(*) FROM samples", &[])
+        .query_one(
+            "SELECT (SELECT count(*) FROM samples)
+                      + (SELECT coalesce(sum(cardinality(vals)), 0)::bigint FROM sample_sets)",
+            &[],
+        )
         .unwrap()
         .get(0);
     assert_eq!(n, 50_000);

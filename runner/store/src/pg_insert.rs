@@ -1,7 +1,8 @@
 //! Storing runs in PostgreSQL: one transaction for a run, or for a batch of runs (the server's
 //! group commit), so a batch is stored whole or not at all, under the locks of
 //! `pg_conn::insert_transaction` (batches of different runs are stored at once); each run's
-//! results and samples go in one statement each (arrays unnested server-side).
+//! results go in one statement (arrays unnested server-side), and its samples in another, a
+//! row of arrays per result (schema step 18).
 
 use pitwall_schema::{BenchmarkResult, Run};
 use postgres::{Client, Transaction};
@@ -112,21 +113,75 @@ fn insert_one(
     for row in &ids {
         id_of[row.get::<_, i32>(0) as usize] = row.get(1);
     }
-    let (mut result_ids, mut idxs, mut values) = (vec![], vec![], vec![]);
-    let (mut metas, mut replicates) = (vec![], vec![]);
-    for (ord, result) in r.iter().enumerate() {
-        for (idx, value) in result.samples.iter().enumerate() {
-            result_ids.push(id_of[ord]);
-            idxs.push(idx as i32);
-            values.push(*value);
-            metas.push(meta_json(result, idx));
-            replicates.push(replicate(result, idx));
-        }
+    let sets = SampleSets::of(r, &id_of);
+    if !sets.ids.is_empty() {
+        tx.execute(
+            &POSTGRES.insert_samples,
+            &[
+                &sets.ids,
+                &sets.lo,
+                &sets.hi,
+                &sets.values,
+                &sets.metas,
+                &sets.replicates,
+                &sets.has_meta,
+                &sets.has_replicate,
+            ],
+        )
+        .map_err(&be)?;
     }
-    tx.execute(
-        &POSTGRES.insert_samples,
-        &[&result_ids, &idxs, &values, &metas, &replicates],
-    )
-    .map_err(&be)?;
     Ok(InsertOutcome::Inserted)
+}
+
+/// A run's samples as the parameters of `insert_samples`: one `sample_sets` row per result
+/// with samples, cut by `[lo, hi]` (from 1) from flat arrays. The metadata texts and the
+/// replicates are sent only when some result has them (else empty arrays).
+struct SampleSets {
+    ids: Vec<i64>,
+    lo: Vec<i32>,
+    hi: Vec<i32>,
+    values: Vec<f64>,
+    metas: Vec<String>,
+    replicates: Vec<i64>,
+    has_meta: Vec<bool>,
+    has_replicate: Vec<bool>,
+}
+
+impl SampleSets {
+    fn of(results: &[BenchmarkResult], id_of: &[i64]) -> SampleSets {
+        let any_meta = results.iter().any(|r| !r.sample_meta.is_empty());
+        let any_replicate = results.iter().any(|r| !r.replicates.is_empty());
+        let n: usize = results.iter().map(|r| r.samples.len()).sum();
+        let mut sets = SampleSets {
+            ids: Vec::new(),
+            lo: Vec::new(),
+            hi: Vec::new(),
+            values: Vec::with_capacity(n),
+            metas: Vec::with_capacity(if any_meta { n } else { 0 }),
+            replicates: Vec::with_capacity(if any_replicate { n } else { 0 }),
+            has_meta: Vec::new(),
+            has_replicate: Vec::new(),
+        };
+        for (result, &id) in results.iter().zip(id_of) {
+            if result.samples.is_empty() {
+                continue;
+            }
+            sets.ids.push(id);
+            sets.lo.push(sets.values.len() as i32 + 1);
+            sets.values.extend_from_slice(&result.samples);
+            sets.hi.push(sets.values.len() as i32);
+            sets.has_meta.push(!result.sample_meta.is_empty());
+            sets.has_replicate.push(!result.replicates.is_empty());
+            for idx in 0..result.samples.len() {
+                if any_meta {
+                    sets.metas.push(meta_json(result, idx).unwrap_or_default());
+                }
+                if any_replicate {
+                    sets.replicates
+                        .push(replicate(result, idx).unwrap_or_default());
+                }
+            }
+        }
+        sets
+    }
 }

@@ -112,9 +112,11 @@ pub(super) fn pg_prune_samples(
     let mut dropped = 0u64;
     for (result_id, summary) in result_ids.iter().zip(summaries) {
         let Some(summary) = summary else { continue };
-        dropped += tx
-            .execute(&POSTGRES.delete_samples, &[result_id])
-            .map_err(&be)?;
+        let deleted: i64 = tx
+            .query_one(&POSTGRES.delete_samples, &[result_id])
+            .map_err(&be)?
+            .get(0);
+        dropped += deleted as u64;
         tx.execute(&POSTGRES.set_summary, &[result_id, &to_json(summary)])
             .map_err(&be)?;
     }

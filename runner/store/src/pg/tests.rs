@@ -204,7 +204,7 @@ fn a_failure_mid_transaction_leaves_no_partial_run() {
         .batch_execute(
             "CREATE FUNCTION fail_sample() RETURNS trigger LANGUAGE plpgsql AS
                $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$;
-             CREATE TRIGGER fail_sample BEFORE INSERT ON samples
+             CREATE TRIGGER fail_sample BEFORE INSERT ON sample_sets
                FOR EACH ROW EXECUTE FUNCTION fail_sample();",
         )
         .unwrap();
@@ -213,18 +213,18 @@ fn a_failure_mid_transaction_leaves_no_partial_run() {
     assert!(matches!(err, StoreError::Backend { .. }), "{err:?}");
     let chain = format!("{err}: {:?}", std::error::Error::source(&err));
     assert!(chain.contains("injected failure"), "{chain}");
-    for table in ["runs", "results", "samples"] {
+    for table in ["runs", "results", "sample_sets"] {
         assert_eq!(count(&db, table), 0, "{table}");
     }
     admin(&db)
-        .batch_execute("DROP TRIGGER fail_sample ON samples")
+        .batch_execute("DROP TRIGGER fail_sample ON sample_sets")
         .unwrap();
     assert_eq!(
         store.insert_run(&original).unwrap(),
         InsertOutcome::Inserted
     );
     assert_eq!(store.get_run(&original.id).unwrap(), original);
-    assert_eq!(count(&db, "samples"), 9);
+    assert_eq!(count(&db, "sample_sets, unnest(vals)"), 9);
 }
 
 #[test]

@@ -136,19 +136,26 @@ fn pg_prune_refuses_misaligned_and_unknown() {
 fn pg_delete_run_removes_it_whole() {
     let Some((db, mut store)) = pg() else { return };
     deletes_runs_whole(&mut store);
-    // Samples have no foreign key on PostgreSQL (schema step 17): none is left behind, and
-    // the run stored anew has its own.
+    // Samples have no foreign key on PostgreSQL (schema step 17): none is left behind in
+    // either table (rows of before step 18, sets since), and the run stored anew has its own.
     let mut client = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
     let orphans: i64 = client
         .query_one(
-            "SELECT count(*) FROM samples s WHERE NOT EXISTS (SELECT 1 FROM results r WHERE r.id = s.result_id)",
+            "SELECT (SELECT count(*) FROM samples s
+                     WHERE NOT EXISTS (SELECT 1 FROM results r WHERE r.id = s.result_id))
+                  + (SELECT count(*) FROM sample_sets s
+                     WHERE NOT EXISTS (SELECT 1 FROM results r WHERE r.id = s.result_id))",
             &[],
         )
         .unwrap()
         .get(0);
     assert_eq!(orphans, 0);
     let samples: i64 = client
-        .query_one("SELECT count(*) FROM samples", &[])
+        .query_one(
+            "SELECT (SELECT count(*) FROM samples)
+                  + (SELECT coalesce(sum(cardinality(vals)), 0) FROM sample_sets)",
+            &[],
+        )
         .unwrap()
         .get(0);
     assert_eq!(samples, 3, "1 of the run kept, 2 of the run stored anew");

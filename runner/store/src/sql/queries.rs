@@ -59,7 +59,7 @@ pub(crate) struct Queries {
     pub list_pair_runs: String,
     /// The ids of run ?1's results, in order.
     pub result_ids_of_run: String,
-    /// Drops result ?1's samples.
+    /// Drops result ?1's samples (PostgreSQL: and answers how many, `delete_samples`).
     pub delete_samples: String,
     /// Every sample of a run's results (PostgreSQL deletes them itself: schema step 17).
     pub delete_samples_of_run: String,
@@ -186,10 +186,8 @@ impl Queries {
             list_runs: list_runs(d),
             list_pair_runs: list_pair_runs(d),
             result_ids_of_run: p("SELECT id FROM results WHERE run_id = ?1 ORDER BY ord"),
-            delete_samples: p("DELETE FROM samples WHERE result_id = ?1"),
-            delete_samples_of_run: p(
-                "DELETE FROM samples WHERE result_id IN (SELECT id FROM results WHERE run_id = ?1)",
-            ),
+            delete_samples: delete_samples(d, false),
+            delete_samples_of_run: delete_samples(d, true),
             set_summary: p("UPDATE results SET summary_json = ?2 WHERE id = ?1"),
             delete_run: p("DELETE FROM runs WHERE id = ?1"),
             series_keys: p("SELECT bench_key FROM series_keys ORDER BY bench_key"),
@@ -345,7 +343,14 @@ fn samples_to_load(d: Dialect) -> String {
         Dialect::Postgres => {
             "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
          FROM samples s JOIN results r ON r.id = s.result_id
-         WHERE r.run_id = $1 ORDER BY s.result_id, s.idx"
+         WHERE r.run_id = $1
+         UNION ALL
+         SELECT t.result_id, (v.i - 1)::int, v.value, v.meta_json, v.replicate
+         FROM sample_sets t JOIN results r ON r.id = t.result_id,
+              unnest(t.vals, t.metas, t.replicates) WITH ORDINALITY
+                AS v(value, meta_json, replicate, i)
+         WHERE r.run_id = $1
+         ORDER BY 1, 2"
         }
     }
     .into()
@@ -396,17 +401,41 @@ fn insert_keys(d: Dialect) -> String {
 
 /// [`Queries::insert_samples`].
 fn insert_samples(d: Dialect) -> String {
-    let rows = match d {
-        Dialect::Sqlite => "VALUES (?1, ?2, ?3, ?4, ?5)",
-        Dialect::Postgres => {
-            "SELECT * FROM unnest($1::bigint[], $2::int[], $3::float8[], $4::text[],
-                                  $5::bigint[])"
-        }
+    match d {
+        Dialect::Sqlite => "INSERT INTO samples (result_id, idx, value, meta_json, replicate)
+         VALUES (?1, ?2, ?3, ?4, ?5)"
+            .into(),
+        // A row per result (schema step 18), cut from flat arrays: $4 every value, $5 and $6
+        // every metadata text and replicate (empty when no result has them), each result's
+        // [$2, $3] (from 1) in them, and whether it has metadata ($7) and replicates ($8).
+        Dialect::Postgres => "INSERT INTO sample_sets (result_id, vals, metas, replicates)
+         SELECT s.id, ($4::float8[])[s.lo:s.hi],
+                CASE WHEN s.has_meta THEN ($5::text[])[s.lo:s.hi] END,
+                CASE WHEN s.has_replicate THEN ($6::bigint[])[s.lo:s.hi] END
+         FROM unnest($1::bigint[], $2::int[], $3::int[], $7::bool[], $8::bool[])
+           AS s(id, lo, hi, has_meta, has_replicate)"
+            .into(),
+    }
+}
+
+/// [`Queries::delete_samples`] (`?1`: a result id) and [`Queries::delete_samples_of_run`]
+/// (`?1`: a run id). PostgreSQL keeps samples in two tables (schema step 18), and its statement
+/// returns how many samples it deleted from both (SQLite's count is the statement's).
+fn delete_samples(d: Dialect, of_run: bool) -> String {
+    let which = if of_run {
+        "IN (SELECT id FROM results WHERE run_id = ?1)"
+    } else {
+        "= ?1"
     };
-    format!(
-        "INSERT INTO samples (result_id, idx, value, meta_json, replicate)
-         {rows}"
-    )
+    d.placeholders(&match d {
+        Dialect::Sqlite => format!("DELETE FROM samples WHERE result_id {which}"),
+        Dialect::Postgres => format!(
+            "WITH sets AS (DELETE FROM sample_sets WHERE result_id {which}
+                          RETURNING cardinality(vals) AS n),
+              each AS (DELETE FROM samples WHERE result_id {which} RETURNING 1)
+         SELECT (SELECT coalesce(sum(n), 0) FROM sets) + (SELECT count(*) FROM each)"
+        ),
+    })
 }
 
 /// [`Queries::update_alert`].

@@ -153,23 +153,29 @@ pub(crate) fn pg_point_results() -> String {
 /// The samples of the results a query selects, by result then index: result_id, idx, value,
 /// meta_json, replicate.
 pub(crate) fn samples(d: Dialect, q: &RunQuery) -> String {
-    let from = match d {
+    let (filter, keys) = (run_filter(d), key_filter(d, q));
+    match d {
         Dialect::Sqlite => format!(
-            "{} JOIN samples s ON s.result_id = r.id",
-            from_results(d, q)
-        ),
-        Dialect::Postgres => "samples s JOIN results r ON r.id = s.result_id
-                        JOIN runs u ON u.id = r.run_id"
-            .to_string(),
-    };
-    format!(
-        "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
-         FROM {from}
+            "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
+         FROM {} JOIN samples s ON s.result_id = r.id
          WHERE {filter} AND {keys}
          ORDER BY s.result_id, s.idx",
-        filter = run_filter(d),
-        keys = key_filter(d, q),
-    )
+            from_results(d, q)
+        ),
+        // Samples stored a row each (before schema step 18) and a row per result (since).
+        Dialect::Postgres => format!(
+            "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
+         FROM samples s JOIN results r ON r.id = s.result_id JOIN runs u ON u.id = r.run_id
+         WHERE {filter} AND {keys}
+         UNION ALL
+         SELECT t.result_id, (v.i - 1)::int, v.value, v.meta_json, v.replicate
+         FROM sample_sets t JOIN results r ON r.id = t.result_id JOIN runs u ON u.id = r.run_id,
+              unnest(t.vals, t.metas, t.replicates) WITH ORDINALITY
+                AS v(value, meta_json, replicate, i)
+         WHERE {filter} AND {keys}
+         ORDER BY 1, 2"
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -55,9 +55,15 @@ fn old() -> Vec<Old> {
              ORDER BY idx",
             ),
             s(
+                // Step 18: the sets of samples too.
                 "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
-             FROM samples s JOIN results r ON r.id = s.result_id
-             WHERE r.run_id = $1 ORDER BY s.result_id, s.idx",
+             FROM samples s JOIN results r ON r.id = s.result_id WHERE r.run_id = $1
+             UNION ALL
+             SELECT t.result_id, (v.i - 1)::int, v.value, v.meta_json, v.replicate
+             FROM sample_sets t JOIN results r ON r.id = t.result_id,
+                  unnest(t.vals, t.metas, t.replicates) WITH ORDINALITY
+                    AS v(value, meta_json, replicate, i)
+             WHERE r.run_id = $1 ORDER BY 1, 2",
             ),
         ),
         (
@@ -143,9 +149,13 @@ fn old() -> Vec<Old> {
                      VALUES (?1, ?2, ?3, ?4, ?5)",
             ),
             s(
-                "INSERT INTO samples (result_id, idx, value, meta_json, replicate)
-             SELECT * FROM unnest($1::bigint[], $2::int[], $3::float8[], $4::text[],
-                                  $5::bigint[])",
+                // Step 18: a row of arrays per result.
+                "INSERT INTO sample_sets (result_id, vals, metas, replicates)
+             SELECT s.id, ($4::float8[])[s.lo:s.hi],
+                    CASE WHEN s.has_meta THEN ($5::text[])[s.lo:s.hi] END,
+                    CASE WHEN s.has_replicate THEN ($6::bigint[])[s.lo:s.hi] END
+             FROM unnest($1::bigint[], $2::int[], $3::int[], $7::bool[], $8::bool[])
+               AS s(id, lo, hi, has_meta, has_replicate)",
             ),
         ),
         (
@@ -178,13 +188,22 @@ fn old() -> Vec<Old> {
             "delete_samples",
             |q| &q.delete_samples,
             s("DELETE FROM samples WHERE result_id = ?1"),
-            s("DELETE FROM samples WHERE result_id = $1"),
+            s("WITH sets AS (DELETE FROM sample_sets WHERE result_id = $1
+                              RETURNING cardinality(vals) AS n),
+                    each AS (DELETE FROM samples WHERE result_id = $1 RETURNING 1)
+               SELECT (SELECT coalesce(sum(n), 0) FROM sets) + (SELECT count(*) FROM each)"),
         ),
         (
             "delete_samples_of_run",
             |q| &q.delete_samples_of_run,
             s("DELETE FROM samples WHERE result_id IN (SELECT id FROM results WHERE run_id = ?1)"),
-            s("DELETE FROM samples WHERE result_id IN (SELECT id FROM results WHERE run_id = $1)"),
+            s("WITH sets AS (DELETE FROM sample_sets
+                              WHERE result_id IN (SELECT id FROM results WHERE run_id = $1)
+                              RETURNING cardinality(vals) AS n),
+                    each AS (DELETE FROM samples
+                             WHERE result_id IN (SELECT id FROM results WHERE run_id = $1)
+                             RETURNING 1)
+               SELECT (SELECT coalesce(sum(n), 0) FROM sets) + (SELECT count(*) FROM each)"),
         ),
         (
             "set_summary",

@@ -114,7 +114,23 @@ CREATE INDEX results_points_rest ON results (bench_key)
 ALTER TABLE samples DROP CONSTRAINT samples_result_id_fkey;",
 )];
 
-/// Step 18 (issue 29): `results_by_benchmark` (suite, name) goes. No statement has read by it
-/// since results were keyed (step 6), and keeping it up cost a sixth of the time of storing a
-/// run's results on PostgreSQL (docs/PERFORMANCE.md, "`pitwall serve` at scale").
-pub(super) const STEP_18: &[Op] = &[Op::DropIndex("results_by_benchmark")];
+/// Step 18 (issue 29): cheaper run inserts.
+///
+/// * `results_by_benchmark` (suite, name) goes. No statement has read by it since results were
+///   keyed (step 6), and keeping it up cost a sixth of the time of storing a run's results on
+///   PostgreSQL (docs/PERFORMANCE.md, "`pitwall serve` at scale").
+/// * PostgreSQL only: a result's samples are stored as one row of arrays (`sample_sets`: the
+///   values; the metadata texts and replicates, or NULL when the result has none) instead of a
+///   row each, a tenth of the rows and index entries for a run of ten samples a result. The
+///   rows stored before stay in `samples`; reads take both (`queries`, `selection::samples`).
+pub(super) const STEP_18: &[Op] = &[
+    Op::DropIndex("results_by_benchmark"),
+    Op::Postgres(
+        "CREATE TABLE sample_sets (
+    result_id  BIGINT PRIMARY KEY,
+    vals       DOUBLE PRECISION[] NOT NULL,
+    metas      TEXT[],
+    replicates BIGINT[]
+);",
+    ),
+];

@@ -328,8 +328,16 @@ CREATE INDEX results_points_rest ON results (bench_key)
       AND octet_length(bench_key) + octet_length(params_json) + octet_length(coalesce(point_json, '')) < 2000);
 ALTER TABLE samples DROP CONSTRAINT samples_result_id_fkey;
 ",
-    // Step 18.
-    "\nDROP INDEX IF EXISTS results_by_benchmark;\n",
+    // Step 18: no index by suite and name; a row of samples per result.
+    "
+DROP INDEX IF EXISTS results_by_benchmark;
+CREATE TABLE sample_sets (
+    result_id  BIGINT PRIMARY KEY,
+    vals       DOUBLE PRECISION[] NOT NULL,
+    metas      TEXT[],
+    replicates BIGINT[]
+);
+",
 ];
 
 #[test]

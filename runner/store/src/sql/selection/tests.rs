@@ -105,12 +105,20 @@ fn old_pg(q: &RunQuery) -> [String; 3] {
         keys = old_pg_key_filter(q),
         summary = old_summary_column(q)
     );
+    // Schema step 18: the rows of samples, then the sets of them.
     let samples = format!(
         "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
                      FROM samples s JOIN results r ON r.id = s.result_id
                                     JOIN runs u ON u.id = r.run_id
                      WHERE {RUN_FILTER} AND {keys}
-                     ORDER BY s.result_id, s.idx",
+                     UNION ALL
+                     SELECT t.result_id, (v.i - 1)::int, v.value, v.meta_json, v.replicate
+                     FROM sample_sets t JOIN results r ON r.id = t.result_id
+                                        JOIN runs u ON u.id = r.run_id,
+                          unnest(t.vals, t.metas, t.replicates) WITH ORDINALITY
+                            AS v(value, meta_json, replicate, i)
+                     WHERE {RUN_FILTER} AND {keys}
+                     ORDER BY 1, 2",
         keys = old_pg_key_filter(q)
     );
     [runs, results, samples]
