@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 
 use super::Dialect;
 use crate::alert_rows::{COLUMNS as ALERT_COLUMNS, ORDER as ALERT_ORDER};
+use run_rows::{delete_samples, insert_keys, insert_results, insert_samples, samples_to_load};
 
 /// The statements of one dialect, rendered once per process. Parameters are named as
 /// SQLite's (`?1`); PostgreSQL's are the same numbers.
@@ -333,29 +334,6 @@ fn insert_token(d: Dialect) -> String {
     ))
 }
 
-/// [`Queries::samples_to_load`].
-fn samples_to_load(d: Dialect) -> String {
-    match d {
-        Dialect::Sqlite => {
-            "SELECT idx, value, meta_json, replicate FROM samples WHERE result_id = ?1
-         ORDER BY idx"
-        }
-        Dialect::Postgres => {
-            "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
-         FROM samples s JOIN results r ON r.id = s.result_id
-         WHERE r.run_id = $1
-         UNION ALL
-         SELECT t.result_id, (v.i - 1)::int, v.value, v.meta_json, v.replicate
-         FROM sample_sets t JOIN results r ON r.id = t.result_id,
-              unnest(t.vals, t.metas, t.replicates) WITH ORDINALITY
-                AS v(value, meta_json, replicate, i)
-         WHERE r.run_id = $1
-         ORDER BY 1, 2"
-        }
-    }
-    .into()
-}
-
 /// [`Queries::runs_with_prefix`].
 fn runs_with_prefix(d: Dialect) -> String {
     match d {
@@ -367,75 +345,6 @@ fn runs_with_prefix(d: Dialect) -> String {
         Dialect::Postgres => "SELECT id FROM runs WHERE starts_with(id, $1) ORDER BY id LIMIT $2",
     }
     .into()
-}
-
-/// [`Queries::insert_results`].
-fn insert_results(d: Dialect) -> String {
-    let rows = match d {
-        Dialect::Sqlite => "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-        Dialect::Postgres => {
-            "SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[],
-                                      $6::text[], $7::text[], $8::text[], $9::text[],
-                                      $10::text[], $11::text[], $12::text[], $13::text[])
-             RETURNING ord, id"
-        }
-    };
-    format!(
-        "INSERT INTO results (run_id, ord, suite, name, params_json, measure, unit,
-                              direction, status, error, summary_json, bench_key,
-                              point_json)
-         {rows}"
-    )
-}
-
-/// [`Queries::insert_keys`].
-fn insert_keys(d: Dialect) -> String {
-    match d {
-        Dialect::Sqlite => d.insert_unless_present("series_keys (bench_key)", "?1"),
-        Dialect::Postgres => "INSERT INTO series_keys (bench_key)
-         SELECT k FROM unnest($1::text[]) AS k ORDER BY k COLLATE \"C\"
-         ON CONFLICT DO NOTHING"
-            .into(),
-    }
-}
-
-/// [`Queries::insert_samples`].
-fn insert_samples(d: Dialect) -> String {
-    match d {
-        Dialect::Sqlite => "INSERT INTO samples (result_id, idx, value, meta_json, replicate)
-         VALUES (?1, ?2, ?3, ?4, ?5)"
-            .into(),
-        // A row per result (schema step 18), cut from flat arrays: $4 every value, $5 and $6
-        // every metadata text and replicate (empty when no result has them), each result's
-        // [$2, $3] (from 1) in them, and whether it has metadata ($7) and replicates ($8).
-        Dialect::Postgres => "INSERT INTO sample_sets (result_id, vals, metas, replicates)
-         SELECT s.id, ($4::float8[])[s.lo:s.hi],
-                CASE WHEN s.has_meta THEN ($5::text[])[s.lo:s.hi] END,
-                CASE WHEN s.has_replicate THEN ($6::bigint[])[s.lo:s.hi] END
-         FROM unnest($1::bigint[], $2::int[], $3::int[], $7::bool[], $8::bool[])
-           AS s(id, lo, hi, has_meta, has_replicate)"
-            .into(),
-    }
-}
-
-/// [`Queries::delete_samples`] (`?1`: a result id) and [`Queries::delete_samples_of_run`]
-/// (`?1`: a run id). PostgreSQL keeps samples in two tables (schema step 18), and its statement
-/// returns how many samples it deleted from both (SQLite's count is the statement's).
-fn delete_samples(d: Dialect, of_run: bool) -> String {
-    let which = if of_run {
-        "IN (SELECT id FROM results WHERE run_id = ?1)"
-    } else {
-        "= ?1"
-    };
-    d.placeholders(&match d {
-        Dialect::Sqlite => format!("DELETE FROM samples WHERE result_id {which}"),
-        Dialect::Postgres => format!(
-            "WITH sets AS (DELETE FROM sample_sets WHERE result_id {which}
-                          RETURNING cardinality(vals) AS n),
-              each AS (DELETE FROM samples WHERE result_id {which} RETURNING 1)
-         SELECT (SELECT coalesce(sum(n), 0) FROM sets) + (SELECT count(*) FROM each)"
-        ),
-    })
 }
 
 /// [`Queries::update_alert`].
@@ -506,6 +415,8 @@ fn local_runs() -> String {
         pitwall_schema::WORKING_TREE
     )
 }
+
+mod run_rows;
 
 #[cfg(test)]
 mod tests;
