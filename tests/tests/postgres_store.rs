@@ -122,6 +122,10 @@ fn runs_are_stored_listed_exported_and_reported_from_postgres() {
     assert!(sb.path().join("pg-report/index.html").exists());
 }
 
+/// Every sample stored: rows of before schema step 18 and the values of the sets since.
+const SAMPLES_STORED: &str = "SELECT (SELECT count(*) FROM samples)
+     + (SELECT coalesce(sum(cardinality(vals)), 0)::bigint FROM sample_sets)";
+
 #[test]
 fn sigkill_mid_write_leaves_no_half_run_in_postgres() {
     let Some(server) = pg_server() else {
@@ -153,14 +157,7 @@ fn sigkill_mid_write_leaves_no_half_run_in_postgres() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     // The backend notices the dead client shortly after; until then its rows are invisible.
     loop {
-        let n: i64 = c
-            .query_one(
-                "SELECT (SELECT count(*) FROM samples)
-                      + (SELECT coalesce(sum(cardinality(vals)), 0)::bigint FROM sample_sets)",
-                &[],
-            )
-            .unwrap()
-            .get(0);
+        let n: i64 = c.query_one(SAMPLES_STORED, &[]).unwrap().get(0);
         let runs: i64 = c
             .query_one("SELECT count(*) FROM runs", &[])
             .unwrap()
@@ -186,14 +183,7 @@ fn sigkill_mid_write_leaves_no_half_run_in_postgres() {
         file.to_str().unwrap(),
     ])
     .expect(0);
-    let n: i64 = c
-        .query_one(
-            "SELECT (SELECT count(*) FROM samples)
-                      + (SELECT coalesce(sum(cardinality(vals)), 0)::bigint FROM sample_sets)",
-            &[],
-        )
-        .unwrap()
-        .get(0);
+    let n: i64 = c.query_one(SAMPLES_STORED, &[]).unwrap().get(0);
     assert_eq!(n, 50_000);
 }
 

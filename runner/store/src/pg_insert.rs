@@ -172,14 +172,16 @@ impl SampleSets {
             sets.hi.push(sets.values.len() as i32);
             sets.has_meta.push(!result.sample_meta.is_empty());
             sets.has_replicate.push(!result.replicates.is_empty());
-            for idx in 0..result.samples.len() {
-                if any_meta {
-                    sets.metas.push(meta_json(result, idx).unwrap_or_default());
-                }
-                if any_replicate {
-                    sets.replicates
-                        .push(replicate(result, idx).unwrap_or_default());
-                }
+            let each = 0..result.samples.len();
+            if any_meta {
+                let texts = each
+                    .clone()
+                    .map(|i| meta_json(result, i).unwrap_or_default());
+                sets.metas.extend(texts);
+            }
+            if any_replicate {
+                let numbers = each.map(|i| replicate(result, i).unwrap_or_default());
+                sets.replicates.extend(numbers);
             }
         }
         sets

@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 
 use super::Dialect;
 use crate::alert_rows::{COLUMNS as ALERT_COLUMNS, ORDER as ALERT_ORDER};
+pub(crate) use run_rows::pg_samples;
 use run_rows::{delete_samples, insert_keys, insert_results, insert_samples, samples_to_load};
 
 /// The statements of one dialect, rendered once per process. Parameters are named as

@@ -163,17 +163,9 @@ pub(crate) fn samples(d: Dialect, q: &RunQuery) -> String {
             from_results(d, q)
         ),
         // Samples stored a row each (before schema step 18) and a row per result (since).
-        Dialect::Postgres => format!(
-            "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
-         FROM samples s JOIN results r ON r.id = s.result_id JOIN runs u ON u.id = r.run_id
-         WHERE {filter} AND {keys}
-         UNION ALL
-         SELECT t.result_id, (v.i - 1)::int, v.value, v.meta_json, v.replicate
-         FROM sample_sets t JOIN results r ON r.id = t.result_id JOIN runs u ON u.id = r.run_id,
-              unnest(t.vals, t.metas, t.replicates) WITH ORDINALITY
-                AS v(value, meta_json, replicate, i)
-         WHERE {filter} AND {keys}
-         ORDER BY 1, 2"
+        Dialect::Postgres => super::queries::pg_samples(
+            "JOIN runs u ON u.id = r.run_id",
+            &format!("{filter} AND {keys}"),
         ),
     }
 }

@@ -12,21 +12,33 @@ pub(super) fn samples_to_load(d: Dialect) -> String {
         Dialect::Sqlite => {
             "SELECT idx, value, meta_json, replicate FROM samples WHERE result_id = ?1
          ORDER BY idx"
+                .into()
         }
-        Dialect::Postgres => {
-            "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
-         FROM samples s JOIN results r ON r.id = s.result_id
-         WHERE r.run_id = $1
+        Dialect::Postgres => pg_samples("", "r.run_id = $1"),
+    }
+}
+
+/// PostgreSQL's samples of the results `filter` selects (over `results r`, and the tables of
+/// `joins`), from both tables: the rows stored before schema step 18 and the sets since, as
+/// result_id, idx, value, meta_json, replicate, by result then index.
+pub(crate) fn pg_samples(joins: &str, filter: &str) -> String {
+    let joins = if joins.is_empty() {
+        String::new()
+    } else {
+        format!(" {joins}")
+    };
+    format!(
+        "SELECT s.result_id, s.idx, s.value, s.meta_json, s.replicate
+         FROM samples s JOIN results r ON r.id = s.result_id{joins}
+         WHERE {filter}
          UNION ALL
          SELECT t.result_id, (v.i - 1)::int, v.value, v.meta_json, v.replicate
-         FROM sample_sets t JOIN results r ON r.id = t.result_id,
+         FROM sample_sets t JOIN results r ON r.id = t.result_id{joins},
               unnest(t.vals, t.metas, t.replicates) WITH ORDINALITY
                 AS v(value, meta_json, replicate, i)
-         WHERE r.run_id = $1
+         WHERE {filter}
          ORDER BY 1, 2"
-        }
-    }
-    .into()
+    )
 }
 
 /// [`super::Queries::insert_results`].
