@@ -8,7 +8,7 @@
 
 use super::config::DetectConfig;
 use super::scan::scan_p_value;
-use super::steptest::{StepTest, kink_test, step_test};
+use super::steptest::{Noise, StepTest, kink_test, step_test};
 use crate::summary::median;
 
 /// Relative change b/a − 1, defined for a = 0.
@@ -95,9 +95,16 @@ pub(super) fn evaluate(
         right,
         cfg.detrend && long,
         cfg.clip,
-        if long { cfg.max_autocorrelation } else { 0.0 },
         cfg.robust_start,
-        if long { None } else { cfg.known_noise },
+        if long {
+            Noise::Long {
+                max_rho: cfg.max_autocorrelation,
+            }
+        } else {
+            Noise::Short {
+                known: cfg.known_noise,
+            }
+        },
     )
     .map(|t| multiplicity(t, prev, next, x.len(), cfg));
     let before = median(left);
