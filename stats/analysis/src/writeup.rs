@@ -278,12 +278,25 @@ pub struct Methodology {
 pub struct Writeup {
     pub period: Period,
     pub branch: String,
-    /// History runs whose commit falls in the period.
+    /// History runs whose commit falls in the period and that the series' points pool (not a
+    /// contended run, kept apart): the runs the report's pages count.
     pub runs_in_period: usize,
     pub summaries: Vec<SuiteSummary>,
     pub ledger: Vec<LedgerGroup>,
     pub env_changes: Vec<EnvChange>,
     pub methodology: Methodology,
+}
+
+/// How many history runs with commits in the period the series' points pool: the runs every
+/// page counts (the report's "over N runs"), so a contended run, kept out of the points, is not
+/// counted here either.
+fn runs_counted(series: &[Series], in_period: &dyn Fn(usize) -> bool) -> usize {
+    series
+        .iter()
+        .flat_map(|s| s.points.iter().flat_map(|p| p.runs.iter().copied()))
+        .filter(|&ri| in_period(ri))
+        .collect::<std::collections::BTreeSet<usize>>()
+        .len()
 }
 
 /// Builds the write-up of `input.period` (see the module documentation).
@@ -327,7 +340,7 @@ pub fn build(input: &WriteupInput<'_>) -> Writeup {
     Writeup {
         period: input.period.clone(),
         branch: input.filter.branch.clone(),
-        runs_in_period: (0..input.runs.len()).filter(|&i| in_period(i)).count(),
+        runs_in_period: runs_counted(input.series, &in_period),
         summaries,
         ledger,
         env_changes,

@@ -238,6 +238,24 @@ fn geomean_interval_is_deterministic_and_degenerate_for_equal_changes() {
     assert_eq!(geomean_ci(&[], &rules()), None);
 }
 
+/// The write-up's run count is the pages' (issue 27): a contended run, kept out of the
+/// series' points, is not one of the period's history runs.
+#[test]
+fn a_contended_run_is_not_counted_among_the_periods_runs() {
+    let mut runs = planted();
+    runs[10].contention = Some(pitwall_schema::Contention {
+        samples: 20,
+        other_runnable_threads: Some(2.0),
+        steal_pct: None,
+        psi_some_pct: None,
+        psi_cgroup_some_pct: None,
+        contended: true,
+        reasons: vec!["other runnable threads 2.0 ≥ 0.5".into()],
+    });
+    let w = writeup_of(&runs, "2026-01-01", "2026-02-19");
+    assert_eq!(w.runs_in_period, 49);
+}
+
 #[test]
 fn suspected_and_contended_steps_are_kept_apart_from_the_confirmed_ones() {
     let runs = planted();
