@@ -45,11 +45,18 @@ pub(super) fn cmd_ci_push(g: &Global, a: &CiArgs) -> Result<ExitClass, Failure> 
             exporter_for(OutputFormat::Table).render(&r.run, &r.skipped)
         );
         if !g.quiet {
+            // A commit off the branch's first-parent chain is stored `local`, in no history.
+            let of = match r.run.role {
+                Some(RunRole::History) | None => format!(
+                    "history of {}",
+                    r.run.branch.as_deref().unwrap_or("no branch")
+                ),
+                Some(role) => format!("{}, in no history", role.as_str()),
+            };
             eprintln!(
-                "stored run {} ({}, history of {}) in {}",
+                "stored run {} ({}, {of}) in {}",
                 r.run.id,
                 r.run.status.as_str(),
-                r.run.branch.as_deref().unwrap_or("no branch"),
                 store.describe()
             );
         }

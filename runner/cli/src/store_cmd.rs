@@ -145,6 +145,7 @@ pub(super) fn cmd_import(g: &Global, a: &ImportArgs) -> Result<ExitClass, Failur
         format: a.input_format,
         suite: a.suite.clone(),
         commit: a.commit.clone(),
+        repo: std::env::current_dir().ok(),
         labels: pitwall_pipeline::labels::Labels::from_env(&config, &a.labels.request()),
     };
     // Read and validate every file before a store is opened.

@@ -8,6 +8,9 @@ use std::process::Command;
 use git2::{BranchType, Oid, Repository, StatusOptions, WorktreeAddOptions};
 use pitwall_schema::CommitInfo;
 
+/// What is said, once, when runs are stored from a shallow clone.
+pub const SHALLOW_CLONE: &str = "this is a shallow clone: no first-parent position is recorded, so histories order these runs by commit date (hint: fetch the whole history, e.g. `git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout)";
+
 /// A commit a run measures.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedCommit {
@@ -164,6 +167,63 @@ impl Repo {
             n += 1;
         }
         Some(n)
+    }
+
+    /// Whether commit `sha` is on `branch`'s history, a branch's history being its first-parent
+    /// chain (what `git rev-list --first-parent BRANCH` lists, asv's convention): on the chain of
+    /// the local branch or of a remote-tracking one of that name (`origin/BRANCH`), or ahead of
+    /// one along its own first parents (a pushed commit the local branch has not caught up
+    /// with). `None` when no branch of that name is here, in a shallow clone (its chains are
+    /// cut), or when the walk fails: nothing can be told.
+    pub fn on_first_parent_history(&self, sha: &str, branch: &str) -> Option<bool> {
+        if self.repo.is_shallow() {
+            return None;
+        }
+        let oid = Oid::from_str(sha).ok()?;
+        let tips = self.branch_tips(branch);
+        if tips.is_empty() {
+            return None;
+        }
+        for tip in tips {
+            if self.first_parent_reaches(tip, oid)? || self.first_parent_reaches(oid, tip)? {
+                return Some(true);
+            }
+        }
+        Some(false)
+    }
+
+    /// The commits `branch` names here: the local branch, and each remote's of that name.
+    fn branch_tips(&self, branch: &str) -> Vec<Oid> {
+        let mut names = vec![(branch.to_string(), BranchType::Local)];
+        if let Ok(remotes) = self.repo.remotes() {
+            for remote in remotes.iter().flatten().flatten() {
+                names.push((format!("{remote}/{branch}"), BranchType::Remote));
+            }
+        }
+        names
+            .iter()
+            .filter_map(|(name, kind)| self.repo.find_branch(name, *kind).ok())
+            .filter_map(|b| b.get().peel_to_commit().ok().map(|c| c.id()))
+            .collect()
+    }
+
+    /// Whether `to` is on the first-parent chain that starts at `from` (`from` included).
+    fn first_parent_reaches(&self, from: Oid, to: Oid) -> Option<bool> {
+        if from == to {
+            return Some(true);
+        }
+        if !self.repo.graph_descendant_of(from, to).ok()? {
+            return Some(false);
+        }
+        let mut walk = self.repo.revwalk().ok()?;
+        walk.push(from).ok()?;
+        walk.simplify_first_parent().ok()?;
+        for step in walk {
+            if step.ok()? == to {
+                return Some(true);
+            }
+        }
+        Some(false)
     }
 
     /// The revisions `spec` names, oldest first: `A..B` is the full shas of the first-parent
@@ -364,3 +424,6 @@ fn init_submodules(sha: &str, path: &Path) -> Result<(), GitError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -7,10 +7,13 @@ use std::path::PathBuf;
 
 use pitwall_formats::{InputFormat, ParsedRun};
 use pitwall_schema::sections::{FormatNotes, ImportedFrom, ToolContext};
-use pitwall_schema::{Alert, Fingerprint, Run, RunStatus, WORKING_TREE, sanitize_testbed};
+use pitwall_schema::{
+    Alert, CommitInfo, Fingerprint, Run, RunStatus, WORKING_TREE, sanitize_testbed,
+};
 
 use crate::alerts::AlertSettings;
-use crate::labels::Labels;
+use crate::git::Repo;
+use crate::labels::{Labels, first_parent_rule};
 use crate::source::{self, FileResults, SourceError};
 use pitwall_engine::config::Config;
 use pitwall_engine::defaults;
@@ -50,6 +53,11 @@ pub struct ImportOptions {
     pub suite: Option<String>,
     /// Commit the tool results belong to (the working tree when unset).
     pub commit: Option<String>,
+    /// The checkout whose git history places `commit` (`pitwall import` runs in it, as
+    /// `run --commit` does): its first-parent position, date and subject are recorded with the
+    /// runs, and a history run of a commit off its branch's first-parent chain is stored as
+    /// `local`. `None`, or no repository there: the runs keep date order.
+    pub repo: Option<PathBuf>,
     /// Branch, testbed and role of the runs (`--branch`, `--testbed`, `--role`): other tools'
     /// results get them; exported runs keep what they record and get them only where not.
     pub labels: Labels,
@@ -75,6 +83,7 @@ impl ImportRequest {
     ) -> Result<ImportRequest, ImportError> {
         let mut read = Vec::new();
         let mut warnings = Vec::new();
+        let (repo, commit_info) = place_commit(options, &mut warnings);
         for path in files {
             let spec = path.display().to_string();
             let runs = match source::read_results(&spec, path, options.format)? {
@@ -90,7 +99,12 @@ impl ImportRequest {
                             .iter()
                             .map(|w| format!("{spec}: {}: {w}", format.name())),
                     );
-                    vec![imported_run(config, options, &spec, format, parsed)]
+                    let mut run = imported_run(config, options, &spec, format, parsed);
+                    run.commit_info = commit_info.clone();
+                    if let Some(repo) = &repo {
+                        warnings.extend(first_parent_rule(&mut run, repo, &config.history_branch));
+                    }
+                    vec![run]
                 }
             };
             read.push((path.clone(), runs));
@@ -238,6 +252,37 @@ fn check(req: &ImportRequest, store: &dyn Store) -> Result<(), ImportError> {
         }
     }
     Ok(())
+}
+
+/// What the repository at `options.repo` knows of `options.commit`, as `run --commit` records
+/// it (`Repo::resolve`: first-parent position, author, date, subject), and the repository for
+/// `labels::first_parent_rule`; a shallow clone or a commit the repository lacks is a warning.
+/// No commit or no repository: nothing, and the runs keep date order.
+fn place_commit(
+    options: &ImportOptions,
+    warnings: &mut Vec<String>,
+) -> (Option<Repo>, Option<CommitInfo>) {
+    let (Some(commit), Some(dir)) = (&options.commit, &options.repo) else {
+        return (None, None);
+    };
+    let Ok(repo) = Repo::discover(dir) else {
+        return (None, None);
+    };
+    match repo.resolve(commit) {
+        Ok(resolved) => {
+            if repo.is_shallow() {
+                warnings.push(crate::git::SHALLOW_CLONE.to_string());
+            }
+            (Some(repo), Some(resolved.info))
+        }
+        Err(_) => {
+            warnings.push(format!(
+                "commit {commit} is not in the repository at {}: the imported runs keep date order (hint: fetch it first, e.g. git fetch origin {commit})",
+                repo.root().display()
+            ));
+            (None, None)
+        }
+    }
 }
 
 /// A run for another tool's results: measured elsewhere, so the fingerprint holds only what

@@ -1,9 +1,12 @@
 //! Which series a stored run belongs to: its branch, testbed and role, chosen once for `run`,
 //! `ci` and `import` from the flags, `pitwall.toml` and the CI job's variables, so every use
 //! case labels runs by the same rules (docs/CONFIG.md, "Branches, testbeds and roles"), and
-//! which stored runs a history reads ([`SeriesFilter`]).
+//! which stored runs a history reads ([`SeriesFilter`]), and which commits a branch's history
+//! can hold at all: those on its first-parent chain ([`first_parent_rule`]).
 
-use pitwall_schema::{PairRole, Run, RunRole, sanitize_testbed};
+use pitwall_schema::{PairRole, Run, RunRole, WORKING_TREE, sanitize_testbed};
+
+use crate::git::Repo;
 
 use pitwall_engine::config::Config;
 
@@ -114,6 +117,31 @@ impl Labels {
         }
         run.fill_labels();
     }
+}
+
+/// A branch's history is its first-parent chain: a `history` run of a commit that is not on the
+/// chain of the branch it counts for (its own, else `history_branch`), such as a commit of a
+/// branch merged into it, is still stored, but as a `local` run with no branch, which no
+/// history holds. Returns the warning that says so, naming the commit and the branch. Runs of
+/// the working tree or of other roles, and commits `repo` cannot place (no such branch here, a
+/// shallow clone), are left as they are.
+pub fn first_parent_rule(run: &mut Run, repo: &Repo, history_branch: &str) -> Option<String> {
+    if run.role_or_implied() != RunRole::History || run.commit == WORKING_TREE {
+        return None;
+    }
+    let branch = run
+        .branch
+        .clone()
+        .unwrap_or_else(|| history_branch.to_string());
+    if repo.on_first_parent_history(&run.commit, &branch)? {
+        return None;
+    }
+    run.role = Some(RunRole::Local);
+    run.branch = None;
+    let short: String = run.commit.chars().take(12).collect();
+    Some(format!(
+        "commit {short} is not on {branch}'s first-parent history (a merged branch's commit): stored as a `local` run, not part of {branch}'s history (hint: pass --branch naming a branch whose first-parent history has it)"
+    ))
 }
 
 #[cfg(test)]

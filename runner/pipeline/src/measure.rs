@@ -13,7 +13,7 @@ use crate::alerts::AlertSettings;
 use crate::bisect::{BisectError, BisectReport, BisectRequest};
 use crate::cancel::{self, Cancelled};
 use crate::git::{GitError, Repo};
-use crate::labels::Labels;
+use crate::labels::{Labels, first_parent_rule};
 use crate::pair::{self, PairOutcome, PairRounds, sides};
 use crate::request::{RunReport, RunRequest, Target};
 use crate::run::{RunError, build, check_suites, execute};
@@ -191,6 +191,12 @@ pub fn measure_commits(
     let mut runs = Vec::new();
     let mut new_alerts = Vec::new();
     let redactor = process_redactor(&m.config.token_vars());
+    // The repository of measured commits, whose first-parent chains say which history a
+    // commit's run can enter (the working tree's run is `local` anyway).
+    let repo = match &req.revisions {
+        Revisions::Commits { repo, .. } => Repo::discover(repo).ok(),
+        Revisions::WorkingTree(_) => None,
+    };
     for target in &targets {
         let report = execute(
             m.config,
@@ -214,13 +220,7 @@ pub fn measure_commits(
                 skipped: report.skipped,
             });
         }
-        let raised = insert(
-            store,
-            &mut report.run,
-            &redactor,
-            &m.labels,
-            &AlertSettings::of(m.config),
-        )?;
+        let raised = insert(m, store, &mut report.run, &redactor, repo.as_ref())?;
         m.hooks.run_stored(&report, store);
         new_alerts.extend(raised);
         runs.push(report);
@@ -338,15 +338,10 @@ pub fn measure_pair(
     }
     let redactor = process_redactor(&m.config.token_vars());
     let mut new_alerts = Vec::new();
+    let repo = Repo::discover(&req.repo).ok();
     for report in [&mut outcome.base, &mut outcome.head] {
         // Sides of a pair are pull-request runs unless `--role history` says otherwise.
-        new_alerts.extend(insert(
-            store,
-            &mut report.run,
-            &redactor,
-            &m.labels,
-            &AlertSettings::of(m.config),
-        )?);
+        new_alerts.extend(insert(m, store, &mut report.run, &redactor, repo.as_ref())?);
     }
     let (base, head) = sides(&outcome.base, &outcome.head);
     // The one comparison of this pair that every output shows (the table, the comment, the
@@ -400,15 +395,22 @@ pub fn bisect(
 }
 
 /// Stores `run`, labelled and every known secret redacted from it first (what the caller shows
-/// next is the stored run).
+/// next is the stored run). A history run of a commit off its branch's first-parent chain in
+/// `repo` is stored as `local`, with a warning (`labels::first_parent_rule`).
 fn insert(
+    m: &Measurer,
     store: &mut dyn Store,
     run: &mut Run,
     redactor: &Redactor,
-    labels: &Labels,
-    alerts: &AlertSettings,
+    repo: Option<&Repo>,
 ) -> Result<Vec<pitwall_schema::Alert>, MeasureError> {
-    labels.apply(run);
+    m.labels.apply(run);
+    if let Some(repo) = repo {
+        if let Some(warning) = first_parent_rule(run, repo, &m.config.history_branch) {
+            m.hooks.observer().warning("history", &warning);
+        }
+    }
+    let alerts = &AlertSettings::of(m.config);
     redact_run(run, redactor);
     let failed = |source| MeasureError::Store {
         id: run.id.clone(),

@@ -6,7 +6,6 @@
 use std::path::Path;
 
 use super::{MeasureError, Measurer, insert};
-use crate::alerts::AlertSettings;
 use crate::cancel;
 use crate::git::Repo;
 use crate::request::Target;
@@ -24,10 +23,9 @@ pub(super) fn expand_revisions(
 ) -> Result<Vec<String>, MeasureError> {
     let repo = Repo::discover(repo_dir).map_err(MeasureError::Repo)?;
     if repo.is_shallow() {
-        m.hooks.observer().warning(
-            "history",
-            "this is a shallow clone: no first-parent position is recorded, so histories order these runs by commit date (hint: fetch the whole history, e.g. `git fetch --unshallow`, or `fetch-depth: 0` in actions/checkout)",
-        );
+        m.hooks
+            .observer()
+            .warning("history", crate::git::SHALLOW_CLONE);
     }
     let mut out = Vec::new();
     for rev in revs {
@@ -83,11 +81,11 @@ pub(super) fn checkout_and_build(
                 let mut run = failed_build_run(m.config, &target, &e);
                 // A failed build has no results: it raises no alert.
                 insert(
+                    m,
                     store,
                     &mut run,
                     &process_redactor(&m.config.token_vars()),
-                    &m.labels,
-                    &AlertSettings::of(m.config),
+                    Some(&repo),
                 )?;
                 m.hooks.build_failed(&target, &run, &e, &store.describe());
                 failed = true;
