@@ -165,6 +165,13 @@ fn the_working_tree_is_local_and_excluded_runs_leave_history() {
     assert!(index.contains("Latest local run"), "{index:.2000}");
     let listed = runs(&sb);
     assert_eq!(listed[0]["role"], "local", "{listed:?}");
+    // The table's BRANCH is the branch a run counts for: none, for a local run.
+    let table = sb.run(&["runs"]).expect(0).stdout();
+    let row = table.lines().find(|l| l.contains(" local ")).unwrap();
+    assert!(
+        row.contains("working tree  -  ") && !row.contains(" main "),
+        "{table}"
+    );
     let out = sb.run(&["detect", "--benchmark", "sort"]).expect(2);
     assert!(
         out.stderr().contains("local runs are never history"),

@@ -101,9 +101,12 @@ fn cmd_exclusion(g: &Global, action: &RunsAction) -> Result<ExitClass, Failure> 
 
 /// The branch a listed run counts for: its own, else (a `history` run that records none, as
 /// `run --commit` on a detached checkout stores) the history branch, whose history admits it
-/// (`HistoryFilter::admits`), else `-`.
+/// (`HistoryFilter::admits`), else `-`. A working-tree (`local`) or calibration run counts for
+/// no branch's history whatever branch was checked out, so it is `-` too; a pull request's
+/// runs keep the branch they measured (their role says they are no history).
 fn counted_branch(branch: Option<&str>, role: Option<&str>, history_branch: &str) -> String {
     match (branch, role) {
+        (_, Some("local" | "calibration")) => "-".into(),
         (Some(b), _) => b.to_string(),
         (None, None | Some("history")) => history_branch.to_string(),
         (None, Some(_)) => "-".into(),
@@ -217,5 +220,14 @@ mod tests {
         assert_eq!(counted_branch(None, None, "main"), "main");
         assert_eq!(counted_branch(Some("dev"), Some("history"), "main"), "dev");
         assert_eq!(counted_branch(None, Some("pr-head"), "main"), "-");
+        assert_eq!(counted_branch(Some("main"), Some("local"), "main"), "-");
+        assert_eq!(
+            counted_branch(Some("main"), Some("calibration"), "main"),
+            "-"
+        );
+        assert_eq!(
+            counted_branch(Some("feat"), Some("pr-head"), "main"),
+            "feat"
+        );
     }
 }
