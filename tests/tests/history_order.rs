@@ -278,6 +278,26 @@ fn the_working_tree_is_local_and_excluded_runs_leave_history() {
             .len(),
         1
     );
+    // …and so is its alert: detection had dismissed it, so detection takes that back. (Runs
+    // put back one at a time can show the step at another commit on the way; such an alert is
+    // dismissed by detection again once the step is back at its place.)
+    let alerts = sb.run(&["alerts", "--format", "json"]).expect(0).json()["alerts"].clone();
+    let again: Vec<&Value> = alerts
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["key"].as_str().unwrap().contains("sort"))
+        .collect();
+    let open: Vec<&&Value> = again.iter().filter(|a| a["status"] == "active").collect();
+    assert_eq!(open.len(), 1, "{alerts}");
+    assert_eq!(open[0]["id"], sort[0]["id"], "{alerts}");
+    assert_eq!(open[0]["note"], "detected again", "{alerts}");
+    assert!(
+        again
+            .iter()
+            .all(|a| a["status"] == "active" || a["note"] == "no longer detected"),
+        "{alerts}"
+    );
     // Only history runs can be excluded; an unknown run is a usage error naming it.
     let local = runs(&sb).iter().find(|r| r["role"] == "local").unwrap()["id"]
         .as_str()

@@ -210,7 +210,9 @@ pub fn alert_id(series: &AlertSeries, kind: AlertKind, first_bad: &str) -> Strin
 /// id, status, note, culprit and `created_at` and brings only its numbers and commits up to
 /// date; any other step is a new alert. Each stored alert matches at most one step (the
 /// nearest). A stored `suspected` alert matched by a confirmed step takes the step's status
-/// (`active` or `improvement`: it is promoted, same id); every other stored status stays.
+/// (`active` or `improvement`: it is promoted, same id), and so does an alert detection
+/// itself had dismissed as no longer detected ([`dismissed_by_detection`]; its note becomes
+/// [`DETECTED_AGAIN`]); every other stored status stays.
 /// `more_points` is kept only while the alert is `suspected`. `existing` may hold alerts of
 /// other series; they are ignored.
 pub fn reconcile(
@@ -241,8 +243,10 @@ pub fn reconcile(
             Some((i, _)) => {
                 taken[i] = true;
                 let old = &existing[i];
+                let revived = dismissed_by_detection(old);
                 let status = match old.status {
                     AlertStatus::Suspected => new.status,
+                    _ if revived => new.status,
                     kept => kept,
                 };
                 let new = Alert {
@@ -252,7 +256,11 @@ pub fn reconcile(
                 out.push(Alert {
                     id: old.id.clone(),
                     status,
-                    note: old.note.clone(),
+                    note: if revived {
+                        Some(DETECTED_AGAIN.to_string())
+                    } else {
+                        old.note.clone()
+                    },
                     culprit: old.culprit.clone(),
                     created_at: old.created_at.clone(),
                     updated_at: if old.detection_differs(&new) {
@@ -282,14 +290,39 @@ pub struct Reach {
 /// The note of an untriaged alert detection dismissed because its step went away.
 pub const NO_LONGER_DETECTED: &str = "no longer detected";
 
+/// The note of an alert detection had dismissed ([`NO_LONGER_DETECTED`]) whose step is
+/// detected again: it takes the step's status back. Runs of a history arrive one at a time
+/// (re-measured commits, a range), so a step can dip under the test between two of them and
+/// come back with the next; without this it stayed dismissed and the step had no alert.
+pub const DETECTED_AGAIN: &str = "detected again";
+
+/// Whether `alert` was dismissed by detection, not by a person: `dismissed` with detection's
+/// note and no culprit (a person's `alert dismiss` writes their own note).
+pub fn dismissed_by_detection(alert: &Alert) -> bool {
+    alert.status == AlertStatus::Dismissed
+        && alert.culprit.is_none()
+        && alert.note.as_deref() == Some(NO_LONGER_DETECTED)
+}
+
+/// Whether nobody has touched `alert`: no culprit, and no note but detection's own.
+fn untouched(alert: &Alert) -> bool {
+    alert.culprit.is_none()
+        && alert
+            .note
+            .as_deref()
+            .is_none_or(|n| n == NO_LONGER_DETECTED || n == DETECTED_AGAIN)
+}
+
 /// Detection's own changes of status after re-detecting one series (`reconciled` is what
 /// [`reconcile`] returned for it): a stored `suspected` alert that was matched to a confirmed
 /// step is promoted to that step's status; a stored `suspected` alert matched by nothing is
-/// deleted; an untriaged `active` alert (no note, no culprit: nobody has touched it) matched by
-/// nothing is `dismissed` with the note "no longer detected". Only alerts of this series
-/// (`named`, as [`alert_series`] names it) within `reach` are judged; acknowledged,
-/// dismissed, fixed, expected and improvement alerts are never changed. The store applies each
-/// change only while the stored status is still the one seen here.
+/// deleted; an untriaged `active` alert (no culprit and no note but detection's own: nobody
+/// has touched it) matched by nothing is `dismissed` with the note "no longer detected"; an
+/// alert detection had dismissed so and that a step matches again takes the step's status, with
+/// the note "detected again". Only alerts of this series (`named`, as [`alert_series`] names
+/// it) within `reach` are judged; acknowledged, fixed, expected and improvement alerts, and
+/// alerts a person dismissed, are never changed. The store applies each change only while the
+/// stored status is still the one seen here.
 pub fn settle(
     series: &Series,
     runs: &[Run],
@@ -319,13 +352,13 @@ pub fn settle(
         updated_at: now.to_string(),
     };
     let mut out = Vec::new();
-    for old in existing
-        .iter()
-        .filter(|a| a.series == *named && a.status.is_detection_owned())
-    {
+    for old in existing.iter().filter(|a| {
+        a.series == *named && (a.status.is_detection_owned() || dismissed_by_detection(a))
+    }) {
         match reconciled.iter().find(|a| a.id == old.id) {
             Some(found) if found.status != old.status => {
-                out.push(change(old, Some(found.status), None));
+                let note = dismissed_by_detection(old).then_some(DETECTED_AGAIN);
+                out.push(change(old, Some(found.status), note));
             }
             Some(_) => {}
             None => {
@@ -338,9 +371,11 @@ pub fn settle(
                 }
                 match old.status {
                     AlertStatus::Suspected => out.push(change(old, None, None)),
-                    AlertStatus::Active if old.note.is_none() && old.culprit.is_none() => out.push(
-                        change(old, Some(AlertStatus::Dismissed), Some(NO_LONGER_DETECTED)),
-                    ),
+                    AlertStatus::Active if untouched(old) => out.push(change(
+                        old,
+                        Some(AlertStatus::Dismissed),
+                        Some(NO_LONGER_DETECTED),
+                    )),
                     _ => {}
                 }
             }

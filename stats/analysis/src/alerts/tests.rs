@@ -364,3 +364,53 @@ fn steps_that_went_away_delete_suspected_and_dismiss_untriaged_alerts() {
     other[0].series.testbed = "other".into();
     assert!(judge(&other, whole()).is_empty());
 }
+
+/// A step detection dismissed as no longer detected (runs arrive one at a time, and it dipped
+/// under the test) that is detected again takes its status back, same id, noted "detected
+/// again"; a person's dismissal stays, and the revived alert can be dismissed again by
+/// detection.
+#[test]
+fn a_step_detected_again_revives_the_alert_detection_dismissed() {
+    let runs = stepped(30, 18, 0.08, Direction::LowerIsBetter);
+    let (s, d) = detect(&runs, "t0");
+    let mut stored = reconcile(&s, &runs, &[], d, &rules());
+    assert_eq!(stored[0].status, AlertStatus::Active);
+    stored[0].status = AlertStatus::Dismissed;
+    stored[0].note = Some(NO_LONGER_DETECTED.into());
+    assert!(dismissed_by_detection(&stored[0]));
+
+    let (s2, d2) = detect(&runs, "t1");
+    let again = reconcile(&s2, &runs, &stored, d2, &rules());
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].id, stored[0].id);
+    assert_eq!(again[0].status, AlertStatus::Active);
+    assert_eq!(again[0].note.as_deref(), Some(DETECTED_AGAIN));
+    let t = settle(&s2, &runs, &named(&s2), &stored, &again, whole(), "t2");
+    assert_eq!(t.len(), 1);
+    assert_eq!(
+        (t[0].from, t[0].to, t[0].note.as_deref()),
+        (
+            AlertStatus::Dismissed,
+            Some(AlertStatus::Active),
+            Some(DETECTED_AGAIN)
+        )
+    );
+
+    // A person's dismissal (their own note) is theirs: the step does not revive it.
+    let mut by_person = stored.clone();
+    by_person[0].note = Some("known noise".into());
+    let kept = reconcile(&s2, &runs, &by_person, detect(&runs, "t1").1, &rules());
+    assert_eq!(kept[0].status, AlertStatus::Dismissed);
+    assert!(settle(&s2, &runs, &named(&s2), &by_person, &kept, whole(), "t2").is_empty());
+
+    // Revived and gone again: detection dismisses it again.
+    let mut revived = again.clone();
+    revived[0].status = AlertStatus::Active;
+    let flat = stepped(30, 30, 0.0, Direction::LowerIsBetter);
+    let (fs, _) = detect(&flat, "t3");
+    let t = settle(&fs, &flat, &named(&fs), &revived, &[], whole(), "t3");
+    assert_eq!(
+        (t[0].from, t[0].to),
+        (AlertStatus::Active, Some(AlertStatus::Dismissed))
+    );
+}
