@@ -1,7 +1,8 @@
 //! Contention measured under real load (issue 27): `pitwall run --commit` on a real temporary
 //! git repository while this test spins CPU-bound threads (the test process's main thread
 //! sleeps meanwhile, as a compiler's does) stores a run that is `contended` because of other
-//! runnable threads, and `pitwall env` says so; on an idle machine no run is contended.
+//! runnable threads, `pitwall env` says so, and a pair measured meanwhile warns that its
+//! verdicts may be the load's; on an idle machine no run is contended.
 //!
 //! One test function in its own binary, so no other test loads the machine while the idle
 //! runs measure. The idle part needs an idle machine: where something else already loads it
@@ -123,6 +124,13 @@ fn runs_under_a_multithreaded_hog_are_contended_and_idle_runs_are_not() {
     std::thread::sleep(Duration::from_millis(200));
     let out = real(&sb, &["run", "--commit", &shas[0]]);
     let env_now = env_contention(&sb);
+    // A pair measured under the load: its verdicts come with a warning naming the sides.
+    let pair = real(
+        &sb,
+        &[
+            "run", "--base", &shas[0], "--head", &shas[1], "--rounds", "1",
+        ],
+    );
     stop.store(true, Ordering::Relaxed);
     for h in handles {
         h.join().unwrap();
@@ -147,6 +155,12 @@ fn runs_under_a_multithreaded_hog_are_contended_and_idle_runs_are_not() {
         "{loaded}"
     );
     assert_eq!(env_now["contended"], true, "{env_now}");
+    let pair_out = format!("{}{}", pair.stdout(), pair.stderr());
+    assert!(
+        pair_out.contains("warning: measured on a contended machine: ")
+            && pair_out.contains("other runnable threads "),
+        "{pair_out}"
+    );
     assert!(
         env_now["reasons"][0]
             .as_str()
