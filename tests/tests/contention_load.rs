@@ -124,6 +124,8 @@ fn runs_under_a_multithreaded_hog_are_contended_and_idle_runs_are_not() {
     std::thread::sleep(Duration::from_millis(200));
     let out = real(&sb, &["run", "--commit", &shas[0]]);
     let env_now = env_contention(&sb);
+    // That run is the newest stored so far (the pair below stores two more).
+    let loaded = contentions(&sb).pop().unwrap();
     // A pair measured under the load: its verdicts come with a warning naming the sides.
     let pair = real(
         &sb,
@@ -140,7 +142,6 @@ fn runs_under_a_multithreaded_hog_are_contended_and_idle_runs_are_not() {
         stderr.contains("was measured on a contended machine (other runnable threads "),
         "{stderr}"
     );
-    let loaded = contentions(&sb).pop().unwrap();
     assert_eq!(loaded["contended"], true, "{loaded}");
     assert!(
         loaded["other_runnable_threads"].as_f64().unwrap() >= 1.0,

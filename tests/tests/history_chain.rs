@@ -152,6 +152,27 @@ fn a_merged_branchs_commit_is_stored_but_not_in_mains_history() {
         main.len(),
         "still main's eleven commits"
     );
+    // Two result files imported for that commit: both `local`, the commit warned about once.
+    let files = [
+        result_file(&sb, "a.json", 100.0, 1),
+        result_file(&sb, "b.json", 100.0, 2),
+    ];
+    let out = sb
+        .run(&["import", &files[0], &files[1], "--commit", &f1])
+        .expect(0);
+    assert_eq!(
+        out.stderr()
+            .matches(&format!("commit {} is not on main's", &f1[..12]))
+            .count(),
+        1,
+        "{}",
+        out.stderr()
+    );
+    let imported: Vec<Value> = runs(&sb)
+        .into_iter()
+        .filter(|r| r["commit"] == f1 && r["role"] == "local")
+        .collect();
+    assert_eq!(imported.len(), 3, "the push's run and the two files' runs");
     // The tip of main, pushed, is main's history as before.
     let out = sb
         .cmd(&["ci", "--push"])

@@ -146,10 +146,33 @@ pub fn refresh(
     if !upserts.is_empty() {
         store.upsert_alerts(&upserts)?;
     }
+    transitions = detections_own(store, transitions)?;
     if !transitions.is_empty() {
         out.settled = store.transition_alerts(&transitions)?;
     }
     Ok(out)
+}
+
+/// Of detection's status changes, those it may make: reviving a dismissed alert whose step is
+/// detected again (`alerts::settle`) only while detection made the alert's last change, so a
+/// person who dismissed it since (with or without a note of their own) keeps it dismissed.
+/// Reads the changes of the revived alerts only, which are few.
+fn detections_own(
+    store: &dyn Store,
+    transitions: Vec<AlertTransition>,
+) -> Result<Vec<AlertTransition>, StoreError> {
+    let mut kept = Vec::with_capacity(transitions.len());
+    for t in transitions {
+        if t.from == AlertStatus::Dismissed {
+            let changes = store.alert_changes(&t.id)?;
+            let last_by = changes.last().and_then(|c| c.by.as_deref());
+            if last_by != Some(pitwall_schema::DETECTION) {
+                continue;
+            }
+        }
+        kept.push(t);
+    }
+    Ok(kept)
 }
 
 /// One (project, branch, testbed) history re-detected for `keys`: the alerts to upsert,

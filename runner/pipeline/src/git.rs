@@ -180,7 +180,10 @@ impl Repo {
             return None;
         }
         let oid = Oid::from_str(sha).ok()?;
-        let tips = self.branch_tips(branch);
+        let mut tips = self.branch_tips(branch);
+        // The local branch and `origin/BRANCH` are usually the same commit: walk it once.
+        tips.sort_unstable();
+        tips.dedup();
         if tips.is_empty() {
             return None;
         }

@@ -84,6 +84,9 @@ impl ImportRequest {
         let mut read = Vec::new();
         let mut warnings = Vec::new();
         let (repo, commit_info) = place_commit(options, &mut warnings);
+        // Every file's runs share the commit and the labels, so the first-parent rule is
+        // judged (and warned about) once: whether it made the run `local`.
+        let mut off_chain: Option<bool> = None;
         for path in files {
             let spec = path.display().to_string();
             let runs = match source::read_results(&spec, path, options.format)? {
@@ -101,8 +104,17 @@ impl ImportRequest {
                     );
                     let mut run = imported_run(config, options, &spec, format, parsed);
                     run.commit_info = commit_info.clone();
-                    if let Some(repo) = &repo {
-                        warnings.extend(first_parent_rule(&mut run, repo, &config.history_branch));
+                    match (off_chain, &repo) {
+                        (Some(true), _) => {
+                            run.role = Some(pitwall_schema::RunRole::Local);
+                            run.branch = None;
+                        }
+                        (None, Some(repo)) => {
+                            let warning = first_parent_rule(&mut run, repo, &config.history_branch);
+                            off_chain = Some(warning.is_some());
+                            warnings.extend(warning);
+                        }
+                        _ => {}
                     }
                     vec![run]
                 }

@@ -211,8 +211,8 @@ pub fn alert_id(series: &AlertSeries, kind: AlertKind, first_bad: &str) -> Strin
 /// date; any other step is a new alert. Each stored alert matches at most one step (the
 /// nearest). A stored `suspected` alert matched by a confirmed step takes the step's status
 /// (`active` or `improvement`: it is promoted, same id), and so does an alert detection
-/// itself had dismissed as no longer detected ([`dismissed_by_detection`]; its note becomes
-/// [`DETECTED_AGAIN`]); every other stored status stays.
+/// itself had dismissed as no longer detected ([`dismissed_by_detection`]) when a confirmed
+/// step matches it (its note becomes [`DETECTED_AGAIN`]); every other stored status stays.
 /// `more_points` is kept only while the alert is `suspected`. `existing` may hold alerts of
 /// other series; they are ignored.
 pub fn reconcile(
@@ -243,7 +243,9 @@ pub fn reconcile(
             Some((i, _)) => {
                 taken[i] = true;
                 let old = &existing[i];
-                let revived = dismissed_by_detection(old);
+                // Revived only by a confirmed step: a step back only at the tip (`suspected`)
+                // leaves it dismissed until it is confirmed.
+                let revived = dismissed_by_detection(old) && new.status != AlertStatus::Suspected;
                 let status = match old.status {
                     AlertStatus::Suspected => new.status,
                     _ if revived => new.status,
@@ -318,8 +320,9 @@ fn untouched(alert: &Alert) -> bool {
 /// step is promoted to that step's status; a stored `suspected` alert matched by nothing is
 /// deleted; an untriaged `active` alert (no culprit and no note but detection's own: nobody
 /// has touched it) matched by nothing is `dismissed` with the note "no longer detected"; an
-/// alert detection had dismissed so and that a step matches again takes the step's status, with
-/// the note "detected again". Only alerts of this series (`named`, as [`alert_series`] names
+/// alert detection had dismissed so and that a confirmed step matches again takes the step's
+/// status, with the note "detected again" (the pipeline applies that only while detection made
+/// the alert's last change: a person who dismissed it since keeps it dismissed). Only alerts of this series (`named`, as [`alert_series`] names
 /// it) within `reach` are judged; acknowledged, fixed, expected and improvement alerts, and
 /// alerts a person dismissed, are never changed. The store applies each change only while the
 /// stored status is still the one seen here.

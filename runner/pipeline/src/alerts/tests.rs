@@ -395,3 +395,68 @@ fn a_refresh_keeps_the_series_summaries_current() {
     let s = &crate::summaries::list(&bare, "p").unwrap()[0];
     assert_eq!((s.testbed.as_str(), s.recent_medians.len()), ("cpu-b", 10));
 }
+
+/// An alert detection dismissed ("no longer detected") is `active` again when the next refresh
+/// confirms its step, but only while detection made its last change: once a person dismissed
+/// it themselves, even without a note (so the stored note is still detection's), it stays so.
+#[test]
+fn detection_revives_its_own_dismissal_and_never_a_persons() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("s.db")).unwrap();
+    for i in 0..30 {
+        store_one(
+            &mut store,
+            run(i, "h200-a", if i < 18 { 100.0 } else { 108.0 }),
+            "t",
+        );
+    }
+    let a = store.list_alerts().unwrap().remove(0);
+    assert_eq!(a.status, AlertStatus::Active);
+    let dismiss_as_detection = |store: &mut SqliteStore| {
+        let t = AlertTransition {
+            id: a.id.clone(),
+            from: AlertStatus::Active,
+            to: Some(AlertStatus::Dismissed),
+            note: Some(pitwall_analysis::alerts::NO_LONGER_DETECTED.into()),
+            updated_at: "t1".into(),
+        };
+        assert_eq!(store.transition_alerts(&[t]).unwrap(), 1);
+    };
+    dismiss_as_detection(&mut store);
+    // The step is still there: the next stored run revives the alert, same id.
+    let out = store_one(&mut store, run(30, "h200-a", 108.0), "t2");
+    assert!(out.new.is_empty(), "not announced again: {out:?}");
+    let back = find(&store, &a.id).unwrap();
+    assert_eq!(back.status, AlertStatus::Active);
+    assert_eq!(
+        back.note.as_deref(),
+        Some(pitwall_analysis::alerts::DETECTED_AGAIN)
+    );
+
+    // Dismissed by detection again, then by a person without a note.
+    let t = AlertTransition {
+        id: a.id.clone(),
+        from: AlertStatus::Active,
+        to: Some(AlertStatus::Dismissed),
+        note: Some(pitwall_analysis::alerts::NO_LONGER_DETECTED.into()),
+        updated_at: "t3".into(),
+    };
+    assert_eq!(store.transition_alerts(&[t]).unwrap(), 1);
+    let req = TriageRequest {
+        id: a.id.clone(),
+        status: AlertStatus::Dismissed,
+        note: None,
+        by: Some("local:ada".into()),
+    };
+    let person = triage(&mut store, &req, "t4").unwrap();
+    assert_eq!(
+        person.note.as_deref(),
+        Some(pitwall_analysis::alerts::NO_LONGER_DETECTED)
+    );
+    store_one(&mut store, run(31, "h200-a", 108.0), "t5");
+    assert_eq!(
+        find(&store, &a.id).unwrap().status,
+        AlertStatus::Dismissed,
+        "a person's dismissal is theirs"
+    );
+}

@@ -396,6 +396,14 @@ fn a_step_detected_again_revives_the_alert_detection_dismissed() {
         )
     );
 
+    // Back only at the tip (suspected): it stays dismissed until the step is confirmed.
+    let mut tip = detect(&runs, "t1").1;
+    tip[0].alert.status = AlertStatus::Suspected;
+    let waiting = reconcile(&s2, &runs, &stored, tip, &rules());
+    assert_eq!(waiting[0].status, AlertStatus::Dismissed);
+    assert_eq!(waiting[0].note.as_deref(), Some(NO_LONGER_DETECTED));
+    assert!(settle(&s2, &runs, &named(&s2), &stored, &waiting, whole(), "t2").is_empty());
+
     // A person's dismissal (their own note) is theirs: the step does not revive it.
     let mut by_person = stored.clone();
     by_person[0].note = Some("known noise".into());
