@@ -12,7 +12,8 @@
 //! `--set short_history=0` fits trend and autocorrelation on every series (the behaviour
 //! before). `--record DOF` gives every series a noise record on DOF degrees of freedom (the
 //! true noise's variance times χ²(DOF)/DOF, drawn per series), as the testbed's record
-//! supplies it (`DetectConfig::known_noise`).
+//! supplies it (`DetectConfig::known_noise`). `--spike S` adds one outlier of +S·σ at a random
+//! point of every series (a slow run the contention rule did not catch).
 //! Figures are recorded in docs/STATISTICS.md, "Short histories".
 
 use pitwall_stats::changepoint::{DetectConfig, KnownNoise, detect};
@@ -55,6 +56,7 @@ fn main() {
     let mut seed = 27u64;
     let mut cfg = DetectConfig::default();
     let mut record_dof: Option<f64> = None;
+    let mut spike = 0.0f64;
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| panic!("{a} needs a value"));
         match a.as_str() {
@@ -62,6 +64,7 @@ fn main() {
             "--seed" => seed = value().parse().expect("--seed N"),
             "--set" => apply_set(&mut cfg, &value()),
             "--record" => record_dof = Some(value().parse().expect("--record DOF")),
+            "--spike" => spike = value().parse().expect("--spike S"),
             other => panic!("unknown argument {other}"),
         }
     }
@@ -83,6 +86,16 @@ fn main() {
     if let Some(dof) = record_dof {
         println!("with a noise record on {dof} degrees of freedom");
     }
+    if spike != 0.0 {
+        println!("with one outlier of +{spike}σ per series");
+    }
+    // One outlier of +spike·σ at a random point of `x`.
+    let add_spike = |x: &mut Vec<f64>, rng: &mut Rng| {
+        if spike != 0.0 {
+            let at = ((rng.unif() * x.len() as f64) as usize).min(x.len() - 1);
+            x[at] += spike * sigma;
+        }
+    };
     println!("found (within 1 point) of a k·σ step with n runs either side:");
     for n in [5usize, 6, 8, 10, 15] {
         let mut row = format!("  n = {n:>2}:");
@@ -90,7 +103,7 @@ fn main() {
             let mut found = 0;
             for t in 0..trials {
                 let sign = if t % 2 == 0 { 1.0 } else { -1.0 };
-                let x: Vec<f64> = (0..2 * n)
+                let mut x: Vec<f64> = (0..2 * n)
                     .map(|i| {
                         let level = if i < n {
                             LEVEL
@@ -100,6 +113,7 @@ fn main() {
                         level + sigma * rng.normal()
                     })
                     .collect();
+                add_spike(&mut x, &mut rng);
                 cfg.known_noise = record(&mut rng);
                 if detect(&x, &cfg).iter().any(|c| c.index.abs_diff(n) <= 1) {
                     found += 1;
@@ -120,7 +134,7 @@ fn main() {
         for len in [10usize, 12, 15, 20, 30, 60] {
             let mut alarms = 0;
             for _ in 0..trials {
-                let x: Vec<f64> = (0..len)
+                let mut x: Vec<f64> = (0..len)
                     .map(|_| {
                         let e = if heavy {
                             rng.student_t3()
@@ -130,6 +144,7 @@ fn main() {
                         LEVEL + sigma * e
                     })
                     .collect();
+                add_spike(&mut x, &mut rng);
                 cfg.known_noise = record(&mut rng);
                 alarms += detect(&x, &cfg).len();
             }
