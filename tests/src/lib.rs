@@ -43,8 +43,6 @@ pub fn pitwall_bin() -> PathBuf {
     dir.join("pitwall")
 }
 
-/// Runs `git ARGS` in `dir` as a fixed author; its trimmed stdout. Panics (naming the
-/// command and git's stderr) when git fails.
 /// `pitwall detect --benchmark PATTERN --format json` in `sb`, which must print one series:
 /// its JSON line.
 pub fn detect_one(sb: &Sandbox, pattern: &str) -> serde_json::Value {
@@ -60,6 +58,8 @@ pub fn detect_one(sb: &Sandbox, pattern: &str) -> serde_json::Value {
     lines.into_iter().next().unwrap()
 }
 
+/// Runs `git ARGS` in `dir` as a fixed author; its trimmed stdout. Panics (naming the
+/// command and git's stderr) when git fails.
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
@@ -76,6 +76,49 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// One commit of everything in `dir`, message `msg`, with author and committer date `date`
+/// (scripted commits share one to the second), as the fixed author of [`git`]; its sha.
+pub fn commit_dated(dir: &Path, msg: &str, date: &str) -> String {
+    git(dir, &["add", "-A"]);
+    let out = Command::new("git")
+        .args(["commit", "-q", "-m", msg])
+        .current_dir(dir)
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
+        .env("GIT_AUTHOR_NAME", "Ada")
+        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+        .env("GIT_COMMITTER_NAME", "Ada")
+        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    git(dir, &["rev-parse", "HEAD"])
+}
+
+/// Writes `name` in `sb`: a pitwall JSON result file with one benchmark, `bench`, and its
+/// `samples`. Returns its path as text, for `pitwall import`.
+pub fn one_benchmark_file(sb: &Sandbox, name: &str, bench: &str, samples: &[f64]) -> String {
+    let doc = serde_json::json!({
+        "schema": "pitwall/v1",
+        "benchmarks": [{"name": bench, "samples": samples}]
+    });
+    sb.write(name, &doc.to_string())
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+/// `count` deterministic samples around `level`, within ±`spread` of it (relative), in a
+/// pattern that `salt` varies: result files that differ by salt, not by chance.
+pub fn spread_samples(level: f64, spread: f64, salt: usize, count: usize) -> Vec<f64> {
+    (0..count)
+        .map(|i| {
+            let x = ((i * 7919 + salt * 104_729) % 1000) as f64 / 500.0 - 1.0;
+            level * (1.0 + spread * x)
+        })
+        .collect()
 }
 
 /// A large export document: one run `id` with `results` results of `samples` samples each, so

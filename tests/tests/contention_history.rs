@@ -18,14 +18,7 @@ fn result_file(sb: &Sandbox, name: &str, median_ms: f64) -> String {
     let samples: Vec<f64> = (0..9)
         .map(|i| median_ms * 1e6 * (1.0 + 0.00125 * (i as f64 - 4.0)))
         .collect();
-    let doc = json!({
-        "schema": "pitwall/v1",
-        "benchmarks": [{"name": "matmul", "samples": samples}]
-    });
-    sb.write(name, &doc.to_string())
-        .to_str()
-        .unwrap()
-        .to_string()
+    pitwall_e2e::one_benchmark_file(sb, name, "matmul", &samples)
 }
 
 fn commit(dir: &Path, n: usize) -> String {

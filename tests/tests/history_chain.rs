@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use pitwall_e2e::{LEVEL_BENCH, Sandbox, git};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 const CONFIG: &str = "[project]\nname = \"chain\"\n\n[testbed]\nname = \"bed\"\n\n[[suite]]\nname = \"toy\"\nkind = \"command\"\ncommand = \"sh bench.sh\"\nformat = \"pitwall-json\"\n";
 
@@ -16,20 +16,7 @@ const DATE: &str = "2026-11-02T10:00:00+00:00";
 
 /// A commit of everything in `dir` with message `msg` at [`DATE`]; its sha.
 fn commit(dir: &Path, msg: &str) -> String {
-    git(dir, &["add", "-A"]);
-    let out = std::process::Command::new("git")
-        .args(["commit", "-q", "-m", msg])
-        .current_dir(dir)
-        .env("GIT_AUTHOR_DATE", DATE)
-        .env("GIT_COMMITTER_DATE", DATE)
-        .env("GIT_AUTHOR_NAME", "Ada")
-        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
-        .env("GIT_COMMITTER_NAME", "Ada")
-        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    git(dir, &["rev-parse", "HEAD"])
+    pitwall_e2e::commit_dated(dir, msg, DATE)
 }
 
 /// A commit whose benchmark `work` runs at `level`.
@@ -191,19 +178,8 @@ fn a_merged_branchs_commit_is_stored_but_not_in_mains_history() {
 
 /// A pitwall JSON result file with one benchmark, `parse`, at `level` ns (±0.3%).
 fn result_file(sb: &Sandbox, name: &str, level: f64, salt: usize) -> String {
-    let samples: Vec<f64> = (0..15)
-        .map(|i| {
-            level * (1.0 + 0.003 * (((i * 7919 + salt * 104_729) % 1000) as f64 / 500.0 - 1.0))
-        })
-        .collect();
-    let doc = json!({
-        "schema": "pitwall/v1",
-        "benchmarks": [{"name": "parse", "samples": samples}]
-    });
-    sb.write(name, &doc.to_string())
-        .to_str()
-        .unwrap()
-        .to_string()
+    let samples = pitwall_e2e::spread_samples(level, 0.003, salt, 15);
+    pitwall_e2e::one_benchmark_file(sb, name, "parse", &samples)
 }
 
 #[test]

@@ -49,22 +49,22 @@ fn repo(sb: &Sandbox, levels: &[f64]) -> Vec<String> {
             ),
         );
         sb.write("NOTES", &format!("change {i}\n"));
-        git(dir, &["add", "-A"]);
-        let out = std::process::Command::new("git")
-            .args(["commit", "-q", "-m", &format!("change {i}")])
-            .current_dir(dir)
-            .env("GIT_AUTHOR_DATE", DATE)
-            .env("GIT_COMMITTER_DATE", DATE)
-            .env("GIT_AUTHOR_NAME", "Ada")
-            .env("GIT_AUTHOR_EMAIL", "ada@example.com")
-            .env("GIT_COMMITTER_NAME", "Ada")
-            .env("GIT_COMMITTER_EMAIL", "ada@example.com")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        shas.push(git(dir, &["rev-parse", "HEAD"]));
+        shas.push(pitwall_e2e::commit_dated(dir, &format!("change {i}"), DATE));
     }
     shas
+}
+
+/// Every stored alert (`pitwall alerts --format json`), and those of `sort`.
+fn sort_alerts(sb: &Sandbox) -> (Value, Vec<Value>) {
+    let alerts = sb.run(&["alerts", "--format", "json"]).expect(0).json()["alerts"].clone();
+    let sort = alerts
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["key"].as_str().unwrap().contains("sort"))
+        .cloned()
+        .collect();
+    (alerts, sort)
 }
 
 fn detect(sb: &Sandbox, pattern: &str) -> Value {
@@ -244,13 +244,7 @@ fn the_working_tree_is_local_and_excluded_runs_leave_history() {
     let d = detect(&sb, "sort");
     assert!(d["change_points"].as_array().unwrap().is_empty(), "{d}");
     // The alert that step raised was nobody's yet: re-detection dismissed it.
-    let alerts = sb.run(&["alerts", "--format", "json"]).expect(0).json()["alerts"].clone();
-    let sort: Vec<&Value> = alerts
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|a| a["key"].as_str().unwrap().contains("sort"))
-        .collect();
+    let (alerts, sort) = sort_alerts(&sb);
     assert_eq!(sort.len(), 1, "{alerts}");
     assert_eq!(sort[0]["status"], "dismissed", "{alerts}");
     assert_eq!(sort[0]["note"], "no longer detected", "{alerts}");
@@ -281,14 +275,8 @@ fn the_working_tree_is_local_and_excluded_runs_leave_history() {
     // …and so is its alert: detection had dismissed it, so detection takes that back. (Runs
     // put back one at a time can show the step at another commit on the way; such an alert is
     // dismissed by detection again once the step is back at its place.)
-    let alerts = sb.run(&["alerts", "--format", "json"]).expect(0).json()["alerts"].clone();
-    let again: Vec<&Value> = alerts
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|a| a["key"].as_str().unwrap().contains("sort"))
-        .collect();
-    let open: Vec<&&Value> = again.iter().filter(|a| a["status"] == "active").collect();
+    let (alerts, again) = sort_alerts(&sb);
+    let open: Vec<&Value> = again.iter().filter(|a| a["status"] == "active").collect();
     assert_eq!(open.len(), 1, "{alerts}");
     assert_eq!(open[0]["id"], sort[0]["id"], "{alerts}");
     assert_eq!(open[0]["note"], "detected again", "{alerts}");

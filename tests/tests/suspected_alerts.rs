@@ -9,7 +9,7 @@ use std::path::Path;
 
 use pitwall_e2e::http::webhook_server;
 use pitwall_e2e::{Sandbox, git};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The per-run medians of `sort`, in ms: five before the slowdown, five after.
 const MEDIANS_MS: [f64; 10] = [
@@ -22,14 +22,7 @@ fn result_file(sb: &Sandbox, name: &str, median_ms: f64) -> String {
     let samples: Vec<f64> = (0..9)
         .map(|i| median_ms * 1e6 * (1.0 + 0.00125 * (i as f64 - 4.0)))
         .collect();
-    let doc = json!({
-        "schema": "pitwall/v1",
-        "benchmarks": [{"name": "sort", "samples": samples}]
-    });
-    sb.write(name, &doc.to_string())
-        .to_str()
-        .unwrap()
-        .to_string()
+    pitwall_e2e::one_benchmark_file(sb, name, "sort", &samples)
 }
 
 /// One commit changing `file` in the repository in `dir`; its sha.

@@ -13,7 +13,7 @@ use pitwall_schema::{
 
 use crate::alerts::AlertSettings;
 use crate::git::Repo;
-use crate::labels::{Labels, first_parent_rule};
+use crate::labels::{Labels, first_parent_rule, keep_out_of_history};
 use crate::source::{self, FileResults, SourceError};
 use pitwall_engine::config::Config;
 use pitwall_engine::defaults;
@@ -105,10 +105,7 @@ impl ImportRequest {
                     let mut run = imported_run(config, options, &spec, format, parsed);
                     run.commit_info = commit_info.clone();
                     match (off_chain, &repo) {
-                        (Some(true), _) => {
-                            run.role = Some(pitwall_schema::RunRole::Local);
-                            run.branch = None;
-                        }
+                        (Some(true), _) => keep_out_of_history(&mut run),
                         (None, Some(repo)) => {
                             let warning = first_parent_rule(&mut run, repo, &config.history_branch);
                             off_chain = Some(warning.is_some());

@@ -136,12 +136,18 @@ pub fn first_parent_rule(run: &mut Run, repo: &Repo, history_branch: &str) -> Op
     if repo.on_first_parent_history(&run.commit, &branch)? {
         return None;
     }
-    run.role = Some(RunRole::Local);
-    run.branch = None;
+    keep_out_of_history(run);
     let short: String = run.commit.chars().take(12).collect();
     Some(format!(
         "commit {short} is not on {branch}'s first-parent history (a merged branch's commit): stored as a `local` run, not part of {branch}'s history (hint: pass --branch naming a branch whose first-parent history has it)"
     ))
+}
+
+/// What [`first_parent_rule`] does to a run of a commit off its branch's chain: role `local`,
+/// no branch, so no history holds it.
+pub fn keep_out_of_history(run: &mut Run) {
+    run.role = Some(RunRole::Local);
+    run.branch = None;
 }
 
 #[cfg(test)]

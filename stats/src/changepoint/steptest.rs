@@ -132,7 +132,7 @@ fn step_test_k<const K: usize>(
     noise: Noise,
     level: f64,
 ) -> Option<StepTest> {
-    let (max_rho, known, huber) = match noise {
+    let (max_rho, known, short) = match noise {
         Noise::Long { max_rho } => (max_rho, None, false),
         Noise::Short { known } => (0.0, known.map(|k| (k, level)), true),
     };
@@ -188,13 +188,13 @@ fn step_test_k<const K: usize>(
         0.0
     };
     let inflation = (1.0 + rho) / (1.0 - rho);
-    let huber = if huber {
+    let clipping = if short {
         huber_correction(y, &work, K)
     } else {
         1.0
     };
     let df = ((n as f64 / inflation) - K as f64).max(1.0);
-    let var = rss / (n - K) as f64 * inflation * huber;
+    let var = rss / (n - K) as f64 * inflation * clipping;
     // The testbed's noise record, at the stretch's level, where the data agree with it
     // (`known`); its pooled standard deviation is then the scale of the effect floor too.
     let (var, df, pooled) = match known {
@@ -232,7 +232,7 @@ pub(crate) enum Noise {
     Short { known: Option<KnownNoise> },
 }
 
-/// Huber's covariance correction for a winsorised fit, and the points it rests on. The
+/// Huber's covariance correction for a winsorised fit. The
 /// residual variance of clipped responses understates the noise of the coefficients: the
 /// M-estimate's covariance is κ²·[Σψ²/(n − p)]/m²·(XᵀX)⁻¹, m the share of points left
 /// unclipped (the mean of ψ′) and κ = 1 + (p/n)·(1 − m)/m (Huber, *Robust Statistics*, 1981,
