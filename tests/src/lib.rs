@@ -78,6 +78,16 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// `pitwall runs --format json` in `sb`: every stored run, newest first.
+pub fn listed_runs(sb: &Sandbox) -> Vec<serde_json::Value> {
+    sb.run(&["runs", "--format", "json"])
+        .expect(0)
+        .json()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
 /// One commit of everything in `dir`, message `msg`, with author and committer date `date`
 /// (scripted commits share one to the second), as the fixed author of [`git`]; its sha.
 pub fn commit_dated(dir: &Path, msg: &str, date: &str) -> String {

@@ -9,13 +9,7 @@ use std::path::Path;
 
 use pitwall_e2e::http::webhook_server;
 use pitwall_e2e::{LEVEL_BENCH, Sandbox, git, pg_server};
-use serde_json::{Value, json};
-
-/// Deterministic noise in [-1, 1).
-fn noise(i: usize, salt: usize) -> f64 {
-    let x = ((i * 7919 + salt * 104_729) % 1000) as f64 / 500.0;
-    x - 1.0
-}
+use serde_json::Value;
 
 /// A pitwall JSON result file with one benchmark, `parse`, at `level` ns (±1%).
 fn result_file(sb: &Sandbox, name: &str, level: f64, salt: usize) -> String {
@@ -24,17 +18,8 @@ fn result_file(sb: &Sandbox, name: &str, level: f64, salt: usize) -> String {
 
 /// A pitwall JSON result file with one benchmark, `bench`, at `level` ns (±1%).
 fn bench_file(sb: &Sandbox, name: &str, bench: &str, level: f64, salt: usize) -> String {
-    let samples: Vec<f64> = (0..15)
-        .map(|i| level * (1.0 + 0.01 * noise(i, salt)))
-        .collect();
-    let doc = json!({
-        "schema": "pitwall/v1",
-        "benchmarks": [{"name": bench, "samples": samples}]
-    });
-    sb.write(name, &doc.to_string())
-        .to_str()
-        .unwrap()
-        .to_string()
+    let samples = pitwall_e2e::spread_samples(level, 0.01, salt, 15);
+    pitwall_e2e::one_benchmark_file(sb, name, bench, &samples)
 }
 
 /// One commit on the current branch of the repository in `dir`; its sha.

@@ -28,12 +28,7 @@ fn level_commit(sb: &Sandbox, level: u32, msg: &str) -> String {
 }
 
 fn runs(sb: &Sandbox) -> Vec<Value> {
-    sb.run(&["runs", "--format", "json"])
-        .expect(0)
-        .json()
-        .as_array()
-        .unwrap()
-        .clone()
+    pitwall_e2e::listed_runs(sb)
 }
 
 fn run_of<'a>(runs: &'a [Value], sha: &str) -> Vec<&'a Value> {

@@ -72,12 +72,7 @@ fn detect(sb: &Sandbox, pattern: &str) -> Value {
 }
 
 fn runs(sb: &Sandbox) -> Vec<Value> {
-    sb.run(&["runs", "--format", "json"])
-        .expect(0)
-        .json()
-        .as_array()
-        .unwrap()
-        .clone()
+    pitwall_e2e::listed_runs(sb)
 }
 
 #[test]

@@ -9,7 +9,6 @@ use std::path::Path;
 use std::process::Command;
 
 use pitwall_e2e::{Sandbox, git};
-use serde_json::json;
 
 /// The hostile subject.
 const SUBJECT: &str = "fix @team #12 <b>x</b> | [y](http://z) \u{202E}gpj.exe";
@@ -44,14 +43,7 @@ fn result_file(sb: &Sandbox, file: &str, name: &str, median_ms: f64) -> String {
     let samples: Vec<f64> = (0..9)
         .map(|i| median_ms * 1e6 * (1.0 + 0.00125 * (i as f64 - 4.0)))
         .collect();
-    let doc = json!({
-        "schema": "pitwall/v1",
-        "benchmarks": [{"name": name, "samples": samples}]
-    });
-    sb.write(file, &doc.to_string())
-        .to_str()
-        .unwrap()
-        .to_string()
+    pitwall_e2e::one_benchmark_file(sb, file, name, &samples)
 }
 
 /// What Markdown reads as markup in `md`: each code span replaced by `C`, each
